@@ -1,0 +1,155 @@
+/* parity.h — the public API of libparity.
+ *
+ * CONVENTIONS
+ *   - Every fallible function returns parity_status_t (PARITY_STATUS_OK == 0). On failure the
+ *     message for the calling thread is available from parity_last_error() until that thread's
+ *     next failing call. Inputs are never modified by a failing call.
+ *   - Objects are created by *_create / *_open and released by the matching *_destroy / *_close.
+ *     Devices belong to their context and are closed with it.
+ *   - A context may be used from several threads only with external synchronization.
+ *
+ * ENVIRONMENT (read by parity_context_create when the options leave a field unset)
+ *   PARITY_BACKEND      cpu | cuda | vulkan | opencl | a plugin's own name | auto (default)
+ *   PARITY_DEVICE       device index within the selected backend (default 0)
+ *   PARITY_PLUGIN_PATH  colon-separated folders searched before the build tree and install prefix
+ *   PARITY_LOG          debug: print every loader decision to stderr; quiet: print nothing
+ */
+#ifndef PARITY_H
+#define PARITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parity_plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(PARITY_BUILDING_LIBRARY)
+#define PARITY_API __attribute__((visibility("default")))
+#else
+#define PARITY_API
+#endif
+
+typedef struct parity_context_t parity_context_t;
+typedef struct parity_device_t parity_device_t;
+
+/* ---- errors ----------------------------------------------------------------------------- */
+/* The message of the calling thread's last failure ("" if none). Valid until the next call. */
+PARITY_API const char *parity_last_error(void);
+/* "ok", "invalid argument", ... */
+PARITY_API const char *parity_status_string(parity_status_t status);
+
+/* ---- context ---------------------------------------------------------------------------- */
+typedef struct parity_context_options_t {
+  uint32_t struct_size;     /* sizeof(parity_context_options_t) */
+  const char *backend;      /* NULL: PARITY_BACKEND, else "auto" */
+  int32_t device_index;     /* < 0: PARITY_DEVICE, else 0 */
+  const char *plugin_path;  /* NULL: PARITY_PLUGIN_PATH */
+  int32_t log_level;        /* -1: PARITY_LOG; 0 quiet, 1 warnings (default), 2 debug */
+  uint32_t search_default_dirs; /* 1 (default): also search the build tree and install prefix */
+} parity_context_options_t;
+
+/* Initialise options to "everything from the environment". */
+PARITY_API void parity_context_options_init(parity_context_options_t *opts);
+
+/* Discover and load every plugin. Plugins that fail are recorded as skipped (never fatal);
+ * this fails only on out-of-memory or bad arguments. opts may be NULL. */
+PARITY_API parity_status_t parity_context_create(const parity_context_options_t *opts,
+                                                 parity_context_t **out_ctx);
+PARITY_API void parity_context_destroy(parity_context_t *ctx);
+
+/* ---- plugins ---------------------------------------------------------------------------- */
+typedef enum parity_plugin_state_t {
+  PARITY_PLUGIN_STATE_LOADED = 1,      /* negotiated and initialised */
+  PARITY_PLUGIN_STATE_UNAVAILABLE = 2, /* loaded, but its backend cannot run here */
+  PARITY_PLUGIN_STATE_SKIPPED = 3      /* failed to load, negotiate or initialise */
+} parity_plugin_state_t;
+
+typedef struct parity_plugin_record_t {
+  const char *path;     /* file it came from */
+  const char *name;     /* plugin's own name ("" when it never answered) */
+  const char *backend;  /* "cpu", "opencl", ... ("" when unknown) */
+  const char *version;
+  int32_t state;        /* parity_plugin_state_t */
+  const char *reason;   /* why skipped/unavailable (also device-open failures); "" when none */
+  uint32_t abi_major, abi_minor; /* what the plugin speaks (0.0 when unknown) */
+  uint32_t device_count;
+} parity_plugin_record_t;
+
+PARITY_API uint32_t parity_context_plugin_count(const parity_context_t *ctx);
+/* Strings stay valid while the context lives. */
+PARITY_API parity_status_t parity_context_plugin(const parity_context_t *ctx, uint32_t index,
+                                                 parity_plugin_record_t *out_record);
+/* Loader notes that are not about one plugin, e.g. a PARITY_PLUGIN_PATH folder that is missing. */
+PARITY_API uint32_t parity_context_note_count(const parity_context_t *ctx);
+PARITY_API const char *parity_context_note(const parity_context_t *ctx, uint32_t index);
+/* Info of device `device` of plugin `plugin` (without opening it). out_info->struct_size must be
+ * set by the caller; fields the plugin does not report are left zero. */
+PARITY_API parity_status_t parity_context_device_info(const parity_context_t *ctx, uint32_t plugin,
+                                                      uint32_t device,
+                                                      parity_device_info_t *out_info);
+/* The selection the context was configured with ("auto", "cpu", ...) and device index. */
+PARITY_API const char *parity_context_backend_request(const parity_context_t *ctx);
+/* "cpu, opencl (unavailable: ...)": every plugin with its state, for messages. */
+PARITY_API const char *parity_context_available(parity_context_t *ctx);
+
+/* ---- devices ---------------------------------------------------------------------------- */
+/* The device PARITY_BACKEND / PARITY_DEVICE (or the options) select: `auto` picks a real GPU
+ * (CUDA, then Vulkan, then OpenCL, then others), then the native CPU plugin; software devices
+ * only when named. Unknown backends and out-of-range indices are errors naming the value and
+ * listing what is available. The device is opened once and owned by the context. */
+PARITY_API parity_status_t parity_context_default_device(parity_context_t *ctx,
+                                                         parity_device_t **out_dev);
+/* Open device `device` of the plugin at `plugin` (index into the plugin list). */
+PARITY_API parity_status_t parity_context_open_device(parity_context_t *ctx, uint32_t plugin,
+                                                      uint32_t device, parity_device_t **out_dev);
+/* Find a loaded plugin by its name or backend; PARITY_STATUS_NOT_FOUND lists what exists. */
+PARITY_API parity_status_t parity_context_find_plugin(parity_context_t *ctx, const char *name,
+                                                      uint32_t *out_plugin);
+
+PARITY_API const char *parity_device_plugin_name(const parity_device_t *dev);
+PARITY_API const char *parity_device_backend(const parity_device_t *dev);
+PARITY_API uint32_t parity_device_index(const parity_device_t *dev);
+/* Copy the device info (caller sets out_info->struct_size). */
+PARITY_API parity_status_t parity_device_get_info(const parity_device_t *dev,
+                                                  parity_device_info_t *out_info);
+/* Ask the plugin whether it can run `desc`; UNSUPPORTED comes with a message naming the
+ * backend, op and dtype. */
+PARITY_API parity_status_t parity_device_supports(parity_device_t *dev, const parity_op_desc_t *desc);
+
+/* ---- raw device access (used by tools, tests and the tensor layer) ----------------------- */
+typedef struct parity_buffer_t parity_buffer_t;
+
+PARITY_API parity_status_t parity_buffer_alloc(parity_device_t *dev, uint64_t size_bytes,
+                                               parity_buffer_t **out_buf);
+PARITY_API void parity_buffer_free(parity_buffer_t *buf);
+PARITY_API uint64_t parity_buffer_size(const parity_buffer_t *buf);
+/* The plugin handle, for filling parity_tensor_desc_t.buffer. */
+PARITY_API parity_plugin_buffer_t *parity_buffer_handle(const parity_buffer_t *buf);
+PARITY_API parity_status_t parity_buffer_write(parity_buffer_t *buf, uint64_t offset,
+                                               const void *src, uint64_t size);
+PARITY_API parity_status_t parity_buffer_read(parity_buffer_t *buf, uint64_t offset, void *dst,
+                                              uint64_t size);
+PARITY_API parity_status_t parity_buffer_copy(parity_buffer_t *src, uint64_t src_offset,
+                                              parity_buffer_t *dst, uint64_t dst_offset,
+                                              uint64_t size);
+PARITY_API parity_status_t parity_buffer_fill(parity_buffer_t *buf, uint64_t offset, uint64_t size,
+                                              const void *pattern, uint32_t pattern_size);
+PARITY_API parity_status_t parity_device_synchronize(parity_device_t *dev);
+
+/* Validate `desc` (shapes, operand counts, buffers inside their allocations), ask supports(),
+ * and enqueue the op on the device's queue. */
+PARITY_API parity_status_t parity_device_run(parity_device_t *dev, const parity_op_desc_t *desc);
+
+/* Counting hook for the device allocator: called with +size on every plugin buffer_alloc and
+ * -size on every buffer_free made on behalf of this context. NULL removes it. */
+typedef void (*parity_alloc_hook_fn)(void *user, int64_t delta_bytes);
+PARITY_API void parity_context_set_alloc_hook(parity_context_t *ctx, parity_alloc_hook_fn hook,
+                                              void *user);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PARITY_H */

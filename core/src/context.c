@@ -1,0 +1,260 @@
+/* context.c — context creation from options and environment, plugin records, backend
+ * selection (PARITY_BACKEND / PARITY_DEVICE) and the "what is available" listing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void parity_context_options_init(parity_context_options_t *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->struct_size = sizeof *opts;
+  opts->device_index = -1;
+  opts->log_level = -1;
+  opts->search_default_dirs = 1;
+}
+
+static int parse_log_level(const char *s) {
+  if (!s || !*s) return 1;
+  if (strcmp(s, "debug") == 0) return 2;
+  if (strcmp(s, "quiet") == 0 || strcmp(s, "off") == 0) return 0;
+  return 1;
+}
+
+parity_status_t parity_context_create(const parity_context_options_t *opts,
+                                      parity_context_t **out_ctx) {
+  if (!out_ctx) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "context_create: out_ctx is NULL");
+  *out_ctx = NULL;
+  parity_context_options_t o;
+  parity_context_options_init(&o);
+  if (opts) {
+    if (opts->struct_size < offsetof(parity_context_options_t, search_default_dirs))
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                          "context_create: options struct_size %u is too small; call "
+                          "parity_context_options_init()", opts->struct_size);
+    memcpy(&o, opts, opts->struct_size < sizeof o ? opts->struct_size : sizeof o);
+  }
+  parity_context_t *ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "context_create: out of memory");
+  const char *backend = o.backend ? o.backend : getenv("PARITY_BACKEND");
+  snprintf(ctx->backend, sizeof ctx->backend, "%s", backend && *backend ? backend : "auto");
+  ctx->log_level = o.log_level >= 0 ? o.log_level : parse_log_level(getenv("PARITY_LOG"));
+  ctx->device_index = o.device_index;
+  if (ctx->device_index < 0) {
+    const char *dev = getenv("PARITY_DEVICE");
+    ctx->device_index = 0;
+    if (dev && *dev) {
+      char *end = NULL;
+      long v = strtol(dev, &end, 10);
+      /* A malformed index is kept as an impossible one, so selection reports it. */
+      ctx->device_index = (end && *end == 0 && v >= 0 && v < INT32_MAX) ? (int32_t)v : INT32_MAX;
+      if (ctx->device_index == INT32_MAX)
+        parity__note(ctx, "PARITY_DEVICE='%s' is not a device index (0, 1, ...)", dev);
+    }
+  }
+  parity__log(ctx, 2, "backend request '%s', device %d", ctx->backend, ctx->device_index);
+  const char *path = o.plugin_path ? o.plugin_path : getenv("PARITY_PLUGIN_PATH");
+  parity__load_plugins(ctx, path, o.search_default_dirs != 0);
+  parity__clear_error();
+  *out_ctx = ctx;
+  return PARITY_STATUS_OK;
+}
+
+void parity_context_destroy(parity_context_t *ctx) {
+  if (!ctx) return;
+  parity__unload_plugins(ctx);
+  for (uint32_t i = 0; i < ctx->note_count; i++) free(ctx->notes[i]);
+  free(ctx);
+}
+
+uint32_t parity_context_plugin_count(const parity_context_t *ctx) { return ctx ? ctx->plugin_count : 0; }
+
+parity_status_t parity_context_plugin(const parity_context_t *ctx, uint32_t index,
+                                      parity_plugin_record_t *out) {
+  if (!ctx || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "context_plugin: NULL argument");
+  if (index >= ctx->plugin_count)
+    return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "context_plugin: index %u, only %u plugin(s)",
+                        index, ctx->plugin_count);
+  const parity__plugin *p = &ctx->plugins[index];
+  out->path = p->path;
+  out->name = p->name;
+  out->backend = p->backend;
+  out->version = p->version;
+  out->state = p->state;
+  out->reason = p->reason;
+  out->abi_major = p->abi_major;
+  out->abi_minor = p->abi_minor;
+  out->device_count = p->state == PARITY_PLUGIN_STATE_LOADED ? p->device_count : 0;
+  return PARITY_STATUS_OK;
+}
+
+uint32_t parity_context_note_count(const parity_context_t *ctx) { return ctx ? ctx->note_count : 0; }
+
+const char *parity_context_note(const parity_context_t *ctx, uint32_t index) {
+  return ctx && index < ctx->note_count ? ctx->notes[index] : NULL;
+}
+
+const char *parity_context_backend_request(const parity_context_t *ctx) { return ctx->backend; }
+
+parity_status_t parity_context_device_info(const parity_context_t *ctx, uint32_t plugin,
+                                           uint32_t device, parity_device_info_t *out) {
+  if (!ctx || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_info: NULL argument");
+  if (plugin >= ctx->plugin_count || ctx->plugins[plugin].state != PARITY_PLUGIN_STATE_LOADED)
+    return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "device_info: plugin %u is not loaded", plugin);
+  const parity__plugin *p = &ctx->plugins[plugin];
+  if (device >= p->device_count)
+    return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "device_info: plugin '%s' has %u device(s), "
+                        "asked for %u", p->name, p->device_count, device);
+  uint32_t size = out->struct_size;
+  if (size < offsetof(parity_device_info_t, name))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_info: struct_size %u too small", size);
+  memset(out, 0, size);
+  out->struct_size = size;
+  return p->mod->api.get_device_info(device, out);
+}
+
+const char *parity_context_available(parity_context_t *ctx) {
+  size_t n = 0, cap = sizeof ctx->available;
+  ctx->available[0] = 0;
+  for (uint32_t i = 0; i < ctx->plugin_count && n < cap; i++) {
+    const parity__plugin *p = &ctx->plugins[i];
+    const char *label = p->name[0] ? p->name : p->path;
+    if (p->state == PARITY_PLUGIN_STATE_LOADED)
+      n += (size_t)snprintf(ctx->available + n, cap - n, "%s%s (%u device%s)", n ? ", " : "", label,
+                            p->device_count, p->device_count == 1 ? "" : "s");
+    else
+      n += (size_t)snprintf(ctx->available + n, cap - n, "%s%s (%s)", n ? ", " : "", label,
+                            p->state == PARITY_PLUGIN_STATE_UNAVAILABLE ? "unavailable" : "skipped");
+  }
+  if (!ctx->available[0]) snprintf(ctx->available, cap, "no plugins found");
+  return ctx->available;
+}
+
+parity_status_t parity_context_find_plugin(parity_context_t *ctx, const char *name,
+                                           uint32_t *out_plugin) {
+  if (!ctx || !name || !out_plugin)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "find_plugin: NULL argument");
+  /* an exact plugin name wins over a backend kind */
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t i = 0; i < ctx->plugin_count; i++) {
+      const parity__plugin *p = &ctx->plugins[i];
+      if (strcmp(pass ? p->backend : p->name, name) != 0) continue;
+      if (p->state == PARITY_PLUGIN_STATE_LOADED) {
+        *out_plugin = i;
+        return PARITY_STATUS_OK;
+      }
+    }
+  for (uint32_t i = 0; i < ctx->plugin_count; i++) {
+    const parity__plugin *p = &ctx->plugins[i];
+    if (strcmp(p->name, name) == 0 || strcmp(p->backend, name) == 0)
+      return parity__fail(PARITY_STATUS_UNAVAILABLE, "backend '%s' is %s: %s (plugin %s); "
+                          "available: %s", name,
+                          p->state == PARITY_PLUGIN_STATE_UNAVAILABLE ? "unavailable" : "skipped",
+                          p->reason, p->path, parity_context_available(ctx));
+  }
+  return parity__fail(PARITY_STATUS_NOT_FOUND, "unknown backend '%s'; available: %s; also "
+                      "accepted: auto", name, parity_context_available(ctx));
+}
+
+parity_status_t parity_context_open_device(parity_context_t *ctx, uint32_t plugin, uint32_t device,
+                                           parity_device_t **out_dev) {
+  if (!ctx || !out_dev) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "open_device: NULL argument");
+  if (plugin >= ctx->plugin_count || ctx->plugins[plugin].state != PARITY_PLUGIN_STATE_LOADED)
+    return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "open_device: plugin %u is not loaded; "
+                        "available: %s", plugin, parity_context_available(ctx));
+  parity__plugin *p = &ctx->plugins[plugin];
+  if (device >= p->device_count) {
+    return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "device index %u is out of range: backend "
+                        "'%s' has %u device(s) (valid: 0..%d); available: %s", device, p->name,
+                        p->device_count, (int)p->device_count - 1, parity_context_available(ctx));
+  }
+  if (!p->devices[device]) {
+    parity_status_t st = parity__device_open(ctx, p, device, &p->devices[device]);
+    if (st != PARITY_STATUS_OK) {
+      snprintf(p->reason, sizeof p->reason, "device %u open failed: %s", device, parity_last_error());
+      parity__log(ctx, 1, "plugin %s: %s", p->path, p->reason);
+      return parity__fail(st, "backend '%s': %s", p->name, p->reason);
+    }
+  }
+  *out_dev = p->devices[device];
+  return PARITY_STATUS_OK;
+}
+
+/* auto: real GPUs by backend preference, then the native CPU plugin. */
+static parity_status_t select_auto(parity_context_t *ctx, parity_device_t **out) {
+  static const char *const gpu_order[] = {"cuda", "vulkan", "opencl", NULL};
+  {
+    for (uint32_t i = 0; i < ctx->plugin_count; i++) {
+      parity__plugin *p = &ctx->plugins[i];
+      if (p->state != PARITY_PLUGIN_STATE_LOADED) continue;
+      for (int g = 0; g < 4; g++) {
+        const char *want = gpu_order[g];
+        int is_other = want == NULL;
+        if (!is_other && strcmp(p->backend, want) != 0) continue;
+        if (is_other && (strcmp(p->backend, "cuda") == 0 || strcmp(p->backend, "vulkan") == 0 ||
+                         strcmp(p->backend, "opencl") == 0))
+          continue;
+        for (uint32_t d = 0; d < p->device_count; d++) {
+          parity_device_info_t info = {.struct_size = sizeof info};
+          if (parity_context_device_info(ctx, i, d, &info) != PARITY_STATUS_OK) continue;
+          if (info.type != PARITY_DEVICE_TYPE_GPU) continue;
+          parity__log(ctx, 2, "auto: trying GPU '%s' of plugin '%s'", info.name, p->name);
+          if (parity_context_open_device(ctx, i, d, out) == PARITY_STATUS_OK) return PARITY_STATUS_OK;
+        }
+      }
+    }
+  }
+  for (uint32_t i = 0; i < ctx->plugin_count; i++) {
+    parity__plugin *p = &ctx->plugins[i];
+    if (p->state != PARITY_PLUGIN_STATE_LOADED || strcmp(p->backend, "cpu") != 0) continue;
+    for (uint32_t d = 0; d < p->device_count; d++) {
+      parity_device_info_t info = {.struct_size = sizeof info};
+      if (parity_context_device_info(ctx, i, d, &info) != PARITY_STATUS_OK ||
+          info.type != PARITY_DEVICE_TYPE_CPU)
+        continue;
+      parity__log(ctx, 2, "auto: no usable GPU; choosing CPU plugin '%s'", p->name);
+      if (parity_context_open_device(ctx, i, d, out) == PARITY_STATUS_OK) return PARITY_STATUS_OK;
+    }
+  }
+  return parity__fail(PARITY_STATUS_UNAVAILABLE, "PARITY_BACKEND=auto found no usable GPU or CPU "
+                      "device; available: %s", parity_context_available(ctx));
+}
+
+parity_status_t parity_context_default_device(parity_context_t *ctx, parity_device_t **out_dev) {
+  if (!ctx || !out_dev) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "default_device: NULL argument");
+  if (ctx->default_device) {
+    *out_dev = ctx->default_device;
+    return PARITY_STATUS_OK;
+  }
+  parity_status_t st;
+  if (strcmp(ctx->backend, "auto") == 0) {
+    st = select_auto(ctx, &ctx->default_device);
+  } else {
+    uint32_t plugin;
+    st = parity_context_find_plugin(ctx, ctx->backend, &plugin);
+    if (st == PARITY_STATUS_NOT_FOUND)
+      st = parity__fail(st, "PARITY_BACKEND='%s' names no plugin; available: %s; also accepted: "
+                        "auto", ctx->backend, parity_context_available(ctx));
+    if (st == PARITY_STATUS_OK) {
+      if ((uint32_t)ctx->device_index >= ctx->plugins[plugin].device_count) {
+        st = parity__fail(PARITY_STATUS_OUT_OF_RANGE, "PARITY_DEVICE=%d is out of range: backend "
+                          "'%s' has %u device(s) (valid: 0..%d); available: %s", ctx->device_index,
+                          ctx->plugins[plugin].name, ctx->plugins[plugin].device_count,
+                          (int)ctx->plugins[plugin].device_count - 1, parity_context_available(ctx));
+      } else {
+        st = parity_context_open_device(ctx, plugin, (uint32_t)ctx->device_index, &ctx->default_device);
+      }
+    }
+  }
+  if (st == PARITY_STATUS_OK) {
+    *out_dev = ctx->default_device;
+    parity__log(ctx, 2, "selected device %u of plugin '%s' (%s)", ctx->default_device->index,
+                ctx->default_device->plugin->name, ctx->default_device->info.name);
+  }
+  return st;
+}
+
+void parity_context_set_alloc_hook(parity_context_t *ctx, parity_alloc_hook_fn hook, void *user) {
+  ctx->alloc_hook = hook;
+  ctx->alloc_hook_user = user;
+}

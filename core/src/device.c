@@ -1,0 +1,200 @@
+/* device.c — devices, buffers and op dispatch through a plugin's function table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "parity_support/desc.h"
+#include "parity_support/dtype.h"
+#include "parity_support/ops.h"
+
+parity_status_t parity__device_open(parity_context_t *ctx, parity__plugin *p, uint32_t index,
+                                    parity_device_t **out_dev) {
+  parity_device_t *dev = calloc(1, sizeof *dev);
+  if (!dev) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "device_open: out of memory");
+  dev->ctx = ctx;
+  dev->plugin = p;
+  dev->index = index;
+  dev->info.struct_size = sizeof dev->info;
+  parity__clear_error();
+  int32_t st = p->mod->api.get_device_info(index, &dev->info);
+  if (st == PARITY_STATUS_OK) {
+    parity__clear_error();
+    st = p->mod->api.device_open(index, &dev->handle);
+    if (st == PARITY_STATUS_OK && !dev->handle)
+      st = parity__fail(PARITY_STATUS_INTERNAL, "plugin returned OK with no device handle");
+  }
+  if (st != PARITY_STATUS_OK) {
+    if (!parity_last_error()[0]) parity__fail(st, "%s (plugin gave no message)", psup_status_name(st));
+    free(dev);
+    return st;
+  }
+  parity__log(ctx, 2, "opened device %u of plugin '%s': %s", index, p->name, dev->info.name);
+  *out_dev = dev;
+  return PARITY_STATUS_OK;
+}
+
+void parity__device_close(parity_device_t *dev) {
+  if (!dev) return;
+  dev->plugin->mod->api.synchronize(dev->handle);
+  dev->plugin->mod->api.device_close(dev->handle);
+  free(dev);
+}
+
+const char *parity_device_plugin_name(const parity_device_t *dev) { return dev->plugin->name; }
+const char *parity_device_backend(const parity_device_t *dev) { return dev->plugin->backend; }
+uint32_t parity_device_index(const parity_device_t *dev) { return dev->index; }
+
+parity_status_t parity_device_get_info(const parity_device_t *dev, parity_device_info_t *out) {
+  if (!dev || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_get_info: NULL argument");
+  uint32_t size = out->struct_size < sizeof dev->info ? out->struct_size : sizeof dev->info;
+  memcpy(out, &dev->info, size);
+  out->struct_size = size;
+  return PARITY_STATUS_OK;
+}
+
+/* The plugin's entry for the op's family and direction (NULL when it has none). */
+static parity_kernel_fn family_entry(const parity_plugin_api_t *api, const parity_op_desc_t *d) {
+  int fwd = d->direction == PARITY_DIRECTION_FORWARD;
+  switch (psup_kind_family(psup_op_info(d->op)->kind)) {
+    case PARITY_FAMILY_ELEMENTWISE: return fwd ? api->elementwise_forward : api->elementwise_backward;
+    case PARITY_FAMILY_REDUCE: return fwd ? api->reduce_forward : api->reduce_backward;
+    case PARITY_FAMILY_MATMUL: return fwd ? api->matmul_forward : api->matmul_backward;
+    case PARITY_FAMILY_CONV2D: return fwd ? api->conv2d_forward : api->conv2d_backward;
+    case PARITY_FAMILY_SOFTMAX: return fwd ? api->softmax_forward : api->softmax_backward;
+    default: return NULL;
+  }
+}
+
+/* Ask the plugin; on failure prefix its message with backend, op and dtype. */
+static parity_status_t ask_supports(parity_device_t *dev, const parity_op_desc_t *d) {
+  const parity_plugin_api_t *api = &dev->plugin->mod->api;
+  int32_t kind = psup_op_info(d->op)->kind;
+  parity_kernel_fn fn = family_entry(api, d);
+  const parity_tensor_desc_t *t = d->inputs[0] ? d->inputs[0] : d->outputs[0];
+  const char *dt = t ? psup_dtype_name(t->dtype) : "?";
+  if (!fn)
+    return parity__fail(PARITY_STATUS_UNSUPPORTED, "backend '%s' does not support %s %s %s: the "
+                        "plugin has no %s %s entry", dev->plugin->name, psup_op_name(d->op),
+                        psup_direction_name(d->direction), dt,
+                        psup_family_name(psup_kind_family(kind)), psup_direction_name(d->direction));
+  parity__clear_error();
+  int32_t st = api->supports(dev->handle, d);
+  if (st != PARITY_STATUS_OK) {
+    char inner[768];
+    snprintf(inner, sizeof inner, "%s", parity_last_error()[0] ? parity_last_error() : psup_status_name(st));
+    return parity__fail(st, "backend '%s' does not support %s %s %s: %s", dev->plugin->name,
+                        psup_op_name(d->op), psup_direction_name(d->direction), dt, inner);
+  }
+  return PARITY_STATUS_OK;
+}
+
+parity_status_t parity_device_supports(parity_device_t *dev, const parity_op_desc_t *desc) {
+  if (!dev) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_supports: device is NULL");
+  char msg[512];
+  int32_t st = psup_check_op_desc(desc, 0, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return parity__fail(st, "%s", msg);
+  return ask_supports(dev, desc);
+}
+
+parity_status_t parity_device_run(parity_device_t *dev, const parity_op_desc_t *desc) {
+  if (!dev) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_run: device is NULL");
+  char msg[512];
+  int32_t st = psup_check_op_desc(desc, 1, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return parity__fail(st, "%s", msg);
+  st = ask_supports(dev, desc);
+  if (st != PARITY_STATUS_OK) return st;
+  const parity_plugin_api_t *api = &dev->plugin->mod->api;
+  parity_kernel_fn fn = family_entry(api, desc);
+  parity__clear_error();
+  st = fn(dev->handle, desc);
+  if (st != PARITY_STATUS_OK && !parity_last_error()[0])
+    parity__fail(st, "%s %s on '%s' failed: %s", psup_op_name(desc->op),
+                 psup_direction_name(desc->direction), dev->plugin->name, psup_status_name(st));
+  return st;
+}
+
+/* ---- buffers ---------------------------------------------------------------------------- */
+parity_status_t parity_buffer_alloc(parity_device_t *dev, uint64_t size, parity_buffer_t **out) {
+  if (!dev || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "buffer_alloc: NULL argument");
+  parity_buffer_t *b = calloc(1, sizeof *b);
+  if (!b) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "buffer_alloc: out of host memory");
+  parity__clear_error();
+  int32_t st = dev->plugin->mod->api.buffer_alloc(dev->handle, size, &b->handle);
+  if (st != PARITY_STATUS_OK) {
+    free(b);
+    if (!parity_last_error()[0])
+      parity__fail(st, "buffer_alloc of %llu bytes on '%s' failed", (unsigned long long)size,
+                   dev->plugin->name);
+    return st;
+  }
+  b->dev = dev;
+  b->size = size;
+  if (dev->ctx->alloc_hook) dev->ctx->alloc_hook(dev->ctx->alloc_hook_user, (int64_t)size);
+  *out = b;
+  return PARITY_STATUS_OK;
+}
+
+void parity_buffer_free(parity_buffer_t *b) {
+  if (!b) return;
+  parity_device_t *dev = b->dev;
+  dev->plugin->mod->api.buffer_free(dev->handle, b->handle);
+  if (dev->ctx->alloc_hook) dev->ctx->alloc_hook(dev->ctx->alloc_hook_user, -(int64_t)b->size);
+  free(b);
+}
+
+uint64_t parity_buffer_size(const parity_buffer_t *b) { return b ? b->size : 0; }
+parity_plugin_buffer_t *parity_buffer_handle(const parity_buffer_t *b) { return b ? b->handle : NULL; }
+
+static parity_status_t check_range(const parity_buffer_t *b, uint64_t off, uint64_t size, const char *what) {
+  if (!b) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: buffer is NULL", what);
+  if (off > b->size || size > b->size - off)
+    return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "%s: range [%llu, %llu) is outside the %llu-byte "
+                        "buffer", what, (unsigned long long)off, (unsigned long long)(off + size),
+                        (unsigned long long)b->size);
+  return PARITY_STATUS_OK;
+}
+
+parity_status_t parity_buffer_write(parity_buffer_t *b, uint64_t off, const void *src, uint64_t size) {
+  parity_status_t st = check_range(b, off, size, "buffer_write");
+  if (st != PARITY_STATUS_OK || size == 0) return st;
+  if (!src) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "buffer_write: source is NULL");
+  return b->dev->plugin->mod->api.buffer_write(b->dev->handle, b->handle, off, src, size);
+}
+
+parity_status_t parity_buffer_read(parity_buffer_t *b, uint64_t off, void *dst, uint64_t size) {
+  parity_status_t st = check_range(b, off, size, "buffer_read");
+  if (st != PARITY_STATUS_OK) return st;
+  if (size == 0) return parity_device_synchronize(b->dev);
+  if (!dst) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "buffer_read: destination is NULL");
+  return b->dev->plugin->mod->api.buffer_read(b->dev->handle, b->handle, off, dst, size);
+}
+
+parity_status_t parity_buffer_copy(parity_buffer_t *src, uint64_t src_off, parity_buffer_t *dst,
+                                   uint64_t dst_off, uint64_t size) {
+  parity_status_t st = check_range(src, src_off, size, "buffer_copy source");
+  if (st == PARITY_STATUS_OK) st = check_range(dst, dst_off, size, "buffer_copy destination");
+  if (st != PARITY_STATUS_OK || size == 0) return st;
+  if (src->dev != dst->dev)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "buffer_copy: buffers live on different "
+                        "devices ('%s' and '%s')", src->dev->plugin->name, dst->dev->plugin->name);
+  return src->dev->plugin->mod->api.buffer_copy(src->dev->handle, src->handle, src_off, dst->handle,
+                                                dst_off, size);
+}
+
+parity_status_t parity_buffer_fill(parity_buffer_t *b, uint64_t off, uint64_t size,
+                                   const void *pattern, uint32_t pattern_size) {
+  parity_status_t st = check_range(b, off, size, "buffer_fill");
+  if (st != PARITY_STATUS_OK) return st;
+  if (!pattern || (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8) ||
+      size % pattern_size != 0)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "buffer_fill: pattern size %u must be 1, 2, "
+                        "4 or 8 and divide the %llu-byte range", pattern_size, (unsigned long long)size);
+  if (size == 0) return PARITY_STATUS_OK;
+  return b->dev->plugin->mod->api.buffer_fill(b->dev->handle, b->handle, off, size, pattern, pattern_size);
+}
+
+parity_status_t parity_device_synchronize(parity_device_t *dev) {
+  if (!dev) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "synchronize: device is NULL");
+  return dev->plugin->mod->api.synchronize(dev->handle);
+}

@@ -1,0 +1,56 @@
+/* error.c — per-thread last error, status strings and logging. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "parity_support/ops.h"
+
+static _Thread_local char last_error[1024];
+
+const char *parity_last_error(void) { return last_error; }
+
+const char *parity_status_string(parity_status_t status) { return psup_status_name(status); }
+
+void parity__set_error(parity_status_t status, const char *message) {
+  (void)status;
+  snprintf(last_error, sizeof last_error, "%s", message ? message : "");
+}
+
+void parity__clear_error(void) { last_error[0] = 0; }
+
+parity_status_t parity__fail(parity_status_t status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+void parity__log(const parity_context_t *ctx, int level, const char *fmt, ...) {
+  if (!ctx || ctx->log_level < level) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("parity: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+/* Host callbacks given to every plugin. host_data is the context. */
+static void host_report_error(void *host_data, int32_t status, const char *message) {
+  (void)host_data;
+  parity__set_error((parity_status_t)status, message);
+}
+
+static void host_log(void *host_data, int32_t level, const char *message) {
+  const parity_context_t *ctx = host_data;
+  parity__log(ctx, level >= PARITY_LOG_WARNING ? 1 : 2, "%s", message);
+}
+
+const parity_host_api_t parity__host_template = {
+    .struct_size = sizeof(parity_host_api_t),
+    .host_data = NULL,
+    .report_error = host_report_error,
+    .log = host_log,
+};

@@ -1,0 +1,85 @@
+/* internal.h — libparity's private types. Nothing here crosses the public API. */
+#ifndef PARITY_INTERNAL_H
+#define PARITY_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "parity/parity.h"
+#include "parity_plugin.h"
+
+#define PARITY_MAX_PLUGINS 32
+#define PARITY_MAX_NOTES 16
+
+/* One loaded, negotiated and initialised plugin library. Process-wide and reference-counted,
+ * so two contexts never initialise or shut down the same plugin twice. */
+typedef struct parity__module {
+  char *realpath;
+  void *dl;
+  parity_plugin_info_t info;       /* what the plugin answered */
+  parity_plugin_api_t api;         /* the plugin's table copied within its struct_size, rest NULL */
+  uint32_t device_count;
+  int refs;
+  struct parity__module *next;
+} parity__module;
+
+/* One discovered plugin file, as this context sees it. */
+typedef struct parity__plugin {
+  char *path;
+  parity__module *mod;             /* NULL unless state is LOADED */
+  int32_t state;                   /* parity_plugin_state_t */
+  char reason[512];
+  char name[64], backend[64], version[64];
+  uint32_t abi_major, abi_minor;
+  uint32_t device_count;
+  parity_device_t **devices;       /* opened devices, by index (device_count entries) */
+} parity__plugin;
+
+struct parity_context_t {
+  parity__plugin plugins[PARITY_MAX_PLUGINS];
+  uint32_t plugin_count;
+  char *notes[PARITY_MAX_NOTES];
+  uint32_t note_count;
+  char backend[64];
+  int32_t device_index;
+  int32_t log_level;
+  parity_device_t *default_device;
+  char available[1024];
+  parity_alloc_hook_fn alloc_hook;
+  void *alloc_hook_user;
+};
+
+struct parity_device_t {
+  parity_context_t *ctx;
+  parity__plugin *plugin;
+  uint32_t index;
+  parity_plugin_device_t *handle;
+  parity_device_info_t info;
+};
+
+struct parity_buffer_t {
+  parity_device_t *dev;
+  parity_plugin_buffer_t *handle;
+  uint64_t size;
+};
+
+/* error.c */
+parity_status_t parity__fail(parity_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void parity__set_error(parity_status_t status, const char *message);
+void parity__clear_error(void);
+void parity__log(const parity_context_t *ctx, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+extern const parity_host_api_t parity__host_template;
+
+/* loader.c */
+void parity__load_plugins(parity_context_t *ctx, const char *plugin_path, int search_default_dirs);
+void parity__unload_plugins(parity_context_t *ctx);
+void parity__note(parity_context_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* device.c */
+parity_status_t parity__device_open(parity_context_t *ctx, parity__plugin *p, uint32_t index,
+                                    parity_device_t **out_dev);
+void parity__device_close(parity_device_t *dev);
+
+#endif

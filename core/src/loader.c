@@ -1,0 +1,280 @@
+/* loader.c — plugin discovery, dlopen, version negotiation and struct-size tolerance.
+ *
+ * Search order: PARITY_PLUGIN_PATH folders, then the build tree's lib/ folder, then the install
+ * prefix's plugin folder. Files named parity-plugin-*.so are tried in name order. A plugin that
+ * fails anywhere is recorded as skipped with a one-line reason; it never stops the others. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "parity_support/ops.h"
+
+#ifndef PARITY_BUILD_PLUGIN_DIR
+#define PARITY_BUILD_PLUGIN_DIR ""
+#endif
+#ifndef PARITY_INSTALL_PLUGIN_DIR
+#define PARITY_INSTALL_PLUGIN_DIR ""
+#endif
+
+#define PREFIX "parity-plugin-"
+#define SUFFIX ".so"
+/* Entries up to `supports` are required; kernel families after it may be absent (NULL). */
+#define API_REQUIRED_SIZE offsetof(parity_plugin_api_t, elementwise_forward)
+
+static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
+static parity__module *modules;
+
+void parity__note(parity_context_t *ctx, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  parity__log(ctx, 1, "%s", buf);
+  if (ctx->note_count < PARITY_MAX_NOTES) ctx->notes[ctx->note_count++] = strdup(buf);
+}
+
+static void copy_str(char *dst, size_t n, const char *src) { snprintf(dst, n, "%s", src ? src : ""); }
+
+static void skip(parity_context_t *ctx, parity__plugin *p, int32_t state, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void skip(parity_context_t *ctx, parity__plugin *p, int32_t state, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p->reason, sizeof p->reason, fmt, ap);
+  va_end(ap);
+  p->state = state;
+  /* An unavailable backend is normal (no GPU here); only failures warn by default. */
+  parity__log(ctx, state == PARITY_PLUGIN_STATE_SKIPPED ? 1 : 2, "%s %s: %s",
+              state == PARITY_PLUGIN_STATE_SKIPPED ? "skipped" : "unavailable", p->path, p->reason);
+}
+
+/* Load, negotiate and initialise the library at `real`; on failure fill p's reason. Caller holds
+ * modules_lock. */
+static parity__module *module_load(parity_context_t *ctx, parity__plugin *p, const char *real) {
+  for (parity__module *m = modules; m; m = m->next)
+    if (strcmp(m->realpath, real) == 0) {
+      m->refs++;
+      parity__log(ctx, 2, "reusing %s (already loaded by another context)", real);
+      return m;
+    }
+  void *dl = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED,
+         "dlopen failed: %s; remedy: make sure it is a parity plugin built for this machine, or "
+         "remove it from the search path", dlerror());
+    return NULL;
+  }
+  parity_plugin_query_fn query;
+  *(void **)&query = dlsym(dl, PARITY_PLUGIN_ENTRY_NAME);
+  if (!query) {
+    skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED,
+         "no entry symbol %s (not a parity plugin); remedy: export parity_plugin_query as "
+         "docs/plugin-guide.md shows", PARITY_PLUGIN_ENTRY_NAME);
+    dlclose(dl);
+    return NULL;
+  }
+  parity__module *m = calloc(1, sizeof *m);
+  m->dl = dl;
+  m->realpath = strdup(real);
+  m->info.struct_size = sizeof m->info;
+  parity__clear_error();
+  int32_t st = query(PARITY_ABI_MAJOR, PARITY_ABI_MINOR, &parity__host_template, &m->info);
+  copy_str(p->name, sizeof p->name, m->info.name);
+  copy_str(p->backend, sizeof p->backend, m->info.backend);
+  copy_str(p->version, sizeof p->version, m->info.version);
+  p->abi_major = m->info.abi_major;
+  p->abi_minor = m->info.abi_minor;
+  const char *why = NULL;
+  char buf[400];
+  if (st == PARITY_STATUS_VERSION_MISMATCH) {
+    snprintf(buf, sizeof buf, "refused host ABI %u.%u: %s (plugin ABI %u.%u, host ABI %u.%u); "
+             "remedy: rebuild the plugin against abi/parity_plugin.h %u.x",
+             PARITY_ABI_MAJOR, PARITY_ABI_MINOR,
+             m->info.refusal ? m->info.refusal : "no reason given", p->abi_major, p->abi_minor,
+             PARITY_ABI_MAJOR, PARITY_ABI_MINOR, PARITY_ABI_MAJOR);
+    why = buf;
+  } else if (st != PARITY_STATUS_OK) {
+    snprintf(buf, sizeof buf, "query failed: %s: %s (host ABI %u.%u)", psup_status_name(st),
+             parity_last_error(), PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
+    why = buf;
+  } else if (m->info.abi_major != PARITY_ABI_MAJOR) {
+    snprintf(buf, sizeof buf, "speaks ABI %u.%u, host ABI is %u.%u; remedy: rebuild the plugin "
+             "against abi/parity_plugin.h %u.x", p->abi_major, p->abi_minor, PARITY_ABI_MAJOR,
+             PARITY_ABI_MINOR, PARITY_ABI_MAJOR);
+    why = buf;
+  } else if (!m->info.api || m->info.api->struct_size < API_REQUIRED_SIZE) {
+    snprintf(buf, sizeof buf, "function table %s (needs at least %zu bytes; plugin ABI %u.%u, "
+             "host ABI %u.%u); remedy: fill parity_plugin_api_t up to supports()",
+             m->info.api ? "too small" : "missing", (size_t)API_REQUIRED_SIZE, p->abi_major,
+             p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
+    why = buf;
+  } else if (!m->info.name || !m->info.name[0] || !m->info.backend) {
+    snprintf(buf, sizeof buf, "answered without a name or backend (plugin ABI %u.%u)", p->abi_major,
+             p->abi_minor);
+    why = buf;
+  }
+  if (!why) {
+    size_t n = m->info.api->struct_size < sizeof m->api ? m->info.api->struct_size : sizeof m->api;
+    memcpy(&m->api, m->info.api, n);
+    m->api.struct_size = (uint32_t)n;
+    const parity_plugin_api_t *a = &m->api;
+    if (!a->init || !a->shutdown || !a->get_device_count || !a->get_device_info ||
+        !a->device_open || !a->device_close || !a->buffer_alloc || !a->buffer_free ||
+        !a->buffer_write || !a->buffer_read || !a->buffer_copy || !a->buffer_fill ||
+        !a->synchronize || !a->supports) {
+      snprintf(buf, sizeof buf, "function table has NULL required entries (plugin ABI %u.%u)",
+               p->abi_major, p->abi_minor);
+      why = buf;
+    }
+  }
+  if (why) {
+    skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "%s", why);
+    free(m->realpath);
+    free(m);
+    dlclose(dl);
+    return NULL;
+  }
+  parity__clear_error();
+  st = m->api.init();
+  if (st == PARITY_STATUS_OK) {
+    st = m->api.get_device_count(&m->device_count);
+    if (st != PARITY_STATUS_OK) m->api.shutdown();
+  }
+  if (st != PARITY_STATUS_OK) {
+    if (st == PARITY_STATUS_UNAVAILABLE)
+      skip(ctx, p, PARITY_PLUGIN_STATE_UNAVAILABLE, "unavailable: %s", parity_last_error());
+    else
+      skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "init failed: %s: %s", psup_status_name(st),
+           parity_last_error());
+    free(m->realpath);
+    free(m);
+    dlclose(dl);
+    return NULL;
+  }
+  m->refs = 1;
+  m->next = modules;
+  modules = m;
+  return m;
+}
+
+static void module_release(parity__module *m) {
+  pthread_mutex_lock(&modules_lock);
+  if (--m->refs == 0) {
+    for (parity__module **pp = &modules; *pp; pp = &(*pp)->next)
+      if (*pp == m) {
+        *pp = m->next;
+        break;
+      }
+    m->api.shutdown();
+    dlclose(m->dl);
+    free(m->realpath);
+    free(m);
+  }
+  pthread_mutex_unlock(&modules_lock);
+}
+
+static int name_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void try_file(parity_context_t *ctx, const char *path) {
+  char real[PATH_MAX];
+  if (!realpath(path, real)) snprintf(real, sizeof real, "%s", path);
+  for (uint32_t i = 0; i < ctx->plugin_count; i++) {
+    char other[PATH_MAX];
+    if (realpath(ctx->plugins[i].path, other) && strcmp(other, real) == 0) return; /* same file */
+  }
+  if (ctx->plugin_count == PARITY_MAX_PLUGINS) {
+    parity__note(ctx, "too many plugins; ignoring %s", path);
+    return;
+  }
+  parity__plugin *p = &ctx->plugins[ctx->plugin_count++];
+  memset(p, 0, sizeof *p);
+  p->path = strdup(path);
+  parity__log(ctx, 2, "trying %s", path);
+  pthread_mutex_lock(&modules_lock);
+  p->mod = module_load(ctx, p, real);
+  pthread_mutex_unlock(&modules_lock);
+  if (!p->mod) return;
+  for (uint32_t i = 0; i + 1 < ctx->plugin_count; i++) {
+    parity__plugin *q = &ctx->plugins[i];
+    if (q->state == PARITY_PLUGIN_STATE_LOADED && strcmp(q->name, p->name) == 0) {
+      module_release(p->mod);
+      p->mod = NULL;
+      skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "plugin name '%s' already provided by %s "
+           "(earlier in the search order)", p->name, q->path);
+      return;
+    }
+  }
+  p->state = PARITY_PLUGIN_STATE_LOADED;
+  p->device_count = p->mod->device_count;
+  p->devices = calloc(p->device_count ? p->device_count : 1, sizeof *p->devices);
+  parity__log(ctx, 2, "loaded %s: plugin '%s' (backend %s, version %s), plugin ABI %u.%u, host "
+              "ABI %u.%u, %u device(s)", path, p->name, p->backend, p->version, p->abi_major,
+              p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR, p->device_count);
+}
+
+static void scan_dir(parity_context_t *ctx, const char *dir, int explicit) {
+  DIR *d = opendir(dir);
+  if (!d) {
+    if (explicit)
+      parity__note(ctx, "PARITY_PLUGIN_PATH: folder '%s' does not exist or cannot be read; "
+                   "remedy: fix the path or unset PARITY_PLUGIN_PATH", dir);
+    else
+      parity__log(ctx, 2, "no plugin folder at %s", dir);
+    return;
+  }
+  parity__log(ctx, 2, "searching %s", dir);
+  char *names[256];
+  size_t n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) && n < 256) {
+    size_t len = strlen(e->d_name);
+    if (len > strlen(PREFIX) + strlen(SUFFIX) && strncmp(e->d_name, PREFIX, strlen(PREFIX)) == 0 &&
+        strcmp(e->d_name + len - strlen(SUFFIX), SUFFIX) == 0)
+      names[n++] = strdup(e->d_name);
+  }
+  closedir(d);
+  qsort(names, n, sizeof *names, name_cmp);
+  for (size_t i = 0; i < n; i++) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    try_file(ctx, path);
+    free(names[i]);
+  }
+}
+
+void parity__load_plugins(parity_context_t *ctx, const char *plugin_path, int search_default_dirs) {
+  if (plugin_path && *plugin_path) {
+    char *copy = strdup(plugin_path), *save = NULL;
+    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
+      scan_dir(ctx, dir, 1);
+    free(copy);
+  }
+  if (search_default_dirs) {
+    struct stat st;
+    if (PARITY_BUILD_PLUGIN_DIR[0] && stat(PARITY_BUILD_PLUGIN_DIR, &st) == 0)
+      scan_dir(ctx, PARITY_BUILD_PLUGIN_DIR, 0);
+    if (PARITY_INSTALL_PLUGIN_DIR[0]) scan_dir(ctx, PARITY_INSTALL_PLUGIN_DIR, 0);
+  }
+}
+
+void parity__unload_plugins(parity_context_t *ctx) {
+  for (uint32_t i = 0; i < ctx->plugin_count; i++) {
+    parity__plugin *p = &ctx->plugins[i];
+    for (uint32_t d = 0; p->devices && d < p->device_count; d++)
+      if (p->devices[d]) parity__device_close(p->devices[d]);
+    free(p->devices);
+    if (p->mod) module_release(p->mod);
+    free(p->path);
+  }
+  ctx->plugin_count = 0;
+}

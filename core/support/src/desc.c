@@ -1,0 +1,243 @@
+/* desc.c — descriptor validation, extents, iteration and error formatting. */
+#include "parity_support/desc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "parity_support/dtype.h"
+#include "parity_support/ops.h"
+
+int64_t psup_numel(const parity_tensor_desc_t *t) {
+  int64_t n = 1;
+  for (uint32_t i = 0; i < t->rank; i++) n *= t->shape[i];
+  return n;
+}
+
+int psup_is_contiguous(const parity_tensor_desc_t *t) {
+  int64_t expect = 1;
+  for (int32_t i = (int32_t)t->rank - 1; i >= 0; i--) {
+    if (t->shape[i] != 1 && t->strides[i] != expect) return 0;
+    expect *= t->shape[i];
+  }
+  return 1;
+}
+
+void psup_tensor_init(parity_tensor_desc_t *t, int32_t dtype, uint32_t rank, const int64_t *shape,
+                      parity_plugin_buffer_t *buffer, uint64_t offset_bytes) {
+  memset(t, 0, sizeof *t);
+  t->struct_size = sizeof *t;
+  t->dtype = dtype;
+  t->rank = rank;
+  int64_t s = 1;
+  for (int32_t i = (int32_t)rank - 1; i >= 0; i--) {
+    t->shape[i] = shape[i];
+    t->strides[i] = s;
+    s *= shape[i] > 0 ? shape[i] : 1;
+  }
+  t->buffer = buffer;
+  t->offset_bytes = offset_bytes;
+}
+
+int psup_byte_extent(const parity_tensor_desc_t *t, int64_t *out_lo, int64_t *out_hi) {
+  *out_lo = *out_hi = 0;
+  int64_t esz = psup_dtype_size(t->dtype);
+  for (uint32_t i = 0; i < t->rank; i++)
+    if (t->shape[i] == 0) return 0;
+  __int128 lo = 0, hi = 0;
+  for (uint32_t i = 0; i < t->rank; i++) {
+    __int128 span = (__int128)(t->shape[i] - 1) * t->strides[i];
+    if (span < 0) lo += span; else hi += span;
+  }
+  lo = lo * esz + (__int128)t->offset_bytes;
+  hi = (hi + 1) * esz + (__int128)t->offset_bytes;
+  if (lo < 0 || hi > INT64_MAX) return -1;
+  *out_lo = (int64_t)lo;
+  *out_hi = (int64_t)hi;
+  return 0;
+}
+
+static int expected_operands(int32_t kind, int32_t dir, uint32_t *nin, uint32_t *nout) {
+  int fwd = dir == PARITY_DIRECTION_FORWARD;
+  switch (kind) {
+    case PARITY_OP_KIND_UNARY: *nin = fwd ? 1 : 3; *nout = 1; return 1;
+    case PARITY_OP_KIND_BINARY: *nin = fwd ? 2 : 4; *nout = fwd ? 1 : 2; return 1;
+    case PARITY_OP_KIND_COMPARE: *nin = 2; *nout = 1; return fwd;
+    case PARITY_OP_KIND_SELECT: *nin = fwd ? 3 : 2; *nout = fwd ? 1 : 2; return 1;
+    case PARITY_OP_KIND_CAST: *nin = 1; *nout = 1; return fwd;
+    case PARITY_OP_KIND_REDUCE: *nin = fwd ? 1 : 3; *nout = 1; return 1;
+    case PARITY_OP_KIND_MATMUL: *nin = fwd ? 2 : 3; *nout = fwd ? 1 : 2; return 1;
+    case PARITY_OP_KIND_CONV2D: *nin = 3; *nout = fwd ? 1 : 3; return 1;
+    case PARITY_OP_KIND_POOL2D: *nin = fwd ? 1 : 3; *nout = 1; return 1;
+    case PARITY_OP_KIND_SOFTMAX: *nin = fwd ? 1 : 2; *nout = 1; return 1;
+    default: return 0;
+  }
+}
+
+/* Operands that may be NULL: conv2d bias (input 2 forward), backward outputs. */
+static int may_be_null(int32_t kind, int32_t dir, int is_output, uint32_t slot) {
+  if (is_output) return dir == PARITY_DIRECTION_BACKWARD;
+  return kind == PARITY_OP_KIND_CONV2D && dir == PARITY_DIRECTION_FORWARD && slot == 2;
+}
+
+static int32_t check_tensor(const parity_tensor_desc_t *t, const char *role, uint32_t slot,
+                            int need_buffers, char *msg, size_t n) {
+  if (t->struct_size < sizeof(parity_tensor_desc_t)) {
+    snprintf(msg, n, "%s %u: tensor descriptor struct_size %u is smaller than ABI 1.0's %zu", role,
+             slot, t->struct_size, sizeof(parity_tensor_desc_t));
+    return PARITY_STATUS_INVALID_ARGUMENT;
+  }
+  if (psup_dtype_size(t->dtype) == 0) {
+    snprintf(msg, n, "%s %u: invalid dtype %d", role, slot, t->dtype);
+    return PARITY_STATUS_INVALID_ARGUMENT;
+  }
+  if (t->rank > PARITY_MAX_RANK) {
+    snprintf(msg, n, "%s %u: rank %u exceeds the maximum %d", role, slot, t->rank, PARITY_MAX_RANK);
+    return PARITY_STATUS_INVALID_ARGUMENT;
+  }
+  for (uint32_t i = 0; i < t->rank; i++)
+    if (t->shape[i] < 0) {
+      snprintf(msg, n, "%s %u: negative size %lld on axis %u", role, slot, (long long)t->shape[i], i);
+      return PARITY_STATUS_INVALID_ARGUMENT;
+    }
+  if (need_buffers && !t->buffer && psup_numel(t) > 0) {
+    snprintf(msg, n, "%s %u: buffer is NULL", role, slot);
+    return PARITY_STATUS_INVALID_ARGUMENT;
+  }
+  int64_t lo, hi;
+  if (psup_byte_extent(t, &lo, &hi) != 0) {
+    snprintf(msg, n, "%s %u: strides and offset reach outside the addressable range", role, slot);
+    return PARITY_STATUS_INVALID_ARGUMENT;
+  }
+  return PARITY_STATUS_OK;
+}
+
+int32_t psup_check_op_desc(const parity_op_desc_t *d, int need_buffers, char *msg, size_t n) {
+  if (!d) {
+    snprintf(msg, n, "op descriptor is NULL");
+    return PARITY_STATUS_INVALID_ARGUMENT;
+  }
+  if (d->struct_size < sizeof(parity_op_desc_t)) {
+    snprintf(msg, n, "op descriptor struct_size %u is smaller than ABI 1.0's %zu", d->struct_size,
+             sizeof(parity_op_desc_t));
+    return PARITY_STATUS_INVALID_ARGUMENT;
+  }
+  const psup_op_info_t *info = psup_op_info(d->op);
+  if (!info) {
+    snprintf(msg, n, "unknown op %d", d->op);
+    return PARITY_STATUS_INVALID_ARGUMENT;
+  }
+  if (d->direction != PARITY_DIRECTION_FORWARD && d->direction != PARITY_DIRECTION_BACKWARD) {
+    snprintf(msg, n, "%s: invalid direction %d", info->name, d->direction);
+    return PARITY_STATUS_INVALID_ARGUMENT;
+  }
+  uint32_t nin = 0, nout = 0;
+  if (!expected_operands(info->kind, d->direction, &nin, &nout) ||
+      (d->direction == PARITY_DIRECTION_BACKWARD && !(info->flags & PARITY_OPF_BACKWARD))) {
+    snprintf(msg, n, "%s has no %s", info->name, psup_direction_name(d->direction));
+    return PARITY_STATUS_INVALID_ARGUMENT;
+  }
+  if (d->num_inputs != nin || d->num_outputs != nout) {
+    snprintf(msg, n, "%s %s takes %u inputs and %u outputs, descriptor has %u and %u", info->name,
+             psup_direction_name(d->direction), nin, nout, d->num_inputs, d->num_outputs);
+    return PARITY_STATUS_INVALID_ARGUMENT;
+  }
+  uint32_t rank = UINT32_MAX;
+  for (int pass = 0; pass < 2; pass++) {
+    uint32_t count = pass ? nout : nin;
+    for (uint32_t i = 0; i < count; i++) {
+      const parity_tensor_desc_t *t = pass ? d->outputs[i] : d->inputs[i];
+      const char *role = pass ? "output" : "input";
+      if (!t) {
+        if (may_be_null(info->kind, d->direction, pass, i)) continue;
+        snprintf(msg, n, "%s %s: %s %u is NULL", info->name, psup_direction_name(d->direction), role, i);
+        return PARITY_STATUS_INVALID_ARGUMENT;
+      }
+      char inner[200];
+      int32_t st = check_tensor(t, role, i, need_buffers, inner, sizeof inner);
+      if (st != PARITY_STATUS_OK) {
+        snprintf(msg, n, "%s %s: %s", info->name, psup_direction_name(d->direction), inner);
+        return st;
+      }
+      if (rank == UINT32_MAX) rank = t->rank;
+      /* conv bias and dbias are rank 1; everything else shares the rank */
+      int is_bias = info->kind == PARITY_OP_KIND_CONV2D && ((pass == 0 && i == 2) || (pass == 1 && i == 2));
+      if (!is_bias && t->rank != rank) {
+        snprintf(msg, n, "%s %s: %s %u has rank %u, expected %u", info->name,
+                 psup_direction_name(d->direction), role, i, t->rank, rank);
+        return PARITY_STATUS_INVALID_ARGUMENT;
+      }
+      if (pass == 1)
+        for (uint32_t a = 0; a < t->rank; a++)
+          if (t->strides[a] == 0 && t->shape[a] > 1) {
+            snprintf(msg, n, "%s %s: output %u has stride 0 on axis %u", info->name,
+                     psup_direction_name(d->direction), i, a);
+            return PARITY_STATUS_INVALID_ARGUMENT;
+          }
+    }
+  }
+  return PARITY_STATUS_OK;
+}
+
+void psup_iter_init(psup_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t count,
+                    const int64_t *const *strides) {
+  memset(it, 0, sizeof *it);
+  it->rank = rank;
+  it->count = count;
+  for (uint32_t a = 0; a < rank; a++) it->shape[a] = shape[a];
+  for (uint32_t k = 0; k < count; k++)
+    for (uint32_t a = 0; a < rank; a++) it->strides[k][a] = strides[k][a];
+}
+
+void psup_iter_seek(psup_iter_t *it, int64_t linear) {
+  for (uint32_t k = 0; k < it->count; k++) it->off[k] = 0;
+  for (int32_t a = (int32_t)it->rank - 1; a >= 0; a--) {
+    int64_t s = it->shape[a] > 0 ? it->shape[a] : 1;
+    it->idx[a] = linear % s;
+    linear /= s;
+    for (uint32_t k = 0; k < it->count; k++) it->off[k] += it->idx[a] * it->strides[k][a];
+  }
+}
+
+int32_t psup_report(const parity_host_api_t *host, int32_t status, const char *fmt, ...) {
+  if (host && host->report_error) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    host->report_error(host->host_data, status, buf);
+  }
+  return status;
+}
+
+const char *psup_tensor_str(const parity_tensor_desc_t *t, char *buf, size_t size) {
+  size_t n = (size_t)snprintf(buf, size, "%s[", psup_dtype_name(t->dtype));
+  for (uint32_t i = 0; i < t->rank && n < size; i++)
+    n += (size_t)snprintf(buf + n, size - n, i ? ",%lld" : "%lld", (long long)t->shape[i]);
+  if (n < size) n += (size_t)snprintf(buf + n, size - n, "] strides [");
+  for (uint32_t i = 0; i < t->rank && n < size; i++)
+    n += (size_t)snprintf(buf + n, size - n, i ? ",%lld" : "%lld", (long long)t->strides[i]);
+  if (n < size) snprintf(buf + n, size - n, "] +%llu", (unsigned long long)t->offset_bytes);
+  return buf;
+}
+
+int32_t psup_check_extents(const parity_op_desc_t *d, psup_buffer_size_fn buffer_size, char *msg,
+                           size_t n) {
+  for (int pass = 0; pass < 2; pass++) {
+    uint32_t count = pass ? d->num_outputs : d->num_inputs;
+    for (uint32_t i = 0; i < count; i++) {
+      const parity_tensor_desc_t *t = pass ? d->outputs[i] : d->inputs[i];
+      if (!t || psup_numel(t) == 0) continue;
+      int64_t lo, hi;
+      uint64_t size = buffer_size(t->buffer);
+      if (psup_byte_extent(t, &lo, &hi) != 0 || (uint64_t)hi > size) {
+        char desc[160];
+        snprintf(msg, n, "%s %s: %s %u (%s) reaches byte %lld of a %llu-byte buffer",
+                 psup_op_name(d->op), psup_direction_name(d->direction), pass ? "output" : "input",
+                 i, psup_tensor_str(t, desc, sizeof desc), (long long)hi, (unsigned long long)size);
+        return PARITY_STATUS_INVALID_ARGUMENT;
+      }
+    }
+  }
+  return PARITY_STATUS_OK;
+}

@@ -1,0 +1,103 @@
+/* test_util.c — see test_util.h. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static parity_context_t *ctx;
+
+parity_device_t *pt_try_device(const char *backend) {
+  if (!ctx) {
+    parity_context_options_t o;
+    parity_context_options_init(&o);
+    o.plugin_path = "";
+    o.log_level = 0;
+    cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  }
+  uint32_t p;
+  if (parity_context_find_plugin(ctx, backend, &p) != PARITY_STATUS_OK) return NULL;
+  parity_device_t *dev = NULL;
+  if (parity_context_open_device(ctx, p, 0, &dev) != PARITY_STATUS_OK) return NULL;
+  return dev;
+}
+
+parity_device_t *pt_device(const char *backend) {
+  parity_device_t *dev = pt_try_device(backend);
+  cr_assert_not_null(dev, "backend %s: %s", backend, parity_last_error());
+  return dev;
+}
+
+pt_tensor pt_tensor_new(parity_device_t *dev, int32_t dtype, uint32_t rank, const int64_t *shape,
+                        const double *values) {
+  pt_tensor t;
+  memset(&t, 0, sizeof t);
+  int64_t n = 1;
+  for (uint32_t i = 0; i < rank; i++) n *= shape[i];
+  uint32_t esz = psup_dtype_size(dtype);
+  size_t bytes = (size_t)n * esz;
+  cr_assert_eq(parity_buffer_alloc(dev, bytes, &t.buf), PARITY_STATUS_OK, "%s", parity_last_error());
+  psup_tensor_init(&t.desc, dtype, rank, shape, parity_buffer_handle(t.buf), 0);
+  if (bytes) {
+    unsigned char *host = calloc(1, bytes);
+    for (int64_t i = 0; values && i < n; i++) psup_store_f64(host + i * esz, dtype, values[i]);
+    cr_assert_eq(parity_buffer_write(t.buf, 0, host, bytes), PARITY_STATUS_OK, "%s", parity_last_error());
+    free(host);
+  }
+  return t;
+}
+
+void pt_tensor_read(const pt_tensor *t, double *out) {
+  size_t bytes = parity_buffer_size(t->buf);
+  unsigned char *host = malloc(bytes ? bytes : 1);
+  cr_assert_eq(parity_buffer_read(t->buf, 0, host, bytes), PARITY_STATUS_OK, "%s", parity_last_error());
+  int64_t n = psup_numel(&t->desc);
+  if (n > 0) {
+    const int64_t *strides[1] = {t->desc.strides};
+    psup_iter_t it;
+    psup_iter_init(&it, t->desc.rank, t->desc.shape, 1, strides);
+    uint32_t esz = psup_dtype_size(t->desc.dtype);
+    for (int64_t i = 0; i < n; i++) {
+      out[i] = psup_load_f64(host + t->desc.offset_bytes + it.off[0] * esz, t->desc.dtype);
+      psup_iter_next(&it);
+    }
+  }
+  free(host);
+}
+
+void pt_tensor_free(pt_tensor *t) {
+  parity_buffer_free(t->buf);
+  t->buf = NULL;
+}
+
+parity_status_t pt_run(parity_device_t *dev, int32_t op, int32_t direction, const pt_tensor *const *inputs,
+                       uint32_t nin, const pt_tensor *const *outputs, uint32_t nout,
+                       const parity_op_params_t *params) {
+  parity_op_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.op = op;
+  d.direction = direction;
+  d.num_inputs = nin;
+  d.num_outputs = nout;
+  for (uint32_t i = 0; i < nin; i++) d.inputs[i] = inputs[i] ? &inputs[i]->desc : NULL;
+  for (uint32_t i = 0; i < nout; i++) d.outputs[i] = outputs[i] ? &outputs[i]->desc : NULL;
+  if (params) d.params = *params;
+  parity_status_t st = parity_device_run(dev, &d);
+  if (st == PARITY_STATUS_OK) st = parity_device_synchronize(dev);
+  return st;
+}
+
+double pt_ulp_diff(double a, double b, int32_t dtype) {
+  if (isnan(a) && isnan(b)) return 0;
+  if (a == b) return 0;
+  if (isnan(a) || isnan(b) || isinf(a) || isinf(b)) return INFINITY;
+  int mant = dtype == PARITY_DTYPE_F64 ? 52 : dtype == PARITY_DTYPE_F16 ? 10 : dtype == PARITY_DTYPE_BF16 ? 7 : 23;
+  int min_exp = dtype == PARITY_DTYPE_F64 ? -1022 : dtype == PARITY_DTYPE_F16 ? -14 : -126;
+  double m = fmax(fabs(a), fabs(b));
+  int e;
+  frexp(m, &e);
+  e -= 1;
+  if (e < min_exp) e = min_exp;
+  return fabs(a - b) / ldexp(1.0, e - mant);
+}

@@ -1,0 +1,41 @@
+/* test_util.h — small helpers for Criterion tests: open a backend, make tensors from doubles,
+ * run one op, read results back as doubles. Failures abort the test with cr_assert. */
+#ifndef PARITY_TEST_UTIL_H
+#define PARITY_TEST_UTIL_H
+
+#include <criterion/criterion.h>
+#include <stdint.h>
+
+#include "parity/parity.h"
+#include "parity_support/desc.h"
+#include "parity_support/dtype.h"
+#include "parity_support/ops.h"
+
+/* The first device of the plugin named `backend` ("cpu", "opencl", ...) from a per-process
+ * context that searches only the build tree. NULL (not an assert) when the backend is absent. */
+parity_device_t *pt_try_device(const char *backend);
+/* Same, but asserts the backend exists. */
+parity_device_t *pt_device(const char *backend);
+
+/* A device tensor and its descriptor. */
+typedef struct pt_tensor {
+  parity_tensor_desc_t desc;
+  parity_buffer_t *buf;
+} pt_tensor;
+
+/* Contiguous tensor of `dtype` holding values (converted with psup_store_f64; NULL = zeros). */
+pt_tensor pt_tensor_new(parity_device_t *dev, int32_t dtype, uint32_t rank, const int64_t *shape,
+                        const double *values);
+/* Read all elements (following the descriptor's strides) as doubles into out. */
+void pt_tensor_read(const pt_tensor *t, double *out);
+void pt_tensor_free(pt_tensor *t);
+
+/* Run one op; inputs/outputs may contain NULL (optional operands). params may be NULL. */
+parity_status_t pt_run(parity_device_t *dev, int32_t op, int32_t direction, const pt_tensor *const *inputs,
+                       uint32_t nin, const pt_tensor *const *outputs, uint32_t nout,
+                       const parity_op_params_t *params);
+
+/* Units in the last place between a and b at the precision of dtype (0 when both NaN or equal). */
+double pt_ulp_diff(double a, double b, int32_t dtype);
+
+#endif

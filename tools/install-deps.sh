@@ -1,0 +1,26 @@
+#!/bin/sh
+# Install the Debian packages parity needs, if any are missing. Fast when nothing is missing.
+# As root: installs with apt-get. Otherwise: prints the exact apt-get line and exits 1.
+set -u
+PACKAGES="build-essential cmake pkg-config libcriterion-dev ocl-icd-opencl-dev opencl-c-headers \
+pocl-opencl-icd clinfo libvulkan-dev mesa-vulkan-drivers glslc"
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "install-deps: not a Debian system; make sure these (or equivalents) are installed: $PACKAGES" >&2
+  exit 0
+fi
+missing=""
+for p in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+line="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" != 0 ]; then
+  echo "install-deps: missing packages:$missing" >&2
+  echo "install-deps: run as root: apt-get update && $line" >&2
+  exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q && $line
