@@ -1,6 +1,8 @@
 /* test_util.c — see test_util.h. */
 #include "test_util.h"
 
+#include "parity_support/tolerance.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,16 +90,4 @@ parity_status_t pt_run(parity_device_t *dev, int32_t op, int32_t direction, cons
   return st;
 }
 
-double pt_ulp_diff(double a, double b, int32_t dtype) {
-  if (isnan(a) && isnan(b)) return 0;
-  if (a == b) return 0;
-  if (isnan(a) || isnan(b) || isinf(a) || isinf(b)) return INFINITY;
-  int mant = dtype == PARITY_DTYPE_F64 ? 52 : dtype == PARITY_DTYPE_F16 ? 10 : dtype == PARITY_DTYPE_BF16 ? 7 : 23;
-  int min_exp = dtype == PARITY_DTYPE_F64 ? -1022 : dtype == PARITY_DTYPE_F16 ? -14 : -126;
-  double m = fmax(fabs(a), fabs(b));
-  int e;
-  frexp(m, &e);
-  e -= 1;
-  if (e < min_exp) e = min_exp;
-  return fabs(a - b) / ldexp(1.0, e - mant);
-}
+double pt_ulp_diff(double a, double b, int32_t dtype) { return psup_ulp_distance(a, b, dtype); }
