@@ -47,24 +47,27 @@ double psup_load_f64(const void *p, int32_t dtype) {
   }
 }
 
-/* Truncate toward zero and wrap modulo 2^64 (NaN -> 0, out-of-range -> wrapped). */
-static uint64_t wrap_u64(double v) {
+/* Truncate toward zero and saturate to [lo, hi]; NaN -> 0. */
+static double sat(double v, double lo, double hi) {
   if (isnan(v)) return 0;
   v = trunc(v);
-  double m = fmod(v, 18446744073709551616.0); /* 2^64 */
-  if (m < 0) m += 18446744073709551616.0;
-  if (m >= 9223372036854775808.0) return (uint64_t)(m - 9223372036854775808.0) + (1ull << 63);
-  return (uint64_t)m;
+  return v < lo ? lo : v > hi ? hi : v;
 }
 
 void psup_store_f64(void *p, int32_t dtype, double v) {
   switch (dtype) {
     case PARITY_DTYPE_F32: { float f = (float)v; memcpy(p, &f, 4); break; }
     case PARITY_DTYPE_F64: memcpy(p, &v, 8); break;
-    case PARITY_DTYPE_F16: { uint16_t h = psup_f32_to_f16((float)v); memcpy(p, &h, 2); break; }
-    case PARITY_DTYPE_BF16: { uint16_t h = psup_f32_to_bf16((float)v); memcpy(p, &h, 2); break; }
-    case PARITY_DTYPE_I32: { uint32_t u = (uint32_t)wrap_u64(v); memcpy(p, &u, 4); break; }
-    case PARITY_DTYPE_I64: { uint64_t u = wrap_u64(v); memcpy(p, &u, 8); break; }
+    case PARITY_DTYPE_F16: { uint16_t h = psup_f64_to_f16(v); memcpy(p, &h, 2); break; }
+    case PARITY_DTYPE_BF16: { uint16_t h = psup_f64_to_bf16(v); memcpy(p, &h, 2); break; }
+    case PARITY_DTYPE_I32: { int32_t x = (int32_t)sat(v, -2147483648.0, 2147483647.0); memcpy(p, &x, 4); break; }
+    case PARITY_DTYPE_I64: {
+      /* 2^63 is not representable in i64: compare against it before converting */
+      double t = sat(v, -9223372036854775808.0, 9223372036854775808.0);
+      int64_t x = t >= 9223372036854775808.0 ? INT64_MAX : (int64_t)t;
+      memcpy(p, &x, 8);
+      break;
+    }
     case PARITY_DTYPE_BOOL: *(uint8_t *)p = (v != 0.0); break; /* NaN != 0: true */
     default: break;
   }

@@ -4,6 +4,7 @@
 #ifndef PARITY_SUPPORT_DTYPE_H
 #define PARITY_SUPPORT_DTYPE_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -70,10 +71,28 @@ static inline uint16_t psup_f32_to_bf16(float f) {
   return (uint16_t)(x >> 16);
 }
 
+/* f64 -> f32 rounding to odd (truncate, set the last bit when inexact). Rounding that result
+ * to nearest even at 8 or 11 bits equals rounding the f64 directly: no double rounding. */
+static inline float psup_f64_to_f32_odd(double d) {
+  float f = (float)d;
+  if (isnan(d) || (double)f == d) return f;
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  if (isinf(f) || fabs((double)f) > fabs(d)) b -= 1u; /* step toward zero */
+  b |= 1u;
+  memcpy(&f, &b, 4);
+  return f;
+}
+
+/* Correctly rounded (nearest even) f64 -> f16 / bf16, as casts from f64 require. */
+static inline uint16_t psup_f64_to_f16(double d) { return psup_f32_to_f16(psup_f64_to_f32_odd(d)); }
+static inline uint16_t psup_f64_to_bf16(double d) { return psup_f32_to_bf16(psup_f64_to_f32_odd(d)); }
+
 /* Element at p of the given dtype, widened to double (exact for every dtype but i64 > 2^53). */
 double psup_load_f64(const void *p, int32_t dtype);
-/* Store v into p with the dtype's rounding: f32/f16/bf16 round to nearest even (f16/bf16 via
- * f32), integers truncate toward zero and wrap, bool stores v != 0. */
+/* Store v into p with the cast semantics of docs/semantics.md: floats round to nearest even
+ * (f16/bf16 directly from f64), integers truncate toward zero and saturate at the type's range
+ * with NaN -> 0 (what GPU conversion instructions do), bool stores v != 0 (NaN -> true). */
 void psup_store_f64(void *p, int32_t dtype, double v);
 
 #endif
