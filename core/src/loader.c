@@ -56,6 +56,15 @@ static void skip(parity_context_t *ctx, parity__plugin *p, int32_t state, const 
               state == PARITY_PLUGIN_STATE_SKIPPED ? "skipped" : "unavailable", p->path, p->reason);
 }
 
+/* Copy what the plugin said about itself into the context's record. */
+static void describe(parity__plugin *p, const parity__module *m) {
+  copy_str(p->name, sizeof p->name, m->info.name);
+  copy_str(p->backend, sizeof p->backend, m->info.backend);
+  copy_str(p->version, sizeof p->version, m->info.version);
+  p->abi_major = m->info.abi_major;
+  p->abi_minor = m->info.abi_minor;
+}
+
 /* Load, negotiate and initialise the library at `real`; on failure fill p's reason. Caller holds
  * modules_lock. */
 static parity__module *module_load(parity_context_t *ctx, parity__plugin *p, const char *real) {
@@ -63,6 +72,7 @@ static parity__module *module_load(parity_context_t *ctx, parity__plugin *p, con
     if (strcmp(m->realpath, real) == 0) {
       m->refs++;
       parity__log(ctx, 2, "reusing %s (already loaded by another context)", real);
+      describe(p, m);
       return m;
     }
   void *dl = dlopen(real, RTLD_NOW | RTLD_LOCAL);
@@ -87,11 +97,7 @@ static parity__module *module_load(parity_context_t *ctx, parity__plugin *p, con
   m->info.struct_size = sizeof m->info;
   parity__clear_error();
   int32_t st = query(PARITY_ABI_MAJOR, PARITY_ABI_MINOR, &parity__host_template, &m->info);
-  copy_str(p->name, sizeof p->name, m->info.name);
-  copy_str(p->backend, sizeof p->backend, m->info.backend);
-  copy_str(p->version, sizeof p->version, m->info.version);
-  p->abi_major = m->info.abi_major;
-  p->abi_minor = m->info.abi_minor;
+  describe(p, m);
   const char *why = NULL;
   char buf[400];
   if (st == PARITY_STATUS_VERSION_MISMATCH) {

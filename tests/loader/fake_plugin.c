@@ -1,0 +1,168 @@
+/* fake_plugin.c — deliberately odd plugins for the loader tests, one source compiled once per
+ * FAKE_MODE. Buffers live in host memory; the only kernel is f32 neg (elementwise forward).
+ *
+ *   NORMAL       a well-behaved plugin named FAKE_NAME
+ *   REFUSE       refuses every host major version (as a 2.x plugin would)
+ *   OLDER        built against a smaller table and device info (no softmax entries, no
+ *                denormal field): must load and work, softmax unsupported
+ *   NEWER        speaks ABI 1.1 with a larger table and device info: must load and work
+ *   DEVFAIL      loads, but device_open fails
+ *   UNAVAILABLE  init says the backend cannot run here
+ *   NOSYM        exports no entry symbol at all */
+#include <stdlib.h>
+#include <string.h>
+
+#include "parity_plugin.h"
+
+#define MODE_NORMAL 0
+#define MODE_REFUSE 1
+#define MODE_OLDER 2
+#define MODE_NEWER 3
+#define MODE_DEVFAIL 4
+#define MODE_UNAVAILABLE 5
+#define MODE_NOSYM 6
+
+static const parity_host_api_t *host;
+
+static int32_t fail(int32_t st, const char *msg) {
+  if (host && host->report_error) host->report_error(host->host_data, st, msg);
+  return st;
+}
+
+struct parity_plugin_buffer_t { uint64_t size; unsigned char *data; };
+struct parity_plugin_device_t { int unused; };
+static struct parity_plugin_device_t dev0;
+
+static int32_t f_init(void) {
+  return FAKE_MODE == MODE_UNAVAILABLE ? fail(PARITY_STATUS_UNAVAILABLE, "no fake driver on this machine")
+                                       : PARITY_STATUS_OK;
+}
+static void f_shutdown(void) {}
+static int32_t f_count(uint32_t *n) { *n = 1; return PARITY_STATUS_OK; }
+
+/* A newer plugin's device info: the 1.0 struct plus a field appended in "1.1". */
+typedef struct { parity_device_info_t base; uint64_t future_field; } info_v1_1;
+
+static int32_t f_info(uint32_t index, parity_device_info_t *out) {
+  if (index != 0) return fail(PARITY_STATUS_OUT_OF_RANGE, "fake: one device only");
+  info_v1_1 full;
+  memset(&full, 0, sizeof full);
+  full.base.type = PARITY_DEVICE_TYPE_OTHER;
+  strcpy(full.base.name, "fake device " FAKE_NAME);
+  full.base.memory_bytes = 1u << 20;
+  full.base.max_buffer_bytes = 1u << 20;
+  full.base.dtype_mask = PARITY_DTYPE_BIT(PARITY_DTYPE_F32);
+  full.base.denormals = PARITY_DENORMALS_PRESERVED;
+  full.future_field = 0x5555555555555555ull;
+  uint32_t mine = FAKE_MODE == MODE_OLDER ? (uint32_t)offsetof(parity_device_info_t, denormals)
+                : FAKE_MODE == MODE_NEWER ? (uint32_t)sizeof(info_v1_1)
+                                          : (uint32_t)sizeof(parity_device_info_t);
+  uint32_t n = out->struct_size < mine ? out->struct_size : mine; /* never past the host's size */
+  full.base.struct_size = n;
+  memcpy(out, &full, n);
+  return PARITY_STATUS_OK;
+}
+
+static int32_t f_open(uint32_t index, parity_plugin_device_t **out) {
+  (void)index;
+  if (FAKE_MODE == MODE_DEVFAIL) return fail(PARITY_STATUS_DEVICE_ERROR, "fake device is wedged (simulated)");
+  *out = &dev0;
+  return PARITY_STATUS_OK;
+}
+static void f_close(parity_plugin_device_t *d) { (void)d; }
+
+static int32_t f_alloc(parity_plugin_device_t *d, uint64_t size, parity_plugin_buffer_t **out) {
+  (void)d;
+  parity_plugin_buffer_t *b = calloc(1, sizeof *b);
+  if (b) b->data = calloc(1, size ? size : 1);
+  if (!b || !b->data) { free(b); return fail(PARITY_STATUS_OUT_OF_MEMORY, "fake: out of memory"); }
+  b->size = size;
+  *out = b;
+  return PARITY_STATUS_OK;
+}
+static void f_free(parity_plugin_device_t *d, parity_plugin_buffer_t *b) { (void)d; if (b) free(b->data); free(b); }
+static int32_t f_write(parity_plugin_device_t *d, parity_plugin_buffer_t *b, uint64_t off, const void *src, uint64_t n) {
+  (void)d; memcpy(b->data + off, src, n); return PARITY_STATUS_OK;
+}
+static int32_t f_read(parity_plugin_device_t *d, parity_plugin_buffer_t *b, uint64_t off, void *dst, uint64_t n) {
+  (void)d; memcpy(dst, b->data + off, n); return PARITY_STATUS_OK;
+}
+static int32_t f_copy(parity_plugin_device_t *d, parity_plugin_buffer_t *s, uint64_t so, parity_plugin_buffer_t *t,
+                      uint64_t to, uint64_t n) {
+  (void)d; memmove(t->data + to, s->data + so, n); return PARITY_STATUS_OK;
+}
+static int32_t f_fill(parity_plugin_device_t *d, parity_plugin_buffer_t *b, uint64_t off, uint64_t n,
+                      const void *pat, uint32_t ps) {
+  (void)d; for (uint64_t i = 0; i < n; i += ps) memcpy(b->data + off + i, pat, ps); return PARITY_STATUS_OK;
+}
+static int32_t f_sync(parity_plugin_device_t *d) { (void)d; return PARITY_STATUS_OK; }
+
+static int is_contiguous_f32(const parity_tensor_desc_t *t) {
+  int64_t expect = 1;
+  for (int i = (int)t->rank - 1; i >= 0; i--) {
+    if (t->strides[i] != expect) return 0;
+    expect *= t->shape[i];
+  }
+  return t->dtype == PARITY_DTYPE_F32;
+}
+
+static int32_t f_supports(parity_plugin_device_t *d, const parity_op_desc_t *desc) {
+  (void)d;
+  if (desc->op == PARITY_OP_NEG && desc->direction == PARITY_DIRECTION_FORWARD &&
+      is_contiguous_f32(desc->inputs[0]) && is_contiguous_f32(desc->outputs[0]))
+    return PARITY_STATUS_OK;
+  return fail(PARITY_STATUS_UNSUPPORTED, "fake plugin runs contiguous f32 neg only");
+}
+
+static int32_t f_neg(parity_plugin_device_t *d, const parity_op_desc_t *desc) {
+  int32_t st = f_supports(d, desc);
+  if (st != PARITY_STATUS_OK) return st;
+  const parity_tensor_desc_t *x = desc->inputs[0], *y = desc->outputs[0];
+  int64_t n = 1;
+  for (uint32_t i = 0; i < x->rank; i++) n *= x->shape[i];
+  const float *src = (const float *)(x->buffer->data + x->offset_bytes);
+  float *dst = (float *)(y->buffer->data + y->offset_bytes);
+  for (int64_t i = 0; i < n; i++) dst[i] = -src[i];
+  return PARITY_STATUS_OK;
+}
+
+static int32_t f_future(void) { return PARITY_STATUS_OK; }
+
+/* The newer plugin's table: 1.0's entries plus one appended in "1.1". */
+typedef struct { parity_plugin_api_t base; int32_t (*future_entry)(void); } api_v1_1;
+
+static const api_v1_1 table = {
+    .base = {
+        .struct_size = FAKE_MODE == MODE_OLDER ? (uint32_t)offsetof(parity_plugin_api_t, softmax_forward)
+                     : FAKE_MODE == MODE_NEWER ? (uint32_t)sizeof(api_v1_1)
+                                               : (uint32_t)sizeof(parity_plugin_api_t),
+        .init = f_init, .shutdown = f_shutdown, .get_device_count = f_count, .get_device_info = f_info,
+        .device_open = f_open, .device_close = f_close, .buffer_alloc = f_alloc, .buffer_free = f_free,
+        .buffer_write = f_write, .buffer_read = f_read, .buffer_copy = f_copy, .buffer_fill = f_fill,
+        .synchronize = f_sync, .supports = f_supports, .elementwise_forward = f_neg,
+        /* present in the struct, but outside an OLDER plugin's struct_size: must never be used */
+        .softmax_forward = f_neg,
+    },
+    .future_entry = f_future,
+};
+
+#if FAKE_MODE != MODE_NOSYM
+PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor,
+                                                 const parity_host_api_t *h, parity_plugin_info_t *out) {
+  (void)host_minor;
+  out->name = FAKE_NAME;
+  out->backend = FAKE_NAME;
+  out->version = "test";
+  out->abi_major = FAKE_MODE == MODE_REFUSE ? 2 : PARITY_ABI_MAJOR;
+  out->abi_minor = FAKE_MODE == MODE_NEWER ? PARITY_ABI_MINOR + 1 : PARITY_ABI_MINOR;
+  if (FAKE_MODE == MODE_REFUSE || host_major != PARITY_ABI_MAJOR) {
+    out->refusal = "this plugin needs a host speaking ABI 2.x";
+    return PARITY_STATUS_VERSION_MISMATCH;
+  }
+  host = h;
+  out->api = &table.base;
+  return PARITY_STATUS_OK;
+}
+#else
+PARITY_PLUGIN_EXPORT int fake_plugin_without_entry(void) { return (int)sizeof(table); }
+#endif
