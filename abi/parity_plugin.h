@@ -179,7 +179,9 @@ typedef struct parity_plugin_buffer_t parity_plugin_buffer_t; /* defined by each
 /* A strided view of device memory. Element (i0..i{rank-1}) lives at byte
  * offset_bytes + sum_k(i_k * strides[k]) * dtype_size within `buffer`. Strides are in
  * elements, may be 0 (broadcast) and, for inputs, may be negative or overlapping; outputs never
- * have zero strides or overlap. Rank 0 is a scalar. `buffer` is NULL in supports() queries. */
+ * have zero strides or overlap each other. Rank 0 is a scalar. `buffer` is NULL in supports()
+ * queries. Elementwise forward ops (UNARY, BINARY, SELECT, same-dtype CAST) may run in place:
+ * the output may be exactly the same view as an input; no other aliasing occurs. */
 typedef struct parity_tensor_desc_t {
   uint32_t struct_size;
   int32_t dtype; /* parity_dtype_t */

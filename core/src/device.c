@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "tensor_internal.h"
 #include "parity_support/desc.h"
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
@@ -36,6 +36,7 @@ parity_status_t parity__device_open(parity_context_t *ctx, parity__plugin *p, ui
 
 void parity__device_close(parity_device_t *dev) {
   if (!dev) return;
+  parity__cache_drain(dev);
   dev->plugin->mod->api.synchronize(dev->handle);
   dev->plugin->mod->api.device_close(dev->handle);
   free(dev);

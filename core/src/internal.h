@@ -49,12 +49,21 @@ struct parity_context_t {
   void *alloc_hook_user;
 };
 
+/* One size class of the caching allocator: free buffers of exactly 2^k bytes. */
+typedef struct parity__cache_bin {
+  parity_buffer_t **items;
+  uint32_t count, cap;
+} parity__cache_bin;
+
 struct parity_device_t {
   parity_context_t *ctx;
   parity__plugin *plugin;
   uint32_t index;
   parity_plugin_device_t *handle;
   parity_device_info_t info;
+  parity__cache_bin cache[64];   /* caching allocator, by log2 of the size class */
+  uint64_t cached_bytes;
+  parity_plan_t *capture;        /* plan being recorded on this device, if any */
 };
 
 struct parity_buffer_t {

@@ -152,4 +152,8 @@ PARITY_API void parity_context_set_alloc_hook(parity_context_t *ctx, parity_allo
 #ifdef __cplusplus
 }
 #endif
+
+#include "parity/tensor.h"
+#include "parity/nn.h"
+
 #endif /* PARITY_H */

@@ -1,0 +1,182 @@
+/* tensor.h — tensors, views, ops and autodiff (included by parity.h).
+ *
+ * OWNERSHIP
+ *   Every function that hands out a parity_tensor_t* gives the caller one reference; release it
+ *   with parity_tensor_release(). Views share storage with their base (reference-counted).
+ *   parity_tensor_grad() returns a borrowed pointer valid until the next backward/zero_grad.
+ *
+ * AUTODIFF
+ *   A tensor with requires_grad set, and every float tensor computed from one while grad mode is
+ *   on, records the op that made it. parity_backward(loss, seed) walks that graph in reverse,
+ *   accumulating into the .grad of every leaf that requires grad (across calls, until
+ *   parity_tensor_zero_grad). Broadcast gradients are summed back to each input's shape.
+ *   Comparisons, argmax/argmin, and bool or integer tensors never carry gradients: their values
+ *   are computed on plain values, identical with or without a gradient being taken.
+ *
+ * ERRORS
+ *   Shape, dtype and device mistakes return a status with a message naming the op and the shapes;
+ *   inputs are never modified by a failing call and *out is left NULL.
+ */
+#ifndef PARITY_TENSOR_H
+#define PARITY_TENSOR_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct parity_tensor_t parity_tensor_t;
+
+/* ---- creation --------------------------------------------------------------------------- */
+/* Copy `data` (contiguous, row-major, elements of `dtype`) to a new tensor on `dev`. */
+PARITY_API parity_status_t parity_tensor_from_host(parity_device_t *dev, parity_dtype_t dtype,
+                                                   uint32_t rank, const int64_t *shape,
+                                                   const void *data, parity_tensor_t **out);
+/* Same, from doubles converted with the cast rules of docs/semantics.md. */
+PARITY_API parity_status_t parity_tensor_from_f64(parity_device_t *dev, parity_dtype_t dtype,
+                                                  uint32_t rank, const int64_t *shape,
+                                                  const double *data, parity_tensor_t **out);
+PARITY_API parity_status_t parity_tensor_full(parity_device_t *dev, parity_dtype_t dtype,
+                                              uint32_t rank, const int64_t *shape, double value,
+                                              parity_tensor_t **out);
+PARITY_API parity_status_t parity_tensor_zeros(parity_device_t *dev, parity_dtype_t dtype,
+                                               uint32_t rank, const int64_t *shape,
+                                               parity_tensor_t **out);
+PARITY_API parity_status_t parity_tensor_ones(parity_device_t *dev, parity_dtype_t dtype,
+                                              uint32_t rank, const int64_t *shape,
+                                              parity_tensor_t **out);
+/* 1-D [start, start+step, ...) below stop (above stop for a negative step). */
+PARITY_API parity_status_t parity_tensor_arange(parity_device_t *dev, parity_dtype_t dtype,
+                                                double start, double stop, double step,
+                                                parity_tensor_t **out);
+/* Counter-based (Philox4x32-10) random numbers: the same (seed, offset) gives the same values
+ * on every backend. `offset` selects the stream position, so successive calls can use
+ * offset += numel. */
+PARITY_API parity_status_t parity_tensor_rand_uniform(parity_device_t *dev, parity_dtype_t dtype,
+                                                      uint32_t rank, const int64_t *shape,
+                                                      double low, double high, uint64_t seed,
+                                                      uint64_t offset, parity_tensor_t **out);
+PARITY_API parity_status_t parity_tensor_rand_normal(parity_device_t *dev, parity_dtype_t dtype,
+                                                     uint32_t rank, const int64_t *shape,
+                                                     double mean, double stddev, uint64_t seed,
+                                                     uint64_t offset, parity_tensor_t **out);
+
+PARITY_API parity_tensor_t *parity_tensor_retain(parity_tensor_t *t);
+PARITY_API void parity_tensor_release(parity_tensor_t *t);
+
+/* ---- data and queries --------------------------------------------------------------------- */
+/* Copy all elements, row-major, in the tensor's dtype into dst (dst_bytes must be enough). */
+PARITY_API parity_status_t parity_tensor_to_host(const parity_tensor_t *t, void *dst,
+                                                 uint64_t dst_bytes);
+/* Copy all elements converted to double into dst (count must be >= numel). */
+PARITY_API parity_status_t parity_tensor_to_f64(const parity_tensor_t *t, double *dst,
+                                                uint64_t count);
+/* Overwrite the tensor's elements in place from contiguous host data of its dtype (used to feed
+ * new inputs to a captured plan). */
+PARITY_API parity_status_t parity_tensor_write(parity_tensor_t *t, const void *src,
+                                               uint64_t src_bytes);
+PARITY_API parity_dtype_t parity_tensor_dtype(const parity_tensor_t *t);
+PARITY_API uint32_t parity_tensor_rank(const parity_tensor_t *t);
+PARITY_API int64_t parity_tensor_dim(const parity_tensor_t *t, uint32_t axis);
+PARITY_API const int64_t *parity_tensor_shape(const parity_tensor_t *t);
+PARITY_API const int64_t *parity_tensor_strides(const parity_tensor_t *t);
+PARITY_API int64_t parity_tensor_numel(const parity_tensor_t *t);
+PARITY_API parity_device_t *parity_tensor_device(const parity_tensor_t *t);
+PARITY_API int parity_tensor_is_contiguous(const parity_tensor_t *t);
+/* 1 when both tensors view the same storage. */
+PARITY_API int parity_tensor_shares_storage(const parity_tensor_t *a, const parity_tensor_t *b);
+
+/* ---- views (share storage; differentiable) --------------------------------------------------- */
+PARITY_API parity_status_t parity_reshape(parity_tensor_t *x, uint32_t rank, const int64_t *shape,
+                                          parity_tensor_t **out); /* one -1 allowed; copies when
+                                                                     the view is impossible */
+PARITY_API parity_status_t parity_permute(parity_tensor_t *x, const uint32_t *axes,
+                                          parity_tensor_t **out);
+PARITY_API parity_status_t parity_transpose(parity_tensor_t *x, uint32_t axis0, uint32_t axis1,
+                                            parity_tensor_t **out);
+/* Elements start, start+step, ... below stop on `axis` (step >= 1; stop clamped to the size). */
+PARITY_API parity_status_t parity_slice(parity_tensor_t *x, uint32_t axis, int64_t start,
+                                        int64_t stop, int64_t step, parity_tensor_t **out);
+/* Broadcast size-1 axes (and new leading axes) to `shape` with zero strides. */
+PARITY_API parity_status_t parity_expand(parity_tensor_t *x, uint32_t rank, const int64_t *shape,
+                                         parity_tensor_t **out);
+PARITY_API parity_status_t parity_squeeze(parity_tensor_t *x, uint32_t axis, parity_tensor_t **out);
+PARITY_API parity_status_t parity_unsqueeze(parity_tensor_t *x, uint32_t axis, parity_tensor_t **out);
+/* A contiguous tensor with the same values (the same tensor, retained, when already so). */
+PARITY_API parity_status_t parity_contiguous(parity_tensor_t *x, parity_tensor_t **out);
+
+/* ---- ops (every op of the five kernel families) ---------------------------------------------
+ * Binary ops, comparisons and where broadcast with NumPy rules and promote dtypes:
+ * bool < i32 < i64 < bf16, f16 < f32 < f64, with f16 + bf16 -> f32 and integer + float -> the
+ * float type (docs/semantics.md). */
+PARITY_API parity_status_t parity_unary(parity_op_t op, parity_tensor_t *x, parity_tensor_t **out);
+PARITY_API parity_status_t parity_leaky_relu(parity_tensor_t *x, double slope, parity_tensor_t **out);
+PARITY_API parity_status_t parity_binary(parity_op_t op, parity_tensor_t *a, parity_tensor_t *b,
+                                         parity_tensor_t **out);
+/* eq, ne, lt, le, gt, ge -> bool; never differentiable. */
+PARITY_API parity_status_t parity_compare(parity_op_t op, parity_tensor_t *a, parity_tensor_t *b,
+                                          parity_tensor_t **out);
+PARITY_API parity_status_t parity_where(parity_tensor_t *cond, parity_tensor_t *a,
+                                        parity_tensor_t *b, parity_tensor_t **out);
+PARITY_API parity_status_t parity_cast(parity_tensor_t *x, parity_dtype_t dtype, parity_tensor_t **out);
+/* sum, mean, max, min, argmax, argmin over the axes in axes_mask (bit k = axis k; 0 = all). */
+PARITY_API parity_status_t parity_reduce(parity_op_t op, parity_tensor_t *x, uint32_t axes_mask,
+                                         int keepdim, parity_tensor_t **out);
+/* Batched [.., m, k] x [.., k, n] with broadcast batch axes (both ranks >= 2). */
+PARITY_API parity_status_t parity_matmul(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out);
+typedef struct parity_conv2d_options_t {
+  int32_t stride[2], padding[4] /* top, bottom, left, right */, dilation[2], groups;
+} parity_conv2d_options_t;
+/* NCHW; bias may be NULL; opts NULL = stride 1, no padding, dilation 1, groups 1. */
+PARITY_API parity_status_t parity_conv2d(parity_tensor_t *x, parity_tensor_t *w, parity_tensor_t *bias,
+                                         const parity_conv2d_options_t *opts, parity_tensor_t **out);
+/* Transposed convolution (the adjoint of conv2d): w is [C_in, C_out/groups, KH, KW]. */
+PARITY_API parity_status_t parity_conv_transpose2d(parity_tensor_t *x, parity_tensor_t *w,
+                                                   parity_tensor_t *bias,
+                                                   const parity_conv2d_options_t *opts,
+                                                   parity_tensor_t **out);
+typedef struct parity_pool2d_options_t {
+  int32_t kernel[2], stride[2], padding[4], dilation[2], count_include_pad;
+} parity_pool2d_options_t;
+PARITY_API parity_status_t parity_pool2d(parity_op_t op /* max_pool2d | avg_pool2d */,
+                                         parity_tensor_t *x, const parity_pool2d_options_t *opts,
+                                         parity_tensor_t **out);
+/* softmax | log_softmax over `axis`. */
+PARITY_API parity_status_t parity_softmax(parity_op_t op, parity_tensor_t *x, uint32_t axis,
+                                          parity_tensor_t **out);
+
+/* ---- autodiff ------------------------------------------------------------------------------ */
+/* Only float tensors can require grad. */
+PARITY_API parity_status_t parity_tensor_set_requires_grad(parity_tensor_t *t, int requires_grad);
+PARITY_API int parity_tensor_requires_grad(const parity_tensor_t *t);
+/* Borrowed; NULL when no gradient has been accumulated. */
+PARITY_API parity_tensor_t *parity_tensor_grad(const parity_tensor_t *t);
+PARITY_API void parity_tensor_zero_grad(parity_tensor_t *t);
+/* A view of the same storage that records no history. */
+PARITY_API parity_status_t parity_detach(parity_tensor_t *x, parity_tensor_t **out);
+/* Fill .grad of every leaf reachable from loss. seed may be NULL only for a one-element loss
+ * (seed = 1). The graph's saved tensors are freed afterwards unless retain_graph is set; a second
+ * backward through a freed graph is an error. */
+PARITY_API parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed,
+                                           int retain_graph);
+/* Grad mode is per thread; returns the previous mode. parity_no_grad_begin/end nest. */
+PARITY_API int parity_grad_mode_set(int enabled);
+PARITY_API int parity_grad_mode_enabled(void);
+
+/* ---- plans: capture once, replay many ------------------------------------------------------ */
+typedef struct parity_plan_t parity_plan_t;
+/* Start recording every device command issued on dev by this thread. */
+PARITY_API parity_status_t parity_plan_begin(parity_device_t *dev, parity_plan_t **out);
+/* Stop recording. Tensors created while recording keep their storage as long as the plan lives. */
+PARITY_API parity_status_t parity_plan_end(parity_plan_t *plan);
+/* Re-issue the recorded commands in the same order on the same buffers: write new values into
+ * the plan's input tensors with parity_tensor_write first. Allocates nothing. */
+PARITY_API parity_status_t parity_plan_replay(parity_plan_t *plan);
+PARITY_API uint64_t parity_plan_command_count(const parity_plan_t *plan);
+PARITY_API void parity_plan_destroy(parity_plan_t *plan);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PARITY_TENSOR_H */

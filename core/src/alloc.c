@@ -1,0 +1,73 @@
+/* alloc.c — the per-device caching allocator. Storage sizes are rounded up to a power of two
+ * (at least 256 bytes); freed buffers go to a free list of their class and are handed out
+ * again, so a steady-state training step asks the plugin for no new memory. The cache is
+ * drained when the device closes, or when the plugin reports out-of-memory. */
+#include <stdlib.h>
+
+#include "tensor_internal.h"
+
+static uint32_t size_class(uint64_t bytes) {
+  uint32_t k = 8;
+  while (k < 63 && (1ull << k) < bytes) k++;
+  return k;
+}
+
+static void bin_drain(parity_device_t *dev, parity__cache_bin *bin) {
+  for (uint32_t i = 0; i < bin->count; i++) parity_buffer_free(bin->items[i]);
+  free(bin->items);
+  bin->items = NULL;
+  bin->count = bin->cap = 0;
+  (void)dev;
+}
+
+void parity__cache_drain(parity_device_t *dev) {
+  for (int k = 0; k < 64; k++) bin_drain(dev, &dev->cache[k]);
+  dev->cached_bytes = 0;
+}
+
+parity_status_t parity__storage_new(parity_device_t *dev, uint64_t bytes, parity__storage **out) {
+  parity__storage *st = calloc(1, sizeof *st);
+  if (!st) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "out of host memory");
+  uint32_t k = size_class(bytes);
+  parity__cache_bin *bin = &dev->cache[k];
+  if (bin->count > 0) {
+    st->buf = bin->items[--bin->count];
+    dev->cached_bytes -= 1ull << k;
+  } else {
+    parity_status_t s = parity_buffer_alloc(dev, 1ull << k, &st->buf);
+    if (s == PARITY_STATUS_OUT_OF_MEMORY && dev->cached_bytes > 0) {
+      parity__cache_drain(dev);
+      s = parity_buffer_alloc(dev, 1ull << k, &st->buf);
+    }
+    if (s != PARITY_STATUS_OK) {
+      free(st);
+      return s;
+    }
+  }
+  st->refs = 1;
+  st->dev = dev;
+  st->bytes = bytes;
+  *out = st;
+  return PARITY_STATUS_OK;
+}
+
+void parity__storage_release(parity__storage *st) {
+  if (!st || --st->refs > 0) return;
+  parity_device_t *dev = st->dev;
+  uint32_t k = size_class(st->bytes);
+  parity__cache_bin *bin = &dev->cache[k];
+  if (bin->count == bin->cap) {
+    uint32_t cap = bin->cap ? bin->cap * 2 : 8;
+    parity_buffer_t **items = realloc(bin->items, cap * sizeof *items);
+    if (!items) { /* cannot cache it: give it back */
+      parity_buffer_free(st->buf);
+      free(st);
+      return;
+    }
+    bin->items = items;
+    bin->cap = cap;
+  }
+  bin->items[bin->count++] = st->buf;
+  dev->cached_bytes += 1ull << k;
+  free(st);
+}

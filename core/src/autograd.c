@@ -1,0 +1,252 @@
+/* autograd.c — graph nodes, grad mode, and the reverse-mode engine.
+ *
+ * Each op result that needs a gradient holds a node; the node holds its parent tensors (and so
+ * their nodes) and detached copies of what backward needs. Saved tensors never point back at a
+ * node, so the graph has no reference cycles. parity_backward orders the nodes reachable from the
+ * loss by depth-first post-order and visits them in reverse, so every node sees the complete sum
+ * of its output's gradient before it runs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "parity_support/dtype.h"
+#include "tensor_internal.h"
+
+static _Thread_local int grad_disabled;
+static uint64_t mark_counter;
+
+int parity_grad_mode_set(int enabled) {
+  int prev = !grad_disabled;
+  grad_disabled = !enabled;
+  return prev;
+}
+int parity_grad_mode_enabled(void) { return !grad_disabled; }
+int parity__grad_on(void) { return !grad_disabled; }
+
+int parity__any_requires_grad(parity_tensor_t *const *ts, uint32_t n) {
+  if (grad_disabled) return 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (ts[i] && ts[i]->requires_grad) return 1;
+  return 0;
+}
+
+parity__node *parity__node_new(const char *name, parity__backward_fn fn, uint32_t nin,
+                               parity_tensor_t *const *in) {
+  parity__node *n = calloc(1, sizeof *n);
+  if (!n) return NULL;
+  n->refs = 1;
+  n->name = name;
+  n->backward = fn;
+  n->nin = nin;
+  for (uint32_t i = 0; i < nin; i++)
+    if (in[i] && in[i]->requires_grad) n->in[i] = parity_tensor_retain(in[i]);
+  return n;
+}
+
+void parity__node_attach(parity_tensor_t *out, parity__node *n) {
+  out->node = n;
+  out->requires_grad = 1;
+}
+
+static void node_free_saved(parity__node *n) {
+  for (int i = 0; i < PARITY__NODE_MAX_SAVED; i++) {
+    parity_tensor_release(n->saved[i]);
+    n->saved[i] = NULL;
+  }
+}
+
+void parity__node_release(parity__node *n) {
+  if (!n || --n->refs > 0) return;
+  node_free_saved(n);
+  for (uint32_t i = 0; i < n->nin; i++) parity_tensor_release(n->in[i]);
+  parity_tensor_release(n->gacc);
+  free(n);
+}
+
+parity_status_t parity_tensor_set_requires_grad(parity_tensor_t *t, int requires_grad) {
+  if (!t) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "set_requires_grad: tensor is NULL");
+  if (requires_grad && !psup_dtype_is_float(t->dtype))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "set_requires_grad: only floating tensors can "
+                        "require grad; this one is %s", psup_dtype_name(t->dtype));
+  if (t->node)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "set_requires_grad: the tensor is the result of %s, "
+                        "not a leaf; detach it first", t->node->name);
+  t->requires_grad = requires_grad != 0;
+  return PARITY_STATUS_OK;
+}
+
+int parity_tensor_requires_grad(const parity_tensor_t *t) { return t && t->requires_grad; }
+parity_tensor_t *parity_tensor_grad(const parity_tensor_t *t) { return t ? t->grad : NULL; }
+
+void parity_tensor_zero_grad(parity_tensor_t *t) {
+  if (!t) return;
+  parity_tensor_release(t->grad);
+  t->grad = NULL;
+}
+
+parity_status_t parity_detach(parity_tensor_t *x, parity_tensor_t **out) {
+  if (!x || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "detach: NULL argument");
+  *out = parity__tensor_alias(x);
+  return *out ? PARITY_STATUS_OK : parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "detach: out of host memory");
+}
+
+/* acc += g, where acc may be NULL. Takes no ownership of g. */
+static parity_status_t accumulate(parity_tensor_t **acc, parity_tensor_t *g, int fresh_copy) {
+  parity_tensor_t *sum = NULL;
+  parity_status_t st;
+  if (!*acc) {
+    if (!fresh_copy) {
+      *acc = parity_tensor_retain(g);
+      return PARITY_STATUS_OK;
+    }
+    st = parity__tensor_empty_like(g, &sum);
+    if (st == PARITY_STATUS_OK) st = parity__copy_into(sum, g);
+  } else {
+    st = parity__add_raw(*acc, g, &sum);
+  }
+  if (st != PARITY_STATUS_OK) {
+    parity_tensor_release(sum);
+    return st;
+  }
+  parity_tensor_release(*acc);
+  *acc = sum;
+  return PARITY_STATUS_OK;
+}
+
+typedef struct {
+  parity__node **items;
+  size_t count, cap;
+} node_list;
+
+static int list_push(node_list *l, parity__node *n) {
+  if (l->count == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 64;
+    parity__node **items = realloc(l->items, cap * sizeof *items);
+    if (!items) return -1;
+    l->items = items;
+    l->cap = cap;
+  }
+  l->items[l->count++] = n;
+  return 0;
+}
+
+/* Iterative depth-first post-order over nodes reachable from root. */
+static int topo_order(parity__node *root, node_list *order) {
+  uint64_t mark = ++mark_counter;
+  node_list stack = {0};
+  /* a stack entry is a node plus the index of the next parent to visit, packed in two lists */
+  size_t *next = NULL, next_cap = 0;
+  int rc = 0;
+  root->mark = mark;
+  if (list_push(&stack, root)) return -1;
+  next_cap = 64;
+  next = malloc(next_cap * sizeof *next);
+  if (!next) { free(stack.items); return -1; }
+  next[0] = 0;
+  while (stack.count > 0) {
+    parity__node *n = stack.items[stack.count - 1];
+    size_t *k = &next[stack.count - 1];
+    parity__node *child = NULL;
+    while (*k < n->nin && !child) {
+      parity_tensor_t *in = n->in[(*k)++];
+      if (in && in->node && in->node->mark != mark) child = in->node;
+    }
+    if (child) {
+      child->mark = mark;
+      if (list_push(&stack, child)) { rc = -1; break; }
+      if (stack.count > next_cap) {
+        next_cap *= 2;
+        size_t *nn = realloc(next, next_cap * sizeof *nn);
+        if (!nn) { rc = -1; break; }
+        next = nn;
+      }
+      next[stack.count - 1] = 0;
+    } else {
+      stack.count--;
+      if (list_push(order, n)) { rc = -1; break; }
+    }
+  }
+  free(stack.items);
+  free(next);
+  return rc;
+}
+
+parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed, int retain_graph) {
+  if (!loss) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "backward: loss is NULL");
+  if (!loss->requires_grad)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "backward: the loss does not require grad (no input "
+                        "of the computation has requires_grad set, or it was computed in no-grad mode)");
+  char a[96], b[96];
+  parity_tensor_t *own_seed = NULL;
+  if (seed) {
+    if (!parity__same_shape(seed, loss) || seed->dtype != loss->dtype)
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "backward: seed %s does not match loss %s",
+                          parity__shape_str(seed, a, sizeof a), parity__shape_str(loss, b, sizeof b));
+    if (seed->st->dev != loss->st->dev)
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "backward: seed and loss live on different devices");
+  } else {
+    if (parity_tensor_numel(loss) != 1)
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "backward: loss %s is not a scalar; pass a seed "
+                          "gradient of the same shape", parity__shape_str(loss, a, sizeof a));
+    parity_status_t st = parity_tensor_full(loss->st->dev, (parity_dtype_t)loss->dtype, loss->rank, loss->shape,
+                                            1.0, &own_seed);
+    if (st != PARITY_STATUS_OK) return st;
+    seed = own_seed;
+  }
+  int prev_mode = parity_grad_mode_set(0); /* gradients of gradients are not recorded */
+  parity_status_t st = PARITY_STATUS_OK;
+  if (!loss->node) { /* the loss is itself a leaf */
+    st = accumulate(&loss->grad, seed, 1);
+    goto done;
+  }
+  node_list order = {0};
+  if (topo_order(loss->node, &order)) {
+    free(order.items);
+    st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "backward: out of host memory");
+    goto done;
+  }
+  /* every node must still hold what it saved */
+  for (size_t i = 0; i < order.count; i++)
+    if (order.items[i]->freed) {
+      st = parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "backward: the graph through %s was freed by an "
+                        "earlier backward; pass retain_graph = 1 to the first backward to go through it twice",
+                        order.items[i]->name);
+      free(order.items);
+      goto done;
+    }
+  st = accumulate(&loss->node->gacc, seed, 0);
+  for (size_t i = order.count; st == PARITY_STATUS_OK && i > 0; i--) {
+    parity__node *n = order.items[i - 1];
+    parity_tensor_t *gy = n->gacc;
+    n->gacc = NULL;
+    if (!gy) continue; /* no gradient reached it */
+    parity_tensor_t *gin[PARITY__NODE_MAX_IN] = {0};
+    st = n->backward(n, gy, gin);
+    for (uint32_t k = 0; k < n->nin; k++) {
+      parity_tensor_t *in = n->in[k];
+      if (st == PARITY_STATUS_OK && in && gin[k]) {
+        if (!parity__same_shape(gin[k], in))
+          st = parity__fail(PARITY_STATUS_INTERNAL, "backward of %s produced gradient %s for input %s", n->name,
+                            parity__shape_str(gin[k], a, sizeof a), parity__shape_str(in, b, sizeof b));
+        else if (in->node)
+          st = accumulate(&in->node->gacc, gin[k], 0);
+        else
+          st = accumulate(&in->grad, gin[k], 1);
+      }
+      parity_tensor_release(gin[k]);
+    }
+    parity_tensor_release(gy);
+    if (!retain_graph) {
+      node_free_saved(n);
+      n->freed = 1;
+    }
+  }
+  for (size_t i = 0; i < order.count; i++) { /* after an error, drop partial sums */
+    parity_tensor_release(order.items[i]->gacc);
+    order.items[i]->gacc = NULL;
+  }
+  free(order.items);
+done:
+  parity_grad_mode_set(prev_mode);
+  parity_tensor_release(own_seed);
+  return st;
+}

@@ -1,0 +1,163 @@
+/* plan.c — capture and replay. While a plan records, every command the core issues on the
+ * device (op launches, fills, host writes) is copied into the plan, and every storage it
+ * touches is retained, so replay re-issues the same kernels in the same order on the same
+ * buffers: results are bitwise equal to eager execution, and replay allocates nothing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensor_internal.h"
+
+typedef enum { CMD_LAUNCH, CMD_FILL, CMD_WRITE } cmd_kind;
+
+typedef struct plan_cmd {
+  cmd_kind kind;
+  parity_op_desc_t desc;
+  parity_tensor_desc_t tensors[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
+  parity__storage *st;   /* FILL / WRITE target */
+  uint64_t off, size;
+  unsigned char pattern[8];
+  uint32_t psize;
+  void *data;            /* WRITE payload */
+} plan_cmd;
+
+struct parity_plan_t {
+  parity_device_t *dev;
+  plan_cmd *cmds;
+  uint64_t count, cap;
+  parity__storage **held;
+  uint64_t nheld, capheld;
+  int recording;
+  int failed;            /* host memory ran out while recording */
+};
+
+parity_status_t parity_plan_begin(parity_device_t *dev, parity_plan_t **out) {
+  if (!dev || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "plan_begin: NULL argument");
+  *out = NULL;
+  if (dev->capture)
+    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_begin: device '%s' is already recording "
+                        "a plan; end it first", parity_device_plugin_name(dev));
+  parity_plan_t *p = calloc(1, sizeof *p);
+  if (!p) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_begin: out of host memory");
+  p->dev = dev;
+  p->recording = 1;
+  dev->capture = p;
+  *out = p;
+  return PARITY_STATUS_OK;
+}
+
+parity_status_t parity_plan_end(parity_plan_t *p) {
+  if (!p) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "plan_end: plan is NULL");
+  if (!p->recording) return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_end: plan is not recording");
+  p->recording = 0;
+  p->dev->capture = NULL;
+  if (p->failed) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_end: ran out of host memory while "
+                                     "recording; the plan cannot be replayed");
+  return PARITY_STATUS_OK;
+}
+
+static void hold(parity_plan_t *p, parity__storage *st) {
+  for (uint64_t i = p->nheld; i > 0 && i + 8 > p->nheld; i--) /* recent ones repeat most */
+    if (p->held[i - 1] == st) return;
+  if (p->nheld == p->capheld) {
+    uint64_t cap = p->capheld ? p->capheld * 2 : 64;
+    parity__storage **h = realloc(p->held, cap * sizeof *h);
+    if (!h) { p->failed = 1; return; }
+    p->held = h;
+    p->capheld = cap;
+  }
+  st->refs++;
+  p->held[p->nheld++] = st;
+}
+
+static plan_cmd *push(parity_plan_t *p) {
+  if (p->count == p->cap) {
+    uint64_t cap = p->cap ? p->cap * 2 : 64;
+    plan_cmd *c = realloc(p->cmds, cap * sizeof *c);
+    if (!c) { p->failed = 1; return NULL; }
+    p->cmds = c;
+    p->cap = cap;
+  }
+  plan_cmd *c = &p->cmds[p->count++];
+  memset(c, 0, sizeof *c);
+  return c;
+}
+
+void parity__plan_record_launch(parity_plan_t *p, const parity_op_desc_t *d, parity__storage *const *storages,
+                                uint32_t n) {
+  plan_cmd *c = push(p);
+  if (!c) return;
+  c->kind = CMD_LAUNCH;
+  c->desc = *d;
+  /* tensor descriptors are stored by value; pointers are fixed up at replay (cmds may move) */
+  for (uint32_t i = 0; i < d->num_inputs; i++)
+    if (d->inputs[i]) c->tensors[i] = *d->inputs[i];
+  for (uint32_t i = 0; i < d->num_outputs; i++)
+    if (d->outputs[i]) c->tensors[PARITY_MAX_INPUTS + i] = *d->outputs[i];
+  for (uint32_t i = 0; i < n; i++) hold(p, storages[i]);
+}
+
+void parity__plan_record_fill(parity_plan_t *p, parity__storage *st, uint64_t off, uint64_t size,
+                              const void *pattern, uint32_t psize) {
+  plan_cmd *c = push(p);
+  if (!c) return;
+  c->kind = CMD_FILL;
+  c->st = st;
+  c->off = off;
+  c->size = size;
+  memcpy(c->pattern, pattern, psize);
+  c->psize = psize;
+  hold(p, st);
+}
+
+void parity__plan_record_write(parity_plan_t *p, parity__storage *st, uint64_t off, const void *src,
+                               uint64_t size) {
+  plan_cmd *c = push(p);
+  if (!c) return;
+  c->kind = CMD_WRITE;
+  c->st = st;
+  c->off = off;
+  c->size = size;
+  c->data = malloc(size);
+  if (!c->data) { p->failed = 1; p->count--; return; }
+  memcpy(c->data, src, size);
+  hold(p, st);
+}
+
+parity_status_t parity_plan_replay(parity_plan_t *p) {
+  if (!p) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "plan_replay: plan is NULL");
+  if (p->recording)
+    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_replay: the plan is still recording; call "
+                        "parity_plan_end first");
+  if (p->failed) return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_replay: recording failed");
+  for (uint64_t i = 0; i < p->count; i++) {
+    plan_cmd *c = &p->cmds[i];
+    parity_status_t st = PARITY_STATUS_OK;
+    switch (c->kind) {
+      case CMD_LAUNCH: {
+        parity_op_desc_t d = c->desc;
+        for (uint32_t k = 0; k < d.num_inputs; k++)
+          if (d.inputs[k]) d.inputs[k] = &c->tensors[k];
+        for (uint32_t k = 0; k < d.num_outputs; k++)
+          if (d.outputs[k]) d.outputs[k] = &c->tensors[PARITY_MAX_INPUTS + k];
+        st = parity_device_run(p->dev, &d);
+        break;
+      }
+      case CMD_FILL: st = parity_buffer_fill(c->st->buf, c->off, c->size, c->pattern, c->psize); break;
+      case CMD_WRITE: st = parity_buffer_write(c->st->buf, c->off, c->data, c->size); break;
+    }
+    if (st != PARITY_STATUS_OK) return st;
+  }
+  return PARITY_STATUS_OK;
+}
+
+uint64_t parity_plan_command_count(const parity_plan_t *p) { return p ? p->count : 0; }
+
+void parity_plan_destroy(parity_plan_t *p) {
+  if (!p) return;
+  if (p->recording) p->dev->capture = NULL;
+  for (uint64_t i = 0; i < p->count; i++) free(p->cmds[i].data);
+  for (uint64_t i = 0; i < p->nheld; i++) parity__storage_release(p->held[i]);
+  free(p->cmds);
+  free(p->held);
+  free(p);
+}

@@ -1,0 +1,339 @@
+/* tensor.c — tensor objects: creation, host transfer, queries, descriptors and op launch. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parity_support/desc.h"
+#include "parity_support/dtype.h"
+#include "parity_support/ops.h"
+#include "tensor_internal.h"
+
+static parity_status_t check_shape(const char *what, uint32_t rank, const int64_t *shape, int64_t *numel) {
+  if (rank > PARITY_MAX_RANK)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %u exceeds the maximum %d", what, rank,
+                        PARITY_MAX_RANK);
+  if (rank > 0 && !shape) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: shape is NULL", what);
+  int64_t n = 1;
+  for (uint32_t i = 0; i < rank; i++) {
+    if (shape[i] < 0)
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: negative size %lld on axis %u", what,
+                          (long long)shape[i], i);
+    if (shape[i] && n > INT64_MAX / 16 / shape[i])
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: shape is too large", what);
+    n *= shape[i];
+  }
+  *numel = n;
+  return PARITY_STATUS_OK;
+}
+
+parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32_t rank,
+                                     const int64_t *shape, parity_tensor_t **out) {
+  *out = NULL;
+  if (!dev) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor: device is NULL");
+  if (psup_dtype_size(dtype) == 0)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor: invalid dtype %d", dtype);
+  int64_t n;
+  parity_status_t st = check_shape("tensor", rank, shape, &n);
+  if (st != PARITY_STATUS_OK) return st;
+  parity_tensor_t *t = calloc(1, sizeof *t);
+  if (!t) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "tensor: out of host memory");
+  st = parity__storage_new(dev, (uint64_t)n * psup_dtype_size(dtype), &t->st);
+  if (st != PARITY_STATUS_OK) {
+    free(t);
+    return st;
+  }
+  t->refs = 1;
+  t->dtype = dtype;
+  t->rank = rank;
+  int64_t s = 1;
+  for (int32_t i = (int32_t)rank - 1; i >= 0; i--) {
+    t->shape[i] = shape[i];
+    t->strides[i] = s;
+    s *= shape[i] ? shape[i] : 1;
+  }
+  *out = t;
+  return PARITY_STATUS_OK;
+}
+
+parity_status_t parity__tensor_empty_like(const parity_tensor_t *x, parity_tensor_t **out) {
+  return parity__tensor_empty(x->st->dev, x->dtype, x->rank, x->shape, out);
+}
+
+parity_tensor_t *parity__tensor_alias(const parity_tensor_t *x) {
+  parity_tensor_t *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->refs = 1;
+  t->st = x->st;
+  t->st->refs++;
+  t->dtype = x->dtype;
+  t->rank = x->rank;
+  memcpy(t->shape, x->shape, sizeof t->shape);
+  memcpy(t->strides, x->strides, sizeof t->strides);
+  t->offset = x->offset;
+  return t;
+}
+
+parity_tensor_t *parity_tensor_retain(parity_tensor_t *t) {
+  if (t) t->refs++;
+  return t;
+}
+
+void parity_tensor_release(parity_tensor_t *t) {
+  if (!t || --t->refs > 0) return;
+  if (t->grad) parity_tensor_release(t->grad);
+  if (t->node) parity__node_release(t->node);
+  parity__storage_release(t->st);
+  free(t);
+}
+
+void parity__tensor_desc(const parity_tensor_t *t, parity_tensor_desc_t *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->dtype = t->dtype;
+  d->rank = t->rank;
+  memcpy(d->shape, t->shape, sizeof d->shape);
+  memcpy(d->strides, t->strides, sizeof d->strides);
+  d->buffer = parity_buffer_handle(t->st->buf);
+  d->offset_bytes = (uint64_t)t->offset * psup_dtype_size(t->dtype);
+}
+
+int parity__same_shape(const parity_tensor_t *a, const parity_tensor_t *b) {
+  if (a->rank != b->rank) return 0;
+  for (uint32_t i = 0; i < a->rank; i++)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+const char *parity__shape_str(const parity_tensor_t *t, char *buf, size_t n) {
+  size_t k = (size_t)snprintf(buf, n, "%s[", psup_dtype_name(t->dtype));
+  for (uint32_t i = 0; i < t->rank && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, i ? ",%lld" : "%lld", (long long)t->shape[i]);
+  if (k < n) snprintf(buf + k, n - k, "]");
+  return buf;
+}
+
+parity_status_t parity__check_same_device(const char *op, parity_tensor_t *const *ts, uint32_t n) {
+  parity_device_t *dev = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!ts[i]) continue;
+    if (dev && ts[i]->st->dev != dev)
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: tensors live on different devices "
+                          "('%s' device %u and '%s' device %u); move them to one device first", op,
+                          parity_device_plugin_name(dev), parity_device_index(dev),
+                          parity_device_plugin_name(ts[i]->st->dev), parity_device_index(ts[i]->st->dev));
+    dev = ts[i]->st->dev;
+  }
+  return PARITY_STATUS_OK;
+}
+
+parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t direction,
+                               parity_tensor_t *const *ins, uint32_t nin,
+                               parity_tensor_t *const *outs, uint32_t nout,
+                               const parity_op_params_t *params) {
+  parity_tensor_desc_t descs[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
+  parity__storage *storages[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
+  uint32_t ns = 0;
+  parity_op_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.op = op;
+  d.direction = direction;
+  d.num_inputs = nin;
+  d.num_outputs = nout;
+  int64_t total = 0;
+  for (uint32_t i = 0; i < nin + nout; i++) {
+    parity_tensor_t *t = i < nin ? ins[i] : outs[i - nin];
+    const parity_tensor_desc_t **slot = i < nin ? &d.inputs[i] : &d.outputs[i - nin];
+    if (!t) continue;
+    parity__tensor_desc(t, &descs[i]);
+    *slot = &descs[i];
+    storages[ns++] = t->st;
+    if (i >= nin) total += psup_numel(&descs[i]);
+  }
+  if (params) d.params = *params;
+  if (total == 0) return PARITY_STATUS_OK; /* no kernel for zero elements */
+  parity_status_t st = parity_device_run(dev, &d);
+  if (st == PARITY_STATUS_OK && dev->capture) parity__plan_record_launch(dev->capture, &d, storages, ns);
+  return st;
+}
+
+parity_status_t parity__fill(parity_tensor_t *t, double value) {
+  uint32_t esz = psup_dtype_size(t->dtype);
+  unsigned char pattern[8];
+  psup_store_f64(pattern, t->dtype, value);
+  uint64_t size = (uint64_t)parity_tensor_numel(t) * esz;
+  if (size == 0) return PARITY_STATUS_OK;
+  uint64_t off = (uint64_t)t->offset * esz;
+  parity_status_t st = parity_buffer_fill(t->st->buf, off, size, pattern, esz);
+  if (st == PARITY_STATUS_OK && t->st->dev->capture)
+    parity__plan_record_fill(t->st->dev->capture, t->st, off, size, pattern, esz);
+  return st;
+}
+
+/* ---- public creation ----------------------------------------------------------------------- */
+parity_status_t parity_tensor_from_host(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
+                                        const int64_t *shape, const void *data, parity_tensor_t **out) {
+  if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_from_host: out is NULL");
+  parity_tensor_t *t;
+  parity_status_t st = parity__tensor_empty(dev, dtype, rank, shape, &t);
+  if (st != PARITY_STATUS_OK) return st;
+  uint64_t bytes = (uint64_t)parity_tensor_numel(t) * psup_dtype_size(dtype);
+  if (bytes && !data) {
+    parity_tensor_release(t);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_from_host: data is NULL");
+  }
+  st = parity_tensor_write(t, data, bytes);
+  if (st != PARITY_STATUS_OK) {
+    parity_tensor_release(t);
+    return st;
+  }
+  *out = t;
+  return PARITY_STATUS_OK;
+}
+
+parity_status_t parity_tensor_from_f64(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
+                                       const int64_t *shape, const double *data, parity_tensor_t **out) {
+  if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_from_f64: out is NULL");
+  *out = NULL;
+  int64_t n;
+  parity_status_t st = check_shape("tensor_from_f64", rank, shape, &n);
+  if (st != PARITY_STATUS_OK) return st;
+  uint32_t esz = psup_dtype_size(dtype);
+  if (!esz) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_from_f64: invalid dtype %d", dtype);
+  if (n && !data) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_from_f64: data is NULL");
+  unsigned char *host = malloc(n ? (size_t)n * esz : 1);
+  if (!host) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "tensor_from_f64: out of host memory");
+  for (int64_t i = 0; i < n; i++) psup_store_f64(host + i * esz, dtype, data[i]);
+  st = parity_tensor_from_host(dev, dtype, rank, shape, host, out);
+  free(host);
+  return st;
+}
+
+parity_status_t parity_tensor_full(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
+                                   const int64_t *shape, double value, parity_tensor_t **out) {
+  if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_full: out is NULL");
+  parity_tensor_t *t = NULL;
+  parity_status_t st = parity__tensor_empty(dev, dtype, rank, shape, &t);
+  if (st == PARITY_STATUS_OK) st = parity__fill(t, value);
+  if (st != PARITY_STATUS_OK) {
+    if (t) parity_tensor_release(t);
+    return st;
+  }
+  *out = t;
+  return PARITY_STATUS_OK;
+}
+
+parity_status_t parity_tensor_zeros(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
+                                    const int64_t *shape, parity_tensor_t **out) {
+  return parity_tensor_full(dev, dtype, rank, shape, 0.0, out);
+}
+
+parity_status_t parity_tensor_ones(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
+                                   const int64_t *shape, parity_tensor_t **out) {
+  return parity_tensor_full(dev, dtype, rank, shape, 1.0, out);
+}
+
+parity_status_t parity_tensor_arange(parity_device_t *dev, parity_dtype_t dtype, double start,
+                                     double stop, double step, parity_tensor_t **out) {
+  if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "arange: out is NULL");
+  *out = NULL;
+  if (step == 0 || !isfinite(step) || !isfinite(start) || !isfinite(stop))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "arange: start %g, stop %g, step %g must be "
+                        "finite with a non-zero step", start, stop, step);
+  double count = ceil((stop - start) / step);
+  if (count < 0) count = 0;
+  if (count > 1e12) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "arange: %g elements is too many", count);
+  int64_t n = (int64_t)count;
+  double *v = malloc(n ? (size_t)n * sizeof *v : 1);
+  if (!v) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "arange: out of host memory");
+  for (int64_t i = 0; i < n; i++) v[i] = start + (double)i * step;
+  parity_status_t st = parity_tensor_from_f64(dev, dtype, 1, &n, v, out);
+  free(v);
+  return st;
+}
+
+/* ---- data and queries ---------------------------------------------------------------------- */
+parity_status_t parity_tensor_to_host(const parity_tensor_t *t, void *dst, uint64_t dst_bytes) {
+  if (!t) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_to_host: tensor is NULL");
+  uint32_t esz = psup_dtype_size(t->dtype);
+  int64_t n = parity_tensor_numel(t);
+  if (dst_bytes < (uint64_t)n * esz)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_to_host: %llu-byte destination, "
+                        "tensor needs %llu", (unsigned long long)dst_bytes, (unsigned long long)n * esz);
+  if (n == 0) return PARITY_STATUS_OK;
+  if (!dst) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_to_host: destination is NULL");
+  if (parity_tensor_is_contiguous(t))
+    return parity_buffer_read(t->st->buf, (uint64_t)t->offset * esz, dst, (uint64_t)n * esz);
+  /* strided: read the storage and gather on the host */
+  unsigned char *all = malloc(t->st->bytes ? t->st->bytes : 1);
+  if (!all) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "tensor_to_host: out of host memory");
+  parity_status_t st = parity_buffer_read(t->st->buf, 0, all, t->st->bytes);
+  if (st == PARITY_STATUS_OK) {
+    const int64_t *strides[1] = {t->strides};
+    psup_iter_t it;
+    psup_iter_init(&it, t->rank, t->shape, 1, strides);
+    for (int64_t i = 0; i < n; i++) {
+      memcpy((unsigned char *)dst + i * esz, all + (t->offset + it.off[0]) * esz, esz);
+      psup_iter_next(&it);
+    }
+  }
+  free(all);
+  return st;
+}
+
+parity_status_t parity_tensor_to_f64(const parity_tensor_t *t, double *dst, uint64_t count) {
+  if (!t) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_to_f64: tensor is NULL");
+  int64_t n = parity_tensor_numel(t);
+  if (count < (uint64_t)n)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_to_f64: room for %llu values, tensor "
+                        "has %lld", (unsigned long long)count, (long long)n);
+  uint32_t esz = psup_dtype_size(t->dtype);
+  unsigned char *host = malloc(n ? (size_t)n * esz : 1);
+  if (!host) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "tensor_to_f64: out of host memory");
+  parity_status_t st = parity_tensor_to_host(t, host, (uint64_t)n * esz);
+  for (int64_t i = 0; st == PARITY_STATUS_OK && i < n; i++) dst[i] = psup_load_f64(host + i * esz, t->dtype);
+  free(host);
+  return st;
+}
+
+parity_status_t parity_tensor_write(parity_tensor_t *t, const void *src, uint64_t src_bytes) {
+  if (!t) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_write: tensor is NULL");
+  uint32_t esz = psup_dtype_size(t->dtype);
+  uint64_t bytes = (uint64_t)parity_tensor_numel(t) * esz;
+  if (src_bytes != bytes)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_write: %llu bytes given, tensor holds %llu",
+                        (unsigned long long)src_bytes, (unsigned long long)bytes);
+  if (!parity_tensor_is_contiguous(t))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_write: tensor is a non-contiguous view; "
+                        "write into a contiguous tensor");
+  if (bytes == 0) return PARITY_STATUS_OK;
+  uint64_t off = (uint64_t)t->offset * esz;
+  parity_status_t st = parity_buffer_write(t->st->buf, off, src, bytes);
+  if (st == PARITY_STATUS_OK && t->st->dev->capture)
+    parity__plan_record_write(t->st->dev->capture, t->st, off, src, bytes);
+  return st;
+}
+
+parity_dtype_t parity_tensor_dtype(const parity_tensor_t *t) { return (parity_dtype_t)t->dtype; }
+uint32_t parity_tensor_rank(const parity_tensor_t *t) { return t->rank; }
+int64_t parity_tensor_dim(const parity_tensor_t *t, uint32_t axis) { return axis < t->rank ? t->shape[axis] : 0; }
+const int64_t *parity_tensor_shape(const parity_tensor_t *t) { return t->shape; }
+const int64_t *parity_tensor_strides(const parity_tensor_t *t) { return t->strides; }
+parity_device_t *parity_tensor_device(const parity_tensor_t *t) { return t->st->dev; }
+int parity_tensor_shares_storage(const parity_tensor_t *a, const parity_tensor_t *b) { return a->st == b->st; }
+
+int64_t parity_tensor_numel(const parity_tensor_t *t) {
+  int64_t n = 1;
+  for (uint32_t i = 0; i < t->rank; i++) n *= t->shape[i];
+  return n;
+}
+
+int parity_tensor_is_contiguous(const parity_tensor_t *t) {
+  int64_t expect = 1;
+  for (int32_t i = (int32_t)t->rank - 1; i >= 0; i--) {
+    if (t->shape[i] != 1 && t->strides[i] != expect) return 0;
+    expect *= t->shape[i];
+  }
+  return 1;
+}

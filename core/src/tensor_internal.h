@@ -1,0 +1,101 @@
+/* tensor_internal.h — tensors, storage, autodiff nodes and plans inside libparity. */
+#ifndef PARITY_TENSOR_INTERNAL_H
+#define PARITY_TENSOR_INTERNAL_H
+
+#include "internal.h"
+
+/* Reference-counted device memory from the device's caching allocator. */
+typedef struct parity__storage {
+  int refs;
+  parity_device_t *dev;
+  parity_buffer_t *buf;
+  uint64_t bytes;     /* usable size (the buffer may be larger: its size class) */
+} parity__storage;
+
+typedef struct parity__node parity__node;
+
+struct parity_tensor_t {
+  int refs;
+  parity__storage *st;
+  int32_t dtype;
+  uint32_t rank;
+  int64_t shape[PARITY_MAX_RANK];
+  int64_t strides[PARITY_MAX_RANK]; /* elements */
+  int64_t offset;                   /* elements */
+  int requires_grad;                /* leaves: set by the user; results: any input requires */
+  parity_tensor_t *grad;            /* leaves only */
+  parity__node *node;               /* the op that made it (NULL for leaves and no-grad results) */
+};
+
+/* Gradient function: given the gradient of the node's output, produce one gradient per input
+ * (NULL where an input needs none). Shapes of gin[i] equal the inputs' shapes. */
+typedef parity_status_t (*parity__backward_fn)(parity__node *n, parity_tensor_t *gy,
+                                               parity_tensor_t **gin);
+
+#define PARITY__NODE_MAX_IN 4
+#define PARITY__NODE_MAX_SAVED 4
+
+struct parity__node {
+  int refs;
+  const char *name;               /* for messages: "matmul", "reshape", ... */
+  parity__backward_fn backward;
+  uint32_t nin;
+  parity_tensor_t *in[PARITY__NODE_MAX_IN];        /* parents (retained; NULL = no grad needed) */
+  parity_tensor_t *saved[PARITY__NODE_MAX_SAVED];  /* detached tensors backward needs */
+  int32_t op;
+  parity_op_params_t params;
+  int64_t aux[PARITY_MAX_RANK * 2];  /* per-op extra data (axes, shapes) */
+  uint32_t aux_rank;
+  int freed;                      /* saved tensors released by an earlier backward */
+  /* engine bookkeeping */
+  parity_tensor_t *gacc;
+  uint64_t mark;
+};
+
+/* tensor.c */
+parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32_t rank,
+                                     const int64_t *shape, parity_tensor_t **out);
+parity_status_t parity__tensor_empty_like(const parity_tensor_t *x, parity_tensor_t **out);
+parity_tensor_t *parity__tensor_alias(const parity_tensor_t *x); /* detached view, same layout */
+void parity__tensor_desc(const parity_tensor_t *t, parity_tensor_desc_t *d);
+int parity__same_shape(const parity_tensor_t *a, const parity_tensor_t *b);
+const char *parity__shape_str(const parity_tensor_t *t, char *buf, size_t n);
+parity_status_t parity__fill(parity_tensor_t *t, double value); /* contiguous t */
+/* Enqueue one op on tensors (NULL entries allowed). Records into the device's plan when one is
+ * capturing. */
+parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t direction,
+                               parity_tensor_t *const *ins, uint32_t nin,
+                               parity_tensor_t *const *outs, uint32_t nout,
+                               const parity_op_params_t *params);
+
+/* alloc.c: caching allocator */
+parity_status_t parity__storage_new(parity_device_t *dev, uint64_t bytes, parity__storage **out);
+void parity__storage_release(parity__storage *st);
+void parity__cache_drain(parity_device_t *dev);
+
+/* plan.c */
+void parity__plan_record_launch(parity_plan_t *plan, const parity_op_desc_t *d,
+                                parity__storage *const *storages, uint32_t n);
+void parity__plan_record_fill(parity_plan_t *plan, parity__storage *st, uint64_t off,
+                              uint64_t size, const void *pattern, uint32_t psize);
+void parity__plan_record_write(parity_plan_t *plan, parity__storage *st, uint64_t off,
+                               const void *src, uint64_t size);
+
+/* autograd.c */
+int parity__grad_on(void);
+/* New node with `nin` parents; parents that do not require grad are stored as NULL. */
+parity__node *parity__node_new(const char *name, parity__backward_fn fn, uint32_t nin,
+                               parity_tensor_t *const *in);
+/* Attach node to out (takes the node's reference) and mark out as requiring grad. */
+void parity__node_attach(parity_tensor_t *out, parity__node *n);
+void parity__node_release(parity__node *n);
+int parity__any_requires_grad(parity_tensor_t *const *ts, uint32_t n);
+
+/* ops helpers shared by the op files */
+parity_status_t parity__copy_into(parity_tensor_t *dst, parity_tensor_t *src); /* same shape+dtype */
+parity_status_t parity__sum_to_shape(parity_tensor_t *g, uint32_t rank, const int64_t *shape,
+                                     parity_tensor_t **out);
+parity_status_t parity__add_raw(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out);
+parity_status_t parity__check_same_device(const char *op, parity_tensor_t *const *ts, uint32_t n);
+
+#endif

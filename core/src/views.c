@@ -1,0 +1,246 @@
+/* views.c — reshape, permute, transpose, slice, expand, squeeze, unsqueeze and contiguous.
+ * Views share storage with their input and are differentiable: each records a node whose
+ * backward maps the gradient back to the input's layout. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "parity_support/ops.h"
+#include "tensor_internal.h"
+
+/* Attach a view node (no saved tensors) with aux data when x requires grad. */
+static parity_status_t view_node(parity_tensor_t *x, parity_tensor_t *out, const char *name,
+                                 parity__backward_fn fn, const int64_t *aux, uint32_t naux) {
+  if (!parity__any_requires_grad(&x, 1)) return PARITY_STATUS_OK;
+  parity__node *n = parity__node_new(name, fn, 1, &x);
+  if (!n) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of host memory", name);
+  if (aux) memcpy(n->aux, aux, naux * sizeof *aux);
+  n->aux_rank = naux;
+  parity__node_attach(out, n);
+  return PARITY_STATUS_OK;
+}
+
+static parity_status_t need(parity_tensor_t *x, parity_tensor_t **out, const char *op) {
+  if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: out is NULL", op);
+  *out = NULL;
+  if (!x) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: input is NULL", op);
+  return PARITY_STATUS_OK;
+}
+
+static parity_status_t finish(parity_status_t st, parity_tensor_t *t, parity_tensor_t **out) {
+  if (st != PARITY_STATUS_OK) {
+    parity_tensor_release(t);
+    return st;
+  }
+  *out = t;
+  return PARITY_STATUS_OK;
+}
+
+/* ---- contiguous ---------------------------------------------------------------------------- */
+static parity_status_t identity_backward(parity__node *n, parity_tensor_t *gy, parity_tensor_t **gin) {
+  (void)n;
+  gin[0] = parity_tensor_retain(gy);
+  return PARITY_STATUS_OK;
+}
+
+parity_status_t parity_contiguous(parity_tensor_t *x, parity_tensor_t **out) {
+  parity_status_t st = need(x, out, "contiguous");
+  if (st != PARITY_STATUS_OK) return st;
+  if (parity_tensor_is_contiguous(x)) {
+    *out = parity_tensor_retain(x);
+    return PARITY_STATUS_OK;
+  }
+  parity_tensor_t *t;
+  st = parity__tensor_empty_like(x, &t);
+  if (st != PARITY_STATUS_OK) return st;
+  st = parity__copy_into(t, x);
+  if (st == PARITY_STATUS_OK) st = view_node(x, t, "contiguous", identity_backward, NULL, 0);
+  return finish(st, t, out);
+}
+
+/* ---- reshape ------------------------------------------------------------------------------- */
+static parity_status_t reshape_backward(parity__node *n, parity_tensor_t *gy, parity_tensor_t **gin) {
+  return parity_reshape(gy, n->aux_rank, n->aux, &gin[0]);
+}
+
+parity_status_t parity_reshape(parity_tensor_t *x, uint32_t rank, const int64_t *shape, parity_tensor_t **out) {
+  parity_status_t st = need(x, out, "reshape");
+  if (st != PARITY_STATUS_OK) return st;
+  if (rank > PARITY_MAX_RANK || (rank && !shape))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "reshape: rank %u is invalid (max %d)", rank, PARITY_MAX_RANK);
+  int64_t want[PARITY_MAX_RANK], known = 1, total = parity_tensor_numel(x);
+  int infer = -1;
+  for (uint32_t i = 0; i < rank; i++) {
+    want[i] = shape[i];
+    if (shape[i] == -1 && infer < 0) infer = (int)i;
+    else if (shape[i] < 0)
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "reshape: size %lld on axis %u (only one -1 is allowed)",
+                          (long long)shape[i], i);
+    else known *= shape[i];
+  }
+  if (infer >= 0) want[infer] = known ? total / known : 0;
+  int64_t n = 1;
+  for (uint32_t i = 0; i < rank; i++) n *= want[i];
+  char a[96];
+  if (n != total || (infer >= 0 && known && total % known))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "reshape: cannot view %s (%lld elements) with %u axes "
+                        "holding %lld elements", parity__shape_str(x, a, sizeof a), (long long)total, rank,
+                        (long long)n);
+  parity_tensor_t *src = NULL;
+  int prev = parity_grad_mode_set(0); /* the copy (if any) is part of this op's node */
+  st = parity_contiguous(x, &src);
+  parity_grad_mode_set(prev);
+  if (st != PARITY_STATUS_OK) return st;
+  parity_tensor_t *t = parity__tensor_alias(src);
+  parity_tensor_release(src);
+  if (!t) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "reshape: out of host memory");
+  t->rank = rank;
+  int64_t s = 1;
+  for (int32_t i = (int32_t)rank - 1; i >= 0; i--) {
+    t->shape[i] = want[i];
+    t->strides[i] = s;
+    s *= want[i] ? want[i] : 1;
+  }
+  return finish(view_node(x, t, "reshape", reshape_backward, x->shape, x->rank), t, out);
+}
+
+/* ---- permute / transpose ------------------------------------------------------------------- */
+static parity_status_t permute_backward(parity__node *n, parity_tensor_t *gy, parity_tensor_t **gin) {
+  uint32_t inv[PARITY_MAX_RANK];
+  for (uint32_t i = 0; i < n->aux_rank; i++) inv[n->aux[i]] = i;
+  return parity_permute(gy, inv, &gin[0]);
+}
+
+parity_status_t parity_permute(parity_tensor_t *x, const uint32_t *axes, parity_tensor_t **out) {
+  parity_status_t st = need(x, out, "permute");
+  if (st != PARITY_STATUS_OK) return st;
+  uint32_t seen = 0;
+  for (uint32_t i = 0; i < x->rank; i++) {
+    if (!axes || axes[i] >= x->rank || (seen >> axes[i]) & 1u)
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "permute: axes must be a permutation of 0..%u",
+                          x->rank ? x->rank - 1 : 0);
+    seen |= 1u << axes[i];
+  }
+  parity_tensor_t *t = parity__tensor_alias(x);
+  if (!t) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "permute: out of host memory");
+  int64_t aux[PARITY_MAX_RANK];
+  for (uint32_t i = 0; i < x->rank; i++) {
+    t->shape[i] = x->shape[axes[i]];
+    t->strides[i] = x->strides[axes[i]];
+    aux[i] = axes[i];
+  }
+  return finish(view_node(x, t, "permute", permute_backward, aux, x->rank), t, out);
+}
+
+parity_status_t parity_transpose(parity_tensor_t *x, uint32_t a0, uint32_t a1, parity_tensor_t **out) {
+  parity_status_t st = need(x, out, "transpose");
+  if (st != PARITY_STATUS_OK) return st;
+  if (a0 >= x->rank || a1 >= x->rank)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "transpose: axes %u and %u, tensor has rank %u", a0, a1, x->rank);
+  uint32_t axes[PARITY_MAX_RANK];
+  for (uint32_t i = 0; i < x->rank; i++) axes[i] = i;
+  axes[a0] = a1;
+  axes[a1] = a0;
+  return parity_permute(x, axes, out);
+}
+
+/* ---- slice --------------------------------------------------------------------------------- */
+static parity_status_t slice_backward(parity__node *n, parity_tensor_t *gy, parity_tensor_t **gin) {
+  /* aux: input shape (rank entries), then axis, start, step */
+  uint32_t rank = n->aux_rank - 3;
+  parity_tensor_t *z = NULL, *view = NULL;
+  parity_status_t st = parity_tensor_zeros(gy->st->dev, (parity_dtype_t)gy->dtype, rank, n->aux, &z);
+  if (st == PARITY_STATUS_OK) {
+    view = parity__tensor_alias(z);
+    uint32_t axis = (uint32_t)n->aux[rank];
+    view->offset += n->aux[rank + 1] * z->strides[axis];
+    view->strides[axis] *= n->aux[rank + 2];
+    view->shape[axis] = gy->shape[axis];
+    st = parity__copy_into(view, gy);
+  }
+  parity_tensor_release(view);
+  if (st != PARITY_STATUS_OK) {
+    parity_tensor_release(z);
+    return st;
+  }
+  gin[0] = z;
+  return PARITY_STATUS_OK;
+}
+
+parity_status_t parity_slice(parity_tensor_t *x, uint32_t axis, int64_t start, int64_t stop, int64_t step,
+                             parity_tensor_t **out) {
+  parity_status_t st = need(x, out, "slice");
+  if (st != PARITY_STATUS_OK) return st;
+  if (axis >= x->rank)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "slice: axis %u, tensor has rank %u", axis, x->rank);
+  int64_t size = x->shape[axis];
+  if (step < 1 || start < 0 || start > size || stop < start)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "slice: start %lld, stop %lld, step %lld on an axis of "
+                        "size %lld (need 0 <= start <= size, stop >= start, step >= 1)", (long long)start,
+                        (long long)stop, (long long)step, (long long)size);
+  if (stop > size) stop = size;
+  parity_tensor_t *t = parity__tensor_alias(x);
+  if (!t) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "slice: out of host memory");
+  t->offset += start * x->strides[axis];
+  t->shape[axis] = (stop - start + step - 1) / step;
+  t->strides[axis] *= step;
+  int64_t aux[PARITY_MAX_RANK + 3];
+  memcpy(aux, x->shape, x->rank * sizeof *aux);
+  aux[x->rank] = axis;
+  aux[x->rank + 1] = start;
+  aux[x->rank + 2] = step;
+  return finish(view_node(x, t, "slice", slice_backward, aux, x->rank + 3), t, out);
+}
+
+/* ---- expand -------------------------------------------------------------------------------- */
+static parity_status_t expand_backward(parity__node *n, parity_tensor_t *gy, parity_tensor_t **gin) {
+  return parity__sum_to_shape(gy, n->aux_rank, n->aux, &gin[0]);
+}
+
+parity_status_t parity_expand(parity_tensor_t *x, uint32_t rank, const int64_t *shape, parity_tensor_t **out) {
+  parity_status_t st = need(x, out, "expand");
+  if (st != PARITY_STATUS_OK) return st;
+  char a[96];
+  if (rank > PARITY_MAX_RANK || rank < x->rank || (rank && !shape))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "expand: cannot expand %s to rank %u",
+                        parity__shape_str(x, a, sizeof a), rank);
+  parity_tensor_t *t = parity__tensor_alias(x);
+  if (!t) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "expand: out of host memory");
+  uint32_t lead = rank - x->rank;
+  for (uint32_t i = 0; i < rank; i++) {
+    int64_t have = i < lead ? 1 : x->shape[i - lead];
+    int64_t stride = i < lead ? 0 : x->strides[i - lead];
+    if (have != shape[i] && have != 1) {
+      parity_tensor_release(t);
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "expand: %s cannot be broadcast to size %lld on "
+                          "axis %u", parity__shape_str(x, a, sizeof a), (long long)shape[i], i);
+    }
+    t->shape[i] = shape[i];
+    t->strides[i] = have == shape[i] ? stride : 0;
+  }
+  t->rank = rank;
+  return finish(view_node(x, t, "expand", expand_backward, x->shape, x->rank), t, out);
+}
+
+/* ---- squeeze / unsqueeze (reshapes) -------------------------------------------------------- */
+parity_status_t parity_squeeze(parity_tensor_t *x, uint32_t axis, parity_tensor_t **out) {
+  parity_status_t st = need(x, out, "squeeze");
+  if (st != PARITY_STATUS_OK) return st;
+  if (axis >= x->rank || x->shape[axis] != 1)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "squeeze: axis %u is not a size-1 axis of a rank-%u tensor",
+                        axis, x->rank);
+  int64_t shape[PARITY_MAX_RANK];
+  uint32_t r = 0;
+  for (uint32_t i = 0; i < x->rank; i++)
+    if (i != axis) shape[r++] = x->shape[i];
+  return parity_reshape(x, r, shape, out);
+}
+
+parity_status_t parity_unsqueeze(parity_tensor_t *x, uint32_t axis, parity_tensor_t **out) {
+  parity_status_t st = need(x, out, "unsqueeze");
+  if (st != PARITY_STATUS_OK) return st;
+  if (axis > x->rank || x->rank == PARITY_MAX_RANK)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "unsqueeze: axis %u for a rank-%u tensor", axis, x->rank);
+  int64_t shape[PARITY_MAX_RANK];
+  for (uint32_t i = 0, r = 0; i <= x->rank; i++) shape[i] = i == axis ? 1 : x->shape[r++];
+  return parity_reshape(x, x->rank + 1, shape, out);
+}
