@@ -45,6 +45,7 @@ void parity__device_close(parity_device_t *dev) {
 const char *parity_device_plugin_name(const parity_device_t *dev) { return dev->plugin->name; }
 const char *parity_device_backend(const parity_device_t *dev) { return dev->plugin->backend; }
 uint32_t parity_device_index(const parity_device_t *dev) { return dev->index; }
+parity_context_t *parity_device_context(const parity_device_t *dev) { return dev->ctx; }
 
 parity_status_t parity_device_get_info(const parity_device_t *dev, parity_device_info_t *out) {
   if (!dev || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_get_info: NULL argument");

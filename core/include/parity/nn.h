@@ -1,4 +1,71 @@
-/* nn.h — layers and optimizers (included by parity.h). */
+/* nn.h — layers and optimizers built from core ops (included by parity.h). Every layer is a
+ * function of tensors the caller owns, differentiable through the ops it is made of.
+ * Parameters use the usual layouts: linear weight [out, in], conv weight [O, C/groups, KH, KW]. */
 #ifndef PARITY_NN_H
 #define PARITY_NN_H
+
+#ifdef __cplusplus
+extern "C" {
 #endif
+
+/* ---- small helpers ------------------------------------------------------------------------- */
+/* A 0-d tensor of x's dtype and device holding value (broadcasts against anything). */
+PARITY_API parity_status_t parity_scalar_like(const parity_tensor_t *x, double value, parity_tensor_t **out);
+/* a * value, a + value (differentiable in a). */
+PARITY_API parity_status_t parity_mul_scalar(parity_tensor_t *a, double value, parity_tensor_t **out);
+PARITY_API parity_status_t parity_add_scalar(parity_tensor_t *a, double value, parity_tensor_t **out);
+
+/* ---- layers -------------------------------------------------------------------------------- */
+/* x[.., in] @ w[out, in]^T + b[out] (b may be NULL). */
+PARITY_API parity_status_t parity_linear(parity_tensor_t *x, parity_tensor_t *w, parity_tensor_t *b,
+                                         parity_tensor_t **out);
+/* y[n, k] = x1[n, :] · w[k, :, :] · x2[n, :] + b[k]. */
+PARITY_API parity_status_t parity_bilinear(parity_tensor_t *x1, parity_tensor_t *x2, parity_tensor_t *w,
+                                           parity_tensor_t *b, parity_tensor_t **out);
+/* Normalise over the last axis, then * gamma + beta (both [last] or NULL). */
+PARITY_API parity_status_t parity_layer_norm(parity_tensor_t *x, parity_tensor_t *gamma, parity_tensor_t *beta,
+                                             double eps, parity_tensor_t **out);
+/* x[N, C, ...]. training: batch statistics (biased variance) and running stats updated in place
+ * as (1 - momentum) * running + momentum * batch (unbiased variance); otherwise the running
+ * statistics. gamma/beta [C] may be NULL; running_* [C] may be NULL in training. */
+PARITY_API parity_status_t parity_batch_norm(parity_tensor_t *x, parity_tensor_t *gamma, parity_tensor_t *beta,
+                                             parity_tensor_t *running_mean, parity_tensor_t *running_var,
+                                             int training, double momentum, double eps, parity_tensor_t **out);
+/* training: zero each element with probability p (counter-based: same seed/offset, same mask on
+ * every backend) and scale the rest by 1/(1-p); otherwise x itself. */
+PARITY_API parity_status_t parity_dropout(parity_tensor_t *x, double p, int training, uint64_t seed,
+                                          uint64_t offset, parity_tensor_t **out);
+
+typedef struct parity_mha_weights_t {
+  parity_tensor_t *w_q, *w_k, *w_v, *w_o; /* [E, E] */
+  parity_tensor_t *b_q, *b_k, *b_v, *b_o; /* [E] or NULL */
+  uint32_t num_heads;                     /* divides E */
+} parity_mha_weights_t;
+/* Multi-head attention: q[N, Lq, E], k and v [N, Lk, E] -> [N, Lq, E]. */
+PARITY_API parity_status_t parity_multi_head_attention(parity_tensor_t *q, parity_tensor_t *k, parity_tensor_t *v,
+                                                       const parity_mha_weights_t *w, parity_tensor_t **out);
+
+/* ---- losses -------------------------------------------------------------------------------- */
+/* mean((a - b)^2) */
+PARITY_API parity_status_t parity_mse_loss(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out);
+/* -mean(sum(target * log_softmax(logits, last axis), last axis)); target has logits' shape. */
+PARITY_API parity_status_t parity_cross_entropy(parity_tensor_t *logits, parity_tensor_t *target,
+                                                parity_tensor_t **out);
+
+/* ---- optimizers ---------------------------------------------------------------------------- */
+typedef struct parity_optimizer_t parity_optimizer_t;
+/* v = momentum * v + g; p -= lr * v (momentum 0: plain SGD). */
+PARITY_API parity_status_t parity_sgd_create(parity_tensor_t *const *params, uint32_t count, double lr,
+                                             double momentum, parity_optimizer_t **out);
+/* Adam (Kingma & Ba) with bias correction. */
+PARITY_API parity_status_t parity_adam_create(parity_tensor_t *const *params, uint32_t count, double lr,
+                                              double beta1, double beta2, double eps, parity_optimizer_t **out);
+/* Update every parameter in place from its .grad (parameters without a gradient are skipped). */
+PARITY_API parity_status_t parity_optimizer_step(parity_optimizer_t *opt);
+PARITY_API void parity_optimizer_zero_grad(parity_optimizer_t *opt);
+PARITY_API void parity_optimizer_destroy(parity_optimizer_t *opt);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PARITY_NN_H */

@@ -112,6 +112,8 @@ PARITY_API parity_status_t parity_context_find_plugin(parity_context_t *ctx, con
 PARITY_API const char *parity_device_plugin_name(const parity_device_t *dev);
 PARITY_API const char *parity_device_backend(const parity_device_t *dev);
 PARITY_API uint32_t parity_device_index(const parity_device_t *dev);
+/* The context the device belongs to. */
+PARITY_API parity_context_t *parity_device_context(const parity_device_t *dev);
 /* Copy the device info (caller sets out_info->struct_size). */
 PARITY_API parity_status_t parity_device_get_info(const parity_device_t *dev,
                                                   parity_device_info_t *out_info);
