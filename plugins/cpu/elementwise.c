@@ -1,16 +1,259 @@
-/* elementwise.c — the elementwise kernel family (forward and backward). */
-#include "cpu_internal.h"
+/* elementwise.c — the elementwise kernel family: validation, row selection and the strided,
+ * parallel walk over operands. The row kernels live in elementwise_unary.c,
+ * elementwise_binary.c and elementwise_logic.c; the scalar semantics in elementwise_math.h. */
+#include <stdio.h>
+
+#include "elementwise_internal.h"
+
+/* ---- operands ------------------------------------------------------------------------------ */
+
+/* Inputs then outputs, in the order the row kernels take them (parity_plugin.h, OPERANDS). */
+typedef struct ew_operands_t {
+  uint32_t count, num_inputs;
+  const parity_tensor_desc_t *t[EW_MAX_OPERANDS];
+  const char *name[EW_MAX_OPERANDS];
+} ew_operands_t;
+
+static void gather(const parity_op_desc_t *d, int32_t kind, ew_operands_t *o) {
+  static const char *const unary_f[] = {"x", "y"}, *const unary_b[] = {"x", "y", "dy", "dx"};
+  static const char *const binary_f[] = {"a", "b", "c"};
+  static const char *const binary_b[] = {"a", "b", "c", "dc", "da", "db"};
+  static const char *const select_f[] = {"cond", "a", "b", "c"};
+  static const char *const select_b[] = {"cond", "dc", "da", "db"};
+  int bwd = d->direction == PARITY_DIRECTION_BACKWARD;
+  const char *const *names = unary_f;
+  switch (kind) {
+    case PARITY_OP_KIND_UNARY: names = bwd ? unary_b : unary_f; break;
+    case PARITY_OP_KIND_BINARY: names = bwd ? binary_b : binary_f; break;
+    case PARITY_OP_KIND_COMPARE: names = binary_f; break;
+    case PARITY_OP_KIND_SELECT: names = bwd ? select_b : select_f; break;
+    default: break; /* CAST: x, y */
+  }
+  o->count = d->num_inputs + d->num_outputs;
+  o->num_inputs = d->num_inputs;
+  for (uint32_t i = 0; i < d->num_inputs; i++) o->t[i] = d->inputs[i];
+  for (uint32_t i = 0; i < d->num_outputs; i++) o->t[d->num_inputs + i] = d->outputs[i];
+  for (uint32_t k = 0; k < o->count; k++) o->name[k] = names[k];
+}
+
+/* "a f32[2,3], b f32[3], c f32[2,3]" */
+static const char *operands_str(const ew_operands_t *o, char *buf, size_t size) {
+  size_t n = 0;
+  buf[0] = 0;
+  for (uint32_t k = 0; k < o->count && n < size; k++) {
+    const parity_tensor_desc_t *t = o->t[k];
+    if (!t) {
+      n += (size_t)snprintf(buf + n, size - n, "%s%s NULL", k ? ", " : "", o->name[k]);
+      continue;
+    }
+    n += (size_t)snprintf(buf + n, size - n, "%s%s %s[", k ? ", " : "", o->name[k],
+                          psup_dtype_name(t->dtype));
+    for (uint32_t a = 0; a < t->rank && n < size; a++)
+      n += (size_t)snprintf(buf + n, size - n, a ? ",%lld" : "%lld", (long long)t->shape[a]);
+    if (n < size) n += (size_t)snprintf(buf + n, size - n, "]");
+  }
+  return buf;
+}
+
+/* ---- validation and row selection ------------------------------------------------------------ */
+
+static ew_row_fn pick_row(int32_t op, int32_t kind, int bwd, int32_t dtype, int32_t dst_dtype) {
+  switch (kind) {
+    case PARITY_OP_KIND_UNARY: return bwd ? ew_unary_backward_row(op, dtype) : ew_unary_forward_row(op, dtype);
+    case PARITY_OP_KIND_BINARY: return bwd ? ew_binary_backward_row(op, dtype) : ew_binary_forward_row(op, dtype);
+    case PARITY_OP_KIND_COMPARE: return ew_compare_row(op, dtype);
+    case PARITY_OP_KIND_SELECT: return bwd ? ew_where_backward_row(dtype) : ew_where_forward_row(dtype);
+    case PARITY_OP_KIND_CAST: return ew_cast_row(dtype, dst_dtype);
+    default: return 0;
+  }
+}
+
+/* Validate `d` for this family and pick its row kernel. On failure reports through the host
+ * (message names the op, direction, dtypes and shapes) and returns the status. */
+static int32_t prepare(const parity_op_desc_t *d, ew_operands_t *o, ew_row_fn *out_row) {
+  const psup_op_info_t *info = psup_op_info(d->op);
+  char ops[400];
+  if (!info || psup_kind_family(info->kind) != PARITY_FAMILY_ELEMENTWISE)
+    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s is not an elementwise op", psup_op_name(d->op));
+  int bwd = d->direction == PARITY_DIRECTION_BACKWARD;
+  const char *op = info->name, *dir = psup_direction_name(d->direction);
+  gather(d, info->kind, o);
+
+  /* one shape for every operand (inputs arrive broadcast to the output's shape) */
+  const parity_tensor_desc_t *ref = NULL;
+  for (uint32_t k = 0; k < o->count; k++) {
+    const parity_tensor_desc_t *t = o->t[k];
+    if (!t) continue;
+    if (!ref) { ref = t; continue; }
+    int same = t->rank == ref->rank;
+    for (uint32_t a = 0; same && a < t->rank; a++) same = t->shape[a] == ref->shape[a];
+    if (!same)
+      return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
+                      "cpu: %s %s: operand shapes differ (inputs must arrive broadcast to the "
+                      "output shape through zero strides): %s", op, dir,
+                      operands_str(o, ops, sizeof ops));
+  }
+
+  /* dtypes: one shared dtype, except the bool cond of where, the bool output of compare, and
+   * cast (any pair) */
+  uint32_t first = info->kind == PARITY_OP_KIND_SELECT ? 1 : 0;
+  uint32_t last = info->kind == PARITY_OP_KIND_COMPARE ? 2 : info->kind == PARITY_OP_KIND_CAST ? 1 : o->count;
+  int32_t dtype = o->t[first]->dtype;
+  for (uint32_t k = first; k < last; k++)
+    if (o->t[k] && o->t[k]->dtype != dtype)
+      return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: operands must share one dtype: %s", op,
+                      dir, operands_str(o, ops, sizeof ops));
+  if (info->kind == PARITY_OP_KIND_SELECT && o->t[0]->dtype != PARITY_DTYPE_BOOL)
+    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: cond must be bool: %s", op, dir,
+                    operands_str(o, ops, sizeof ops));
+  if (info->kind == PARITY_OP_KIND_COMPARE && o->t[2]->dtype != PARITY_DTYPE_BOOL)
+    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: the output must be bool: %s", op, dir,
+                    operands_str(o, ops, sizeof ops));
+  if (bwd && !psup_dtype_is_float(dtype))
+    return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: %s %s: %s tensors carry no gradient: %s", op, dir,
+                    psup_dtype_name(dtype), operands_str(o, ops, sizeof ops));
+
+  int32_t dst = info->kind == PARITY_OP_KIND_CAST ? o->t[1]->dtype : dtype;
+  ew_row_fn row = pick_row(d->op, info->kind, bwd, dtype, dst);
+  if (!row) {
+    char takes[64] = "";
+    size_t n = 0;
+    for (int32_t dt = PARITY_DTYPE_F32; dt <= PARITY_DTYPE_BOOL; dt++)
+      if (pick_row(d->op, info->kind, bwd, dt, dt) && n < sizeof takes)
+        n += (size_t)snprintf(takes + n, sizeof takes - n, "%s%s", n ? ", " : "", psup_dtype_name(dt));
+    return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: %s %s is not provided for %s (it takes %s): %s", op,
+                    dir, psup_dtype_name(dtype), takes, operands_str(o, ops, sizeof ops));
+  }
+  *out_row = row;
+  return PARITY_STATUS_OK;
+}
+
+/* ---- the strided walk -------------------------------------------------------------------------- */
+
+/* Fixed work unit of the parallel split (elements); independent of the thread count. */
+#define EW_BLOCK ((int64_t)1 << 14)
+
+typedef struct ew_plan_t {
+  uint32_t count, rank; /* rank >= 1 after collapsing */
+  int64_t numel;
+  int64_t shape[PARITY_MAX_RANK];
+  int64_t strides[EW_MAX_OPERANDS][PARITY_MAX_RANK]; /* elements */
+  int64_t esize[EW_MAX_OPERANDS];
+  unsigned char *base[EW_MAX_OPERANDS];
+} ew_plan_t;
+
+/* Drop size-1 axes and merge neighbours that every operand walks as one (outer stride ==
+ * inner stride * inner size), so contiguous views become one long row. */
+static void plan_init(ew_plan_t *pl, const parity_tensor_desc_t *const *t, uint32_t count) {
+  const parity_tensor_desc_t *ref = NULL;
+  for (uint32_t k = 0; k < count && !ref; k++) ref = t[k];
+  pl->count = count;
+  pl->rank = 0;
+  pl->numel = psup_numel(ref);
+  for (uint32_t k = 0; k < count; k++) {
+    pl->base[k] = t[k] ? cpu_base(t[k]) : NULL;
+    pl->esize[k] = t[k] ? psup_dtype_size(t[k]->dtype) : 0;
+  }
+  for (uint32_t a = 0; a < ref->rank; a++) {
+    if (ref->shape[a] == 1) continue;
+    uint32_t r = pl->rank;
+    int merge = r > 0;
+    for (uint32_t k = 0; merge && k < count; k++)
+      if (t[k]) merge = pl->strides[k][r - 1] == t[k]->strides[a] * ref->shape[a];
+    if (merge) {
+      pl->shape[r - 1] *= ref->shape[a];
+      for (uint32_t k = 0; k < count; k++) pl->strides[k][r - 1] = t[k] ? t[k]->strides[a] : 0;
+    } else {
+      pl->shape[r] = ref->shape[a];
+      for (uint32_t k = 0; k < count; k++) pl->strides[k][r] = t[k] ? t[k]->strides[a] : 0;
+      pl->rank++;
+    }
+  }
+  if (pl->rank == 0) { /* a scalar or all sizes 1 */
+    pl->rank = 1;
+    pl->shape[0] = 1;
+    for (uint32_t k = 0; k < count; k++) pl->strides[k][0] = 0;
+  }
+}
+
+/* Elements [start, end) in row-major order, one row kernel call per run of the inner axis. */
+static void walk(const ew_plan_t *pl, int64_t start, int64_t end, ew_row_fn row, const ew_args_t *args) {
+  const uint32_t last = pl->rank - 1, count = pl->count;
+  int64_t idx[PARITY_MAX_RANK], off[EW_MAX_OPERANDS] = {0}, s[EW_MAX_OPERANDS];
+  unsigned char *p[EW_MAX_OPERANDS];
+  int64_t lin = start;
+  for (int32_t a = (int32_t)last; a >= 0; a--) {
+    idx[a] = lin % pl->shape[a];
+    lin /= pl->shape[a];
+    for (uint32_t k = 0; k < count; k++) off[k] += idx[a] * pl->strides[k][a];
+  }
+  for (uint32_t k = 0; k < count; k++) s[k] = pl->strides[k][last];
+  for (int64_t i = start; i < end;) {
+    int64_t len = pl->shape[last] - idx[last];
+    if (len > end - i) len = end - i;
+    for (uint32_t k = 0; k < count; k++) p[k] = pl->base[k] ? pl->base[k] + off[k] * pl->esize[k] : NULL;
+    row(len, p, s, args);
+    i += len;
+    if (i >= end) break;
+    /* to the start of the next row */
+    for (uint32_t k = 0; k < count; k++) off[k] -= idx[last] * s[k];
+    idx[last] = 0;
+    for (int32_t a = (int32_t)last - 1; a >= 0; a--) {
+      for (uint32_t k = 0; k < count; k++) off[k] += pl->strides[k][a];
+      if (++idx[a] < pl->shape[a]) break;
+      for (uint32_t k = 0; k < count; k++) off[k] -= pl->strides[k][a] * pl->shape[a];
+      idx[a] = 0;
+    }
+  }
+}
+
+void ew_run(const parity_tensor_desc_t *const *operands, uint32_t count, ew_row_fn row,
+            const ew_args_t *args) {
+  ew_plan_t pl;
+  plan_init(&pl, operands, count);
+  if (pl.numel == 0) return;
+  if (pl.numel < CPU_PARALLEL_MIN_ELEMENTS) {
+    walk(&pl, 0, pl.numel, row, args);
+    return;
+  }
+  const int64_t blocks = (pl.numel + EW_BLOCK - 1) / EW_BLOCK;
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static)
+#endif
+  for (int64_t b = 0; b < blocks; b++) {
+    int64_t end = (b + 1) * EW_BLOCK;
+    walk(&pl, b * EW_BLOCK, end < pl.numel ? end : pl.numel, row, args);
+  }
+}
+
+/* ---- entries ------------------------------------------------------------------------------------ */
 
 int32_t cpu_elementwise_supports(const parity_op_desc_t *d) {
-  return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: %s is not available yet", psup_op_name(d->op));
+  ew_operands_t o;
+  ew_row_fn row;
+  return prepare(d, &o, &row);
+}
+
+static int32_t run(const parity_op_desc_t *d) {
+  ew_operands_t o;
+  ew_row_fn row;
+  int32_t st = prepare(d, &o, &row);
+  if (st != PARITY_STATUS_OK) return st;
+  int any_output = 0;
+  for (uint32_t k = o.num_inputs; k < o.count; k++) any_output |= o.t[k] != NULL;
+  if (!any_output || psup_numel(o.t[0]) == 0) return PARITY_STATUS_OK;
+  ew_args_t args = {0};
+  if (d->op == PARITY_OP_LEAKY_RELU) args.alpha = d->params.unary.alpha;
+  ew_run(o.t, o.count, row, &args);
+  return PARITY_STATUS_OK;
 }
 
 int32_t cpu_elementwise_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   (void)dev;
-  return cpu_elementwise_supports(d);
+  return run(d);
 }
 
 int32_t cpu_elementwise_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   (void)dev;
-  return cpu_elementwise_supports(d);
+  return run(d);
 }

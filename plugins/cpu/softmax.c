@@ -1,16 +1,134 @@
-/* softmax.c — the softmax kernel family (forward and backward). */
-#include "cpu_internal.h"
+/* softmax.c — the softmax family: softmax and log_softmax over params.softmax.axis, forward
+ * and backward, for f64, f32, f16 and bf16 (storage: computed in f32, rounded once on store).
+ *
+ * Contract (docs/semantics.md): the row max is subtracted first (exactly, so logits shifted by
+ * a constant give the same result); any NaN in a row, or a row of -inf only, gives a NaN row;
+ * m entries of +inf give 1/m there and 0 elsewhere (log_softmax: -log m and -inf). Backward
+ * uses the stored y only. x, y (dy, dx) share one dtype and one shape; strides are free. */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_accum.h"
+
+enum { SM_NT = 3 }; /* iterator slots: forward x, -, y; backward y, dy, dx */
+#define SM_ROW_BUFFER 1024 /* rows up to this long keep exp(x - m) on the stack */
+
+typedef struct sm_plan {
+  int logsm;
+  int64_t n;            /* row length (the softmax axis) */
+  int64_t s[SM_NT];     /* strides along the axis */
+  int64_t rows;         /* product of the other axes */
+  uint32_t no;          /* other axes of size > 1 */
+  int64_t oshape[PARITY_MAX_RANK];
+  int64_t os[SM_NT][PARITY_MAX_RANK];
+  int threads;
+} sm_plan;
+
+#define SM_SFX f64
+#define SM_ST double
+#define SM_AT double
+#define SM_LOAD(p) (*(p))
+#define SM_STORE(p, v) (*(p) = (v))
+#define SM_EXP exp
+#define SM_LOG log
+#define SM_CASC f64
+#define SM_STORES_AT 1
+#include "softmax_tmpl.h"
+
+#define SM_SFX f32
+#define SM_ST float
+#define SM_AT float
+#define SM_LOAD(p) (*(p))
+#define SM_STORE(p, v) (*(p) = (v))
+#define SM_EXP expf
+#define SM_LOG logf
+#define SM_CASC f32
+#define SM_STORES_AT 1
+#include "softmax_tmpl.h"
+
+#define SM_SFX f16
+#define SM_ST uint16_t
+#define SM_AT float
+#define SM_LOAD(p) psup_f16_to_f32(*(p))
+#define SM_STORE(p, v) (*(p) = psup_f32_to_f16(v))
+#define SM_EXP expf
+#define SM_LOG logf
+#define SM_CASC f32
+#define SM_STORES_AT 0
+#include "softmax_tmpl.h"
+
+#define SM_SFX bf16
+#define SM_ST uint16_t
+#define SM_AT float
+#define SM_LOAD(p) psup_bf16_to_f32(*(p))
+#define SM_STORE(p, v) (*(p) = psup_f32_to_bf16(v))
+#define SM_EXP expf
+#define SM_LOG logf
+#define SM_CASC f32
+#define SM_STORES_AT 0
+#include "softmax_tmpl.h"
 
 int32_t cpu_softmax_supports(const parity_op_desc_t *d) {
-  return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: %s is not available yet", psup_op_name(d->op));
+  const int fwd = d->direction == PARITY_DIRECTION_FORWARD;
+  const parity_tensor_desc_t *t[SM_NT] = {d->inputs[0], fwd ? NULL : d->inputs[1], d->outputs[0]};
+  const parity_tensor_desc_t *x = t[0];
+  const char *op = psup_op_name(d->op), *dir = psup_direction_name(d->direction);
+  const char *names[SM_NT] = {fwd ? "x" : "y", "dy", fwd ? "y" : "dx"};
+  const int32_t axis = d->params.softmax.axis;
+  char xs[160], ts[160];
+  if (!psup_dtype_is_float(x->dtype))
+    return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: %s %s of %s: needs a floating dtype (f64, f32, f16, "
+                    "bf16)", op, dir, psup_dtype_name(x->dtype));
+  if (axis < 0 || (uint32_t)axis >= x->rank)
+    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: axis %d is outside [0, %u) for %s %s", op,
+                    dir, axis, x->rank, names[0], psup_tensor_str(x, xs, sizeof xs));
+  for (int k = 0; k < SM_NT; k++) {
+    if (!t[k]) continue;
+    if (t[k]->dtype != x->dtype || memcmp(t[k]->shape, x->shape, x->rank * sizeof(int64_t)) != 0)
+      return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: %s %s must have the dtype and shape of %s %s",
+                      op, dir, names[k], psup_tensor_str(t[k], ts, sizeof ts), names[0],
+                      psup_tensor_str(x, xs, sizeof xs));
+    if (t[k]->offset_bytes % psup_dtype_size(t[k]->dtype) != 0)
+      return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: %s %s: offset_bytes is not a multiple of "
+                      "the element size", op, dir, names[k], psup_tensor_str(t[k], ts, sizeof ts));
+  }
+  return PARITY_STATUS_OK;
+}
+
+static int32_t sm_run(const parity_op_desc_t *d, int backward) {
+  const parity_tensor_desc_t *t[SM_NT] = {d->inputs[0], backward ? d->inputs[1] : NULL, d->outputs[0]};
+  if (!t[2] || psup_numel(t[2]) == 0) return PARITY_STATUS_OK; /* nothing wanted or empty */
+  const uint32_t axis = (uint32_t)d->params.softmax.axis;
+  sm_plan p;
+  memset(&p, 0, sizeof p);
+  p.logsm = d->op == PARITY_OP_LOG_SOFTMAX;
+  p.n = t[0]->shape[axis];
+  p.rows = psup_numel(t[0]) / p.n;
+  for (int k = 0; k < SM_NT; k++) p.s[k] = t[k] ? t[k]->strides[axis] : 0;
+  for (uint32_t a = 0; a < t[0]->rank; a++) {
+    if (a == axis || t[0]->shape[a] == 1) continue;
+    p.oshape[p.no] = t[0]->shape[a];
+    for (int k = 0; k < SM_NT; k++) p.os[k][p.no] = t[k] ? t[k]->strides[a] : 0;
+    p.no++;
+  }
+  p.threads = cpu_threads_for(psup_numel(t[0]));
+  const void *a = cpu_base(t[0]), *b = t[1] ? cpu_base(t[1]) : NULL;
+  void *out = cpu_base(t[2]);
+  switch (t[0]->dtype) {
+    case PARITY_DTYPE_F64: return sm_run_f64(&p, a, b, out, backward);
+    case PARITY_DTYPE_F32: return sm_run_f32(&p, a, b, out, backward);
+    case PARITY_DTYPE_F16: return sm_run_f16(&p, a, b, out, backward);
+    case PARITY_DTYPE_BF16: return sm_run_bf16(&p, a, b, out, backward);
+    default: return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: %s: unsupported dtype", psup_op_name(d->op));
+  }
 }
 
 int32_t cpu_softmax_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   (void)dev;
-  return cpu_softmax_supports(d);
+  return sm_run(d, 0);
 }
 
 int32_t cpu_softmax_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   (void)dev;
-  return cpu_softmax_supports(d);
+  return sm_run(d, 1);
 }

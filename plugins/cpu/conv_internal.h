@@ -1,0 +1,37 @@
+/* conv_internal.h — shared by the CPU plugin's conv2d files (conv.c: validation, dispatch and
+ * the f32/f16/bf16 path on the gemm engine; conv_f64.c: the f64 reference loops; pool.c:
+ * max/avg pooling, which belongs to the same CONV2D family entry points). */
+#ifndef PARITY_CPU_CONV_INTERNAL_H
+#define PARITY_CPU_CONV_INTERNAL_H
+
+#include <stdint.h>
+
+#include "parity_plugin.h"
+
+/* Geometry of one conv2d or pool2d op, NCHW. For pooling, o == c, groups == c and the
+ * kernel comes from params.conv2d.kernel. */
+typedef struct conv_geom_t {
+  int64_t n, c, h, w;   /* input */
+  int64_t o, kh, kw;    /* output channels, window */
+  int64_t oh, ow;       /* output spatial size */
+  int64_t groups, cg, og; /* groups, channels per group in and out */
+  int64_t sh, sw, pt, pb, pl, pr, dh, dw;
+} conv_geom_t;
+
+/* Output size along one axis, or -1 when the dilated window does not fit in the padded input. */
+int64_t conv_out_size(int64_t in, int64_t pad0, int64_t pad1, int64_t k, int64_t dil, int64_t stride);
+
+/* f64 reference kernels (conv_f64.c). Operands as in parity_plugin.h; NULL = absent.
+ * OK, or OUT_OF_MEMORY (reported) when the per-thread plane scratch cannot be allocated. */
+int32_t conv_f64_forward(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *w,
+                      const parity_tensor_desc_t *bias, const parity_tensor_desc_t *y);
+int32_t conv_f64_backward(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *w,
+                          const parity_tensor_desc_t *dy, const parity_tensor_desc_t *dx,
+                          const parity_tensor_desc_t *dw, const parity_tensor_desc_t *dbias);
+
+/* Pooling (pool.c); descriptors have passed the family's common checks. */
+int32_t cpu_pool2d_supports(const parity_op_desc_t *d);
+int32_t cpu_pool2d_forward(const parity_op_desc_t *d);
+int32_t cpu_pool2d_backward(const parity_op_desc_t *d);
+
+#endif

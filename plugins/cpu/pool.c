@@ -1,0 +1,278 @@
+/* pool.c — max_pool2d and avg_pool2d (CONV2D family), forward and backward, NCHW.
+ *
+ * Window taps: ih = oh*sh - pt + kh*dh, iw = ow*sw - pl + kw*dw. Out-of-bounds taps are
+ * padding: -inf for max (they never win and get no gradient), 0 for avg.
+ *  - max: NaN in a window gives NaN. Backward routes dy to the taps equal to the stored y (the
+ *    NaN taps when y is NaN), split evenly: each gets dy / count — order-independent.
+ *  - avg: sum of in-bounds taps divided by kh*kw (count_include_pad = 1) or by the number of
+ *    in-bounds taps (0); backward gives each in-bounds tap dy / divisor.
+ * Padding is at most half the window per side, and every window must reach the input.
+ * f64 computes in double; f32/f16/bf16 load to float, compute and accumulate in float and round
+ * once on store. Threads split (n, c) planes; each plane's sums run in a fixed order. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv_internal.h"
+#include "cpu_internal.h"
+#include "dense_common.h"
+#include "gemm.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static int32_t pool_check(const parity_op_desc_t *d, conv_geom_t *g) {
+  int fwd = d->direction == PARITY_DIRECTION_FORWARD, is_max = d->op == PARITY_OP_MAX_POOL2D;
+  const char *what = is_max ? (fwd ? "max_pool2d forward" : "max_pool2d backward")
+                            : (fwd ? "avg_pool2d forward" : "avg_pool2d backward");
+  int32_t st = dense_check_dtypes(d, what);
+  if (st != PARITY_STATUS_OK) return st;
+  const parity_tensor_desc_t *x = d->inputs[0];
+  if (x->rank != 4)
+    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: input must have rank 4 (NCHW), got %u", what, x->rank);
+  const parity_conv2d_params_t *p = &d->params.conv2d;
+  if (p->kernel[0] < 1 || p->kernel[1] < 1)
+    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: kernel (%d,%d) must be >= 1", what, p->kernel[0],
+                    p->kernel[1]);
+  if (p->stride[0] < 1 || p->stride[1] < 1)
+    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: stride (%d,%d) must be >= 1", what, p->stride[0],
+                    p->stride[1]);
+  if (p->dilation[0] < 1 || p->dilation[1] < 1)
+    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: dilation (%d,%d) must be >= 1", what,
+                    p->dilation[0], p->dilation[1]);
+  if (p->padding[0] < 0 || p->padding[1] < 0 || p->padding[2] < 0 || p->padding[3] < 0 ||
+      p->padding[0] > p->kernel[0] / 2 || p->padding[1] > p->kernel[0] / 2 || p->padding[2] > p->kernel[1] / 2 ||
+      p->padding[3] > p->kernel[1] / 2)
+    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
+                    "cpu: %s: padding (%d,%d,%d,%d) (top, bottom, left, right) must be between 0 and half the "
+                    "kernel (%d,%d)",
+                    what, p->padding[0], p->padding[1], p->padding[2], p->padding[3], p->kernel[0], p->kernel[1]);
+  if (!is_max && p->count_include_pad != 0 && p->count_include_pad != 1)
+    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: count_include_pad=%d must be 0 or 1", what,
+                    p->count_include_pad);
+  memset(g, 0, sizeof *g);
+  g->n = x->shape[0], g->c = x->shape[1], g->h = x->shape[2], g->w = x->shape[3];
+  g->o = g->c, g->groups = g->c, g->cg = 1, g->og = 1;
+  g->kh = p->kernel[0], g->kw = p->kernel[1];
+  g->sh = p->stride[0], g->sw = p->stride[1], g->dh = p->dilation[0], g->dw = p->dilation[1];
+  g->pt = p->padding[0], g->pb = p->padding[1], g->pl = p->padding[2], g->pr = p->padding[3];
+  g->oh = conv_out_size(g->h, g->pt, g->pb, g->kh, g->dh, g->sh);
+  g->ow = conv_out_size(g->w, g->pl, g->pr, g->kw, g->dw, g->sw);
+  if (g->oh < 0 || g->ow < 0)
+    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
+                    "cpu: %s: window %lldx%lld with dilation (%d,%d) is larger than the padded input %lldx%lld", what,
+                    (long long)g->kh, (long long)g->kw, p->dilation[0], p->dilation[1],
+                    (long long)(g->h + g->pt + g->pb), (long long)(g->w + g->pl + g->pr));
+  /* every window must hold at least one input element (only dilation can break this) */
+  for (int axis = 0; axis < 2; axis++) {
+    int64_t out = axis ? g->ow : g->oh, s = axis ? g->sw : g->sh, pad = axis ? g->pl : g->pt;
+    int64_t dil = axis ? g->dw : g->dh, k = axis ? g->kw : g->kh, in = axis ? g->w : g->h;
+    for (int64_t i = 0; i < out; i++) {
+      int64_t start = i * s - pad, first = start >= 0 ? 0 : (-start + dil - 1) / dil;
+      if (first >= k || start + first * dil >= in)
+        return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "cpu: %s: window %lld along %s covers only padding (input %lld, kernel %lld, dilation %lld, "
+                        "padding %lld, stride %lld)",
+                        what, (long long)i, axis ? "width" : "height", (long long)in, (long long)k, (long long)dil,
+                        (long long)pad, (long long)s);
+    }
+  }
+  int64_t oshape[4] = {g->n, g->c, g->oh, g->ow};
+  const parity_tensor_desc_t *outs[3] = {fwd ? d->outputs[0] : d->inputs[1], fwd ? NULL : d->inputs[2],
+                                         fwd ? NULL : d->outputs[0]};
+  const char *names[3] = {fwd ? "output" : "y", "dy", "dx"};
+  for (int i = 0; i < 3; i++) {
+    const parity_tensor_desc_t *t = outs[i];
+    if (!t) continue;
+    const int64_t *want = i == 2 ? x->shape : oshape;
+    int ok = t->rank == 4;
+    for (int a = 0; ok && a < 4; a++) ok = t->shape[a] == want[a];
+    if (!ok) {
+      char s1[96];
+      return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
+                      "cpu: %s: %s is %s, expected [%lld,%lld,%lld,%lld]%s", what, names[i],
+                      dense_shape_str(t, s1, sizeof s1), (long long)want[0], (long long)want[1], (long long)want[2],
+                      (long long)want[3],
+                      i == 2 ? " (the input's shape)" : " (OH = floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1)");
+    }
+  }
+  return PARITY_STATUS_OK;
+}
+
+int32_t cpu_pool2d_supports(const parity_op_desc_t *d) {
+  conv_geom_t g;
+  return pool_check(d, &g);
+}
+
+/* ---- plane kernels, instantiated for double (f64) and float (f32, f16, bf16) -------------- */
+#define POOL_LOAD_PLANE_(T, ST, CONV)                                                       \
+  for (int64_t i = 0; i < rows; i++)                                                        \
+    for (int64_t j = 0; j < cols; j++) dst[i * cols + j] = (T)CONV(((const ST *)base)[off + i * rs + j * cs]);
+#define POOL_STORE_PLANE_(ST, CONV)                                                         \
+  for (int64_t i = 0; i < rows; i++)                                                        \
+    for (int64_t j = 0; j < cols; j++) ((ST *)base)[off + i * rs + j * cs] = CONV(src[i * cols + j]);
+#define POOL_ID_(v) (v)
+
+#define POOL_IMPL_(T, SFX)                                                                            \
+  static void load_plane_##SFX(const unsigned char *base, int32_t dtype, int64_t off, int64_t rows,   \
+                               int64_t cols, int64_t rs, int64_t cs, T *dst) {                       \
+    switch (dtype) {                                                                                  \
+      case PARITY_DTYPE_F64: POOL_LOAD_PLANE_(T, double, POOL_ID_) break;                             \
+      case PARITY_DTYPE_F16: POOL_LOAD_PLANE_(T, uint16_t, psup_f16_to_f32) break;                    \
+      case PARITY_DTYPE_BF16: POOL_LOAD_PLANE_(T, uint16_t, psup_bf16_to_f32) break;                  \
+      default: POOL_LOAD_PLANE_(T, float, POOL_ID_) break;                                            \
+    }                                                                                                 \
+  }                                                                                                   \
+  static void store_plane_##SFX(unsigned char *base, int32_t dtype, int64_t off, int64_t rows, int64_t cols, \
+                                int64_t rs, int64_t cs, const T *src) {                               \
+    switch (dtype) {                                                                                  \
+      case PARITY_DTYPE_F64: POOL_STORE_PLANE_(double, (double)) break;                               \
+      case PARITY_DTYPE_F16: POOL_STORE_PLANE_(uint16_t, psup_f32_to_f16) break;                      \
+      case PARITY_DTYPE_BF16: POOL_STORE_PLANE_(uint16_t, psup_f32_to_bf16) break;                    \
+      default: POOL_STORE_PLANE_(float, (float)) break;                                               \
+    }                                                                                                 \
+  }                                                                                                   \
+  /* y plane from x plane */                                                                         \
+  static void forward_##SFX(const conv_geom_t *g, int is_max, int include_pad, const T *x, T *y) {    \
+    for (int64_t oh = 0; oh < g->oh; oh++)                                                            \
+      for (int64_t ow = 0; ow < g->ow; ow++) {                                                        \
+        T acc = is_max ? (T)-INFINITY : (T)0;                                                         \
+        int64_t count = 0;                                                                            \
+        for (int64_t kh = 0; kh < g->kh; kh++) {                                                      \
+          int64_t ih = oh * g->sh - g->pt + kh * g->dh;                                               \
+          if (ih < 0 || ih >= g->h) continue;                                                         \
+          for (int64_t kw = 0; kw < g->kw; kw++) {                                                    \
+            int64_t iw = ow * g->sw - g->pl + kw * g->dw;                                             \
+            if (iw < 0 || iw >= g->w) continue;                                                       \
+            T v = x[ih * g->w + iw];                                                                  \
+            count++;                                                                                  \
+            if (!is_max)                                                                              \
+              acc += v;                                                                               \
+            else if (v > acc || isnan(v))                                                             \
+              acc = v;                                                                                \
+            if (is_max && isnan(acc)) break;                                                          \
+          }                                                                                           \
+          if (is_max && isnan(acc)) break;                                                            \
+        }                                                                                             \
+        if (!is_max) acc = acc / (T)(include_pad ? g->kh * g->kw : count);                            \
+        y[oh * g->ow + ow] = acc;                                                                     \
+      }                                                                                               \
+  }                                                                                                   \
+  /* dx plane (zeroed here) from x, y and dy planes */                                              \
+  static void backward_##SFX(const conv_geom_t *g, int is_max, int include_pad, const T *x, const T *y, \
+                             const T *dy, T *dx) {                                                    \
+    memset(dx, 0, sizeof(T) * (size_t)(g->h * g->w));                                                 \
+    for (int64_t oh = 0; oh < g->oh; oh++)                                                            \
+      for (int64_t ow = 0; ow < g->ow; ow++) {                                                        \
+        T yv = is_max ? y[oh * g->ow + ow] : (T)0;                                                    \
+        int64_t count = 0;                                                                            \
+        for (int pass = 0; pass < 2; pass++) {                                                        \
+          T share = (T)0;                                                                             \
+          if (pass == 1) {                                                                            \
+            if (count == 0) break;                                                                    \
+            share = dy[oh * g->ow + ow] / (T)(is_max || !include_pad ? count : g->kh * g->kw);        \
+          }                                                                                           \
+          for (int64_t kh = 0; kh < g->kh; kh++) {                                                    \
+            int64_t ih = oh * g->sh - g->pt + kh * g->dh;                                             \
+            if (ih < 0 || ih >= g->h) continue;                                                       \
+            for (int64_t kw = 0; kw < g->kw; kw++) {                                                  \
+              int64_t iw = ow * g->sw - g->pl + kw * g->dw;                                           \
+              if (iw < 0 || iw >= g->w) continue;                                                     \
+              T v = x[ih * g->w + iw];                                                                \
+              if (is_max && !(v == yv || (isnan(v) && isnan(yv)))) continue;                          \
+              if (pass == 0)                                                                          \
+                count++;                                                                              \
+              else                                                                                    \
+                dx[ih * g->w + iw] += share;                                                          \
+            }                                                                                         \
+          }                                                                                           \
+        }                                                                                             \
+      }                                                                                               \
+  }
+
+POOL_IMPL_(double, f64)
+POOL_IMPL_(float, f32)
+
+/* Per-thread scratch for the planes of one (n, c): x and dx (H*W), y and dy (OH*OW). */
+typedef struct pool_ws_t {
+  unsigned char *mem;
+  size_t per_thread;
+  int threads;
+} pool_ws_t;
+
+static int32_t ws_alloc(const conv_geom_t *g, size_t esz, pool_ws_t *ws, const char *what) {
+  ws->threads = cpu_max_threads();
+  ws->per_thread = esz * (size_t)(2 * g->h * g->w + 2 * g->oh * g->ow + 1);
+  ws->mem = malloc(ws->per_thread * (size_t)ws->threads);
+  if (!ws->mem)
+    return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: %s: cannot allocate %zu bytes of scratch", what,
+                    ws->per_thread * (size_t)ws->threads);
+  return PARITY_STATUS_OK;
+}
+
+static int thread_id(void) {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+#ifdef _OPENMP
+#define POOL_PARALLEL_FOR_ _Pragma("omp parallel for schedule(dynamic, 4) num_threads(ws.threads) if (par)")
+#else
+#define POOL_PARALLEL_FOR_
+#endif
+
+#define POOL_RUN_(T, SFX)                                                                            \
+  POOL_PARALLEL_FOR_                                                                                  \
+  for (int64_t job = 0; job < jobs; job++) {                                                         \
+    int64_t n = job / g.c, c = job % g.c;                                                            \
+    T *xs = (T *)(ws.mem + (size_t)thread_id() * ws.per_thread), *xd = xs + g.h * g.w;               \
+    T *ys = xd + g.h * g.w, *dys = ys + g.oh * g.ow;                                                 \
+    load_plane_##SFX(dense_base(x), x->dtype, n * x->strides[0] + c * x->strides[1], g.h, g.w,       \
+                     x->strides[2], x->strides[3], xs);                                              \
+    if (fwd) {                                                                                       \
+      forward_##SFX(&g, is_max, cip, xs, ys);                                                        \
+      store_plane_##SFX(dense_base(out), out->dtype, n * out->strides[0] + c * out->strides[1], g.oh, \
+                        g.ow, out->strides[2], out->strides[3], ys);                                 \
+    } else {                                                                                         \
+      const parity_tensor_desc_t *y = d->inputs[1], *dy = d->inputs[2];                             \
+      if (is_max)                                                                                    \
+        load_plane_##SFX(dense_base(y), y->dtype, n * y->strides[0] + c * y->strides[1], g.oh, g.ow, \
+                         y->strides[2], y->strides[3], ys);                                          \
+      load_plane_##SFX(dense_base(dy), dy->dtype, n * dy->strides[0] + c * dy->strides[1], g.oh, g.ow, \
+                       dy->strides[2], dy->strides[3], dys);                                         \
+      backward_##SFX(&g, is_max, cip, xs, ys, dys, xd);                                              \
+      store_plane_##SFX(dense_base(out), out->dtype, n * out->strides[0] + c * out->strides[1], g.h, \
+                        g.w, out->strides[2], out->strides[3], xd);                                  \
+    }                                                                                                \
+  }
+
+static int32_t pool_run(const parity_op_desc_t *d) {
+  conv_geom_t g;
+  int32_t st = pool_check(d, &g);
+  if (st != PARITY_STATUS_OK) return st;
+  int fwd = d->direction == PARITY_DIRECTION_FORWARD, is_max = d->op == PARITY_OP_MAX_POOL2D;
+  int cip = d->params.conv2d.count_include_pad;
+  const parity_tensor_desc_t *x = d->inputs[0], *out = d->outputs[0];
+  int64_t jobs = g.n * g.c;
+  if (!out || jobs == 0 || g.h * g.w == 0) return PARITY_STATUS_OK;
+  int is_f64 = x->dtype == PARITY_DTYPE_F64;
+  pool_ws_t ws;
+  st = ws_alloc(&g, is_f64 ? sizeof(double) : sizeof(float), &ws, psup_op_name(d->op));
+  if (st != PARITY_STATUS_OK) return st;
+  int par = (double)jobs * (double)(g.oh * g.ow) * (double)(g.kh * g.kw) >= 32768.0;
+  (void)par;
+  if (is_f64) {
+    POOL_RUN_(double, f64)
+  } else {
+    POOL_RUN_(float, f32)
+  }
+  free(ws.mem);
+  return PARITY_STATUS_OK;
+}
+
+int32_t cpu_pool2d_forward(const parity_op_desc_t *d) { return pool_run(d); }
+int32_t cpu_pool2d_backward(const parity_op_desc_t *d) { return pool_run(d); }

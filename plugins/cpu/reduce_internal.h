@@ -1,0 +1,113 @@
+/* reduce_internal.h — the reduce family's plan, shared by reduce.c (validation, planning,
+ * dispatch) and the per-dtype kernel files generated from reduce_tmpl.h.
+ *
+ * A plan splits x's axes into kept axes (one output element per index) and reduced axes, both
+ * without size-1 axes; adjacent reduced axes that are contiguous in x (and dx) are merged. The
+ * reduced elements of one output are numbered row-major over the reduced axes; that number is
+ * argmax/argmin's result and the order every kernel visits them in.
+ *
+ * Row mode walks each output's reduced set with its innermost reduced axis in the inner loop.
+ * Column mode is chosen when a kept axis has a smaller x stride than the innermost reduced
+ * axis (e.g. summing over rows of a row-major matrix): it keeps tiles of outputs along that
+ * axis (RD_TILE_BYTES of input per reduced element) and streams the reduced set once per tile.
+ * Every output's arithmetic is the same whatever tile or thread handles it. */
+#ifndef PARITY_CPU_REDUCE_INTERNAL_H
+#define PARITY_CPU_REDUCE_INTERNAL_H
+
+#include <string.h>
+
+#include "cpu_internal.h"
+
+#define RD_TILE_BYTES 1024
+#define RD_COLUMN_LEAF 16 /* reduced elements summed sequentially per column-mode leaf */
+
+/* Which tensors a plan's strides describe (psup_iter slots). */
+enum { RD_X = 0, RD_Y = 1, RD_DY = 2, RD_DX = 3, RD_NT = 4 };
+
+typedef struct rd_plan {
+  int32_t op; /* parity_op_t */
+  int64_t M;  /* output elements */
+  int64_t K;  /* reduced elements per output */
+  /* kept axes, x axis order; strides of x, y, dy, dx on each */
+  uint32_t nk;
+  int64_t kshape[PARITY_MAX_RANK];
+  int64_t ks[RD_NT][PARITY_MAX_RANK];
+  /* reduced axes, x axis order; strides of x and dx (y and dy have size 1 there) */
+  uint32_t nr;
+  int64_t rshape[PARITY_MAX_RANK];
+  int64_t rs[RD_NT][PARITY_MAX_RANK];
+  int64_t L; /* innermost reduced extent (1 when nothing is reduced) */
+  /* every axis of size > 1, x axis order, with y/dy strides 0 on reduced axes (backward
+   * broadcast of sum and mean) */
+  uint32_t nb;
+  int64_t bshape[PARITY_MAX_RANK];
+  int64_t bs[RD_NT][PARITY_MAX_RANK];
+  int column;  /* column mode over kept axis vk */
+  uint32_t vk;
+  int threads; /* threads allowed (1 = serial) */
+} rd_plan;
+
+/* Kernels of one dtype. forward writes y (or the i64 index for argmax/argmin); backward
+ * writes dx. Pointers are element 0 of each view. Return a parity_status_t. */
+typedef struct rd_kernels {
+  int32_t (*forward)(const rd_plan *p, const void *x, void *y);
+  int32_t (*backward)(const rd_plan *p, const void *x, const void *y, const void *dy, void *dx);
+} rd_kernels;
+
+/* Integer keys that order floats numerically with -0 < +0 (NaNs are handled apart); the map
+ * is its own inverse. */
+static inline int32_t rd_key_f32(float v) {
+  int32_t b;
+  memcpy(&b, &v, sizeof b);
+  return b ^ (int32_t)((uint32_t)(b >> 31) >> 1);
+}
+static inline float rd_unkey_f32(int32_t k) {
+  int32_t b = k ^ (int32_t)((uint32_t)(k >> 31) >> 1);
+  float v;
+  memcpy(&v, &b, sizeof v);
+  return v;
+}
+static inline int64_t rd_key_f64(double v) {
+  int64_t b;
+  memcpy(&b, &v, sizeof b);
+  return b ^ (int64_t)((uint64_t)(b >> 63) >> 1);
+}
+static inline double rd_unkey_f64(int64_t k) {
+  int64_t b = k ^ (int64_t)((uint64_t)(k >> 63) >> 1);
+  double v;
+  memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+/* Iterator over the rows of one output's reduced set (every reduced axis but the innermost),
+ * positioned at row `row`; off[RD_X] and off[RD_DX] are the row starts relative to the output. */
+static inline void rd_rows_iter(psup_iter_t *it, const rd_plan *p, int64_t row) {
+  const int64_t *s[RD_NT] = {p->rs[0], p->rs[1], p->rs[2], p->rs[3]};
+  psup_iter_init(it, p->nr ? p->nr - 1 : 0, p->rshape, RD_NT, s);
+  psup_iter_seek(it, row);
+}
+
+/* Stride of tensor slot t along the innermost reduced axis. */
+static inline int64_t rd_inner(const rd_plan *p, int t) { return p->nr ? p->rs[t][p->nr - 1] : 0; }
+
+/* Iterator over the outputs (kept axes; without the column axis when skip_v), positioned at
+ * output `pos` of that space. */
+static inline void rd_kept_iter(psup_iter_t *it, const rd_plan *p, int skip_v, int64_t pos) {
+  int64_t shape[PARITY_MAX_RANK], st[RD_NT][PARITY_MAX_RANK];
+  uint32_t n = 0;
+  for (uint32_t a = 0; a < p->nk; a++) {
+    if (skip_v && a == p->vk) continue;
+    shape[n] = p->kshape[a];
+    for (int t = 0; t < RD_NT; t++) st[t][n] = p->ks[t][a];
+    n++;
+  }
+  const int64_t *s[RD_NT] = {st[0], st[1], st[2], st[3]};
+  psup_iter_init(it, n, shape, RD_NT, s);
+  psup_iter_seek(it, pos);
+}
+
+/* b8: bool in and out; b8_count: bool in, i64 out (sum only) */
+extern const rd_kernels rd_kernels_f64, rd_kernels_f32, rd_kernels_f16, rd_kernels_bf16;
+extern const rd_kernels rd_kernels_i32, rd_kernels_i64, rd_kernels_b8, rd_kernels_b8_count;
+
+#endif

@@ -1,0 +1,660 @@
+/* reduce_tmpl.h — the reduce kernels for one dtype, stamped out by reduce_float.c and
+ * reduce_int.c (included once per dtype, no include guard). The includer defines:
+ *   RD_SFX            suffix of the generated names
+ *   RD_ST, RD_VT      storage type, and the type values are loaded into and compared in
+ *   RD_LOAD(p)        RD_VT from const RD_ST *p
+ *   RD_STORE_VAL(p,v) store an RD_VT (max/min results)
+ *   RD_FLOAT          1: floating (cascade sums, mean, backward); 0: integer or bool
+ *   RD_KT, RD_KEY(v), RD_UNKEY(k)  an integer key whose order is max/min's order (-0 < +0)
+ *   floating only:    RD_AT accumulation type, RD_CASC cascade suffix (f32|f64),
+ *                     RD_STORE_F64(p,d) store a double rounded once to nearest even
+ *   integer only:     RD_UT wrapping unsigned accumulator, RD_OT sum output type,
+ *                     RD_STORE_SUM(p,u)
+ * Semantics (docs/semantics.md): max/min order values with -0 < +0 and let the first NaN win;
+ * argmax/argmin give the first flat index of that winner; gradients of max/min go in equal
+ * shares to every element equal to the result (the NaN elements when it is NaN). */
+
+#define RD_CAT2(a, b) a##_##b
+#define RD_CAT(a, b) RD_CAT2(a, b)
+#define RD_FN(name) RD_CAT(name, RD_SFX)
+
+#if RD_FLOAT
+#define RD_IS_NAN(v) ((v) != (v))
+#define RD_NEGZ_POSZ(a, b) (signbit(a) && !signbit(b)) /* a == b: a is -0, b is +0 */
+#define RD_CASC_T RD_CAT(cpu_casc, RD_CASC)
+#define RD_CASC_PUSH RD_CAT(RD_CAT(cpu_casc, RD_CASC), push)
+#define RD_CASC_TOTAL RD_CAT(RD_CAT(cpu_casc, RD_CASC), total)
+#define RD_CANON(v) (RD_IS_NAN(v) ? (RD_VT)NAN : (v)) /* max/min store one quiet NaN */
+#else
+#define RD_CANON(v) (v)
+#define RD_IS_NAN(v) 0
+#define RD_NEGZ_POSZ(a, b) 0
+#endif
+/* v beats the current best b (strictly, so the first index wins among equals) */
+#define RD_BETTER(v, b, is_min)                                     \
+  ((is_min) ? ((v) < (b) || ((v) == (b) && RD_NEGZ_POSZ(v, b)))     \
+            : ((v) > (b) || ((v) == (b) && RD_NEGZ_POSZ(b, v))))
+
+#define RD_INLINE static inline __attribute__((always_inline))
+/* column-mode tile: RD_TILE_BYTES of values per reduced element */
+#define RD_TW ((int)(RD_TILE_BYTES / sizeof(RD_VT)))
+
+/* ---- max/min/argmax/argmin ------------------------------------------------------------- */
+/* Values are compared through integer keys (RD_KEY) ordered like max/min order values, so the
+ * loops have no branches. A lane keeps its best key, the first flat index reaching it, and its
+ * first NaN's index; a NaN anywhere wins (value NaN, index of the first NaN). */
+#define RD_LANES 8
+#define RD_NONE INT64_MAX
+#define RD_EXT_STEP(kb, ib, nb, v, f)                                                 \
+  do {                                                                                \
+    const RD_VT v_ = (v);                                                             \
+    const RD_KT k_ = RD_KEY(v_);                                                      \
+    const int better_ = is_min ? k_ < (kb) : k_ > (kb);                               \
+    (kb) = better_ ? k_ : (kb);                                                       \
+    if (want_index) {                                                                 \
+      (ib) = better_ ? (f) : (ib);                                                    \
+      (nb) = (RD_IS_NAN(v_) && (nb) == RD_NONE) ? (f) : (nb);                         \
+    } else {                                                                          \
+      (nb) |= RD_IS_NAN(v_); /* a flag when no index is wanted */                     \
+    }                                                                                 \
+  } while (0)
+
+typedef struct RD_FN(rd_best_t) {
+  RD_KT k[RD_LANES];
+  int64_t i[RD_LANES], nan[RD_LANES];
+} RD_FN(rd_best_t);
+
+/* n elements s apart, the first with flat index f0. */
+RD_INLINE void RD_FN(rd_ext_seg)(const RD_ST *x, int64_t n, int64_t s, int64_t f0, RD_FN(rd_best_t) *b,
+                                 const int is_min, const int want_index) {
+  int64_t i = 0;
+  if (s == 1) {
+    for (; i + RD_LANES <= n; i += RD_LANES)
+      for (int w = 0; w < RD_LANES; w++) RD_EXT_STEP(b->k[w], b->i[w], b->nan[w], RD_LOAD(x + i + w), f0 + i + w);
+  } else {
+    for (; i + RD_LANES <= n; i += RD_LANES)
+      for (int w = 0; w < RD_LANES; w++)
+        RD_EXT_STEP(b->k[w], b->i[w], b->nan[w], RD_LOAD(x + (i + w) * s), f0 + i + w);
+  }
+  for (; i < n; i++) RD_EXT_STEP(b->k[0], b->i[0], b->nan[0], RD_LOAD(x + i * s), f0 + i);
+}
+
+/* Best value and its first flat index among reduced elements [k0, k1) (k0 < k1). */
+RD_INLINE void RD_FN(rd_ext_range)(const rd_plan *p, const RD_ST *x, int64_t k0, int64_t k1, const int is_min,
+                                   const int want_index, RD_VT *out_v, int64_t *out_i) {
+  const int64_t L = p->L, s = rd_inner(p, RD_X);
+  int64_t j = k0 % L, base = k0 - j;
+  psup_iter_t it;
+  rd_rows_iter(&it, p, k0 / L);
+  RD_FN(rd_best_t) b;
+  const RD_KT first = RD_KEY(RD_LOAD(x + it.off[RD_X] + j * s));
+  for (int w = 0; w < RD_LANES; w++) {
+    b.k[w] = first;
+    b.i[w] = k0;
+    b.nan[w] = want_index ? RD_NONE : 0;
+  }
+  for (; base + j < k1; base += L, j = 0, psup_iter_next(&it)) {
+    const int64_t jend = k1 - base < L ? k1 - base : L;
+    RD_FN(rd_ext_seg)(x + it.off[RD_X] + j * s, jend - j, s, base + j, &b, is_min, want_index);
+  }
+  int64_t nan = RD_NONE;
+  int best = 0;
+  for (int w = 0; w < RD_LANES; w++) {
+    if (!want_index) b.nan[w] = b.nan[w] ? k0 : RD_NONE;
+    nan = b.nan[w] < nan ? b.nan[w] : nan;
+    int better = is_min ? b.k[w] < b.k[best] : b.k[w] > b.k[best];
+    if (better || (b.k[w] == b.k[best] && b.i[w] < b.i[best])) best = w;
+  }
+  *out_v = RD_UNKEY(b.k[best]);
+  *out_i = b.i[best];
+#if RD_FLOAT
+  if (nan != RD_NONE) {
+    *out_v = (RD_VT)NAN;
+    *out_i = nan;
+  }
+#endif
+}
+
+/* Fold a later partial (v, i) into an earlier one. */
+RD_INLINE void RD_FN(rd_ext_merge)(RD_VT *bv, int64_t *bi, RD_VT v, int64_t i, const int is_min) {
+  if (RD_IS_NAN(*bv)) return;
+  if (RD_IS_NAN(v) || RD_BETTER(v, *bv, is_min)) {
+    *bv = v;
+    *bi = i;
+  }
+}
+
+/* The best of one output's reduced set, computed by nth threads when nth > 1. */
+RD_INLINE void RD_FN(rd_ext_one)(const rd_plan *p, const RD_ST *x, int nth, const int is_min, const int want_index,
+                             RD_VT *out_v, int64_t *out_i) {
+  enum { MAXP = 64 };
+  RD_VT pv[MAXP];
+  int64_t pi[MAXP];
+  int parts = nth < MAXP ? nth : MAXP;
+  if ((int64_t)parts > p->K) parts = (int)p->K;
+  if (parts <= 1) {
+    if (is_min) RD_FN(rd_ext_range)(p, x, 0, p->K, 1, want_index, out_v, out_i);
+    else RD_FN(rd_ext_range)(p, x, 0, p->K, 0, want_index, out_v, out_i);
+    return;
+  }
+  CPU_OMP(omp parallel for num_threads(parts) schedule(static))
+  for (int t = 0; t < parts; t++) {
+    int64_t lo, hi;
+    cpu_share(p->K, t, parts, &lo, &hi);
+    if (is_min) RD_FN(rd_ext_range)(p, x, lo, hi, 1, want_index, &pv[t], &pi[t]);
+    else RD_FN(rd_ext_range)(p, x, lo, hi, 0, want_index, &pv[t], &pi[t]);
+  }
+  for (int t = 1; t < parts; t++) RD_FN(rd_ext_merge)(&pv[0], &pi[0], pv[t], pi[t], is_min);
+  *out_v = pv[0];
+  *out_i = pi[0];
+}
+
+/* Column mode: best of each of T outputs whose elements sit xv apart (one lane per output).
+ * Without an index the NaN record is a flag of the key's width, so the lanes vectorize. */
+RD_INLINE void RD_FN(rd_ext_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, int T, const int is_min,
+                                  const int want_index, RD_VT *best, int64_t *bi) {
+  const int64_t L = p->L, s = rd_inner(p, RD_X), R = p->K / L;
+  RD_KT kb[RD_TW], nf[RD_TW];
+  int64_t nb[RD_TW];
+  for (int t = 0; t < T; t++) {
+    kb[t] = RD_KEY(RD_LOAD(x + t * xv));
+    bi[t] = 0;
+    nb[t] = RD_NONE;
+    nf[t] = 0;
+  }
+  psup_iter_t it;
+  rd_rows_iter(&it, p, 0);
+  for (int64_t r = 0; r < R; r++, psup_iter_next(&it)) {
+    const RD_ST *row = x + it.off[RD_X];
+    for (int64_t j = 0; j < L; j++) {
+      const RD_ST *e = row + j * s;
+      const int64_t f = r * L + j;
+      if (want_index)
+        for (int t = 0; t < T; t++) RD_EXT_STEP(kb[t], bi[t], nb[t], RD_LOAD(e + t * xv), f);
+      else if (xv == 1 && T == RD_TW)
+        for (int t = 0; t < RD_TW; t++) RD_EXT_STEP(kb[t], bi[t], nf[t], RD_LOAD(e + t), f);
+      else
+        for (int t = 0; t < T; t++) RD_EXT_STEP(kb[t], bi[t], nf[t], RD_LOAD(e + t * xv), f);
+    }
+  }
+  for (int t = 0; t < T; t++) {
+    if (nf[t]) nb[t] = 0;
+    best[t] = RD_UNKEY(kb[t]);
+#if RD_FLOAT
+    if (nb[t] != RD_NONE) {
+      best[t] = (RD_VT)NAN;
+      bi[t] = nb[t];
+    }
+#endif
+  }
+}
+#undef RD_EXT_STEP
+
+/* ---- sums ------------------------------------------------------------------------------- */
+#if RD_FLOAT
+/* One leaf: n <= CPU_LEAF terms in CPU_LANES interleaved lanes. */
+RD_INLINE RD_AT RD_FN(rd_leaf)(const RD_ST *x, int64_t n, int64_t s) {
+  RD_AT a[CPU_LANES];
+  for (int j = 0; j < CPU_LANES; j++) a[j] = (RD_AT)-0.0;
+  int64_t i = 0;
+  if (s == 1) {
+    for (; i + CPU_LANES <= n; i += CPU_LANES)
+      for (int j = 0; j < CPU_LANES; j++) a[j] += (RD_AT)RD_LOAD(x + i + j);
+  } else {
+    for (; i + CPU_LANES <= n; i += CPU_LANES)
+      for (int j = 0; j < CPU_LANES; j++) a[j] += (RD_AT)RD_LOAD(x + (i + j) * s);
+  }
+  for (int j = 0; i < n; i++, j++) a[j] += (RD_AT)RD_LOAD(x + i * s);
+  CPU_LANES_FOLD(a);
+  return a[0];
+}
+
+/* Group g: the cascade over leaves [g*CPU_GROUP, ...) of one output's reduced set. Leaves
+ * are CPU_LEAF-long chunks of each row; nleaves = rows * chunks per row. */
+static RD_AT RD_FN(rd_sum_group)(const rd_plan *p, const RD_ST *x, int64_t g, int64_t nleaves) {
+  const int64_t L = p->L, s = rd_inner(p, RD_X), cpr = (L + CPU_LEAF - 1) / CPU_LEAF;
+  int64_t l0 = g * CPU_GROUP, l1 = l0 + CPU_GROUP < nleaves ? l0 + CPU_GROUP : nleaves;
+  int64_t chunk = l0 % cpr;
+  psup_iter_t it;
+  rd_rows_iter(&it, p, l0 / cpr);
+  RD_CASC_T c;
+  c.n = 0;
+  for (int64_t l = l0; l < l1; l++) {
+    int64_t j0 = chunk * CPU_LEAF, n = L - j0 < CPU_LEAF ? L - j0 : CPU_LEAF;
+    RD_CASC_PUSH(&c, RD_FN(rd_leaf)(x + it.off[RD_X] + j0 * s, n, s));
+    if (++chunk == cpr) {
+      chunk = 0;
+      psup_iter_next(&it);
+    }
+  }
+  return RD_CASC_TOTAL(&c);
+}
+
+/* The sum of one output's reduced set (K > 0): groups computed by nth threads in batches,
+ * combined in order by a cascade. The arithmetic does not depend on nth. */
+static RD_AT RD_FN(rd_sum_one)(const rd_plan *p, const RD_ST *x, int nth) {
+  const int64_t cpr = (p->L + CPU_LEAF - 1) / CPU_LEAF, nleaves = p->K / p->L * cpr;
+  const int64_t ngroups = (nleaves + CPU_GROUP - 1) / CPU_GROUP;
+  RD_CASC_T outer;
+  outer.n = 0;
+  if (nth <= 1 || ngroups == 1) {
+    for (int64_t g = 0; g < ngroups; g++) RD_CASC_PUSH(&outer, RD_FN(rd_sum_group)(p, x, g, nleaves));
+    return RD_CASC_TOTAL(&outer);
+  }
+  RD_AT part[CPU_BATCH];
+  for (int64_t b0 = 0; b0 < ngroups; b0 += CPU_BATCH) {
+    int64_t nb = ngroups - b0 < CPU_BATCH ? ngroups - b0 : CPU_BATCH;
+    CPU_OMP(omp parallel for num_threads(nth) schedule(static))
+    for (int64_t g = 0; g < nb; g++) part[g] = RD_FN(rd_sum_group)(p, x, b0 + g, nleaves);
+    for (int64_t g = 0; g < nb; g++) RD_CASC_PUSH(&outer, part[g]);
+  }
+  return RD_CASC_TOTAL(&outer);
+}
+
+/* Column mode: sums of T outputs; RD_COLUMN_LEAF reduced elements per leaf, leaves combined
+ * by a cascade of tile-wide vectors. */
+static void RD_FN(rd_sum_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, int T, RD_AT *res) {
+  enum { LEVELS = 40 }; /* 2^40 leaves */
+  const int64_t L = p->L, s = rd_inner(p, RD_X), R = p->K / L;
+  RD_AT acc[RD_TW], lv[LEVELS][RD_TW];
+  uint64_t nl = 0;
+  int cnt = 0;
+  for (int t = 0; t < RD_TW; t++) acc[t] = (RD_AT)-0.0;
+  psup_iter_t it;
+  rd_rows_iter(&it, p, 0);
+  for (int64_t r = 0; r < R; r++, psup_iter_next(&it)) {
+    const RD_ST *row = x + it.off[RD_X];
+    for (int64_t j = 0; j < L; j++) {
+      const RD_ST *e = row + j * s;
+      if (xv == 1 && T == RD_TW)
+        for (int t = 0; t < RD_TW; t++) acc[t] += (RD_AT)RD_LOAD(e + t);
+      else
+        for (int t = 0; t < T; t++) acc[t] += (RD_AT)RD_LOAD(e + t * xv);
+      if (++cnt < RD_COLUMN_LEAF && !(r == R - 1 && j == L - 1)) continue;
+      uint64_t n = nl++;
+      unsigned i = 0;
+      for (; n & 1u; n >>= 1, i++)
+        for (int t = 0; t < T; t++) acc[t] = lv[i][t] + acc[t];
+      for (int t = 0; t < T; t++) {
+        lv[i][t] = acc[t];
+        acc[t] = (RD_AT)-0.0;
+      }
+      cnt = 0;
+    }
+  }
+  for (int t = 0; t < T; t++) res[t] = (RD_AT)-0.0;
+  unsigned i = 0;
+  for (uint64_t n = nl; n; n >>= 1, i++)
+    if (n & 1u)
+      for (int t = 0; t < T; t++) res[t] = lv[i][t] + res[t];
+}
+
+/* Store a sum or mean result. */
+RD_INLINE void RD_FN(rd_store_sum)(const rd_plan *p, RD_ST *y, RD_AT s) {
+  if (p->op == PARITY_OP_MEAN) RD_STORE_F64(y, (double)s / (double)p->K);
+  else RD_STORE_F64(y, (double)s);
+}
+#else
+/* Wrapping integer sum over flat reduced indices [k0, k1). */
+static RD_UT RD_FN(rd_isum_range)(const rd_plan *p, const RD_ST *x, int64_t k0, int64_t k1) {
+  const int64_t L = p->L, s = rd_inner(p, RD_X);
+  int64_t j = k0 % L, base = k0 - j;
+  RD_UT u = 0;
+  psup_iter_t it;
+  rd_rows_iter(&it, p, k0 / L);
+  for (; base + j < k1; base += L, j = 0, psup_iter_next(&it)) {
+    const RD_ST *row = x + it.off[RD_X];
+    const int64_t jend = k1 - base < L ? k1 - base : L;
+    for (; j < jend; j++) u += (RD_UT)RD_LOAD(row + j * s);
+  }
+  return u;
+}
+
+static void RD_FN(rd_isum_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, int T, RD_UT *res) {
+  const int64_t L = p->L, s = rd_inner(p, RD_X), R = p->K / L;
+  for (int t = 0; t < T; t++) res[t] = 0;
+  psup_iter_t it;
+  rd_rows_iter(&it, p, 0);
+  for (int64_t r = 0; r < R; r++, psup_iter_next(&it))
+    for (int64_t j = 0; j < L; j++)
+      for (int t = 0; t < T; t++) res[t] += (RD_UT)RD_LOAD(x + it.off[RD_X] + j * s + t * xv);
+}
+#endif
+
+/* ---- forward drivers -------------------------------------------------------------------- */
+
+/* One output in row mode; its reduced set is split over nth threads when nth > 1. */
+static void RD_FN(rd_one)(const rd_plan *p, const RD_ST *x, void *y, int64_t yoff, int nth) {
+  const int32_t op = p->op;
+  if (op == PARITY_OP_SUM || op == PARITY_OP_MEAN) {
+#if RD_FLOAT
+    RD_FN(rd_store_sum)(p, (RD_ST *)y + yoff, RD_FN(rd_sum_one)(p, x, nth));
+#else
+    RD_UT u = 0;
+    if (nth > 1) {
+      CPU_OMP(omp parallel for num_threads(nth) reduction(+ : u) schedule(static))
+      for (int t = 0; t < nth; t++) {
+        int64_t lo, hi;
+        cpu_share(p->K, t, nth, &lo, &hi);
+        u += RD_FN(rd_isum_range)(p, x, lo, hi);
+      }
+    } else {
+      u = RD_FN(rd_isum_range)(p, x, 0, p->K);
+    }
+    RD_STORE_SUM((RD_OT *)y + yoff, u);
+#endif
+    return;
+  }
+  const int is_min = op == PARITY_OP_MIN || op == PARITY_OP_ARGMIN;
+  const int want_index = op == PARITY_OP_ARGMAX || op == PARITY_OP_ARGMIN;
+  RD_VT v;
+  int64_t i = 0;
+  if (want_index) RD_FN(rd_ext_one)(p, x, nth, is_min, 1, &v, &i);
+  else RD_FN(rd_ext_one)(p, x, nth, is_min, 0, &v, &i);
+  if (want_index) ((int64_t *)y)[yoff] = i;
+  else RD_STORE_VAL((RD_ST *)y + yoff, RD_CANON(v));
+}
+
+/* One column-mode tile of T outputs starting at x / yoff. */
+static void RD_FN(rd_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, int T, void *y, int64_t yoff,
+                           int64_t yv) {
+  const int32_t op = p->op;
+  if (op == PARITY_OP_SUM || op == PARITY_OP_MEAN) {
+#if RD_FLOAT
+    RD_AT res[RD_TW];
+    RD_FN(rd_sum_tile)(p, x, xv, T, res);
+    for (int t = 0; t < T; t++) RD_FN(rd_store_sum)(p, (RD_ST *)y + yoff + t * yv, res[t]);
+#else
+    RD_UT res[RD_TW];
+    RD_FN(rd_isum_tile)(p, x, xv, T, res);
+    for (int t = 0; t < T; t++) RD_STORE_SUM((RD_OT *)y + yoff + t * yv, res[t]);
+#endif
+    return;
+  }
+  RD_VT best[RD_TW];
+  int64_t bi[RD_TW];
+  if (op == PARITY_OP_ARGMIN) RD_FN(rd_ext_tile)(p, x, xv, T, 1, 1, best, bi);
+  else if (op == PARITY_OP_ARGMAX) RD_FN(rd_ext_tile)(p, x, xv, T, 0, 1, best, bi);
+  else if (op == PARITY_OP_MIN) RD_FN(rd_ext_tile)(p, x, xv, T, 1, 0, best, bi);
+  else RD_FN(rd_ext_tile)(p, x, xv, T, 0, 0, best, bi);
+  for (int t = 0; t < T; t++) {
+    if (op == PARITY_OP_ARGMAX || op == PARITY_OP_ARGMIN) ((int64_t *)y)[yoff + t * yv] = bi[t];
+    else RD_STORE_VAL((RD_ST *)y + yoff + t * yv, RD_CANON(best[t]));
+  }
+}
+
+static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
+  const RD_ST *x = xp;
+  if (p->K == 0) { /* only sum and mean get here: 0 and NaN */
+    psup_iter_t it;
+    rd_kept_iter(&it, p, 0, 0);
+    for (int64_t o = 0; o < p->M; o++, psup_iter_next(&it)) {
+#if RD_FLOAT
+      RD_STORE_F64((RD_ST *)y + it.off[RD_Y], p->op == PARITY_OP_MEAN ? NAN : 0.0);
+#else
+      RD_STORE_SUM((RD_OT *)y + it.off[RD_Y], 0);
+#endif
+    }
+    return PARITY_STATUS_OK;
+  }
+  const int nth = p->threads;
+  if (p->column) {
+    const int64_t n = p->kshape[p->vk], xv = p->ks[RD_X][p->vk], yv = p->ks[RD_Y][p->vk];
+    const int64_t ntiles = (n + RD_TW - 1) / RD_TW, items = p->M / n * ntiles;
+    CPU_OMP(omp parallel num_threads(nth) if (nth > 1 && items > 1))
+    {
+      int64_t lo, hi;
+      cpu_share(items, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
+      psup_iter_t it;
+      rd_kept_iter(&it, p, 1, lo / ntiles);
+      for (int64_t item = lo, tile = lo % ntiles; item < hi; item++) {
+        int64_t t0 = tile * RD_TW;
+        int T = (int)(n - t0 < RD_TW ? n - t0 : RD_TW);
+        RD_FN(rd_tile)(p, x + it.off[RD_X] + t0 * xv, xv, T, y, it.off[RD_Y] + t0 * yv, yv);
+        if (++tile == ntiles) {
+          tile = 0;
+          psup_iter_next(&it);
+        }
+      }
+    }
+    return PARITY_STATUS_OK;
+  }
+  if (nth > 1 && p->M < nth) { /* few outputs: split each one's reduced set */
+    psup_iter_t it;
+    rd_kept_iter(&it, p, 0, 0);
+    for (int64_t o = 0; o < p->M; o++, psup_iter_next(&it))
+      RD_FN(rd_one)(p, x + it.off[RD_X], y, it.off[RD_Y], nth);
+    return PARITY_STATUS_OK;
+  }
+  CPU_OMP(omp parallel num_threads(nth) if (nth > 1))
+  {
+    int64_t lo, hi;
+    cpu_share(p->M, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
+    psup_iter_t it;
+    rd_kept_iter(&it, p, 0, lo);
+    for (int64_t o = lo; o < hi; o++, psup_iter_next(&it))
+      RD_FN(rd_one)(p, x + it.off[RD_X], y, it.off[RD_Y], 1);
+  }
+  return PARITY_STATUS_OK;
+}
+
+/* ---- backward (floating dtypes) -------------------------------------------------------- */
+#if RD_FLOAT
+/* sum: dx = dy broadcast over the reduced axes; mean: dy / K. */
+static int32_t RD_FN(rd_bwd_broadcast)(const rd_plan *p, const RD_ST *dy, RD_ST *dx) {
+  const uint32_t nb = p->nb;
+  const int64_t n = nb ? p->bshape[nb - 1] : 1, rows = p->M * p->K / n;
+  const int64_t sdy = nb ? p->bs[RD_DY][nb - 1] : 0, sdx = nb ? p->bs[RD_DX][nb - 1] : 0;
+  const int mean = p->op == PARITY_OP_MEAN, nth = p->threads;
+  const double K = (double)p->K;
+  CPU_OMP(omp parallel num_threads(nth) if (nth > 1 && rows > 1))
+  {
+    int64_t lo, hi;
+    cpu_share(rows, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
+    const int64_t *s[RD_NT] = {p->bs[0], p->bs[1], p->bs[2], p->bs[3]};
+    psup_iter_t it;
+    psup_iter_init(&it, nb ? nb - 1 : 0, p->bshape, RD_NT, s);
+    psup_iter_seek(&it, lo);
+    for (int64_t r = lo; r < hi; r++, psup_iter_next(&it)) {
+      const RD_ST *g = dy + it.off[RD_DY];
+      RD_ST *d = dx + it.off[RD_DX];
+      if (sdy == 0) {
+        RD_ST v;
+        if (mean) RD_STORE_F64(&v, (double)RD_LOAD(g) / K);
+        else v = *g;
+        for (int64_t j = 0; j < n; j++) d[j * sdx] = v;
+      } else if (mean) {
+        for (int64_t j = 0; j < n; j++) RD_STORE_F64(d + j * sdx, (double)RD_LOAD(g + j * sdy) / K);
+      } else {
+        for (int64_t j = 0; j < n; j++) d[j * sdx] = g[j * sdy];
+      }
+    }
+  }
+  return PARITY_STATUS_OK;
+}
+
+/* Elements of flat range [k0, k1) tied with the result yv (NaN result: the NaN elements). */
+static int64_t RD_FN(rd_ties)(const rd_plan *p, const RD_ST *x, int64_t k0, int64_t k1, RD_VT yv) {
+  const int64_t L = p->L, s = rd_inner(p, RD_X);
+  const int ynan = RD_IS_NAN(yv);
+  int64_t j = k0 % L, base = k0 - j, count = 0;
+  psup_iter_t it;
+  rd_rows_iter(&it, p, k0 / L);
+  for (; base + j < k1; base += L, j = 0, psup_iter_next(&it)) {
+    const RD_ST *row = x + it.off[RD_X];
+    const int64_t jend = k1 - base < L ? k1 - base : L;
+    for (; j < jend; j++) {
+      RD_VT v = RD_LOAD(row + j * s);
+      count += (v == yv) | (ynan & (v != v));
+    }
+  }
+  return count;
+}
+
+/* Write share (ties) or zero to dx over flat range [k0, k1). */
+static void RD_FN(rd_route)(const rd_plan *p, const RD_ST *x, RD_ST *dx, int64_t k0, int64_t k1, RD_VT yv,
+                            RD_ST share, RD_ST zero) {
+  const int64_t L = p->L, s = rd_inner(p, RD_X), sd = rd_inner(p, RD_DX);
+  const int ynan = RD_IS_NAN(yv);
+  int64_t j = k0 % L, base = k0 - j;
+  psup_iter_t it;
+  rd_rows_iter(&it, p, k0 / L);
+  for (; base + j < k1; base += L, j = 0, psup_iter_next(&it)) {
+    const RD_ST *row = x + it.off[RD_X];
+    RD_ST *drow = dx + it.off[RD_DX];
+    const int64_t jend = k1 - base < L ? k1 - base : L;
+    for (; j < jend; j++) {
+      RD_VT v = RD_LOAD(row + j * s);
+      drow[j * sd] = ((v == yv) | (ynan & (v != v))) ? share : zero;
+    }
+  }
+}
+
+/* The stored share dy / count (0 when nothing ties, e.g. a y that is no element of x). */
+RD_INLINE RD_ST RD_FN(rd_share)(RD_VT dyv, int64_t count) {
+  RD_ST v;
+  RD_STORE_F64(&v, count ? (double)dyv / (double)count : 0.0);
+  return v;
+}
+
+/* max/min backward of one output in row mode, split over nth threads when nth > 1. */
+static void RD_FN(rd_ext_bwd_one)(const rd_plan *p, const RD_ST *x, RD_VT yv, RD_VT dyv, RD_ST *dx,
+                                  int nth) {
+  RD_ST zero;
+  RD_STORE_F64(&zero, 0.0);
+  if (nth <= 1) {
+    RD_FN(rd_route)(p, x, dx, 0, p->K, yv, RD_FN(rd_share)(dyv, RD_FN(rd_ties)(p, x, 0, p->K, yv)), zero);
+    return;
+  }
+  int64_t count = 0;
+  CPU_OMP(omp parallel for num_threads(nth) reduction(+ : count) schedule(static))
+  for (int t = 0; t < nth; t++) {
+    int64_t lo, hi;
+    cpu_share(p->K, t, nth, &lo, &hi);
+    count += RD_FN(rd_ties)(p, x, lo, hi, yv);
+  }
+  const RD_ST share = RD_FN(rd_share)(dyv, count);
+  CPU_OMP(omp parallel for num_threads(nth) schedule(static))
+  for (int t = 0; t < nth; t++) {
+    int64_t lo, hi;
+    cpu_share(p->K, t, nth, &lo, &hi);
+    RD_FN(rd_route)(p, x, dx, lo, hi, yv, share, zero);
+  }
+}
+
+/* max/min backward of a column-mode tile of T outputs. */
+static void RD_FN(rd_ext_bwd_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, const RD_ST *y, int64_t yv,
+                                   const RD_ST *dy, int64_t dyv, RD_ST *dx, int64_t dxv, int T) {
+  const int64_t L = p->L, s = rd_inner(p, RD_X), sd = rd_inner(p, RD_DX), R = p->K / L;
+  RD_VT ys[RD_TW];
+  int64_t count[RD_TW];
+  RD_ST share[RD_TW], zero;
+  RD_STORE_F64(&zero, 0.0);
+  for (int t = 0; t < T; t++) {
+    ys[t] = RD_LOAD(y + t * yv);
+    count[t] = 0;
+  }
+  psup_iter_t it;
+  rd_rows_iter(&it, p, 0);
+  for (int64_t r = 0; r < R; r++, psup_iter_next(&it))
+    for (int64_t j = 0; j < L; j++)
+      for (int t = 0; t < T; t++) {
+        RD_VT v = RD_LOAD(x + it.off[RD_X] + j * s + t * xv);
+        count[t] += (v == ys[t]) | (RD_IS_NAN(ys[t]) & (v != v));
+      }
+  for (int t = 0; t < T; t++) share[t] = RD_FN(rd_share)(RD_LOAD(dy + t * dyv), count[t]);
+  rd_rows_iter(&it, p, 0);
+  for (int64_t r = 0; r < R; r++, psup_iter_next(&it))
+    for (int64_t j = 0; j < L; j++)
+      for (int t = 0; t < T; t++) {
+        RD_VT v = RD_LOAD(x + it.off[RD_X] + j * s + t * xv);
+        int tie = (v == ys[t]) | (RD_IS_NAN(ys[t]) & (v != v));
+        dx[it.off[RD_DX] + j * sd + t * dxv] = tie ? share[t] : zero;
+      }
+}
+
+static int32_t RD_FN(rd_backward)(const rd_plan *p, const void *xp, const void *yp, const void *dyp,
+                                  void *dxp) {
+  const RD_ST *x = xp, *y = yp, *dy = dyp;
+  RD_ST *dx = dxp;
+  if (p->op == PARITY_OP_SUM || p->op == PARITY_OP_MEAN) return RD_FN(rd_bwd_broadcast)(p, dy, dx);
+  const int nth = p->threads;
+  if (p->column) {
+    const uint32_t v = p->vk;
+    const int64_t n = p->kshape[v], ntiles = (n + RD_TW - 1) / RD_TW, items = p->M / n * ntiles;
+    CPU_OMP(omp parallel num_threads(nth) if (nth > 1 && items > 1))
+    {
+      int64_t lo, hi;
+      cpu_share(items, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
+      psup_iter_t it;
+      rd_kept_iter(&it, p, 1, lo / ntiles);
+      for (int64_t item = lo, tile = lo % ntiles; item < hi; item++) {
+        int64_t t0 = tile * RD_TW;
+        int T = (int)(n - t0 < RD_TW ? n - t0 : RD_TW);
+        RD_FN(rd_ext_bwd_tile)(p, x + it.off[RD_X] + t0 * p->ks[RD_X][v], p->ks[RD_X][v],
+                               y + it.off[RD_Y] + t0 * p->ks[RD_Y][v], p->ks[RD_Y][v],
+                               dy + it.off[RD_DY] + t0 * p->ks[RD_DY][v], p->ks[RD_DY][v],
+                               dx + it.off[RD_DX] + t0 * p->ks[RD_DX][v], p->ks[RD_DX][v], T);
+        if (++tile == ntiles) {
+          tile = 0;
+          psup_iter_next(&it);
+        }
+      }
+    }
+    return PARITY_STATUS_OK;
+  }
+  if (nth > 1 && p->M < nth) { /* few outputs: split each one's reduced set */
+    psup_iter_t it;
+    rd_kept_iter(&it, p, 0, 0);
+    for (int64_t o = 0; o < p->M; o++, psup_iter_next(&it))
+      RD_FN(rd_ext_bwd_one)(p, x + it.off[RD_X], RD_LOAD(y + it.off[RD_Y]), RD_LOAD(dy + it.off[RD_DY]),
+                            dx + it.off[RD_DX], nth);
+    return PARITY_STATUS_OK;
+  }
+  CPU_OMP(omp parallel num_threads(nth) if (nth > 1))
+  {
+    int64_t lo, hi;
+    cpu_share(p->M, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
+    psup_iter_t it;
+    rd_kept_iter(&it, p, 0, lo);
+    for (int64_t o = lo; o < hi; o++, psup_iter_next(&it))
+      RD_FN(rd_ext_bwd_one)(p, x + it.off[RD_X], RD_LOAD(y + it.off[RD_Y]), RD_LOAD(dy + it.off[RD_DY]),
+                            dx + it.off[RD_DX], 1);
+  }
+  return PARITY_STATUS_OK;
+}
+
+const rd_kernels RD_CAT(rd_kernels, RD_SFX) = {RD_FN(rd_forward), RD_FN(rd_backward)};
+#else
+const rd_kernels RD_CAT(rd_kernels, RD_SFX) = {RD_FN(rd_forward), NULL};
+#endif
+
+#undef RD_BETTER
+#undef RD_CANON
+#undef RD_LANES
+#undef RD_NONE
+#undef RD_KT
+#undef RD_KEY
+#undef RD_UNKEY
+#undef RD_IS_NAN
+#undef RD_NEGZ_POSZ
+#undef RD_CASC_T
+#undef RD_CASC_PUSH
+#undef RD_CASC_TOTAL
+#undef RD_INLINE
+#undef RD_TW
+#undef RD_FN
+#undef RD_CAT
+#undef RD_CAT2
+#undef RD_SFX
+#undef RD_ST
+#undef RD_VT
+#undef RD_LOAD
+#undef RD_STORE_VAL
+#undef RD_FLOAT
+#undef RD_AT
+#undef RD_CASC
+#undef RD_STORE_F64
+#undef RD_UT
+#undef RD_OT
+#undef RD_STORE_SUM
