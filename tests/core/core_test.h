@@ -1,0 +1,44 @@
+/* core_test.h — small helpers for the core tests (f64 tensors on the CPU plugin). */
+#ifndef PARITY_CORE_TEST_H
+#define PARITY_CORE_TEST_H
+
+#include <math.h>
+
+#include "test_util.h"
+
+#define OK(expr) cr_assert_eq((expr), PARITY_STATUS_OK, "%s: %s", #expr, parity_last_error())
+
+static inline parity_tensor_t *vec(parity_device_t *dev, int32_t dtype, int64_t n, const double *v) {
+  parity_tensor_t *t;
+  OK(parity_tensor_from_f64(dev, (parity_dtype_t)dtype, 1, &n, v, &t));
+  return t;
+}
+
+static inline parity_tensor_t *mat(parity_device_t *dev, int32_t dtype, uint32_t rank, const int64_t *shape,
+                                   const double *v) {
+  parity_tensor_t *t;
+  OK(parity_tensor_from_f64(dev, (parity_dtype_t)dtype, rank, shape, v, &t));
+  return t;
+}
+
+/* Read all values; asserts they equal `want` exactly (NaN equals NaN). */
+static inline void expect_values(parity_tensor_t *t, const double *want, int64_t n) {
+  double got[4096];
+  cr_assert_leq(n, 4096);
+  cr_assert_eq(parity_tensor_numel(t), n);
+  OK(parity_tensor_to_f64(t, got, (uint64_t)n));
+  for (int64_t i = 0; i < n; i++)
+    cr_assert(got[i] == want[i] || (isnan(got[i]) && isnan(want[i])), "element %lld: got %.17g, want %.17g",
+              (long long)i, got[i], want[i]);
+}
+
+static inline void expect_close(parity_tensor_t *t, const double *want, int64_t n, double tol) {
+  double got[4096];
+  cr_assert_leq(n, 4096);
+  OK(parity_tensor_to_f64(t, got, (uint64_t)n));
+  for (int64_t i = 0; i < n; i++)
+    cr_assert(fabs(got[i] - want[i]) <= tol * (1 + fabs(want[i])), "element %lld: got %.17g, want %.17g",
+              (long long)i, got[i], want[i]);
+}
+
+#endif

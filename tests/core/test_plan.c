@@ -1,0 +1,143 @@
+/* Plans (capture once, replay many) and the caching allocator. */
+#include <string.h>
+
+#include "core_test.h"
+
+typedef struct mlp {
+  parity_tensor_t *w1, *b1, *w2, *b2;
+} mlp;
+
+static mlp make_mlp(parity_device_t *dev, int32_t dt) {
+  mlp m;
+  OK(parity_tensor_rand_normal(dev, (parity_dtype_t)dt, 2, (int64_t[]){16, 8}, 0, 0.3, 7, 0, &m.w1));
+  OK(parity_tensor_rand_normal(dev, (parity_dtype_t)dt, 1, (int64_t[]){16}, 0, 0.1, 7, 1000, &m.b1));
+  OK(parity_tensor_rand_normal(dev, (parity_dtype_t)dt, 2, (int64_t[]){4, 16}, 0, 0.3, 7, 2000, &m.w2));
+  OK(parity_tensor_rand_normal(dev, (parity_dtype_t)dt, 1, (int64_t[]){4}, 0, 0.1, 7, 3000, &m.b2));
+  parity_tensor_t *p[4] = {m.w1, m.b1, m.w2, m.b2};
+  for (int i = 0; i < 4; i++) OK(parity_tensor_set_requires_grad(p[i], 1));
+  return m;
+}
+
+/* loss = mse(linear(sin(linear(x))), target); backward. Returns the loss. */
+static parity_tensor_t *step(mlp *m, parity_tensor_t *x, parity_tensor_t *target) {
+  parity_tensor_t *h, *a, *y, *loss;
+  OK(parity_linear(x, m->w1, m->b1, &h));
+  OK(parity_unary(PARITY_OP_SIN, h, &a));
+  OK(parity_linear(a, m->w2, m->b2, &y));
+  OK(parity_mse_loss(y, target, &loss));
+  OK(parity_backward(loss, NULL, 0));
+  parity_tensor_release(h);
+  parity_tensor_release(a);
+  parity_tensor_release(y);
+  return loss;
+}
+
+static void read_bits(parity_tensor_t *t, void *dst, size_t bytes) { OK(parity_tensor_to_host(t, dst, bytes)); }
+
+static void zero_grads(mlp *m) {
+  parity_tensor_zero_grad(m->w1);
+  parity_tensor_zero_grad(m->b1);
+  parity_tensor_zero_grad(m->w2);
+  parity_tensor_zero_grad(m->b2);
+}
+
+static int64_t allocated;
+static int64_t alloc_calls;
+static void count_alloc(void *user, int64_t delta) {
+  (void)user;
+  allocated += delta;
+  if (delta > 0) alloc_calls++;
+}
+
+Test(plan, replay_is_bitwise_equal_to_eager_and_allocates_nothing) {
+  parity_device_t *dev = pt_device("cpu");
+  mlp m = make_mlp(dev, PARITY_DTYPE_F32);
+  parity_tensor_t *x, *target, *x2;
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 2, (int64_t[]){5, 8}, 0, 1, 11, 0, &x));
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 2, (int64_t[]){5, 4}, 0, 1, 12, 0, &target));
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 2, (int64_t[]){5, 8}, 0, 1, 13, 0, &x2));
+  float x2v[40];
+  read_bits(x2, x2v, sizeof x2v);
+
+  parity_plan_t *plan;
+  OK(parity_plan_begin(dev, &plan));
+  parity_tensor_t *loss_cap = step(&m, x, target);
+  OK(parity_plan_end(plan));
+  cr_assert_gt(parity_plan_command_count(plan), 10);
+  parity_tensor_t *g1 = parity_tensor_retain(parity_tensor_grad(m.w1));
+  parity_tensor_t *g2 = parity_tensor_retain(parity_tensor_grad(m.b2));
+
+  /* replay on new inputs, counting device allocations */
+  OK(parity_tensor_write(x, x2v, sizeof x2v));
+  allocated = alloc_calls = 0;
+  parity_context_set_alloc_hook(parity_device_context(dev), count_alloc, NULL);
+  OK(parity_plan_replay(plan));
+  parity_context_set_alloc_hook(parity_device_context(dev), NULL, NULL);
+  cr_assert_eq(alloc_calls, 0, "replay asked the device for memory %lld times", (long long)alloc_calls);
+  float lr, gw1r[128], gb2r[4];
+  read_bits(loss_cap, &lr, sizeof lr);
+  read_bits(g1, gw1r, sizeof gw1r);
+  read_bits(g2, gb2r, sizeof gb2r);
+
+  /* eager on the same inputs */
+  zero_grads(&m);
+  parity_tensor_t *loss_e = step(&m, x, target);
+  float le, gw1e[128], gb2e[4];
+  read_bits(loss_e, &le, sizeof le);
+  read_bits(parity_tensor_grad(m.w1), gw1e, sizeof gw1e);
+  read_bits(parity_tensor_grad(m.b2), gb2e, sizeof gb2e);
+  cr_assert_eq(memcmp(&lr, &le, sizeof lr), 0, "loss: replay %.9g, eager %.9g", lr, le);
+  cr_assert_eq(memcmp(gw1r, gw1e, sizeof gw1r), 0, "w1 gradient differs between replay and eager");
+  cr_assert_eq(memcmp(gb2r, gb2e, sizeof gb2r), 0, "b2 gradient differs between replay and eager");
+
+  /* and the replay really computed something new */
+  float l1;
+  parity_plan_destroy(plan);
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 2, (int64_t[]){5, 8}, 0, 1, 11, 0, &x2));
+  zero_grads(&m);
+  parity_tensor_t *loss_1 = step(&m, x2, target);
+  read_bits(loss_1, &l1, sizeof l1);
+  cr_assert_neq(l1, le, "inputs changed, so the loss must change");
+  parity_tensor_t *all[] = {x, target, x2, loss_cap, g1, g2, loss_e, loss_1, m.w1, m.b1, m.w2, m.b2};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) parity_tensor_release(all[i]);
+}
+
+Test(plan, misuse_is_reported) {
+  parity_device_t *dev = pt_device("cpu");
+  parity_plan_t *p, *q;
+  OK(parity_plan_begin(dev, &p));
+  cr_assert_eq(parity_plan_begin(dev, &q), PARITY_STATUS_FAILED_PRECONDITION);
+  cr_assert_eq(parity_plan_replay(p), PARITY_STATUS_FAILED_PRECONDITION);
+  OK(parity_plan_end(p));
+  cr_assert_eq(parity_plan_end(p), PARITY_STATUS_FAILED_PRECONDITION);
+  OK(parity_plan_replay(p));
+  parity_plan_destroy(p);
+}
+
+Test(allocator, steady_state_training_step_allocates_no_device_memory) {
+  parity_device_t *dev = pt_device("cpu");
+  mlp m = make_mlp(dev, PARITY_DTYPE_F32);
+  parity_tensor_t *x, *target;
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 2, (int64_t[]){5, 8}, 0, 1, 11, 0, &x));
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 2, (int64_t[]){5, 4}, 0, 1, 12, 0, &target));
+  parity_optimizer_t *opt;
+  parity_tensor_t *params[4] = {m.w1, m.b1, m.w2, m.b2};
+  OK(parity_adam_create(params, 4, 0.01, 0.9, 0.999, 1e-8, &opt));
+  int64_t calls[4];
+  for (int s = 0; s < 4; s++) {
+    allocated = alloc_calls = 0;
+    parity_context_set_alloc_hook(parity_device_context(dev), count_alloc, NULL);
+    parity_optimizer_zero_grad(opt);
+    parity_tensor_t *loss = step(&m, x, target);
+    OK(parity_optimizer_step(opt));
+    parity_tensor_release(loss);
+    parity_context_set_alloc_hook(parity_device_context(dev), NULL, NULL);
+    calls[s] = alloc_calls;
+  }
+  cr_assert_gt(calls[0], 0, "the first step fills the cache");
+  cr_assert_eq(calls[2], 0, "step 3 asked the device for memory %lld times", (long long)calls[2]);
+  cr_assert_eq(calls[3], 0, "step 4 asked the device for memory %lld times", (long long)calls[3]);
+  parity_optimizer_destroy(opt);
+  parity_tensor_t *all[] = {x, target, m.w1, m.b1, m.w2, m.b2};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) parity_tensor_release(all[i]);
+}
