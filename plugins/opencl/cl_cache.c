@@ -1,0 +1,241 @@
+/* cl_cache.c — program build at device open, with an on-disk cache of program binaries.
+ *
+ * Sources: a generated prelude (op and dtype codes from the X-macro lists, the compute class)
+ * followed by the embedded .cl files. The cache lives in $PARITY_CACHE_DIR/opencl, else
+ * $XDG_CACHE_HOME/parity/opencl, else ~/.cache/parity/opencl. A file is keyed by a hash of the
+ * device name, platform and driver versions, build options and the full source, and carries a
+ * header with that key and a checksum of the binary. Anything unreadable, truncated, stale or
+ * rejected by the driver falls back to building from source, and the rebuilt binary replaces the
+ * file atomically (temp file + rename). Cache trouble is logged, never fatal. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cl_internal.h"
+#include "ocl_kernel_sources.h" /* generated: ocl_sources[], OCL_SOURCE_COUNT */
+
+#define CACHE_MAGIC "PARITYCL"
+#define CACHE_FORMAT 1u
+#define CACHE_MAX_BINARY (1ull << 30)
+
+typedef struct cache_header_t {
+  char magic[8];
+  uint32_t format, cls;
+  uint64_t key, size, checksum;
+} cache_header_t;
+
+static void logf_(int32_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(int32_t level, const char *fmt, ...) {
+  if (!ocl_host || !ocl_host->log) return;
+  char buf[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  ocl_host->log(ocl_host->host_data, level, buf);
+}
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) {
+    h ^= b[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+#define FNV_SEED 0xcbf29ce484222325ull
+
+static size_t make_prelude(int cls, int has_fp64, char *buf, size_t n) {
+  size_t off = (size_t)snprintf(buf, n,
+                                "#define CLASS_F %d\n#define CLASS_D %d\n#define CLASS_I %d\n"
+                                "#define CLASS_L %d\n#define OCL_CLASS %d\n#define HAS_FP64 %d\n",
+                                OCL_CLASS_F, OCL_CLASS_D, OCL_CLASS_I, OCL_CLASS_L, cls, has_fp64);
+#define PARITY_OP(id, N, s, K, f) \
+  if (off < n) off += (size_t)snprintf(buf + off, n - off, "#define OP_" #N " %d\n", id);
+#include "parity_ops.def"
+#undef PARITY_OP
+#define PARITY_X_(v, N, s, sz) \
+  if (off < n) off += (size_t)snprintf(buf + off, n - off, "#define DT_" #N " %d\n", v);
+  PARITY_DTYPE_LIST(PARITY_X_)
+#undef PARITY_X_
+  return off < n ? off : n - 1;
+}
+
+static void cache_dir(char *out, size_t n) {
+  const char *env = getenv("PARITY_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  if (env && *env) snprintf(out, n, "%s/opencl", env);
+  else if (xdg && *xdg) snprintf(out, n, "%s/parity/opencl", xdg);
+  else if (home && *home) snprintf(out, n, "%s/.cache/parity/opencl", home);
+  else out[0] = 0;
+}
+
+static int make_dirs(const char *path) {
+  char tmp[1024];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  for (char *p = tmp + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = 0;
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* Read and check a cache file; returns a malloc'ed binary or NULL with `why` filled. */
+static unsigned char *cache_read(const char *path, int cls, uint64_t key, size_t *out_size,
+                                 const char **why) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    *why = "no cache file";
+    return NULL;
+  }
+  cache_header_t h;
+  unsigned char *bin = NULL;
+  *why = "truncated header";
+  if (fread(&h, sizeof h, 1, f) != 1) goto fail;
+  *why = "not a parity OpenCL cache file";
+  if (memcmp(h.magic, CACHE_MAGIC, 8) != 0 || h.format != CACHE_FORMAT) goto fail;
+  *why = "stale (key mismatch)";
+  if (h.key != key || h.cls != (uint32_t)cls) goto fail;
+  *why = "bad size";
+  if (h.size == 0 || h.size > CACHE_MAX_BINARY) goto fail;
+  bin = malloc((size_t)h.size);
+  *why = "out of memory";
+  if (!bin) goto fail;
+  *why = "truncated binary";
+  if (fread(bin, 1, (size_t)h.size, f) != h.size) goto fail;
+  *why = "checksum mismatch";
+  if (fnv1a(FNV_SEED, bin, (size_t)h.size) != h.checksum) goto fail;
+  fclose(f);
+  *out_size = (size_t)h.size;
+  return bin;
+fail:
+  free(bin);
+  fclose(f);
+  return NULL;
+}
+
+static void cache_write(parity_plugin_device_t *dev, cl_program prog, const char *dir,
+                        const char *path, int cls, uint64_t key) {
+  size_t size = 0;
+  if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
+      size == 0)
+    return;
+  unsigned char *bin = malloc(size);
+  if (!bin) return;
+  unsigned char *bins[1] = {bin};
+  if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) != CL_SUCCESS) {
+    free(bin);
+    return;
+  }
+  cache_header_t h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, CACHE_MAGIC, 8);
+  h.format = CACHE_FORMAT;
+  h.cls = (uint32_t)cls;
+  h.key = key;
+  h.size = size;
+  h.checksum = fnv1a(FNV_SEED, bin, size);
+  char tmp[1200];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lx", path, (long)getpid(), (unsigned long)(uintptr_t)dev);
+  FILE *f = make_dirs(dir) == 0 ? fopen(tmp, "wb") : NULL;
+  int ok = f && fwrite(&h, sizeof h, 1, f) == 1 && fwrite(bin, 1, size, f) == size;
+  if (f) ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
+  if (f) ok = fclose(f) == 0 && ok;
+  ok = ok && rename(tmp, path) == 0;
+  if (!ok) {
+    if (f) unlink(tmp);
+    logf_(PARITY_LOG_DEBUG, "opencl: could not write the program cache %s: %s", path, strerror(errno));
+  }
+  free(bin);
+}
+
+/* clBuildProgram; on failure report with the head of the build log. */
+static int32_t build(parity_plugin_device_t *dev, cl_program prog, const char *options, int cls,
+                     const char *how) {
+  cl_int e = clBuildProgram(prog, 1, &dev->slot->id, options, NULL, NULL);
+  char what[700];
+  char log[512] = "";
+  size_t len = 0;
+  /* the head of the log (a longer log fails the query and leaves it empty) */
+  if (clGetProgramBuildInfo(prog, dev->slot->id, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, &len) !=
+      CL_SUCCESS)
+    log[0] = 0;
+  log[sizeof log - 1] = 0;
+  if (e == CL_SUCCESS) {
+    if (strspn(log, " \t\r\n") < strlen(log))
+      logf_(PARITY_LOG_DEBUG, "opencl: %s program build log: %s", ocl_class_name(cls), log);
+    return PARITY_STATUS_OK;
+  }
+  for (char *p = log; *p; p++)
+    if (*p == '\n') *p = ' ';
+  snprintf(what, sizeof what, "%s program for %s from %s, options '%s'%s%.400s", ocl_class_name(cls),
+           dev->slot->info.name, how, options, log[0] ? ": " : "", log);
+  return ocl_cl_fail(e, "clBuildProgram", what);
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+int32_t ocl_build_program(parity_plugin_device_t *dev, int cls, cl_program *out_prog) {
+  const ocl_slot_t *s = dev->slot;
+  char prelude[4096], options[512];
+  make_prelude(cls, s->has_fp64, prelude, sizeof prelude);
+  const char *extra = getenv("PARITY_OPENCL_BUILD_OPTIONS");
+  snprintf(options, sizeof options, "%s%s%s", s->correct_divide ? "-cl-fp32-correctly-rounded-divide-sqrt" : "",
+           extra && *extra ? " " : "", extra ? extra : "");
+  const char *srcs[1 + OCL_SOURCE_COUNT];
+  srcs[0] = prelude;
+  for (int i = 0; i < OCL_SOURCE_COUNT; i++) srcs[1 + i] = ocl_sources[i];
+  uint64_t key = fnv1a(FNV_SEED, s->cache_key, strlen(s->cache_key) + 1);
+  key = fnv1a(key, options, strlen(options) + 1);
+  for (int i = 0; i < 1 + OCL_SOURCE_COUNT; i++) key = fnv1a(key, srcs[i], strlen(srcs[i]) + 1);
+
+  char dir[900], path[1100];
+  cache_dir(dir, sizeof dir);
+  if (dir[0]) snprintf(path, sizeof path, "%s/%016llx-%s.bin", dir, (unsigned long long)key, ocl_class_name(cls));
+  cl_int e;
+  double t0 = now_ms();
+  if (dir[0]) {
+    const char *why = NULL;
+    size_t size = 0;
+    unsigned char *bin = cache_read(path, cls, key, &size, &why);
+    if (bin) {
+      cl_int bst = CL_SUCCESS;
+      const unsigned char *bins[1] = {bin};
+      cl_program p = clCreateProgramWithBinary(dev->ctx, 1, &s->id, &size, bins, &bst, &e);
+      free(bin);
+      if (e == CL_SUCCESS && bst == CL_SUCCESS &&
+          clBuildProgram(p, 1, &s->id, options, NULL, NULL) == CL_SUCCESS) {
+        logf_(PARITY_LOG_DEBUG, "opencl: %s program loaded from cache %s in %.0f ms", ocl_class_name(cls),
+              path, now_ms() - t0);
+        *out_prog = p;
+        return PARITY_STATUS_OK;
+      }
+      if (e == CL_SUCCESS) clReleaseProgram(p);
+      why = "rejected by the driver";
+    }
+    logf_(PARITY_LOG_DEBUG, "opencl: cache %s: %s; building from source", path, why);
+  }
+  cl_program p = clCreateProgramWithSource(dev->ctx, 1 + OCL_SOURCE_COUNT, srcs, NULL, &e);
+  OCL_CHECK(e, "clCreateProgramWithSource", ocl_class_name(cls));
+  int32_t st = build(dev, p, options, cls, "source");
+  if (st != PARITY_STATUS_OK) {
+    clReleaseProgram(p);
+    return st;
+  }
+  logf_(PARITY_LOG_DEBUG, "opencl: %s program built from source in %.0f ms", ocl_class_name(cls),
+        now_ms() - t0);
+  if (dir[0]) cache_write(dev, p, dir, path, cls, key);
+  *out_prog = p;
+  return PARITY_STATUS_OK;
+}

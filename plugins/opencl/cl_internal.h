@@ -1,0 +1,191 @@
+/* cl_internal.h — shared by the OpenCL plugin's files. Each kernel family lives in its own .c
+ * file (host side) and .cl file (device side); device, queue, memory, program cache and error
+ * mapping live apart from the kernels.
+ *
+ * Device-side structs (iter_t, red_t, ...) are passed to kernels by value; the host mirrors below
+ * must keep the same layout (all int64 first, int32 last, size a multiple of 8). */
+#ifndef PARITY_OCL_INTERNAL_H
+#define PARITY_OCL_INTERNAL_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#include <stdint.h>
+
+#include "parity_plugin.h"
+#include "parity_support/desc.h"
+#include "parity_support/dtype.h"
+#include "parity_support/ops.h"
+
+/* ---- errors (cl_errors.c: pure tables, no OpenCL calls) ---------------------------------- */
+/* "CL_OUT_OF_RESOURCES", or NULL for a code OpenCL does not define. */
+const char *ocl_error_name(cl_int err);
+/* The parity status an OpenCL error maps to. */
+int32_t ocl_error_status(cl_int err);
+
+extern const parity_host_api_t *ocl_host;
+#define ocl_fail(status, ...) psup_report(ocl_host, (status), __VA_ARGS__)
+/* Report "opencl: <call>: CL_NAME" (plus what was being done) and return the mapped status. */
+int32_t ocl_cl_fail(cl_int err, const char *call, const char *what);
+#define OCL_CHECK(err, call, what)                                \
+  do {                                                            \
+    cl_int ocl_e_ = (err);                                        \
+    if (ocl_e_ != CL_SUCCESS) return ocl_cl_fail(ocl_e_, call, what); \
+  } while (0)
+
+/* ---- compute classes and kernels ---------------------------------------------------------- */
+/* The kernel sources are compiled once per compute class (see kernels/common.cl). */
+typedef enum { OCL_CLASS_F = 0, OCL_CLASS_D, OCL_CLASS_I, OCL_CLASS_L, OCL_CLASS_COUNT } ocl_class_t;
+
+/* Class that computes `dtype` (F for f32/f16/bf16, I for i32/bool, ...). */
+int ocl_class_of(int32_t dtype);
+const char *ocl_class_name(int cls);
+
+#define OCL_KERNEL_LIST(X)                                                                   \
+  X(ew_unary) X(ew_unary_bwd) X(ew_binary) X(ew_binary_bwd) X(ew_compare) X(ew_select)      \
+  X(ew_select_bwd) X(ew_cast) X(red_pass) X(red_final) X(red_bwd_sum) X(red_bwd_extreme)    \
+  X(smx_fwd) X(smx_bwd) X(mm_fwd) X(conv_fwd) X(conv_bwd_data) X(conv_bwd_weight)           \
+  X(conv_bwd_bias) X(pool_fwd) X(pool_bwd)
+
+typedef enum {
+#define OCL_X_(n) OCL_K_##n,
+  OCL_KERNEL_LIST(OCL_X_)
+#undef OCL_X_
+  OCL_K_COUNT
+} ocl_kernel_id_t;
+
+/* ---- devices, buffers ---------------------------------------------------------------------- */
+/* What init() learned about one device (read-only afterwards). */
+typedef struct ocl_slot_t {
+  cl_platform_id platform;
+  cl_device_id id;
+  parity_device_info_t info;
+  int has_fp64, cpu_like, correct_divide;
+  char cache_key[512]; /* device name, platform and driver version: part of the cache key */
+} ocl_slot_t;
+
+const ocl_slot_t *ocl_slot(uint32_t index);
+
+struct parity_plugin_buffer_t {
+  cl_mem mem;
+  uint64_t size;
+};
+
+struct parity_plugin_device_t {
+  uint32_t index;
+  const ocl_slot_t *slot;
+  cl_context ctx;
+  cl_command_queue queue;
+  cl_program prog[OCL_CLASS_COUNT]; /* NULL: class not available (D without cl_khr_fp64) */
+  cl_kernel kern[OCL_CLASS_COUNT][OCL_K_COUNT];
+  size_t kern_local[OCL_CLASS_COUNT][OCL_K_COUNT];
+  uint32_t units;       /* compute units */
+  size_t max_local;     /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+  uint64_t max_groups;  /* cap on work-groups per 1-D launch; kernels loop past it */
+  int contiguous;       /* 1: each work-item takes a contiguous run (CPU devices); 0: strided */
+  cl_mem scratch;       /* grows on demand; in-order queue makes reuse safe */
+  uint64_t scratch_size;
+};
+
+int32_t ocl_device_open(uint32_t index, parity_plugin_device_t **out_dev);
+void ocl_device_close(parity_plugin_device_t *dev);
+
+/* Debugging and test knobs, read at device open (both layouts are correct everywhere):
+ *   PARITY_OPENCL_WORK_LAYOUT=contiguous|strided  how work-items share items (default: contiguous
+ *                                                 on CPU devices, strided on GPUs)
+ *   PARITY_OPENCL_MAX_GROUPS=n                    cap work-groups per launch (kernels loop)
+ *   PARITY_OPENCL_BUILD_OPTIONS="..."             appended to the program build options */
+
+/* Program build with the on-disk binary cache (cl_cache.c). */
+int32_t ocl_build_program(parity_plugin_device_t *dev, int cls, cl_program *out_prog);
+
+/* The kernel `kid` of class `cls`, created on first use. */
+int32_t ocl_kernel(parity_plugin_device_t *dev, int cls, int kid, cl_kernel *out);
+
+/* A kernel argument: size and address of the value (cl_mem handles by address too). */
+typedef struct ocl_arg_t {
+  size_t size;
+  const void *value;
+} ocl_arg_t;
+#define OCL_ARG(v) ((ocl_arg_t){sizeof(v), &(v)})
+
+/* Enqueue a 1-D kernel over `items` work items (> 0; FOR_ITEMS in the .cl files). Kernel
+ * arguments are args[0], then n and per (chosen here), then args[1..nargs-1]. */
+int32_t ocl_run_items(parity_plugin_device_t *dev, int cls, int kid, int64_t items, uint32_t nargs,
+                      const ocl_arg_t *args);
+/* Set args and enqueue with explicit geometry. */
+int32_t ocl_run(parity_plugin_device_t *dev, int cls, int kid, uint32_t dims, const size_t *global,
+                const size_t *local, uint32_t nargs, const ocl_arg_t *args);
+
+/* A device scratch buffer of at least `bytes` (contents undefined). */
+int32_t ocl_scratch(parity_plugin_device_t *dev, uint64_t bytes, cl_mem *out);
+
+/* memory and queue: cl_memory.c */
+int32_t ocl_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out);
+void ocl_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b);
+int32_t ocl_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
+                         const void *src, uint64_t size);
+int32_t ocl_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
+                        void *dst, uint64_t size);
+int32_t ocl_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_off,
+                        parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size);
+int32_t ocl_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
+                        uint64_t size, const void *pattern, uint32_t psize);
+int32_t ocl_synchronize(parity_plugin_device_t *dev);
+
+/* ---- strided iteration (cl_iter.c) ------------------------------------------------------- */
+#define OCL_MAX_OPS 6
+
+/* mirrors iter_t in common.cl */
+typedef struct ocl_iter_t {
+  int64_t shape[PARITY_MAX_RANK];
+  int64_t strides[OCL_MAX_OPS][PARITY_MAX_RANK];
+  int64_t base[OCL_MAX_OPS];
+  int32_t rank;
+  int32_t pad[3];
+} ocl_iter_t;
+_Static_assert(sizeof(ocl_iter_t) == 512, "ocl_iter_t must match iter_t in common.cl");
+
+/* Iterate `shape` with one stride list per operand (NULL strides: operand absent, stride 0).
+ * Size-1 axes are dropped and axes contiguous for every operand merged; rank ends >= 1. */
+void ocl_iter_build(ocl_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t nops,
+                    const int64_t *const *strides, const int64_t *bases);
+/* Same, from tensor descriptors sharing the first one's shape (NULL entries: absent). */
+void ocl_iter_from_tensors(ocl_iter_t *it, uint32_t nops, const parity_tensor_desc_t *const *t);
+
+/* Element offset of a tensor (offset_bytes / element size; supports() checked divisibility). */
+int64_t ocl_elem_base(const parity_tensor_desc_t *t);
+/* The cl_mem of a tensor (NULL for a NULL tensor). */
+cl_mem ocl_mem_of(const parity_tensor_desc_t *t);
+
+/* ---- shared checks for supports() (cl_check.c) -------------------------------------------- */
+/* OK when `dtype` is usable on dev for `op` (float64 needs cl_khr_fp64; integer dtypes need a
+ * non-FLOAT op, bool only where allow_bool); else reports UNSUPPORTED. */
+int32_t ocl_check_dtype(const parity_plugin_device_t *dev, const parity_op_desc_t *d, int32_t dtype,
+                        int allow_int, int allow_bool);
+/* OK when every present operand's dtype equals `dtype` (names the odd one out). */
+int32_t ocl_check_same_dtype(const parity_op_desc_t *d, int32_t dtype, int skip_input, int skip_output);
+/* OK when tensor t has exactly the shape of ref (message names role/slot and both shapes). */
+int32_t ocl_check_shape(const parity_op_desc_t *d, const parity_tensor_desc_t *t, const char *role,
+                        uint32_t slot, const parity_tensor_desc_t *ref, const char *ref_name);
+/* OK when every present operand's byte offset is a multiple of its element size. */
+int32_t ocl_check_alignment(const parity_op_desc_t *d);
+const char *ocl_shape_str(const parity_tensor_desc_t *t, char *buf, size_t n);
+
+/* ---- kernel families ------------------------------------------------------------------------ */
+#define OCL_FAMILY(name)                                                                        \
+  int32_t ocl_##name##_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);        \
+  int32_t ocl_##name##_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d);         \
+  int32_t ocl_##name##_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
+OCL_FAMILY(elementwise)
+OCL_FAMILY(reduce)
+OCL_FAMILY(matmul)
+OCL_FAMILY(conv2d)
+OCL_FAMILY(softmax)
+#undef OCL_FAMILY
+
+const parity_plugin_api_t *ocl_plugin_api(void);
+void ocl_set_host(const parity_host_api_t *host);
+
+#endif

@@ -1,0 +1,114 @@
+/* cl_memory.c — buffers (a cl_mem each; tensors address them by byte offset, never through
+ * sub-buffers) and the device's one in-order queue. Kernel entries and copy/fill enqueue and
+ * return; write blocks until the host memory has been copied; read and synchronize wait. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl_internal.h"
+
+int32_t ocl_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out) {
+  uint64_t max = dev->slot->info.max_buffer_bytes;
+  if (size > max)
+    return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY,
+                    "opencl: cannot allocate %llu bytes: larger than CL_DEVICE_MAX_MEM_ALLOC_SIZE "
+                    "(%llu bytes) of %s", (unsigned long long)size, (unsigned long long)max,
+                    dev->slot->info.name);
+  parity_plugin_buffer_t *b = malloc(sizeof *b);
+  if (!b) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "opencl: buffer_alloc: out of host memory");
+  cl_int e;
+  /* OpenCL has no empty buffers; a zero-byte buffer gets one byte nobody addresses */
+  b->mem = clCreateBuffer(dev->ctx, CL_MEM_READ_WRITE, size ? (size_t)size : 1, NULL, &e);
+  if (e != CL_SUCCESS) {
+    free(b);
+    char what[64];
+    snprintf(what, sizeof what, "%llu bytes", (unsigned long long)size);
+    return ocl_cl_fail(e, "clCreateBuffer", what);
+  }
+  b->size = size;
+  *out = b;
+  return PARITY_STATUS_OK;
+}
+
+void ocl_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) {
+  (void)dev;
+  if (!b) return;
+  clReleaseMemObject(b->mem); /* deferred by OpenCL until queued work using it has finished */
+  free(b);
+}
+
+static int32_t range(const parity_plugin_buffer_t *b, uint64_t off, uint64_t size, const char *what) {
+  if (!b) return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s: buffer is NULL", what);
+  if (off > b->size || size > b->size - off)
+    return ocl_fail(PARITY_STATUS_OUT_OF_RANGE, "opencl: %s: range [%llu, +%llu) outside a %llu-byte buffer",
+                    what, (unsigned long long)off, (unsigned long long)size, (unsigned long long)b->size);
+  return PARITY_STATUS_OK;
+}
+
+int32_t ocl_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
+                         const void *src, uint64_t size) {
+  int32_t st = range(b, off, size, "buffer_write");
+  if (st != PARITY_STATUS_OK || size == 0) return st;
+  /* blocking: the caller may reuse src at once */
+  OCL_CHECK(clEnqueueWriteBuffer(dev->queue, b->mem, CL_TRUE, (size_t)off, (size_t)size, src, 0, NULL, NULL),
+            "clEnqueueWriteBuffer", "buffer_write");
+  return PARITY_STATUS_OK;
+}
+
+int32_t ocl_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, void *dst,
+                        uint64_t size) {
+  int32_t st = range(b, off, size, "buffer_read");
+  if (st != PARITY_STATUS_OK) return st;
+  if (size == 0) return ocl_synchronize(dev);
+  OCL_CHECK(clEnqueueReadBuffer(dev->queue, b->mem, CL_TRUE, (size_t)off, (size_t)size, dst, 0, NULL, NULL),
+            "clEnqueueReadBuffer", "buffer_read");
+  return PARITY_STATUS_OK;
+}
+
+int32_t ocl_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_off,
+                        parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size) {
+  int32_t st = range(src, src_off, size, "buffer_copy source");
+  if (st == PARITY_STATUS_OK) st = range(dst, dst_off, size, "buffer_copy destination");
+  if (st != PARITY_STATUS_OK || size == 0) return st;
+  if (src == dst && src_off < dst_off + size && dst_off < src_off + size) {
+    /* OpenCL refuses overlapping copies (CL_MEM_COPY_OVERLAP): go through the scratch buffer */
+    cl_mem tmp;
+    st = ocl_scratch(dev, size, &tmp);
+    if (st != PARITY_STATUS_OK) return st;
+    OCL_CHECK(clEnqueueCopyBuffer(dev->queue, src->mem, tmp, (size_t)src_off, 0, (size_t)size, 0, NULL, NULL),
+              "clEnqueueCopyBuffer", "buffer_copy (overlapping, to scratch)");
+    OCL_CHECK(clEnqueueCopyBuffer(dev->queue, tmp, dst->mem, 0, (size_t)dst_off, (size_t)size, 0, NULL, NULL),
+              "clEnqueueCopyBuffer", "buffer_copy (overlapping, from scratch)");
+    return PARITY_STATUS_OK;
+  }
+  OCL_CHECK(clEnqueueCopyBuffer(dev->queue, src->mem, dst->mem, (size_t)src_off, (size_t)dst_off, (size_t)size,
+                                0, NULL, NULL),
+            "clEnqueueCopyBuffer", "buffer_copy");
+  return PARITY_STATUS_OK;
+}
+
+int32_t ocl_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, uint64_t size,
+                        const void *pattern, uint32_t psize) {
+  int32_t st = range(b, off, size, "buffer_fill");
+  if (st != PARITY_STATUS_OK) return st;
+  if (!pattern || (psize != 1 && psize != 2 && psize != 4 && psize != 8) || size % psize)
+    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: buffer_fill: bad pattern size %u", psize);
+  if (size == 0) return PARITY_STATUS_OK;
+  if (off % psize == 0) {
+    OCL_CHECK(clEnqueueFillBuffer(dev->queue, b->mem, pattern, psize, (size_t)off, (size_t)size, 0, NULL, NULL),
+              "clEnqueueFillBuffer", "buffer_fill");
+    return PARITY_STATUS_OK;
+  }
+  /* clEnqueueFillBuffer wants the offset aligned to the pattern: write a host copy instead */
+  unsigned char *host = malloc((size_t)size);
+  if (!host) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "opencl: buffer_fill: out of host memory");
+  for (uint64_t i = 0; i < size; i += psize) memcpy(host + i, pattern, psize);
+  st = ocl_buffer_write(dev, b, off, host, size);
+  free(host);
+  return st;
+}
+
+int32_t ocl_synchronize(parity_plugin_device_t *dev) {
+  OCL_CHECK(clFinish(dev->queue), "clFinish", "synchronize");
+  return PARITY_STATUS_OK;
+}

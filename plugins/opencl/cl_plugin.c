@@ -1,0 +1,255 @@
+/* cl_plugin.c — the OpenCL plugin's function table: lifecycle, device enumeration and info,
+ * descriptor validation and dispatch to the kernel family files. Device objects and programs
+ * live in cl_device.c, memory and the queue in cl_memory.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cl_internal.h"
+
+const parity_host_api_t *ocl_host;
+
+void ocl_set_host(const parity_host_api_t *host) { ocl_host = host; }
+
+int32_t ocl_cl_fail(cl_int err, const char *call, const char *what) {
+  const char *name = ocl_error_name(err);
+  char code[48];
+  if (!name) {
+    snprintf(code, sizeof code, "unknown OpenCL error %d", (int)err);
+    name = code;
+  }
+  int32_t st = ocl_error_status(err);
+  if (st == PARITY_STATUS_OK) st = PARITY_STATUS_INTERNAL;
+  if (what && *what) return ocl_fail(st, "opencl: %s: %s (%s)", call, name, what);
+  return ocl_fail(st, "opencl: %s: %s", call, name);
+}
+
+static void ocl_log(int32_t level, const char *msg) {
+  if (ocl_host && ocl_host->log) ocl_host->log(ocl_host->host_data, level, msg);
+}
+
+/* ---- enumeration (init is single-threaded; the table is read-only afterwards) ------------ */
+#define OCL_MAX_DEVICES 64
+static ocl_slot_t slots[OCL_MAX_DEVICES];
+static uint32_t slot_count;
+
+const ocl_slot_t *ocl_slot(uint32_t index) { return index < slot_count ? &slots[index] : NULL; }
+
+static void dev_str(cl_device_id d, cl_device_info what, char *out, size_t n) {
+  out[0] = 0;
+  if (clGetDeviceInfo(d, what, n, out, NULL) != CL_SUCCESS) out[0] = 0;
+  out[n - 1] = 0;
+}
+
+static void plat_str(cl_platform_id p, cl_platform_info what, char *out, size_t n) {
+  out[0] = 0;
+  if (clGetPlatformInfo(p, what, n, out, NULL) != CL_SUCCESS) out[0] = 0;
+  out[n - 1] = 0;
+}
+
+/* "OpenCL 3.0 PoCL HSTR: ..." -> "OpenCL 3.0" */
+static void short_version(const char *v, char *out, size_t n) {
+  const char *sp = strchr(v, ' ');
+  sp = sp ? strchr(sp + 1, ' ') : NULL;
+  snprintf(out, n, "%.*s", sp ? (int)(sp - v) : (int)strlen(v), v);
+}
+
+static void add_device(cl_platform_id p, cl_device_id d) {
+  char msg[400], name[128], pname[128], pver[160], dver[160], drv[64], ext[8192];
+  dev_str(d, CL_DEVICE_NAME, name, sizeof name);
+  plat_str(p, CL_PLATFORM_NAME, pname, sizeof pname);
+  cl_bool avail = CL_FALSE, compiler = CL_FALSE;
+  clGetDeviceInfo(d, CL_DEVICE_AVAILABLE, sizeof avail, &avail, NULL);
+  clGetDeviceInfo(d, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler, &compiler, NULL);
+  if (!avail || !compiler) {
+    snprintf(msg, sizeof msg, "opencl: skipping '%s' (%s): %s", name, pname,
+             !avail ? "device not available" : "no OpenCL C compiler");
+    ocl_log(PARITY_LOG_INFO, msg);
+    return;
+  }
+  if (slot_count == OCL_MAX_DEVICES) {
+    snprintf(msg, sizeof msg, "opencl: more than %d devices; ignoring '%s'", OCL_MAX_DEVICES, name);
+    ocl_log(PARITY_LOG_WARNING, msg);
+    return;
+  }
+  ocl_slot_t *s = &slots[slot_count++];
+  memset(s, 0, sizeof *s);
+  s->platform = p;
+  s->id = d;
+  plat_str(p, CL_PLATFORM_VERSION, pver, sizeof pver);
+  dev_str(d, CL_DEVICE_VERSION, dver, sizeof dver);
+  dev_str(d, CL_DRIVER_VERSION, drv, sizeof drv);
+  dev_str(d, CL_DEVICE_EXTENSIONS, ext, sizeof ext);
+  cl_device_type type = 0;
+  cl_ulong mem = 0, max_alloc = 0;
+  cl_device_fp_config single = 0, dbl = 0;
+  clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+  clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL);
+  clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
+  clGetDeviceInfo(d, CL_DEVICE_SINGLE_FP_CONFIG, sizeof single, &single, NULL);
+  if (clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof dbl, &dbl, NULL) != CL_SUCCESS) dbl = 0;
+  s->has_fp64 = strstr(ext, "cl_khr_fp64") != NULL && dbl != 0;
+  s->cpu_like = (type & CL_DEVICE_TYPE_CPU) != 0;
+  s->correct_divide = (single & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+  snprintf(s->cache_key, sizeof s->cache_key, "%s|%s|%s|%s|%s", name, pname, pver, dver, drv);
+
+  parity_device_info_t *info = &s->info;
+  info->struct_size = sizeof *info;
+  /* a GPU API on the CPU (PoCL's pthread device, Intel's CPU runtime) is a software GPU */
+  info->type = (type & CL_DEVICE_TYPE_GPU)   ? PARITY_DEVICE_TYPE_GPU
+               : (type & CL_DEVICE_TYPE_CPU) ? PARITY_DEVICE_TYPE_SOFTWARE_GPU
+                                             : PARITY_DEVICE_TYPE_OTHER;
+  snprintf(info->name, sizeof info->name, "%.80s (%.40s)", name, pname);
+  char sv[32];
+  short_version(dver, sv, sizeof sv);
+  snprintf(info->driver, sizeof info->driver, "%.20s, driver %.32s", sv, drv);
+  info->memory_bytes = mem;
+  info->max_buffer_bytes = max_alloc;
+  info->dtype_mask = PARITY_DTYPE_BIT(PARITY_DTYPE_F32) | PARITY_DTYPE_BIT(PARITY_DTYPE_F16) |
+                     PARITY_DTYPE_BIT(PARITY_DTYPE_BF16) | PARITY_DTYPE_BIT(PARITY_DTYPE_I32) |
+                     PARITY_DTYPE_BIT(PARITY_DTYPE_I64) | PARITY_DTYPE_BIT(PARITY_DTYPE_BOOL);
+  info->flags = PARITY_DEVICE_FLAG_DETERMINISTIC; /* no atomics, fixed launch geometry */
+  if (s->has_fp64) {
+    info->dtype_mask |= PARITY_DTYPE_BIT(PARITY_DTYPE_F64);
+    info->flags |= PARITY_DEVICE_FLAG_FLOAT64; /* every floating op has an f64 kernel */
+  }
+  info->denormals = (single & CL_FP_DENORM) ? PARITY_DENORMALS_PRESERVED : PARITY_DENORMALS_FLUSHED;
+  snprintf(msg, sizeof msg, "opencl: device %u: %s, %s, fp64 %s, denormals %s", slot_count - 1,
+           info->name, info->driver, s->has_fp64 ? "yes" : "no",
+           (single & CL_FP_DENORM) ? "preserved" : "flushed");
+  ocl_log(PARITY_LOG_DEBUG, msg);
+}
+
+static int32_t ocl_init(void) {
+  slot_count = 0;
+  cl_uint np = 0;
+  cl_int e = clGetPlatformIDs(0, NULL, &np);
+  if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && np == 0))
+    return ocl_fail(PARITY_STATUS_UNAVAILABLE,
+                    "opencl: no OpenCL platform found; install an ICD such as pocl-opencl-icd");
+  OCL_CHECK(e, "clGetPlatformIDs", "listing platforms");
+  cl_platform_id plats[16];
+  if (np > 16) np = 16;
+  OCL_CHECK(clGetPlatformIDs(np, plats, NULL), "clGetPlatformIDs", "listing platforms");
+  for (cl_uint i = 0; i < np; i++) {
+    cl_uint nd = 0;
+    e = clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
+    if (e == CL_DEVICE_NOT_FOUND || nd == 0) continue;
+    if (e != CL_SUCCESS) {
+      char pname[128], msg[256];
+      plat_str(plats[i], CL_PLATFORM_NAME, pname, sizeof pname);
+      snprintf(msg, sizeof msg, "opencl: platform '%s': clGetDeviceIDs: %s", pname,
+               ocl_error_name(e) ? ocl_error_name(e) : "unknown error");
+      ocl_log(PARITY_LOG_WARNING, msg);
+      continue;
+    }
+    cl_device_id devs[OCL_MAX_DEVICES];
+    if (nd > OCL_MAX_DEVICES) nd = OCL_MAX_DEVICES;
+    if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, nd, devs, NULL) != CL_SUCCESS) continue;
+    for (cl_uint k = 0; k < nd; k++) add_device(plats[i], devs[k]);
+  }
+  if (slot_count == 0)
+    return ocl_fail(PARITY_STATUS_UNAVAILABLE,
+                    "opencl: %u OpenCL platform(s) but no usable device (none available with a "
+                    "compiler); install a driver such as pocl-opencl-icd", (unsigned)np);
+  return PARITY_STATUS_OK;
+}
+
+static void ocl_shutdown(void) { slot_count = 0; }
+
+static int32_t ocl_get_device_count(uint32_t *out_count) {
+  *out_count = slot_count;
+  return PARITY_STATUS_OK;
+}
+
+static int32_t ocl_get_device_info(uint32_t index, parity_device_info_t *out) {
+  if (index >= slot_count)
+    return ocl_fail(PARITY_STATUS_OUT_OF_RANGE, "opencl: device %u does not exist (%u devices)", index,
+                    slot_count);
+  uint32_t size = out->struct_size < sizeof slots[index].info ? out->struct_size
+                                                              : (uint32_t)sizeof slots[index].info;
+  parity_device_info_t info = slots[index].info;
+  info.struct_size = size;
+  memcpy(out, &info, size);
+  return PARITY_STATUS_OK;
+}
+
+/* ---- validation and dispatch ---------------------------------------------------------------- */
+static int32_t family_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  int32_t st = ocl_check_alignment(d);
+  if (st != PARITY_STATUS_OK) return st;
+  switch (psup_kind_family(psup_op_info(d->op)->kind)) {
+    case PARITY_FAMILY_ELEMENTWISE: return ocl_elementwise_supports(dev, d);
+    case PARITY_FAMILY_REDUCE: return ocl_reduce_supports(dev, d);
+    case PARITY_FAMILY_MATMUL: return ocl_matmul_supports(dev, d);
+    case PARITY_FAMILY_CONV2D: return ocl_conv2d_supports(dev, d);
+    case PARITY_FAMILY_SOFTMAX: return ocl_softmax_supports(dev, d);
+    default: return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: unknown op family");
+  }
+}
+
+static int32_t ocl_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  char msg[512];
+  int32_t st = psup_check_op_desc(d, 0, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return ocl_fail(st, "opencl: %s", msg);
+  return family_supports(dev, d);
+}
+
+static uint64_t buffer_size(const parity_plugin_buffer_t *b) { return b ? b->size : 0; }
+
+/* Every kernel entry validates the whole descriptor first: the host is not trusted. */
+static int32_t validate(parity_plugin_device_t *dev, const parity_op_desc_t *d, int32_t family,
+                        int32_t direction) {
+  char msg[512];
+  int32_t st = psup_check_op_desc(d, 1, msg, sizeof msg);
+  if (st == PARITY_STATUS_OK) st = psup_check_extents(d, buffer_size, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return ocl_fail(st, "opencl: %s", msg);
+  if (psup_kind_family(psup_op_info(d->op)->kind) != family || d->direction != direction)
+    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s %s sent to the %s %s entry",
+                    psup_op_name(d->op), psup_direction_name(d->direction), psup_family_name(family),
+                    psup_direction_name(direction));
+  return family_supports(dev, d);
+}
+
+#define OCL_ENTRY(name, FAMILY, dir, DIR)                                                    \
+  static int32_t entry_##name##_##dir(parity_plugin_device_t *dev, const parity_op_desc_t *d) { \
+    int32_t st = validate(dev, d, PARITY_FAMILY_##FAMILY, PARITY_DIRECTION_##DIR);             \
+    return st != PARITY_STATUS_OK ? st : ocl_##name##_##dir(dev, d);                           \
+  }
+#define OCL_ENTRIES(name, FAMILY)                    \
+  OCL_ENTRY(name, FAMILY, forward, FORWARD)          \
+  OCL_ENTRY(name, FAMILY, backward, BACKWARD)
+OCL_ENTRIES(elementwise, ELEMENTWISE)
+OCL_ENTRIES(reduce, REDUCE)
+OCL_ENTRIES(matmul, MATMUL)
+OCL_ENTRIES(conv2d, CONV2D)
+OCL_ENTRIES(softmax, SOFTMAX)
+
+static const parity_plugin_api_t ocl_api = {
+    .struct_size = sizeof(parity_plugin_api_t),
+    .init = ocl_init,
+    .shutdown = ocl_shutdown,
+    .get_device_count = ocl_get_device_count,
+    .get_device_info = ocl_get_device_info,
+    .device_open = ocl_device_open,
+    .device_close = ocl_device_close,
+    .buffer_alloc = ocl_buffer_alloc,
+    .buffer_free = ocl_buffer_free,
+    .buffer_write = ocl_buffer_write,
+    .buffer_read = ocl_buffer_read,
+    .buffer_copy = ocl_buffer_copy,
+    .buffer_fill = ocl_buffer_fill,
+    .synchronize = ocl_synchronize,
+    .supports = ocl_supports,
+    .elementwise_forward = entry_elementwise_forward,
+    .elementwise_backward = entry_elementwise_backward,
+    .reduce_forward = entry_reduce_forward,
+    .reduce_backward = entry_reduce_backward,
+    .matmul_forward = entry_matmul_forward,
+    .matmul_backward = entry_matmul_backward,
+    .conv2d_forward = entry_conv2d_forward,
+    .conv2d_backward = entry_conv2d_backward,
+    .softmax_forward = entry_softmax_forward,
+    .softmax_backward = entry_softmax_backward,
+};
+
+const parity_plugin_api_t *ocl_plugin_api(void) { return &ocl_api; }

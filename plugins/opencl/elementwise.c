@@ -1,0 +1,176 @@
+/* elementwise.c — unary, binary, compare, select and cast (kernels/elementwise.cl). Operands of
+ * one op share one shape (broadcasting arrives as zero strides) and, but for compare/select
+ * conditions and casts, one dtype. Integer dtypes run forward only; bool runs compare, select
+ * and cast. */
+#include "cl_internal.h"
+
+#define IN(i) (d->inputs[i])
+#define OUT(i) (d->outputs[i])
+
+/* every present operand has the shape of `ref` */
+static int32_t check_shapes(const parity_op_desc_t *d, const parity_tensor_desc_t *ref, const char *ref_name) {
+  for (int pass = 0; pass < 2; pass++) {
+    uint32_t n = pass ? d->num_outputs : d->num_inputs;
+    for (uint32_t i = 0; i < n; i++) {
+      const parity_tensor_desc_t *t = pass ? OUT(i) : IN(i);
+      if (!t) continue;
+      int32_t st = ocl_check_shape(d, t, pass ? "output" : "input", i, ref, ref_name);
+      if (st != PARITY_STATUS_OK) return st;
+    }
+  }
+  return PARITY_STATUS_OK;
+}
+
+static int32_t need_bool(const parity_op_desc_t *d, const parity_tensor_desc_t *t, const char *what) {
+  if (t->dtype == PARITY_DTYPE_BOOL) return PARITY_STATUS_OK;
+  return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: %s: %s must be bool, got %s", psup_op_name(d->op), what,
+                  psup_dtype_name(t->dtype));
+}
+
+int32_t ocl_elementwise_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  int fwd = d->direction == PARITY_DIRECTION_FORWARD;
+  int32_t st, dt;
+  switch (psup_op_info(d->op)->kind) {
+    case PARITY_OP_KIND_UNARY:
+    case PARITY_OP_KIND_BINARY:
+      dt = IN(0)->dtype;
+      st = ocl_check_dtype(dev, d, dt, fwd, 0); /* no gradients for integers */
+      if (st == PARITY_STATUS_OK) st = ocl_check_same_dtype(d, dt, -1, -1);
+      break;
+    case PARITY_OP_KIND_COMPARE:
+      dt = IN(0)->dtype;
+      st = ocl_check_dtype(dev, d, dt, 1, 1);
+      if (st == PARITY_STATUS_OK) st = ocl_check_same_dtype(d, dt, -1, 0);
+      if (st == PARITY_STATUS_OK) st = need_bool(d, OUT(0), "output");
+      break;
+    case PARITY_OP_KIND_SELECT:
+      st = need_bool(d, IN(0), "condition (input 0)");
+      dt = IN(1)->dtype;
+      if (st == PARITY_STATUS_OK) st = ocl_check_dtype(dev, d, dt, fwd, fwd);
+      if (st == PARITY_STATUS_OK) st = ocl_check_same_dtype(d, dt, 0, -1);
+      break;
+    case PARITY_OP_KIND_CAST:
+      st = ocl_check_dtype(dev, d, IN(0)->dtype, 1, 1);
+      if (st == PARITY_STATUS_OK) st = ocl_check_dtype(dev, d, OUT(0)->dtype, 1, 1);
+      break;
+    default:
+      return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: %s is not elementwise", psup_op_name(d->op));
+  }
+  if (st != PARITY_STATUS_OK) return st;
+  /* forward: everything has the output's shape; backward: the incoming gradient's */
+  int ref_slot = fwd ? -1 : (int)d->num_inputs - 1;
+  return check_shapes(d, ref_slot < 0 ? OUT(0) : IN(ref_slot), ref_slot < 0 ? "output 0" : "the gradient");
+}
+
+/* The alpha argument (leaky_relu slope) in the class's SCALAR type: double where the device
+ * has fp64, else (float class) the f64 value split exactly into three floats. */
+typedef union scalar_arg_t {
+  cl_float4 f;
+  double d;
+  cl_int i;
+  cl_long l;
+} scalar_arg_t;
+
+static ocl_arg_t scalar_arg(const parity_plugin_device_t *dev, int cls, double v, scalar_arg_t *s) {
+  switch (cls) {
+    case OCL_CLASS_F:
+      if (dev->slot->has_fp64) break;
+      s->f.s[0] = (float)v;
+      s->f.s[1] = (float)(v - (double)s->f.s[0]);
+      s->f.s[2] = (float)(v - (double)s->f.s[0] - (double)s->f.s[1]);
+      s->f.s[3] = 0;
+      return (ocl_arg_t){sizeof s->f, &s->f};
+    case OCL_CLASS_D: break;
+    case OCL_CLASS_I: s->i = 0; return (ocl_arg_t){sizeof s->i, &s->i};
+    default: s->l = 0; return (ocl_arg_t){sizeof s->l, &s->l};
+  }
+  s->d = v;
+  return (ocl_arg_t){sizeof s->d, &s->d};
+}
+
+int32_t ocl_elementwise_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  int64_t n = psup_numel(OUT(0));
+  if (n == 0) return PARITY_STATUS_OK; /* nothing to launch */
+  ocl_iter_t it;
+  cl_int op = d->op;
+  cl_mem y = ocl_mem_of(OUT(0));
+  switch (psup_op_info(d->op)->kind) {
+    case PARITY_OP_KIND_UNARY: {
+      const parity_tensor_desc_t *t[] = {IN(0), OUT(0)};
+      ocl_iter_from_tensors(&it, 2, t);
+      cl_int dt = IN(0)->dtype;
+      int cls = ocl_class_of(dt);
+      scalar_arg_t s;
+      cl_mem x = ocl_mem_of(IN(0));
+      ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(op), OCL_ARG(dt), scalar_arg(dev, cls, d->params.unary.alpha, &s),
+                          OCL_ARG(x), OCL_ARG(y)};
+      return ocl_run_items(dev, cls, OCL_K_ew_unary, n, 6, args);
+    }
+    case PARITY_OP_KIND_BINARY:
+    case PARITY_OP_KIND_COMPARE: {
+      const parity_tensor_desc_t *t[] = {IN(0), IN(1), OUT(0)};
+      ocl_iter_from_tensors(&it, 3, t);
+      cl_int dt = IN(0)->dtype;
+      cl_mem a = ocl_mem_of(IN(0)), b = ocl_mem_of(IN(1));
+      ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(op), OCL_ARG(dt), OCL_ARG(a), OCL_ARG(b), OCL_ARG(y)};
+      int kid = psup_op_info(d->op)->kind == PARITY_OP_KIND_BINARY ? OCL_K_ew_binary : OCL_K_ew_compare;
+      return ocl_run_items(dev, ocl_class_of(dt), kid, n, 6, args);
+    }
+    case PARITY_OP_KIND_SELECT: {
+      const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), OUT(0)};
+      ocl_iter_from_tensors(&it, 4, t);
+      cl_int esize = (cl_int)psup_dtype_size(OUT(0)->dtype);
+      cl_mem c = ocl_mem_of(IN(0)), a = ocl_mem_of(IN(1)), b = ocl_mem_of(IN(2));
+      ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(esize), OCL_ARG(c), OCL_ARG(a), OCL_ARG(b), OCL_ARG(y)};
+      return ocl_run_items(dev, OCL_CLASS_F, OCL_K_ew_select, n, 6, args);
+    }
+    default: { /* cast */
+      const parity_tensor_desc_t *t[] = {IN(0), OUT(0)};
+      ocl_iter_from_tensors(&it, 2, t);
+      cl_int sdt = IN(0)->dtype, ddt = OUT(0)->dtype;
+      int cls = (sdt == PARITY_DTYPE_F64 || ddt == PARITY_DTYPE_F64) ? OCL_CLASS_D : OCL_CLASS_F;
+      cl_mem x = ocl_mem_of(IN(0));
+      ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(sdt), OCL_ARG(ddt), OCL_ARG(x), OCL_ARG(y)};
+      return ocl_run_items(dev, cls, OCL_K_ew_cast, n, 5, args);
+    }
+  }
+}
+
+int32_t ocl_elementwise_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  const parity_tensor_desc_t *g = IN(d->num_inputs - 1); /* incoming gradient */
+  int64_t n = psup_numel(g);
+  int any_out = 0;
+  for (uint32_t i = 0; i < d->num_outputs; i++) any_out |= OUT(i) != NULL;
+  if (n == 0 || !any_out) return PARITY_STATUS_OK;
+  ocl_iter_t it;
+  cl_int op = d->op, dt = g->dtype;
+  int cls = ocl_class_of(dt);
+  switch (psup_op_info(d->op)->kind) {
+    case PARITY_OP_KIND_UNARY: { /* in x, y, dy; out dx */
+      const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), OUT(0)};
+      ocl_iter_from_tensors(&it, 4, t);
+      scalar_arg_t s;
+      cl_mem x = ocl_mem_of(IN(0)), y = ocl_mem_of(IN(1)), dy = ocl_mem_of(IN(2)), dx = ocl_mem_of(OUT(0));
+      ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(op), OCL_ARG(dt), scalar_arg(dev, cls, d->params.unary.alpha, &s),
+                          OCL_ARG(x), OCL_ARG(y), OCL_ARG(dy), OCL_ARG(dx)};
+      return ocl_run_items(dev, cls, OCL_K_ew_unary_bwd, n, 8, args);
+    }
+    case PARITY_OP_KIND_BINARY: { /* in a, b, c, dc; out da, db */
+      const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), IN(3), OUT(0), OUT(1)};
+      ocl_iter_from_tensors(&it, 6, t);
+      cl_mem a = ocl_mem_of(IN(0)), b = ocl_mem_of(IN(1)), c = ocl_mem_of(IN(2)), dc = ocl_mem_of(IN(3));
+      cl_mem da = ocl_mem_of(OUT(0)), db = ocl_mem_of(OUT(1));
+      ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(op), OCL_ARG(dt), OCL_ARG(a), OCL_ARG(b),
+                          OCL_ARG(c), OCL_ARG(dc), OCL_ARG(da), OCL_ARG(db)};
+      return ocl_run_items(dev, cls, OCL_K_ew_binary_bwd, n, 9, args);
+    }
+    default: { /* where: in cond, dc; out da, db */
+      const parity_tensor_desc_t *t[] = {IN(0), IN(1), OUT(0), OUT(1)};
+      ocl_iter_from_tensors(&it, 4, t);
+      cl_int esize = (cl_int)psup_dtype_size(dt);
+      cl_mem c = ocl_mem_of(IN(0)), dc = ocl_mem_of(IN(1)), da = ocl_mem_of(OUT(0)), db = ocl_mem_of(OUT(1));
+      ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(esize), OCL_ARG(c), OCL_ARG(dc), OCL_ARG(da), OCL_ARG(db)};
+      return ocl_run_items(dev, OCL_CLASS_F, OCL_K_ew_select_bwd, n, 6, args);
+    }
+  }
+}

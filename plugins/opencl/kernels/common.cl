@@ -1,0 +1,281 @@
+/* common.cl — shared by every kernel family of the OpenCL plugin.
+ *
+ * The plugin prepends a generated prelude (OP_* and DT_* codes from abi/parity_ops.def and the
+ * dtype list, OCL_CLASS and the CLASS_* values) and compiles the concatenated family sources once
+ * per compute class:
+ *   CLASS_F  compute in float;  storage f32, f16, bf16 (f16/bf16 through ushort, RNE on store)
+ *   CLASS_D  compute in double; storage f64 (only where cl_khr_fp64 is present)
+ *   CLASS_I  compute in int;    storage i32 and bool
+ *   CLASS_L  compute in long;   storage i64
+ * Integer arithmetic goes through the unsigned type so that it wraps instead of being undefined.
+ * No contraction: add/sub/mul must round exactly as written. */
+#pragma OPENCL FP_CONTRACT OFF
+
+/* HAS_FP64 (prelude): the device has cl_khr_fp64. The float class uses it where the CPU plugin
+ * rounds a double product once (leaky_relu's f64 slope). */
+#if OCL_CLASS == CLASS_D || (OCL_CLASS == CLASS_F && HAS_FP64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#define MAX_RANK 8
+#define MAX_OPS 6
+
+/* LIT(x): a floating literal in the compute type (no double literals without cl_khr_fp64) */
+#if OCL_CLASS == CLASS_F
+typedef float T;
+#if HAS_FP64
+typedef double SCALAR;
+#else
+typedef float4 SCALAR; /* an f64 value as three floats (hi, mid, lo) */
+#endif
+#define IS_FLOAT 1
+#define LIT(x) x##f
+#elif OCL_CLASS == CLASS_D
+typedef double T;
+typedef double SCALAR;
+#define IS_FLOAT 1
+#define LIT(x) x
+#elif OCL_CLASS == CLASS_I
+typedef int T;
+typedef uint U;
+typedef int SCALAR;
+#define IS_FLOAT 0
+#else
+typedef long T;
+typedef ulong U;
+typedef long SCALAR;
+#define IS_FLOAT 0
+#endif
+
+/* ---- f16 / bf16 storage ------------------------------------------------------------------ */
+inline float f16_to_f32(ushort h) {
+  uint sign = (uint)(h & 0x8000u) << 16;
+  uint e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0) return as_float(as_uint((float)m * 0x1p-24f) | sign); /* exact, also when flushing */
+  if (e == 31) return as_float(sign | 0x7f800000u | (m << 13));
+  return as_float(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+inline ushort f32_to_f16(float f) {
+  uint x = as_uint(f);
+  uint sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u)
+    return (ushort)(sign | 0x7c00u | (ax > 0x7f800000u ? (0x200u | ((ax >> 13) & 0x3ffu)) : 0u));
+  if (ax >= 0x477ff000u) return (ushort)(sign | 0x7c00u);
+  if (ax >= 0x38800000u) {
+    ax -= 112u << 23;
+    ax += 0xfffu + ((ax >> 13) & 1u);
+    return (ushort)(sign | (ax >> 13));
+  }
+  uint e = ax >> 23;
+  if (e < 102u) return (ushort)sign;
+  uint m = (ax & 0x7fffffu) | 0x800000u, shift = 126u - e;
+  uint q = m >> shift, rem = m & ((1u << shift) - 1u), hw = 1u << (shift - 1u);
+  if (rem > hw || (rem == hw && (q & 1u))) q++;
+  return (ushort)(sign | q);
+}
+
+inline float bf16_to_f32(ushort h) { return as_float((uint)h << 16); }
+
+inline ushort f32_to_bf16(float f) {
+  uint x = as_uint(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (ushort)((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (ushort)(x >> 16);
+}
+
+/* Round to odd: truncate toward zero and set the last bit when inexact. Rounding the result to
+ * 8 or 11 bits (nearest even) equals rounding the wide value directly. */
+inline float i64_to_f32_odd(long v) {
+  float f = convert_float_rtz(v);
+  if (convert_long(f) != v) f = as_float(as_uint(f) | 1u);
+  return f;
+}
+
+/* ---- typed element access (offsets in elements) --------------------------------------------- */
+inline float ld_float(const global uchar *p, long i, int dt) {
+  if (dt == DT_F16) return f16_to_f32(((const global ushort *)p)[i]);
+  if (dt == DT_BF16) return bf16_to_f32(((const global ushort *)p)[i]);
+  return ((const global float *)p)[i];
+}
+
+inline void st_float(global uchar *p, long i, int dt, float v) {
+  if (dt == DT_F16) ((global ushort *)p)[i] = f32_to_f16(v);
+  else if (dt == DT_BF16) ((global ushort *)p)[i] = f32_to_bf16(v);
+  else ((global float *)p)[i] = v;
+}
+
+#if OCL_CLASS == CLASS_F
+#define LD(p, i, dt) ld_float((p), (i), (dt))
+#define ST(p, i, dt, v) st_float((p), (i), (dt), (v))
+#elif OCL_CLASS == CLASS_D
+#define LD(p, i, dt) (((const global double *)(p))[i])
+#define ST(p, i, dt, v) (((global double *)(p))[i] = (v))
+#elif OCL_CLASS == CLASS_I
+/* i32, or bool (any non-zero byte is true, read as 1) */
+inline int ld_int(const global uchar *p, long i, int dt) {
+  return dt == DT_BOOL ? (p[i] != 0) : ((const global int *)p)[i];
+}
+inline void st_int(global uchar *p, long i, int dt, int v) {
+  if (dt == DT_BOOL) p[i] = (uchar)(v != 0);
+  else ((global int *)p)[i] = v;
+}
+#define LD(p, i, dt) ld_int((p), (i), (dt))
+#define ST(p, i, dt, v) st_int((p), (i), (dt), (v))
+#else
+#define LD(p, i, dt) (((const global long *)(p))[i])
+#define ST(p, i, dt, v) (((global long *)(p))[i] = (v))
+#endif
+
+/* ---- strided iteration ----------------------------------------------------------------------- */
+/* A shared iteration shape and one stride list per operand (elements). Axes of size 1 were
+ * dropped and mergeable axes merged on the host; rank >= 1. Mirrors ocl_iter_t on the host. */
+typedef struct {
+  long shape[MAX_RANK];
+  long strides[MAX_OPS][MAX_RANK];
+  long base[MAX_OPS];
+  int rank;
+  int pad[3];
+} iter_t;
+
+/* Element offsets of linear index i (row-major over it->shape) for the first `nops` operands. */
+inline void iter_offsets(const iter_t *it, long i, long *off, int nops) {
+  for (int k = 0; k < nops; k++) off[k] = it->base[k];
+  long rem = i;
+  for (int d = it->rank - 1; d > 0; d--) {
+    long s = it->shape[d];
+    long q = (rem < 0x7fffffffL && s < 0x7fffffffL) ? (long)((uint)rem / (uint)s) : rem / s;
+    long idx = rem - q * s;
+    rem = q;
+    for (int k = 0; k < nops; k++) off[k] += idx * it->strides[k][d];
+  }
+  for (int k = 0; k < nops; k++) off[k] += rem * it->strides[k][0];
+}
+
+/* Items [0, n) spread over the launch: `per` > 0 gives each work-item a contiguous run of `per`
+ * items (CPU devices: cache friendly); per == 0 strides by the global size (GPUs: coalesced). */
+#define FOR_ITEMS(i, n, per)                                                                  \
+  for (long i##_g = get_global_id(0),                                                         \
+            i##_end = (per) ? min((long)(n), (i##_g + 1) * (long)(per)) : (long)(n),          \
+            i = (per) ? i##_g * (long)(per) : i##_g,                                          \
+            i##_step = (per) ? 1L : (long)get_global_size(0);                                 \
+       i < i##_end; i += i##_step)
+
+/* A position in an iteration, advanced in runs along the innermost axis (no division per
+ * element). */
+typedef struct {
+  long idx[MAX_RANK];
+  long off[MAX_OPS];
+} cursor_t;
+
+inline void cursor_seek(const iter_t *it, long i, cursor_t *c, int nops) {
+  for (int k = 0; k < nops; k++) c->off[k] = it->base[k];
+  for (int d = it->rank - 1; d >= 0; d--) {
+    long s = it->shape[d], q = d ? i / s : 0, idx = d ? i - q * s : i;
+    i = q;
+    c->idx[d] = idx;
+    for (int k = 0; k < nops; k++) c->off[k] += idx * it->strides[k][d];
+  }
+}
+
+/* Length of the run starting at the cursor, at most `left`. */
+inline long cursor_run(const iter_t *it, const cursor_t *c, long left) {
+  return min(left, it->shape[it->rank - 1] - c->idx[it->rank - 1]);
+}
+
+inline void cursor_advance(const iter_t *it, cursor_t *c, long len, int nops) {
+  int d = it->rank - 1;
+  c->idx[d] += len;
+  for (int k = 0; k < nops; k++) c->off[k] += len * it->strides[k][d];
+  for (; d > 0 && c->idx[d] == it->shape[d]; d--) {
+    c->idx[d] = 0;
+    c->idx[d - 1]++;
+    for (int k = 0; k < nops; k++) c->off[k] += it->strides[k][d - 1] - it->shape[d] * it->strides[k][d];
+  }
+}
+
+/* Walk the work-item's items of an iteration in runs: RUN(off, s, len) sees each run's element
+ * offsets off[k] and innermost strides s[k]. CPU layout: one contiguous range, long runs;
+ * GPU layout: one element per step (runs of length 1). */
+#define FOR_RUNS(it, n, per, NOPS, RUN)                                                       \
+  {                                                                                           \
+    long s_[MAX_OPS];                                                                         \
+    for (int k_ = 0; k_ < (NOPS); k_++) s_[k_] = (it).strides[k_][(it).rank - 1];             \
+    long g_ = get_global_id(0);                                                               \
+    if (per) {                                                                                \
+      long i_ = g_ * (long)(per), end_ = min((long)(n), i_ + (long)(per));                    \
+      cursor_t cur_;                                                                          \
+      if (i_ < end_) cursor_seek(&(it), i_, &cur_, (NOPS));                                   \
+      while (i_ < end_) {                                                                     \
+        long len_ = cursor_run(&(it), &cur_, end_ - i_);                                      \
+        RUN(cur_.off, s_, len_);                                                              \
+        i_ += len_;                                                                           \
+        if (i_ < end_) cursor_advance(&(it), &cur_, len_, (NOPS));                            \
+      }                                                                                       \
+    } else {                                                                                  \
+      for (long i_ = g_; i_ < (long)(n); i_ += (long)get_global_size(0)) {                    \
+        long o_[MAX_OPS];                                                                     \
+        iter_offsets(&(it), i_, o_, (NOPS));                                                  \
+        RUN(o_, s_, 1L);                                                                      \
+      }                                                                                       \
+    }                                                                                         \
+  }
+
+/* FAST_DT: the storage dtype that is the compute type itself (typed pointers, no conversion) */
+#if OCL_CLASS == CLASS_F
+#define FAST_DT DT_F32
+#elif OCL_CLASS == CLASS_D
+#define FAST_DT DT_F64
+#elif OCL_CLASS == CLASS_I
+#define FAST_DT DT_I32
+#else
+#define FAST_DT DT_I64
+#endif
+
+/* ---- deterministic pairwise summation ---------------------------------------------------------
+ * Terms are summed sequentially in blocks of PW_BLOCK; block sums are merged like a binary
+ * counter, so the rounding error grows with PW_BLOCK + log2(n / PW_BLOCK) rather than n, and the
+ * order depends only on the number of terms. */
+#define PW_BLOCK 16
+#define PW_LEVELS 48
+#if IS_FLOAT
+typedef struct {
+  T stack[PW_LEVELS];
+  T block;
+  long count; /* terms seen */
+  int depth;
+} pw_t;
+
+/* Sums start from -0 (the additive identity that keeps an all -0 sum -0); no terms give +0. */
+inline void pw_init(pw_t *s) {
+  s->block = -LIT(0.0);
+  s->count = 0;
+  s->depth = 0;
+}
+
+/* push a finished block sum */
+inline void pw_push(pw_t *s, T t) {
+  long c = s->count / PW_BLOCK + 1;
+  s->count = c * PW_BLOCK;
+  for (; (c & 1) == 0; c >>= 1) t = s->stack[--s->depth] + t;
+  s->stack[s->depth++] = t;
+}
+
+inline void pw_add(pw_t *s, T v) {
+  s->block += v;
+  if (((s->count + 1) & (PW_BLOCK - 1)) != 0) {
+    s->count++;
+    return;
+  }
+  T t = s->block;
+  s->block = -LIT(0.0);
+  pw_push(s, t);
+}
+
+inline T pw_result(const pw_t *s) {
+  if (s->count == 0) return (T)0;
+  T t = s->block;
+  for (int d = s->depth - 1; d >= 0; d--) t = s->stack[d] + t;
+  return t;
+}
+#endif

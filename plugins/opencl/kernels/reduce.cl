@@ -1,0 +1,392 @@
+/* reduce.cl — sum, mean, max, min, argmax, argmin over any axes, and their backward.
+ *
+ * The host splits the input's axes into kept (outer, M outputs) and reduced (K terms, row-major
+ * in the original axis order, so argmax's flat index is the position in that order). Each output
+ * is reduced in `parts` partials; with one partial the first pass stores the result, otherwise
+ * red_final combines the partials in a fixed order. No atomics: the result depends only on the
+ * shape and the launch geometry, which depend only on the shape and the device. */
+#pragma OPENCL FP_CONTRACT OFF /* add/sub/mul round exactly as written */
+
+#define RED_COUNT_TIES (-1) /* internal: count x equal to the reference (max/min backward) */
+
+typedef struct {
+  long oshape[MAX_RANK];     /* kept axes */
+  long ostride[3][MAX_RANK]; /* x, y and the reference tensor on the kept axes */
+  long kshape[MAX_RANK];     /* reduced axes */
+  long kstride[MAX_RANK];    /* x on the reduced axes */
+  long base[3];              /* x, y, reference (elements) */
+  long M, K, chunk, parts;
+  int orank, krank, op, dt;
+  int interleave;            /* 1: partial c takes k = c, c + parts, ...; 0: a contiguous chunk */
+  int odt;                   /* output dtype (bool sums may count into i64) */
+} red_t;
+
+inline void red_outer(const red_t *r, long m, long *off) {
+  off[0] = r->base[0];
+  off[1] = r->base[1];
+  off[2] = r->base[2];
+  for (int d = r->orank - 1; d >= 0; d--) {
+    long s = r->oshape[d], idx = m % s;
+    m /= s;
+    for (int k = 0; k < 3; k++) off[k] += idx * r->ostride[k][d];
+  }
+}
+
+inline long red_inner(const red_t *r, long k) {
+  long off = 0;
+  for (int d = r->krank - 1; d >= 0; d--) {
+    long s = r->kshape[d], idx = k % s;
+    k /= s;
+    off += idx * r->kstride[d];
+  }
+  return off;
+}
+
+inline int is_nan_t(T v) {
+#if IS_FLOAT
+  return isnan(v);
+#else
+  return 0;
+#endif
+}
+
+/* 1 when v replaces the current extreme `best`: NaN is the extreme and the first one wins;
+ * -0 < +0; among equal values the first stays. */
+inline int beats(int want_max, T v, T best) {
+  if (is_nan_t(best)) return 0;
+  if (is_nan_t(v)) return 1;
+#if IS_FLOAT
+  if (v == best) return want_max ? (signbit(best) && !signbit(v)) : (signbit(v) && !signbit(best));
+#endif
+  return want_max ? v > best : v < best;
+}
+
+#if !IS_FLOAT
+typedef ulong SUM_T; /* integer sums wrap; bool sums count (into i64) */
+#endif
+
+typedef struct {
+#if IS_FLOAT
+  pw_t sum;
+#else
+  SUM_T sum;
+#endif
+  T best;
+  long idx;  /* argmax/argmin index, or the tie count */
+  int any;   /* saw at least one term */
+} red_acc_t;
+
+inline void acc_init(red_acc_t *a) {
+#if IS_FLOAT
+  pw_init(&a->sum);
+#else
+  a->sum = 0;
+#endif
+  a->best = 0;
+  a->idx = 0;
+  a->any = 0;
+}
+
+inline void acc_add(red_acc_t *a, int op, T v, long k, T ref) {
+  switch (op) {
+    case OP_SUM: case OP_MEAN:
+#if IS_FLOAT
+      pw_add(&a->sum, v);
+#else
+      a->sum += (SUM_T)(U)v;
+#endif
+      break;
+    case OP_MAX: case OP_MIN:
+      if (!a->any || beats(op == OP_MAX, v, a->best)) a->best = v;
+      break;
+    case OP_ARGMAX: case OP_ARGMIN:
+      if (!a->any || beats(op == OP_ARGMAX, v, a->best)) {
+        a->best = v;
+        a->idx = k;
+      }
+      break;
+    default: /* RED_COUNT_TIES */
+      a->idx += (v == ref || (is_nan_t(v) && is_nan_t(ref)));
+  }
+  a->any = 1;
+}
+
+#if IS_FLOAT
+typedef T SUM_T;
+inline SUM_T acc_sum(const red_acc_t *a) { return pw_result(&a->sum); }
+#else
+inline SUM_T acc_sum(const red_acc_t *a) { return a->sum; }
+#endif
+
+/* store the finished reduction of one output */
+inline void red_store(const red_t *r, global uchar *y, long off, SUM_T sum, T best, long idx) {
+  switch (r->op) {
+#if IS_FLOAT
+    case OP_SUM: ST(y, off, r->dt, sum); break;
+    case OP_MEAN: ST(y, off, r->dt, sum / (T)r->K); break;
+#else
+    case OP_SUM:
+      if (r->odt == DT_I64) ((global long *)y)[off] = (long)sum;
+      else if (r->dt == DT_BOOL) y[off] = (uchar)(sum != 0); /* any */
+      else ST(y, off, r->dt, (T)sum);                         /* wraps */
+      break;
+#endif
+    case OP_MAX: case OP_MIN: ST(y, off, r->dt, best); break;
+    default: ((global long *)y)[off] = idx; /* argmax, argmin (i64) and tie counts */
+  }
+}
+
+#if IS_FLOAT
+/* Float sums on the contiguous layout: leaves of up to LEAF terms in 16 interleaved lanes (a
+ * vector), folded pairwise and merged by the pairwise cascade (pw_push) — the CPU plugin's tree
+ * (cpu_accum.h); error ~ (min(k/16, 64) + 4 + log2 k) u. */
+#define LEAF 1024
+#if OCL_CLASS == CLASS_D
+typedef double16 T16;
+typedef long16 M16;
+#else
+typedef float16 T16;
+typedef int16 M16;
+#endif
+#define LANE_IDS ((M16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+
+typedef struct {
+  T16 lanes;
+  long cnt; /* terms in the current leaf */
+  pw_t casc;
+} leafsum_t;
+
+inline void leaf_init(leafsum_t *l) {
+  l->lanes = (T16)(-LIT(0.0));
+  l->cnt = 0;
+  pw_init(&l->casc);
+}
+
+inline void leaf_flush(leafsum_t *l) {
+  T16 a = l->lanes;
+#if OCL_CLASS == CLASS_D
+  double8 a8 = a.lo + a.hi;
+  double4 a4 = a8.lo + a8.hi;
+  double2 a2 = a4.lo + a4.hi;
+#else
+  float8 a8 = a.lo + a.hi;
+  float4 a4 = a8.lo + a8.hi;
+  float2 a2 = a4.lo + a4.hi;
+#endif
+  pw_push(&l->casc, a2.lo + a2.hi);
+  l->lanes = (T16)(-LIT(0.0));
+  l->cnt = 0;
+}
+
+inline void leaf_add1(leafsum_t *l, T v) {
+  l->lanes = select(l->lanes, l->lanes + v, (M16)(l->cnt & 15) == LANE_IDS);
+  if (++l->cnt == LEAF) leaf_flush(l);
+}
+
+#define LD16(x, o, s, dt)                                                                            \
+  ((T16)(LD(x, (o), dt), LD(x, (o) + (s), dt), LD(x, (o) + 2 * (s), dt), LD(x, (o) + 3 * (s), dt),      \
+         LD(x, (o) + 4 * (s), dt), LD(x, (o) + 5 * (s), dt), LD(x, (o) + 6 * (s), dt), LD(x, (o) + 7 * (s), dt), \
+         LD(x, (o) + 8 * (s), dt), LD(x, (o) + 9 * (s), dt), LD(x, (o) + 10 * (s), dt),                 \
+         LD(x, (o) + 11 * (s), dt), LD(x, (o) + 12 * (s), dt), LD(x, (o) + 13 * (s), dt),               \
+         LD(x, (o) + 14 * (s), dt), LD(x, (o) + 15 * (s), dt)))
+
+/* len terms at x[xo], x[xo + s], ... */
+inline void leaf_add_run(leafsum_t *l, const global uchar *x, long xo, long s, long len, int dt) {
+  while (len > 0) {
+    if ((l->cnt & 15) == 0 && len >= 16) {
+      long m = min(len & ~15L, LEAF - l->cnt);
+      if (dt == FAST_DT && s == 1) {
+        const global T *p = (const global T *)x + xo;
+        for (long q = 0; q < m; q += 16) l->lanes += vload16(0, p + q);
+      } else {
+        for (long q = 0; q < m; q += 16) l->lanes += LD16(x, xo + q * s, s, dt);
+      }
+      l->cnt += m;
+      xo += m * s;
+      len -= m;
+      if (l->cnt == LEAF) leaf_flush(l);
+    } else {
+      leaf_add1(l, LD(x, xo, dt));
+      xo += s;
+      len--;
+    }
+  }
+}
+
+inline T leaf_result(leafsum_t *l) {
+  if (l->cnt) leaf_flush(l);
+  return pw_result(&l->casc);
+}
+#endif
+
+/* Runs of the reduced set [k0, k1) of one output along the innermost reduced axis:
+ * RUN(xo, s, len, k) with x offset xo, stride s, first flat index k. */
+#define RED_RUNS(r, x0, k0, k1, RUN)                                              \
+  {                                                                               \
+    long idx_[MAX_RANK], rem_ = (k0), xo_ = (x0);                                 \
+    for (int d_ = (r).krank - 1; d_ >= 0; d_--) {                                 \
+      idx_[d_] = rem_ % (r).kshape[d_];                                           \
+      rem_ /= (r).kshape[d_];                                                     \
+      xo_ += idx_[d_] * (r).kstride[d_];                                          \
+    }                                                                             \
+    int last_ = (r).krank - 1;                                                    \
+    long s_ = (r).kstride[last_], nl_ = (r).kshape[last_];                        \
+    for (long k_ = (k0); k_ < (k1);) {                                            \
+      long len_ = min((k1) - k_, nl_ - idx_[last_]);                              \
+      RUN(xo_, s_, len_, k_);                                                     \
+      k_ += len_;                                                                 \
+      xo_ += len_ * s_;                                                           \
+      idx_[last_] += len_;                                                        \
+      for (int d_ = last_; d_ > 0 && idx_[d_] == (r).kshape[d_]; d_--) {          \
+        xo_ -= idx_[d_] * (r).kstride[d_];                                        \
+        idx_[d_] = 0;                                                             \
+        idx_[d_ - 1]++;                                                           \
+        xo_ += (r).kstride[d_ - 1];                                               \
+      }                                                                           \
+    }                                                                             \
+  }
+
+/* part: scratch with one partial per (output, part): values of T at val_off bytes, longs (index,
+ * tie count, integer sum, or -1 for an empty partial) at idx_off bytes; unused with one partial */
+kernel void red_pass(const red_t r, long n, long per, const global uchar *x, global uchar *y,
+                     const global uchar *ref, global uchar *part, long val_off, long idx_off) {
+  global T *pv = (global T *)(part + val_off);
+  global long *pi = (global long *)(part + idx_off);
+  int is_sum = r.op == OP_SUM || r.op == OP_MEAN;
+  FOR_ITEMS(t, n, per) {
+    long m = t / r.parts, c = t - m * r.parts;
+    long off[3];
+    red_outer(&r, m, off);
+    T refv = r.op == RED_COUNT_TIES ? LD(ref, off[2], r.dt) : (T)0;
+    red_acc_t a;
+    acc_init(&a);
+    SUM_T sum = 0;
+    if (r.interleave) {
+      for (long k = c; k < r.K; k += r.parts)
+        acc_add(&a, r.op, LD(x, off[0] + red_inner(&r, k), r.dt), k, refv);
+      sum = acc_sum(&a);
+    } else {
+      long k0 = c * r.chunk, k1 = min(r.K, k0 + r.chunk);
+      if (is_sum) {
+#if IS_FLOAT
+        leafsum_t l;
+        leaf_init(&l);
+#define RUN_(xo, s, len, k) leaf_add_run(&l, x, xo, s, len, r.dt)
+        RED_RUNS(r, off[0], k0, k1, RUN_)
+#undef RUN_
+        sum = leaf_result(&l);
+#else
+#define RUN_(xo, s, len, k) for (long j = 0; j < len; j++) sum += (SUM_T)(U)LD(x, xo + j * s, r.dt);
+        RED_RUNS(r, off[0], k0, k1, RUN_)
+#undef RUN_
+#endif
+      } else {
+#define RUN_(xo, s, len, k) for (long j = 0; j < len; j++) acc_add(&a, r.op, LD(x, xo + j * s, r.dt), k + j, refv);
+        RED_RUNS(r, off[0], k0, k1, RUN_)
+#undef RUN_
+      }
+    }
+    if (r.parts == 1) {
+      red_store(&r, y, off[1], sum, a.best, a.idx);
+    } else {
+#if IS_FLOAT
+      pv[t] = is_sum ? sum : a.best;
+      pi[t] = (a.any || r.op == RED_COUNT_TIES) ? a.idx : -1; /* -1: an empty partial */
+#else
+      pv[t] = a.best;
+      pi[t] = is_sum ? (long)sum : a.any ? a.idx : -1; /* integer sums travel as i64 */
+#endif
+    }
+  }
+}
+
+kernel void red_final(const red_t r, long n, long per, const global uchar *part, long val_off,
+                      long idx_off, global uchar *y) {
+  const global T *pv = (const global T *)(part + val_off);
+  const global long *pi = (const global long *)(part + idx_off);
+  FOR_ITEMS(m, n, per) {
+    long off[3];
+    red_outer(&r, m, off);
+    const global T *v = pv + m * r.parts;
+    const global long *ix = pi + m * r.parts;
+#if IS_FLOAT
+    pw_t s;
+    pw_init(&s);
+#else
+    SUM_T s = 0;
+#endif
+    T best = 0;
+    long idx = 0;
+    int any = 0;
+    for (long c = 0; c < r.parts; c++) {
+      switch (r.op) {
+        case OP_SUM: case OP_MEAN:
+#if IS_FLOAT
+          pw_add(&s, v[c]);
+#else
+          s += (SUM_T)ix[c];
+#endif
+          break;
+        case OP_MAX: case OP_MIN:
+          if (ix[c] < 0) break;
+          if (!any || beats(r.op == OP_MAX, v[c], best)) best = v[c];
+          any = 1;
+          break;
+        case OP_ARGMAX: case OP_ARGMIN: {
+          if (ix[c] < 0) break;
+          int want_max = r.op == OP_ARGMAX;
+          /* partials may cover interleaved indices: equal extremes go to the smaller index */
+          int tie = (v[c] == best || (is_nan_t(v[c]) && is_nan_t(best))) && ix[c] < idx;
+          if (!any || beats(want_max, v[c], best) || tie) {
+            best = v[c];
+            idx = ix[c];
+          }
+          any = 1;
+          break;
+        }
+        default:
+          idx += ix[c];
+      }
+    }
+#if IS_FLOAT
+    SUM_T sum = pw_result(&s);
+#else
+    SUM_T sum = s;
+#endif
+    red_store(&r, y, off[1], sum, best, idx);
+  }
+}
+
+#if IS_FLOAT
+/* sum/mean backward: operands dy (zero strides on reduced axes), dx */
+kernel void red_bwd_sum(const iter_t it, long n, long per, int dt, long divisor,
+                        const global uchar *dy, global uchar *dx) {
+#define RUN_(o, s, len)                                                              \
+  for (long j = 0; j < len; j++) {                                                   \
+    T g = LD(dy, o[0] + j * s[0], dt);                                               \
+    ST(dx, o[1] + j * s[1], dt, divisor > 0 ? g / (T)divisor : g);                   \
+  }
+  FOR_RUNS(it, n, per, 2, RUN_)
+#undef RUN_
+}
+
+/* max/min backward: operands x, y, dy, count (i64), dx; ties share the gradient evenly */
+inline void extreme_share_one(int dt, const global uchar *x, long ox, const global uchar *y, long oy,
+                              const global uchar *dy, long ody, const global long *count, long oc,
+                              global uchar *dx, long odx) {
+  T xv = LD(x, ox, dt), yv = LD(y, oy, dt);
+  int tie = xv == yv || (isnan(xv) && isnan(yv));
+  ST(dx, odx, dt, tie ? LD(dy, ody, dt) / (T)count[oc] : (T)0);
+}
+
+kernel void red_bwd_extreme(const iter_t it, long n, long per, int dt, const global uchar *x,
+                            const global uchar *y, const global uchar *dy,
+                            const global long *count, global uchar *dx) {
+#define RUN_(o, s, len)                                                                               \
+  for (long j = 0; j < len; j++)                                                                      \
+    extreme_share_one(dt, x, o[0] + j * s[0], y, o[1] + j * s[1], dy, o[2] + j * s[2], count,         \
+                      o[3] + j * s[3], dx, o[4] + j * s[4]);
+  FOR_RUNS(it, n, per, 5, RUN_)
+#undef RUN_
+}
+#endif

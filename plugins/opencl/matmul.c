@@ -1,0 +1,123 @@
+/* matmul.c — batched matmul forward and backward (kernels/matmul.cl). Backward reuses the
+ * forward kernel on transposed views: da = dc b^T, db = a^T dc. */
+#include <string.h>
+
+#include "cl_internal.h"
+
+#define MM_TILE 16
+
+/* mirrors mm_t in matmul.cl */
+typedef struct ocl_mm_t {
+  int64_t bshape[PARITY_MAX_RANK];
+  int64_t bstride[3][PARITY_MAX_RANK];
+  int64_t base[3];
+  int64_t M, N, K, batch;
+  int64_t am, ak, bk, bn, cm, cn;
+  int32_t brank, dt, pad[2];
+} ocl_mm_t;
+_Static_assert(sizeof(ocl_mm_t) == 376, "ocl_mm_t must match mm_t in matmul.cl");
+
+int32_t ocl_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  const parity_tensor_desc_t *a = d->inputs[0], *b = d->inputs[1];
+  int fwd = d->direction == PARITY_DIRECTION_FORWARD;
+  const parity_tensor_desc_t *c = fwd ? d->outputs[0] : d->inputs[2];
+  int32_t st = ocl_check_dtype(dev, d, a->dtype, 0, 0);
+  if (st == PARITY_STATUS_OK) st = ocl_check_same_dtype(d, a->dtype, -1, -1);
+  if (st != PARITY_STATUS_OK) return st;
+  uint32_t r = a->rank;
+  char sa[96], sb[96], sc[96];
+  if (r < 2)
+    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: matmul needs rank >= 2, got rank %u", r);
+  int ok = a->shape[r - 1] == b->shape[r - 2] && c->shape[r - 2] == a->shape[r - 2] &&
+           c->shape[r - 1] == b->shape[r - 1];
+  for (uint32_t i = 0; ok && i + 2 < r; i++) ok = a->shape[i] == c->shape[i] && b->shape[i] == c->shape[i];
+  if (!ok)
+    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: matmul %s: a %s times b %s cannot give %s %s",
+                    psup_direction_name(d->direction), ocl_shape_str(a, sa, sizeof sa),
+                    ocl_shape_str(b, sb, sizeof sb), fwd ? "c" : "dc", ocl_shape_str(c, sc, sizeof sc));
+  if (!fwd && d->outputs[0]) st = ocl_check_shape(d, d->outputs[0], "output", 0, a, "a");
+  if (!fwd && st == PARITY_STATUS_OK && d->outputs[1]) st = ocl_check_shape(d, d->outputs[1], "output", 1, b, "b");
+  if (st == PARITY_STATUS_OK && dev->max_local < MM_TILE * MM_TILE)
+    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: matmul needs work-groups of %d, %s allows %zu",
+                    MM_TILE * MM_TILE, dev->slot->info.name, dev->max_local);
+  return st;
+}
+
+/* C = A B per batch, with A's, B's and C's row/column strides given explicitly (transposed views).
+ * t: the tensors holding A, B, C (batch strides and bases come from them). */
+static int32_t mm_launch(parity_plugin_device_t *dev, const parity_tensor_desc_t *const *t, int64_t M,
+                         int64_t N, int64_t K, const int64_t *rc) {
+  const parity_tensor_desc_t *c = t[2];
+  uint32_t r = c->rank;
+  ocl_mm_t p;
+  memset(&p, 0, sizeof p);
+  p.M = M;
+  p.N = N;
+  p.K = K;
+  p.am = rc[0], p.ak = rc[1], p.bk = rc[2], p.bn = rc[3], p.cm = rc[4], p.cn = rc[5];
+  p.batch = 1;
+  for (uint32_t a = 0; a + 2 < r; a++) {
+    int64_t n = c->shape[a];
+    p.batch *= n;
+    if (n == 1) continue;
+    int o = p.brank, merge = o > 0;
+    for (int k = 0; k < 3 && merge; k++) merge = p.bstride[k][o - 1] == t[k]->strides[a] * n;
+    if (merge) {
+      p.bshape[o - 1] *= n;
+      for (int k = 0; k < 3; k++) p.bstride[k][o - 1] = t[k]->strides[a];
+    } else {
+      p.bshape[o] = n;
+      for (int k = 0; k < 3; k++) p.bstride[k][o] = t[k]->strides[a];
+      p.brank++;
+    }
+  }
+  if (p.batch == 0 || M == 0 || N == 0) return PARITY_STATUS_OK;
+  for (int k = 0; k < 3; k++) p.base[k] = ocl_elem_base(t[k]);
+  p.dt = c->dtype;
+  int cls = ocl_class_of(p.dt);
+  cl_kernel kern;
+  int32_t st = ocl_kernel(dev, cls, OCL_K_mm_fwd, &kern);
+  if (st != PARITY_STATUS_OK) return st;
+  size_t wg = 0;
+  if (clGetKernelWorkGroupInfo(kern, dev->slot->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) ==
+          CL_SUCCESS && wg < MM_TILE * MM_TILE)
+    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: matmul kernel allows work-groups of %zu on %s, needs %d",
+                    wg, dev->slot->info.name, MM_TILE * MM_TILE);
+  uint64_t tiles = (uint64_t)p.batch * (uint64_t)((M + MM_TILE - 1) / MM_TILE) *
+                   (uint64_t)((N + MM_TILE - 1) / MM_TILE);
+  uint64_t groups = tiles < (1u << 16) ? tiles : (1u << 16); /* groups loop over the rest */
+  size_t global[2] = {(size_t)groups * MM_TILE, MM_TILE}, local[2] = {MM_TILE, MM_TILE};
+  cl_mem ma = ocl_mem_of(t[0]), mb = ocl_mem_of(t[1]), mc = ocl_mem_of(t[2]);
+  ocl_arg_t args[] = {OCL_ARG(p), OCL_ARG(ma), OCL_ARG(mb), OCL_ARG(mc)};
+  return ocl_run(dev, cls, OCL_K_mm_fwd, 2, global, local, 4, args);
+}
+
+int32_t ocl_matmul_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  const parity_tensor_desc_t *a = d->inputs[0], *b = d->inputs[1], *c = d->outputs[0];
+  uint32_t r = a->rank;
+  const parity_tensor_desc_t *t[3] = {a, b, c};
+  int64_t rc[6] = {a->strides[r - 2], a->strides[r - 1], b->strides[r - 2], b->strides[r - 1],
+                   c->strides[r - 2], c->strides[r - 1]};
+  return mm_launch(dev, t, c->shape[r - 2], c->shape[r - 1], a->shape[r - 1], rc);
+}
+
+int32_t ocl_matmul_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  const parity_tensor_desc_t *a = d->inputs[0], *b = d->inputs[1], *dc = d->inputs[2];
+  const parity_tensor_desc_t *da = d->outputs[0], *db = d->outputs[1];
+  uint32_t r = a->rank;
+  int64_t m = a->shape[r - 2], k = a->shape[r - 1], n = b->shape[r - 1];
+  int32_t st = PARITY_STATUS_OK;
+  if (da) { /* da[m,k] = dc[m,n] b^T[n,k] */
+    const parity_tensor_desc_t *t[3] = {dc, b, da};
+    int64_t rc[6] = {dc->strides[r - 2], dc->strides[r - 1], b->strides[r - 1], b->strides[r - 2],
+                     da->strides[r - 2], da->strides[r - 1]};
+    st = mm_launch(dev, t, m, k, n, rc);
+  }
+  if (db && st == PARITY_STATUS_OK) { /* db[k,n] = a^T[k,m] dc[m,n] */
+    const parity_tensor_desc_t *t[3] = {a, dc, db};
+    int64_t rc[6] = {a->strides[r - 1], a->strides[r - 2], dc->strides[r - 2], dc->strides[r - 1],
+                     db->strides[r - 2], db->strides[r - 1]};
+    st = mm_launch(dev, t, k, n, m, rc);
+  }
+  return st;
+}

@@ -1,0 +1,77 @@
+/* softmax.c — softmax and log_softmax over one axis (kernels/softmax.cl): one work-item per row
+ * of the softmax axis; every other axis is a row index. */
+#include <string.h>
+
+#include "cl_internal.h"
+
+/* mirrors smx_t in softmax.cl */
+typedef struct ocl_smx_t {
+  int64_t oshape[PARITY_MAX_RANK];
+  int64_t ostride[3][PARITY_MAX_RANK];
+  int64_t base[3];
+  int64_t rstride[3];
+  int64_t M, R;
+  int32_t orank, op, dt, pad;
+} ocl_smx_t;
+_Static_assert(sizeof(ocl_smx_t) == 336, "ocl_smx_t must match smx_t in softmax.cl");
+
+int32_t ocl_softmax_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  const parity_tensor_desc_t *x = d->inputs[0];
+  int32_t axis = d->params.softmax.axis;
+  if (axis < 0 || (uint32_t)axis >= x->rank)
+    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s: axis %d outside [0, %u)", psup_op_name(d->op),
+                    axis, x->rank);
+  int32_t st = ocl_check_dtype(dev, d, x->dtype, 0, 0);
+  if (st == PARITY_STATUS_OK) st = ocl_check_same_dtype(d, x->dtype, -1, -1);
+  for (uint32_t i = 1; st == PARITY_STATUS_OK && i < d->num_inputs; i++)
+    st = ocl_check_shape(d, d->inputs[i], "input", i, x, "input 0");
+  if (st == PARITY_STATUS_OK && d->outputs[0]) st = ocl_check_shape(d, d->outputs[0], "output", 0, x, "input 0");
+  return st;
+}
+
+static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int kid, uint32_t nops,
+                   const parity_tensor_desc_t *const *t) {
+  const parity_tensor_desc_t *ref = t[0];
+  int64_t n = psup_numel(ref);
+  if (n == 0) return PARITY_STATUS_OK;
+  uint32_t axis = (uint32_t)d->params.softmax.axis;
+  ocl_smx_t s;
+  memset(&s, 0, sizeof s);
+  s.R = ref->shape[axis];
+  s.M = n / s.R;
+  for (uint32_t k = 0; k < nops; k++) {
+    s.base[k] = ocl_elem_base(t[k]);
+    s.rstride[k] = t[k]->strides[axis];
+  }
+  for (uint32_t a = 0; a < ref->rank; a++) {
+    int64_t len = ref->shape[a];
+    if (a == axis || len == 1) continue;
+    int o = s.orank, merge = o > 0;
+    for (uint32_t k = 0; k < nops && merge; k++) merge = s.ostride[k][o - 1] == t[k]->strides[a] * len;
+    if (merge) {
+      s.oshape[o - 1] *= len;
+      for (uint32_t k = 0; k < nops; k++) s.ostride[k][o - 1] = t[k]->strides[a];
+    } else {
+      s.oshape[o] = len;
+      for (uint32_t k = 0; k < nops; k++) s.ostride[k][o] = t[k]->strides[a];
+      s.orank++;
+    }
+  }
+  s.op = d->op;
+  s.dt = ref->dtype;
+  int cls = ocl_class_of(s.dt);
+  cl_mem m0 = ocl_mem_of(t[0]), m1 = ocl_mem_of(t[1]), m2 = nops > 2 ? ocl_mem_of(t[2]) : NULL;
+  ocl_arg_t args[] = {OCL_ARG(s), OCL_ARG(m0), OCL_ARG(m1), OCL_ARG(m2)};
+  return ocl_run_items(dev, cls, kid, s.M, nops + 1, args);
+}
+
+int32_t ocl_softmax_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  const parity_tensor_desc_t *t[] = {d->inputs[0], d->outputs[0]};
+  return run(dev, d, OCL_K_smx_fwd, 2, t);
+}
+
+int32_t ocl_softmax_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (!d->outputs[0]) return PARITY_STATUS_OK;
+  const parity_tensor_desc_t *t[] = {d->inputs[0], d->inputs[1], d->outputs[0]};
+  return run(dev, d, OCL_K_smx_bwd, 3, t);
+}

@@ -1,0 +1,381 @@
+/* The OpenCL plugin's device, queue, program cache and error reporting: truthful capabilities,
+ * every OpenCL error code named and mapped, a clear message without any platform, binary cache
+ * hits and the fallback from corrupted cache files, buffers, sizes past the work-group and grid
+ * limits, zero-element tensors and run-to-run determinism. */
+#define _XOPEN_SOURCE 700 /* mkdtemp, setenv, truncate */
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ocl_test.h"
+
+/* The plugin's error table, compiled into this test (it calls no OpenCL function); needs the
+ * OpenCL headers, which machines without the plugin may lack. */
+#if defined(__has_include)
+#if __has_include(<CL/cl.h>)
+#define OT_HAVE_CL_HEADERS 1
+#include "../../plugins/opencl/cl_errors.c"
+#endif
+#endif
+
+/* A context of our own (environment changes take effect), and its OpenCL plugin index. */
+static parity_context_t *fresh_context(uint32_t *out_plugin) {
+  parity_context_options_t o;
+  parity_context_options_init(&o);
+  o.plugin_path = "";
+  o.log_level = 0;
+  parity_context_t *ctx = NULL;
+  cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(parity_context_find_plugin(ctx, "opencl", out_plugin), PARITY_STATUS_OK, "%s", parity_last_error());
+  return ctx;
+}
+
+Test(ocl_device, every_opencl_error_code_has_its_name_and_a_status) {
+#ifndef OT_HAVE_CL_HEADERS
+  cr_skip_test("no OpenCL headers here");
+#else
+  for (cl_int e = -1; e >= -72; e--) {
+    if (e < -19 && e > -30) continue; /* unassigned */
+    cr_assert_not_null(ocl_error_name(e), "code %d has no name", e);
+    cr_assert_neq(ocl_error_status(e), PARITY_STATUS_OK, "code %d maps to OK", e);
+  }
+  cr_assert_str_eq(ocl_error_name(CL_OUT_OF_RESOURCES), "CL_OUT_OF_RESOURCES");
+  cr_assert_eq(ocl_error_status(CL_OUT_OF_RESOURCES), PARITY_STATUS_DEVICE_ERROR);
+  cr_assert_eq(ocl_error_status(CL_MEM_OBJECT_ALLOCATION_FAILURE), PARITY_STATUS_OUT_OF_MEMORY);
+  cr_assert_eq(ocl_error_status(CL_OUT_OF_HOST_MEMORY), PARITY_STATUS_OUT_OF_MEMORY);
+  cr_assert_eq(ocl_error_status(CL_INVALID_BUILD_OPTIONS), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_assert_str_eq(ocl_error_name(-1001), "CL_PLATFORM_NOT_FOUND_KHR");
+  cr_assert_eq(ocl_error_status(-1001), PARITY_STATUS_UNAVAILABLE);
+  cr_assert_eq(ocl_error_status(CL_DEVICE_NOT_FOUND), PARITY_STATUS_UNAVAILABLE);
+  cr_assert_null(ocl_error_name(-9999));
+  cr_assert_eq(ocl_error_status(-9999), PARITY_STATUS_DEVICE_ERROR);
+  cr_assert_eq(ocl_error_status(CL_SUCCESS), PARITY_STATUS_OK);
+#endif
+}
+
+Test(ocl_device, without_any_platform_the_plugin_is_unavailable_with_a_remedy) {
+  char dir[] = "/tmp/parity-no-icd-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  setenv("OCL_ICD_VENDORS", dir, 1);     /* ocl-icd */
+  setenv("OPENCL_VENDOR_PATH", dir, 1);  /* Khronos loader */
+  setenv("OCL_ICD_FILENAMES", "", 1);
+  parity_context_options_t o;
+  parity_context_options_init(&o);
+  o.plugin_path = "";
+  o.log_level = 0;
+  parity_context_t *ctx = NULL;
+  cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK);
+  int seen = 0;
+  for (uint32_t i = 0; i < parity_context_plugin_count(ctx); i++) {
+    parity_plugin_record_t r;
+    cr_assert_eq(parity_context_plugin(ctx, i, &r), PARITY_STATUS_OK);
+    if (strcmp(r.name, "opencl") != 0) continue;
+    seen = 1;
+    cr_assert_eq(r.state, PARITY_PLUGIN_STATE_UNAVAILABLE, "state %d: %s", r.state, r.reason);
+    cr_assert(strstr(r.reason, "no OpenCL platform found; install an ICD such as pocl-opencl-icd"), "%s", r.reason);
+    cr_assert(!strstr(r.reason, "-1001"), "%s", r.reason);
+  }
+  parity_context_destroy(ctx);
+  rmdir(dir);
+  if (!seen) cr_skip_test("the OpenCL plugin is not built");
+}
+
+Test(ocl_device, capabilities_are_truthful) {
+  parity_device_t *dev = ot_device();
+  parity_device_info_t info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  cr_assert_eq(parity_device_get_info(dev, &info), PARITY_STATUS_OK);
+  cr_assert(strchr(info.name, '('), "the name carries the platform: %s", info.name);
+  cr_assert(info.type == PARITY_DEVICE_TYPE_GPU || info.type == PARITY_DEVICE_TYPE_SOFTWARE_GPU ||
+            info.type == PARITY_DEVICE_TYPE_OTHER);
+  if (strstr(info.name, "Portable Computing Language") && strstr(info.name, "pthread"))
+    cr_assert_eq(info.type, PARITY_DEVICE_TYPE_SOFTWARE_GPU, "PoCL's CPU device is a software GPU");
+  cr_assert(info.flags & PARITY_DEVICE_FLAG_DETERMINISTIC);
+  int f64 = (info.flags & PARITY_DEVICE_FLAG_FLOAT64) != 0;
+  cr_assert_eq(f64, (info.dtype_mask & PARITY_DTYPE_BIT(PARITY_DTYPE_F64)) != 0);
+  cr_assert(info.max_buffer_bytes > 0 && info.max_buffer_bytes <= info.memory_bytes);
+  cr_log_info("%s | %s | f64 %s | denormals %s", info.name, info.driver, f64 ? "yes" : "no",
+              info.denormals == PARITY_DENORMALS_PRESERVED ? "preserved" : "flushed");
+
+  /* denormals: 2^-70 * 2^-70 = 2^-140 is an f32 subnormal */
+  int64_t shape[1] = {1};
+  double a = 0x1p-70;
+  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, &a), y = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  const pt_tensor *in[] = {&x, &x}, *out[] = {&y};
+  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  double got;
+  pt_tensor_read(&y, &got);
+  if (info.denormals == PARITY_DENORMALS_PRESERVED) cr_assert_eq(got, 0x1p-140);
+  else cr_assert_eq(got, 0.0);
+
+  /* f64 runs iff declared */
+  parity_tensor_desc_t t;
+  psup_tensor_init(&t, PARITY_DTYPE_F64, 1, shape, NULL, 0);
+  parity_op_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.op = PARITY_OP_EXP;
+  d.num_inputs = d.num_outputs = 1;
+  d.inputs[0] = d.outputs[0] = &t;
+  cr_assert_eq(parity_device_supports(dev, &d) == PARITY_STATUS_OK, f64, "%s", parity_last_error());
+
+  /* the largest buffer is refused with the limit named */
+  parity_buffer_t *b = NULL;
+  cr_assert_eq(parity_buffer_alloc(dev, info.max_buffer_bytes + 1, &b), PARITY_STATUS_OUT_OF_MEMORY);
+  cr_assert(strstr(parity_last_error(), "CL_DEVICE_MAX_MEM_ALLOC_SIZE"), "%s", parity_last_error());
+}
+
+Test(ocl_device, supports_names_what_is_wrong) {
+  parity_device_t *dev = ot_device();
+  int64_t s3[1] = {3}, s4[1] = {4};
+  parity_tensor_desc_t a, b, c;
+  psup_tensor_init(&a, PARITY_DTYPE_F32, 1, s3, NULL, 0);
+  psup_tensor_init(&b, PARITY_DTYPE_F32, 1, s4, NULL, 0);
+  psup_tensor_init(&c, PARITY_DTYPE_F32, 1, s3, NULL, 0);
+  parity_op_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.op = PARITY_OP_ADD;
+  d.num_inputs = 2, d.num_outputs = 1;
+  d.inputs[0] = &a, d.inputs[1] = &b, d.outputs[0] = &c;
+  cr_assert_eq(parity_device_supports(dev, &d), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_assert(strstr(parity_last_error(), "[4]") && strstr(parity_last_error(), "[3]"), "%s", parity_last_error());
+  b = a;
+  b.dtype = PARITY_DTYPE_F16;
+  cr_assert_eq(parity_device_supports(dev, &d), PARITY_STATUS_UNSUPPORTED);
+  cr_assert(strstr(parity_last_error(), "f16"), "%s", parity_last_error());
+  a.dtype = b.dtype = c.dtype = PARITY_DTYPE_I32;
+  d.op = PARITY_OP_DIV;
+  cr_assert_eq(parity_device_supports(dev, &d), PARITY_STATUS_UNSUPPORTED);
+  cr_assert(strstr(parity_last_error(), "div") && strstr(parity_last_error(), "i32"), "%s", parity_last_error());
+  d.op = PARITY_OP_ADD;
+  cr_assert_eq(parity_device_supports(dev, &d), PARITY_STATUS_OK, "%s", parity_last_error());
+  a.offset_bytes = 2;
+  cr_assert_eq(parity_device_supports(dev, &d), PARITY_STATUS_UNSUPPORTED);
+  cr_assert(strstr(parity_last_error(), "offset"), "%s", parity_last_error());
+}
+
+Test(ocl_device, a_build_failure_names_the_opencl_call_and_error) {
+  char why[512];
+  if (!ot_have_opencl(why, sizeof why)) cr_skip_test("no OpenCL device here (%s)", why);
+  setenv("PARITY_OPENCL_BUILD_OPTIONS", "-cl-no-such-option", 1);
+  uint32_t p;
+  parity_context_t *ctx = fresh_context(&p);
+  parity_device_t *dev = NULL;
+  parity_status_t st = parity_context_open_device(ctx, p, 0, &dev);
+  cr_assert_neq(st, PARITY_STATUS_OK);
+  cr_assert(strstr(parity_last_error(), "clBuildProgram: CL_"), "%s", parity_last_error());
+  parity_context_destroy(ctx);
+}
+
+/* ---- the program cache ------------------------------------------------------------------------ */
+typedef struct cache_file {
+  char path[1024];
+  struct stat st;
+} cache_file;
+
+static int list_cache(const char *dir, cache_file *out, int max) {
+  char sub[512];
+  snprintf(sub, sizeof sub, "%s/opencl", dir);
+  DIR *d = opendir(sub);
+  if (!d) return 0;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) && n < max) {
+    if (!strstr(e->d_name, ".bin") || strstr(e->d_name, ".tmp")) continue;
+    snprintf(out[n].path, sizeof out[n].path, "%s/%s", sub, e->d_name);
+    cr_assert_eq(stat(out[n].path, &out[n].st), 0);
+    n++;
+  }
+  closedir(d);
+  return n;
+}
+
+/* open the device in a fresh context and run a small add to prove the programs work */
+static void open_and_add(void) {
+  uint32_t p;
+  parity_context_t *ctx = fresh_context(&p);
+  parity_device_t *dev = NULL;
+  cr_assert_eq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  int64_t shape[1] = {3};
+  double v[3] = {1, 2, 3}, got[3];
+  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v), c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  const pt_tensor *in[] = {&a, &a}, *out[] = {&c};
+  cr_assert_eq(pt_run(dev, PARITY_OP_ADD, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  pt_tensor_read(&c, got);
+  cr_assert(got[0] == 2 && got[1] == 4 && got[2] == 6);
+  pt_tensor_free(&a);
+  pt_tensor_free(&c);
+  parity_context_destroy(ctx);
+}
+
+Test(ocl_device, program_binaries_are_cached_and_corrupt_files_rebuilt, .timeout = 600) {
+  char why[512];
+  if (!ot_have_opencl(why, sizeof why)) cr_skip_test("no OpenCL device here (%s)", why);
+  char dir[] = "/tmp/parity-cl-cache-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  setenv("PARITY_CACHE_DIR", dir, 1);
+  open_and_add(); /* builds from source, writes the cache */
+  cache_file before[8], after[8];
+  int n = list_cache(dir, before, 8);
+  cr_assert_geq(n, 3, "expected a cache file per program, found %d in %s/opencl", n, dir);
+
+  open_and_add(); /* hit: nothing rewritten */
+  cr_assert_eq(list_cache(dir, after, 8), n);
+  for (int i = 0; i < n; i++) {
+    cr_assert_eq(after[i].st.st_ino, before[i].st.st_ino, "%s was rewritten on a hit", after[i].path);
+    cr_assert_eq(after[i].st.st_mtime, before[i].st.st_mtime);
+  }
+
+  /* corrupt: truncate one file, scribble over another, empty a third */
+  cr_assert_eq(truncate(before[0].path, before[0].st.st_size / 2), 0);
+  FILE *f = fopen(before[1].path, "r+b");
+  cr_assert_not_null(f);
+  fseek(f, before[1].st.st_size / 2, SEEK_SET);
+  for (int i = 0; i < 4096; i++) fputc(i * 7 + 1, f);
+  fclose(f);
+  cr_assert_eq(truncate(before[2].path, 0), 0);
+  open_and_add(); /* falls back to source and rewrites the files */
+  cr_assert_eq(list_cache(dir, after, 8), n);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < n; j++)
+      if (strcmp(after[j].path, before[i].path) == 0) {
+        cr_assert_eq(after[j].st.st_size, before[i].st.st_size, "%s was not rebuilt", after[j].path);
+        cr_assert_neq(after[j].st.st_ino, before[i].st.st_ino, "%s was not replaced atomically", after[j].path);
+      }
+  open_and_add(); /* and the rebuilt files load */
+  for (int i = 0; i < n; i++) unlink(after[i].path);
+  char sub[512];
+  snprintf(sub, sizeof sub, "%s/opencl", dir);
+  rmdir(sub);
+  rmdir(dir);
+}
+
+/* ---- buffers and the queue ---------------------------------------------------------------------- */
+Test(ocl_device, buffers_write_read_copy_fill_including_overlap_and_odd_offsets) {
+  parity_device_t *dev = ot_device();
+  parity_buffer_t *a, *b, *z;
+  unsigned char src[64], dst[64];
+  for (int i = 0; i < 64; i++) src[i] = (unsigned char)i;
+  cr_assert_eq(parity_buffer_alloc(dev, 64, &a), PARITY_STATUS_OK);
+  cr_assert_eq(parity_buffer_alloc(dev, 64, &b), PARITY_STATUS_OK);
+  cr_assert_eq(parity_buffer_alloc(dev, 0, &z), PARITY_STATUS_OK);
+  cr_assert_eq(parity_buffer_write(a, 0, src, 64), PARITY_STATUS_OK);
+  memset(src, 0xee, sizeof src); /* write copied the host memory before returning */
+  cr_assert_eq(parity_buffer_read(a, 0, dst, 64), PARITY_STATUS_OK);
+  for (int i = 0; i < 64; i++) cr_assert_eq(dst[i], i);
+  /* overlapping copy within one buffer behaves like memmove */
+  cr_assert_eq(parity_buffer_copy(a, 0, a, 8, 32), PARITY_STATUS_OK);
+  cr_assert_eq(parity_buffer_read(a, 0, dst, 64), PARITY_STATUS_OK);
+  for (int i = 0; i < 32; i++) cr_assert_eq(dst[8 + i], i);
+  /* fill at an offset that is not a multiple of the pattern */
+  uint32_t pat = 0xdeadbeef;
+  cr_assert_eq(parity_buffer_fill(b, 0, 64, &pat, 4), PARITY_STATUS_OK);
+  uint16_t pat2 = 0x1234;
+  cr_assert_eq(parity_buffer_fill(b, 3, 8, &pat2, 2), PARITY_STATUS_OK);
+  cr_assert_eq(parity_buffer_read(b, 0, dst, 64), PARITY_STATUS_OK);
+  cr_assert(dst[3] == 0x34 && dst[4] == 0x12 && dst[9] == 0x34 && dst[10] == 0x12 && dst[11] == 0xde);
+  cr_assert_eq(parity_buffer_read(z, 0, dst, 0), PARITY_STATUS_OK);
+  cr_assert_eq(parity_buffer_read(a, 60, dst, 8), PARITY_STATUS_OUT_OF_RANGE);
+  parity_buffer_free(a);
+  parity_buffer_free(b);
+  parity_buffer_free(z);
+}
+
+static void check_big_add_and_sum(parity_device_t *dev, int64_t n) {
+  int64_t shape[1] = {n}, one[1] = {1};
+  double *v = malloc(sizeof(double) * (size_t)n), *got = malloc(sizeof(double) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) v[i] = (double)(i % 1000);
+  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v), c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  pt_tensor s = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, one, NULL);
+  const pt_tensor *in[] = {&a, &a}, *out[] = {&c}, *rin[] = {&a}, *rout[] = {&s};
+  cr_assert_eq(pt_run(dev, PARITY_OP_ADD, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  pt_tensor_read(&c, got);
+  for (int64_t i = 0; i < n; i++) cr_assert_eq(got[i], 2.0 * (double)(i % 1000), "element %lld", (long long)i);
+  parity_op_params_t p;
+  memset(&p, 0, sizeof p);
+  p.reduce.axes_mask = 1;
+  cr_assert_eq(pt_run(dev, PARITY_OP_SUM, 0, rin, 1, rout, 1, &p), PARITY_STATUS_OK, "%s", parity_last_error());
+  double sum, want = 0;
+  for (int64_t i = 0; i < n; i++) want += v[i];
+  pt_tensor_read(&s, &sum);
+  cr_assert(fabs(sum - want) <= psup_accum_bound(PARITY_DTYPE_F32, want, want, n), "%.17g vs %.17g", sum, want);
+  pt_tensor_free(&a);
+  pt_tensor_free(&c);
+  pt_tensor_free(&s);
+  free(v);
+  free(got);
+}
+
+Test(ocl_device, sizes_past_the_work_group_limit) {
+  parity_device_t *dev = ot_device();
+  check_big_add_and_sum(dev, (1 << 20) + 37); /* far more than the 4096 work-items of a group */
+}
+
+Test(ocl_device, tiny_grids_and_the_strided_layout_loop_over_everything) {
+  setenv("PARITY_OPENCL_MAX_GROUPS", "1", 1);
+  setenv("PARITY_OPENCL_WORK_LAYOUT", "strided", 1);
+  parity_device_t *dev = ot_device(), *cpu = pt_device("cpu");
+  check_big_add_and_sum(dev, 300001);
+  int64_t shape[3] = {5, 7, 9001}, ys[3] = {5, 1, 9001};
+  ot_case c;
+  memset(&c, 0, sizeof c);
+  c.name = "max over axis 1, strided layout";
+  c.op = PARITY_OP_MAX;
+  c.params.reduce.axes_mask = 2;
+  c.nin = c.nout = 1;
+  c.in[0] = ot_contig(PARITY_DTYPE_F16, 3, shape), c.out[0] = ot_contig(PARITY_DTYPE_F16, 3, ys);
+  c.lo = -5, c.hi = 5;
+  ot_check(dev, cpu, &c);
+}
+
+Test(ocl_device, zero_element_tensors_launch_nothing_and_write_nothing) {
+  parity_device_t *dev = ot_device();
+  int64_t zs[2] = {0, 5}, ones[2] = {1, 5};
+  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, zs, NULL), c = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, zs, NULL);
+  const pt_tensor *in[] = {&a, &a}, *out[] = {&c};
+  cr_assert_eq(pt_run(dev, PARITY_OP_ADD, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_op_params_t p;
+  memset(&p, 0, sizeof p);
+  p.softmax.axis = 1;
+  const pt_tensor *in1[] = {&a};
+  cr_assert_eq(pt_run(dev, PARITY_OP_SOFTMAX, 0, in1, 1, out, 1, &p), PARITY_STATUS_OK, "%s", parity_last_error());
+  /* sum over the empty axis 0 writes zeros into a real output */
+  double sentinel[5] = {9, 9, 9, 9, 9}, got[5];
+  pt_tensor y = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, ones, sentinel);
+  p.reduce.axes_mask = 1;
+  const pt_tensor *out1[] = {&y};
+  cr_assert_eq(pt_run(dev, PARITY_OP_SUM, 0, in1, 1, out1, 1, &p), PARITY_STATUS_OK, "%s", parity_last_error());
+  pt_tensor_read(&y, got);
+  for (int i = 0; i < 5; i++) cr_assert_eq(got[i], 0.0);
+  /* matmul with k = 0 gives zeros */
+  int64_t as[2] = {2, 0}, bs[2] = {0, 3}, cs[2] = {2, 3};
+  double cinit[6] = {7, 7, 7, 7, 7, 7}, cg[6];
+  pt_tensor ma = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, as, NULL), mb = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, bs, NULL);
+  pt_tensor mc = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, cs, cinit);
+  const pt_tensor *min[] = {&ma, &mb}, *mout[] = {&mc};
+  cr_assert_eq(pt_run(dev, PARITY_OP_MATMUL, 0, min, 2, mout, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  pt_tensor_read(&mc, cg);
+  for (int i = 0; i < 6; i++) cr_assert_eq(cg[i], 0.0);
+}
+
+Test(ocl_device, large_reductions_are_bitwise_reproducible) {
+  parity_device_t *dev = ot_device();
+  int64_t n = 1 << 22, shape[1] = {n}, one[1] = {1};
+  double *v = malloc(sizeof(double) * (size_t)n);
+  uint64_t seed = 42;
+  for (int64_t i = 0; i < n; i++) v[i] = ot_rand(&seed) * 2 - 1;
+  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v), y = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, one, NULL);
+  parity_op_params_t p;
+  memset(&p, 0, sizeof p);
+  p.reduce.axes_mask = 1;
+  const pt_tensor *in[] = {&x}, *out[] = {&y};
+  uint32_t first = 0, again = 0;
+  for (int r = 0; r < 3; r++) {
+    cr_assert_eq(pt_run(dev, PARITY_OP_SUM, 0, in, 1, out, 1, &p), PARITY_STATUS_OK, "%s", parity_last_error());
+    cr_assert_eq(parity_buffer_read(y.buf, 0, r ? &again : &first, 4), PARITY_STATUS_OK);
+    if (r) cr_assert_eq(again, first, "run %d: 0x%08x vs 0x%08x", r, again, first);
+  }
+  free(v);
+}

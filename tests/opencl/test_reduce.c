@@ -1,0 +1,179 @@
+/* The OpenCL plugin's reductions against the CPU plugin in float64: sum, mean, max, min,
+ * argmax, argmin over every axis set of a strided rank-3 view, in every dtype they take; large
+ * reductions split into partials; backward with ties; bool sums; empty extents. */
+#include "ocl_test.h"
+
+static const int32_t dtypes[] = {PARITY_DTYPE_F32, PARITY_DTYPE_F64, PARITY_DTYPE_F16, PARITY_DTYPE_BF16,
+                                 PARITY_DTYPE_I32, PARITY_DTYPE_I64, PARITY_DTYPE_BOOL};
+static const double specials[] = {NAN, 0.0, -0.0, INFINITY, 1e-40};
+
+static int takes(int32_t op, int32_t dt, int dir) {
+  if (dir == PARITY_DIRECTION_BACKWARD) return psup_dtype_is_float(dt) && op != PARITY_OP_ARGMAX && op != PARITY_OP_ARGMIN;
+  if (op == PARITY_OP_MEAN) return psup_dtype_is_float(dt);
+  return 1;
+}
+
+/* x viewed with shape `shape` through permuted strides of a [s2, s0, s1] buffer plus an offset */
+static ot_case reduce_case(int32_t op, int32_t dt, uint32_t mask, const int64_t *shape, int dir) {
+  ot_case c;
+  memset(&c, 0, sizeof c);
+  c.name = psup_op_name(op);
+  c.op = op;
+  c.direction = dir;
+  c.params.reduce.axes_mask = mask;
+  int64_t xs[3] = {shape[1], 1, shape[0] * shape[1]};
+  int64_t yshape[3], k = 1;
+  for (int a = 0; a < 3; a++) {
+    yshape[a] = (mask >> a) & 1u ? 1 : shape[a];
+    if ((mask >> a) & 1u) k *= shape[a];
+  }
+  ot_view x = ot_strided(dt, 3, shape, xs, 7);
+  int32_t ydt = (op == PARITY_OP_ARGMAX || op == PARITY_OP_ARGMIN) ? PARITY_DTYPE_I64 : dt;
+  ot_view y = ot_contig(ydt, 3, yshape);
+  c.lo = -3, c.hi = 3;
+  c.whole = op != PARITY_OP_SUM && op != PARITY_OP_MEAN; /* ties */
+  c.k = op == PARITY_OP_SUM || op == PARITY_OP_MEAN ? k : 0;
+  if (dt == PARITY_DTYPE_I32) c.lo = -3e9, c.hi = 3e9; /* sums wrap */
+  if (dir == PARITY_DIRECTION_FORWARD) {
+    c.nin = 1, c.nout = 1;
+    c.in[0] = x, c.out[0] = y;
+  } else {
+    c.nin = 3, c.nout = 1;
+    c.in[0] = x, c.in[1] = y, c.in[2] = y;
+    c.out[0] = ot_contig(dt, 3, shape);
+    c.k = k;
+  }
+  return c;
+}
+
+Test(ocl_reduce, every_op_dtype_and_axis_set_matches_the_oracle) {
+  parity_device_t *ocl = ot_device(), *cpu = pt_device("cpu");
+  int64_t shape[3] = {6, 5, 37};
+  for (int32_t op = PARITY_OP_SUM; op <= PARITY_OP_ARGMIN; op++)
+    for (size_t k = 0; k < sizeof dtypes / sizeof *dtypes; k++)
+      for (uint32_t mask = 0; mask < 8; mask++) {
+        if (!takes(op, dtypes[k], 0)) continue;
+        ot_case c = reduce_case(op, dtypes[k], mask, shape, 0);
+        ot_check(ocl, cpu, &c);
+      }
+}
+
+Test(ocl_reduce, special_values_nan_wins_and_signed_zeros_order) {
+  parity_device_t *ocl = ot_device(), *cpu = pt_device("cpu");
+  int64_t shape[3] = {3, 4, 5};
+  for (int32_t op = PARITY_OP_SUM; op <= PARITY_OP_ARGMIN; op++)
+    for (size_t k = 0; k < 4; k++)
+      for (uint32_t mask = 1; mask < 8; mask++) {
+        ot_case c = reduce_case(op, dtypes[k], mask, shape, 0);
+        c.specials = specials;
+        c.nspecials = 5;
+        ot_check(ocl, cpu, &c);
+      }
+}
+
+/* random y: mostly no ties (zeros), sometimes some; the true-maximum case is below */
+Test(ocl_reduce, backward_routes_ties_and_broadcasts_sums) {
+  parity_device_t *ocl = ot_device(), *cpu = pt_device("cpu");
+  int64_t shape[3] = {6, 5, 37};
+  for (int32_t op = PARITY_OP_SUM; op <= PARITY_OP_MIN; op++)
+    for (size_t k = 0; k < 4; k++)
+      for (uint32_t mask = 1; mask < 8; mask++) {
+        ot_case c = reduce_case(op, dtypes[k], mask, shape, 1);
+        ot_check(ocl, cpu, &c);
+      }
+}
+
+/* max/min backward against a y that really is the maximum of x (ties among whole numbers) */
+Test(ocl_reduce, max_backward_with_the_true_maximum_splits_ties) {
+  parity_device_t *ocl = ot_device(), *cpu = pt_device("cpu");
+  static const double x[] = {1, 3, 3, 2, 3, NAN, 5, NAN, -0.0, 0.0, 0.0, -1};
+  static const double y[] = {3, NAN, 0.0}, dy[] = {1, 1, 3};
+  int64_t xs[2] = {3, 4}, ys[2] = {3, 1};
+  for (size_t k = 0; k < 4; k++) {
+    ot_case c;
+    memset(&c, 0, sizeof c);
+    c.name = "max backward";
+    c.op = PARITY_OP_MAX;
+    c.direction = PARITY_DIRECTION_BACKWARD;
+    c.params.reduce.axes_mask = 2;
+    c.nin = 3, c.nout = 1;
+    c.in[0] = c.out[0] = ot_contig(dtypes[k], 2, xs);
+    c.in[1] = c.in[2] = ot_contig(dtypes[k], 2, ys);
+    c.values[0] = x, c.values[1] = y, c.values[2] = dy;
+    c.k = 4;
+    ot_check(ocl, cpu, &c);
+  }
+}
+
+Test(ocl_reduce, long_reductions_split_into_partials_and_stay_accurate) {
+  parity_device_t *ocl = ot_device(), *cpu = pt_device("cpu");
+  /* one output of 300k terms, and 3 outputs over a strided axis of 70k terms */
+  int64_t s1[3] = {1, 300007, 1}, s2[3] = {3, 70001, 1};
+  for (int32_t op = PARITY_OP_SUM; op <= PARITY_OP_ARGMIN; op++)
+    for (size_t k = 0; k < 4; k++) {
+      ot_case c = reduce_case(op, dtypes[k], 2, s1, 0);
+      c.lo = -1, c.hi = 1.5;
+      ot_check(ocl, cpu, &c);
+      c = reduce_case(op, dtypes[k], 2, s2, 0);
+      ot_check(ocl, cpu, &c);
+    }
+  ot_case c = reduce_case(PARITY_OP_SUM, PARITY_DTYPE_I64, 7, s1, 0);
+  c.lo = -1e15, c.hi = 1e15;
+  ot_check(ocl, cpu, &c);
+}
+
+Test(ocl_reduce, argmax_picks_the_first_index_across_partials) {
+  parity_device_t *ocl = ot_device();
+  int64_t n = 200003, shape[1] = {n}, one[1] = {1};
+  double *v = calloc((size_t)n, sizeof(double));
+  v[150001] = 7, v[90000] = 7, v[199999] = 7, v[5] = -7, v[60000] = -7;
+  pt_tensor x = pt_tensor_new(ocl, PARITY_DTYPE_F32, 1, shape, v), y = pt_tensor_new(ocl, PARITY_DTYPE_I64, 1, one, NULL);
+  parity_op_params_t p;
+  memset(&p, 0, sizeof p);
+  p.reduce.axes_mask = 1;
+  const pt_tensor *in[] = {&x}, *out[] = {&y};
+  double got;
+  cr_assert_eq(pt_run(ocl, PARITY_OP_ARGMAX, 0, in, 1, out, 1, &p), PARITY_STATUS_OK, "%s", parity_last_error());
+  pt_tensor_read(&y, &got);
+  cr_assert_eq(got, 90000);
+  cr_assert_eq(pt_run(ocl, PARITY_OP_ARGMIN, 0, in, 1, out, 1, &p), PARITY_STATUS_OK);
+  pt_tensor_read(&y, &got);
+  cr_assert_eq(got, 5);
+  v[120000] = NAN;
+  v[180000] = NAN;
+  pt_tensor_free(&x);
+  x = pt_tensor_new(ocl, PARITY_DTYPE_F32, 1, shape, v);
+  cr_assert_eq(pt_run(ocl, PARITY_OP_ARGMIN, 0, in, 1, out, 1, &p), PARITY_STATUS_OK);
+  pt_tensor_read(&y, &got);
+  cr_assert_eq(got, 120000, "NaN is the extreme; the first one wins");
+  free(v);
+}
+
+Test(ocl_reduce, bool_sums_are_any_or_counts) {
+  parity_device_t *ocl = ot_device(), *cpu = pt_device("cpu");
+  int64_t shape[3] = {4, 3, 50001};
+  for (int to_i64 = 0; to_i64 < 2; to_i64++) {
+    ot_case c = reduce_case(PARITY_OP_SUM, PARITY_DTYPE_BOOL, 4, shape, 0);
+    if (to_i64) c.out[0].dtype = PARITY_DTYPE_I64;
+    ot_check(ocl, cpu, &c);
+  }
+}
+
+Test(ocl_reduce, empty_extents_sum_to_zero_mean_nan_and_max_is_invalid) {
+  parity_device_t *ocl = ot_device();
+  int64_t xs[2] = {3, 0}, ys[2] = {3, 1};
+  pt_tensor x = pt_tensor_new(ocl, PARITY_DTYPE_F32, 2, xs, NULL), y = pt_tensor_new(ocl, PARITY_DTYPE_F32, 2, ys, NULL);
+  parity_op_params_t p;
+  memset(&p, 0, sizeof p);
+  p.reduce.axes_mask = 2;
+  const pt_tensor *in[] = {&x}, *out[] = {&y};
+  double got[3];
+  cr_assert_eq(pt_run(ocl, PARITY_OP_SUM, 0, in, 1, out, 1, &p), PARITY_STATUS_OK, "%s", parity_last_error());
+  pt_tensor_read(&y, got);
+  cr_assert(got[0] == 0 && !signbit(got[0]) && got[2] == 0);
+  cr_assert_eq(pt_run(ocl, PARITY_OP_MEAN, 0, in, 1, out, 1, &p), PARITY_STATUS_OK);
+  pt_tensor_read(&y, got);
+  cr_assert(isnan(got[0]) && isnan(got[1]));
+  cr_assert_eq(pt_run(ocl, PARITY_OP_MAX, 0, in, 1, out, 1, &p), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_assert(strstr(parity_last_error(), "empty"), "%s", parity_last_error());
+}
