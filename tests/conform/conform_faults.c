@@ -1,0 +1,230 @@
+/* conform_faults.c — every conformance rule fails on a plugin that breaks it.
+ *
+ * Each test runs parity-conform as a subprocess against the fault plugin (tests/plugins/, found
+ * through PARITY_PLUGIN_PATH only) with a narrow filter: first with PARITY_FAULT empty, where the
+ * plugin is the CPU plugin and must pass; then with one fault, where the run must exit 1 and name
+ * the failing case in its output and its JSON. A test is skipped while the CPU plugin does not yet
+ * run the ops it needs (the suite then reports them unsupported, and nothing can be proven). */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct conform_run_t {
+  int status;     /* exit status of parity-conform */
+  char *output;   /* stdout and stderr */
+  char *json;     /* the --json file */
+} conform_run_t;
+
+static char *slurp_stream(FILE *f) {
+  size_t cap = 1 << 16, len = 0;
+  char *buf = malloc(cap);
+  cr_assert_not_null(buf);
+  size_t got;
+  while ((got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+    len += got;
+    if (cap - len < 2) {
+      cap *= 2;
+      buf = realloc(buf, cap);
+      cr_assert_not_null(buf);
+    }
+  }
+  buf[len] = 0;
+  return buf;
+}
+
+/* Run a shell command line (parity-conform with --json appended) and collect everything. */
+static conform_run_t run_command(const char *command_line) {
+  char json_path[] = "/tmp/parity-conform-test-XXXXXX";
+  int fd = mkstemp(json_path);
+  cr_assert(fd >= 0);
+  close(fd);
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "%s --json '%s' 2>&1", command_line, json_path);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p, "cannot run: %s", cmd);
+  conform_run_t r;
+  r.output = slurp_stream(p);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  FILE *j = fopen(json_path, "r");
+  r.json = j ? slurp_stream(j) : strdup("");
+  if (j) fclose(j);
+  unlink(json_path);
+  return r;
+}
+
+/* parity-conform on the fault plugin with PARITY_FAULT=fault ("" = none) and extra arguments. */
+static conform_run_t conform(const char *fault, const char *args) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "PARITY_LOG=quiet PARITY_PLUGIN_PATH='%s' PARITY_FAULT='%s' '%s' --backend fault "
+           "--failures-only %s", PARITY_FAULT_PLUGIN_DIR, fault, PARITY_CONFORM_EXE, args);
+  return run_command(cmd);
+}
+
+static void conform_free(conform_run_t *r) {
+  free(r->output);
+  free(r->json);
+}
+
+/* The JSON line of one case ("" when absent); results are one per line. */
+static const char *result_line(const conform_run_t *r, const char *case_id, char *buf, size_t n) {
+  char key[256];
+  snprintf(key, sizeof key, "\"case\":\"%s\"", case_id);
+  const char *at = strstr(r->json, key);
+  buf[0] = 0;
+  if (!at) return buf;
+  const char *start = at, *end = strchr(at, '\n');
+  while (start > r->json && start[-1] != '\n') start--;
+  size_t len = end ? (size_t)(end - start) : strlen(start);
+  snprintf(buf, n, "%.*s", (int)(len < n - 1 ? len : n - 1), start);
+  return buf;
+}
+
+static int count(const char *hay, const char *needle) {
+  int c = 0;
+  for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) c++;
+  return c;
+}
+
+/* The proof for one fault: clean run passes with something checked; faulty run fails `case_id`
+ * (and the failure carries its reproduce command); `why` must appear in the failure message. */
+static void expect_caught(const char *fault, const char *args, const char *case_id, const char *why) {
+  conform_run_t clean = conform("", args);
+  char line[4096];
+  if (count(clean.json, "\"status\":\"pass\"") == 0) {
+    conform_free(&clean);
+    cr_skip_test("the CPU plugin does not run '%s' yet: nothing to prove", args);
+  }
+  cr_assert_eq(clean.status, 0, "without a fault, '%s' must pass:\n%s", args, clean.output);
+  result_line(&clean, case_id, line, sizeof line);
+  cr_assert(strstr(line, "\"status\":\"pass\""), "%s must pass without a fault: %s", case_id, line);
+  conform_free(&clean);
+
+  conform_run_t bad = conform(fault, args);
+  cr_assert_eq(bad.status, 1, "PARITY_FAULT=%s: parity-conform %s must exit 1, got %d:\n%s", fault, args,
+               bad.status, bad.output);
+  result_line(&bad, case_id, line, sizeof line);
+  cr_assert(strstr(line, "\"status\":\"fail\""), "PARITY_FAULT=%s must fail %s; its result: %s\n%s", fault,
+            case_id, line, bad.output);
+  cr_assert(strstr(line, why), "PARITY_FAULT=%s: the failure of %s must say '%s': %s", fault, case_id, why, line);
+  char repro[300];
+  snprintf(repro, sizeof repro, "--case '%s'", case_id);
+  cr_assert(strstr(bad.output, repro), "the output must print the command that reproduces %s:\n%s", case_id,
+            bad.output);
+  conform_free(&bad);
+}
+
+Test(conform, compare_eps_breaks_the_eq_mask) {
+  expect_caught("compare-eps", "--op eq --dtype f32 --case mask", "eq.f32.forward.mask", "must match bit for bit");
+}
+
+Test(conform, compare_eps_breaks_mask_under_gradient) {
+  expect_caught("compare-eps", "--case hazard.mask-under-gradient", "hazard.mask-under-gradient",
+                "eq([0,1,2], 1) gave");
+}
+
+Test(conform, softmax_backward_from_unrounded_values_fails_in_bf16) {
+  expect_caught("softmax-bwd-unrounded", "--op log_softmax --dtype bf16 --direction backward --case nll",
+                "log_softmax.bf16.backward.nll", "outside the rule");
+}
+
+Test(conform, softmax_backward_from_unrounded_values_fails_softmax_too) {
+  expect_caught("softmax-bwd-unrounded", "--op softmax --dtype bf16 --direction backward --case sum-grad",
+                "softmax.bf16.backward.sum-grad", "outside the rule");
+}
+
+Test(conform, tie_first_fails_max_backward) {
+  expect_caught("tie-first", "--op max --dtype f32 --direction backward --case ties", "max.f32.backward.ties",
+                "outside the rule");
+}
+
+Test(conform, tie_first_fails_maximum_backward) {
+  expect_caught("tie-first", "--op maximum --dtype f32 --direction backward --case ties",
+                "maximum.f32.backward.ties", "outside the rule");
+}
+
+Test(conform, tie_first_fails_max_pool_backward) {
+  expect_caught("tie-first", "--op max_pool2d --dtype f32 --direction backward --case ties",
+                "max_pool2d.f32.backward.ties", "outside the rule");
+}
+
+Test(conform, conv_padding_off_by_one_fails_conv2d) {
+  expect_caught("conv-pad", "--op conv2d --dtype f32 --case 3x3p1", "conv2d.f32.forward.3x3p1", "outside the rule");
+}
+
+Test(conform, conv_padding_off_by_one_fails_conv2d_backward) {
+  expect_caught("conv-pad", "--op conv2d --dtype f32 --case 3x3p1", "conv2d.f32.backward.3x3p1", "outside the rule");
+}
+
+Test(conform, relu_gradient_at_zero_must_be_zero) {
+  expect_caught("relu-grad-at-zero", "--op relu --dtype f32 --direction backward --case ties",
+                "relu.f32.backward.ties", "outside the rule");
+}
+
+Test(conform, sums_accumulated_in_f16_fail) {
+  expect_caught("sum-f16", "--op sum --dtype f32 --direction forward --case r1025", "sum.f32.forward.r1025",
+                "outside the rule");
+}
+
+Test(conform, nondeterministic_reduction_fails) {
+  expect_caught("nondeterministic-reduce", "--op sum --dtype f32 --direction forward --case last33",
+                "sum.f32.forward.last33", "nondeterministic");
+}
+
+Test(conform, nondeterministic_reduction_fails_the_determinism_claim) {
+  expect_caught("nondeterministic-reduce", "--case cap.determinism", "cap.determinism", "then");
+}
+
+Test(conform, write_past_the_output_is_caught_by_guards) {
+  expect_caught("write-past-end", "--op add --dtype f32 --direction forward --case n33", "add.f32.forward.n33",
+                "out-of-bounds write");
+}
+
+Test(conform, false_float64_fails_f64_cases) {
+  expect_caught("false-f64", "--op add --dtype f64 --direction forward --case n33", "add.f64.forward.n33",
+                "must match bit for bit");
+}
+
+Test(conform, false_float64_fails_the_capability_check) {
+  expect_caught("false-f64", "--case cap.float64", "cap.float64", "not computed in f64");
+}
+
+Test(conform, max_dropping_nan_fails_max) {
+  expect_caught("max-drops-nan", "--op max --dtype f32 --direction forward --case special", "max.f32.forward.special",
+                "must match bit for bit");
+}
+
+Test(conform, max_dropping_nan_fails_maximum) {
+  expect_caught("max-drops-nan", "--op maximum --dtype f32 --direction forward --case special",
+                "maximum.f32.forward.special", "must match bit for bit");
+}
+
+Test(conform, the_printed_command_reproduces_a_failure_alone) {
+  conform_run_t bad = conform("write-past-end", "--op add --dtype f32,f16 --direction forward --case n33,ties");
+  if (count(bad.json, "\"status\":\"fail\"") == 0) {
+    conform_free(&bad);
+    cr_skip_test("the CPU plugin does not run add yet");
+  }
+  const char *at = strstr(bad.output, "reproduce: ");
+  cr_assert_not_null(at, "%s", bad.output);
+  at += strlen("reproduce: ");
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%.*s", (int)strcspn(at, "\n"), at);
+  conform_free(&bad);
+  conform_run_t again = run_command(cmd);
+  cr_assert_eq(again.status, 1, "%s\n%s", cmd, again.output);
+  cr_assert_eq(count(again.json, "\"case\":"), 1, "the command must run one case alone: %s\n%s", cmd, again.json);
+  cr_assert_eq(count(again.json, "\"status\":\"fail\""), 1, "%s", again.json);
+  conform_free(&again);
+}
+
+Test(conform, an_unknown_fault_name_leaves_the_plugin_unavailable) {
+  conform_run_t r = conform("no-such-fault", "--op add --dtype f32 --case n33");
+  cr_assert_eq(r.status, 2, "%s", r.output);
+  cr_assert(strstr(r.output, "unknown PARITY_FAULT 'no-such-fault'"), "%s", r.output);
+  conform_free(&r);
+}

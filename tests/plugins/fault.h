@@ -1,0 +1,50 @@
+/* fault.h — the fault-injection test plugin (never installed; found only through
+ * PARITY_PLUGIN_PATH). It is the CPU plugin with exactly one bug, chosen by PARITY_FAULT when the
+ * plugin is loaded; with PARITY_FAULT unset it is the CPU plugin unchanged. The conformance tests
+ * (tests/conform/) prove parity-conform fails on each bug. */
+#ifndef PARITY_FAULT_H
+#define PARITY_FAULT_H
+
+#include "cpu_internal.h"
+
+/* X(ENUM, "name"): every fault the plugin can inject. */
+#define FAULT_LIST(X)                                                                           \
+  X(COMPARE_EPS, "compare-eps")                   /* comparisons evaluated on a + eps */       \
+  X(SOFTMAX_BWD_UNROUNDED, "softmax-bwd-unrounded") /* f16/bf16 backward from unrounded y */   \
+  X(TIE_FIRST, "tie-first")                       /* ties get the whole gradient, first wins */ \
+  X(CONV_PAD, "conv-pad")                         /* conv2d padding off by one */              \
+  X(RELU_GRAD_AT_ZERO, "relu-grad-at-zero")       /* relu'(0) = 1 */                           \
+  X(SUM_F16, "sum-f16")                           /* sums accumulated in f16 */                \
+  X(NONDETERMINISTIC_REDUCE, "nondeterministic-reduce") /* start of the sum rotates per call */ \
+  X(WRITE_PAST_END, "write-past-end")             /* one element written past the output */    \
+  X(FALSE_F64, "false-f64")                       /* claims float64, computes f64 in f32 */    \
+  X(MAX_DROPS_NAN, "max-drops-nan")               /* max/maximum ignore NaN */
+
+typedef enum fault_t {
+  FAULT_NONE = 0,
+#define FAULT_X_(E, s) FAULT_##E,
+  FAULT_LIST(FAULT_X_)
+#undef FAULT_X_
+} fault_t;
+
+extern fault_t fault_active;
+extern const parity_plugin_api_t *fault_cpu; /* the real CPU plugin's table */
+
+/* Host-side replacements (fault_kernels.c). Each is called with a descriptor the CPU plugin has
+ * accepted (supports() and extents), and returns a parity_status_t. */
+int32_t fault_compare_eps(const parity_op_desc_t *d);
+int32_t fault_softmax_remember(const parity_op_desc_t *d);
+int32_t fault_softmax_backward_unrounded(const parity_op_desc_t *d, int *handled);
+int32_t fault_tie_first_binary(const parity_op_desc_t *d);
+int32_t fault_tie_first_reduce(const parity_op_desc_t *d);
+int32_t fault_tie_first_pool(const parity_op_desc_t *d);
+int32_t fault_relu_grad(const parity_op_desc_t *d);
+int32_t fault_sum(const parity_op_desc_t *d, int f16_accumulator, int rotate);
+int32_t fault_write_past_end(const parity_op_desc_t *d);
+int32_t fault_max_drop_nan(const parity_op_desc_t *d);
+/* Run `fn` with every f64 operand replaced by an f32 copy (outputs widened back). */
+int32_t fault_via_f32(parity_kernel_fn fn, parity_plugin_device_t *dev, const parity_op_desc_t *d);
+/* The descriptor with every f64 tensor retyped f32 (for supports()). */
+void fault_retype_f64(const parity_op_desc_t *d, parity_op_desc_t *out, parity_tensor_desc_t *tensors);
+
+#endif

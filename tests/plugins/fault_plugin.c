@@ -1,0 +1,218 @@
+/* fault_plugin.c — entry point, device info and the wrapped function table of the fault plugin
+ * (see fault.h). Plugin name and backend "fault"; device info is the CPU plugin's, type CPU. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fault.h"
+
+fault_t fault_active = FAULT_NONE;
+const parity_plugin_api_t *fault_cpu;
+static parity_plugin_api_t fault_api;
+static const char *fault_name = "none";
+static char fault_unknown[160];
+
+static int32_t fault_init(void) {
+  if (fault_unknown[0])
+    return psup_report(cpu_host, PARITY_STATUS_UNAVAILABLE, "fault: unknown PARITY_FAULT '%s'", fault_unknown);
+  return fault_cpu->init();
+}
+
+static int32_t fault_device_info(uint32_t index, parity_device_info_t *out) {
+  int32_t st = fault_cpu->get_device_info(index, out);
+  if (st != PARITY_STATUS_OK) return st;
+  if (PARITY_HAS_FIELD(out, parity_device_info_t, name)) {
+    char inner[sizeof out->name];
+    snprintf(inner, sizeof inner, "%s", out->name);
+    snprintf(out->name, sizeof out->name, "fault %s over %.96s", fault_name, inner);
+  }
+  if (PARITY_HAS_FIELD(out, parity_device_info_t, type)) out->type = PARITY_DEVICE_TYPE_CPU;
+  if (PARITY_HAS_FIELD(out, parity_device_info_t, flags) && fault_active == FAULT_FALSE_F64)
+    out->flags |= PARITY_DEVICE_FLAG_FLOAT64;
+  return PARITY_STATUS_OK;
+}
+
+static int has_f64(const parity_op_desc_t *d) {
+  for (uint32_t i = 0; i < d->num_inputs && i < PARITY_MAX_INPUTS; i++)
+    if (d->inputs[i] && d->inputs[i]->dtype == PARITY_DTYPE_F64) return 1;
+  for (uint32_t i = 0; i < d->num_outputs && i < PARITY_MAX_OUTPUTS; i++)
+    if (d->outputs[i] && d->outputs[i]->dtype == PARITY_DTYPE_F64) return 1;
+  return 0;
+}
+
+static int32_t fault_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (fault_active == FAULT_FALSE_F64 && d && d->struct_size >= sizeof *d && has_f64(d)) {
+    parity_op_desc_t d32;
+    parity_tensor_desc_t t[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
+    fault_retype_f64(d, &d32, t);
+    return fault_cpu->supports(dev, &d32);
+  }
+  return fault_cpu->supports(dev, d);
+}
+
+static uint64_t buffer_size(const parity_plugin_buffer_t *b) { return b ? b->size : 0; }
+
+/* What the CPU entries check before running: the descriptor, its extents, supports(). */
+static int32_t accept(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  char msg[512];
+  int32_t st = psup_check_op_desc(d, 1, msg, sizeof msg);
+  if (st == PARITY_STATUS_OK) st = psup_check_extents(d, buffer_size, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return psup_report(cpu_host, st, "fault: %s", msg);
+  return fault_cpu->supports(dev, d);
+}
+
+static int is_float(const parity_tensor_desc_t *t) { return t && psup_dtype_is_float(t->dtype); }
+
+static int32_t ew_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  int32_t kind = psup_op_info(d->op) ? psup_op_info(d->op)->kind : 0;
+  if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->elementwise_forward, dev, d);
+  if (fault_active == FAULT_COMPARE_EPS && kind == PARITY_OP_KIND_COMPARE && is_float(d->inputs[0])) {
+    int32_t st = accept(dev, d);
+    return st != PARITY_STATUS_OK ? st : fault_compare_eps(d);
+  }
+  int32_t st = fault_cpu->elementwise_forward(dev, d);
+  if (st != PARITY_STATUS_OK) return st;
+  if (fault_active == FAULT_WRITE_PAST_END) return fault_write_past_end(d);
+  if (fault_active == FAULT_MAX_DROPS_NAN && d->op == PARITY_OP_MAXIMUM) return fault_max_drop_nan(d);
+  return PARITY_STATUS_OK;
+}
+
+static int32_t ew_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->elementwise_backward, dev, d);
+  int32_t st = fault_cpu->elementwise_backward(dev, d);
+  if (st != PARITY_STATUS_OK) return st;
+  if (fault_active == FAULT_TIE_FIRST && (d->op == PARITY_OP_MAXIMUM || d->op == PARITY_OP_MINIMUM))
+    return fault_tie_first_binary(d);
+  if (fault_active == FAULT_RELU_GRAD_AT_ZERO && d->op == PARITY_OP_RELU) return fault_relu_grad(d);
+  return PARITY_STATUS_OK;
+}
+
+static int32_t reduce_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->reduce_forward, dev, d);
+  int sum = d->op == PARITY_OP_SUM && is_float(d->inputs[0]);
+  if (sum && (fault_active == FAULT_SUM_F16 || fault_active == FAULT_NONDETERMINISTIC_REDUCE)) {
+    int32_t st = accept(dev, d);
+    return st != PARITY_STATUS_OK ? st : fault_sum(d, fault_active == FAULT_SUM_F16, fault_active != FAULT_SUM_F16);
+  }
+  int32_t st = fault_cpu->reduce_forward(dev, d);
+  if (st == PARITY_STATUS_OK && fault_active == FAULT_MAX_DROPS_NAN && d->op == PARITY_OP_MAX) return fault_max_drop_nan(d);
+  return st;
+}
+
+static int32_t reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->reduce_backward, dev, d);
+  int32_t st = fault_cpu->reduce_backward(dev, d);
+  if (st == PARITY_STATUS_OK && fault_active == FAULT_TIE_FIRST && (d->op == PARITY_OP_MAX || d->op == PARITY_OP_MIN))
+    return fault_tie_first_reduce(d);
+  return st;
+}
+
+static int32_t matmul_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->matmul_forward, dev, d);
+  return fault_cpu->matmul_forward(dev, d);
+}
+
+static int32_t matmul_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->matmul_backward, dev, d);
+  return fault_cpu->matmul_backward(dev, d);
+}
+
+/* conv-pad: shift the padding by one row (or column) so the output keeps its shape. */
+static void shift_padding(parity_op_desc_t *d) {
+  int32_t *p = d->params.conv2d.padding;
+  if (p[1] > 0) p[0]++, p[1]--;
+  else if (p[3] > 0) p[2]++, p[3]--;
+  else p[0]++;
+}
+
+static int32_t conv_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->conv2d_forward, dev, d);
+  if (fault_active == FAULT_CONV_PAD && d->op == PARITY_OP_CONV2D) {
+    parity_op_desc_t shifted = *d;
+    shift_padding(&shifted);
+    return fault_cpu->conv2d_forward(dev, &shifted);
+  }
+  return fault_cpu->conv2d_forward(dev, d);
+}
+
+static int32_t conv_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->conv2d_backward, dev, d);
+  if (fault_active == FAULT_CONV_PAD && d->op == PARITY_OP_CONV2D) {
+    parity_op_desc_t shifted = *d;
+    shift_padding(&shifted);
+    return fault_cpu->conv2d_backward(dev, &shifted);
+  }
+  int32_t st = fault_cpu->conv2d_backward(dev, d);
+  if (st == PARITY_STATUS_OK && fault_active == FAULT_TIE_FIRST && d->op == PARITY_OP_MAX_POOL2D)
+    return fault_tie_first_pool(d);
+  return st;
+}
+
+static int32_t softmax_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->softmax_forward, dev, d);
+  int32_t st = fault_cpu->softmax_forward(dev, d);
+  if (st == PARITY_STATUS_OK && fault_active == FAULT_SOFTMAX_BWD_UNROUNDED) return fault_softmax_remember(d);
+  return st;
+}
+
+static int32_t softmax_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->softmax_backward, dev, d);
+  if (fault_active == FAULT_SOFTMAX_BWD_UNROUNDED) {
+    int32_t st = accept(dev, d);
+    if (st != PARITY_STATUS_OK) return st;
+    int handled = 0;
+    st = fault_softmax_backward_unrounded(d, &handled);
+    if (handled) return st;
+  }
+  return fault_cpu->softmax_backward(dev, d);
+}
+
+static const char *fault_names[] = {
+    "none",
+#define FAULT_X_(E, s) s,
+    FAULT_LIST(FAULT_X_)
+#undef FAULT_X_
+};
+
+PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor,
+                                                 const parity_host_api_t *host, parity_plugin_info_t *out) {
+  (void)host_minor;
+  if (!out || out->struct_size < offsetof(parity_plugin_info_t, api) + sizeof(void *))
+    return PARITY_STATUS_INVALID_ARGUMENT;
+  out->abi_major = PARITY_ABI_MAJOR;
+  out->abi_minor = PARITY_ABI_MINOR;
+  out->name = "fault";
+  out->backend = "fault";
+  out->version = "1.0.0-test";
+  if (host_major != PARITY_ABI_MAJOR) {
+    out->refusal = "the fault plugin speaks ABI 1.x only";
+    return PARITY_STATUS_VERSION_MISMATCH;
+  }
+  cpu_set_host(host);
+  fault_cpu = cpu_plugin_api();
+  const char *want = getenv("PARITY_FAULT");
+  fault_active = FAULT_NONE;
+  fault_unknown[0] = 0;
+  if (want && want[0]) {
+    for (size_t i = 1; i < sizeof fault_names / sizeof fault_names[0]; i++)
+      if (!strcmp(want, fault_names[i])) fault_active = (fault_t)i;
+    if (fault_active == FAULT_NONE) snprintf(fault_unknown, sizeof fault_unknown, "%s", want);
+  }
+  fault_name = fault_names[fault_active];
+  fault_api = *fault_cpu;
+  fault_api.init = fault_init;
+  fault_api.get_device_info = fault_device_info;
+  fault_api.supports = fault_supports;
+  fault_api.elementwise_forward = ew_forward;
+  fault_api.elementwise_backward = ew_backward;
+  fault_api.reduce_forward = reduce_forward;
+  fault_api.reduce_backward = reduce_backward;
+  fault_api.conv2d_forward = conv_forward;
+  fault_api.conv2d_backward = conv_backward;
+  fault_api.softmax_forward = softmax_forward;
+  fault_api.softmax_backward = softmax_backward;
+  fault_api.matmul_forward = matmul_forward;
+  fault_api.matmul_backward = matmul_backward;
+  out->api = &fault_api;
+  return PARITY_STATUS_OK;
+}

@@ -1,0 +1,182 @@
+/* capability.c — device-info claims checked against behaviour, cheaply:
+ *   cap.float64      a device claiming PARITY_DEVICE_FLAG_FLOAT64 runs f64 probes (add, mul, div,
+ *                    exp, sum) wherever it runs them in f32, with results an f32 computation
+ *                    cannot give;
+ *   cap.denormals    f32 subnormals survive mul by 1 and add 0 on a device declaring them
+ *                    preserved, and a device that flushes says so;
+ *   cap.max-buffer   max_buffer_bytes is non-zero, within memory_bytes, and a buffer of that size
+ *                    (up to a cap) can be allocated and touched at both ends;
+ *   cap.determinism  a long f32 sum gives the same bits four times over. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "conform.h"
+
+static int run_simple(cf_env_t *env, int32_t op, int32_t dtype, uint32_t nin, const double *a, const double *b,
+                      int64_t n, double *out, cf_result_t *r, int *unsupported) {
+  cf_host_t in[2] = {0}, y = {0};
+  int64_t shape[1] = {n}, one[1] = {1};
+  cf_host_from_values(&in[0], dtype, 1, shape, a);
+  if (nin > 1) cf_host_from_values(&in[1], dtype, 1, shape, b);
+  int reduce = psup_kind_family(psup_op_info(op)->kind) == PARITY_FAMILY_REDUCE;
+  cf_spec_t ys = cf_spec_make(dtype, 1, reduce ? one : shape);
+  cf_op_t o = {.op = op, .direction = PARITY_DIRECTION_FORWARD, .nin = nin, .nout = 1, .in = {&in[0], &in[1]},
+               .out = {&ys}};
+  if (reduce) o.params.reduce.axes_mask = 1u;
+  char msg[512];
+  *unsupported = 0;
+  int ok = 0;
+  cf_exec_status_t st = cf_exec(env->dev, &o, 0xff, &y, msg, sizeof msg);
+  if (st == CF_EXEC_OK) {
+    for (int64_t i = 0; i < y.count; i++) out[i] = cf_host_get(&y, i);
+    ok = 1;
+  } else if (st == CF_EXEC_UNSUPPORTED) {
+    *unsupported = 1;
+  } else {
+    cf_result_fail(r, "%s %s: %s", psup_op_name(op), psup_dtype_name(dtype), msg);
+  }
+  cf_host_free(&in[0]);
+  cf_host_free(&in[1]);
+  cf_host_free(&y);
+  return ok;
+}
+
+static void check_float64(cf_env_t *env, cf_result_t *r) {
+  int claims = (env->info.flags & PARITY_DEVICE_FLAG_FLOAT64) != 0;
+  static const struct { int32_t op; uint32_t nin; int64_t n; double a[2], b[2], want[2]; } probes[] = {
+      {PARITY_OP_ADD, 2, 2, {1.0, 0x1p52}, {0x1p-40, 0.5}, {1.0 + 0x1p-40, 0x1p52 + 0.5}},
+      {PARITY_OP_MUL, 2, 1, {1.0 + 0x1p-30}, {1.0 + 0x1p-30}, {1.0 + 0x1p-29}},
+      {PARITY_OP_DIV, 2, 1, {1.0}, {3.0}, {1.0 / 3.0}},
+      {PARITY_OP_EXP, 1, 1, {1e-10}, {0}, {1.00000000010000000000500}},
+      {PARITY_OP_SUM, 1, 2, {1.0, 0x1p-40}, {0}, {1.0 + 0x1p-40}},
+  };
+  int ran = 0, refused = 0;
+  for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+    double got[2] = {0}, f32[2];
+    int uns, uns32;
+    if (!run_simple(env, probes[i].op, PARITY_DTYPE_F64, probes[i].nin, probes[i].a, probes[i].b, probes[i].n, got, r,
+                    &uns)) {
+      if (uns && claims && run_simple(env, probes[i].op, PARITY_DTYPE_F32, probes[i].nin, probes[i].a, probes[i].b,
+                                      probes[i].n, f32, r, &uns32))
+        cf_result_fail(r, "claims float64 but refuses f64 %s, which it runs in f32", psup_op_name(probes[i].op)), refused++;
+      continue;
+    }
+    ran++;
+    int64_t outs = psup_op_info(probes[i].op)->kind == PARITY_OP_KIND_REDUCE ? 1 : probes[i].n;
+    for (int64_t j = 0; j < outs; j++) {
+      double want = probes[i].want[j], err = fabs(got[j] - want) / (fabs(want) * 0x1p-52);
+      if (err > 4)
+        cf_result_fail(r, "f64 %s gives %.17g, expected %.17g (%.3g f64 ulp: not computed in f64)",
+                       psup_op_name(probes[i].op), got[j], want, err);
+    }
+  }
+  if (r->status == CF_FAIL) return;
+  if (!claims) {
+    r->status = ran ? CF_PASS : CF_SKIPPED;
+    cf_result_note(r, "device does not claim float64%s", ran ? " (its f64 probes are f64-accurate anyway)" : "");
+  } else if (!ran && !refused) {
+    r->status = CF_UNSUPPORTED;
+    cf_result_note(r, "claims float64; none of the probe ops (add, mul, div, exp, sum) is supported yet");
+  } else {
+    cf_result_note(r, "claims float64; %d probe op(s) f64-accurate", ran);
+  }
+}
+
+static void check_denormals(cf_env_t *env, cf_result_t *r) {
+  static const double sub[4] = {0x1p-149, 0x1p-140, -0x1p-130, 0x1.fffffcp-127};
+  static const double ones[4] = {1, 1, 1, 1}, zeros[4] = {0, 0, 0, 0};
+  int32_t claim = env->info.denormals;
+  int preserved = 1, ran = 0;
+  const char *how = "";
+  for (int probe = 0; probe < 2; probe++) {
+    double got[4];
+    int uns;
+    int32_t op = probe ? PARITY_OP_ADD : PARITY_OP_MUL;
+    if (!run_simple(env, op, PARITY_DTYPE_F32, 2, sub, probe ? zeros : ones, 4, got, r, &uns)) continue;
+    ran++;
+    for (int i = 0; i < 4; i++)
+      if (got[i] != sub[i]) preserved = 0, how = probe ? "x + 0" : "x * 1";
+  }
+  if (r->status == CF_FAIL) return;
+  if (!ran) {
+    r->status = CF_UNSUPPORTED;
+    cf_result_note(r, "f32 mul and add are not supported yet");
+  } else if (claim == PARITY_DENORMALS_PRESERVED && !preserved) {
+    cf_result_fail(r, "declares denormals preserved, but f32 %s flushed a subnormal", how);
+  } else if (claim != PARITY_DENORMALS_FLUSHED && !preserved) {
+    cf_result_fail(r, "flushes f32 subnormals (%s) without declaring PARITY_DENORMALS_FLUSHED", how);
+  } else {
+    cf_result_note(r, "declares %s; observed %s",
+                   claim == PARITY_DENORMALS_PRESERVED ? "preserved" : claim == PARITY_DENORMALS_FLUSHED ? "flushed" : "unknown",
+                   preserved ? "preserved" : "flushed");
+  }
+}
+
+static void check_max_buffer(cf_env_t *env, cf_result_t *r) {
+  uint64_t mb = env->info.max_buffer_bytes, mem = env->info.memory_bytes;
+  if (mb == 0) {
+    cf_result_fail(r, "max_buffer_bytes is 0");
+    return;
+  }
+  if (mem && mb > mem) {
+    cf_result_fail(r, "max_buffer_bytes %llu exceeds memory_bytes %llu", (unsigned long long)mb, (unsigned long long)mem);
+    return;
+  }
+  if (mb < (1u << 20)) {
+    cf_result_fail(r, "max_buffer_bytes %llu is implausibly small (under 1 MiB)", (unsigned long long)mb);
+    return;
+  }
+  uint64_t size = mb < env->max_buffer_cap ? mb : env->max_buffer_cap;
+  parity_buffer_t *buf;
+  if (parity_buffer_alloc(env->dev, size, &buf) != PARITY_STATUS_OK) {
+    cf_result_fail(r, "claims max_buffer_bytes %llu but a %llu-byte buffer fails: %s", (unsigned long long)mb,
+                   (unsigned long long)size, parity_last_error());
+    return;
+  }
+  unsigned char head[64], tail[64], back[64];
+  for (int i = 0; i < 64; i++) head[i] = (unsigned char)(i * 7 + 1), tail[i] = (unsigned char)(255 - i * 3);
+  int ok = parity_buffer_write(buf, 0, head, 64) == PARITY_STATUS_OK &&
+           parity_buffer_write(buf, size - 64, tail, 64) == PARITY_STATUS_OK &&
+           parity_buffer_read(buf, size - 64, back, 64) == PARITY_STATUS_OK && !memcmp(back, tail, 64) &&
+           parity_buffer_read(buf, 0, back, 64) == PARITY_STATUS_OK && !memcmp(back, head, 64);
+  if (!ok)
+    cf_result_fail(r, "a %llu-byte buffer does not hold data at both ends: %s", (unsigned long long)size,
+                   parity_last_error());
+  else
+    cf_result_note(r, "allocated and touched %llu bytes (claim %llu, memory %llu)", (unsigned long long)size,
+                   (unsigned long long)mb, (unsigned long long)mem);
+  parity_buffer_free(buf);
+}
+
+static void check_determinism(cf_env_t *env, cf_result_t *r) {
+  enum { N = 1 << 16 };
+  static double x[N];
+  for (int i = 0; i < N; i++) x[i] = (cf_unit(cf_mix(0x5eed, (uint64_t)i)) - 0.5) * exp2((double)(i % 20) - 10);
+  double first = 0;
+  int claims = (env->info.flags & PARITY_DEVICE_FLAG_DETERMINISTIC) != 0;
+  for (int rep = 0; rep < 4; rep++) {
+    double got;
+    int uns;
+    if (!run_simple(env, PARITY_OP_SUM, PARITY_DTYPE_F32, 1, x, NULL, N, &got, r, &uns)) {
+      if (uns) r->status = CF_UNSUPPORTED, cf_result_note(r, "f32 sum is not supported yet");
+      return;
+    }
+    if (rep == 0) first = got;
+    else if (memcmp(&got, &first, sizeof got) != 0) {
+      cf_result_fail(r, "f32 sum of %d values gave %.9g, then %.9g (%s)", N, first, got,
+                     claims ? "the device claims determinism" : "parity requires determinism by default");
+      return;
+    }
+  }
+  cf_result_note(r, "f32 sum of %d values bitwise identical 4 times%s", N,
+                 claims ? "" : " (the device does not claim determinism)");
+}
+
+const cf_check_t cf_capability_checks[] = {
+    {"cap.float64", "(device)", check_float64},
+    {"cap.denormals", "(device)", check_denormals},
+    {"cap.max-buffer", "(device)", check_max_buffer},
+    {"cap.determinism", "(device)", check_determinism},
+};
+const size_t cf_capability_check_count = sizeof cf_capability_checks / sizeof cf_capability_checks[0];

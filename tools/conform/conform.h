@@ -1,0 +1,298 @@
+/* conform.h — the pieces of parity-conform: case tables (cases_*.c), input values (values.c),
+ * guarded device execution (exec.c), the comparison rule (compare.c), the per-case runner and
+ * its oracle (runner.c, oracle.c), the finite-difference check (fd.c), capability checks
+ * (capability.c), named hazard cases (hazard_*.c) and report output (report.c).
+ *
+ * Vocabulary
+ *   device  the backend under test;  oracle  the CPU plugin computing in float64.
+ *   spec    how one operand looks to the device: dtype, logical shape, broadcast axes, layout.
+ *   host    a host copy of an operand's values; broadcast axes are stored once (size 1).
+ * Ownership: every function that fills a cf_host_t allocates its data; cf_host_free releases it.
+ */
+#ifndef PARITY_CONFORM_H
+#define PARITY_CONFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parity/parity.h"
+#include "parity_support/desc.h"
+#include "parity_support/dtype.h"
+#include "parity_support/ops.h"
+
+/* ---- operands ---------------------------------------------------------------------------- */
+/* Memory layouts of an operand. Every layout places the tensor after guard bytes, so every
+ * tensor the suite hands a device has a non-zero byte offset. */
+typedef enum cf_layout_t {
+  CF_LAYOUT_CONTIG = 0,  /* row-major */
+  CF_LAYOUT_TRANSPOSED,  /* the last two axes swapped in memory */
+  CF_LAYOUT_STEP,        /* every other element of the last axis (a slice with step 2) */
+  CF_LAYOUT_REVERSED,    /* last axis with a negative stride (inputs only) */
+  CF_LAYOUT_MISALIGNED   /* row-major, one element off the guard's 64-byte alignment */
+} cf_layout_t;
+
+typedef struct cf_spec_t {
+  int32_t dtype;
+  uint32_t rank;
+  int64_t shape[PARITY_MAX_RANK]; /* logical shape */
+  uint32_t bcast;                 /* bit a: axis a has stride 0 (inputs only) */
+  int32_t layout;                 /* cf_layout_t */
+} cf_spec_t;
+
+typedef struct cf_host_t {
+  cf_spec_t spec;
+  int64_t count;       /* stored elements: product of the shape with broadcast axes at 1 */
+  unsigned char *data; /* count elements of spec.dtype, row-major */
+} cf_host_t;
+
+int64_t cf_spec_numel(const cf_spec_t *s);   /* logical elements */
+int64_t cf_spec_stored(const cf_spec_t *s);  /* stored elements */
+cf_spec_t cf_spec_make(int32_t dtype, uint32_t rank, const int64_t *shape);
+int cf_host_alloc(cf_host_t *h, const cf_spec_t *spec);
+void cf_host_free(cf_host_t *h);
+double cf_host_get(const cf_host_t *h, int64_t i); /* stored element i widened to double */
+void cf_host_set(cf_host_t *h, int64_t i, double v);
+/* Copy of src in `dtype` (values converted with psup_store_f64; bool and integer sources that
+ * keep their dtype are copied bytewise), contiguous layout, same broadcast; absval takes |v|. */
+int cf_host_convert(const cf_host_t *src, int32_t dtype, int absval, cf_host_t *dst);
+/* Logical (broadcast-expanded) copy: a host with bcast 0 holding every logical element. */
+int cf_host_expand(const cf_host_t *src, cf_host_t *dst);
+
+/* ---- running an op on a device ------------------------------------------------------------ */
+typedef enum cf_exec_status_t {
+  CF_EXEC_OK = 0,
+  CF_EXEC_UNSUPPORTED, /* supports() said no */
+  CF_EXEC_ERROR,       /* the run (or an allocation, write, read) failed */
+  CF_EXEC_CORRUPT      /* bytes outside the outputs' elements changed: guard, gap or input */
+} cf_exec_status_t;
+
+typedef struct cf_op_t {
+  int32_t op, direction;
+  parity_op_params_t params;
+  uint32_t nin, nout;
+  const cf_host_t *in[PARITY_MAX_INPUTS];     /* NULL: absent operand */
+  const cf_spec_t *out[PARITY_MAX_OUTPUTS];   /* NULL: output not requested */
+} cf_op_t;
+
+/* Ask supports() with the descriptors the run would use (buffers NULL). */
+cf_exec_status_t cf_supports(parity_device_t *dev, const cf_op_t *op, char *msg, size_t msg_size);
+/* Allocate guarded buffers, write inputs, fill outputs with `sentinel`, run, read back, check
+ * every byte that is not an output element. outputs[i] receives logical row-major values
+ * (left empty for absent outputs). */
+cf_exec_status_t cf_exec(parity_device_t *dev, const cf_op_t *op, uint8_t sentinel,
+                         cf_host_t *outputs, char *msg, size_t msg_size);
+
+/* ---- cases -------------------------------------------------------------------------------- */
+typedef enum cf_values_t {
+  CF_VALUES_NORMAL = 0, /* random, mixed magnitudes, inside the op's domain */
+  CF_VALUES_SPECIAL,    /* ±0, ±inf, NaN, denormals, huge and tiny (forward only) */
+  CF_VALUES_TIES,       /* few distinct values: ties, zeros, rounding ties, kinks */
+  CF_VALUES_MASK,       /* compare: [0,1,2,...] against 1 */
+  CF_VALUES_OFFSET1000, /* softmax: logits + 1000 */
+  CF_VALUES_OFFSET1E8,  /* softmax: logits + 1e8 */
+  CF_VALUES_WIDE,       /* softmax: logits spread over [-12, 12] */
+  CF_VALUES_ONEHOT,     /* gradients: one 1 per softmax row, zeros elsewhere */
+  CF_VALUES_ONES        /* gradients: all 1 (d sum(softmax(x)) / dx cancels to almost 0) */
+} cf_values_t;
+
+typedef enum cf_mode_t {
+  CF_MODE_COMPARE = 0,  /* run on the device and the oracle, compare */
+  CF_MODE_FD            /* f64 backward against central finite differences of the forward */
+} cf_mode_t;
+
+typedef struct cf_case_t {
+  char id[112];      /* "<op>.<dtype>.<direction>.<variant>", unique */
+  char variant[40];
+  char dtype_label[16]; /* "f32", or "f32->f16" for casts */
+  int32_t op, kind;
+  uint32_t op_flags;
+  int32_t dtype;     /* dtype under test (floating inputs) */
+  int32_t out_dtype; /* forward output dtype */
+  int32_t direction;
+  int32_t mode;      /* cf_mode_t */
+  uint32_t nin, nout;               /* forward operand counts */
+  int has_in[PARITY_MAX_INPUTS];    /* conv2d bias may be absent */
+  cf_spec_t in[PARITY_MAX_INPUTS];  /* forward inputs */
+  cf_spec_t out[PARITY_MAX_OUTPUTS];/* forward outputs */
+  parity_op_params_t params;
+  int32_t values, dy_values;        /* cf_values_t */
+  int expect_error;                 /* the forward must be refused (max over an empty axis) */
+  int full_only;                    /* only with --full */
+} cf_case_t;
+
+typedef struct cf_case_list_t {
+  cf_case_t *items;
+  size_t count, cap;
+} cf_case_list_t;
+
+/* Every case, default subset and --full ones alike, generated from abi/parity_ops.def. */
+int cf_cases_build(cf_case_list_t *list);
+void cf_cases_free(cf_case_list_t *list);
+/* Per-kind builders (cases_*.c) append to the list; they return -1 on out-of-memory. */
+cf_case_t *cf_case_push(cf_case_list_t *list);
+int cf_cases_elementwise(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flags);
+int cf_cases_reduce(cf_case_list_t *list, int32_t op, uint32_t flags);
+int cf_cases_nn(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flags);
+/* Fill id, variant and labels once op, dtypes, direction are set. */
+void cf_case_name(cf_case_t *c, const char *variant);
+/* 1 for dtypes a kind is tested in (floating only for PARITY_OPF_FLOAT ops, bool for
+ * comparisons, selection and casts). */
+int cf_dtype_applies(int32_t kind, uint32_t flags, int32_t dtype);
+
+/* ---- values ------------------------------------------------------------------------------- */
+typedef struct cf_values_ctx_t {
+  uint64_t seed;
+  int no_denormals; /* the device declares flushed denormals: generate none */
+} cf_values_ctx_t;
+
+uint64_t cf_hash(const char *s, uint64_t seed);
+uint64_t cf_mix(uint64_t key, uint64_t counter); /* counter-based: splitmix64 of key + counter */
+double cf_unit(uint64_t bits);                   /* [0, 1) from the top 53 bits */
+/* Fill `h` (already allocated) for operand `slot` of case `c`; `stream` separates the operands
+ * and uses of one case (inputs, gradients, directions). Values are rounded to h's dtype. */
+void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int32_t values,
+                    uint64_t stream, cf_host_t *h);
+
+/* ---- results ------------------------------------------------------------------------------ */
+typedef enum cf_status_t {
+  CF_PASS = 0,
+  CF_FAIL,
+  CF_UNSUPPORTED,
+  CF_SKIPPED
+} cf_status_t;
+
+const char *cf_status_name(int32_t status);
+
+typedef struct cf_result_t {
+  char backend[64];  /* plugin name */
+  char device[128];
+  char id[112], op[32], dtype[16], direction[12], variant[40];
+  int32_t status;
+  double worst_ratio; /* error / bound; NAN when not applicable, INFINITY for an exact mismatch */
+  double max_ulp;     /* NAN when the rule is not in ULPs */
+  double cosine, norm_ratio; /* backward cases; NAN otherwise */
+  double seconds;
+  int full_only;
+  char message[640];
+} cf_result_t;
+
+void cf_result_init(cf_result_t *r, const char *id, const char *op, const char *dtype,
+                    const char *direction, const char *variant);
+/* Append text to r->message (separated by "; "). */
+void cf_result_note(cf_result_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cf_result_fail(cf_result_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- comparison --------------------------------------------------------------------------- */
+typedef enum cf_rule_t { CF_RULE_EXACT = 0, CF_RULE_ULP, CF_RULE_ACCUM } cf_rule_t;
+
+cf_rule_t cf_rule_for(int32_t op, int32_t kind, int32_t dtype, int32_t direction);
+
+typedef struct cf_compare_t {
+  int32_t rule, dtype; /* rule and the dtype of the values compared */
+  double ulp_bound;    /* CF_RULE_ULP */
+  int64_t k;           /* CF_RULE_ACCUM: terms per output element */
+  int flushes;         /* the device declares flushed denormals */
+  /* results, accumulated over calls */
+  double worst_ratio, max_ulp;
+  int64_t bad, checked;
+  char first_bad[320];
+} cf_compare_t;
+
+void cf_compare_init(cf_compare_t *cmp, int32_t rule, int32_t dtype, int32_t op, int64_t k, int flushes);
+/* Compare got (device output) against ref (oracle output: f64 or the same dtype) and, for
+ * CF_RULE_ACCUM, the absolute-value bound S (NULL: |ref|). `name` labels messages ("dx"). */
+void cf_compare(cf_compare_t *cmp, const char *name, const cf_host_t *got, const cf_host_t *ref,
+                const cf_host_t *S);
+/* Cosine similarity and norm ratio ||got|| / ||ref|| over finite element pairs. */
+void cf_cosine(const cf_host_t *got, const cf_host_t *ref, double *out_cos, double *out_ratio);
+/* "i,j,k" of logical element i of a spec. */
+const char *cf_index_str(const cf_spec_t *s, int64_t i, char *buf, size_t n);
+
+/* ---- the run ------------------------------------------------------------------------------ */
+typedef struct cf_env_t {
+  parity_context_t *ctx;
+  parity_device_t *dev;     /* under test */
+  parity_device_t *oracle;  /* the CPU plugin; NULL when it is missing */
+  parity_device_info_t info;
+  const char *backend;      /* plugin name of dev */
+  cf_values_ctx_t values;
+  int full;
+  uint64_t max_buffer_cap;  /* capability check: largest allocation tried */
+} cf_env_t;
+
+void cf_run_case(cf_env_t *env, const cf_case_t *c, cf_result_t *r);
+void cf_run_fd(cf_env_t *env, const cf_case_t *c, cf_result_t *r);
+/* The forward input that backward output `slot` is the gradient of (-1: none). */
+int cf_grad_input(int32_t kind, uint32_t slot);
+/* The backward op of case c from forward inputs x, the stored forward output y and dy; grads
+ * receives the gradient specs (no broadcast, no negative strides). */
+void cf_backward_op(const cf_case_t *c, const cf_host_t *x, const cf_host_t *y, const cf_host_t *dy,
+                    cf_spec_t *grads, cf_op_t *op);
+/* Run op on the device with the runner's sentinel; 1 when outputs were produced (a guard
+ * failure is recorded in r and still counts), 0 when the run failed or is unsupported. */
+int cf_device_run(cf_env_t *env, const cf_op_t *op, int second, cf_host_t *out, cf_result_t *r, const char *what);
+
+/* Oracle helpers (oracle.c). The oracle dtype of a device dtype: f64 for floating dtypes,
+ * unchanged for integers and bool (their ops are exact; the CPU plugin is the reference). */
+int32_t cf_oracle_dtype(int32_t dtype);
+/* Convert every present input to the oracle dtype (absval: |x|) with contiguous layout. */
+int cf_oracle_inputs(const cf_op_t *op, int absval, cf_host_t *conv, cf_op_t *out_op,
+                     cf_spec_t *out_specs, int force_f64_outputs);
+/* S for softmax and log_softmax (forward from x, backward from y and dy), as an
+ * absolute-value evaluation of the same computation. */
+void cf_softmax_abs_bound(int32_t op, int32_t direction, int32_t axis, const cf_host_t *a,
+                          const cf_host_t *b, const cf_host_t *ref, cf_host_t *S);
+/* Terms accumulated per output element of output `slot`. */
+int64_t cf_terms(const cf_case_t *c, int direction, int slot);
+
+/* ---- capability checks and hazards ------------------------------------------------------- */
+typedef void (*cf_check_fn)(cf_env_t *env, cf_result_t *r);
+typedef struct cf_check_t {
+  const char *id;   /* "cap.float64", "hazard.mask-under-gradient" */
+  const char *op;   /* what it exercises, for the op column */
+  cf_check_fn fn;
+} cf_check_t;
+
+extern const cf_check_t cf_capability_checks[];
+extern const size_t cf_capability_check_count;
+/* The named hazard cases (hazard_table.c), each in its own hazard_<name>.c. */
+extern const cf_check_t cf_hazard_checks[];
+extern const size_t cf_hazard_check_count;
+
+/* A contiguous host tensor holding `values` (stored with psup_store_f64); for the checks. */
+int cf_host_from_values(cf_host_t *h, int32_t dtype, uint32_t rank, const int64_t *shape, const double *values);
+/* Run `op` with contiguous inputs on the device, check guards, read outputs as doubles. Fills r
+ * (FAIL / UNSUPPORTED) and returns 0 when it could not; outputs are freed by the caller. */
+int cf_check_run(parity_device_t *dev, const cf_op_t *op, cf_host_t *outputs, cf_result_t *r, const char *what);
+
+/* ---- report ------------------------------------------------------------------------------- */
+typedef struct cf_backend_summary_t {
+  char backend[64], device[128], type[32];
+  size_t first, count; /* range in the result list */
+  size_t pass, fail, unsupported, skipped;
+  double seconds;
+  char note[256];      /* e.g. "oracle missing" */
+} cf_backend_summary_t;
+
+typedef struct cf_report_t {
+  cf_result_t *results;
+  size_t count, cap;
+  cf_backend_summary_t *backends;
+  size_t backend_count, backend_cap;
+  uint64_t seed;
+  int full;
+  char command[1024]; /* argv[0] and the environment prefix used in reproduce lines */
+} cf_report_t;
+
+cf_result_t *cf_report_add(cf_report_t *rep);
+void cf_report_free(cf_report_t *rep);
+/* One table row as it runs (and, for a failure, the reproduce command). */
+void cf_print_header(const cf_backend_summary_t *b);
+void cf_print_row(const cf_report_t *rep, const cf_result_t *r, int failures_only);
+void cf_print_verdict(const cf_backend_summary_t *b);
+/* The exact command that reproduces one result alone. */
+void cf_reproduce_command(const cf_report_t *rep, const cf_result_t *r, char *buf, size_t n);
+int cf_write_json(const cf_report_t *rep, const char *path);
+int cf_write_markdown(const cf_report_t *rep, const char *path);
+
+#endif

@@ -1,0 +1,358 @@
+/* exec.c — host copies of operands, memory layouts, and running one op on a device inside
+ * guarded buffers.
+ *
+ * Every buffer the suite allocates is GUARD bytes of a position-dependent pattern, the tensor's
+ * span (with its gaps, for strided layouts), and GUARD more bytes. After the run the whole buffer
+ * is read back: every byte that is not an element of an output must be exactly as written. That
+ * one check catches writes before or past a tensor, into the gaps of a strided view, and into
+ * inputs. Output elements start as a sentinel that differs between the two runs of a case, so an
+ * element a kernel never writes shows up as a mismatch or as non-determinism. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conform.h"
+
+#define GUARD 64
+
+int64_t cf_spec_numel(const cf_spec_t *s) {
+  int64_t n = 1;
+  for (uint32_t a = 0; a < s->rank; a++) n *= s->shape[a];
+  return n;
+}
+
+int64_t cf_spec_stored(const cf_spec_t *s) {
+  int64_t n = 1;
+  for (uint32_t a = 0; a < s->rank; a++) n *= (s->bcast >> a) & 1u ? 1 : s->shape[a];
+  return n;
+}
+
+cf_spec_t cf_spec_make(int32_t dtype, uint32_t rank, const int64_t *shape) {
+  cf_spec_t s;
+  memset(&s, 0, sizeof s);
+  s.dtype = dtype;
+  s.rank = rank;
+  for (uint32_t a = 0; a < rank; a++) s.shape[a] = shape[a];
+  return s;
+}
+
+int cf_host_alloc(cf_host_t *h, const cf_spec_t *spec) {
+  h->spec = *spec;
+  h->count = cf_spec_stored(spec);
+  size_t bytes = (size_t)h->count * psup_dtype_size(spec->dtype);
+  h->data = calloc(1, bytes ? bytes : 1);
+  return h->data ? 0 : -1;
+}
+
+void cf_host_free(cf_host_t *h) {
+  if (!h) return;
+  free(h->data);
+  h->data = NULL;
+  h->count = 0;
+}
+
+double cf_host_get(const cf_host_t *h, int64_t i) {
+  return psup_load_f64(h->data + (size_t)i * psup_dtype_size(h->spec.dtype), h->spec.dtype);
+}
+
+void cf_host_set(cf_host_t *h, int64_t i, double v) {
+  psup_store_f64(h->data + (size_t)i * psup_dtype_size(h->spec.dtype), h->spec.dtype, v);
+}
+
+int cf_host_convert(const cf_host_t *src, int32_t dtype, int absval, cf_host_t *dst) {
+  cf_spec_t s = src->spec;
+  s.dtype = dtype;
+  s.layout = CF_LAYOUT_CONTIG;
+  if (cf_host_alloc(dst, &s) != 0) return -1;
+  if (dtype == src->spec.dtype && !absval) {
+    memcpy(dst->data, src->data, (size_t)src->count * psup_dtype_size(dtype));
+    return 0;
+  }
+  for (int64_t i = 0; i < src->count; i++) {
+    double v = cf_host_get(src, i);
+    cf_host_set(dst, i, absval ? (v < 0 ? -v : v + 0.0) : v);
+  }
+  return 0;
+}
+
+/* Row-major strides of the stored shape, 0 on broadcast axes: logical index -> stored index. */
+static void stored_strides(const cf_spec_t *s, int64_t *st) {
+  int64_t acc = 1;
+  for (int32_t a = (int32_t)s->rank - 1; a >= 0; a--) {
+    int b = (s->bcast >> a) & 1u;
+    st[a] = b ? 0 : acc;
+    acc *= b ? 1 : s->shape[a];
+  }
+}
+
+int cf_host_expand(const cf_host_t *src, cf_host_t *dst) {
+  cf_spec_t s = src->spec;
+  s.bcast = 0;
+  if (cf_host_alloc(dst, &s) != 0) return -1;
+  int64_t st[PARITY_MAX_RANK], n = cf_spec_numel(&s);
+  stored_strides(&src->spec, st);
+  const int64_t *arr[1] = {st};
+  psup_iter_t it;
+  psup_iter_init(&it, s.rank, s.shape, 1, arr);
+  size_t esz = psup_dtype_size(s.dtype);
+  for (int64_t i = 0; i < n; i++, psup_iter_next(&it))
+    memcpy(dst->data + (size_t)i * esz, src->data + (size_t)it.off[0] * esz, esz);
+  return 0;
+}
+
+/* Element strides of a spec's view and the element offset of element 0 from the start of the
+ * payload; *span = elements the payload must hold. */
+static void layout_of(const cf_spec_t *s, int64_t *strides, int64_t *base, int64_t *span) {
+  uint32_t r = s->rank;
+  int64_t dims[PARITY_MAX_RANK];
+  uint32_t order[PARITY_MAX_RANK];
+  int empty = 0;
+  for (uint32_t a = 0; a < r; a++) {
+    dims[a] = (s->bcast >> a) & 1u ? 1 : s->shape[a];
+    order[a] = a;
+    if (s->shape[a] == 0) empty = 1;
+  }
+  if (s->layout == CF_LAYOUT_TRANSPOSED && r >= 2) {
+    order[r - 1] = r - 2;
+    order[r - 2] = r - 1;
+  }
+  int64_t acc = s->layout == CF_LAYOUT_STEP ? 2 : 1;
+  for (int32_t j = (int32_t)r - 1; j >= 0; j--) {
+    uint32_t a = order[j];
+    strides[a] = acc;
+    acc *= dims[a] > 0 ? dims[a] : 1;
+  }
+  *base = 0;
+  *span = 1;
+  for (uint32_t a = 0; a < r; a++) *span += (dims[a] - 1) * strides[a];
+  if (empty) *span = 0;
+  if (s->layout == CF_LAYOUT_REVERSED && r >= 1 && !empty) {
+    *base += (dims[r - 1] - 1) * strides[r - 1];
+    strides[r - 1] = -strides[r - 1];
+  }
+  if (s->layout == CF_LAYOUT_MISALIGNED) *base += 1;
+  for (uint32_t a = 0; a < r; a++)
+    if ((s->bcast >> a) & 1u) strides[a] = 0;
+}
+
+static void desc_of(const cf_spec_t *s, parity_plugin_buffer_t *buf, parity_tensor_desc_t *d,
+                    uint64_t *out_bytes) {
+  int64_t strides[PARITY_MAX_RANK], base, span;
+  layout_of(s, strides, &base, &span);
+  psup_tensor_init(d, s->dtype, s->rank, s->shape, buf, 0);
+  for (uint32_t a = 0; a < s->rank; a++) d->strides[a] = strides[a];
+  uint32_t esz = psup_dtype_size(s->dtype);
+  d->offset_bytes = GUARD + (uint64_t)base * esz;
+  if (s->layout == CF_LAYOUT_MISALIGNED) span += 1; /* the element of misalignment */
+  *out_bytes = 2 * GUARD + (uint64_t)span * esz;
+}
+
+static void fill_desc(parity_op_desc_t *d, const cf_op_t *op, parity_tensor_desc_t *ins,
+                      parity_tensor_desc_t *outs) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->op = op->op;
+  d->direction = op->direction;
+  d->num_inputs = op->nin;
+  d->num_outputs = op->nout;
+  d->params = op->params;
+  for (uint32_t i = 0; i < op->nin; i++) d->inputs[i] = op->in[i] ? &ins[i] : NULL;
+  for (uint32_t i = 0; i < op->nout; i++) d->outputs[i] = op->out[i] ? &outs[i] : NULL;
+}
+
+cf_exec_status_t cf_supports(parity_device_t *dev, const cf_op_t *op, char *msg, size_t n) {
+  parity_tensor_desc_t ins[PARITY_MAX_INPUTS], outs[PARITY_MAX_OUTPUTS];
+  uint64_t bytes;
+  for (uint32_t i = 0; i < op->nin; i++)
+    if (op->in[i]) desc_of(&op->in[i]->spec, NULL, &ins[i], &bytes);
+  for (uint32_t i = 0; i < op->nout; i++)
+    if (op->out[i]) desc_of(op->out[i], NULL, &outs[i], &bytes);
+  parity_op_desc_t d;
+  fill_desc(&d, op, ins, outs);
+  parity_status_t st = parity_device_supports(dev, &d);
+  if (st == PARITY_STATUS_OK) return CF_EXEC_OK;
+  snprintf(msg, n, "%s", parity_last_error());
+  return st == PARITY_STATUS_UNSUPPORTED ? CF_EXEC_UNSUPPORTED : CF_EXEC_ERROR;
+}
+
+static uint8_t guard_byte(uint64_t i, uint32_t which) {
+  return (uint8_t)(0xA5u + 0x3Bu * (uint32_t)i + 0x61u * which);
+}
+
+typedef struct slot_t {
+  parity_buffer_t *buf;
+  parity_tensor_desc_t desc;
+  unsigned char *image, *after;
+  uint64_t bytes;
+  int is_output;
+} slot_t;
+
+/* Element byte offsets (from the buffer start) of every logical element, in order. */
+static void each_element(const parity_tensor_desc_t *d, void (*fn)(void *, int64_t, uint64_t), void *u) {
+  int64_t n = psup_numel(d);
+  if (n <= 0) return;
+  const int64_t *arr[1] = {d->strides};
+  psup_iter_t it;
+  psup_iter_init(&it, d->rank, d->shape, 1, arr);
+  uint32_t esz = psup_dtype_size(d->dtype);
+  for (int64_t i = 0; i < n; i++, psup_iter_next(&it))
+    fn(u, i, d->offset_bytes + (uint64_t)(it.off[0] * (int64_t)esz));
+}
+
+typedef struct scatter_t {
+  unsigned char *image;
+  const cf_host_t *h;
+  int64_t st[PARITY_MAX_RANK];
+  uint32_t esz;
+  psup_iter_t it; /* logical -> stored index */
+} scatter_t;
+
+static void scatter_one(void *u, int64_t i, uint64_t off) {
+  scatter_t *s = u;
+  (void)i;
+  memcpy(s->image + off, s->h->data + (size_t)s->it.off[0] * s->esz, s->esz);
+  psup_iter_next(&s->it);
+}
+
+typedef struct gather_t {
+  unsigned char *after;
+  const unsigned char *image;
+  cf_host_t *out;
+  uint32_t esz;
+} gather_t;
+
+static void gather_one(void *u, int64_t i, uint64_t off) {
+  gather_t *g = u;
+  memcpy(g->out->data + (size_t)i * g->esz, g->after + off, g->esz);
+  memcpy(g->after + off, g->image + off, g->esz); /* element bytes are not checked */
+}
+
+typedef struct fill_t {
+  unsigned char *image;
+  uint8_t sentinel;
+  uint32_t esz;
+} fill_t;
+
+static void fill_one(void *u, int64_t i, uint64_t off) {
+  fill_t *f = u;
+  (void)i;
+  memset(f->image + off, f->sentinel, f->esz);
+}
+
+static void describe_corruption(const slot_t *s, uint32_t index, char *msg, size_t n) {
+  uint64_t first = 0;
+  while (first < s->bytes && s->after[first] == s->image[first]) first++;
+  uint64_t changed = 0;
+  for (uint64_t b = first; b < s->bytes; b++) changed += s->after[b] != s->image[b];
+  int64_t lo, hi;
+  psup_byte_extent(&s->desc, &lo, &hi);
+  if (hi == 0) lo = hi = (int64_t)s->desc.offset_bytes;
+  const char *where;
+  long long dist = 0;
+  if ((int64_t)first < lo) where = "before its first element", dist = lo - (int64_t)first;
+  else if ((int64_t)first >= hi) where = "past its last element", dist = (int64_t)first - hi + 1;
+  else where = s->is_output ? "inside a gap of the strided view" : "inside its elements";
+  if (!s->is_output)
+    snprintf(msg, n, "input %u was modified: %llu byte(s) changed, the first %s (byte %llu of "
+             "its buffer)", index, (unsigned long long)changed, where, (unsigned long long)first);
+  else if (dist)
+    snprintf(msg, n, "out-of-bounds write: output %u changed %llu guard byte(s), the first %lld "
+             "byte(s) %s", index, (unsigned long long)changed, dist, where);
+  else
+    snprintf(msg, n, "out-of-bounds write: output %u changed %llu byte(s) %s (byte %llu)", index,
+             (unsigned long long)changed, where, (unsigned long long)first);
+}
+
+cf_exec_status_t cf_exec(parity_device_t *dev, const cf_op_t *op, uint8_t sentinel, cf_host_t *outputs,
+                         char *msg, size_t n) {
+  slot_t slots[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
+  memset(slots, 0, sizeof slots);
+  uint32_t total = op->nin + op->nout;
+  cf_exec_status_t result = CF_EXEC_OK;
+  msg[0] = 0;
+  for (uint32_t i = 0; i < op->nout; i++) memset(&outputs[i], 0, sizeof outputs[i]);
+
+  for (uint32_t k = 0; k < total && result == CF_EXEC_OK; k++) {
+    slot_t *s = &slots[k];
+    int out = k >= op->nin;
+    const cf_spec_t *spec = out ? op->out[k - op->nin] : (op->in[k] ? &op->in[k]->spec : NULL);
+    if (!spec) continue;
+    s->is_output = out;
+    desc_of(spec, NULL, &s->desc, &s->bytes);
+    s->image = malloc(s->bytes);
+    s->after = malloc(s->bytes);
+    if (!s->image || !s->after) {
+      snprintf(msg, n, "host out of memory for a %llu-byte buffer", (unsigned long long)s->bytes);
+      result = CF_EXEC_ERROR;
+      break;
+    }
+    for (uint64_t b = 0; b < s->bytes; b++) s->image[b] = guard_byte(b, k);
+    uint32_t esz = psup_dtype_size(spec->dtype);
+    if (out) {
+      fill_t f = {s->image, sentinel, esz};
+      each_element(&s->desc, fill_one, &f);
+    } else {
+      scatter_t sc = {.image = s->image, .h = op->in[k], .esz = esz};
+      stored_strides(spec, sc.st);
+      const int64_t *arr[1] = {sc.st};
+      psup_iter_init(&sc.it, spec->rank, spec->shape, 1, arr);
+      each_element(&s->desc, scatter_one, &sc);
+    }
+    if (parity_buffer_alloc(dev, s->bytes, &s->buf) != PARITY_STATUS_OK ||
+        parity_buffer_write(s->buf, 0, s->image, s->bytes) != PARITY_STATUS_OK) {
+      snprintf(msg, n, "%s", parity_last_error());
+      result = CF_EXEC_ERROR;
+      break;
+    }
+    s->desc.buffer = parity_buffer_handle(s->buf);
+  }
+
+  if (result == CF_EXEC_OK) {
+    parity_tensor_desc_t ins[PARITY_MAX_INPUTS], outs[PARITY_MAX_OUTPUTS];
+    for (uint32_t i = 0; i < op->nin; i++) ins[i] = slots[i].desc;
+    for (uint32_t i = 0; i < op->nout; i++) outs[i] = slots[op->nin + i].desc;
+    parity_op_desc_t d;
+    fill_desc(&d, op, ins, outs);
+    parity_status_t st = parity_device_run(dev, &d);
+    if (st == PARITY_STATUS_OK) st = parity_device_synchronize(dev);
+    if (st != PARITY_STATUS_OK) {
+      snprintf(msg, n, "%s", parity_last_error());
+      result = st == PARITY_STATUS_UNSUPPORTED ? CF_EXEC_UNSUPPORTED : CF_EXEC_ERROR;
+    }
+  }
+
+  for (uint32_t k = 0; k < total && (result == CF_EXEC_OK || result == CF_EXEC_CORRUPT); k++) {
+    slot_t *s = &slots[k];
+    if (!s->buf) continue;
+    if (parity_buffer_read(s->buf, 0, s->after, s->bytes) != PARITY_STATUS_OK) {
+      snprintf(msg, n, "reading back: %s", parity_last_error());
+      result = CF_EXEC_ERROR;
+      break;
+    }
+    if (s->is_output) {
+      cf_host_t *o = &outputs[k - op->nin];
+      cf_spec_t spec = *op->out[k - op->nin];
+      spec.bcast = 0;
+      if (cf_host_alloc(o, &spec) != 0) {
+        snprintf(msg, n, "host out of memory");
+        result = CF_EXEC_ERROR;
+        break;
+      }
+      gather_t g = {s->after, s->image, o, psup_dtype_size(spec.dtype)};
+      each_element(&s->desc, gather_one, &g);
+    }
+    if (memcmp(s->after, s->image, s->bytes) != 0 && result == CF_EXEC_OK) {
+      describe_corruption(s, s->is_output ? k - op->nin : k, msg, n);
+      result = CF_EXEC_CORRUPT;
+    }
+  }
+
+  for (uint32_t k = 0; k < total; k++) {
+    if (slots[k].buf) parity_buffer_free(slots[k].buf);
+    free(slots[k].image);
+    free(slots[k].after);
+  }
+  if (result != CF_EXEC_OK && result != CF_EXEC_CORRUPT)
+    for (uint32_t i = 0; i < op->nout; i++) cf_host_free(&outputs[i]);
+  return result;
+}

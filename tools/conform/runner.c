@@ -1,0 +1,330 @@
+/* runner.c — one case, start to end: inputs, the device twice (determinism, guards), the oracle,
+ * the absolute-value bound S, and the comparison of every output. A backward case first runs the
+ * device's own forward and hands its stored output to backward, as an autodiff tape would. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "conform.h"
+
+enum { SENTINEL_A = 0xff, SENTINEL_B = 0x7e };
+
+int cf_host_from_values(cf_host_t *h, int32_t dtype, uint32_t rank, const int64_t *shape, const double *values) {
+  cf_spec_t s = cf_spec_make(dtype, rank, shape);
+  if (cf_host_alloc(h, &s) != 0) return -1;
+  for (int64_t i = 0; i < h->count; i++) cf_host_set(h, i, values ? values[i] : 0.0);
+  return 0;
+}
+
+int cf_check_run(parity_device_t *dev, const cf_op_t *op, cf_host_t *outputs, cf_result_t *r, const char *what) {
+  char msg[512];
+  cf_exec_status_t st = cf_exec(dev, op, SENTINEL_A, outputs, msg, sizeof msg);
+  if (st == CF_EXEC_OK) return 1;
+  if (st == CF_EXEC_UNSUPPORTED) {
+    if (r->status == CF_PASS) r->status = CF_UNSUPPORTED;
+    cf_result_note(r, "%s: %s", what, msg);
+  } else {
+    cf_result_fail(r, "%s: %s", what, msg);
+  }
+  for (uint32_t i = 0; i < op->nout; i++) cf_host_free(&outputs[i]);
+  return 0;
+}
+
+static const char *const out_names[][3] = {
+    [PARITY_OP_KIND_UNARY] = {"dx"},         [PARITY_OP_KIND_BINARY] = {"da", "db"},
+    [PARITY_OP_KIND_SELECT] = {"da", "db"},  [PARITY_OP_KIND_REDUCE] = {"dx"},
+    [PARITY_OP_KIND_MATMUL] = {"da", "db"},  [PARITY_OP_KIND_CONV2D] = {"dx", "dw", "dbias"},
+    [PARITY_OP_KIND_POOL2D] = {"dx"},        [PARITY_OP_KIND_SOFTMAX] = {"dx"},
+};
+
+static const char *out_name(const cf_case_t *c, uint32_t i) {
+  if (c->direction == PARITY_DIRECTION_FORWARD) return "y";
+  const char *n = c->kind < (int32_t)(sizeof out_names / sizeof out_names[0]) ? out_names[c->kind][i] : NULL;
+  return n ? n : "out";
+}
+
+/* The gradient of an input has its logical shape, no broadcast and no negative strides. */
+static cf_spec_t grad_spec(const cf_spec_t *in) {
+  cf_spec_t s = *in;
+  s.bcast = 0;
+  if (s.layout == CF_LAYOUT_REVERSED) s.layout = CF_LAYOUT_CONTIG;
+  return s;
+}
+
+typedef struct case_state_t {
+  cf_host_t x[PARITY_MAX_INPUTS]; /* forward inputs */
+  cf_host_t dy;
+  cf_spec_t dy_spec, grads[PARITY_MAX_OUTPUTS];
+  cf_op_t fwd;
+} case_state_t;
+
+int cf_grad_input(int32_t kind, uint32_t slot) {
+  switch (kind) {
+    case PARITY_OP_KIND_SELECT: return (int)slot + 1;
+    case PARITY_OP_KIND_BINARY: case PARITY_OP_KIND_MATMUL: case PARITY_OP_KIND_CONV2D: return (int)slot;
+    default: return slot == 0 ? 0 : -1;
+  }
+}
+
+void cf_backward_op(const cf_case_t *c, const cf_host_t *x, const cf_host_t *y, const cf_host_t *dy,
+                    cf_spec_t *grads, cf_op_t *op) {
+  memset(op, 0, sizeof *op);
+  op->op = c->op;
+  op->direction = PARITY_DIRECTION_BACKWARD;
+  op->params = c->params;
+  switch (c->kind) {
+    case PARITY_OP_KIND_BINARY:
+      op->nin = 4, op->in[0] = &x[0], op->in[1] = &x[1], op->in[2] = y, op->in[3] = dy, op->nout = 2;
+      break;
+    case PARITY_OP_KIND_SELECT:
+      op->nin = 2, op->in[0] = &x[0], op->in[1] = dy, op->nout = 2;
+      break;
+    case PARITY_OP_KIND_MATMUL:
+      op->nin = 3, op->in[0] = &x[0], op->in[1] = &x[1], op->in[2] = dy, op->nout = 2;
+      break;
+    case PARITY_OP_KIND_CONV2D:
+      op->nin = 3, op->in[0] = &x[0], op->in[1] = &x[1], op->in[2] = dy, op->nout = 3;
+      break;
+    case PARITY_OP_KIND_SOFTMAX:
+      op->nin = 2, op->in[0] = y, op->in[1] = dy, op->nout = 1;
+      break;
+    default: /* unary, reduce, pool: {x, y, dy} -> {dx} */
+      op->nin = 3, op->in[0] = &x[0], op->in[1] = y, op->in[2] = dy, op->nout = 1;
+      break;
+  }
+  for (uint32_t i = 0; i < op->nout; i++) {
+    int src = cf_grad_input(c->kind, i);
+    grads[i] = grad_spec(&c->in[src]);
+    op->out[i] = c->has_in[src] ? &grads[i] : NULL;
+  }
+}
+
+static void free_hosts(cf_host_t *h, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) cf_host_free(&h[i]);
+}
+
+static int prepare(cf_env_t *env, const cf_case_t *c, case_state_t *s) {
+  memset(s, 0, sizeof *s);
+  s->fwd.op = c->op;
+  s->fwd.direction = PARITY_DIRECTION_FORWARD;
+  s->fwd.params = c->params;
+  s->fwd.nin = c->nin;
+  s->fwd.nout = c->nout;
+  for (uint32_t i = 0; i < c->nin; i++) {
+    if (!c->has_in[i]) continue;
+    if (cf_host_alloc(&s->x[i], &c->in[i]) != 0) return -1;
+    cf_values_fill(&env->values, c, (int)i, c->values, 0, &s->x[i]);
+    s->fwd.in[i] = &s->x[i];
+  }
+  for (uint32_t i = 0; i < c->nout; i++) s->fwd.out[i] = &c->out[i];
+  s->dy_spec = c->out[0];
+  s->dy_spec.layout = CF_LAYOUT_CONTIG;
+  if (c->direction == PARITY_DIRECTION_BACKWARD) {
+    if (cf_host_alloc(&s->dy, &s->dy_spec) != 0) return -1;
+    cf_values_fill(&env->values, c, 0, c->dy_values, 1, &s->dy);
+  }
+  return 0;
+}
+
+/* First element where two runs differ, as a failure message. */
+static int check_same(const cf_case_t *c, const cf_host_t *a, const cf_host_t *b, uint32_t n, cf_result_t *r) {
+  for (uint32_t k = 0; k < n; k++) {
+    if (!a[k].data || !b[k].data) continue;
+    size_t esz = psup_dtype_size(a[k].spec.dtype);
+    for (int64_t i = 0; i < a[k].count; i++)
+      if (memcmp(a[k].data + i * esz, b[k].data + i * esz, esz) != 0) {
+        char idx[96];
+        cf_result_fail(r, "nondeterministic: %s[%s] was %.17g in the first run and %.17g in the second",
+                       out_name(c, k), cf_index_str(&a[k].spec, i, idx, sizeof idx), cf_host_get(&a[k], i),
+                       cf_host_get(&b[k], i));
+        return 0;
+      }
+  }
+  return 1;
+}
+
+int cf_device_run(cf_env_t *env, const cf_op_t *op, int second, cf_host_t *out, cf_result_t *r, const char *what) {
+  char msg[512];
+  cf_exec_status_t st = cf_exec(env->dev, op, second ? SENTINEL_B : SENTINEL_A, out, msg, sizeof msg);
+  if (st == CF_EXEC_OK) return 1;
+  if (st == CF_EXEC_CORRUPT) {
+    cf_result_fail(r, "%s: %s", what, msg);
+    return 1;
+  }
+  if (st == CF_EXEC_UNSUPPORTED) {
+    r->status = CF_UNSUPPORTED;
+    cf_result_note(r, "%s", msg);
+  } else {
+    cf_result_fail(r, "%s failed: %s", what, msg);
+  }
+  return 0;
+}
+
+/* Oracle outputs of op (and S when want_S) into ref / S. Returns 0 and marks the result skipped
+ * when the oracle cannot run it. */
+static int oracle_run(cf_env_t *env, const cf_case_t *c, const cf_op_t *op, cf_host_t *ref, cf_host_t *S,
+                      int want_S, cf_result_t *r) {
+  char msg[512];
+  if (!env->oracle) {
+    if (r->status != CF_FAIL) r->status = CF_SKIPPED;
+    cf_result_note(r, "no oracle: the cpu plugin is not loaded");
+    return 0;
+  }
+  cf_host_t conv[PARITY_MAX_INPUTS];
+  cf_spec_t specs[PARITY_MAX_OUTPUTS];
+  cf_op_t oop;
+  int keep_out = c->kind == PARITY_OP_KIND_CAST;
+  int ok = 0;
+  if (cf_oracle_inputs(op, 0, conv, &oop, specs, !keep_out) == 0) {
+    cf_exec_status_t st = cf_exec(env->oracle, &oop, SENTINEL_A, ref, msg, sizeof msg);
+    ok = st == CF_EXEC_OK;
+    if (!ok) {
+      if (r->status != CF_FAIL) r->status = CF_SKIPPED;
+      cf_result_note(r, "oracle (cpu, f64) cannot run it: %s", msg);
+    }
+  }
+  if (ok && want_S && c->kind == PARITY_OP_KIND_SOFTMAX) {
+    const cf_host_t *a = oop.in[0], *b = op->direction == PARITY_DIRECTION_BACKWARD ? oop.in[1] : NULL;
+    if (cf_host_alloc(&S[0], &ref[0].spec) == 0)
+      cf_softmax_abs_bound(c->op, op->direction, c->params.softmax.axis, a, b, &ref[0], &S[0]);
+  } else if (ok && want_S) {
+    cf_host_t aconv[PARITY_MAX_INPUTS];
+    cf_op_t aop;
+    if (cf_oracle_inputs(op, 1, aconv, &aop, specs, 1) == 0 &&
+        cf_exec(env->oracle, &aop, SENTINEL_A, S, msg, sizeof msg) != CF_EXEC_OK) {
+      free_hosts(S, op->nout);
+      cf_result_note(r, "S from |inputs| unavailable (%s); using |ref|", msg);
+    }
+    free_hosts(aconv, op->nin);
+  }
+  free_hosts(conv, op->nin);
+  return ok;
+}
+
+static void compare_outputs(cf_env_t *env, const cf_case_t *c, int32_t direction, const cf_host_t *got,
+                            const cf_host_t *ref, const cf_host_t *S, uint32_t n, cf_result_t *r) {
+  int flushes = env->info.denormals == PARITY_DENORMALS_FLUSHED;
+  double worst = 0, max_ulp = NAN, min_cos = NAN, ratio_at_min = NAN;
+  for (uint32_t k = 0; k < n; k++) {
+    if (!got[k].data || !ref[k].data) continue;
+    int32_t dt = got[k].spec.dtype;
+    cf_compare_t cmp;
+    cf_compare_init(&cmp, cf_rule_for(c->op, c->kind, dt, direction), dt, c->op, cf_terms(c, direction, (int)k),
+                    flushes);
+    cf_compare(&cmp, out_name(c, k), &got[k], &ref[k], S && S[k].data ? &S[k] : NULL);
+    if (cmp.worst_ratio > worst) worst = cmp.worst_ratio;
+    if (!isnan(cmp.max_ulp)) max_ulp = isnan(max_ulp) ? cmp.max_ulp : fmax(max_ulp, cmp.max_ulp);
+    if (cmp.bad)
+      cf_result_fail(r, "%lld of %lld elements of %s outside the rule; first %s", (long long)cmp.bad,
+                     (long long)cmp.checked, out_name(c, k), cmp.first_bad);
+    if (direction == PARITY_DIRECTION_BACKWARD) {
+      double cs, nr;
+      cf_cosine(&got[k], &ref[k], &cs, &nr);
+      if (isnan(min_cos) || cs < min_cos) min_cos = cs, ratio_at_min = nr;
+    }
+  }
+  r->worst_ratio = worst;
+  r->max_ulp = max_ulp;
+  r->cosine = min_cos;
+  r->norm_ratio = ratio_at_min;
+}
+
+static void run_forward(cf_env_t *env, const cf_case_t *c, case_state_t *s, cf_result_t *r) {
+  cf_host_t y1[PARITY_MAX_OUTPUTS] = {0}, y2[PARITY_MAX_OUTPUTS] = {0}, ref[PARITY_MAX_OUTPUTS] = {0},
+            S[PARITY_MAX_OUTPUTS] = {0};
+  char msg[512];
+  cf_exec_status_t st = cf_exec(env->dev, &s->fwd, SENTINEL_A, y1, msg, sizeof msg);
+  if (c->expect_error) {
+    if (st == CF_EXEC_OK || st == CF_EXEC_CORRUPT)
+      cf_result_fail(r, "must be refused (the reduced axis is empty) but the run succeeded");
+    else if (st == CF_EXEC_UNSUPPORTED)
+      r->status = CF_UNSUPPORTED, cf_result_note(r, "%s", msg);
+    else
+      cf_result_note(r, "refused as required: %s", msg);
+    free_hosts(y1, c->nout);
+    return;
+  }
+  if (st == CF_EXEC_UNSUPPORTED) {
+    r->status = CF_UNSUPPORTED;
+    cf_result_note(r, "%s", msg);
+    return;
+  }
+  if (st == CF_EXEC_ERROR) {
+    cf_result_fail(r, "run failed: %s", msg);
+    return;
+  }
+  if (st == CF_EXEC_CORRUPT) cf_result_fail(r, "%s", msg);
+  if (cf_device_run(env, &s->fwd, 1, y2, r, "second run")) check_same(c, y1, y2, c->nout, r);
+  int want_S = cf_rule_for(c->op, c->kind, c->out_dtype, PARITY_DIRECTION_FORWARD) == CF_RULE_ACCUM;
+  if (oracle_run(env, c, &s->fwd, ref, S, want_S, r))
+    compare_outputs(env, c, PARITY_DIRECTION_FORWARD, y1, ref, want_S ? S : NULL, c->nout, r);
+  free_hosts(y1, c->nout);
+  free_hosts(y2, c->nout);
+  free_hosts(ref, c->nout);
+  free_hosts(S, c->nout);
+}
+
+static void run_backward(cf_env_t *env, const cf_case_t *c, case_state_t *s, cf_result_t *r) {
+  cf_host_t y[2][PARITY_MAX_OUTPUTS], g[2][PARITY_MAX_OUTPUTS];
+  memset(y, 0, sizeof y);
+  memset(g, 0, sizeof g);
+  cf_host_t ref[PARITY_MAX_OUTPUTS] = {0}, S[PARITY_MAX_OUTPUTS] = {0};
+  cf_op_t bop;
+  char msg[512];
+  /* supports() for the backward before anything runs: y's spec stands in for y */
+  cf_host_t y_spec_only = {.spec = c->out[0]};
+  cf_backward_op(c, s->x, &y_spec_only, &s->dy, s->grads, &bop);
+  cf_exec_status_t st = cf_supports(env->dev, &bop, msg, sizeof msg);
+  if (st == CF_EXEC_OK) st = cf_supports(env->dev, &s->fwd, msg, sizeof msg);
+  if (st != CF_EXEC_OK) {
+    r->status = st == CF_EXEC_UNSUPPORTED ? CF_UNSUPPORTED : CF_FAIL;
+    cf_result_note(r, "%s", msg);
+    return;
+  }
+  uint32_t nrun = 0;
+  for (int run = 0; run < 2; run++) {
+    if (!cf_device_run(env, &s->fwd, run, y[run], r, "forward")) break;
+    cf_backward_op(c, s->x, &y[run][0], &s->dy, s->grads, &bop);
+    if (!cf_device_run(env, &bop, run, g[run], r, "backward")) break;
+    nrun++;
+  }
+  if (nrun == 2) check_same(c, g[0], g[1], bop.nout, r);
+  if (nrun >= 1) {
+    cf_backward_op(c, s->x, &y[0][0], &s->dy, s->grads, &bop);
+    if (oracle_run(env, c, &bop, ref, S, 1, r))
+      compare_outputs(env, c, PARITY_DIRECTION_BACKWARD, g[0], ref, S, bop.nout, r);
+  }
+  for (int run = 0; run < 2; run++) {
+    free_hosts(y[run], c->nout);
+    free_hosts(g[run], PARITY_MAX_OUTPUTS);
+  }
+  free_hosts(ref, PARITY_MAX_OUTPUTS);
+  free_hosts(S, PARITY_MAX_OUTPUTS);
+}
+
+void cf_run_case(cf_env_t *env, const cf_case_t *c, cf_result_t *r) {
+  if (c->mode == CF_MODE_FD) {
+    cf_run_fd(env, c, r);
+    return;
+  }
+  case_state_t s;
+  if (prepare(env, c, &s) != 0) {
+    cf_result_fail(r, "host out of memory preparing the inputs");
+  } else {
+    char msg[512];
+    cf_exec_status_t st = CF_EXEC_OK;
+    if (!c->expect_error && c->direction == PARITY_DIRECTION_FORWARD) st = cf_supports(env->dev, &s.fwd, msg, sizeof msg);
+    if (st == CF_EXEC_UNSUPPORTED) {
+      r->status = CF_UNSUPPORTED;
+      cf_result_note(r, "%s", msg);
+    } else if (st != CF_EXEC_OK) {
+      cf_result_fail(r, "supports() rejected a valid descriptor: %s", msg);
+    } else if (c->direction == PARITY_DIRECTION_FORWARD) {
+      run_forward(env, c, &s, r);
+    } else {
+      run_backward(env, c, &s, r);
+    }
+  }
+  free_hosts(s.x, PARITY_MAX_INPUTS);
+  cf_host_free(&s.dy);
+}

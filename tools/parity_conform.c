@@ -1,0 +1,309 @@
+/* parity-conform — the conformance suite: every available backend (or --backend NAME) against
+ * the CPU plugin computing in float64, per op, dtype and direction. Prints a table and a verdict
+ * per backend; --json and --markdown write reports. Exit status: 0 when no supported case failed,
+ * 1 when one did, 2 when the suite could not run (bad arguments, no oracle, unknown backend).
+ * The rules are in docs/conformance.md; the pieces in tools/conform/. */
+#define _POSIX_C_SOURCE 200809L
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "conform/conform.h"
+
+extern char **environ;
+
+typedef struct options_t {
+  const char *backend, *ops, *dtypes, *direction, *cases, *json, *markdown;
+  int device, full, failures_only, list;
+  uint64_t seed;
+} options_t;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: parity-conform [options]\n"
+          "  --backend NAME    test one plugin (its name or backend kind); default: every available one\n"
+          "  --device N        only device N of each tested plugin (default: all)\n"
+          "  --op LIST         comma-separated op names, e.g. add,softmax\n"
+          "  --dtype LIST      comma-separated dtypes (f32,f64,f16,bf16,i32,i64,bool); a cast matches\n"
+          "                    its source dtype or its label, e.g. f32->f16\n"
+          "  --direction D     forward | backward\n"
+          "  --case LIST       comma-separated case ids or variants, wildcards allowed\n"
+          "                    (e.g. 'add.f32.forward.n33', 'ties', 'sum.*.large', 'cap.*')\n"
+          "  --full            the complete sweep (default: the quick subset for CI)\n"
+          "  --seed N          input seed (default 0); every case reproduces alone with its seed\n"
+          "  --json FILE       machine-readable results\n"
+          "  --markdown FILE   a report for people\n"
+          "  --failures-only   print only failing rows (verdicts always)\n"
+          "  --list            print the selected case ids and exit\n"
+          "exit status: 0 no supported case failed; 1 a case failed; 2 the suite could not run\n");
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* 1 when `item` is one of the comma-separated entries of list (wildcards allowed). */
+static int in_list(const char *list, const char *item) {
+  if (!list) return 1;
+  const char *p = list;
+  while (*p) {
+    size_t n = strcspn(p, ",");
+    char pat[128];
+    snprintf(pat, sizeof pat, "%.*s", (int)n, p);
+    if (fnmatch(pat, item, 0) == 0) return 1;
+    p += n + (p[n] == ',');
+  }
+  return 0;
+}
+
+static int case_selected(const options_t *o, const cf_case_t *c) {
+  if (c->full_only && !o->full) return 0;
+  if (!in_list(o->ops, psup_op_name(c->op))) return 0;
+  if (o->dtypes && !in_list(o->dtypes, c->dtype_label) && !in_list(o->dtypes, psup_dtype_name(c->dtype))) return 0;
+  if (o->direction && strcmp(o->direction, psup_direction_name(c->direction)) != 0) return 0;
+  return !o->cases || in_list(o->cases, c->id) || in_list(o->cases, c->variant);
+}
+
+static int check_selected(const options_t *o, const char *id) {
+  if (o->ops || o->dtypes || o->direction) return 0;
+  return !o->cases || in_list(o->cases, id);
+}
+
+/* argv[0] with every PARITY_* variable of the environment in front, shell-quoted. */
+static void build_command(cf_report_t *rep, const char *argv0) {
+  size_t used = 0, n = sizeof rep->command;
+  rep->command[0] = 0;
+  for (char **e = environ; e && *e; e++) {
+    if (strncmp(*e, "PARITY_", 7) != 0) continue;
+    const char *eq = strchr(*e, '=');
+    if (!eq || !eq[1] || !strncmp(*e, "PARITY_BACKEND=", 15) || !strncmp(*e, "PARITY_DEVICE=", 14)) continue;
+    used += (size_t)snprintf(rep->command + used, used < n ? n - used : 0, "%.*s'%s' ", (int)(eq - *e + 1), *e, eq + 1);
+  }
+  if (used < n) snprintf(rep->command + used, n - used, "%s", argv0);
+}
+
+static cf_backend_summary_t *add_backend(cf_report_t *rep) {
+  if (rep->backend_count == rep->backend_cap) {
+    size_t cap = rep->backend_cap ? rep->backend_cap * 2 : 8;
+    cf_backend_summary_t *p = realloc(rep->backends, cap * sizeof *p);
+    if (!p) return NULL;
+    rep->backends = p;
+    rep->backend_cap = cap;
+  }
+  cf_backend_summary_t *b = &rep->backends[rep->backend_count++];
+  memset(b, 0, sizeof *b);
+  return b;
+}
+
+static const char *type_name(int32_t t) {
+  switch (t) {
+    case PARITY_DEVICE_TYPE_CPU: return "cpu";
+    case PARITY_DEVICE_TYPE_GPU: return "gpu";
+    case PARITY_DEVICE_TYPE_SOFTWARE_GPU: return "software gpu";
+    default: return "other";
+  }
+}
+
+static void finish(cf_report_t *rep, cf_backend_summary_t *b, cf_result_t *r, const options_t *o) {
+  switch (r->status) {
+    case CF_PASS: b->pass++; break;
+    case CF_FAIL: b->fail++; break;
+    case CF_UNSUPPORTED: b->unsupported++; break;
+    default: b->skipped++; break;
+  }
+  b->count++;
+  cf_print_row(rep, r, o->failures_only);
+}
+
+static cf_result_t *next_result(cf_report_t *rep) {
+  cf_result_t *r = cf_report_add(rep);
+  if (!r) {
+    fprintf(stderr, "parity-conform: out of memory\n");
+    exit(2);
+  }
+  return r;
+}
+
+static void run_backend(cf_report_t *rep, cf_env_t *env, const cf_case_list_t *cases, const options_t *o,
+                        cf_backend_summary_t *b) {
+  double t0 = now();
+  b->first = rep->count;
+  cf_print_header(b);
+  const cf_check_t *lists[2] = {cf_capability_checks, cf_hazard_checks};
+  size_t counts[2] = {cf_capability_check_count, cf_hazard_check_count};
+  for (int l = 0; l < 2; l++)
+    for (size_t i = 0; i < counts[l]; i++) {
+      const cf_check_t *chk = &lists[l][i];
+      if (!check_selected(o, chk->id)) continue;
+      cf_result_t *r = next_result(rep);
+      cf_result_init(r, chk->id, chk->op, "-", "-", chk->id);
+      snprintf(r->backend, sizeof r->backend, "%s", env->backend);
+      snprintf(r->device, sizeof r->device, "%s", env->info.name);
+      double t = now();
+      chk->fn(env, r);
+      r->seconds = now() - t;
+      finish(rep, b, r, o);
+    }
+  for (size_t i = 0; i < cases->count; i++) {
+    const cf_case_t *c = &cases->items[i];
+    if (!case_selected(o, c)) continue;
+    cf_result_t *r = next_result(rep);
+    cf_result_init(r, c->id, psup_op_name(c->op), c->dtype_label, psup_direction_name(c->direction), c->variant);
+    snprintf(r->backend, sizeof r->backend, "%s", env->backend);
+    snprintf(r->device, sizeof r->device, "%s", env->info.name);
+    r->full_only = c->full_only;
+    double t = now();
+    cf_run_case(env, c, r);
+    r->seconds = now() - t;
+    finish(rep, b, r, o);
+  }
+  b->seconds = now() - t0;
+  cf_print_verdict(b);
+}
+
+static int parse(int argc, char **argv, options_t *o) {
+  memset(o, 0, sizeof *o);
+  o->device = -1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    const char **target = !strcmp(a, "--backend") ? &o->backend : !strcmp(a, "--op") ? &o->ops
+                        : !strcmp(a, "--dtype") ? &o->dtypes : !strcmp(a, "--direction") ? &o->direction
+                        : !strcmp(a, "--case") ? &o->cases : !strcmp(a, "--json") ? &o->json
+                        : !strcmp(a, "--markdown") ? &o->markdown : NULL;
+    if (target || !strcmp(a, "--device") || !strcmp(a, "--seed")) {
+      if (!v) {
+        fprintf(stderr, "parity-conform: %s needs a value\n", a);
+        return -1;
+      }
+      i++;
+      if (target) *target = v;
+      else if (!strcmp(a, "--device")) o->device = atoi(v);
+      else o->seed = strtoull(v, NULL, 0);
+    } else if (!strcmp(a, "--full")) o->full = 1;
+    else if (!strcmp(a, "--failures-only")) o->failures_only = 1;
+    else if (!strcmp(a, "--list")) o->list = 1;
+    else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      exit(0);
+    } else {
+      fprintf(stderr, "parity-conform: unknown argument '%s'\n", a);
+      return -1;
+    }
+  }
+  if (o->direction && strcmp(o->direction, "forward") && strcmp(o->direction, "backward")) {
+    fprintf(stderr, "parity-conform: --direction is forward or backward, not '%s'\n", o->direction);
+    return -1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  options_t o;
+  if (parse(argc, argv, &o) != 0) {
+    usage(stderr);
+    return 2;
+  }
+  cf_case_list_t cases;
+  if (cf_cases_build(&cases) != 0) {
+    fprintf(stderr, "parity-conform: out of memory building the case table\n");
+    return 2;
+  }
+  if (o.list) {
+    for (size_t i = 0; i < cases.count; i++)
+      if (case_selected(&o, &cases.items[i])) printf("%s\n", cases.items[i].id);
+    cf_cases_free(&cases);
+    return 0;
+  }
+  parity_context_t *ctx;
+  if (parity_context_create(NULL, &ctx) != PARITY_STATUS_OK) {
+    fprintf(stderr, "parity-conform: %s\n", parity_last_error());
+    return 2;
+  }
+  cf_report_t rep;
+  memset(&rep, 0, sizeof rep);
+  rep.seed = o.seed;
+  rep.full = o.full;
+  build_command(&rep, argv[0]);
+
+  parity_device_t *oracle = NULL;
+  uint32_t oracle_plugin;
+  if (parity_context_find_plugin(ctx, "cpu", &oracle_plugin) != PARITY_STATUS_OK ||
+      parity_context_open_device(ctx, oracle_plugin, 0, &oracle) != PARITY_STATUS_OK) {
+    fprintf(stderr, "parity-conform: no oracle: %s\n  the CPU plugin (parity-plugin-cpu.so) computes the "
+                    "float64 reference; build it or add its folder to PARITY_PLUGIN_PATH\n", parity_last_error());
+    parity_context_destroy(ctx);
+    cf_cases_free(&cases);
+    return 2;
+  }
+
+  int exit_code = 0, matched = 0;
+  uint32_t np = parity_context_plugin_count(ctx);
+  for (uint32_t p = 0; p < np; p++) {
+    parity_plugin_record_t rec;
+    parity_context_plugin(ctx, p, &rec);
+    int wanted = !o.backend || !strcmp(o.backend, rec.name) || !strcmp(o.backend, rec.backend);
+    if (!wanted) continue;
+    if (rec.state != PARITY_PLUGIN_STATE_LOADED) {
+      printf("\n== %s: %s, not tested: %s ==\n", rec.name[0] ? rec.name : rec.path,
+             rec.state == PARITY_PLUGIN_STATE_UNAVAILABLE ? "unavailable" : "skipped", rec.reason);
+      if (o.backend) exit_code = 2;
+      continue;
+    }
+    for (uint32_t d = 0; d < rec.device_count; d++) {
+      if (o.device >= 0 && (uint32_t)o.device != d) continue;
+      matched++;
+      cf_env_t env = {.ctx = ctx, .oracle = oracle, .backend = rec.name, .full = o.full};
+      env.values.seed = o.seed;
+      env.max_buffer_cap = o.full ? (1ull << 30) : (256ull << 20);
+      env.info.struct_size = sizeof env.info;
+      cf_backend_summary_t *b = add_backend(&rep);
+      if (!b) return 2;
+      snprintf(b->backend, sizeof b->backend, "%s", rec.name);
+      if (parity_context_open_device(ctx, p, d, &env.dev) != PARITY_STATUS_OK) {
+        snprintf(b->device, sizeof b->device, "device %u", d);
+        snprintf(b->note, sizeof b->note, "the device does not open");
+        b->first = rep.count;
+        cf_print_header(b);
+        cf_result_t *r = next_result(&rep);
+        cf_result_init(r, "device.open", "(device)", "-", "-", "open");
+        snprintf(r->backend, sizeof r->backend, "%s", rec.name);
+        cf_result_fail(r, "%s", parity_last_error());
+        finish(&rep, b, r, &o);
+        cf_print_verdict(b);
+        exit_code = exit_code ? exit_code : 1;
+        continue;
+      }
+      parity_device_get_info(env.dev, &env.info);
+      env.values.no_denormals = env.info.denormals == PARITY_DENORMALS_FLUSHED;
+      snprintf(b->device, sizeof b->device, "%s", env.info.name);
+      snprintf(b->type, sizeof b->type, "%s", type_name(env.info.type));
+      if (env.values.no_denormals) snprintf(b->note, sizeof b->note, "declares flushed denormals: inputs carry none");
+      run_backend(&rep, &env, &cases, &o, b);
+      if (b->fail && exit_code == 0) exit_code = 1;
+    }
+  }
+  if (o.backend && !matched && exit_code == 0) {
+    fprintf(stderr, "parity-conform: no backend '%s' to test; available: %s\n", o.backend,
+            parity_context_available(ctx));
+    exit_code = 2;
+  }
+  printf("\n");
+  for (size_t i = 0; i < rep.backend_count; i++) cf_print_verdict(&rep.backends[i]);
+  if (o.json && cf_write_json(&rep, o.json) != 0) {
+    fprintf(stderr, "parity-conform: cannot write %s\n", o.json);
+    exit_code = 2;
+  }
+  if (o.markdown && cf_write_markdown(&rep, o.markdown) != 0) {
+    fprintf(stderr, "parity-conform: cannot write %s\n", o.markdown);
+    exit_code = 2;
+  }
+  cf_report_free(&rep);
+  cf_cases_free(&cases);
+  parity_context_destroy(ctx);
+  return exit_code;
+}
