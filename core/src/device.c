@@ -85,7 +85,8 @@ static parity_status_t ask_supports(parity_device_t *dev, const parity_op_desc_t
   if (st != PARITY_STATUS_OK) {
     char inner[768];
     snprintf(inner, sizeof inner, "%s", parity_last_error()[0] ? parity_last_error() : psup_status_name(st));
-    return parity__fail(st, "backend '%s' does not support %s %s %s: %s", dev->plugin->name,
+    return parity__fail(st, "backend '%s' %s %s %s %s: %s", dev->plugin->name,
+                        st == PARITY_STATUS_UNSUPPORTED ? "does not support" : "rejected",
                         psup_op_name(d->op), psup_direction_name(d->direction), dt, inner);
   }
   return PARITY_STATUS_OK;

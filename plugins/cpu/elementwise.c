@@ -14,7 +14,8 @@ typedef struct ew_operands_t {
   const char *name[EW_MAX_OPERANDS];
 } ew_operands_t;
 
-static void gather(const parity_op_desc_t *d, int32_t kind, ew_operands_t *o) {
+/* Returns 0 when the operand counts do not fit the op's kind and direction. */
+static int gather(const parity_op_desc_t *d, int32_t kind, ew_operands_t *o) {
   static const char *const unary_f[] = {"x", "y"}, *const unary_b[] = {"x", "y", "dy", "dx"};
   static const char *const binary_f[] = {"a", "b", "c"};
   static const char *const binary_b[] = {"a", "b", "c", "dc", "da", "db"};
@@ -22,18 +23,21 @@ static void gather(const parity_op_desc_t *d, int32_t kind, ew_operands_t *o) {
   static const char *const select_b[] = {"cond", "dc", "da", "db"};
   int bwd = d->direction == PARITY_DIRECTION_BACKWARD;
   const char *const *names = unary_f;
+  uint32_t nin = 1, nout = 1;
   switch (kind) {
-    case PARITY_OP_KIND_UNARY: names = bwd ? unary_b : unary_f; break;
-    case PARITY_OP_KIND_BINARY: names = bwd ? binary_b : binary_f; break;
-    case PARITY_OP_KIND_COMPARE: names = binary_f; break;
-    case PARITY_OP_KIND_SELECT: names = bwd ? select_b : select_f; break;
+    case PARITY_OP_KIND_UNARY: names = bwd ? unary_b : unary_f; nin = bwd ? 3 : 1; break;
+    case PARITY_OP_KIND_BINARY: names = bwd ? binary_b : binary_f; nin = bwd ? 4 : 2; nout = bwd ? 2 : 1; break;
+    case PARITY_OP_KIND_COMPARE: names = binary_f; nin = 2; break;
+    case PARITY_OP_KIND_SELECT: names = bwd ? select_b : select_f; nin = bwd ? 2 : 3; nout = bwd ? 2 : 1; break;
     default: break; /* CAST: x, y */
   }
+  if (d->num_inputs != nin || d->num_outputs != nout) return 0;
   o->count = d->num_inputs + d->num_outputs;
   o->num_inputs = d->num_inputs;
   for (uint32_t i = 0; i < d->num_inputs; i++) o->t[i] = d->inputs[i];
   for (uint32_t i = 0; i < d->num_outputs; i++) o->t[d->num_inputs + i] = d->outputs[i];
   for (uint32_t k = 0; k < o->count; k++) o->name[k] = names[k];
+  return 1;
 }
 
 /* "a f32[2,3], b f32[3], c f32[2,3]" */
@@ -77,7 +81,9 @@ static int32_t prepare(const parity_op_desc_t *d, ew_operands_t *o, ew_row_fn *o
     return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s is not an elementwise op", psup_op_name(d->op));
   int bwd = d->direction == PARITY_DIRECTION_BACKWARD;
   const char *op = info->name, *dir = psup_direction_name(d->direction);
-  gather(d, info->kind, o);
+  if (!gather(d, info->kind, o))
+    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: wrong operand count (%u inputs, %u outputs)", op,
+                    dir, d->num_inputs, d->num_outputs);
 
   /* one shape for every operand (inputs arrive broadcast to the output's shape) */
   const parity_tensor_desc_t *ref = NULL;
@@ -173,6 +179,21 @@ static void plan_init(ew_plan_t *pl, const parity_tensor_desc_t *const *t, uint3
     pl->rank = 1;
     pl->shape[0] = 1;
     for (uint32_t k = 0; k < count; k++) pl->strides[k][0] = 0;
+  }
+  /* A short inner axis would cost a row-kernel call every few elements: walk the longest axis
+   * innermost instead (elements are independent, so the order does not change any result). */
+  uint32_t last = pl->rank - 1, longest = last;
+  for (uint32_t a = 0; a < last; a++)
+    if (pl->shape[a] > pl->shape[longest]) longest = a;
+  if (pl->shape[last] < 16 && longest != last) {
+    int64_t t0 = pl->shape[last];
+    pl->shape[last] = pl->shape[longest];
+    pl->shape[longest] = t0;
+    for (uint32_t k = 0; k < count; k++) {
+      int64_t s0 = pl->strides[k][last];
+      pl->strides[k][last] = pl->strides[k][longest];
+      pl->strides[k][longest] = s0;
+    }
   }
 }
 

@@ -1,10 +1,10 @@
-/* elementwise_logic.c — comparisons, where (select) and casts. These never round: they are
- * exact in every dtype and every backend must match them bit for bit.
+/* elementwise_logic.c — comparisons, where (select) and casts: the exact class in every dtype
+ * (comparisons and where never round, casts round at most once), matched bit for bit.
  *  - compare: a, b of any one dtype -> bool 0/1. NaN compares false except ne; -0 == +0;
  *    f16/bf16 compare their exact f32 values, i64 compares as i64 (never through double),
  *    bool compares truth values (any non-zero byte is true).
- *  - where: c = cond ? a : b, copying a's or b's bits; backward da = cond ? dc : +0,
- *    db = cond ? +0 : dc.
+ *  - where: c = cond ? a : b, copying a's or b's bits (a bool c is stored as 0/1);
+ *    backward da = cond ? dc : +0, db = cond ? +0 : dc.
  *  - cast: see the conversion functions below. */
 #include "elementwise_internal.h"
 
@@ -59,7 +59,7 @@ ew_row_fn ew_compare_row(int32_t op, int32_t dtype) {
 }
 
 /* ---- where ---------------------------------------------------------------------------------- */
-/* Rows by element size: where only moves bits (bool a/b are copied as stored bytes). */
+/* Rows by element size: where only moves bits. */
 #define WHERE_FWD_ROW(T, bits)                                                                 \
   static void where_fwd_##bits(int64_t n, unsigned char *const *p, const int64_t *s,           \
                                const ew_args_t *args) {                                        \
@@ -94,7 +94,6 @@ ew_row_fn ew_compare_row(int32_t op, int32_t dtype) {
       for (int64_t i = 0; i < n; i++) db[i * sdb] = m[i * sm] ? (T)0 : dc[i * sdc];            \
     }                                                                                          \
   }
-WHERE_FWD_ROW(uint8_t, 8)
 WHERE_FWD_ROW(uint16_t, 16)
 WHERE_FWD_ROW(uint32_t, 32)
 WHERE_FWD_ROW(uint64_t, 64)
@@ -102,9 +101,18 @@ WHERE_BWD_ROW(uint16_t, 16)
 WHERE_BWD_ROW(uint32_t, 32)
 WHERE_BWD_ROW(uint64_t, 64)
 
+/* bool outputs are canonical 0/1 bytes even when a or b hold other non-zero bytes */
+static void where_fwd_bool(int64_t n, unsigned char *const *p, const int64_t *s, const ew_args_t *args) {
+  (void)args;
+  const uint8_t *m = p[0], *a = p[1], *b = p[2];
+  uint8_t *c = p[3];
+  const int64_t sm = s[0], sa = s[1], sb = s[2], sc = s[3];
+  for (int64_t i = 0; i < n; i++) c[i * sc] = (uint8_t)((m[i * sm] ? a[i * sa] : b[i * sb]) != 0);
+}
+
 ew_row_fn ew_where_forward_row(int32_t dtype) {
+  if (dtype == PARITY_DTYPE_BOOL) return where_fwd_bool;
   switch (psup_dtype_size(dtype)) {
-    case 1: return where_fwd_8;
     case 2: return where_fwd_16;
     case 4: return where_fwd_32;
     case 8: return where_fwd_64;

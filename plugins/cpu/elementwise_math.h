@@ -91,9 +91,19 @@ static inline float ew_sigmoid_f(float x, double al) {
   float e = expf(x);
   return e / (1.0f + e);
 }
-/* gelu(x) = 0.5*x*(1 + erf(x/sqrt(2))), evaluated as x*erfc(-x/sqrt(2))*0.5. */
-static inline double ew_gelu_d(double x, double al) { (void)al; return x * ew_erfc_neg_scaled_d(x) * 0.5; }
-static inline float ew_gelu_f(float x, double al) { (void)al; return x * ew_erfc_neg_scaled_f(x) * 0.5f; }
+/* gelu(x) = 0.5*x*(1 + erf(x/sqrt(2))), evaluated as 0.5*x*erfc(-x/sqrt(2)). Halving first
+ * is exact for |x| >= 1 and keeps x*2 from overflowing near the top of the range; below 1 the
+ * halving goes last so subnormal x lose nothing before the one rounding. */
+static inline double ew_gelu_d(double x, double al) {
+  (void)al;
+  double e = ew_erfc_neg_scaled_d(x);
+  return fabs(x) >= 1 ? (0.5 * x) * e : x * e * 0.5;
+}
+static inline float ew_gelu_f(float x, double al) {
+  (void)al;
+  float e = ew_erfc_neg_scaled_f(x);
+  return fabsf(x) >= 1 ? (0.5f * x) * e : x * e * 0.5f;
+}
 static inline double ew_sin_d(double x, double al) { (void)al; return sin(x); }
 static inline float ew_sin_f(float x, double al) { (void)al; return sinf(x); }
 static inline double ew_cos_d(double x, double al) { (void)al; return cos(x); }
@@ -124,7 +134,8 @@ EW_BWD(exp, return dy * y;, return dy * y;)                              /* uses
 EW_BWD(log, return dy / x;, return dy / x;)                              /* log'(0) = inf */
 EW_BWD(sqrt, return dy / (2.0 * y);, return dy / (2.0f * y);)            /* uses y */
 EW_BWD(rsqrt, return -0.5 * dy * y / x;, return -0.5f * dy * y / x;)     /* -y/(2x) */
-EW_BWD(square, return dy * (2.0 * x);, return dy * (2.0f * x);)
+/* (dy*x)*2 overflows only when the result does */
+EW_BWD(square, return (dy * x) * 2.0;, return (dy * x) * 2.0f;)
 EW_BWD(reciprocal, return -dy * y * y;, return -dy * y * y;)             /* -y^2 */
 /* (1-y)(1+y) instead of 1-y^2: exact 1-y near |y| = 1 keeps the relative accuracy. */
 EW_BWD(tanh, return dy * ((1.0 - y) * (1.0 + y));, return dy * ((1.0f - y) * (1.0f + y));)
@@ -196,7 +207,7 @@ EW_GRAD(pow_db,
 #define EW_MAX_DA_BODY(h)                                 \
   int an = a != a; int bn = b != b;                       \
   if (an | bn) return an ? (bn ? dc * h : dc) : 0;        \
-  return a >= b ? dc : 0;
+  return a > b ? dc : a == b ? dc * h : 0;
 #define EW_MIN_DA_BODY(h)                                 \
   int an = a != a; int bn = b != b;                       \
   if (an | bn) return an ? (bn ? dc * h : dc) : 0;        \

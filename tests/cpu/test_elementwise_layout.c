@@ -410,6 +410,35 @@ Test(elementwise_layout, large_transposed_operands_take_the_parallel_path_correc
   view_free(&c);
 }
 
+Test(elementwise_layout, narrow_inner_axes_are_walked_correctly) {
+  /* [R, 3]: the kernel may walk the long axis innermost; transposed and stepped operands */
+  const int64_t rows[] = {5, 30001}; /* serial and parallel */
+  uint64_t seed = 8;
+  for (int r = 0; r < 2; r++) {
+    const int64_t R = rows[r], shape[2] = {R, 3};
+    view a = view_new(PARITY_DTYPE_F32, 3 * R, shape, 1, R, 0, &seed);       /* transposed */
+    view b = view_new(PARITY_DTYPE_F32, 6 * R + 1, shape, 6, 2, 1, &seed);   /* stepped + offset */
+    view c = view_new(PARITY_DTYPE_F32, 3 * R, shape, 3, 1, 0, NULL);
+    view m = view_new(PARITY_DTYPE_BOOL, 3 * R, shape, 1, R, 0, NULL);
+    const view *in[2] = {&a, &b};
+    view *out[1] = {&c}, *outm[1] = {&m};
+    run_ok(PARITY_OP_SUB, PARITY_DIRECTION_FORWARD, in, 2, out, 1, 0);
+    run_ok(PARITY_OP_GE, PARITY_DIRECTION_FORWARD, in, 2, outm, 1, 0);
+    view_fetch(&c, shape);
+    view_fetch(&m, shape);
+    for (int64_t i = 0; i < R; i++)
+      for (int64_t j = 0; j < 3; j++) {
+        float x = (float)view_get(&a, i, j), y = (float)view_get(&b, i, j);
+        cr_assert_eq((float)view_get(&c, i, j), x - y, "R=%lld (%lld,%lld)", (long long)R, (long long)i, (long long)j);
+        cr_assert_eq(view_get(&m, i, j), x >= y, "ge R=%lld (%lld,%lld)", (long long)R, (long long)i, (long long)j);
+      }
+    view_free(&a);
+    view_free(&b);
+    view_free(&c);
+    view_free(&m);
+  }
+}
+
 /* ---- supports() -------------------------------------------------------------------------------- */
 
 /* Run a descriptor that must be refused: status, a message naming `needles`, outputs untouched. */

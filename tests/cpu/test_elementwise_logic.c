@@ -131,7 +131,7 @@ Test(elementwise_logic, bool_inputs_read_any_nonzero_byte_as_true) {
 
 /* ---- where ------------------------------------------------------------------------------------ */
 
-Test(elementwise_logic, where_copies_bits_and_reads_any_nonzero_cond_byte_as_true) {
+Test(elementwise_logic, where_copies_bits_and_reads_any_nonzero_cond_byte_as_true_and_stores_bool_as_0_or_1) {
   enum { M = 6 };
   const uint8_t cond[M] = {0, 1, 2, 0x80, 0xff, 0};
   for (int d = 0; d < NDTYPES; d++) {
@@ -147,9 +147,14 @@ Test(elementwise_logic, where_copies_bits_and_reads_any_nonzero_cond_byte_as_tru
     void *out[1] = {c};
     cr_assert_eq(run_raw(PARITY_OP_WHERE, PARITY_DIRECTION_FORWARD, M, 3, idt, in, 1, odt, out), PARITY_STATUS_OK,
                  "%s", parity_last_error());
-    for (int i = 0; i < M; i++)
-      cr_assert_eq(memcmp(c + i * esz, (cond[i] ? a : b) + i * esz, esz), 0, "%s where element %d (cond %#x)",
-                   psup_dtype_name(dt), i, cond[i]);
+    for (int i = 0; i < M; i++) {
+      const unsigned char *want = (cond[i] ? a : b) + i * esz;
+      if (dt == PARITY_DTYPE_BOOL) /* bool outputs are canonical 0/1 */
+        cr_assert_eq(c[i], *want != 0, "bool where element %d: %u", i, c[i]);
+      else
+        cr_assert_eq(memcmp(c + i * esz, want, esz), 0, "%s where element %d (cond %#x)", psup_dtype_name(dt), i,
+                     cond[i]);
+    }
   }
 }
 

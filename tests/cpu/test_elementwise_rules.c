@@ -2,6 +2,8 @@
  * subgradients at kinks, signed zeros, NaN and infinities, ties, pow and division edge cases,
  * denormals, and backward using the stored forward values. Each rule is checked in every
  * floating dtype (f64, f32, f16, bf16). */
+#include <float.h>
+
 #include "elementwise_test.h"
 
 static const int32_t floats[] = EWT_FLOATS;
@@ -310,5 +312,17 @@ Test(elementwise_rules, leaky_relu_scales_the_negative_side_by_alpha_rounded_onc
         cr_assert(pt_ulp_diff(y[i], want, dt) <= 1, "%s leaky_relu(%g) = %a", psup_dtype_name(dt), xr[i], y[i]);
       }
     }
+  }
+}
+
+Test(elementwise_rules, results_that_fit_do_not_overflow_in_intermediates) {
+  const double big[] = {DBL_MAX, FLT_MAX, 65504.0, 0x1.fep127};
+  for (int d = 0; d < NFLOATS; d++) {
+    double x = big[d], y, dx, dy = 0.25;
+    ewt_unary(PARITY_OP_GELU, floats[d], 1, &x, &y, 0);
+    ASSERT_SAME(y, x, "%s gelu(%g) = %g", psup_dtype_name(floats[d]), x, y);
+    ewt_unary_bwd(PARITY_OP_SQUARE, floats[d], 1, &x, &y, &dy, &dx, 0);
+    cr_assert(isfinite(dx), "%s square'(%g) * 0.25 = %g", psup_dtype_name(floats[d]), x, dx);
+    cr_assert_eq(dx, ewt_round(floats[d], 0.5 * x), "%s square'(%g) * 0.25", psup_dtype_name(floats[d]), x);
   }
 }

@@ -381,6 +381,19 @@ Test(reduce, max_and_min_propagate_nan) {
   double *y = forward(dev, PARITY_OP_MIN, PARITY_DTYPE_F64, 2, xs, 1, m, RS_CONTIG, RS_CONTIG);
   for (int c = 0; c < 16; c++) cr_assert(c == 8 ? isnan(y[c]) : y[c] == c, "column %d: %g", c, y[c]);
   free(y);
+  /* a long reduction split across threads: NaNs only in the later parts still win */
+  rs_set_threads(2);
+  int64_t n = 200000;
+  double *big = malloc((size_t)n * sizeof *big);
+  for (int64_t i = 0; i < n; i++) big[i] = (double)(i % 1000);
+  big[150000] = big[190000] = NAN;
+  for (int dt = PARITY_DTYPE_F32; dt <= PARITY_DTYPE_F64; dt++) {
+    cr_assert(isnan(one_fwd(dev, PARITY_OP_MAX, dt, n, big)), "%s max split", psup_dtype_name(dt));
+    cr_assert(isnan(one_fwd(dev, PARITY_OP_MIN, dt, n, big)), "%s min split", psup_dtype_name(dt));
+    cr_assert_eq(one_fwd(dev, PARITY_OP_ARGMAX, dt, n, big), 150000);
+    cr_assert_eq(one_fwd(dev, PARITY_OP_ARGMIN, dt, n, big), 150000);
+  }
+  free(big);
 }
 
 Test(reduce, argmax_and_argmin_return_the_first_nan_index) {
@@ -505,6 +518,38 @@ Test(reduce, size_one_axes_and_an_empty_mask_copy_the_input) {
         cr_assert(is_arg(all_ops[k]) ? y[i] == 0 : rs_same(y[i], x[i]), "%s mask %u: y[%d] = %g",
                   psup_op_name(all_ops[k]), mask, i, y[i]);
       free(y);
+    }
+}
+
+Test(reduce, rank_zero_and_zero_stride_inputs_are_reduced_like_any_view) {
+  parity_device_t *dev = pt_device("cpu");
+  double v = -2.5;
+  for (size_t k = 0; k < sizeof all_ops / sizeof *all_ops; k++) { /* a scalar: nothing to reduce */
+    double *y = forward(dev, all_ops[k], PARITY_DTYPE_F32, 0, NULL, 0, &v, RS_CONTIG, RS_CONTIG);
+    cr_assert(is_arg(all_ops[k]) ? y[0] == 0 : y[0] == v, "%s of a scalar: %g", psup_op_name(all_ops[k]), y[0]);
+    free(y);
+  }
+  /* x[3,5] broadcast along axis 1 (stride 0): each row repeats one stored value */
+  int64_t xs[2] = {3, 5};
+  double stored[3] = {1.5, -4, 2};
+  for (size_t k = 0; k < sizeof all_ops / sizeof *all_ops; k++)
+    for (uint32_t mask = 1; mask <= 3; mask++) {
+      pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F64, 1, (int64_t[]){3}, stored);
+      x.desc.rank = 2;
+      x.desc.shape[0] = 3, x.desc.shape[1] = 5, x.desc.strides[0] = 1, x.desc.strides[1] = 0;
+      int64_t ys[2];
+      reduced_shape(2, xs, mask, ys);
+      pt_tensor y = pt_tensor_new(dev, is_arg(all_ops[k]) ? PARITY_DTYPE_I64 : PARITY_DTYPE_F64, 2, ys, NULL);
+      cr_assert_eq(run_fwd(dev, all_ops[k], &x, &y, mask), PARITY_STATUS_OK, "%s", parity_last_error());
+      double got[5], full[15], val[5], S[5];
+      int64_t idx[5];
+      for (int i = 0; i < 15; i++) full[i] = stored[i / 5];
+      ref_reduce(all_ops[k], 2, xs, mask, full, val, idx, S);
+      pt_tensor_read(&y, got);
+      for (int64_t o = 0; o < rs_numel(2, ys); o++)
+        cr_assert(is_arg(all_ops[k]) ? got[o] == idx[o] : got[o] == val[o], "%s mask %u: y[%lld] = %g",
+                  psup_op_name(all_ops[k]), mask, (long long)o, got[o]);
+      pt_tensor_free(&x), pt_tensor_free(&y);
     }
 }
 
