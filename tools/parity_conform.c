@@ -266,6 +266,7 @@ int main(int argc, char **argv) {
       snprintf(b->backend, sizeof b->backend, "%s", rec.name);
       if (parity_context_open_device(ctx, p, d, &env.dev) != PARITY_STATUS_OK) {
         snprintf(b->device, sizeof b->device, "device %u", d);
+        snprintf(b->type, sizeof b->type, "not opened");
         snprintf(b->note, sizeof b->note, "the device does not open");
         b->first = rep.count;
         cf_print_header(b);

@@ -75,7 +75,9 @@ static parity__module *module_load(parity_context_t *ctx, parity__plugin *p, con
       describe(p, m);
       return m;
     }
-  void *dl = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+  /* NODELETE: a plugin's own dependencies (e.g. OpenMP worker threads) may outlive its
+   * shutdown; the library stays mapped after dlclose, so nothing runs from unmapped code. */
+  void *dl = dlopen(real, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!dl) {
     skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED,
          "dlopen failed: %s; remedy: make sure it is a parity plugin built for this machine, or "

@@ -3,6 +3,7 @@
  * independent outputs. This is the oracle the other paths are held to, so it stays plain: the
  * loops over a plane are only interchanged (each output still sums its terms in the order
  * above) so that the innermost loop runs along a row and vectorizes. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "conv_internal.h"
@@ -61,6 +62,13 @@ static void forward_planes(const conv_geom_t *g, const double *X, const int64_t 
             double *ar = acc + oh * g->ow;
             for (int64_t ow = ow_lo; ow < ow_hi; ow++) ar[ow] += wv * X[xi + ow * step];
           }
+          /* Padding is explicit zeros: a padded tap adds w * 0, which only matters (NaN) when
+           * w is inf or NaN. Same order as a padded input would give: taps are summed in
+           * (c, kh, kw) order per output either way. */
+          if (!isfinite(wv))
+            for (int64_t oh = 0; oh < g->oh; oh++)
+              for (int64_t ow = 0; ow < g->ow; ow++)
+                if (oh < oh_lo || oh >= oh_hi || ow < ow_lo || ow >= ow_hi) acc[oh * g->ow + ow] += wv * 0.0;
         }
       }
     double bv = B ? B[o * sb] : 0.0;

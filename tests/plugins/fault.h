@@ -18,7 +18,8 @@
   X(NONDETERMINISTIC_REDUCE, "nondeterministic-reduce") /* start of the sum rotates per call */ \
   X(WRITE_PAST_END, "write-past-end")             /* one element written past the output */    \
   X(FALSE_F64, "false-f64")                       /* claims float64, computes f64 in f32 */    \
-  X(MAX_DROPS_NAN, "max-drops-nan")               /* max/maximum ignore NaN */
+  X(MAX_DROPS_NAN, "max-drops-nan")               /* max/maximum ignore NaN */                 \
+  X(INDUCTOR_RECOMPUTE, "inductor-recompute")     /* see fault_inductor_* below */
 
 typedef enum fault_t {
   FAULT_NONE = 0,
@@ -34,6 +35,7 @@ extern const parity_plugin_api_t *fault_cpu; /* the real CPU plugin's table */
  * accepted (supports() and extents), and returns a parity_status_t. */
 int32_t fault_compare_eps(const parity_op_desc_t *d);
 int32_t fault_softmax_remember(const parity_op_desc_t *d);
+void fault_forget(void); /* drop what fault_softmax_remember kept */
 int32_t fault_softmax_backward_unrounded(const parity_op_desc_t *d, int *handled);
 int32_t fault_tie_first_binary(const parity_op_desc_t *d);
 int32_t fault_tie_first_reduce(const parity_op_desc_t *d);
@@ -44,6 +46,19 @@ int32_t fault_write_past_end(const parity_op_desc_t *d);
 int32_t fault_max_drop_nan(const parity_op_desc_t *d);
 /* Run `fn` with every f64 operand replaced by an f32 copy (outputs widened back). */
 int32_t fault_via_f32(parity_kernel_fn fn, parity_plugin_device_t *dev, const parity_op_desc_t *d);
+/* The same for operands whose dtype bit is in dtype_mask; with keep != NULL the f32 values of
+ * output 0 (before rounding to its dtype) are handed over in *keep (malloc'ed, logical order). */
+int32_t fault_via_f32_dtypes(parity_kernel_fn fn, parity_plugin_device_t *dev, const parity_op_desc_t *d,
+                             uint32_t dtype_mask, float **keep);
+
+/* inductor-recompute, the PyTorch Inductor report at plugin level: a bf16/f16 conv2d forward keeps
+ * its unrounded f32 output; a log_softmax forward that comes right after it takes max and
+ * log-sum-exp from those unrounded logits, and its backward recomputes the probabilities as
+ * exp(stored logit - max - lse), mixing rounded logits with unrounded statistics. */
+void fault_inductor_conv_output(float *unrounded, int64_t n); /* takes ownership */
+void fault_inductor_other_forward(void);                      /* any other forward ran */
+int32_t fault_inductor_logsoftmax_forward(const parity_op_desc_t *d);
+int32_t fault_inductor_logsoftmax_backward(const parity_op_desc_t *d, int *handled);
 /* The descriptor with every f64 tensor retyped f32 (for supports()). */
 void fault_retype_f64(const parity_op_desc_t *d, parity_op_desc_t *out, parity_tensor_desc_t *tensors);
 

@@ -63,6 +63,22 @@ static rows_t rows_of(const parity_tensor_desc_t *t, int32_t axis) {
   return r;
 }
 
+/* inductor-recompute: the unrounded output of the last forward when it was a low-precision
+ * conv2d; after a log_softmax forward, its stored logits and max + lse from unrounded ones. */
+static struct {
+  float *conv_out;
+  int64_t conv_n;
+  float *logits, *shift;
+  int64_t n;
+} mixed;
+
+void fault_forget(void) {
+  free(remembered.y);
+  memset(&remembered, 0, sizeof remembered);
+  free(mixed.conv_out), free(mixed.logits), free(mixed.shift);
+  memset(&mixed, 0, sizeof mixed);
+}
+
 int32_t fault_softmax_remember(const parity_op_desc_t *d) {
   const parity_tensor_desc_t *x = d->inputs[0];
   if (x->dtype != PARITY_DTYPE_F16 && x->dtype != PARITY_DTYPE_BF16) return PARITY_STATUS_OK;
@@ -279,6 +295,11 @@ void fault_retype_f64(const parity_op_desc_t *d, parity_op_desc_t *out, parity_t
 }
 
 int32_t fault_via_f32(parity_kernel_fn fn, parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  return fault_via_f32_dtypes(fn, dev, d, PARITY_DTYPE_BIT(PARITY_DTYPE_F64), NULL);
+}
+
+int32_t fault_via_f32_dtypes(parity_kernel_fn fn, parity_plugin_device_t *dev, const parity_op_desc_t *d,
+                             uint32_t dtype_mask, float **keep) {
   enum { SLOTS = PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS };
   parity_op_desc_t d32 = *d;
   parity_tensor_desc_t t[SLOTS];
@@ -289,7 +310,8 @@ int32_t fault_via_f32(parity_kernel_fn fn, parity_plugin_device_t *dev, const pa
     int is_out = k >= PARITY_MAX_INPUTS;
     uint32_t i = is_out ? k - PARITY_MAX_INPUTS : k;
     const parity_tensor_desc_t *src = is_out ? d->outputs[i] : d->inputs[i];
-    if (!src || (is_out ? i >= d->num_outputs : i >= d->num_inputs) || src->dtype != PARITY_DTYPE_F64) continue;
+    if (!src || (is_out ? i >= d->num_outputs : i >= d->num_inputs) || !(dtype_mask & PARITY_DTYPE_BIT(src->dtype)))
+      continue;
     int64_t n = psup_numel(src);
     uint64_t bytes = ((uint64_t)(n > 0 ? n : 1) * 4u + 63u) & ~(uint64_t)63u;
     bufs[k].size = (uint64_t)(n > 0 ? n : 0) * 4u;
@@ -316,7 +338,77 @@ int32_t fault_via_f32(parity_kernel_fn fn, parity_plugin_device_t *dev, const pa
         memcpy(&v, bufs[k].data + j * 4, 4);
         st(orig[k], offset_of(orig[k], j), v);
       }
+    if (keep && status == PARITY_STATUS_OK && k == PARITY_MAX_INPUTS) {
+      *keep = (float *)bufs[k].data; /* output 0, contiguous: logical order */
+      continue;
+    }
     free(bufs[k].data);
   }
   return status;
+}
+
+/* ---- inductor-recompute ------------------------------------------------------------------- */
+
+void fault_inductor_conv_output(float *unrounded, int64_t n) {
+  free(mixed.conv_out);
+  mixed.conv_out = unrounded;
+  mixed.conv_n = n;
+}
+
+void fault_inductor_other_forward(void) { fault_inductor_conv_output(NULL, 0); }
+
+int32_t fault_inductor_logsoftmax_forward(const parity_op_desc_t *d) {
+  const parity_tensor_desc_t *x = d->inputs[0];
+  int64_t total = psup_numel(x);
+  float *unrounded = mixed.conv_out;
+  mixed.conv_out = NULL;
+  free(mixed.logits);
+  free(mixed.shift);
+  mixed.logits = mixed.shift = NULL;
+  mixed.n = 0; /* a log_softmax not fed by a low-precision conv keeps nothing */
+  if (!unrounded || mixed.conv_n != total || total == 0) {
+    free(unrounded);
+    return PARITY_STATUS_OK;
+  }
+  mixed.logits = malloc((size_t)total * sizeof(float));
+  mixed.shift = malloc((size_t)total * sizeof(float));
+  mixed.n = mixed.logits && mixed.shift ? total : 0;
+  if (!mixed.n) {
+    free(unrounded);
+    return oom();
+  }
+  rows_t r = rows_of(x, d->params.softmax.axis);
+  for (int64_t o = 0; o < r.outer; o++)
+    for (int64_t in = 0; in < r.inner; in++) {
+      int64_t base = o * r.n * r.inner + in;
+      float m = -INFINITY, s = 0;
+      for (int64_t j = 0; j < r.n; j++) m = fmaxf(m, unrounded[base + j * r.inner]);
+      for (int64_t j = 0; j < r.n; j++) s += expf(unrounded[base + j * r.inner] - m);
+      for (int64_t j = 0; j < r.n; j++) {
+        int64_t i = base + j * r.inner;
+        mixed.logits[i] = (float)ld(x, offset_of(x, i));
+        mixed.shift[i] = m + logf(s);
+      }
+    }
+  free(unrounded);
+  return PARITY_STATUS_OK;
+}
+
+int32_t fault_inductor_logsoftmax_backward(const parity_op_desc_t *d, int *handled) {
+  const parity_tensor_desc_t *y = d->inputs[0], *dy = d->inputs[1], *dx = d->outputs[0];
+  *handled = mixed.n > 0 && mixed.n == psup_numel(y);
+  if (!*handled) return PARITY_STATUS_OK;
+  rows_t r = rows_of(y, d->params.softmax.axis);
+  for (int64_t o = 0; o < r.outer; o++)
+    for (int64_t in = 0; in < r.inner; in++) {
+      int64_t base = o * r.n * r.inner + in;
+      float sum = 0;
+      for (int64_t j = 0; j < r.n; j++) sum += (float)ld(dy, offset_of(dy, base + j * r.inner));
+      for (int64_t j = 0; j < r.n; j++) {
+        int64_t i = base + j * r.inner;
+        float p = expf(mixed.logits[i] - mixed.shift[i]);
+        st(dx, offset_of(dx, i), (float)ld(dy, offset_of(dy, i)) - p * sum);
+      }
+    }
+  return PARITY_STATUS_OK;
 }

@@ -18,6 +18,11 @@ static int32_t fault_init(void) {
   return fault_cpu->init();
 }
 
+static void fault_shutdown(void) {
+  fault_forget();
+  fault_cpu->shutdown();
+}
+
 static int32_t fault_device_info(uint32_t index, parity_device_info_t *out) {
   int32_t st = fault_cpu->get_device_info(index, out);
   if (st != PARITY_STATUS_OK) return st;
@@ -64,6 +69,7 @@ static int32_t accept(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
 static int is_float(const parity_tensor_desc_t *t) { return t && psup_dtype_is_float(t->dtype); }
 
 static int32_t ew_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (fault_active == FAULT_INDUCTOR_RECOMPUTE) fault_inductor_other_forward();
   int32_t kind = psup_op_info(d->op) ? psup_op_info(d->op)->kind : 0;
   if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->elementwise_forward, dev, d);
   if (fault_active == FAULT_COMPARE_EPS && kind == PARITY_OP_KIND_COMPARE && is_float(d->inputs[0])) {
@@ -88,6 +94,7 @@ static int32_t ew_backward(parity_plugin_device_t *dev, const parity_op_desc_t *
 }
 
 static int32_t reduce_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (fault_active == FAULT_INDUCTOR_RECOMPUTE) fault_inductor_other_forward();
   if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->reduce_forward, dev, d);
   int sum = d->op == PARITY_OP_SUM && is_float(d->inputs[0]);
   if (sum && (fault_active == FAULT_SUM_F16 || fault_active == FAULT_NONDETERMINISTIC_REDUCE)) {
@@ -108,6 +115,7 @@ static int32_t reduce_backward(parity_plugin_device_t *dev, const parity_op_desc
 }
 
 static int32_t matmul_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (fault_active == FAULT_INDUCTOR_RECOMPUTE) fault_inductor_other_forward();
   if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->matmul_forward, dev, d);
   return fault_cpu->matmul_forward(dev, d);
 }
@@ -125,8 +133,24 @@ static void shift_padding(parity_op_desc_t *d) {
   else p[0]++;
 }
 
+static int is_low(const parity_tensor_desc_t *t) {
+  return t && (t->dtype == PARITY_DTYPE_F16 || t->dtype == PARITY_DTYPE_BF16);
+}
+
 static int32_t conv_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->conv2d_forward, dev, d);
+  if (fault_active == FAULT_INDUCTOR_RECOMPUTE) {
+    fault_inductor_other_forward();
+    if (d->op == PARITY_OP_CONV2D && is_low(d->outputs[0])) {
+      int32_t st = accept(dev, d);
+      float *unrounded = NULL;
+      if (st == PARITY_STATUS_OK)
+        st = fault_via_f32_dtypes(fault_cpu->conv2d_forward, dev, d,
+                                  PARITY_DTYPE_BIT(PARITY_DTYPE_F16) | PARITY_DTYPE_BIT(PARITY_DTYPE_BF16), &unrounded);
+      if (st == PARITY_STATUS_OK) fault_inductor_conv_output(unrounded, psup_numel(d->outputs[0]));
+      return st;
+    }
+  }
   if (fault_active == FAULT_CONV_PAD && d->op == PARITY_OP_CONV2D) {
     parity_op_desc_t shifted = *d;
     shift_padding(&shifted);
@@ -152,6 +176,11 @@ static int32_t softmax_forward(parity_plugin_device_t *dev, const parity_op_desc
   if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->softmax_forward, dev, d);
   int32_t st = fault_cpu->softmax_forward(dev, d);
   if (st == PARITY_STATUS_OK && fault_active == FAULT_SOFTMAX_BWD_UNROUNDED) return fault_softmax_remember(d);
+  if (fault_active == FAULT_INDUCTOR_RECOMPUTE) {
+    if (st == PARITY_STATUS_OK && d->op == PARITY_OP_LOG_SOFTMAX && is_low(d->inputs[0]))
+      return fault_inductor_logsoftmax_forward(d);
+    fault_inductor_other_forward();
+  }
   return st;
 }
 
@@ -162,6 +191,13 @@ static int32_t softmax_backward(parity_plugin_device_t *dev, const parity_op_des
     if (st != PARITY_STATUS_OK) return st;
     int handled = 0;
     st = fault_softmax_backward_unrounded(d, &handled);
+    if (handled) return st;
+  }
+  if (fault_active == FAULT_INDUCTOR_RECOMPUTE && d->op == PARITY_OP_LOG_SOFTMAX && is_low(d->inputs[0])) {
+    int32_t st = accept(dev, d);
+    if (st != PARITY_STATUS_OK) return st;
+    int handled = 0;
+    st = fault_inductor_logsoftmax_backward(d, &handled);
     if (handled) return st;
   }
   return fault_cpu->softmax_backward(dev, d);
@@ -201,6 +237,7 @@ PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t h
   fault_name = fault_names[fault_active];
   fault_api = *fault_cpu;
   fault_api.init = fault_init;
+  fault_api.shutdown = fault_shutdown;
   fault_api.get_device_info = fault_device_info;
   fault_api.supports = fault_supports;
   fault_api.elementwise_forward = ew_forward;

@@ -164,7 +164,7 @@ int cf_cases_elementwise(cf_case_list_t *list, int32_t op, int32_t kind, uint32_
       for (size_t i = 0; i < sizeof ew_variants / sizeof ew_variants[0]; i++) {
         const ew_variant_t *v = &ew_variants[i];
         if (!(v->kinds & kind_bit(kind))) continue;
-        if (!strcmp(v->name, "large") && dt != PARITY_DTYPE_F32 && dt != PARITY_DTYPE_F16) continue;
+        if (!strcmp(v->name, "large") && dt != PARITY_DTYPE_F32) continue;
         for (int32_t dir = 0; dir < 2; dir++) {
           if (!(v->dirs & (1u << dir))) continue;
           if (dir == PARITY_DIRECTION_BACKWARD && (!(flags & PARITY_OPF_BACKWARD) || !psup_dtype_is_float(dt)))

@@ -97,48 +97,42 @@ void cf_compare(cf_compare_t *cmp, const char *name, const cf_host_t *got, const
   for (int64_t i = 0; i < got->count && i < ref->count; i++) {
     const unsigned char *gp = got->data + (size_t)i * gsz;
     double g = cf_host_get(got, i), r = cf_host_get(ref, i);
-    char detail[160] = "";
-    double ratio = 0;
+    double ratio = 0, u = 0, s = 0, bound = 0;
+    int bad_bool = 0;
     cmp->checked++;
     if (gd == PARITY_DTYPE_BOOL && *gp > 1) {
-      snprintf(detail, sizeof detail, " (bool byte 0x%02x: bool outputs are 0 or 1)", *gp);
-      record(cmp, name, got, i, g, r, INFINITY, detail);
-      continue;
+      ratio = INFINITY;
+      bad_bool = 1;
+    } else if (cmp->rule == CF_RULE_EXACT) {
+      unsigned char want[8];
+      if (rd == gd) memcpy(want, ref->data + (size_t)i * gsz, gsz);
+      else psup_store_f64(want, gd, r);
+      if (!same_bits(gp, want, gd) && !flushed_ok(cmp, g, r)) ratio = INFINITY;
+    } else if (cmp->rule == CF_RULE_ULP) {
+      u = flushed_ok(cmp, g, r) ? 0 : ulp_error(g, r, gd);
+      if (u > cmp->max_ulp) cmp->max_ulp = u;
+      ratio = u / cmp->ulp_bound;
+    } else if (isnan(r) || isinf(r)) {
+      ratio = (isnan(r) ? isnan(g) : g == r) ? 0 : INFINITY;
+    } else if (g != rounded(r, gd) && !flushed_ok(cmp, g, r)) {
+      s = S ? fabs(cf_host_get(S, i)) : 0;
+      if (!isfinite(s) || s < fabs(r)) s = fabs(r);
+      bound = psup_accum_bound(gd, r, s, cmp->k);
+      ratio = isfinite(g) ? fabs(g - r) / bound : INFINITY;
     }
-    switch (cmp->rule) {
-      case CF_RULE_EXACT: {
-        unsigned char want[8];
-        if (rd == gd) memcpy(want, ref->data + (size_t)i * gsz, gsz);
-        else psup_store_f64(want, gd, r);
-        if (!same_bits(gp, want, gd) && !flushed_ok(cmp, g, r)) {
-          ratio = INFINITY;
-          snprintf(detail, sizeof detail, " (must match bit for bit%s)",
-                   g == r ? "; sign of zero differs" : "");
-        }
-        break;
-      }
-      case CF_RULE_ULP: {
-        double u = flushed_ok(cmp, g, r) ? 0 : ulp_error(g, r, gd);
-        if (u > cmp->max_ulp) cmp->max_ulp = u;
-        ratio = u / cmp->ulp_bound;
+    char detail[160] = "";
+    if (!(ratio <= 1.0) && cmp->bad == 0) { /* format only the first failure */
+      if (bad_bool)
+        snprintf(detail, sizeof detail, " (bool byte 0x%02x: bool outputs are 0 or 1)", *gp);
+      else if (cmp->rule == CF_RULE_EXACT)
+        snprintf(detail, sizeof detail, " (must match bit for bit%s)", g == r ? "; sign of zero differs" : "");
+      else if (cmp->rule == CF_RULE_ULP)
         snprintf(detail, sizeof detail, " (%.3g ulp, bound %.3g ulp)", u, cmp->ulp_bound);
-        break;
-      }
-      default: {
-        if (isnan(r) || isinf(r)) {
-          ratio = (isnan(r) ? isnan(g) : g == r) ? 0 : INFINITY;
-          snprintf(detail, sizeof detail, " (special values must match)");
-          break;
-        }
-        if (g == rounded(r, gd) || flushed_ok(cmp, g, r)) break;
-        double s = S ? fabs(cf_host_get(S, i)) : 0;
-        if (!isfinite(s) || s < fabs(r)) s = fabs(r);
-        double bound = psup_accum_bound(gd, r, s, cmp->k);
-        ratio = isfinite(g) ? fabs(g - r) / bound : INFINITY;
+      else if (bound == 0)
+        snprintf(detail, sizeof detail, " (special values must match)");
+      else
         snprintf(detail, sizeof detail, " (|err| %.3g > bound %.3g; S %.3g, k %lld)", fabs(g - r), bound, s,
                  (long long)cmp->k);
-        break;
-      }
     }
     record(cmp, name, got, i, g, r, ratio, detail);
   }

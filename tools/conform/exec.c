@@ -286,7 +286,9 @@ cf_exec_status_t cf_exec(parity_device_t *dev, const cf_op_t *op, uint8_t sentin
       result = CF_EXEC_ERROR;
       break;
     }
-    for (uint64_t b = 0; b < s->bytes; b++) s->image[b] = guard_byte(b, k);
+    unsigned char pattern[256]; /* guard_byte repeats every 256 bytes */
+    for (int b = 0; b < 256; b++) pattern[b] = guard_byte((uint64_t)b, k);
+    for (uint64_t b = 0; b < s->bytes; b += 256) memcpy(s->image + b, pattern, s->bytes - b < 256 ? s->bytes - b : 256);
     uint32_t esz = psup_dtype_size(spec->dtype);
     if (out) {
       fill_t f = {s->image, sentinel, esz};

@@ -1,8 +1,7 @@
 /* hazard_table.c — the named hazard cases, one file each (hazard_<name>.c), all with the
  * cf_check_fn signature: fill a result for the device in env. They come from the problem list in
- * the design brief. Cases that need the autodiff tensor API (eager vs replay, training
- * trajectories, the layer zoo, log_softmax after a bf16 conv through the tape) join this table
- * when that API exists; docs/conformance.md lists what each will need. */
+ * the design brief; docs/conformance.md states each rule. The mask case runs at op level, the
+ * others through the autodiff tape (helpers in hazard_tape.c). */
 #include "conform.h"
 
 void cf_hazard_mask_under_gradient(cf_env_t *env, cf_result_t *r);

@@ -83,7 +83,10 @@ void cf_print_header(const cf_backend_summary_t *b) {
 }
 
 void cf_reproduce_command(const cf_report_t *rep, const cf_result_t *r, char *buf, size_t n) {
-  snprintf(buf, n, "%s --backend %s --case '%s'%s", rep->command, r->backend, r->id, r->full_only ? " --full" : "");
+  if (!strncmp(r->id, "device.", 7)) /* the device itself: the backend alone reproduces it */
+    snprintf(buf, n, "%s --backend %s", rep->command, r->backend);
+  else
+    snprintf(buf, n, "%s --backend %s --case '%s'%s", rep->command, r->backend, r->id, r->full_only ? " --full" : "");
   if (rep->seed != 0) {
     size_t used = strlen(buf);
     snprintf(buf + used, n - used, " --seed %llu", (unsigned long long)rep->seed);
@@ -170,7 +173,7 @@ int cf_write_json(const cf_report_t *rep, const char *path) {
     json_num(f, r->cosine);
     fprintf(f, ",\"norm_ratio\":");
     json_num(f, r->norm_ratio);
-    fprintf(f, ",\"message\":");
+    fprintf(f, ",\"seconds\":%.4f,\"message\":", r->seconds);
     json_str(f, r->message);
     if (r->status == CF_FAIL) {
       char cmd[1536];

@@ -119,7 +119,7 @@ static int float_specials(int32_t dt, double *v) {
 
 static int int_specials(int32_t dt, double *v) {
   double lo = dt == PARITY_DTYPE_I64 ? -0x1p63 : -2147483648.0;
-  double hi = dt == PARITY_DTYPE_I64 ? 0x1p63 - 1024.0 : 2147483647.0; /* i64 max is stored saturated */
+  double hi = dt == PARITY_DTYPE_I64 ? 0x1p63 : 2147483647.0; /* 2^63 stores as INT64_MAX (saturated) */
   double list[] = {0, 1, -1, 2, -2, 3, 100, -100, lo, hi, lo + 1, 65535, -65536, 7, 1 << 20, 12345};
   int n = (int)(sizeof list / sizeof list[0]);
   memcpy(v, list, sizeof list);
@@ -157,6 +157,33 @@ static void fill_onehot(const cf_case_t *c, uint64_t key, cf_host_t *h) {
   }
 }
 
+/* softmax rows, one pattern per row: -inf in a row, a row of -inf, +inf, two +inf, +inf and -inf,
+ * NaN, ± max finite, subnormals and signed zeros. */
+static void fill_softmax_special(const cf_values_ctx_t *vc, const cf_case_t *c, uint64_t key, cf_host_t *h) {
+  const cf_spec_t *s = &h->spec;
+  int32_t axis = c->params.softmax.axis, dt = s->dtype;
+  int64_t inner = 1, n = s->shape[axis];
+  for (uint32_t a = (uint32_t)axis + 1; a < s->rank; a++) inner *= s->shape[a];
+  double sub = min_normal(dt) * ldexp(1.0, -mantissa_bits(dt));
+  for (int64_t i = 0; i < h->count; i++) {
+    int64_t pos = (i / inner) % n, row = (i / (inner * n)) * inner + i % inner;
+    uint64_t r = cf_mix(key, (uint64_t)i);
+    double v = random_in(D_LOGITS, r);
+    switch (row % 8) {
+      case 0: if (pos == 1) v = -INFINITY; break;
+      case 1: v = -INFINITY; break;
+      case 2: if (pos == 2) v = INFINITY; break;
+      case 3: if (pos == 0 || pos == n - 1) v = INFINITY; break;
+      case 4: if (pos == 0) v = INFINITY; else if (pos == 1) v = -INFINITY; break;
+      case 5: if (pos == 3) v = NAN; break;
+      case 6: if (pos == 0) v = max_finite(dt); else if (pos == 1) v = -max_finite(dt); break;
+      default: v = (pos % 4 == 0) ? sub : (pos % 4 == 1) ? -sub : (pos % 4 == 2) ? 0.0 : -0.0; break;
+    }
+    if (vc->no_denormals && v != 0 && fabs(v) < min_normal(dt)) v = copysign(0.0, v);
+    cf_host_set(h, i, v);
+  }
+}
+
 void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int32_t values,
                     uint64_t stream, cf_host_t *h) {
   int32_t dt = h->spec.dtype;
@@ -164,6 +191,10 @@ void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int
   domain_t dom = domain_of(c, slot);
   if (values == CF_VALUES_ONEHOT && c->kind == PARITY_OP_KIND_SOFTMAX) {
     fill_onehot(c, key, h);
+    return;
+  }
+  if (values == CF_VALUES_SPECIAL && c->kind == PARITY_OP_KIND_SOFTMAX) {
+    fill_softmax_special(vc, c, key, h);
     return;
   }
   if (values == CF_VALUES_ONES) {
