@@ -52,6 +52,7 @@ parity_status_t parity_context_create(const parity_context_options_t *opts,
         parity__note(ctx, "PARITY_DEVICE='%s' is not a device index (0, 1, ...)", dev);
     }
   }
+  parity__plugin_log_level = ctx->log_level;
   parity__log(ctx, 2, "backend request '%s', device %d", ctx->backend, ctx->device_index);
   const char *path = o.plugin_path ? o.plugin_path : getenv("PARITY_PLUGIN_PATH");
   parity__load_plugins(ctx, path, o.search_default_dirs != 0);

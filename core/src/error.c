@@ -27,8 +27,12 @@ parity_status_t parity__fail(parity_status_t status, const char *fmt, ...) {
   return status;
 }
 
+/* Plugins are process-wide, so their log lines go through the level of the most recently
+ * created context. */
+int parity__plugin_log_level = 1;
+
 void parity__log(const parity_context_t *ctx, int level, const char *fmt, ...) {
-  if (!ctx || ctx->log_level < level) return;
+  if ((ctx ? ctx->log_level : parity__plugin_log_level) < level) return;
   va_list ap;
   va_start(ap, fmt);
   fputs("parity: ", stderr);

@@ -80,6 +80,7 @@ void parity__clear_error(void);
 void parity__log(const parity_context_t *ctx, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 extern const parity_host_api_t parity__host_template;
+extern int parity__plugin_log_level;
 
 /* loader.c */
 void parity__load_plugins(parity_context_t *ctx, const char *plugin_path, int search_default_dirs);

@@ -51,11 +51,14 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
 }
 #define FNV_SEED 0xcbf29ce484222325ull
 
-static size_t make_prelude(int cls, int has_fp64, char *buf, size_t n) {
+static size_t make_prelude(const ocl_slot_t *s, int cls, char *buf, size_t n) {
+  /* f32 accumulations fuse like the CPU plugin's f32 gemm; f64 ones do not, like its f64 path */
+  int fma = cls == OCL_CLASS_F && s->fma32;
   size_t off = (size_t)snprintf(buf, n,
                                 "#define CLASS_F %d\n#define CLASS_D %d\n#define CLASS_I %d\n"
-                                "#define CLASS_L %d\n#define OCL_CLASS %d\n#define HAS_FP64 %d\n",
-                                OCL_CLASS_F, OCL_CLASS_D, OCL_CLASS_I, OCL_CLASS_L, cls, has_fp64);
+                                "#define CLASS_L %d\n#define OCL_CLASS %d\n#define HAS_FP64 %d\n"
+                                "#define HAS_FMA %d\n",
+                                OCL_CLASS_F, OCL_CLASS_D, OCL_CLASS_I, OCL_CLASS_L, cls, s->has_fp64, fma);
 #define PARITY_OP(id, N, s, K, f) \
   if (off < n) off += (size_t)snprintf(buf + off, n - off, "#define OP_" #N " %d\n", id);
 #include "parity_ops.def"
@@ -189,7 +192,7 @@ static double now_ms(void) {
 int32_t ocl_build_program(parity_plugin_device_t *dev, int cls, cl_program *out_prog) {
   const ocl_slot_t *s = dev->slot;
   char prelude[4096], options[512];
-  make_prelude(cls, s->has_fp64, prelude, sizeof prelude);
+  make_prelude(s, cls, prelude, sizeof prelude);
   const char *extra = getenv("PARITY_OPENCL_BUILD_OPTIONS");
   snprintf(options, sizeof options, "%s%s%s", s->correct_divide ? "-cl-fp32-correctly-rounded-divide-sqrt" : "",
            extra && *extra ? " " : "", extra ? extra : "");

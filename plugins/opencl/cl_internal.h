@@ -45,7 +45,7 @@ const char *ocl_class_name(int cls);
 #define OCL_KERNEL_LIST(X)                                                                   \
   X(ew_unary) X(ew_unary_bwd) X(ew_binary) X(ew_binary_bwd) X(ew_compare) X(ew_select)      \
   X(ew_select_bwd) X(ew_cast) X(red_pass) X(red_final) X(red_bwd_sum) X(red_bwd_extreme)    \
-  X(smx_fwd) X(smx_bwd) X(mm_fwd) X(conv_fwd) X(conv_bwd_data) X(conv_bwd_weight)           \
+  X(smx_fwd) X(smx_bwd) X(mm_fwd) X(mm_blk) X(conv_fwd) X(conv_fwd_blk) X(conv_bwd_data) X(conv_bwd_weight)           \
   X(conv_bwd_bias) X(pool_fwd) X(pool_bwd)
 
 typedef enum {
@@ -62,6 +62,7 @@ typedef struct ocl_slot_t {
   cl_device_id id;
   parity_device_info_t info;
   int has_fp64, cpu_like, correct_divide;
+  int fma32; /* CL_FP_FMA for f32: fma() is a hardware instruction */
   char cache_key[512]; /* device name, platform and driver version: part of the cache key */
 } ocl_slot_t;
 
@@ -95,7 +96,8 @@ void ocl_device_close(parity_plugin_device_t *dev);
  *   PARITY_OPENCL_WORK_LAYOUT=contiguous|strided  how work-items share items (default: contiguous
  *                                                 on CPU devices, strided on GPUs)
  *   PARITY_OPENCL_MAX_GROUPS=n                    cap work-groups per launch (kernels loop)
- *   PARITY_OPENCL_BUILD_OPTIONS="..."             appended to the program build options */
+ *   PARITY_OPENCL_BUILD_OPTIONS="..."             appended to the program build options
+ *   PARITY_OPENCL_NO_FP64=1 (read at init)        treat every device as lacking cl_khr_fp64 */
 
 /* Program build with the on-disk binary cache (cl_cache.c). */
 int32_t ocl_build_program(parity_plugin_device_t *dev, int cls, cl_program *out_prog);
@@ -148,7 +150,8 @@ typedef struct ocl_iter_t {
 _Static_assert(sizeof(ocl_iter_t) == 512, "ocl_iter_t must match iter_t in common.cl");
 
 /* Iterate `shape` with one stride list per operand (NULL strides: operand absent, stride 0).
- * Size-1 axes are dropped and axes contiguous for every operand merged; rank ends >= 1. */
+ * Size-1 axes are dropped, axes contiguous for every operand merged, and a short innermost axis
+ * swapped with the longest; rank ends >= 1. Only for kernels whose elements are independent. */
 void ocl_iter_build(ocl_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t nops,
                     const int64_t *const *strides, const int64_t *bases);
 /* Same, from tensor descriptors sharing the first one's shape (NULL entries: absent). */

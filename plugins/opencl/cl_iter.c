@@ -28,6 +28,21 @@ void ocl_iter_build(ocl_iter_t *it, uint32_t rank, const int64_t *shape, uint32_
     it->shape[0] = 1;
     r = 1;
   }
+  /* Kernels switch on the op once per run of the innermost axis: when that axis is short, walk
+   * the longest axis innermost instead (elements are independent; no result changes). */
+  int longest = r - 1;
+  for (int a = 0; a < r - 1; a++)
+    if (it->shape[a] > it->shape[longest]) longest = a;
+  if (it->shape[r - 1] < 64 && longest != r - 1) {
+    int64_t t = it->shape[longest];
+    it->shape[longest] = it->shape[r - 1];
+    it->shape[r - 1] = t;
+    for (uint32_t k = 0; k < nops; k++) {
+      t = it->strides[k][longest];
+      it->strides[k][longest] = it->strides[k][r - 1];
+      it->strides[k][r - 1] = t;
+    }
+  }
   it->rank = r;
   for (uint32_t k = 0; k < nops; k++) it->base[k] = bases ? bases[k] : 0;
 }

@@ -2,6 +2,7 @@
  * descriptor validation and dispatch to the kernel family files. Device objects and programs
  * live in cl_device.c, memory and the queue in cl_memory.c. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cl_internal.h"
@@ -88,8 +89,11 @@ static void add_device(cl_platform_id p, cl_device_id d) {
   clGetDeviceInfo(d, CL_DEVICE_SINGLE_FP_CONFIG, sizeof single, &single, NULL);
   if (clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof dbl, &dbl, NULL) != CL_SUCCESS) dbl = 0;
   s->has_fp64 = strstr(ext, "cl_khr_fp64") != NULL && dbl != 0;
+  const char *no64 = getenv("PARITY_OPENCL_NO_FP64"); /* test knob: behave as without fp64 */
+  if (no64 && *no64 && strcmp(no64, "0") != 0) s->has_fp64 = 0;
   s->cpu_like = (type & CL_DEVICE_TYPE_CPU) != 0;
   s->correct_divide = (single & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+  s->fma32 = (single & CL_FP_FMA) != 0;
   snprintf(s->cache_key, sizeof s->cache_key, "%s|%s|%s|%s|%s", name, pname, pver, dver, drv);
 
   parity_device_info_t *info = &s->info;

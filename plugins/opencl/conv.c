@@ -132,6 +132,11 @@ int32_t ocl_conv2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *
   if (bias) c.bs = bias->strides[0], c.bb = ocl_elem_base(bias);
   cl_mem mw = ocl_mem_of(w), mb = ocl_mem_of(bias);
   ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mx), OCL_ARG(mw), OCL_ARG(mb), OCL_ARG(my)};
+  if (dev->contiguous) { /* CPU devices: blocks of 4 output channels x 8 (f64: 4) columns */
+    int64_t lanes = c.dt == PARITY_DTYPE_F64 ? 4 : 8, og = c.O / c.groups;
+    int64_t items = c.N * c.OH * c.groups * ((og + 3) / 4) * ((c.OW + lanes - 1) / lanes);
+    return ocl_run_items(dev, cls, OCL_K_conv_fwd_blk, items, 5, args);
+  }
   return ocl_run_items(dev, cls, OCL_K_conv_fwd, n, 5, args);
 }
 

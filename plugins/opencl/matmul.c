@@ -1,5 +1,6 @@
-/* matmul.c — batched matmul forward and backward (kernels/matmul.cl). Backward reuses the
- * forward kernel on transposed views: da = dc b^T, db = a^T dc. */
+/* matmul.c — batched matmul forward and backward (kernels/matmul.cl): register blocks on CPU
+ * devices, local-memory tiles on GPUs. Backward reuses the forward kernels on transposed views:
+ * da = dc b^T, db = a^T dc. */
 #include <string.h>
 
 #include "cl_internal.h"
@@ -75,6 +76,13 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_tensor_desc_t
   for (int k = 0; k < 3; k++) p.base[k] = ocl_elem_base(t[k]);
   p.dt = c->dtype;
   int cls = ocl_class_of(p.dt);
+  cl_mem ma = ocl_mem_of(t[0]), mb = ocl_mem_of(t[1]), mc = ocl_mem_of(t[2]);
+  if (dev->contiguous) { /* CPU devices: register blocks of 4 rows x 8 (f64: 4) columns */
+    int64_t nb = p.dt == PARITY_DTYPE_F64 ? 4 : 8;
+    int64_t items = p.batch * ((M + 3) / 4) * ((N + nb - 1) / nb);
+    ocl_arg_t args[] = {OCL_ARG(p), OCL_ARG(ma), OCL_ARG(mb), OCL_ARG(mc)};
+    return ocl_run_items(dev, cls, OCL_K_mm_blk, items, 4, args);
+  }
   cl_kernel kern;
   int32_t st = ocl_kernel(dev, cls, OCL_K_mm_fwd, &kern);
   if (st != PARITY_STATUS_OK) return st;
@@ -87,7 +95,6 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_tensor_desc_t
                    (uint64_t)((N + MM_TILE - 1) / MM_TILE);
   uint64_t groups = tiles < (1u << 16) ? tiles : (1u << 16); /* groups loop over the rest */
   size_t global[2] = {(size_t)groups * MM_TILE, MM_TILE}, local[2] = {MM_TILE, MM_TILE};
-  cl_mem ma = ocl_mem_of(t[0]), mb = ocl_mem_of(t[1]), mc = ocl_mem_of(t[2]);
   ocl_arg_t args[] = {OCL_ARG(p), OCL_ARG(ma), OCL_ARG(mb), OCL_ARG(mc)};
   return ocl_run(dev, cls, OCL_K_mm_fwd, 2, global, local, 4, args);
 }

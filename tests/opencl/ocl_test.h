@@ -321,28 +321,4 @@ static inline ot_result ot_check(parity_device_t *ocl, parity_device_t *cpu, con
   return res;
 }
 
-/* Whether the CPU plugin (the oracle) has this op in f64 (or the given dtype) yet. */
-static inline int ot_cpu_has(parity_device_t *cpu, const ot_case *c) {
-  parity_tensor_desc_t ti[PARITY_MAX_INPUTS], to[PARITY_MAX_OUTPUTS];
-  parity_op_desc_t d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  d.op = c->op;
-  d.direction = c->direction;
-  d.num_inputs = c->nin;
-  d.num_outputs = c->nout;
-  d.params = c->params;
-  for (uint32_t i = 0; i < c->nin + c->nout; i++) {
-    const ot_view *v = i < c->nin ? &c->in[i] : &c->out[i - c->nin];
-    parity_tensor_desc_t *t = i < c->nin ? &ti[i] : &to[i - c->nin];
-    if (!v->dtype) continue;
-    int32_t odt = ot_is_float(v->dtype) && !c->oracle_same_dtype ? PARITY_DTYPE_F64 : v->dtype;
-    psup_tensor_init(t, odt, v->rank, v->shape, NULL, 0);
-    for (uint32_t a = 0; a < v->rank; a++) t->strides[a] = v->strides[a];
-    if (i < c->nin) d.inputs[i] = t;
-    else d.outputs[i - c->nin] = t;
-  }
-  return parity_device_supports(cpu, &d) == PARITY_STATUS_OK;
-}
-
 #endif

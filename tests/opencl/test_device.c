@@ -241,10 +241,22 @@ Test(ocl_device, program_binaries_are_cached_and_corrupt_files_rebuilt, .timeout
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < n; j++)
       if (strcmp(after[j].path, before[i].path) == 0) {
-        cr_assert_eq(after[j].st.st_size, before[i].st.st_size, "%s was not rebuilt", after[j].path);
-        cr_assert_neq(after[j].st.st_ino, before[i].st.st_ino, "%s was not replaced atomically", after[j].path);
+        cr_assert_neq(after[j].st.st_ino, before[i].st.st_ino, "%s was not replaced (atomically)", after[j].path);
+        /* a whole file again: magic, and the header's binary size matches the file */
+        unsigned char head[40];
+        FILE *g = fopen(after[j].path, "rb");
+        cr_assert_not_null(g);
+        cr_assert_eq(fread(head, 1, sizeof head, g), sizeof head);
+        fclose(g);
+        uint64_t size;
+        memcpy(&size, head + 24, 8);
+        cr_assert_eq(memcmp(head, "PARITYCL", 8), 0, "%s", after[j].path);
+        cr_assert_eq((long long)size + 40, (long long)after[j].st.st_size, "%s", after[j].path);
       }
-  open_and_add(); /* and the rebuilt files load */
+  open_and_add(); /* and the rebuilt files are hits: nothing rewritten */
+  cache_file again[8];
+  cr_assert_eq(list_cache(dir, again, 8), n);
+  for (int i = 0; i < n; i++) cr_assert_eq(again[i].st.st_ino, after[i].st.st_ino, "%s rewritten", again[i].path);
   for (int i = 0; i < n; i++) unlink(after[i].path);
   char sub[512];
   snprintf(sub, sizeof sub, "%s/opencl", dir);
@@ -378,4 +390,42 @@ Test(ocl_device, large_reductions_are_bitwise_reproducible) {
     if (r) cr_assert_eq(again, first, "run %d: 0x%08x vs 0x%08x", r, again, first);
   }
   free(v);
+}
+
+Test(ocl_device, without_fp64_f64_is_refused_and_leaky_relu_still_rounds_once) {
+  setenv("PARITY_OPENCL_NO_FP64", "1", 1);
+  parity_device_t *dev = ot_device(), *cpu = pt_device("cpu");
+  parity_device_info_t info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  cr_assert_eq(parity_device_get_info(dev, &info), PARITY_STATUS_OK);
+  cr_assert_eq(info.flags & PARITY_DEVICE_FLAG_FLOAT64, 0u);
+  cr_assert_eq(info.dtype_mask & PARITY_DTYPE_BIT(PARITY_DTYPE_F64), 0u);
+  int64_t shape[1] = {1000};
+  parity_tensor_desc_t t;
+  psup_tensor_init(&t, PARITY_DTYPE_F64, 1, shape, NULL, 0);
+  parity_op_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.op = PARITY_OP_ADD;
+  d.num_inputs = 2, d.num_outputs = 1;
+  d.inputs[0] = d.inputs[1] = d.outputs[0] = &t;
+  cr_assert_eq(parity_device_supports(dev, &d), PARITY_STATUS_UNSUPPORTED);
+  cr_assert(strstr(parity_last_error(), "cl_khr_fp64"), "%s", parity_last_error());
+  /* the f64 slope travels as three floats; the product still rounds once */
+  for (int k = 0; k < 3; k++) {
+    static const int32_t dts[] = {PARITY_DTYPE_F32, PARITY_DTYPE_F16, PARITY_DTYPE_BF16};
+    ot_case c;
+    memset(&c, 0, sizeof c);
+    c.name = "leaky_relu without fp64";
+    c.op = PARITY_OP_LEAKY_RELU;
+    c.params.unary.alpha = 0.0123456789012345;
+    c.nin = c.nout = 1;
+    c.in[0] = c.out[0] = ot_contig(dts[k], 1, shape);
+    c.lo = -1e3, c.hi = 10;
+    static const double sp[] = {-INFINITY, INFINITY, NAN, -0.0, -3e38, -1e-40};
+    c.specials = sp;
+    c.nspecials = 6;
+    ot_check(dev, cpu, &c);
+  }
 }

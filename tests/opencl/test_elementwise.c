@@ -221,6 +221,14 @@ Test(ocl_elementwise, where_reads_any_nonzero_condition_byte_as_true) {
   double got[4];
   pt_tensor_read(&c, got);
   cr_assert(got[0] == -1 && got[1] == 2 && got[2] == 3 && got[3] == 4, "%g %g %g %g", got[0], got[1], got[2], got[3]);
+  /* a bool result is stored as 0/1 even when the selected byte is another non-zero value */
+  pt_tensor ba = pt_tensor_new(ocl, PARITY_DTYPE_BOOL, 1, shape, NULL), bc = pt_tensor_new(ocl, PARITY_DTYPE_BOOL, 1, shape, NULL);
+  cr_assert_eq(parity_buffer_write(ba.buf, 0, bytes, 4), PARITY_STATUS_OK);
+  const pt_tensor *bin[] = {&cond, &ba, &ba}, *bout[] = {&bc};
+  cr_assert_eq(pt_run(ocl, PARITY_OP_WHERE, PARITY_DIRECTION_FORWARD, bin, 3, bout, 1, NULL), PARITY_STATUS_OK);
+  unsigned char raw[4];
+  cr_assert_eq(parity_buffer_read(bc.buf, 0, raw, 4), PARITY_STATUS_OK);
+  cr_assert(raw[0] == 0 && raw[1] == 1 && raw[2] == 1 && raw[3] == 1, "%d %d %d %d", raw[0], raw[1], raw[2], raw[3]);
 }
 
 Test(ocl_elementwise, casts_between_every_pair_of_dtypes_are_exact) {

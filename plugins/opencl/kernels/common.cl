@@ -232,6 +232,16 @@ inline void cursor_advance(const iter_t *it, cursor_t *c, long len, int nops) {
 #define FAST_DT DT_I64
 #endif
 
+/* MULADD(a, b, c): a*b + c rounded once where the prelude sets HAS_FMA (f32 on devices with
+ * hardware fma, as the CPU plugin's f32 gemm: an overflowing product cannot turn a -inf sum
+ * into NaN), else rounded twice (f64, as the CPU plugin's f64 path). Only matmul and conv
+ * use it; elementwise add/sub/mul never contract. */
+#if HAS_FMA && IS_FLOAT
+#define MULADD(a, b, c) fma((a), (b), (c))
+#else
+#define MULADD(a, b, c) ((a) * (b) + (c))
+#endif
+
 /* ---- deterministic pairwise summation ---------------------------------------------------------
  * Terms are summed sequentially in blocks of PW_BLOCK; block sums are merged like a binary
  * counter, so the rounding error grows with PW_BLOCK + log2(n / PW_BLOCK) rather than n, and the
@@ -263,6 +273,18 @@ inline void pw_push(pw_t *s, T t) {
 
 inline void pw_add(pw_t *s, T v) {
   s->block += v;
+  if (((s->count + 1) & (PW_BLOCK - 1)) != 0) {
+    s->count++;
+    return;
+  }
+  T t = s->block;
+  s->block = -LIT(0.0);
+  pw_push(s, t);
+}
+
+/* add a*b (through MULADD) */
+inline void pw_fma(pw_t *s, T a, T b) {
+  s->block = MULADD(a, b, s->block);
   if (((s->count + 1) & (PW_BLOCK - 1)) != 0) {
     s->count++;
     return;

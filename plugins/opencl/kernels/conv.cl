@@ -43,12 +43,99 @@ kernel void conv_fwd(const cv_t p, long n, long per, const global uchar *x, cons
           if (iw < 0 || iw >= p.W) continue;
           T xv = LD(x, p.xb + q[0] * p.xs[0] + (c0 + c) * p.xs[1] + ih * p.xs[2] + iw * p.xs[3], p.dt);
           T wv = LD(w, p.wb + q[1] * p.ws[0] + c * p.ws[1] + kh * p.ws[2] + kw * p.ws[3], p.dt);
-          pw_add(&acc, xv * wv);
+          pw_fma(&acc, xv, wv);
         }
       }
     T v = pw_result(&acc);
     if (bias) v += LD(bias, p.bb + q[1] * p.bs, p.dt);
     ST(y, p.yb + q[0] * p.ys[0] + q[1] * p.ys[1] + q[2] * p.ys[2] + q[3] * p.ys[3], p.dt, v);
+  }
+}
+
+/* conv2d forward for the contiguous layout (CPU devices): each item computes CB_O output
+ * channels x CB_W output columns of one output row with vector accumulators (lanes along ow).
+ * Padding taps contribute nothing (masked lanes keep their sum). Accumulation per output: terms
+ * in (c, kh, kw) order into a block of up to 64, blocks into the total: error ~ (64 + k/64) u. */
+#define CB_O 4
+#if OCL_CLASS == CLASS_D
+typedef double4 CV;
+typedef long4 CM;
+#define CB_W 4
+#define CLOAD(o, p) vload4((o), (p))
+#define CSTORE(v, o, p) vstore4((v), (o), (p))
+#define CB_LANES ((CM)(0, 1, 2, 3))
+#else
+typedef float8 CV;
+typedef int8 CM;
+#define CB_W 8
+#define CLOAD(o, p) vload8((o), (p))
+#define CSTORE(v, o, p) vstore8((v), (o), (p))
+#define CB_LANES ((CM)(0, 1, 2, 3, 4, 5, 6, 7))
+#endif
+
+kernel void conv_fwd_blk(const cv_t p, long n, long per, const global uchar *x, const global uchar *w,
+                         const global uchar *bias, global uchar *y) {
+  long cg = p.C / p.groups, og = p.O / p.groups;
+  long ob_per_group = (og + CB_O - 1) / CB_O, wb = (p.OW + CB_W - 1) / CB_W;
+  FOR_ITEMS(t, n, per) {
+    /* t = ((b * OH + oh) * groups * ob_per_group + og_block) * wb + w_block */
+    long wblk = t % wb, r = t / wb;
+    long oblk = r % (p.groups * ob_per_group);
+    r /= p.groups * ob_per_group;
+    long oh = r % p.OH, b = r / p.OH;
+    long g = oblk / ob_per_group, o0 = g * og + (oblk % ob_per_group) * CB_O;
+    int rows = (int)min((long)CB_O, (g + 1) * og - o0);
+    long ow0 = wblk * CB_W;
+    int cols = (int)min((long)CB_W, p.OW - ow0);
+    CV blk[CB_O], tot[CB_O];
+    for (int i = 0; i < CB_O; i++) blk[i] = tot[i] = (CV)(-LIT(0.0));
+    long wrow[CB_O];
+    for (int i = 0; i < CB_O; i++) wrow[i] = p.wb + (o0 + min(i, rows - 1)) * p.ws[0];
+    int nb = 0;
+    long xs_w = p.sw * p.xs[3];
+    for (long c = 0; c < cg; c++) {
+      long xc = p.xb + b * p.xs[0] + (g * cg + c) * p.xs[1];
+      for (long kh = 0; kh < p.KH; kh++) {
+        long ih = oh * p.sh - p.pt + kh * p.dh;
+        if (ih < 0 || ih >= p.H) continue;
+        for (long kw = 0; kw < p.KW; kw++) {
+          long iw0 = ow0 * p.sw - p.pl + kw * p.dw; /* input column of lane 0 */
+          long xo = xc + ih * p.xs[2] + iw0 * p.xs[3];
+          CV xv;
+          CM valid;
+          if (p.dt == FAST_DT && xs_w == 1 && iw0 >= 0 && iw0 + (CB_W - 1) * p.sw < p.W) {
+            xv = CLOAD(0, (const global T *)x + xo);
+            valid = (CM)(-1);
+          } else {
+            T tmp[CB_W];
+            for (int j = 0; j < CB_W; j++) {
+              long iw = iw0 + j * p.sw;
+              tmp[j] = (j < cols && iw >= 0 && iw < p.W) ? LD(x, xo + j * xs_w, p.dt) : (T)0;
+            }
+            xv = CLOAD(0, tmp);
+            valid = ((CM)(iw0) + CB_LANES * (CM)(p.sw) >= (CM)(0)) & ((CM)(iw0) + CB_LANES * (CM)(p.sw) < (CM)(p.W));
+          }
+          long wo = c * p.ws[1] + kh * p.ws[2] + kw * p.ws[3];
+          for (int i = 0; i < CB_O; i++)
+            blk[i] = select(blk[i], MULADD((CV)(LD(w, wrow[i] + wo, p.dt)), xv, blk[i]), valid);
+          if (++nb == 64) {
+            for (int i = 0; i < CB_O; i++) {
+              tot[i] += blk[i];
+              blk[i] = (CV)(-LIT(0.0));
+            }
+            nb = 0;
+          }
+        }
+      }
+    }
+    for (int i = 0; i < rows; i++) {
+      T res[CB_W];
+      CSTORE(tot[i] + blk[i], 0, res);
+      long o = o0 + i;
+      T bv = bias ? LD(bias, p.bb + o * p.bs, p.dt) : (T)0;
+      long yo = p.yb + b * p.ys[0] + o * p.ys[1] + oh * p.ys[2];
+      for (int j = 0; j < cols; j++) ST(y, yo + (ow0 + j) * p.ys[3], p.dt, bias ? res[j] + bv : res[j]);
+    }
   }
 }
 
@@ -75,7 +162,7 @@ kernel void conv_bwd_data(const cv_t p, long n, long per, const global uchar *w,
           if (ow >= p.OW) continue;
           T gv = LD(dy, p.yb + q[0] * p.ys[0] + o * p.ys[1] + oh * p.ys[2] + ow * p.ys[3], p.dt);
           T wv = LD(w, p.wb + o * p.ws[0] + cc * p.ws[1] + kh * p.ws[2] + kw * p.ws[3], p.dt);
-          pw_add(&acc, gv * wv);
+          pw_fma(&acc, gv, wv);
         }
       }
     ST(dx, p.gxb + q[0] * p.gxs[0] + q[1] * p.gxs[1] + q[2] * p.gxs[2] + q[3] * p.gxs[3], p.dt,
@@ -102,7 +189,7 @@ kernel void conv_bwd_weight(const cv_t p, long n, long per, const global uchar *
           if (iw < 0 || iw >= p.W) continue;
           T gv = LD(dy, p.yb + b * p.ys[0] + q[0] * p.ys[1] + oh * p.ys[2] + ow * p.ys[3], p.dt);
           T xv = LD(x, p.xb + b * p.xs[0] + c * p.xs[1] + ih * p.xs[2] + iw * p.xs[3], p.dt);
-          pw_add(&acc, gv * xv);
+          pw_fma(&acc, gv, xv);
         }
       }
     ST(dw, p.gwb + q[0] * p.gws[0] + q[1] * p.gws[1] + q[2] * p.gws[2] + q[3] * p.gws[3], p.dt,

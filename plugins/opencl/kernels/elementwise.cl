@@ -16,7 +16,9 @@ inline T times_alpha(SCALAR alpha, T v) {
 #elif HAS_FP64
   return (float)(alpha * (double)v);
 #else
-  float p = alpha.x * v, e = fma(alpha.x, v, -p); /* p + e == alpha.x * v exactly */
+  float p = alpha.x * v;
+  if (!isfinite(p)) return p; /* inf (or NaN) needs no correction, and fma would make NaN */
+  float e = fma(alpha.x, v, -p); /* p + e == alpha.x * v exactly */
   return p + (e + (alpha.y * v + alpha.z * v));
 #endif
 }
@@ -68,7 +70,9 @@ inline T unary_fwd(int op, T x, SCALAR alpha) {
     case OP_RECIPROCAL: return ONE / x;
     case OP_TANH: return tanh(x);
     case OP_SIGMOID: return sigmoid_of(x);
-    case OP_GELU: return x * erfc_neg_scaled(x) * HALF;
+    /* halving first is exact for |x| >= 1 (and cannot overflow); below 1 it goes last so that
+     * subnormal x lose nothing before the one rounding */
+    case OP_GELU: return fabs(x) >= ONE ? (HALF * x) * erfc_neg_scaled(x) : x * erfc_neg_scaled(x) * HALF;
     case OP_SIN: return sin(x);
     case OP_COS: return cos(x);
     default: return x;
@@ -331,10 +335,10 @@ kernel void ew_binary_bwd(const iter_t it, long n, long per, int op, int dt, con
 #endif
 
 #if OCL_CLASS == CLASS_F
-/* Raw element copy of `esize` bytes. */
+/* Raw element copy of `esize` bytes; a 1-byte element is a bool, stored canonically as 0/1. */
 inline void copy_elem(global uchar *dst, long di, const global uchar *src, long si, int esize) {
   switch (esize) {
-    case 1: dst[di] = src[si]; break;
+    case 1: dst[di] = (uchar)(src[si] != 0); break;
     case 2: ((global ushort *)dst)[di] = ((const global ushort *)src)[si]; break;
     case 4: ((global uint *)dst)[di] = ((const global uint *)src)[si]; break;
     default: ((global ulong *)dst)[di] = ((const global ulong *)src)[si]; break;
@@ -350,7 +354,7 @@ inline void zero_elem(global uchar *dst, long di, int esize) {
   }
 }
 
-/* where: operands cond, a, b, c. Dtype-free: a selected element is copied bit for bit. */
+/* where: operands cond, a, b, c. Dtype-free: a selected element is copied bit for bit (bool: 0/1). */
 kernel void ew_select(const iter_t it, long n, long per, int esize, const global uchar *cond,
                       const global uchar *a, const global uchar *b, global uchar *c) {
 #define RUN_(o, s, len)                                                            \

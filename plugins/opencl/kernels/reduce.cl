@@ -137,70 +137,78 @@ inline void red_store(const red_t *r, global uchar *y, long off, SUM_T sum, T be
 }
 
 #if IS_FLOAT
-/* Float sums on the contiguous layout: leaves of up to LEAF terms in 16 interleaved lanes (a
- * vector), folded pairwise and merged by the pairwise cascade (pw_push) — the CPU plugin's tree
- * (cpu_accum.h); error ~ (min(k/16, 64) + 4 + log2 k) u. */
+/* Float sums on the contiguous layout: leaves of up to LEAF terms in 16 interleaved lanes (four
+ * 4-wide vectors, which every SIMD width handles), folded pairwise and merged by the pairwise
+ * cascade (pw_push): the CPU plugin's tree (cpu_accum.h), error ~ (min(k/16, 64) + 4 + log2 k) u. */
 #define LEAF 1024
 #if OCL_CLASS == CLASS_D
-typedef double16 T16;
-typedef long16 M16;
+typedef double4 T4;
+typedef double2 T2;
+typedef long4 M4;
+#define VLOAD4(o, p) vload4((o), (p))
 #else
-typedef float16 T16;
-typedef int16 M16;
+typedef float4 T4;
+typedef float2 T2;
+typedef int4 M4;
+#define VLOAD4(o, p) vload4((o), (p))
 #endif
-#define LANE_IDS ((M16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
 
 typedef struct {
-  T16 lanes;
+  T4 v[4];  /* lanes 0-3, 4-7, 8-11, 12-15 */
   long cnt; /* terms in the current leaf */
   pw_t casc;
 } leafsum_t;
 
-inline void leaf_init(leafsum_t *l) {
-  l->lanes = (T16)(-LIT(0.0));
+inline void leaf_clear(leafsum_t *l) {
+  for (int i = 0; i < 4; i++) l->v[i] = (T4)(-LIT(0.0));
   l->cnt = 0;
+}
+
+inline void leaf_init(leafsum_t *l) {
+  leaf_clear(l);
   pw_init(&l->casc);
 }
 
+/* lanes j += j + 8, then j + 4, j + 2, j + 1 */
 inline void leaf_flush(leafsum_t *l) {
-  T16 a = l->lanes;
-#if OCL_CLASS == CLASS_D
-  double8 a8 = a.lo + a.hi;
-  double4 a4 = a8.lo + a8.hi;
-  double2 a2 = a4.lo + a4.hi;
-#else
-  float8 a8 = a.lo + a.hi;
-  float4 a4 = a8.lo + a8.hi;
-  float2 a2 = a4.lo + a4.hi;
-#endif
-  pw_push(&l->casc, a2.lo + a2.hi);
-  l->lanes = (T16)(-LIT(0.0));
-  l->cnt = 0;
+  T4 a = (l->v[0] + l->v[2]) + (l->v[1] + l->v[3]);
+  T2 b = a.lo + a.hi;
+  pw_push(&l->casc, b.lo + b.hi);
+  leaf_clear(l);
 }
 
-inline void leaf_add1(leafsum_t *l, T v) {
-  l->lanes = select(l->lanes, l->lanes + v, (M16)(l->cnt & 15) == LANE_IDS);
+inline void leaf_add1(leafsum_t *l, T x) {
+  int lane = (int)(l->cnt & 15), q = lane >> 2;
+  l->v[q] = select(l->v[q], l->v[q] + x, (M4)(lane & 3) == (M4)(0, 1, 2, 3));
   if (++l->cnt == LEAF) leaf_flush(l);
 }
 
-#define LD16(x, o, s, dt)                                                                            \
-  ((T16)(LD(x, (o), dt), LD(x, (o) + (s), dt), LD(x, (o) + 2 * (s), dt), LD(x, (o) + 3 * (s), dt),      \
-         LD(x, (o) + 4 * (s), dt), LD(x, (o) + 5 * (s), dt), LD(x, (o) + 6 * (s), dt), LD(x, (o) + 7 * (s), dt), \
-         LD(x, (o) + 8 * (s), dt), LD(x, (o) + 9 * (s), dt), LD(x, (o) + 10 * (s), dt),                 \
-         LD(x, (o) + 11 * (s), dt), LD(x, (o) + 12 * (s), dt), LD(x, (o) + 13 * (s), dt),               \
-         LD(x, (o) + 14 * (s), dt), LD(x, (o) + 15 * (s), dt)))
+#define LD4(x, o, s, dt) ((T4)(LD(x, (o), dt), LD(x, (o) + (s), dt), LD(x, (o) + 2 * (s), dt), LD(x, (o) + 3 * (s), dt)))
 
 /* len terms at x[xo], x[xo + s], ... */
 inline void leaf_add_run(leafsum_t *l, const global uchar *x, long xo, long s, long len, int dt) {
   while (len > 0) {
     if ((l->cnt & 15) == 0 && len >= 16) {
       long m = min(len & ~15L, LEAF - l->cnt);
+      T4 v0 = l->v[0], v1 = l->v[1], v2 = l->v[2], v3 = l->v[3];
       if (dt == FAST_DT && s == 1) {
         const global T *p = (const global T *)x + xo;
-        for (long q = 0; q < m; q += 16) l->lanes += vload16(0, p + q);
+        for (long q = 0; q < m; q += 16) {
+          v0 += VLOAD4(0, p + q);
+          v1 += VLOAD4(0, p + q + 4);
+          v2 += VLOAD4(0, p + q + 8);
+          v3 += VLOAD4(0, p + q + 12);
+        }
       } else {
-        for (long q = 0; q < m; q += 16) l->lanes += LD16(x, xo + q * s, s, dt);
+        for (long q = 0; q < m; q += 16) {
+          long o = xo + q * s;
+          v0 += LD4(x, o, s, dt);
+          v1 += LD4(x, o + 4 * s, s, dt);
+          v2 += LD4(x, o + 8 * s, s, dt);
+          v3 += LD4(x, o + 12 * s, s, dt);
+        }
       }
+      l->v[0] = v0, l->v[1] = v1, l->v[2] = v2, l->v[3] = v3;
       l->cnt += m;
       xo += m * s;
       len -= m;
@@ -218,6 +226,42 @@ inline T leaf_result(leafsum_t *l) {
   return pw_result(&l->casc);
 }
 #endif
+
+/* max/min (and arg*) over len terms at x[xo], x[xo + s], ... with flat indices from k. Call
+ * with a constant want_max so the comparisons fold; stops at the first NaN (the extreme). */
+inline void extreme_run(int want_max, red_acc_t *a, const global uchar *x, long xo, long s, long len,
+                        long k, int dt) {
+  if (len <= 0) return;
+  if (!a->any) {
+    a->best = LD(x, xo, dt);
+    a->idx = k;
+    a->any = 1;
+    xo += s, k++, len--;
+  }
+  if (is_nan_t(a->best)) return;
+  T best = a->best;
+  long bi = a->idx;
+  if (dt == FAST_DT && s == 1) {
+    const global T *p = (const global T *)x + xo;
+    for (long j = 0; j < len; j++)
+      if (beats(want_max, p[j], best)) {
+        best = p[j];
+        bi = k + j;
+        if (is_nan_t(best)) break;
+      }
+  } else {
+    for (long j = 0; j < len; j++) {
+      T v = LD(x, xo + j * s, dt);
+      if (beats(want_max, v, best)) {
+        best = v;
+        bi = k + j;
+        if (is_nan_t(best)) break;
+      }
+    }
+  }
+  a->best = best;
+  a->idx = bi;
+}
 
 /* Runs of the reduced set [k0, k1) of one output along the innermost reduced axis:
  * RUN(xo, s, len, k) with x offset xo, stride s, first flat index k. */
@@ -280,6 +324,14 @@ kernel void red_pass(const red_t r, long n, long per, const global uchar *x, glo
         RED_RUNS(r, off[0], k0, k1, RUN_)
 #undef RUN_
 #endif
+      } else if (r.op == OP_MAX || r.op == OP_ARGMAX) {
+#define RUN_(xo, s, len, k) extreme_run(1, &a, x, xo, s, len, k, r.dt)
+        RED_RUNS(r, off[0], k0, k1, RUN_)
+#undef RUN_
+      } else if (r.op == OP_MIN || r.op == OP_ARGMIN) {
+#define RUN_(xo, s, len, k) extreme_run(0, &a, x, xo, s, len, k, r.dt)
+        RED_RUNS(r, off[0], k0, k1, RUN_)
+#undef RUN_
       } else {
 #define RUN_(xo, s, len, k) for (long j = 0; j < len; j++) acc_add(&a, r.op, LD(x, xo + j * s, r.dt), k + j, refv);
         RED_RUNS(r, off[0], k0, k1, RUN_)
