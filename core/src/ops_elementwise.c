@@ -105,15 +105,6 @@ static parity_status_t float_only(int32_t op, const parity_tensor_t *x) {
   return PARITY_STATUS_OK;
 }
 
-static parity_status_t done(parity_status_t st, parity_tensor_t *t, parity_tensor_t **out) {
-  if (st != PARITY_STATUS_OK) {
-    parity_tensor_release(t);
-    return st;
-  }
-  *out = t;
-  return PARITY_STATUS_OK;
-}
-
 /* ---- unary ---------------------------------------------------------------------------------- */
 static parity_status_t unary_backward(parity__node *n, parity_tensor_t *gy, parity_tensor_t **gin) {
   parity_tensor_t *dx;
@@ -121,7 +112,7 @@ static parity_status_t unary_backward(parity__node *n, parity_tensor_t *gy, pari
   if (st != PARITY_STATUS_OK) return st;
   parity_tensor_t *in[3] = {n->saved[0], n->saved[1], gy}, *o[1] = {dx};
   st = parity__launch(dx->st->dev, n->op, PARITY_DIRECTION_BACKWARD, in, 3, o, 1, &n->params);
-  return done(st, dx, &gin[0]);
+  return parity__finish(st, dx, &gin[0]);
 }
 
 static parity_status_t unary_impl(int32_t op, parity_tensor_t *x, const parity_op_params_t *params,
@@ -145,7 +136,7 @@ static parity_status_t unary_impl(int32_t op, parity_tensor_t *x, const parity_o
       parity__node_attach(y, n);
     }
   }
-  return done(st, y, out);
+  return parity__finish(st, y, out);
 }
 
 parity_status_t parity_unary(parity_op_t op, parity_tensor_t *x, parity_tensor_t **out) {
@@ -186,7 +177,7 @@ parity_status_t parity_cast(parity_tensor_t *x, parity_dtype_t dtype, parity_ten
       parity__node_attach(y, n);
     }
   }
-  return done(st, y, out);
+  return parity__finish(st, y, out);
 }
 
 /* ---- binary --------------------------------------------------------------------------------- */
@@ -263,7 +254,7 @@ static parity_status_t binary_like(const char *fn, int32_t op, int32_t kind, par
   parity_tensor_release(bv);
   parity_tensor_release(pa);
   parity_tensor_release(pb);
-  return done(st, c, out);
+  return parity__finish(st, c, out);
 }
 
 parity_status_t parity_binary(parity_op_t op, parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out) {
@@ -334,5 +325,5 @@ parity_status_t parity_where(parity_tensor_t *cond, parity_tensor_t *a, parity_t
   parity_tensor_release(bv);
   parity_tensor_release(pa);
   parity_tensor_release(pb);
-  return done(st, c, out);
+  return parity__finish(st, c, out);
 }

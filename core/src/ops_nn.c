@@ -5,15 +5,6 @@
 #include "parity_support/ops.h"
 #include "tensor_internal.h"
 
-static parity_status_t done(parity_status_t st, parity_tensor_t *t, parity_tensor_t **out) {
-  if (st != PARITY_STATUS_OK) {
-    parity_tensor_release(t);
-    return st;
-  }
-  *out = t;
-  return PARITY_STATUS_OK;
-}
-
 static parity_status_t same_float_dtype(const char *op, parity_tensor_t *const *ts, uint32_t n) {
   char a[96], b[96];
   for (uint32_t i = 0; i < n; i++) {
@@ -99,7 +90,7 @@ parity_status_t parity_matmul(parity_tensor_t *a, parity_tensor_t *b, parity_ten
   }
   parity_tensor_release(ae);
   parity_tensor_release(be);
-  return done(st, c, out);
+  return parity__finish(st, c, out);
 }
 
 /* ---- conv2d --------------------------------------------------------------------------------- */
@@ -194,7 +185,7 @@ parity_status_t parity_conv2d(parity_tensor_t *x, parity_tensor_t *w, parity_ten
       parity__node_attach(y, n);
     }
   }
-  return done(st, y, out);
+  return parity__finish(st, y, out);
 }
 
 /* conv_transpose2d(x, w) is conv2d's data gradient: gradients follow from the adjoint. */
@@ -270,7 +261,7 @@ parity_status_t parity_conv_transpose2d(parity_tensor_t *x, parity_tensor_t *w, 
     parity_tensor_release(y);
     y = sum;
   }
-  return done(st, y, out);
+  return parity__finish(st, y, out);
 }
 
 /* ---- pooling -------------------------------------------------------------------------------- */
@@ -280,7 +271,7 @@ static parity_status_t pool_backward(parity__node *n, parity_tensor_t *gy, parit
   if (st != PARITY_STATUS_OK) return st;
   parity_tensor_t *in[3] = {n->saved[0], n->saved[1], gy}, *o[1] = {dx};
   st = parity__launch(gy->st->dev, n->op, PARITY_DIRECTION_BACKWARD, in, 3, o, 1, &n->params);
-  return done(st, dx, &gin[0]);
+  return parity__finish(st, dx, &gin[0]);
 }
 
 parity_status_t parity_pool2d(parity_op_t op, parity_tensor_t *x, const parity_pool2d_options_t *opts,
@@ -332,5 +323,5 @@ parity_status_t parity_pool2d(parity_op_t op, parity_tensor_t *x, const parity_p
       parity__node_attach(y, n);
     }
   }
-  return done(st, y, out);
+  return parity__finish(st, y, out);
 }

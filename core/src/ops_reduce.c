@@ -6,22 +6,13 @@
 #include "parity_support/ops.h"
 #include "tensor_internal.h"
 
-static parity_status_t done(parity_status_t st, parity_tensor_t *t, parity_tensor_t **out) {
-  if (st != PARITY_STATUS_OK) {
-    parity_tensor_release(t);
-    return st;
-  }
-  *out = t;
-  return PARITY_STATUS_OK;
-}
-
 static parity_status_t reduce_backward(parity__node *n, parity_tensor_t *gy, parity_tensor_t **gin) {
   parity_tensor_t *dx;
   parity_status_t st = parity__tensor_empty_like(n->saved[0], &dx);
   if (st != PARITY_STATUS_OK) return st;
   parity_tensor_t *in[3] = {n->saved[0], n->saved[1], gy}, *o[1] = {dx};
   st = parity__launch(dx->st->dev, n->op, PARITY_DIRECTION_BACKWARD, in, 3, o, 1, &n->params);
-  return done(st, dx, &gin[0]);
+  return parity__finish(st, dx, &gin[0]);
 }
 
 /* The reduction with keepdim; the caller reshapes for keepdim = 0. */
@@ -73,7 +64,7 @@ static parity_status_t reduce_keep(int32_t op, parity_tensor_t *x, uint32_t mask
       parity__node_attach(y, n);
     }
   }
-  return done(st, y, out);
+  return parity__finish(st, y, out);
 }
 
 parity_status_t parity_reduce(parity_op_t op, parity_tensor_t *x, uint32_t axes_mask, int keepdim,
@@ -104,7 +95,7 @@ parity_status_t parity_reduce(parity_op_t op, parity_tensor_t *x, uint32_t axes_
     y = v;
   }
   if (prev >= 0) parity_grad_mode_set(prev);
-  return done(st, y, out);
+  return parity__finish(st, y, out);
 }
 
 parity_status_t parity__sum_to_shape(parity_tensor_t *g, uint32_t rank, const int64_t *shape, parity_tensor_t **out) {
@@ -127,7 +118,7 @@ static parity_status_t softmax_backward(parity__node *n, parity_tensor_t *gy, pa
   if (st != PARITY_STATUS_OK) return st;
   parity_tensor_t *in[2] = {n->saved[0], gy}, *o[1] = {dx};
   st = parity__launch(dx->st->dev, n->op, PARITY_DIRECTION_BACKWARD, in, 2, o, 1, &n->params);
-  return done(st, dx, &gin[0]);
+  return parity__finish(st, dx, &gin[0]);
 }
 
 parity_status_t parity_softmax(parity_op_t op, parity_tensor_t *x, uint32_t axis, parity_tensor_t **out) {
@@ -161,5 +152,5 @@ parity_status_t parity_softmax(parity_op_t op, parity_tensor_t *x, uint32_t axis
       parity__node_attach(y, n);
     }
   }
-  return done(st, y, out);
+  return parity__finish(st, y, out);
 }

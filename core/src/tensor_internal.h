@@ -52,6 +52,16 @@ struct parity__node {
   uint64_t mark;
 };
 
+/* Hand t to the caller on success; release it on failure. Returns st. */
+static inline parity_status_t parity__finish(parity_status_t st, parity_tensor_t *t, parity_tensor_t **out) {
+  if (st != PARITY_STATUS_OK) {
+    parity_tensor_release(t);
+    return st;
+  }
+  *out = t;
+  return PARITY_STATUS_OK;
+}
+
 /* tensor.c */
 parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32_t rank,
                                      const int64_t *shape, parity_tensor_t **out);

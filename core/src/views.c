@@ -26,15 +26,6 @@ static parity_status_t need(parity_tensor_t *x, parity_tensor_t **out, const cha
   return PARITY_STATUS_OK;
 }
 
-static parity_status_t finish(parity_status_t st, parity_tensor_t *t, parity_tensor_t **out) {
-  if (st != PARITY_STATUS_OK) {
-    parity_tensor_release(t);
-    return st;
-  }
-  *out = t;
-  return PARITY_STATUS_OK;
-}
-
 /* ---- contiguous ---------------------------------------------------------------------------- */
 static parity_status_t identity_backward(parity__node *n, parity_tensor_t *gy, parity_tensor_t **gin) {
   (void)n;
@@ -54,7 +45,7 @@ parity_status_t parity_contiguous(parity_tensor_t *x, parity_tensor_t **out) {
   if (st != PARITY_STATUS_OK) return st;
   st = parity__copy_into(t, x);
   if (st == PARITY_STATUS_OK) st = view_node(x, t, "contiguous", identity_backward, NULL, 0);
-  return finish(st, t, out);
+  return parity__finish(st, t, out);
 }
 
 /* ---- reshape ------------------------------------------------------------------------------- */
@@ -100,7 +91,7 @@ parity_status_t parity_reshape(parity_tensor_t *x, uint32_t rank, const int64_t 
     t->strides[i] = s;
     s *= want[i] ? want[i] : 1;
   }
-  return finish(view_node(x, t, "reshape", reshape_backward, x->shape, x->rank), t, out);
+  return parity__finish(view_node(x, t, "reshape", reshape_backward, x->shape, x->rank), t, out);
 }
 
 /* ---- permute / transpose ------------------------------------------------------------------- */
@@ -128,7 +119,7 @@ parity_status_t parity_permute(parity_tensor_t *x, const uint32_t *axes, parity_
     t->strides[i] = x->strides[axes[i]];
     aux[i] = axes[i];
   }
-  return finish(view_node(x, t, "permute", permute_backward, aux, x->rank), t, out);
+  return parity__finish(view_node(x, t, "permute", permute_backward, aux, x->rank), t, out);
 }
 
 parity_status_t parity_transpose(parity_tensor_t *x, uint32_t a0, uint32_t a1, parity_tensor_t **out) {
@@ -188,7 +179,7 @@ parity_status_t parity_slice(parity_tensor_t *x, uint32_t axis, int64_t start, i
   aux[x->rank] = axis;
   aux[x->rank + 1] = start;
   aux[x->rank + 2] = step;
-  return finish(view_node(x, t, "slice", slice_backward, aux, x->rank + 3), t, out);
+  return parity__finish(view_node(x, t, "slice", slice_backward, aux, x->rank + 3), t, out);
 }
 
 /* ---- expand -------------------------------------------------------------------------------- */
@@ -218,7 +209,7 @@ parity_status_t parity_expand(parity_tensor_t *x, uint32_t rank, const int64_t *
     t->strides[i] = have == shape[i] ? stride : 0;
   }
   t->rank = rank;
-  return finish(view_node(x, t, "expand", expand_backward, x->shape, x->rank), t, out);
+  return parity__finish(view_node(x, t, "expand", expand_backward, x->shape, x->rank), t, out);
 }
 
 /* ---- squeeze / unsqueeze (reshapes) -------------------------------------------------------- */

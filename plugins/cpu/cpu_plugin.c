@@ -103,29 +103,21 @@ static int32_t cpu_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
 static uint64_t buffer_size(const parity_plugin_buffer_t *b) { return b ? b->size : 0; }
 
 /* Every kernel entry validates the whole descriptor first: the host is not trusted. */
-static int32_t validate(const parity_op_desc_t *d, int32_t family) {
+static int32_t validate(const parity_op_desc_t *d, int32_t family, int32_t direction) {
   char msg[512];
-  int32_t st = psup_check_op_desc(d, 1, msg, sizeof msg);
-  if (st == PARITY_STATUS_OK) st = psup_check_extents(d, buffer_size, msg, sizeof msg);
+  int32_t st = psup_check_kernel_entry(d, family, direction, buffer_size, msg, sizeof msg);
   if (st != PARITY_STATUS_OK) return cpu_fail(st, "cpu: %s", msg);
-  if (psup_kind_family(psup_op_info(d->op)->kind) != family)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s sent to the %s entry", psup_op_name(d->op),
-                    psup_family_name(family));
   return family_supports(d);
 }
 
-#define CPU_ENTRY(name, FAMILY, dir, want)                                                  \
+#define CPU_ENTRY(name, FAMILY, dir, DIR)                                                       \
   static int32_t entry_##name##_##dir(parity_plugin_device_t *dev, const parity_op_desc_t *d) { \
-    int32_t st = validate(d, PARITY_FAMILY_##FAMILY);                                        \
-    if (st != PARITY_STATUS_OK) return st;                                                   \
-    if (d->direction != (want))                                                              \
-      return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s sent to the " #dir " entry", \
-                      psup_op_name(d->op), psup_direction_name(d->direction));               \
-    return cpu_##name##_##dir(dev, d);                                                       \
+    int32_t st = validate(d, PARITY_FAMILY_##FAMILY, PARITY_DIRECTION_##DIR);                  \
+    return st != PARITY_STATUS_OK ? st : cpu_##name##_##dir(dev, d);                           \
   }
 #define CPU_ENTRIES(name, FAMILY)                                   \
-  CPU_ENTRY(name, FAMILY, forward, PARITY_DIRECTION_FORWARD)        \
-  CPU_ENTRY(name, FAMILY, backward, PARITY_DIRECTION_BACKWARD)
+  CPU_ENTRY(name, FAMILY, forward, FORWARD)                         \
+  CPU_ENTRY(name, FAMILY, backward, BACKWARD)
 CPU_ENTRIES(elementwise, ELEMENTWISE)
 CPU_ENTRIES(reduce, REDUCE)
 CPU_ENTRIES(matmul, MATMUL)

@@ -204,13 +204,8 @@ static uint64_t buffer_size(const parity_plugin_buffer_t *b) { return b ? b->siz
 static int32_t validate(parity_plugin_device_t *dev, const parity_op_desc_t *d, int32_t family,
                         int32_t direction) {
   char msg[512];
-  int32_t st = psup_check_op_desc(d, 1, msg, sizeof msg);
-  if (st == PARITY_STATUS_OK) st = psup_check_extents(d, buffer_size, msg, sizeof msg);
+  int32_t st = psup_check_kernel_entry(d, family, direction, buffer_size, msg, sizeof msg);
   if (st != PARITY_STATUS_OK) return ocl_fail(st, "opencl: %s", msg);
-  if (psup_kind_family(psup_op_info(d->op)->kind) != family || d->direction != direction)
-    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s %s sent to the %s %s entry",
-                    psup_op_name(d->op), psup_direction_name(d->direction), psup_family_name(family),
-                    psup_direction_name(direction));
   return family_supports(dev, d);
 }
 

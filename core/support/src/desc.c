@@ -241,3 +241,16 @@ int32_t psup_check_extents(const parity_op_desc_t *d, psup_buffer_size_fn buffer
   }
   return PARITY_STATUS_OK;
 }
+
+int32_t psup_check_kernel_entry(const parity_op_desc_t *d, int32_t family, int32_t direction,
+                                psup_buffer_size_fn buffer_size, char *msg, size_t n) {
+  int32_t st = psup_check_op_desc(d, 1, msg, n);
+  if (st == PARITY_STATUS_OK) st = psup_check_extents(d, buffer_size, msg, n);
+  if (st != PARITY_STATUS_OK) return st;
+  if (psup_kind_family(psup_op_info(d->op)->kind) != family || d->direction != direction) {
+    snprintf(msg, n, "%s %s sent to the %s %s entry", psup_op_name(d->op), psup_direction_name(d->direction),
+             psup_family_name(family), psup_direction_name(direction));
+    return PARITY_STATUS_INVALID_ARGUMENT;
+  }
+  return PARITY_STATUS_OK;
+}
