@@ -115,6 +115,16 @@ RD_INLINE void RD_FN(rd_ext_range)(const rd_plan *p, const RD_ST *x, int64_t k0,
 #endif
 }
 
+/* rd_ext_range with is_min and want_index turned into constants (they may arrive as run-time
+ * values, e.g. inside an OpenMP outlined function). */
+static void RD_FN(rd_ext_range_any)(const rd_plan *p, const RD_ST *x, int64_t k0, int64_t k1, int is_min,
+                                    int want_index, RD_VT *out_v, int64_t *out_i) {
+  if (want_index && is_min) RD_FN(rd_ext_range)(p, x, k0, k1, 1, 1, out_v, out_i);
+  else if (want_index) RD_FN(rd_ext_range)(p, x, k0, k1, 0, 1, out_v, out_i);
+  else if (is_min) RD_FN(rd_ext_range)(p, x, k0, k1, 1, 0, out_v, out_i);
+  else RD_FN(rd_ext_range)(p, x, k0, k1, 0, 0, out_v, out_i);
+}
+
 /* Fold a later partial (v, i) into an earlier one. */
 RD_INLINE void RD_FN(rd_ext_merge)(RD_VT *bv, int64_t *bi, RD_VT v, int64_t i, const int is_min) {
   if (RD_IS_NAN(*bv)) return;
@@ -125,24 +135,22 @@ RD_INLINE void RD_FN(rd_ext_merge)(RD_VT *bv, int64_t *bi, RD_VT v, int64_t i, c
 }
 
 /* The best of one output's reduced set, computed by nth threads when nth > 1. */
-RD_INLINE void RD_FN(rd_ext_one)(const rd_plan *p, const RD_ST *x, int nth, const int is_min, const int want_index,
-                             RD_VT *out_v, int64_t *out_i) {
+static void RD_FN(rd_ext_one)(const rd_plan *p, const RD_ST *x, int nth, const int is_min, const int want_index,
+                              RD_VT *out_v, int64_t *out_i) {
   enum { MAXP = 64 };
   RD_VT pv[MAXP];
   int64_t pi[MAXP];
   int parts = nth < MAXP ? nth : MAXP;
   if ((int64_t)parts > p->K) parts = (int)p->K;
   if (parts <= 1) {
-    if (is_min) RD_FN(rd_ext_range)(p, x, 0, p->K, 1, want_index, out_v, out_i);
-    else RD_FN(rd_ext_range)(p, x, 0, p->K, 0, want_index, out_v, out_i);
+    RD_FN(rd_ext_range_any)(p, x, 0, p->K, is_min, want_index, out_v, out_i);
     return;
   }
   CPU_OMP(omp parallel for num_threads(parts) schedule(static))
   for (int t = 0; t < parts; t++) {
     int64_t lo, hi;
     cpu_share(p->K, t, parts, &lo, &hi);
-    if (is_min) RD_FN(rd_ext_range)(p, x, lo, hi, 1, want_index, &pv[t], &pi[t]);
-    else RD_FN(rd_ext_range)(p, x, lo, hi, 0, want_index, &pv[t], &pi[t]);
+    RD_FN(rd_ext_range_any)(p, x, lo, hi, is_min, want_index, &pv[t], &pi[t]);
   }
   for (int t = 1; t < parts; t++) RD_FN(rd_ext_merge)(&pv[0], &pi[0], pv[t], pi[t], is_min);
   *out_v = pv[0];
@@ -349,8 +357,7 @@ static void RD_FN(rd_one)(const rd_plan *p, const RD_ST *x, void *y, int64_t yof
   const int want_index = op == PARITY_OP_ARGMAX || op == PARITY_OP_ARGMIN;
   RD_VT v;
   int64_t i = 0;
-  if (want_index) RD_FN(rd_ext_one)(p, x, nth, is_min, 1, &v, &i);
-  else RD_FN(rd_ext_one)(p, x, nth, is_min, 0, &v, &i);
+  RD_FN(rd_ext_one)(p, x, nth, is_min, want_index, &v, &i);
   if (want_index) ((int64_t *)y)[yoff] = i;
   else RD_STORE_VAL((RD_ST *)y + yoff, RD_CANON(v));
 }

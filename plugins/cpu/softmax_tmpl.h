@@ -4,7 +4,8 @@
  *   SM_ST        storage type; SM_AT compute and accumulation type (float or double)
  *   SM_LOAD(p)   SM_AT from const SM_ST *p (exact)
  *   SM_STORE(p,v) store an SM_AT rounded once to nearest even
- *   SM_EXP, SM_LOG  exp and log in SM_AT;  SM_CASC cascade suffix (f32|f64)
+ *   SM_EXP, SM_LOG  exp and log in SM_AT; SM_EXP_NONPOS exp for arguments <= 0 (or NaN)
+ *   SM_CASC      cascade suffix (f32|f64)
  *   SM_STORES_AT 1 when SM_ST is SM_AT (f32, f64)
  * A row is n elements `s` apart. Sums use the leaf/cascade tree of cpu_accum.h, so a row's
  * result depends only on its values. */
@@ -44,13 +45,31 @@
 /* Forward of one row. Subtracts the row max exactly; NaN anywhere or a row of -inf gives NaN;
  * m entries of +inf (and no NaN) take the limit: 1/m there and 0 elsewhere (log: -log m and
  * -inf). */
-static void SM_FN(sm_forward_row)(const SM_ST *x, int64_t sx, SM_ST *y, int64_t sy, int64_t n, int logsm) {
-  SM_AT m = (SM_AT)-INFINITY;
-  int nan = 0;
-  for (int64_t i = 0; i < n; i++) {
-    SM_AT v = SM_LOAD(x + i * sx);
-    nan |= v != v;
-    m = v > m ? v : m;
+static inline __attribute__((always_inline)) void SM_FN(sm_forward_row)(const SM_ST *x, int64_t sx, SM_ST *y,
+                                                                        int64_t sy, int64_t n, int logsm) {
+  /* row max and NaN flag in CPU_LANES lanes (branch-free, vectorizable) */
+  SM_AT ml[CPU_LANES];
+  int nl[CPU_LANES];
+  for (int j = 0; j < CPU_LANES; j++) ml[j] = (SM_AT)-INFINITY, nl[j] = 0;
+  int64_t i0 = 0;
+  for (; i0 + CPU_LANES <= n; i0 += CPU_LANES) {
+    CPU_OMP(omp simd)
+    for (int j = 0; j < CPU_LANES; j++) {
+      const SM_AT v = SM_LOAD(x + (i0 + j) * sx);
+      nl[j] |= v != v;
+      ml[j] = v > ml[j] ? v : ml[j];
+    }
+  }
+  for (int j = 0; i0 < n; i0++, j++) {
+    const SM_AT v = SM_LOAD(x + i0 * sx);
+    nl[j] |= v != v;
+    ml[j] = v > ml[j] ? v : ml[j];
+  }
+  SM_AT m = ml[0];
+  int nan = nl[0];
+  for (int j = 1; j < CPU_LANES; j++) {
+    nan |= nl[j];
+    m = ml[j] > m ? ml[j] : m;
   }
   if (nan || m == (SM_AT)-INFINITY) {
     for (int64_t i = 0; i < n; i++) SM_STORE(y + i * sy, (SM_AT)NAN);
@@ -64,34 +83,61 @@ static void SM_FN(sm_forward_row)(const SM_ST *x, int64_t sx, SM_ST *y, int64_t 
     for (int64_t i = 0; i < n; i++) SM_STORE(y + i * sy, SM_LOAD(x + i * sx) == m ? on : off);
     return;
   }
-  SM_AT s;
+  /* sum of exp(x - m): each CPU_LEAF chunk's exps go to e[] in one vectorizable loop, are
+   * summed in lanes, and (softmax) kept for the division: the whole row when it fits in e[],
+   * else in y itself when y holds the compute type; otherwise they are recomputed */
+  SM_AT e[CPU_LEAF], s;
+  SM_CASC_T c;
+  c.n = 0;
+  for (int64_t l0 = 0; l0 < n; l0 += CPU_LEAF) {
+    const int64_t len = n - l0 < CPU_LEAF ? n - l0 : CPU_LEAF;
+    const SM_ST *xc = x + l0 * sx;
+    CPU_OMP(omp simd)
+    for (int64_t q = 0; q < len; q++) e[q] = SM_EXP_NONPOS(SM_LOAD(xc + q * sx) - m);
+    SM_AT a[CPU_LANES];
+    for (int j = 0; j < CPU_LANES; j++) a[j] = (SM_AT)-0.0;
+    int64_t q = 0;
+    for (; q + CPU_LANES <= len; q += CPU_LANES)
+      for (int j = 0; j < CPU_LANES; j++) a[j] += e[q + j];
+    for (int j = 0; q < len; q++, j++) a[j] += e[q];
+    CPU_LANES_FOLD(a);
+    SM_CASC_PUSH(&c, a[0]);
+#if SM_STORES_AT
+    if (!logsm && n > CPU_LEAF)
+      for (q = 0; q < len; q++) y[(l0 + q) * sy] = e[q];
+#endif
+  }
+  s = SM_CASC_TOTAL(&c);
   if (logsm) {
-    SM_ROW_SUM(s, n, SM_EXP(SM_LOAD(x + i * sx) - m));
     const SM_AT ls = SM_LOG(s);
+    CPU_OMP(omp simd)
     for (int64_t i = 0; i < n; i++) SM_STORE(y + i * sy, (SM_LOAD(x + i * sx) - m) - ls);
     return;
   }
-  /* softmax keeps each exp(x - m) for the division (one exp per element): on the stack for
-   * short rows, else in y itself when y holds the compute type, else it recomputes them */
-  if (n <= SM_ROW_BUFFER) {
-    SM_AT e[SM_ROW_BUFFER];
-    SM_ROW_SUM(s, n, (e[i] = SM_EXP(SM_LOAD(x + i * sx) - m)));
+  if (n <= CPU_LEAF) {
+    CPU_OMP(omp simd)
     for (int64_t i = 0; i < n; i++) SM_STORE(y + i * sy, e[i] / s);
     return;
   }
 #if SM_STORES_AT
-  SM_ROW_SUM(s, n, (y[i * sy] = SM_EXP(SM_LOAD(x + i * sx) - m)));
+  CPU_OMP(omp simd)
   for (int64_t i = 0; i < n; i++) y[i * sy] = y[i * sy] / s;
 #else
-  SM_ROW_SUM(s, n, SM_EXP(SM_LOAD(x + i * sx) - m));
-  for (int64_t i = 0; i < n; i++) SM_STORE(y + i * sy, SM_EXP(SM_LOAD(x + i * sx) - m) / s);
+  for (int64_t l0 = 0; l0 < n; l0 += CPU_LEAF) {
+    const int64_t len = n - l0 < CPU_LEAF ? n - l0 : CPU_LEAF;
+    const SM_ST *xc = x + l0 * sx;
+    CPU_OMP(omp simd)
+    for (int64_t q = 0; q < len; q++) e[q] = SM_EXP_NONPOS(SM_LOAD(xc + q * sx) - m);
+    for (int64_t q = 0; q < len; q++) SM_STORE(y + (l0 + q) * sy, e[q] / s);
+  }
 #endif
 }
 
 /* Backward of one row from the stored y only:
  * softmax dx = y * (dy - sum(y * dy)); log_softmax dx = dy - exp(y) * sum(dy). */
-static void SM_FN(sm_backward_row)(const SM_ST *y, int64_t sy, const SM_ST *dy, int64_t sdy, SM_ST *dx,
-                                   int64_t sdx, int64_t n, int logsm) {
+static inline __attribute__((always_inline)) void SM_FN(sm_backward_row)(const SM_ST *y, int64_t sy, const SM_ST *dy,
+                                                                         int64_t sdy, SM_ST *dx, int64_t sdx,
+                                                                         int64_t n, int logsm) {
   if (logsm) {
     SM_AT g;
     SM_ROW_SUM(g, n, SM_LOAD(dy + i * sdy));
@@ -110,6 +156,7 @@ static int32_t SM_FN(sm_run)(const sm_plan *p, const void *a, const void *b, voi
   const SM_ST *A = a, *B = b;
   SM_ST *O = out;
   const int nth = p->threads;
+  const int contiguous = p->s[0] == 1 && p->s[2] == 1 && (!backward || p->s[1] == 1);
   CPU_OMP(omp parallel num_threads(nth) if (nth > 1 && p->rows > 1))
   {
     int64_t lo, hi;
@@ -119,9 +166,14 @@ static int32_t SM_FN(sm_run)(const sm_plan *p, const void *a, const void *b, voi
     psup_iter_init(&it, p->no, p->oshape, SM_NT, s);
     psup_iter_seek(&it, lo);
     for (int64_t r = lo; r < hi; r++, psup_iter_next(&it)) {
-      if (backward)
+      /* contiguous rows get loops with unit strides the compiler can vectorize */
+      if (backward && contiguous)
+        SM_FN(sm_backward_row)(A + it.off[0], 1, B + it.off[1], 1, O + it.off[2], 1, p->n, p->logsm);
+      else if (backward)
         SM_FN(sm_backward_row)(A + it.off[0], p->s[0], B + it.off[1], p->s[1], O + it.off[2], p->s[2],
                                p->n, p->logsm);
+      else if (contiguous)
+        SM_FN(sm_forward_row)(A + it.off[0], 1, O + it.off[2], 1, p->n, p->logsm);
       else
         SM_FN(sm_forward_row)(A + it.off[0], p->s[0], O + it.off[2], p->s[2], p->n, p->logsm);
     }
@@ -143,5 +195,6 @@ static int32_t SM_FN(sm_run)(const sm_plan *p, const void *a, const void *b, voi
 #undef SM_STORE
 #undef SM_EXP
 #undef SM_LOG
+#undef SM_EXP_NONPOS
 #undef SM_CASC
 #undef SM_STORES_AT

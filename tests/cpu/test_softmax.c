@@ -300,6 +300,42 @@ Test(softmax, logits_shifted_by_1000_or_1e8_give_bitwise_identical_results) {
     }
 }
 
+Test(softmax, logits_spread_over_1000_do_not_overflow) {
+  parity_device_t *dev = pt_device("cpu");
+  int64_t shape[2] = {5, 67};
+  double x[335], ref[335], S[335];
+  rs_random(x, 335, 17, -2000, 2000);
+  for (int dt = PARITY_DTYPE_F32; dt <= PARITY_DTYPE_F64; dt++)
+    for (int k = 0; k < 2; k++) {
+      for (int i = 0; i < 335; i++) x[i] = rs_round(x[i], dt);
+      ref_softmax(both_ops[k], 2, shape, 1, x, ref, S);
+      double *y = forward(dev, both_ops[k], dt, 2, shape, 1, x, RS_CONTIG, RS_CONTIG);
+      for (int i = 0; i < 335; i++)
+        cr_assert(fabs(y[i] - ref[i]) <= psup_accum_bound(dt, ref[i], S[i], 67), "%s %s y[%d] = %g, want %g",
+                  psup_op_name(both_ops[k]), psup_dtype_name(dt), i, y[i], ref[i]);
+      free(y);
+    }
+}
+
+Test(softmax, two_logit_f32_softmax_is_within_4_ulps_of_exact) {
+  parity_device_t *dev = pt_device("cpu");
+  enum { N = 20000 };
+  int64_t shape[2] = {N, 2};
+  double *x = malloc(2 * N * sizeof *x);
+  for (int i = 0; i < N; i++) { /* exp arguments over [-104, 0], subnormal results included */
+    x[2 * i] = 0;
+    x[2 * i + 1] = rs_round(-104.0 * i / N - 1e-3 * (i % 7), PARITY_DTYPE_F32);
+  }
+  double *y = forward(dev, PARITY_OP_SOFTMAX, PARITY_DTYPE_F32, 2, shape, 1, x, RS_CONTIG, RS_CONTIG);
+  for (int i = 0; i < N; i++) {
+    long double e = expl(x[2 * i + 1]), want[2] = {1 / (1 + e), e / (1 + e)};
+    for (int k = 0; k < 2; k++)
+      cr_assert(pt_ulp_diff(y[2 * i + k], (double)want[k], PARITY_DTYPE_F32) <= 4, "softmax(0, %a)[%d] = %a, "
+                "exact %La", x[2 * i + 1], k, y[2 * i + k], want[k]);
+  }
+  free(x), free(y);
+}
+
 Test(softmax, denormal_probabilities_are_preserved) {
   parity_device_t *dev = pt_device("cpu");
   double x[2] = {0, -95}; /* exp(-95) ~ 5.5e-42: an f32 subnormal */
