@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fault.h"
+#include "parity_support/negotiate.h"
 
 fault_t fault_active = FAULT_NONE;
 const parity_plugin_api_t *fault_cpu;
@@ -213,17 +214,8 @@ static const char *fault_names[] = {
 PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor,
                                                  const parity_host_api_t *host, parity_plugin_info_t *out) {
   (void)host_minor;
-  if (!out || out->struct_size < offsetof(parity_plugin_info_t, api) + sizeof(void *))
-    return PARITY_STATUS_INVALID_ARGUMENT;
-  out->abi_major = PARITY_ABI_MAJOR;
-  out->abi_minor = PARITY_ABI_MINOR;
-  out->name = "fault";
-  out->backend = "fault";
-  out->version = "1.0.0-test";
-  if (host_major != PARITY_ABI_MAJOR) {
-    out->refusal = "the fault plugin speaks ABI 1.x only";
-    return PARITY_STATUS_VERSION_MISMATCH;
-  }
+  int32_t st = psup_negotiate(host_major, out, "fault", "fault", "1.0.0-test");
+  if (st != PARITY_STATUS_OK) return st;
   cpu_set_host(host);
   fault_cpu = cpu_plugin_api();
   const char *want = getenv("PARITY_FAULT");
