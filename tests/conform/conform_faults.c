@@ -129,6 +129,11 @@ Test(conform, compare_eps_breaks_mask_under_gradient) {
                 "eq([0,1,2], 1) gave");
 }
 
+Test(conform, compare_eps_breaks_the_masked_gradients_through_the_tape) {
+  expect_caught("compare-eps", "--case hazard.mask-under-gradient.tape", "hazard.mask-under-gradient.tape",
+                "count(x > 3) for x = 1..9 is 7, must be 6");
+}
+
 Test(conform, softmax_backward_from_unrounded_values_fails_in_bf16) {
   expect_caught("softmax-bwd-unrounded", "--op log_softmax --dtype bf16 --direction backward --case nll",
                 "log_softmax.bf16.backward.nll", "outside the rule");

@@ -5,6 +5,7 @@
 #include "conform.h"
 
 void cf_hazard_mask_under_gradient(cf_env_t *env, cf_result_t *r);
+void cf_hazard_mask_under_gradient_tape(cf_env_t *env, cf_result_t *r);
 void cf_hazard_lowprec_logsoftmax_after_conv(cf_env_t *env, cf_result_t *r);
 void cf_hazard_eager_vs_replay(cf_env_t *env, cf_result_t *r);
 void cf_hazard_trajectory_convergent(cf_env_t *env, cf_result_t *r);
@@ -24,6 +25,7 @@ ZOO_LIST(ZOO_D)
 
 const cf_check_t cf_hazard_checks[] = {
     {"hazard.mask-under-gradient", "eq+where", cf_hazard_mask_under_gradient},
+    {"hazard.mask-under-gradient.tape", "tape", cf_hazard_mask_under_gradient_tape},
     {"hazard.lowprec-logsoftmax-after-conv", "conv2d+log_softmax", cf_hazard_lowprec_logsoftmax_after_conv},
     {"hazard.eager-vs-replay", "plan", cf_hazard_eager_vs_replay},
     {"hazard.trajectory.convergent", "adam", cf_hazard_trajectory_convergent},
