@@ -250,3 +250,26 @@ done:
   parity_tensor_release(own_seed);
   return st;
 }
+
+/* Backward of ops whose plugin backward takes {x, y, dy} and gives dx (unary, reduce, pool). */
+static parity_status_t xy_backward(parity__node *n, parity_tensor_t *gy, parity_tensor_t **gin) {
+  parity_tensor_t *dx;
+  parity_status_t st = parity__tensor_empty_like(n->saved[0], &dx);
+  if (st != PARITY_STATUS_OK) return st;
+  parity_tensor_t *in[3] = {n->saved[0], n->saved[1], gy}, *o[1] = {dx};
+  st = parity__launch(dx->st->dev, n->op, PARITY_DIRECTION_BACKWARD, in, 3, o, 1, &n->params);
+  return parity__finish(st, dx, &gin[0]);
+}
+
+parity_status_t parity__record_xy(int32_t op, const char *name, parity_tensor_t *x, parity_tensor_t *y,
+                                  const parity_op_params_t *params) {
+  if (!parity__any_requires_grad(&x, 1)) return PARITY_STATUS_OK;
+  parity__node *n = parity__node_new(name, xy_backward, 1, &x);
+  if (!n) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of host memory", name);
+  n->op = op;
+  if (params) n->params = *params;
+  n->saved[0] = parity__tensor_alias(x);
+  n->saved[1] = parity__tensor_alias(y);
+  parity__node_attach(y, n);
+  return PARITY_STATUS_OK;
+}

@@ -106,15 +106,6 @@ static parity_status_t float_only(int32_t op, const parity_tensor_t *x) {
 }
 
 /* ---- unary ---------------------------------------------------------------------------------- */
-static parity_status_t unary_backward(parity__node *n, parity_tensor_t *gy, parity_tensor_t **gin) {
-  parity_tensor_t *dx;
-  parity_status_t st = parity__tensor_empty_like(n->saved[0], &dx);
-  if (st != PARITY_STATUS_OK) return st;
-  parity_tensor_t *in[3] = {n->saved[0], n->saved[1], gy}, *o[1] = {dx};
-  st = parity__launch(dx->st->dev, n->op, PARITY_DIRECTION_BACKWARD, in, 3, o, 1, &n->params);
-  return parity__finish(st, dx, &gin[0]);
-}
-
 static parity_status_t unary_impl(int32_t op, parity_tensor_t *x, const parity_op_params_t *params,
                                   parity_tensor_t **out) {
   parity_status_t st = check_op("unary", op, PARITY_OP_KIND_UNARY, out);
@@ -125,17 +116,7 @@ static parity_status_t unary_impl(int32_t op, parity_tensor_t *x, const parity_o
   if ((st = parity__tensor_empty_like(x, &y)) != PARITY_STATUS_OK) return st;
   parity_tensor_t *in[1] = {x}, *o[1] = {y};
   st = parity__launch(x->st->dev, op, PARITY_DIRECTION_FORWARD, in, 1, o, 1, params);
-  if (st == PARITY_STATUS_OK && parity__any_requires_grad(&x, 1)) {
-    parity__node *n = parity__node_new(psup_op_name(op), unary_backward, 1, &x);
-    if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of host memory", psup_op_name(op));
-    else {
-      n->op = op;
-      if (params) n->params = *params;
-      n->saved[0] = parity__tensor_alias(x);
-      n->saved[1] = parity__tensor_alias(y);
-      parity__node_attach(y, n);
-    }
-  }
+  if (st == PARITY_STATUS_OK) st = parity__record_xy(op, psup_op_name(op), x, y, params);
   return parity__finish(st, y, out);
 }
 

@@ -265,15 +265,6 @@ parity_status_t parity_conv_transpose2d(parity_tensor_t *x, parity_tensor_t *w, 
 }
 
 /* ---- pooling -------------------------------------------------------------------------------- */
-static parity_status_t pool_backward(parity__node *n, parity_tensor_t *gy, parity_tensor_t **gin) {
-  parity_tensor_t *dx;
-  parity_status_t st = parity__tensor_empty_like(n->saved[0], &dx);
-  if (st != PARITY_STATUS_OK) return st;
-  parity_tensor_t *in[3] = {n->saved[0], n->saved[1], gy}, *o[1] = {dx};
-  st = parity__launch(gy->st->dev, n->op, PARITY_DIRECTION_BACKWARD, in, 3, o, 1, &n->params);
-  return parity__finish(st, dx, &gin[0]);
-}
-
 parity_status_t parity_pool2d(parity_op_t op, parity_tensor_t *x, const parity_pool2d_options_t *opts,
                               parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "pool2d: out is NULL");
@@ -312,16 +303,6 @@ parity_status_t parity_pool2d(parity_op_t op, parity_tensor_t *x, const parity_p
   if ((st = parity__tensor_empty(x->st->dev, x->dtype, 4, shape, &y)) != PARITY_STATUS_OK) return st;
   parity_tensor_t *in[1] = {x}, *o[1] = {y};
   st = parity__launch(x->st->dev, op, PARITY_DIRECTION_FORWARD, in, 1, o, 1, &p);
-  if (st == PARITY_STATUS_OK && parity__any_requires_grad(&x, 1)) {
-    parity__node *n = parity__node_new(psup_op_name(op), pool_backward, 1, &x);
-    if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of host memory", psup_op_name(op));
-    else {
-      n->op = op;
-      n->params = p;
-      n->saved[0] = parity__tensor_alias(x);
-      n->saved[1] = parity__tensor_alias(y);
-      parity__node_attach(y, n);
-    }
-  }
+  if (st == PARITY_STATUS_OK) st = parity__record_xy(op, psup_op_name(op), x, y, &p);
   return parity__finish(st, y, out);
 }

@@ -6,15 +6,6 @@
 #include "parity_support/ops.h"
 #include "tensor_internal.h"
 
-static parity_status_t reduce_backward(parity__node *n, parity_tensor_t *gy, parity_tensor_t **gin) {
-  parity_tensor_t *dx;
-  parity_status_t st = parity__tensor_empty_like(n->saved[0], &dx);
-  if (st != PARITY_STATUS_OK) return st;
-  parity_tensor_t *in[3] = {n->saved[0], n->saved[1], gy}, *o[1] = {dx};
-  st = parity__launch(dx->st->dev, n->op, PARITY_DIRECTION_BACKWARD, in, 3, o, 1, &n->params);
-  return parity__finish(st, dx, &gin[0]);
-}
-
 /* The reduction with keepdim; the caller reshapes for keepdim = 0. */
 static parity_status_t reduce_keep(int32_t op, parity_tensor_t *x, uint32_t mask, parity_tensor_t **out) {
   const psup_op_info_t *info = psup_op_info(op);
@@ -53,17 +44,8 @@ static parity_status_t reduce_keep(int32_t op, parity_tensor_t *x, uint32_t mask
     parity_tensor_t *in[1] = {x}, *o[1] = {y};
     st = parity__launch(x->st->dev, op, PARITY_DIRECTION_FORWARD, in, 1, o, 1, &p);
   }
-  if (st == PARITY_STATUS_OK && (info->flags & PARITY_OPF_BACKWARD) && parity__any_requires_grad(&x, 1)) {
-    parity__node *n = parity__node_new(info->name, reduce_backward, 1, &x);
-    if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of host memory", info->name);
-    else {
-      n->op = op;
-      n->params = p;
-      n->saved[0] = parity__tensor_alias(x);
-      n->saved[1] = parity__tensor_alias(y);
-      parity__node_attach(y, n);
-    }
-  }
+  if (st == PARITY_STATUS_OK && (info->flags & PARITY_OPF_BACKWARD))
+    st = parity__record_xy(op, info->name, x, y, &p);
   return parity__finish(st, y, out);
 }
 

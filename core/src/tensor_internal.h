@@ -100,6 +100,10 @@ parity__node *parity__node_new(const char *name, parity__backward_fn fn, uint32_
 void parity__node_attach(parity_tensor_t *out, parity__node *n);
 void parity__node_release(parity__node *n);
 int parity__any_requires_grad(parity_tensor_t *const *ts, uint32_t n);
+/* When x requires grad: record on y a node whose backward runs the plugin's backward of op
+ * with {x, y, dy} -> dx (unary, reduce, pool). */
+parity_status_t parity__record_xy(int32_t op, const char *name, parity_tensor_t *x, parity_tensor_t *y,
+                                  const parity_op_params_t *params);
 
 /* ops helpers shared by the op files */
 parity_status_t parity__copy_into(parity_tensor_t *dst, parity_tensor_t *src); /* same shape+dtype */
