@@ -1,7 +1,8 @@
 /* conv.cl — conv2d (NCHW, stride, padding, dilation, groups) forward, backward-data,
  * backward-weight and bias gradient, and max/avg pooling forward and backward. One work-item
- * per output element; sums are pairwise (deterministic). Padding contributes nothing to conv
- * and avg sums and never wins a max. */
+ * per output element; sums are pairwise (deterministic). A padded conv tap is an explicit zero
+ * (w * 0: NaN for an inf or NaN weight); padding contributes nothing to avg sums and never wins a
+ * max. */
 #pragma OPENCL FP_CONTRACT OFF /* add/sub/mul round exactly as written */
 #if IS_FLOAT
 typedef struct {
@@ -37,12 +38,14 @@ kernel void conv_fwd(const cv_t p, long n, long per, const global uchar *x, cons
     for (long c = 0; c < cg; c++)
       for (long kh = 0; kh < p.KH; kh++) {
         long ih = q[2] * p.sh - p.pt + kh * p.dh;
-        if (ih < 0 || ih >= p.H) continue;
+        int row_in = ih >= 0 && ih < p.H;
         for (long kw = 0; kw < p.KW; kw++) {
           long iw = q[3] * p.sw - p.pl + kw * p.dw;
-          if (iw < 0 || iw >= p.W) continue;
-          T xv = LD(x, p.xb + q[0] * p.xs[0] + (c0 + c) * p.xs[1] + ih * p.xs[2] + iw * p.xs[3], p.dt);
           T wv = LD(w, p.wb + q[1] * p.ws[0] + c * p.ws[1] + kh * p.ws[2] + kw * p.ws[3], p.dt);
+          /* a padded tap is an explicit zero: w * 0, NaN when w is inf or NaN */
+          T xv = row_in && iw >= 0 && iw < p.W
+                     ? LD(x, p.xb + q[0] * p.xs[0] + (c0 + c) * p.xs[1] + ih * p.xs[2] + iw * p.xs[3], p.dt)
+                     : (T)0;
           pw_fma(&acc, xv, wv);
         }
       }
@@ -54,7 +57,7 @@ kernel void conv_fwd(const cv_t p, long n, long per, const global uchar *x, cons
 
 /* conv2d forward for the contiguous layout (CPU devices): each item computes CB_O output
  * channels x CB_W output columns of one output row with vector accumulators (lanes along ow).
- * Padding taps contribute nothing (masked lanes keep their sum). Accumulation per output: terms
+ * Padding taps are explicit zeros (w * 0: NaN for a non-finite weight). Accumulation per output: terms
  * in (c, kh, kw) order into a block of up to 64, blocks into the total: error ~ (64 + k/64) u. */
 #define CB_O 4
 #if OCL_CLASS == CLASS_D
@@ -97,27 +100,26 @@ kernel void conv_fwd_blk(const cv_t p, long n, long per, const global uchar *x, 
       long xc = p.xb + b * p.xs[0] + (g * cg + c) * p.xs[1];
       for (long kh = 0; kh < p.KH; kh++) {
         long ih = oh * p.sh - p.pt + kh * p.dh;
-        if (ih < 0 || ih >= p.H) continue;
+        int row_in = ih >= 0 && ih < p.H;
         for (long kw = 0; kw < p.KW; kw++) {
           long iw0 = ow0 * p.sw - p.pl + kw * p.dw; /* input column of lane 0 */
           long xo = xc + ih * p.xs[2] + iw0 * p.xs[3];
           CV xv;
-          CM valid;
-          if (p.dt == FAST_DT && xs_w == 1 && iw0 >= 0 && iw0 + (CB_W - 1) * p.sw < p.W) {
+          /* padded taps (and lanes past OW) are explicit zeros: w * 0 is NaN for an inf or
+           * NaN weight, as docs/semantics.md requires */
+          if (row_in && p.dt == FAST_DT && xs_w == 1 && iw0 >= 0 && iw0 + (CB_W - 1) * p.sw < p.W) {
             xv = CLOAD(0, (const global T *)x + xo);
-            valid = (CM)(-1);
           } else {
             T tmp[CB_W];
             for (int j = 0; j < CB_W; j++) {
               long iw = iw0 + j * p.sw;
-              tmp[j] = (j < cols && iw >= 0 && iw < p.W) ? LD(x, xo + j * xs_w, p.dt) : (T)0;
+              tmp[j] = (row_in && j < cols && iw >= 0 && iw < p.W) ? LD(x, xo + j * xs_w, p.dt) : (T)0;
             }
             xv = CLOAD(0, tmp);
-            valid = ((CM)(iw0) + CB_LANES * (CM)(p.sw) >= (CM)(0)) & ((CM)(iw0) + CB_LANES * (CM)(p.sw) < (CM)(p.W));
           }
           long wo = c * p.ws[1] + kh * p.ws[2] + kw * p.ws[3];
           for (int i = 0; i < CB_O; i++)
-            blk[i] = select(blk[i], MULADD((CV)(LD(w, wrow[i] + wo, p.dt)), xv, blk[i]), valid);
+            blk[i] = MULADD((CV)(LD(w, wrow[i] + wo, p.dt)), xv, blk[i]);
           if (++nb == 64) {
             for (int i = 0; i < CB_O; i++) {
               tot[i] += blk[i];
