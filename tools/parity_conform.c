@@ -10,14 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "conform/conform.h"
 
 extern char **environ;
 
 typedef struct options_t {
-  const char *backend, *ops, *dtypes, *direction, *cases, *json, *markdown;
-  int device, full, failures_only, list;
+  const char *backend, *ops, *dtypes, *direction, *cases, *json, *markdown, *junit, *html;
+  int device, full, failures_only, list, verbose, support;
   uint64_t seed;
 } options_t;
 
@@ -34,11 +35,17 @@ static void usage(FILE *f) {
           "                    (e.g. 'add.f32.forward.n33', 'ties', 'sum.*.large', 'cap.*')\n"
           "  --full            the complete sweep (default: the quick subset for CI)\n"
           "  --seed N          input seed (default 0); every case reproduces alone with its seed\n"
+          "  --env VAR=VALUE   set an environment variable before the plugins load (a launch\n"
+          "                    configuration, e.g. PARITY_OPENCL_WORK_LAYOUT=strided); repeatable\n"
           "  --json FILE       machine-readable results\n"
           "  --markdown FILE   a report for people\n"
-          "  --failures-only   print only failing rows (verdicts always)\n"
+          "  --junit FILE      JUnit XML for CI systems (one testcase per case)\n"
+          "  --verbose         the per-case table as it runs\n"
+          "  --failures-only   with --verbose: only failing rows\n"
+          "  --support         per op x dtype x direction: supported or not, with the plugin's reason\n"
           "  --list            print the selected case ids and exit\n"
-          "exit status: 0 no supported case failed; 1 a case failed; 2 the suite could not run\n");
+          "exit status: 0 every backend passed; 1 a case failed, a device did not open, or nothing was\n"
+          "checked; 2 the suite could not run\n");
 }
 
 static double now(void) {
@@ -109,7 +116,8 @@ static const char *type_name(int32_t t) {
   }
 }
 
-static void finish(cf_report_t *rep, cf_backend_summary_t *b, cf_result_t *r, const options_t *o) {
+static void finish(const cf_console_t *con, cf_report_t *rep, cf_backend_summary_t *b, cf_result_t *r,
+                   size_t total) {
   switch (r->status) {
     case CF_PASS: b->pass++; break;
     case CF_FAIL: b->fail++; break;
@@ -117,7 +125,7 @@ static void finish(cf_report_t *rep, cf_backend_summary_t *b, cf_result_t *r, co
     default: b->skipped++; break;
   }
   b->count++;
-  cf_print_row(rep, r, o->failures_only);
+  cf_console_result(con, rep, r, b->count, total);
 }
 
 static cf_result_t *next_result(cf_report_t *rep) {
@@ -129,16 +137,27 @@ static cf_result_t *next_result(cf_report_t *rep) {
   return r;
 }
 
-static void run_backend(cf_report_t *rep, cf_env_t *env, const cf_case_list_t *cases, const options_t *o,
-                        cf_backend_summary_t *b) {
+static const cf_check_t *const check_lists[2] = {cf_capability_checks, cf_hazard_checks};
+
+static size_t selected_count(const cf_case_list_t *cases, const options_t *o) {
+  size_t n = 0;
+  size_t counts[2] = {cf_capability_check_count, cf_hazard_check_count};
+  for (int l = 0; l < 2; l++)
+    for (size_t i = 0; i < counts[l]; i++) n += (size_t)check_selected(o, check_lists[l][i].id);
+  for (size_t i = 0; i < cases->count; i++) n += (size_t)case_selected(o, &cases->items[i]);
+  return n;
+}
+
+static void run_backend(const cf_console_t *con, cf_report_t *rep, cf_env_t *env, const cf_case_list_t *cases,
+                        const options_t *o, cf_backend_summary_t *b) {
   double t0 = now();
+  size_t total = selected_count(cases, o);
   b->first = rep->count;
-  cf_print_header(b);
-  const cf_check_t *lists[2] = {cf_capability_checks, cf_hazard_checks};
+  cf_console_begin(con, rep, b);
   size_t counts[2] = {cf_capability_check_count, cf_hazard_check_count};
   for (int l = 0; l < 2; l++)
     for (size_t i = 0; i < counts[l]; i++) {
-      const cf_check_t *chk = &lists[l][i];
+      const cf_check_t *chk = &check_lists[l][i];
       if (!check_selected(o, chk->id)) continue;
       cf_result_t *r = next_result(rep);
       cf_result_init(r, chk->id, chk->op, "-", "-", chk->id);
@@ -147,7 +166,7 @@ static void run_backend(cf_report_t *rep, cf_env_t *env, const cf_case_list_t *c
       double t = now();
       chk->fn(env, r);
       r->seconds = now() - t;
-      finish(rep, b, r, o);
+      finish(con, rep, b, r, total);
     }
   for (size_t i = 0; i < cases->count; i++) {
     const cf_case_t *c = &cases->items[i];
@@ -157,13 +176,29 @@ static void run_backend(cf_report_t *rep, cf_env_t *env, const cf_case_list_t *c
     snprintf(r->backend, sizeof r->backend, "%s", env->backend);
     snprintf(r->device, sizeof r->device, "%s", env->info.name);
     r->full_only = c->full_only;
+    r->is_case = 1;
+    r->op_id = c->op;
+    r->dtype_id = c->dtype;
     double t = now();
     cf_run_case(env, c, r);
     r->seconds = now() - t;
-    finish(rep, b, r, o);
+    finish(con, rep, b, r, total);
   }
   b->seconds = now() - t0;
-  cf_print_verdict(b);
+  cf_console_end(con, rep, b);
+}
+
+/* --env VAR=VALUE: set before any plugin loads, so a launch configuration applies to the whole
+ * run and appears in every reproduce command (which carries the PARITY_* environment). */
+static int set_env(const char *assignment) {
+  const char *eq = strchr(assignment, '=');
+  if (!eq || eq == assignment) {
+    fprintf(stderr, "parity-conform: --env takes VAR=VALUE, not '%s'\n", assignment);
+    return -1;
+  }
+  char name[128];
+  snprintf(name, sizeof name, "%.*s", (int)(eq - assignment), assignment);
+  return setenv(name, eq + 1, 1);
 }
 
 static int parse(int argc, char **argv, options_t *o) {
@@ -174,8 +209,9 @@ static int parse(int argc, char **argv, options_t *o) {
     const char **target = !strcmp(a, "--backend") ? &o->backend : !strcmp(a, "--op") ? &o->ops
                         : !strcmp(a, "--dtype") ? &o->dtypes : !strcmp(a, "--direction") ? &o->direction
                         : !strcmp(a, "--case") ? &o->cases : !strcmp(a, "--json") ? &o->json
-                        : !strcmp(a, "--markdown") ? &o->markdown : NULL;
-    if (target || !strcmp(a, "--device") || !strcmp(a, "--seed")) {
+                        : !strcmp(a, "--markdown") ? &o->markdown : !strcmp(a, "--junit") ? &o->junit
+                        : NULL;
+    if (target || !strcmp(a, "--device") || !strcmp(a, "--seed") || !strcmp(a, "--env")) {
       if (!v) {
         fprintf(stderr, "parity-conform: %s needs a value\n", a);
         return -1;
@@ -183,10 +219,13 @@ static int parse(int argc, char **argv, options_t *o) {
       i++;
       if (target) *target = v;
       else if (!strcmp(a, "--device")) o->device = atoi(v);
-      else o->seed = strtoull(v, NULL, 0);
+      else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 0);
+      else if (set_env(v) != 0) return -1;
     } else if (!strcmp(a, "--full")) o->full = 1;
     else if (!strcmp(a, "--failures-only")) o->failures_only = 1;
     else if (!strcmp(a, "--list")) o->list = 1;
+    else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) o->verbose = 1;
+    else if (!strcmp(a, "--support")) o->support = 1;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage(stdout);
       exit(0);
@@ -219,6 +258,10 @@ int main(int argc, char **argv) {
     cf_cases_free(&cases);
     return 0;
   }
+  unsigned char *selected = calloc(cases.count ? cases.count : 1, 1);
+  if (!selected) return 2;
+  for (size_t i = 0; i < cases.count; i++) selected[i] = (unsigned char)case_selected(&o, &cases.items[i]);
+  cf_console_t con = {.verbose = o.verbose, .failures_only = o.failures_only, .progress = isatty(STDOUT_FILENO)};
   parity_context_t *ctx;
   if (parity_context_create(NULL, &ctx) != PARITY_STATUS_OK) {
     fprintf(stderr, "parity-conform: %s\n", parity_last_error());
@@ -269,23 +312,32 @@ int main(int argc, char **argv) {
         snprintf(b->type, sizeof b->type, "not opened");
         snprintf(b->note, sizeof b->note, "the device does not open");
         b->first = rep.count;
-        cf_print_header(b);
+        cf_console_begin(&con, &rep, b);
         cf_result_t *r = next_result(&rep);
         cf_result_init(r, "device.open", "(device)", "-", "-", "open");
         snprintf(r->backend, sizeof r->backend, "%s", rec.name);
         cf_result_fail(r, "%s", parity_last_error());
-        finish(&rep, b, r, &o);
-        cf_print_verdict(b);
+        finish(&con, &rep, b, r, 1);
+        cf_console_end(&con, &rep, b);
         exit_code = exit_code ? exit_code : 1;
         continue;
       }
       parity_device_get_info(env.dev, &env.info);
+      env.cases = &cases;
+      b->dtype_mask = env.info.dtype_mask;
+      b->flags = env.info.flags;
       env.values.no_denormals = env.info.denormals == PARITY_DENORMALS_FLUSHED;
       snprintf(b->device, sizeof b->device, "%s", env.info.name);
       snprintf(b->type, sizeof b->type, "%s", type_name(env.info.type));
       if (env.values.no_denormals) snprintf(b->note, sizeof b->note, "declares flushed denormals: inputs carry none");
-      run_backend(&rep, &env, &cases, &o, b);
-      if (b->fail && exit_code == 0) exit_code = 1;
+      if (o.support) {
+        cf_print_support(&env, &cases, selected);
+        continue;
+      }
+      run_backend(&con, &rep, &env, &cases, &o, b);
+      cf_coverage_t cov;
+      cf_coverage(&rep, b, &cov);
+      if (cov.verdict != CF_VERDICT_PASS && exit_code == 0) exit_code = 1;
     }
   }
   if (o.backend && !matched && exit_code == 0) {
@@ -293,8 +345,6 @@ int main(int argc, char **argv) {
             parity_context_available(ctx));
     exit_code = 2;
   }
-  printf("\n");
-  for (size_t i = 0; i < rep.backend_count; i++) cf_print_verdict(&rep.backends[i]);
   if (o.json && cf_write_json(&rep, o.json) != 0) {
     fprintf(stderr, "parity-conform: cannot write %s\n", o.json);
     exit_code = 2;
@@ -303,6 +353,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "parity-conform: cannot write %s\n", o.markdown);
     exit_code = 2;
   }
+  if (o.junit && cf_write_junit(&rep, o.junit) != 0) {
+    fprintf(stderr, "parity-conform: cannot write %s\n", o.junit);
+    exit_code = 2;
+  }
+  free(selected);
   cf_report_free(&rep);
   cf_cases_free(&cases);
   parity_context_destroy(ctx);

@@ -250,3 +250,52 @@ Test(conform, an_unknown_fault_name_leaves_the_plugin_unavailable) {
   cr_assert(strstr(r.output, "unknown PARITY_FAULT 'no-such-fault'"), "%s", r.output);
   conform_free(&r);
 }
+
+/* ---- verdicts that state coverage ---------------------------------------------------------- */
+Test(conform, a_plugin_that_refuses_every_op_is_nothing_checked) {
+  conform_run_t r = conform("refuse-all", "");
+  cr_assert_eq(r.status, 1, "a plugin that runs nothing must exit 1:\n%s", r.output);
+  cr_assert(strstr(r.output, "verdict fault: NOTHING CHECKED: 0 of "), "%s", r.output);
+  cr_assert(strstr(r.json, "\"verdict\":\"nothing checked\""), "%s", r.json);
+  cr_assert_eq(count(r.output, "verdict fault:"), 1, "the verdict is printed once:\n%s", r.output);
+  conform_free(&r);
+}
+
+Test(conform, a_plugin_claiming_dtypes_it_refuses_fails_cap_dtypes) {
+  expect_caught("lie-dtypes", "--case cap.dtypes", "cap.dtypes",
+                "dtype_mask claims f64, f16, bf16, i32, i64, bool, but supports() refuses every op in it");
+}
+
+Test(conform, a_plugin_claiming_float64_it_refuses_fails_cap_float64) {
+  expect_caught("lie-dtypes", "--case cap.float64", "cap.float64", "claims float64 but refuses f64 add");
+}
+
+Test(conform, a_partial_plugin_passes_with_its_coverage_stated) {
+  conform_run_t r = conform("lie-dtypes", "--op add,sub,mul,sum");
+  cr_assert_eq(r.status, 0, "%s", r.output);
+  cr_assert(strstr(r.output, "verdict fault: PASS on "), "%s", r.output);
+  cr_assert(strstr(r.output, "): add, mul, sum in f32; "), "the verdict names what ran:\n%s", r.output);
+  cr_assert(strstr(r.output, "claims f64, f16, bf16, i32, i64 (dtype_mask) but ran no case in it"), "%s", r.output);
+  cr_assert(strstr(r.output, "unsupported: sub (f32 f64 f16 bf16 i32 i64; "), "one line per unsupported op:\n%s",
+            r.output);
+  cr_assert(strstr(r.output, "lie-dtypes runs f32 add, mul and sum only"), "with the plugin's reason:\n%s", r.output);
+  cr_assert_lt(count(r.output, "\n"), 30, "a passing run prints a summary, not a table of every case:\n%s", r.output);
+  conform_free(&r);
+}
+
+Test(conform, support_lists_each_op_dtype_and_direction_with_the_reason) {
+  conform_run_t r = conform("lie-dtypes", "--support --op add --dtype f32,f16");
+  cr_assert_eq(r.status, 0, "%s", r.output);
+  cr_assert(strstr(r.output, "add          f32        forward   supported\n"), "%s", r.output);
+  cr_assert(strstr(r.output, "add          f16        backward  unsupported: "), "%s", r.output);
+  cr_assert(strstr(r.output, "lie-dtypes runs f32 add, mul and sum only"), "%s", r.output);
+  conform_free(&r);
+}
+
+Test(conform, a_failure_names_the_operands_shapes_strides_and_broadcast_axes) {
+  conform_run_t r = conform("write-past-end", "--op add --dtype f32 --direction forward --case bcast");
+  cr_assert_eq(r.status, 1, "%s", r.output);
+  cr_assert(strstr(r.output, "operands: a f32[9,13] strides (1,0) contiguous, offset 64 B, broadcast axes {1}; "
+                             "b f32[9,13] strides (0,1) contiguous, offset 64 B, broadcast axes {0}; y f32[9,13]"), "%s", r.output);
+  conform_free(&r);
+}

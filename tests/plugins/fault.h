@@ -19,7 +19,9 @@
   X(WRITE_PAST_END, "write-past-end")             /* one element written past the output */    \
   X(FALSE_F64, "false-f64")                       /* claims float64, computes f64 in f32 */    \
   X(MAX_DROPS_NAN, "max-drops-nan")               /* max/maximum ignore NaN */                 \
-  X(INDUCTOR_RECOMPUTE, "inductor-recompute")     /* see fault_inductor_* below */
+  X(INDUCTOR_RECOMPUTE, "inductor-recompute")     /* see fault_inductor_* below */            \
+  X(REFUSE_ALL, "refuse-all")                     /* supports() refuses every op; claims none */ \
+  X(LIE_DTYPES, "lie-dtypes")                     /* runs f32 add, mul, sum only; claims all */
 
 typedef enum fault_t {
   FAULT_NONE = 0,

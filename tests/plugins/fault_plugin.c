@@ -35,6 +35,10 @@ static int32_t fault_device_info(uint32_t index, parity_device_info_t *out) {
   if (PARITY_HAS_FIELD(out, parity_device_info_t, type)) out->type = PARITY_DEVICE_TYPE_CPU;
   if (PARITY_HAS_FIELD(out, parity_device_info_t, flags) && fault_active == FAULT_FALSE_F64)
     out->flags |= PARITY_DEVICE_FLAG_FLOAT64;
+  if (fault_active == FAULT_REFUSE_ALL) { /* an honest plugin that runs nothing yet */
+    if (PARITY_HAS_FIELD(out, parity_device_info_t, dtype_mask)) out->dtype_mask = 0;
+    if (PARITY_HAS_FIELD(out, parity_device_info_t, flags)) out->flags &= ~PARITY_DEVICE_FLAG_FLOAT64;
+  }
   return PARITY_STATUS_OK;
 }
 
@@ -46,7 +50,21 @@ static int has_f64(const parity_op_desc_t *d) {
   return 0;
 }
 
+/* lie-dtypes: the out-of-tree plugin of the issue, f32 add, mul and sum, claiming every dtype. */
+static int only_f32_add_mul_sum(const parity_op_desc_t *d) {
+  if (d->op != PARITY_OP_ADD && d->op != PARITY_OP_MUL && d->op != PARITY_OP_SUM) return 0;
+  for (uint32_t i = 0; i < d->num_inputs && i < PARITY_MAX_INPUTS; i++)
+    if (d->inputs[i] && d->inputs[i]->dtype != PARITY_DTYPE_F32) return 0;
+  for (uint32_t i = 0; i < d->num_outputs && i < PARITY_MAX_OUTPUTS; i++)
+    if (d->outputs[i] && d->outputs[i]->dtype != PARITY_DTYPE_F32) return 0;
+  return 1;
+}
+
 static int32_t fault_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (fault_active == FAULT_REFUSE_ALL)
+    return psup_report(cpu_host, PARITY_STATUS_UNSUPPORTED, "fault: refuse-all supports no op yet");
+  if (fault_active == FAULT_LIE_DTYPES && d && d->struct_size >= sizeof *d && !only_f32_add_mul_sum(d))
+    return psup_report(cpu_host, PARITY_STATUS_UNSUPPORTED, "fault: lie-dtypes runs f32 add, mul and sum only");
   if (fault_active == FAULT_FALSE_F64 && d && d->struct_size >= sizeof *d && has_f64(d)) {
     parity_op_desc_t d32;
     parity_tensor_desc_t t[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];

@@ -6,7 +6,10 @@
  *                    preserved, and a device that flushes says so;
  *   cap.max-buffer   max_buffer_bytes is non-zero, within memory_bytes, and a buffer of that size
  *                    (up to a cap) can be allocated and touched at both ends;
- *   cap.determinism  a long f32 sum gives the same bits four times over. */
+ *   cap.determinism  a long f32 sum gives the same bits four times over;
+ *   cap.dtypes       dtype_mask is exactly the set of dtypes some op's supports() accepts (asked
+ *                    with every case's descriptors), and PARITY_DEVICE_FLAG_FLOAT64 comes with f64
+ *                    in it: a device cannot claim a dtype it refuses everywhere. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,8 +79,8 @@ static void check_float64(cf_env_t *env, cf_result_t *r) {
     r->status = ran ? CF_PASS : CF_SKIPPED;
     cf_result_note(r, "device does not claim float64%s", ran ? " (its f64 probes are f64-accurate anyway)" : "");
   } else if (!ran && !refused) {
-    r->status = CF_UNSUPPORTED;
-    cf_result_note(r, "claims float64; none of the probe ops (add, mul, div, exp, sum) is supported yet");
+    cf_result_fail(r, "claims float64 (PARITY_DEVICE_FLAG_FLOAT64) but supports none of the f64 probe ops "
+                      "(add, mul, div, exp, sum)");
   } else {
     cf_result_note(r, "claims float64; %d probe op(s) f64-accurate", ran);
   }
@@ -173,10 +176,59 @@ static void check_determinism(cf_env_t *env, cf_result_t *r) {
                  claims ? "" : " (the device does not claim determinism)");
 }
 
+static void dtype_names(uint32_t mask, char *buf, size_t n) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (int32_t dt = 1; dt <= PARITY_DTYPE_BOOL && used < n; dt++)
+    if (mask & PARITY_DTYPE_BIT(dt)) used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "", psup_dtype_name(dt));
+}
+
+static void check_dtypes(cf_env_t *env, cf_result_t *r) {
+  uint32_t all = 0, supported = 0, claimed = env->info.dtype_mask;
+  for (int32_t dt = 1; dt <= PARITY_DTYPE_BOOL; dt++) all |= PARITY_DTYPE_BIT(dt);
+  if (!env->cases) {
+    r->status = CF_SKIPPED;
+    cf_result_note(r, "no case table");
+    return;
+  }
+  size_t asked = 0;
+  for (size_t i = 0; i < env->cases->count && supported != all; i++) {
+    const cf_case_t *c = &env->cases->items[i];
+    uint32_t bits = PARITY_DTYPE_BIT(c->dtype) | PARITY_DTYPE_BIT(c->out_dtype);
+    if (c->mode != CF_MODE_COMPARE || c->expect_error || c->direction != PARITY_DIRECTION_FORWARD ||
+        !(bits & ~supported))
+      continue;
+    char msg[512];
+    asked++;
+    if (cf_case_supports(env, c, msg, sizeof msg) == CF_EXEC_OK) supported |= bits;
+  }
+  char a[96];
+  uint32_t refused = claimed & all & ~supported, unclaimed = supported & ~claimed;
+  if (refused) {
+    dtype_names(refused, a, sizeof a);
+    cf_result_fail(r, "dtype_mask claims %s, but supports() refuses every op in it (%zu descriptors asked)", a, asked);
+  }
+  if (unclaimed) {
+    dtype_names(unclaimed, a, sizeof a);
+    cf_result_fail(r, "supports() accepts ops in %s, which dtype_mask does not declare", a);
+  }
+  if ((env->info.flags & PARITY_DEVICE_FLAG_FLOAT64) && !(claimed & PARITY_DTYPE_BIT(PARITY_DTYPE_F64)))
+    cf_result_fail(r, "claims PARITY_DEVICE_FLAG_FLOAT64 but dtype_mask has no f64");
+  if (r->status == CF_FAIL) return;
+  dtype_names(claimed & all, a, sizeof a);
+  if (!supported) {
+    r->status = CF_UNSUPPORTED;
+    cf_result_note(r, "supports() refuses every op; dtype_mask claims nothing");
+  } else {
+    cf_result_note(r, "dtype_mask %s: supports() accepts some op in each, and nothing else", a);
+  }
+}
+
 const cf_check_t cf_capability_checks[] = {
     {"cap.float64", "(device)", check_float64},
     {"cap.denormals", "(device)", check_denormals},
     {"cap.max-buffer", "(device)", check_max_buffer},
     {"cap.determinism", "(device)", check_determinism},
+    {"cap.dtypes", "(device)", check_dtypes},
 };
 const size_t cf_capability_check_count = sizeof cf_capability_checks / sizeof cf_capability_checks[0];

@@ -28,6 +28,19 @@ void cf_compare_init(cf_compare_t *cmp, int32_t rule, int32_t dtype, int32_t op,
   cmp->max_ulp = rule == CF_RULE_ULP ? 0 : NAN;
 }
 
+int cf_hist_bin(double ratio) {
+  if (!(ratio >= 0) || isinf(ratio)) return CF_HIST_BINS - 1;
+  if (ratio == 0) return 0;
+  int b = (int)floor(log10(ratio)) + 9;
+  return b < 1 ? 1 : b > CF_HIST_BINS - 2 ? CF_HIST_BINS - 2 : b;
+}
+
+const char *cf_hist_label(int bin) {
+  static const char *const labels[CF_HIST_BINS] = {"0", "<1e-7", "1e-7", "1e-6", "1e-5", "1e-4", "1e-3", "0.01",
+                                                   "0.1", "1", "10", "100", "1e3", "1e4", ">=1e5", "inf"};
+  return bin >= 0 && bin < CF_HIST_BINS ? labels[bin] : "?";
+}
+
 const char *cf_index_str(const cf_spec_t *s, int64_t i, char *buf, size_t n) {
   int64_t idx[PARITY_MAX_RANK];
   for (int32_t a = (int32_t)s->rank - 1; a >= 0; a--) {
@@ -88,6 +101,7 @@ static void record(cf_compare_t *cmp, const char *name, const cf_host_t *got, in
   }
   if (isnan(ratio)) ratio = INFINITY;
   if (ratio > cmp->worst_ratio) cmp->worst_ratio = ratio;
+  cmp->hist[cf_hist_bin(ratio)]++;
 }
 
 void cf_compare(cf_compare_t *cmp, const char *name, const cf_host_t *got, const cf_host_t *ref,

@@ -163,10 +163,19 @@ typedef enum cf_status_t {
 
 const char *cf_status_name(int32_t status);
 
+/* Error distribution of a case: how many compared elements fell in each band of error/bound.
+ * Bin 0: exact (ratio 0); 1: below 1e-7; k = 2..13: [10^(k-9), 10^(k-8)); 14: 1e5 and more;
+ * 15: an exact mismatch or NaN where a number was due. Bins 9 and up are failures. */
+enum { CF_HIST_BINS = 16, CF_HIST_FIRST_BAD = 9 };
+int cf_hist_bin(double ratio);
+const char *cf_hist_label(int bin);
+
 typedef struct cf_result_t {
   char backend[64];  /* plugin name */
   char device[128];
   char id[112], op[32], dtype[16], direction[12], variant[40];
+  int is_case;              /* a row of the case table (not a capability or hazard check) */
+  int32_t op_id, dtype_id;  /* is_case: the op and the dtype under test (a cast's source) */
   int32_t status;
   double worst_ratio; /* error / bound; NAN when not applicable, INFINITY for an exact mismatch */
   double max_ulp;     /* NAN when the rule is not in ULPs */
@@ -174,6 +183,8 @@ typedef struct cf_result_t {
   double seconds;
   int full_only;
   char message[640];
+  char operands[512];             /* failures: every operand's dtype, shape, strides, offset, broadcast */
+  uint32_t hist[CF_HIST_BINS];    /* compared elements per error/bound band */
 } cf_result_t;
 
 void cf_result_init(cf_result_t *r, const char *id, const char *op, const char *dtype,
@@ -195,6 +206,7 @@ typedef struct cf_compare_t {
   /* results, accumulated over calls */
   double worst_ratio, max_ulp;
   int64_t bad, checked;
+  uint32_t hist[CF_HIST_BINS];
   char first_bad[320];
 } cf_compare_t;
 
@@ -205,6 +217,8 @@ void cf_compare(cf_compare_t *cmp, const char *name, const cf_host_t *got, const
                 const cf_host_t *S);
 /* Cosine similarity and norm ratio ||got|| / ||ref|| over finite element pairs. */
 void cf_cosine(const cf_host_t *got, const cf_host_t *ref, double *out_cos, double *out_ratio);
+/* "x f32[5,7] strides (7,-1) at +64 B, broadcast axes {0}": one operand as the device sees it. */
+const char *cf_spec_describe(const char *name, const cf_spec_t *s, char *buf, size_t n);
 /* "i,j,k" of logical element i of a spec. */
 const char *cf_index_str(const cf_spec_t *s, int64_t i, char *buf, size_t n);
 
@@ -218,7 +232,14 @@ typedef struct cf_env_t {
   cf_values_ctx_t values;
   int full;
   uint64_t max_buffer_cap;  /* capability check: largest allocation tried */
+  const cf_case_list_t *cases; /* every case (default and --full): capability checks ask supports() */
 } cf_env_t;
+
+/* supports() for case c in its direction (backward: the forward and the backward descriptor),
+ * with the descriptors the run would use; msg receives the plugin's reason. */
+cf_exec_status_t cf_case_supports(cf_env_t *env, const cf_case_t *c, char *msg, size_t msg_size);
+/* One operand line per input and output of case c's forward op, for failure reports. */
+void cf_case_operands(const cf_case_t *c, char *buf, size_t n);
 
 void cf_run_case(cf_env_t *env, const cf_case_t *c, cf_result_t *r);
 void cf_run_fd(cf_env_t *env, const cf_case_t *c, cf_result_t *r);
@@ -271,6 +292,7 @@ typedef struct cf_backend_summary_t {
   size_t first, count; /* range in the result list */
   size_t pass, fail, unsupported, skipped;
   double seconds;
+  uint32_t dtype_mask, flags; /* what the device claims (parity_device_info_t) */
   char note[256];      /* e.g. "oracle missing" */
 } cf_backend_summary_t;
 
@@ -286,13 +308,52 @@ typedef struct cf_report_t {
 
 cf_result_t *cf_report_add(cf_report_t *rep);
 void cf_report_free(cf_report_t *rep);
-/* One table row as it runs (and, for a failure, the reproduce command). */
-void cf_print_header(const cf_backend_summary_t *b);
-void cf_print_row(const cf_report_t *rep, const cf_result_t *r, int failures_only);
-void cf_print_verdict(const cf_backend_summary_t *b);
 /* The exact command that reproduces one result alone. */
 void cf_reproduce_command(const cf_report_t *rep, const cf_result_t *r, char *buf, size_t n);
 int cf_write_json(const cf_report_t *rep, const char *path);
 int cf_write_markdown(const cf_report_t *rep, const char *path);
+int cf_write_junit(const cf_report_t *rep, const char *path);
+int cf_write_html(const cf_report_t *rep, const char *path);
+
+/* ---- coverage and verdict (coverage.c) ---------------------------------------------------- */
+typedef enum cf_verdict_t { CF_VERDICT_PASS = 0, CF_VERDICT_FAIL, CF_VERDICT_NOTHING } cf_verdict_t;
+
+typedef struct cf_coverage_t {
+  size_t total, ran;              /* every row (cases and checks); ran = pass + FAIL */
+  size_t cases, cases_ran;        /* rows of the case table */
+  size_t checks, checks_ran;
+  size_t ops_total, ops_ran;      /* distinct ops selected / with a case that ran */
+  uint32_t dtypes_ran;            /* PARITY_DTYPE_BIT of dtypes with a case that ran */
+  uint32_t claimed_not_run;       /* dtype_mask bits with no case that ran (among those selected) */
+  int32_t verdict;                /* cf_verdict_t */
+  char ops[400];                  /* "add, mul, sum" or "all 42 ops" */
+  char dtypes[96];                /* "f32, f64" */
+} cf_coverage_t;
+
+void cf_coverage(const cf_report_t *rep, const cf_backend_summary_t *b, cf_coverage_t *cov);
+const char *cf_verdict_name(int32_t verdict);
+/* "PASS on 48 of 2,791 cases (1.7 %): add, mul, sum in f32" — the verdict line's text. */
+void cf_verdict_text(const cf_backend_summary_t *b, const cf_coverage_t *cov, char *buf, size_t n);
+/* "2,791" */
+const char *cf_thousands(size_t v, char *buf, size_t n);
+
+/* ---- console (console.c) ------------------------------------------------------------------ */
+typedef struct cf_console_t {
+  int verbose;        /* the per-case table as it runs */
+  int failures_only;  /* with verbose: failing rows only */
+  int progress;       /* one self-overwriting progress line (stdout is a terminal) */
+} cf_console_t;
+
+void cf_console_begin(const cf_console_t *con, const cf_report_t *rep, const cf_backend_summary_t *b);
+void cf_console_result(const cf_console_t *con, const cf_report_t *rep, const cf_result_t *r, size_t done,
+                       size_t total);
+/* Summary per op family and dtype, failures with operands and commands, unsupported per op,
+ * and the verdict: once per backend. */
+void cf_console_end(const cf_console_t *con, const cf_report_t *rep, const cf_backend_summary_t *b);
+/* --support: per op x dtype x direction among the selected cases (selected[i] for cases->items[i]),
+ * supported or not with the plugin's reason, from supports() on the case's descriptors. */
+void cf_print_support(cf_env_t *env, const cf_case_list_t *cases, const unsigned char *selected);
+/* Op family of a result for summaries: "unary", "binary", ..., "checks". */
+const char *cf_result_family(const cf_result_t *r);
 
 #endif

@@ -135,6 +135,28 @@ static void layout_of(const cf_spec_t *s, int64_t *strides, int64_t *base, int64
     if ((s->bcast >> a) & 1u) strides[a] = 0;
 }
 
+const char *cf_spec_describe(const char *name, const cf_spec_t *s, char *buf, size_t n) {
+  static const char *const layouts[] = {"contiguous", "transposed", "step 2", "reversed", "misaligned"};
+  int64_t strides[PARITY_MAX_RANK], base, span;
+  layout_of(s, strides, &base, &span);
+  size_t used = (size_t)snprintf(buf, n, "%s %s[", name, psup_dtype_name(s->dtype));
+  for (uint32_t a = 0; a < s->rank && used < n; a++)
+    used += (size_t)snprintf(buf + used, n - used, "%s%lld", a ? "," : "", (long long)s->shape[a]);
+  if (used < n) used += (size_t)snprintf(buf + used, n - used, "] strides (");
+  for (uint32_t a = 0; a < s->rank && used < n; a++)
+    used += (size_t)snprintf(buf + used, n - used, "%s%lld", a ? "," : "", (long long)strides[a]);
+  if (used < n)
+    used += (size_t)snprintf(buf + used, n - used, ") %s, offset %llu B", s->layout >= 0 && s->layout <= 4 ? layouts[s->layout] : "?",
+                             (unsigned long long)(GUARD + (uint64_t)base * psup_dtype_size(s->dtype)));
+  if (s->bcast && used < n) {
+    used += (size_t)snprintf(buf + used, n - used, ", broadcast axes {");
+    for (uint32_t a = 0, first = 1; a < s->rank && used < n; a++)
+      if ((s->bcast >> a) & 1u) used += (size_t)snprintf(buf + used, n - used, "%s%u", first ? "" : ",", a), first = 0;
+    if (used < n) snprintf(buf + used, n - used, "}");
+  }
+  return buf;
+}
+
 static void desc_of(const cf_spec_t *s, parity_plugin_buffer_t *buf, parity_tensor_desc_t *d,
                     uint64_t *out_bytes) {
   int64_t strides[PARITY_MAX_RANK], base, span;

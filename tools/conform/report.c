@@ -76,12 +76,6 @@ static const char *num(double v, char *buf, size_t n) {
   return buf;
 }
 
-void cf_print_header(const cf_backend_summary_t *b) {
-  printf("\n== backend %s: %s [%s] ==\n", b->backend, b->device, b->type);
-  printf("%-44s %-12s %-10s %-9s %-11s %8s %8s %9s %8s\n", "case", "op", "dtype", "direction", "status",
-         "worst", "max_ulp", "cosine", "norm");
-}
-
 void cf_reproduce_command(const cf_report_t *rep, const cf_result_t *r, char *buf, size_t n) {
   if (!strncmp(r->id, "device.", 7)) /* the device itself: the backend alone reproduces it */
     snprintf(buf, n, "%s --backend %s", rep->command, r->backend);
@@ -91,27 +85,6 @@ void cf_reproduce_command(const cf_report_t *rep, const cf_result_t *r, char *bu
     size_t used = strlen(buf);
     snprintf(buf + used, n - used, " --seed %llu", (unsigned long long)rep->seed);
   }
-}
-
-void cf_print_row(const cf_report_t *rep, const cf_result_t *r, int failures_only) {
-  if (failures_only && r->status != CF_FAIL) return;
-  char a[32], b[32], c[32], d[32];
-  printf("%-44s %-12s %-10s %-9s %-11s %8s %8s %9s %8s\n", r->id, r->op, r->dtype, r->direction,
-         cf_status_name(r->status), num(r->worst_ratio, a, sizeof a), num(r->max_ulp, b, sizeof b),
-         isnan(r->cosine) ? "-" : (snprintf(c, sizeof c, "%.6f", r->cosine), c), num(r->norm_ratio, d, sizeof d));
-  if (r->status == CF_FAIL) {
-    char cmd[1536];
-    cf_reproduce_command(rep, r, cmd, sizeof cmd);
-    printf("    %s\n    reproduce: %s\n", r->message, cmd);
-  }
-  fflush(stdout);
-}
-
-void cf_print_verdict(const cf_backend_summary_t *b) {
-  printf("verdict %s: %s — %zu pass, %zu FAIL, %zu unsupported, %zu skipped (%.1f s)%s%s\n", b->backend,
-         b->fail ? "FAIL" : b->pass ? "PASS" : "NOTHING CHECKED", b->pass, b->fail, b->unsupported, b->skipped,
-         b->seconds, b->note[0] ? "; " : "", b->note);
-  fflush(stdout);
 }
 
 /* ---- JSON --------------------------------------------------------------------------------- */
@@ -144,9 +117,17 @@ int cf_write_json(const cf_report_t *rep, const char *path) {
     json_str(f, b->backend);
     fprintf(f, ",\"device\":");
     json_str(f, b->device);
-    fprintf(f, ",\"verdict\":\"%s\",\"pass\":%zu,\"fail\":%zu,\"unsupported\":%zu,\"skipped\":%zu,\"seconds\":%.3f,\"note\":",
-            b->fail ? "fail" : b->pass ? "pass" : "nothing checked", b->pass, b->fail, b->unsupported, b->skipped,
-            b->seconds);
+    cf_coverage_t cov;
+    cf_coverage(rep, b, &cov);
+    char text[1024];
+    cf_verdict_text(b, &cov, text, sizeof text);
+    fprintf(f, ",\"verdict\":\"%s\",\"pass\":%zu,\"fail\":%zu,\"unsupported\":%zu,\"skipped\":%zu,\"seconds\":%.3f,"
+            "\"ran\":%zu,\"total\":%zu,\"ops_ran\":%zu,\"ops_selected\":%zu,\"dtype_mask\":%u,\"summary\":",
+            cov.verdict == CF_VERDICT_FAIL ? "fail" : cov.verdict == CF_VERDICT_NOTHING ? "nothing checked" : "pass",
+            b->pass, b->fail, b->unsupported, b->skipped, b->seconds, cov.ran, cov.total, cov.ops_ran, cov.ops_total,
+            b->dtype_mask);
+    json_str(f, text);
+    fprintf(f, ",\"note\":");
     json_str(f, b->note);
     fputc('}', f);
   }
@@ -180,6 +161,8 @@ int cf_write_json(const cf_report_t *rep, const char *path) {
       cf_reproduce_command(rep, r, cmd, sizeof cmd);
       fprintf(f, ",\"reproduce\":");
       json_str(f, cmd);
+      fprintf(f, ",\"operands\":");
+      json_str(f, r->operands);
     }
     fputc('}', f);
   }
@@ -207,12 +190,21 @@ int cf_write_markdown(const cf_report_t *rep, const char *path) {
     const cf_backend_summary_t *b = &rep->backends[i];
     fprintf(f, "| %s | ", b->backend);
     md_text(f, b->device);
-    fprintf(f, " | %s | %zu | %zu | %zu | %zu | %.1f |\n", b->fail ? "**FAIL**" : b->pass ? "pass" : "nothing checked",
+    cf_coverage_t cov;
+    cf_coverage(rep, b, &cov);
+    fprintf(f, " | %s | %zu | %zu | %zu | %zu | %.1f |\n",
+            cov.verdict == CF_VERDICT_FAIL ? "**FAIL**" : cov.verdict == CF_VERDICT_NOTHING ? "**NOTHING CHECKED**" : "pass",
             b->pass, b->fail, b->unsupported, b->skipped, b->seconds);
   }
   for (size_t i = 0; i < rep->backend_count; i++) {
     const cf_backend_summary_t *b = &rep->backends[i];
     fprintf(f, "\n## %s\n\n", b->backend);
+    cf_coverage_t cov;
+    cf_coverage(rep, b, &cov);
+    char text[1024];
+    cf_verdict_text(b, &cov, text, sizeof text);
+    md_text(f, text);
+    fprintf(f, "\n\n");
     if (b->note[0]) fprintf(f, "%s\n\n", b->note);
     if (b->fail) {
       fprintf(f, "### Failures\n\n");
@@ -223,6 +215,10 @@ int cf_write_markdown(const cf_report_t *rep, const char *path) {
         cf_reproduce_command(rep, r, cmd, sizeof cmd);
         fprintf(f, "- **%s**: ", r->id);
         md_text(f, r->message);
+        if (r->operands[0]) {
+          fprintf(f, "\n  operands: ");
+          md_text(f, r->operands);
+        }
         fprintf(f, "\n  `%s`\n", cmd);
       }
       fprintf(f, "\n");

@@ -213,6 +213,7 @@ static void compare_outputs(cf_env_t *env, const cf_case_t *c, int32_t direction
                     flushes);
     cf_compare(&cmp, out_name(c, k), &got[k], &ref[k], S && S[k].data ? &S[k] : NULL);
     if (cmp.worst_ratio > worst) worst = cmp.worst_ratio;
+    for (int b = 0; b < CF_HIST_BINS; b++) r->hist[b] += cmp.hist[b];
     if (!isnan(cmp.max_ulp)) max_ulp = isnan(max_ulp) ? cmp.max_ulp : fmax(max_ulp, cmp.max_ulp);
     if (cmp.bad)
       cf_result_fail(r, "%lld of %lld elements of %s outside the rule; first %s", (long long)cmp.bad,
@@ -302,9 +303,52 @@ static void run_backward(cf_env_t *env, const cf_case_t *c, case_state_t *s, cf_
   free_hosts(S, PARITY_MAX_OUTPUTS);
 }
 
+cf_exec_status_t cf_case_supports(cf_env_t *env, const cf_case_t *c, char *msg, size_t msg_size) {
+  cf_host_t x[PARITY_MAX_INPUTS], y = {.spec = c->out[0]}, dy = {.spec = c->out[0]};
+  memset(x, 0, sizeof x);
+  cf_op_t fwd = {.op = c->op, .direction = PARITY_DIRECTION_FORWARD, .params = c->params, .nin = c->nin,
+                 .nout = c->nout};
+  for (uint32_t i = 0; i < c->nin; i++) {
+    x[i].spec = c->in[i];
+    fwd.in[i] = c->has_in[i] ? &x[i] : NULL;
+  }
+  for (uint32_t i = 0; i < c->nout; i++) fwd.out[i] = &c->out[i];
+  cf_exec_status_t st = cf_supports(env->dev, &fwd, msg, msg_size);
+  if (st != CF_EXEC_OK || c->direction == PARITY_DIRECTION_FORWARD) return st;
+  cf_spec_t grads[PARITY_MAX_OUTPUTS];
+  cf_op_t bop;
+  dy.spec.layout = CF_LAYOUT_CONTIG;
+  cf_backward_op(c, x, &y, &dy, grads, &bop);
+  return cf_supports(env->dev, &bop, msg, msg_size);
+}
+
+static const char *const operand_names[][3] = {
+    [PARITY_OP_KIND_UNARY] = {"x"},          [PARITY_OP_KIND_BINARY] = {"a", "b"},
+    [PARITY_OP_KIND_COMPARE] = {"a", "b"},   [PARITY_OP_KIND_SELECT] = {"cond", "a", "b"},
+    [PARITY_OP_KIND_CAST] = {"x"},           [PARITY_OP_KIND_REDUCE] = {"x"},
+    [PARITY_OP_KIND_MATMUL] = {"a", "b"},    [PARITY_OP_KIND_CONV2D] = {"x", "w", "bias"},
+    [PARITY_OP_KIND_POOL2D] = {"x"},         [PARITY_OP_KIND_SOFTMAX] = {"x"},
+};
+
+void cf_case_operands(const cf_case_t *c, char *buf, size_t n) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (uint32_t i = 0; i < c->nin + c->nout && used < n; i++) {
+    int out = i >= c->nin;
+    if (!out && !c->has_in[i]) continue;
+    const char *name = out ? "y" : NULL;
+    if (!out && c->kind >= 0 && c->kind < (int32_t)(sizeof operand_names / sizeof operand_names[0]))
+      name = operand_names[c->kind][i];
+    char one[192];
+    cf_spec_describe(name ? name : "in", out ? &c->out[i - c->nin] : &c->in[i], one, sizeof one);
+    used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? "; " : "", one);
+  }
+}
+
 void cf_run_case(cf_env_t *env, const cf_case_t *c, cf_result_t *r) {
   if (c->mode == CF_MODE_FD) {
     cf_run_fd(env, c, r);
+    if (r->status == CF_FAIL) cf_case_operands(c, r->operands, sizeof r->operands);
     return;
   }
   case_state_t s;
@@ -327,4 +371,5 @@ void cf_run_case(cf_env_t *env, const cf_case_t *c, cf_result_t *r) {
   }
   free_hosts(s.x, PARITY_MAX_INPUTS);
   cf_host_free(&s.dy);
+  if (r->status == CF_FAIL) cf_case_operands(c, r->operands, sizeof r->operands);
 }
