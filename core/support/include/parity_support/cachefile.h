@@ -1,0 +1,29 @@
+/* cachefile.h — on-disk caches shared by the plugins (OpenCL program binaries, Vulkan pipeline
+ * caches): where they live, a checksum, and a file format that is checked before it is trusted.
+ *
+ * Folder: $PARITY_CACHE_DIR/<backend>, else $XDG_CACHE_HOME/parity/<backend>, else
+ * ~/.cache/parity/<backend>. A file is a 32-byte header (magic, format, key, payload size,
+ * FNV-1a checksum of the payload) and the payload. Anything unreadable, truncated, of another
+ * key or with a wrong checksum is treated as absent; writes go through a temp file and rename, so
+ * a reader never sees half a file. Cache trouble is never fatal. */
+#ifndef PARITY_SUPPORT_CACHEFILE_H
+#define PARITY_SUPPORT_CACHEFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PSUP_FNV_SEED 0xcbf29ce484222325ull
+uint64_t psup_fnv1a(uint64_t h, const void *p, size_t n);
+
+/* The cache folder for `backend` into out (empty string when no folder can be named). */
+void psup_cache_dir(const char *backend, char *out, size_t n);
+
+/* Read the payload of `path` if its header has `magic` (8 bytes) and `key`; returns a malloc'ed
+ * buffer (caller frees) and its size, or NULL with *why set to a short reason. */
+void *psup_cache_read(const char *path, const char *magic, uint64_t key, size_t max_size, size_t *out_size,
+                      const char **why);
+/* Write atomically (creating the folders); returns 0 on success, -1 with *why on failure. */
+int psup_cache_write(const char *path, const char *magic, uint64_t key, const void *data, size_t size,
+                     const char **why);
+
+#endif

@@ -1,0 +1,31 @@
+/* layout.h — the iteration geometry every backend launches elementwise work over: one shared
+ * shape and one stride list per operand, with size-1 axes dropped and axes that are contiguous
+ * for every operand merged. Plugins hand the result to their kernels (OpenCL, Vulkan, CUDA). */
+#ifndef PARITY_SUPPORT_LAYOUT_H
+#define PARITY_SUPPORT_LAYOUT_H
+
+#include <stdint.h>
+
+#include "parity_plugin.h"
+
+#define PSUP_LAYOUT_MAX_OPS 6
+
+typedef struct psup_layout_t {
+  uint32_t rank; /* >= 1 after psup_layout_build */
+  uint32_t nops;
+  int64_t shape[PARITY_MAX_RANK];
+  int64_t strides[PSUP_LAYOUT_MAX_OPS][PARITY_MAX_RANK]; /* elements */
+  int64_t base[PSUP_LAYOUT_MAX_OPS];                     /* element offset of element 0 */
+} psup_layout_t;
+
+/* Iterate `shape` with one stride list per operand (NULL: operand absent, strides 0). With
+ * short_inner_swap, a short innermost axis (< 64) is swapped with the longest one, which only
+ * reorders independent elements. */
+void psup_layout_build(psup_layout_t *l, uint32_t rank, const int64_t *shape, uint32_t nops,
+                       const int64_t *const *strides, const int64_t *bases, int short_inner_swap);
+/* The same from tensor descriptors sharing the first present one's shape (NULL: absent);
+ * bases are offset_bytes / element size. */
+void psup_layout_from_tensors(psup_layout_t *l, uint32_t nops, const parity_tensor_desc_t *const *t,
+                              int short_inner_swap);
+
+#endif
