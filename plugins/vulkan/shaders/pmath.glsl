@@ -1,0 +1,69 @@
+/* pmath.glsl -- software double-precision math for the parity Vulkan plugin.
+ *
+ * One source, two languages: GLSL 4.50 (with doubles) and C11.  In C, include
+ * pmath_c.h (which defines PM_C and the C dialect macros, then includes this
+ * file).  In GLSL, include this file directly (GL_GOOGLE_include_directive).
+ *
+ * Public functions (double -> double unless noted):
+ *   pm_div(a, b), pm_sqrt(x)           correctly rounded (RN), all inputs
+ *   pm_exp, pm_expm1, pm_log, pm_log1p  <= 1 ulp
+ *   pm_sin, pm_cos                      <= 2 ulp, any finite argument
+ *   pm_tanh, pm_erfc                    <= 2 ulp
+ *   pm_pow(x, y)                        <= 2 ulp, C99 Annex F special cases
+ *
+ * The hardware quotient and square root are only used as first approximations
+ * (PM_HW_DIV, PM_HW_SQRT) and are corrected with exact fma residuals, so they
+ * may be a few ulp off.  Constants are either float-exact values written with
+ * PM_D() or exact bit patterns (PM_MK / PM_TAB), so no decimal-to-double
+ * conversion by the shader compiler is trusted; every rounding-sensitive
+ * temporary is PM_PRECISE (GLSL `precise`: no contraction), and fused
+ * operations are explicit PM_FMA calls.
+ * Exponent scaling is done with bit-built powers of two (never ldexp on
+ * subnormal results).  All algorithms and coefficients are original to this
+ * file (Taylor series, double-double arithmetic, and fits generated with
+ * mpmath); no third-party code.
+ */
+#ifndef PMATH_GLSL
+#define PMATH_GLSL
+
+#ifndef PM_C
+/* ---- GLSL dialect ---- */
+#define PM_FN
+#define PM_PRECISE precise
+/* glslang cannot paste `lf` onto a number, so PM_D() is only used for
+ * constants exactly representable as float (0.5, 2.0, 710.0, ...); every
+ * other constant is built from its bit pattern with PM_MK / PM_TAB. */
+#define PM_D(x) double(x)
+#define PM_DD_T pm_dd
+#define PM_DD(h, l) pm_dd(h, l)
+#define PM_DBL(x) double(x)
+#define PM_INT(x) int(x)
+#define PM_UINT(x) uint(x)
+#define PM_HI(d) (unpackDouble2x32(d).y)
+#define PM_LO(d) (unpackDouble2x32(d).x)
+#define PM_MK(hi, lo) packDouble2x32(uvec2((lo), (hi)))
+#define PM_ABS(x) abs(x)
+#define PM_FLOOR(x) floor(x)
+#define PM_FMA(a, b, c) fma((a), (b), (c))
+#define PM_ISNAN(x) isnan(x)
+#define PM_ISINF(x) isinf(x)
+#define PM_UMULEXT(a, b, hi, lo) umulExtended((a), (b), hi, lo)
+#define PM_FREXP(x, e) frexp((x), e)
+#define PM_LDEXP(x, e) ldexp((x), (e))
+#define PM_TABLE_BEGIN(T, name, n) const T name[n] = T[n](
+#define PM_TABLE_END );
+#ifndef PM_HW_DIV
+#define PM_HW_DIV(a, b) ((a) / (b))
+#endif
+#ifndef PM_HW_SQRT
+#define PM_HW_SQRT(x) sqrt(x)
+#endif
+#endif
+
+/* Table entry i of a uint table holding doubles as (hi, lo) word pairs. */
+#define PM_TAB(T, i) PM_MK(T[2 * (i)], T[2 * (i) + 1])
+
+#include "pmath_core.glsl"
+#include "pmath_exp_log.glsl"
+
+#endif /* PMATH_GLSL */
