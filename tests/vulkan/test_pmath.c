@@ -158,7 +158,11 @@ static void check_div_sqrt(const char *mode) {
   double wa = 0, wb = 0, wx = 0;
   for (long i = 0; i < 1000000; i++) {
     double a = rnd_any(), b = rnd_any();
-    if (i % 4 == 1) b = a * (1.0 + (double)(int)(rnd() % 64 - 32) * 0x1p-52); /* q ~ 1 */
+    if (i % 4 == 1) { /* b = 1 + j 2^-52: a/b = a - a j 2^-52 + O(2^-104), often just off a midpoint */
+      int j = (int)(rnd() % 64) - 32;
+      b = ldexp(1.0 + (double)j * ((j < 0) ? 0x1p-53 : 0x1p-52), (int)(rnd() % 200) - 100);
+      if (rnd() & 1) { double t = a; a = b; b = t; } /* and 1/(1 + j 2^-52) ~ 1 - j 2^-52 + j^2 2^-104 */
+    }
     if (i % 4 == 2) a = b * rnd_logu(-1100, -1000);                        /* subnormal q */
     if (i % 4 == 3) a = b * (double)(rnd() % 4096);                         /* exact q */
     double q = pm_div(a, b);
@@ -168,6 +172,10 @@ static void check_div_sqrt(const char *mode) {
     }
     double x = (i & 1) ? fabs(a) : a;
     if (i % 8 == 5) { double s = rnd_logu(-540, 512); x = s * s; } /* exact squares */
+    if (i % 8 == 3) /* sqrt(1 + j 2^-52) = (1 + j 2^-53) - j^2 2^-107 + ...: just below a midpoint */
+      x = ldexp(1.0 + (double)(rnd() % 4096) * 0x1p-52, 2 * ((int)(rnd() % 1000) - 500));
+    if (i % 8 == 7) /* (2 + j 2^-51): sqrt near sqrt2 (1 + j 2^-53): midpoints again */
+      x = ldexp(0x1p-1 + (double)(rnd() % 4096) * 0x1p-53, 2 * ((int)(rnd() % 1000) - 500)) * 4.0;
     double s = pm_sqrt(x);
     if (!same(s, sqrt(x))) {
       if (!bad_sqrt) wx = x;
@@ -183,10 +191,12 @@ static void check_div_sqrt(const char *mode) {
 
 Test(pmath, literals_float_exact) {
   /* exercise every branch that holds a literal, then check none was inexact */
-  const double v[] = {0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 1e-300, 1e300, 1e-310, 700.0, -740.0, 30.0, -30.0, 1e6, 1e20};
+  const double v[] = {0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 5.0, 10.0, 0.25, 1e-300, 1e300, 1e-310, 700.0, -740.0, 30.0, -30.0, 1e6, 1e20};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
     volatile double r = pm_div(v[i], 3.0) + pm_sqrt(fabs(v[i])) + pm_exp(v[i]) + pm_expm1(v[i]) + pm_log(fabs(v[i])) +
-                        pm_log1p(fabs(v[i]));
+                        pm_log1p(fabs(v[i])) + pm_sin(v[i]) + pm_cos(v[i]) + pm_tanh(v[i]) + pm_erfc(v[i]) +
+                        pm_erfc(v[i] * 1e-3) + pm_erfc(v[i] * 0.1) + pm_erfc(-0.7) + pm_pow(v[i], 0.5) +
+                        pm_pow(-v[i], 3.0) + pm_pow(v[i], -2.5) + pm_pow(2.0, v[i]);
     (void)r;
   }
   cr_expect(g_bad_literals == 0, "%ld PM_D() literals are not exact floats", g_bad_literals);
@@ -302,4 +312,164 @@ Test(pmath, log1p) {
   cr_expect(same(pm_log1p(-1.0), -INFINITY) && isnan(pm_log1p(-2.0)) && same(pm_log1p(-0.0), -0.0));
   cr_expect(same(pm_log1p(INFINITY), INFINITY) && isnan(pm_log1p(NAN)) && isnan(pm_log1p(-INFINITY)));
   float_check("log1p", pm_log1p, log1pl, -1.0f, FLT_MAX);
+}
+
+/* ------------------------------------------------------------- sin, cos */
+
+static double rnd_trig_arg(long i) {
+  switch (i % 5) {
+    case 0: return rnd_sign(rnd_logu(-1074, 1024));
+    case 1: return rnd_uniform(-1e6, 1e6);
+    case 2: return rnd_sign(rnd_logu(-30, 22));
+    case 3: { /* next to a multiple of pi/2 */
+      double n = (double)(rnd() % 2000000);
+      double x = n * 1.5707963267948966;
+      return nextafter(x, (rnd() & 1) ? INFINITY : -INFINITY);
+    }
+    default: return rnd_sign(rnd_logu(19, 60));
+  }
+}
+static const double trig_edge[] = {0.0, -0.0, 0x1p-1074, -0x1p-1074, 0x1p-1022, 0x1p-28, 0x1p-27, 0x1.921fb54442d18p0,
+                                   0x1.921fb54442d18p1, 0x1.921fb54442d18p-1, 0x1.921fb54442d19p-1, 1048575.9,
+                                   1048576.0, 0x1.6ac5b262ca1ffp+849, 0x1.8a8df4a4d7d6cp+52, DBL_MAX, -DBL_MAX, 1e308,
+                                   1e22, 0x1p1023, 0x1.921fb54442d18p+20, 710.0, 355.0, 103993.0, 104348.0};
+
+Test(pmath, sin) {
+  struct stat1 s = {0};
+  for (size_t i = 0; i < sizeof trig_edge / sizeof trig_edge[0]; i++) {
+    acc1(&s, pm_sin, sinl, trig_edge[i]);
+    acc1(&s, pm_sin, sinl, -trig_edge[i]);
+  }
+  for (long i = 0; i < N_RANDOM; i++) acc1(&s, pm_sin, sinl, rnd_trig_arg(i));
+  report1("sin", &s, 2.0);
+  cr_expect(isnan(pm_sin(INFINITY)) && isnan(pm_sin(-INFINITY)) && isnan(pm_sin(NAN)));
+  cr_expect(same(pm_sin(-0.0), -0.0) && same(pm_sin(0.0), 0.0) && same(pm_sin(-0x1p-1074), -0x1p-1074));
+  float_check("sin", pm_sin, sinl, -FLT_MAX, FLT_MAX);
+}
+
+Test(pmath, cos) {
+  struct stat1 s = {0};
+  for (size_t i = 0; i < sizeof trig_edge / sizeof trig_edge[0]; i++) {
+    acc1(&s, pm_cos, cosl, trig_edge[i]);
+    acc1(&s, pm_cos, cosl, -trig_edge[i]);
+  }
+  for (long i = 0; i < N_RANDOM; i++) acc1(&s, pm_cos, cosl, rnd_trig_arg(i));
+  report1("cos", &s, 2.0);
+  cr_expect(isnan(pm_cos(INFINITY)) && isnan(pm_cos(-INFINITY)) && isnan(pm_cos(NAN)));
+  cr_expect(same(pm_cos(-0.0), 1.0) && same(pm_cos(0x1p-1074), 1.0));
+  float_check("cos", pm_cos, cosl, -FLT_MAX, FLT_MAX);
+}
+
+/* ------------------------------------------------------------ tanh, erfc */
+
+Test(pmath, tanh) {
+  struct stat1 s = {0};
+  const double edge[] = {0.0, -0.0, 0x1p-1074, -0x1p-1074, 0x1p-28, 0x1.fffffffffffffp-29, 0x1p-27, 0.17, 0.35, 0.55,
+                         1.0, 5.0, 19.0, 22.0, 22.000000000000004, -22.0, 30.0, 710.0};
+  for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+    acc1(&s, pm_tanh, tanhl, edge[i]);
+    acc1(&s, pm_tanh, tanhl, -edge[i]);
+  }
+  for (long i = 0; i < N_RANDOM; i++) {
+    double x = (i & 1) ? rnd_uniform(-25.0, 25.0) : rnd_sign(rnd_logu(-40, 5));
+    acc1(&s, pm_tanh, tanhl, x);
+  }
+  report1("tanh", &s, 2.0);
+  cr_expect(same(pm_tanh(INFINITY), 1.0) && same(pm_tanh(-INFINITY), -1.0) && isnan(pm_tanh(NAN)));
+  cr_expect(same(pm_tanh(-0.0), -0.0));
+  float_check("tanh", pm_tanh, tanhl, -FLT_MAX, FLT_MAX);
+}
+
+Test(pmath, erfc) {
+  struct stat1 s = {0};
+  const double edge[] = {0.0, -0.0, 0x1p-1074, 0x1p-57, 0x1p-30, 0.25, 0.4999999999999999, 0.5, 0.84375, 1.0, 1.25,
+                         2.857142857142857, 3.9999999999999996, 4.0, 6.0, 7.999999999999999, 8.0, 10.0, 20.0, 26.0,
+                         26.5, 26.55, 26.6, 27.0, 27.2, 27.3, 27.9, 28.0, 30.0, -0.5, -1.0, -6.0, -27.0, -30.0};
+  for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+    acc1(&s, pm_erfc, erfcl, edge[i]);
+    acc1(&s, pm_erfc, erfcl, -edge[i]);
+  }
+  for (long i = 0; i < N_RANDOM; i++) {
+    double x;
+    switch (i % 4) {
+      case 0: x = rnd_sign(rnd_logu(-60, 0)); break;
+      case 1: x = rnd_uniform(-6.0, 6.0); break;
+      default: x = rnd_uniform(0.0, 28.0); break;
+    }
+    acc1(&s, pm_erfc, erfcl, x);
+  }
+  report1("erfc", &s, 2.0);
+  cr_expect(same(pm_erfc(INFINITY), 0.0) && same(pm_erfc(-INFINITY), 2.0) && isnan(pm_erfc(NAN)));
+  cr_expect(same(pm_erfc(0.0), 1.0) && same(pm_erfc(-0.0), 1.0));
+  float_check("erfc", pm_erfc, erfcl, -FLT_MAX, FLT_MAX);
+}
+
+/* ------------------------------------------------------------------- pow */
+
+static void acc_pow(struct stat1 *s, double *wy, double x, double y) {
+  double got = pm_pow(x, y);
+  double e = ulp_err(got, powl((long double)x, (long double)y));
+  if (e > s->max_ulp) {
+    s->max_ulp = e;
+    s->worst_x = x;
+    *wy = y;
+  }
+  s->n++;
+}
+
+Test(pmath, pow) {
+  struct stat1 s = {0};
+  double wy = 0;
+  for (long i = 0; i < N_RANDOM; i++) {
+    double x, y;
+    switch (i % 6) {
+      case 0: /* x near 1, large y */
+        x = 1.0 + rnd_sign(rnd_logu(-52, -1));
+        y = rnd_sign(rnd_logu(-20, 60));
+        break;
+      case 1: { /* negative x, integer y */
+        x = -rnd_logu(-20, 20);
+        double lim = floor(1000.0 / fabs(log2(-x)) + 1.0);
+        y = (double)((int64_t)(rnd() % (uint64_t)(2 * lim + 1)) - (int64_t)lim);
+        break;
+      }
+      case 2: /* small integers */
+        x = (double)(int)(rnd() % 50 + 2);
+        y = (double)(int)(rnd() % 120) - 60;
+        break;
+      default: { /* any x, y scaled so that |y log2 x| <= ~1100 */
+        x = (i % 6 == 3) ? from_bits(rnd() & 0x000FFFFFFFFFFFFFULL) : rnd_logu(-1022, 1024);
+        if (x == 0.0 || x == 1.0) continue;
+        double m = ldexp(1.0 + rnd_unit(), (int)(rnd() % 70) - 60);
+        if (m > 1100.0) m = 1100.0 * rnd_unit();
+        y = rnd_sign(m / fabs(log2(x)));
+        break;
+      }
+    }
+    acc_pow(&s, &wy, x, y);
+  }
+  fprintf(stderr, "pmath pow    max %.4f ulp at x=%.17g y=%.17g (%ld inputs)\n", s.max_ulp, s.worst_x, wy, s.n);
+  cr_expect(s.max_ulp <= 2.0, "pow: max error %.4f ulp at x=%a y=%a", s.max_ulp, s.worst_x, wy);
+  cr_expect(same(pm_pow(-2.0, 3.0), -8.0) && isnan(pm_pow(-8.0, 1.0 / 3.0)) && same(pm_pow(0.0, -1.0), INFINITY));
+  cr_expect(same(pm_pow(-0.0, -1.0), -INFINITY) && same(pm_pow(-0.0, 3.0), -0.0) && same(pm_pow(3.0, 4.0), 81.0));
+  cr_expect(same(pm_pow(10.0, 308.0), 1e308) && same(pm_pow(10.0, 309.0), INFINITY) && same(pm_pow(2.0, -1074.0), 0x1p-1074));
+  cr_expect(same(pm_pow(2.0, -1075.0), 0.0) && same(pm_pow(-2.0, -1075.0), -0.0) && same(pm_pow(0.5, 1024.0), 0x1p-1024));
+}
+
+/* Annex F: every special combination must match glibc pow bit for bit. */
+Test(pmath, pow_special) {
+  const double v[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5, 0x1p53, -0x1p53, 0x1p-1074,
+                      -0x1p-1074, DBL_MAX, -DBL_MAX, INFINITY, -INFINITY, NAN, 1e300, -1e300, 1025.0, -1025.0};
+  const size_t n = sizeof v / sizeof v[0];
+  long bad = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++) {
+      double want = pow(v[i], v[j]), got = pm_pow(v[i], v[j]);
+      bool ok = ulp_err(got, (long double)want) <= 1.0 && (isnan(want) || signbit(got) == signbit(want));
+      if (!ok) {
+        bad++;
+        fprintf(stderr, "pm_pow(%a, %a) = %a, want %a\n", v[i], v[j], got, want);
+      }
+    }
+  cr_expect(bad == 0, "%ld special pow cases differ from Annex F", bad);
 }

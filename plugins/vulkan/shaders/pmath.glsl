@@ -36,6 +36,8 @@
 #define PM_D(x) double(x)
 #define PM_DD_T pm_dd
 #define PM_DD(h, l) pm_dd(h, l)
+#define PMI_RED_T pmi_red
+#define PMI_RED(h, l, n) pmi_red(h, l, n)
 #define PM_DBL(x) double(x)
 #define PM_INT(x) int(x)
 #define PM_UINT(x) uint(x)
@@ -65,5 +67,8 @@
 
 #include "pmath_core.glsl"
 #include "pmath_exp_log.glsl"
+#include "pmath_trig.glsl"
+#include "pmath_erf.glsl"
+#include "pmath_pow.glsl"
 
 #endif /* PMATH_GLSL */

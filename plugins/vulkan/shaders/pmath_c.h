@@ -24,6 +24,8 @@ typedef unsigned int uint; /* GLSL's uint; identical to glibc's <sys/types.h> ty
 #endif
 #define PM_DD_T struct pm_dd
 #define PM_DD(h, l) ((struct pm_dd){(h), (l)})
+#define PMI_RED_T struct pmi_red
+#define PMI_RED(h, l, n) ((struct pmi_red){(h), (l), (n)})
 #define PM_DBL(x) ((double)(x))
 #define PM_INT(x) ((int)(x))
 #define PM_UINT(x) ((uint)(x))

@@ -139,8 +139,8 @@ PM_FN double pm_div(double a, double b) {
     }
     r = PM_FMA(-q, mb, ma);
   }
-  PM_PRECISE double lo = PM_HW_DIV(r, mb);
-  return pmi_negif(pmi_scale(q, lo, e), neg);
+  /* r (exact) has the sign of the true quotient minus q; only the sign is used */
+  return pmi_negif(pmi_scale(q, r, e), neg);
 }
 
 /* ---- correctly rounded square root ---- */
