@@ -299,3 +299,58 @@ Test(conform, a_failure_names_the_operands_shapes_strides_and_broadcast_axes) {
                              "b f32[9,13] strides (0,1) contiguous, offset 64 B, broadcast axes {0}; y f32[9,13]"), "%s", r.output);
   conform_free(&r);
 }
+
+/* ---- kernel mutants: the bug classes of issue 10, each failing the default subset ------------ */
+/* Every args selection below is a slice of the default subset (no --full). */
+Test(conform, mutant_naive_sequential_f32_sum_fails_the_large_positive_sum) {
+  expect_caught("naive-sum", "--op sum --dtype f32 --direction forward", "sum.f32.forward.large", "outside the rule");
+}
+
+Test(conform, mutant_dropped_partial_sum_fails_the_spikes_and_positive_sums) {
+  expect_caught("drop-partial", "--op sum --dtype f32 --direction forward", "sum.f32.forward.spikes", "outside the rule");
+  expect_caught("drop-partial", "--op sum --dtype f32 --direction forward", "sum.f32.forward.large", "outside the rule");
+}
+
+Test(conform, mutant_arrival_order_reduction_fails_within_four_runs) {
+  expect_caught("arrival-order", "--op sum --dtype f32 --direction forward --case pos4099", "sum.f32.forward.pos4099",
+                "nondeterministic: y[0,0] was");
+}
+
+Test(conform, mutant_sum_of_negative_zeros_returning_positive_zero_fails) {
+  expect_caught("positive-zero-sum", "--op sum --dtype f32 --direction forward", "sum.f32.forward.neg-zero",
+                "sign of zero: a sum of -0s is -0");
+}
+
+Test(conform, mutant_bf16_sum_stored_by_truncation_fails) {
+  expect_caught("bf16-truncate", "--op sum --dtype bf16 --direction forward", "sum.bf16.forward.pos4099",
+                "not a correctly rounded bf16 store of an f32 result");
+}
+
+Test(conform, mutant_f16_add_stored_by_truncation_fails) {
+  expect_caught("lowp-truncate", "--op add --dtype f16 --direction forward", "add.f16.forward.n33",
+                "exact in f32: must be the correctly rounded f16 result");
+}
+
+Test(conform, mutant_broadcast_operand_read_as_contiguous_fails_the_wide_broadcast) {
+  expect_caught("bcast-contiguous", "--op add --dtype f32 --direction forward", "add.f32.forward.bcast-wide",
+                "must match bit for bit");
+}
+
+Test(conform, mutant_sigmoid_flushed_below_minus_88_7_fails_the_edge_values) {
+  expect_caught("sigmoid-underflow", "--op sigmoid --dtype f32 --direction forward", "sigmoid.f32.forward.edge",
+                "ulp, bound");
+}
+
+Test(conform, mutant_exp_flushing_subnormal_results_fails_the_edge_values) {
+  expect_caught("exp-flush", "--op exp --dtype f32 --direction forward", "exp.f32.forward.edge", "ulp, bound");
+}
+
+Test(conform, mutant_pow_gradient_nan_at_zero_fails_the_edge_values) {
+  expect_caught("pow-grad-nan", "--op pow --dtype f32 --direction backward", "pow.f32.backward.edge",
+                "da[0]: got -nan, expected 0");
+}
+
+Test(conform, mutant_cast_rounding_toward_zero_fails_the_ties) {
+  expect_caught("cast-rtz", "--op cast --dtype f32 --case ties", "cast.f32->bf16.forward.ties", "must match bit for bit");
+  expect_caught("cast-rtz", "--op cast --dtype f64 --case ties", "cast.f64->f16.forward.ties", "must match bit for bit");
+}

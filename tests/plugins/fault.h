@@ -21,7 +21,19 @@
   X(MAX_DROPS_NAN, "max-drops-nan")               /* max/maximum ignore NaN */                 \
   X(INDUCTOR_RECOMPUTE, "inductor-recompute")     /* see fault_inductor_* below */            \
   X(REFUSE_ALL, "refuse-all")                     /* supports() refuses every op; claims none */ \
-  X(LIE_DTYPES, "lie-dtypes")                     /* runs f32 add, mul, sum only; claims all */
+  X(LIE_DTYPES, "lie-dtypes")                     /* runs f32 add, mul, sum only; claims all */ \
+  /* kernel mutants (fault_mutants.c): the bug classes GPU backends ship */                      \
+  X(NAIVE_SUM, "naive-sum")                       /* one sequential f32 accumulator per sum */ \
+  X(DROP_PARTIAL, "drop-partial")                 /* long sums: one of 512 partials lost */    \
+  X(ARRIVAL_ORDER, "arrival-order")               /* long sums: partials in another order on every 4th call */ \
+  X(POSITIVE_ZERO_SUM, "positive-zero-sum")       /* sums start from +0: a sum of -0s is +0 */ \
+  X(BF16_TRUNCATE, "bf16-truncate")               /* bf16 sums stored by truncation */         \
+  X(LOWP_TRUNCATE, "lowp-truncate")               /* f16/bf16 add, sub, mul stored by truncation */ \
+  X(BCAST_CONTIGUOUS, "bcast-contiguous")         /* wide binary ops read a broadcast operand as contiguous */ \
+  X(SIGMOID_UNDERFLOW, "sigmoid-underflow")       /* f32 sigmoid 1/(1+exp(-x)): 0 below -88.7 */ \
+  X(EXP_FLUSH, "exp-flush")                       /* f32 exp flushes subnormal results (undeclared) */ \
+  X(POW_GRAD_NAN, "pow-grad-nan")                 /* pow backward without the a = 0 / b = 0 rules */ \
+  X(CAST_RTZ, "cast-rtz")                         /* f32/f64 -> f16/bf16 casts truncate */
 
 typedef enum fault_t {
   FAULT_NONE = 0,
@@ -32,6 +44,19 @@ typedef enum fault_t {
 
 extern fault_t fault_active;
 extern const parity_plugin_api_t *fault_cpu; /* the real CPU plugin's table */
+
+/* Logical (row-major) element i of a tensor, as f64; store the same way (fault_kernels.c). */
+unsigned char *fault_element(const parity_tensor_desc_t *t, int64_t i);
+double fault_load(const parity_tensor_desc_t *t, int64_t i);
+void fault_store(const parity_tensor_desc_t *t, int64_t i, double v);
+/* The output element (logical index) that logical element i of x reduces into. */
+int64_t fault_reduced_index(const parity_tensor_desc_t *x, uint32_t axes, int64_t i);
+
+/* Kernel mutants (fault_mutants.c), each applied after (or instead of) the CPU kernel that
+ * accepted the descriptor; `handled` = 0 leaves the CPU result alone. */
+int32_t fault_mutant_reduce(const parity_op_desc_t *d, int *handled);
+int32_t fault_mutant_elementwise(const parity_op_desc_t *d);          /* after the CPU forward */
+int32_t fault_mutant_elementwise_backward(const parity_op_desc_t *d); /* after the CPU backward */
 
 /* Host-side replacements (fault_kernels.c). Each is called with a descriptor the CPU plugin has
  * accepted (supports() and extents), and returns a parity_status_t. */

@@ -26,6 +26,10 @@ static int64_t offset_of(const parity_tensor_desc_t *t, int64_t i) {
   return off;
 }
 
+unsigned char *fault_element(const parity_tensor_desc_t *t, int64_t i) { return at(t, offset_of(t, i)); }
+double fault_load(const parity_tensor_desc_t *t, int64_t i) { return ld(t, offset_of(t, i)); }
+void fault_store(const parity_tensor_desc_t *t, int64_t i, double v) { st(t, offset_of(t, i), v); }
+
 static int32_t oom(void) { return psup_report(cpu_host, PARITY_STATUS_OUT_OF_MEMORY, "fault: out of host memory"); }
 
 int32_t fault_compare_eps(const parity_op_desc_t *d) {
@@ -154,6 +158,11 @@ static int64_t group_of(const parity_tensor_desc_t *x, uint32_t axes, int64_t i,
   }
   *y_logical = g;
   return g;
+}
+
+int64_t fault_reduced_index(const parity_tensor_desc_t *x, uint32_t axes, int64_t i) {
+  int64_t y;
+  return group_of(x, axes, i, &y);
 }
 
 int32_t fault_tie_first_reduce(const parity_op_desc_t *d) {

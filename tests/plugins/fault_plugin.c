@@ -97,6 +97,8 @@ static int32_t ew_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d
   }
   int32_t st = fault_cpu->elementwise_forward(dev, d);
   if (st != PARITY_STATUS_OK) return st;
+  st = fault_mutant_elementwise(d);
+  if (st != PARITY_STATUS_OK) return st;
   if (fault_active == FAULT_WRITE_PAST_END) return fault_write_past_end(d);
   if (fault_active == FAULT_MAX_DROPS_NAN && d->op == PARITY_OP_MAXIMUM) return fault_max_drop_nan(d);
   return PARITY_STATUS_OK;
@@ -105,6 +107,8 @@ static int32_t ew_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d
 static int32_t ew_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->elementwise_backward, dev, d);
   int32_t st = fault_cpu->elementwise_backward(dev, d);
+  if (st != PARITY_STATUS_OK) return st;
+  st = fault_mutant_elementwise_backward(d);
   if (st != PARITY_STATUS_OK) return st;
   if (fault_active == FAULT_TIE_FIRST && (d->op == PARITY_OP_MAXIMUM || d->op == PARITY_OP_MINIMUM))
     return fault_tie_first_binary(d);
@@ -116,6 +120,12 @@ static int32_t reduce_forward(parity_plugin_device_t *dev, const parity_op_desc_
   if (fault_active == FAULT_INDUCTOR_RECOMPUTE) fault_inductor_other_forward();
   if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->reduce_forward, dev, d);
   int sum = d->op == PARITY_OP_SUM && is_float(d->inputs[0]);
+  if (sum && fault_active >= FAULT_NAIVE_SUM && fault_active <= FAULT_BF16_TRUNCATE) {
+    int32_t st = accept(dev, d);
+    int handled = 0;
+    if (st == PARITY_STATUS_OK) st = fault_mutant_reduce(d, &handled);
+    if (st != PARITY_STATUS_OK || handled) return st;
+  }
   if (sum && (fault_active == FAULT_SUM_F16 || fault_active == FAULT_NONDETERMINISTIC_REDUCE)) {
     int32_t st = accept(dev, d);
     return st != PARITY_STATUS_OK ? st : fault_sum(d, fault_active == FAULT_SUM_F16, fault_active != FAULT_SUM_F16);

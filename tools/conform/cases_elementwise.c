@@ -49,7 +49,11 @@ static const ew_variant_t ew_variants[] = {
     {"t2d", W_DEFAULT, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {17, 33}, T, C, C, 0, 0},
     {"t2d", W_FULL, BOTH, K_CAST, CF_VALUES_NORMAL, 2, {17, 33}, T, C, C, 0, 0},
     {"view", W_DEFAULT, BOTH, K_ALL, CF_VALUES_NORMAL, 3, {5, 7, 3}, R, S, S, 0, 0},
-    {"misaligned", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {37}, M, M, M, 0, 0},
+    {"misaligned", W_DEFAULT, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {37}, M, M, M, 0, 0},
+    {"edge", W_DEFAULT, BOTH, K_UNARY | K_BINARY, CF_VALUES_EDGE, 1, {112}, C, C, C, 0, 0},
+    /* wider than any launch width or work-group: every layout path of a GPU kernel runs */
+    {"bcast-wide", W_DEFAULT, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {3, 4099}, C, C, C, 2u, 1u},
+    {"view-wide", W_DEFAULT, FWD, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {67, 97}, T, S, C, 0, 0},
     {"out-transposed", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 2, {9, 31}, C, C, T, 0, 0},
     {"bcast", W_DEFAULT, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {9, 13}, C, C, C, 2u, 1u},
     {"bcast-scalar", W_FULL, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {6, 10}, C, C, C, 0, 3u},
@@ -156,6 +160,18 @@ static int push_fd(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flag
   return 0;
 }
 
+/* Ops whose gradient is judged at the edges of their range. For products like square' = 2·x·dy
+ * at magnitudes near overflow, where the association decides whether an intermediate overflows,
+ * the semantics do not fix one answer; those run the edge values forward only. */
+static int edge_backward(int32_t op) {
+  switch (op) {
+    case PARITY_OP_EXP: case PARITY_OP_SIGMOID: case PARITY_OP_TANH: case PARITY_OP_GELU: case PARITY_OP_LOG:
+    case PARITY_OP_SQRT: case PARITY_OP_RSQRT: case PARITY_OP_POW: case PARITY_OP_SIN: case PARITY_OP_COS:
+      return 1;
+    default: return 0;
+  }
+}
+
 int cf_cases_elementwise(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flags) {
   for (int32_t dt = 1; dt <= PARITY_DTYPE_BOOL; dt++) {
     if (!cf_dtype_applies(kind, flags, dt)) continue;
@@ -165,10 +181,12 @@ int cf_cases_elementwise(cf_case_list_t *list, int32_t op, int32_t kind, uint32_
         const ew_variant_t *v = &ew_variants[i];
         if (!(v->kinds & kind_bit(kind))) continue;
         if (!strcmp(v->name, "large") && dt != PARITY_DTYPE_F32) continue;
+        if (!strcmp(v->name, "edge") && !psup_dtype_is_float(dt)) continue;
         for (int32_t dir = 0; dir < 2; dir++) {
           if (!(v->dirs & (1u << dir))) continue;
           if (dir == PARITY_DIRECTION_BACKWARD && (!(flags & PARITY_OPF_BACKWARD) || !psup_dtype_is_float(dt)))
             continue;
+          if (dir == PARITY_DIRECTION_BACKWARD && !strcmp(v->name, "edge") && !edge_backward(op)) continue;
           if (push_ew(list, op, kind, flags, dt, out, dir, v) != 0) return -1;
         }
       }

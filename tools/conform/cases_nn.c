@@ -73,7 +73,11 @@ static const reduce_variant_t reduce_variants[] = {
     {"ties", W_DEFAULT, BOTH, CF_VALUES_TIES, 2, {6, 8}, 2u, C, 0},
     {"none", W_FULL, BOTH, CF_VALUES_NORMAL, 2, {5, 4}, 0u, C, 0},
     {"scalar", W_FULL, BOTH, CF_VALUES_NORMAL, 0, {0}, 0u, C, 0},
-    {"large", W_FULL, FWD, CF_VALUES_NORMAL, 1, {1 << 24}, 1u, C, 0},
+    {"large", W_FULL, FWD, CF_VALUES_POSITIVE, 1, {1 << 24}, 1u, C, 0},
+    {"large-mixed", W_FULL, FWD, CF_VALUES_NORMAL, 1, {1 << 24}, 1u, C, 0},
+    {"spikes", W_DEFAULT, FWD, CF_VALUES_SPIKES, 1, {(1 << 20) + 7}, 1u, C, 0},
+    {"pos4099", W_DEFAULT, BOTH, CF_VALUES_POSITIVE, 2, {3, 4099}, 2u, C, 0},
+    {"neg-zero", W_DEFAULT, FWD, CF_VALUES_NEGZERO, 2, {3, 37}, 2u, C, 0},
     {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, 2, {3, 7}, 2u, C, 0},
 };
 
@@ -108,10 +112,16 @@ int cf_cases_reduce(cf_case_list_t *list, int32_t op, uint32_t flags) {
       const reduce_variant_t *v = &reduce_variants[i];
       uint32_t when = v->when;
       if (!strcmp(v->name, "fd") && dt != PARITY_DTYPE_F64) continue;
-      if (!strcmp(v->name, "large")) {
-        if (dt != PARITY_DTYPE_F32 || !(op == PARITY_OP_SUM || op == PARITY_OP_MEAN || op == PARITY_OP_MAX)) continue;
-        if (op == PARITY_OP_SUM) when = W_DEFAULT; /* the one large case of the quick subset */
+      int sum_or_mean = op == PARITY_OP_SUM || op == PARITY_OP_MEAN;
+      if (!strncmp(v->name, "large", 5)) {
+        if (dt != PARITY_DTYPE_F32 || !(sum_or_mean || op == PARITY_OP_MAX)) continue;
+        if (op == PARITY_OP_SUM && !strcmp(v->name, "large")) when = W_DEFAULT; /* the one 2^24 case of the quick subset */
       }
+      /* values that only sums can be judged on: spikes and all-positive data make a dropped partial
+       * or a stagnating sequential sum exceed the bound; -0 everywhere must sum to -0 */
+      if (!strcmp(v->name, "spikes") && (!sum_or_mean || dt != PARITY_DTYPE_F32)) continue;
+      if ((!strcmp(v->name, "pos4099") || !strcmp(v->name, "neg-zero")) && (!sum_or_mean || !psup_dtype_is_float(dt)))
+        continue;
       for (int32_t dir = 0; dir < 2; dir++)
         if (directions(v->dirs, flags, dt, dir) && push_reduce(list, op, flags, dt, dir, v, when) != 0) return -1;
     }
@@ -141,6 +151,8 @@ static const matmul_variant_t matmul_variants[] = {
     {"127x129x65", W_FULL, BOTH, CF_VALUES_NORMAL, 127, 129, 65, 0, {0}, C, C, 0},
     {"255x257x33", W_FULL, BOTH, CF_VALUES_NORMAL, 255, 257, 33, 0, {0}, C, C, 0},
     {"9x1025x7", W_FULL, BOTH, CF_VALUES_NORMAL, 9, 1025, 7, 0, {0}, C, C, 0},
+    {"k4097-pos", W_DEFAULT, BOTH, CF_VALUES_POSITIVE, 3, 4097, 5, 0, {0}, C, C, 0},
+    {"k4097-mixed", W_FULL, BOTH, CF_VALUES_NORMAL, 3, 4097, 5, 0, {0}, C, T, 0},
     {"batch", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 4, 6, 5, 2, {2, 3}, C, C, 0},
     {"bcast-b", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 4, 6, 5, 1, {3}, C, C, 1},
     {"b-transposed", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 7, 9, 5, 0, {0}, C, T, 0},
@@ -192,6 +204,7 @@ static const conv_variant_t conv_variants[] = {
     {"depthwise", W_FULL, BOTH, CF_VALUES_NORMAL, 1, 4, 8, 8, 4, 3, 3, 1, {1, 1, 1, 1}, 1, 4, 1, 1, C, 0},
     {"5x3-s3", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 3, 13, 11, 2, 5, 3, 3, {2, 1, 1, 0}, 1, 1, 1, 1, C, 0},
     {"big", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 16, 33, 33, 16, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0},
+    {"k4609-pos", W_DEFAULT, BOTH, CF_VALUES_POSITIVE, 1, 512, 4, 5, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0},
     {"view", W_FULL, BOTH, CF_VALUES_NORMAL, 1, 2, 6, 7, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, T, 0},
     {"special", W_FULL, FWD, CF_VALUES_SPECIAL, 1, 2, 6, 6, 2, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0},
     {"k2s2", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 2, 3, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1},
@@ -260,6 +273,7 @@ static const softmax_variant_t softmax_variants[] = {
     {"nll", W_DEFAULT, BWD, CF_VALUES_WIDE, CF_VALUES_ONEHOT, 2, {8, 50}, 1, C},
     {"sum-grad", W_DEFAULT, BWD, CF_VALUES_NORMAL, CF_VALUES_ONES, 2, {6, 50}, 1, C},
     {"special", W_DEFAULT, FWD, CF_VALUES_SPECIAL, CF_VALUES_NORMAL, 2, {8, 24}, 1, C},
+    {"far", W_DEFAULT, BOTH, CF_VALUES_FAR, CF_VALUES_NORMAL, 2, {10, 37}, 1, C},
     {"row31", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 31}, 1, C},
     {"row32", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 32}, 1, C},
     {"row255", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 255}, 1, C},

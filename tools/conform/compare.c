@@ -25,6 +25,7 @@ void cf_compare_init(cf_compare_t *cmp, int32_t rule, int32_t dtype, int32_t op,
   cmp->ulp_bound = rule == CF_RULE_ULP ? psup_ulp_bound(op, dtype) : 0;
   cmp->k = k;
   cmp->flushes = flushes;
+  cmp->op = op;
   cmp->max_ulp = rule == CF_RULE_ULP ? 0 : NAN;
 }
 
@@ -90,6 +91,31 @@ static double ulp_error(double got, double ref, int32_t dtype) {
   return psup_ulp_distance(got, ref, dtype);
 }
 
+static int is_low(int32_t dt) { return dt == PARITY_DTYPE_F16 || dt == PARITY_DTYPE_BF16; }
+
+/* f16/bf16 add, sub and mul load to f32, compute, and round once on store. Where the f32 result
+ * is exact (the f64 oracle's result is an f32 value: always for f16 mul), that one rounding is the
+ * only error allowed: the correctly rounded result, bit for bit. */
+static int exact_in_f32(const cf_compare_t *cmp, double r) {
+  if (!is_low(cmp->dtype) || !isfinite(r)) return 0;
+  if (cmp->op != PARITY_OP_ADD && cmp->op != PARITY_OP_SUB && cmp->op != PARITY_OP_MUL) return 0;
+  return (double)(float)r == r;
+}
+
+/* Ratio for a store-rounded f16/bf16 accumulation: g must lie between the roundings of
+ * ref - B and ref + B, B the bound of an f32 result (RNE is monotone, so those are exactly the
+ * correctly rounded stores of every value within the f32 bound). */
+static double store_rounded_ratio(double g, double r, double s, const cf_compare_t *cmp, double *lo, double *hi) {
+  double b32 = psup_accum_bound(PARITY_DTYPE_F32, r, s, cmp->k) + min_normal(cmp->dtype);
+  *lo = rounded(r - b32, cmp->dtype);
+  *hi = rounded(r + b32, cmp->dtype);
+  if (!isfinite(g)) return INFINITY;
+  if (g > *hi) return *hi > r ? (g - r) / (*hi - r) : INFINITY;
+  if (g < *lo) return *lo < r ? (r - g) / (r - *lo) : INFINITY;
+  double span = fmax(*hi - r, r - *lo);
+  return span > 0 ? fabs(g - r) / span : 0;
+}
+
 static void record(cf_compare_t *cmp, const char *name, const cf_host_t *got, int64_t i, double g,
                    double r, double ratio, const char *detail) {
   if (!(ratio <= 1.0)) {
@@ -111,8 +137,8 @@ void cf_compare(cf_compare_t *cmp, const char *name, const cf_host_t *got, const
   for (int64_t i = 0; i < got->count && i < ref->count; i++) {
     const unsigned char *gp = got->data + (size_t)i * gsz;
     double g = cf_host_get(got, i), r = cf_host_get(ref, i);
-    double ratio = 0, u = 0, s = 0, bound = 0;
-    int bad_bool = 0;
+    double ratio = 0, u = 0, s = 0, bound = 0, lo = 0, hi = 0;
+    int bad_bool = 0, exact32 = 0, zero_sign = 0;
     cmp->checked++;
     if (gd == PARITY_DTYPE_BOOL && *gp > 1) {
       ratio = INFINITY;
@@ -126,13 +152,20 @@ void cf_compare(cf_compare_t *cmp, const char *name, const cf_host_t *got, const
       u = flushed_ok(cmp, g, r) ? 0 : ulp_error(g, r, gd);
       if (u > cmp->max_ulp) cmp->max_ulp = u;
       ratio = u / cmp->ulp_bound;
+      if (exact_in_f32(cmp, r) && g != rounded(r, gd) && !flushed_ok(cmp, g, r)) ratio = INFINITY, exact32 = 1;
     } else if (isnan(r) || isinf(r)) {
       ratio = (isnan(r) ? isnan(g) : g == r) ? 0 : INFINITY;
+    } else if (cmp->zero_sign && r == 0 && g == 0 && signbit(r) != signbit(g)) {
+      ratio = INFINITY, zero_sign = 1;
     } else if (g != rounded(r, gd) && !flushed_ok(cmp, g, r)) {
       s = S ? fabs(cf_host_get(S, i)) : 0;
       if (!isfinite(s) || s < fabs(r)) s = fabs(r);
-      bound = psup_accum_bound(gd, r, s, cmp->k);
-      ratio = isfinite(g) ? fabs(g - r) / bound : INFINITY;
+      if (cmp->store_rounded && is_low(gd)) {
+        ratio = store_rounded_ratio(g, r, s, cmp, &lo, &hi);
+      } else {
+        bound = psup_accum_bound(gd, r, s, cmp->k);
+        ratio = isfinite(g) ? fabs(g - r) / bound : INFINITY;
+      }
     }
     char detail[160] = "";
     if (!(ratio <= 1.0) && cmp->bad == 0) { /* format only the first failure */
@@ -140,8 +173,15 @@ void cf_compare(cf_compare_t *cmp, const char *name, const cf_host_t *got, const
         snprintf(detail, sizeof detail, " (bool byte 0x%02x: bool outputs are 0 or 1)", *gp);
       else if (cmp->rule == CF_RULE_EXACT)
         snprintf(detail, sizeof detail, " (must match bit for bit%s)", g == r ? "; sign of zero differs" : "");
+      else if (exact32)
+        snprintf(detail, sizeof detail, " (exact in f32: must be the correctly rounded %s result)", psup_dtype_name(gd));
       else if (cmp->rule == CF_RULE_ULP)
         snprintf(detail, sizeof detail, " (%.3g ulp, bound %.3g ulp)", u, cmp->ulp_bound);
+      else if (zero_sign)
+        snprintf(detail, sizeof detail, " (sign of zero: a sum of -0s is -0)");
+      else if (hi != lo || (hi != 0 && bound == 0 && s != 0))
+        snprintf(detail, sizeof detail, " (not a correctly rounded %s store of an f32 result: allowed [%.9g, %.9g]; S %.3g, k %lld)",
+                 psup_dtype_name(gd), lo, hi, s, (long long)cmp->k);
       else if (bound == 0)
         snprintf(detail, sizeof detail, " (special values must match)");
       else

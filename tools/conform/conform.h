@@ -92,7 +92,15 @@ typedef enum cf_values_t {
   CF_VALUES_OFFSET1E8,  /* softmax: logits + 1e8 */
   CF_VALUES_WIDE,       /* softmax: logits spread over [-12, 12] */
   CF_VALUES_ONEHOT,     /* gradients: one 1 per softmax row, zeros elsewhere */
-  CF_VALUES_ONES        /* gradients: all 1 (d sum(softmax(x)) / dx cancels to almost 0) */
+  CF_VALUES_ONES,       /* gradients: all 1 (d sum(softmax(x)) / dx cancels to almost 0) */
+  CF_VALUES_POSITIVE,   /* accumulating ops: all in [0.5, 1), so S = |ref| and the bound is tight */
+  CF_VALUES_SPIKES,     /* mostly +0 with 1s at the start, middle, end and around every multiple of
+                           4096 (work-group and chunk boundaries): a dropped partial or tail shows */
+  CF_VALUES_NEGZERO,    /* every element -0: a sum must be -0 */
+  CF_VALUES_EDGE,       /* each op's edges in the dtype: exp/sigmoid over- and underflow, tanh and
+                           gelu at +-110 and tiny, log near 0, pow at a = 0 and b = 0, powers of two
+                           from the smallest subnormal to the largest finite */
+  CF_VALUES_FAR         /* softmax: rows whose logits are far apart (scales 1 .. 1e30) */
 } cf_values_t;
 
 typedef enum cf_mode_t {
@@ -203,6 +211,10 @@ typedef struct cf_compare_t {
   double ulp_bound;    /* CF_RULE_ULP */
   int64_t k;           /* CF_RULE_ACCUM: terms per output element */
   int flushes;         /* the device declares flushed denormals */
+  int32_t op;
+  int zero_sign;       /* CF_RULE_ACCUM: an exact zero result must carry the oracle's sign (sums) */
+  int store_rounded;   /* CF_RULE_ACCUM in f16/bf16: the result must be a correctly rounded store of
+                          a value within the f32 accumulation bound (no truncating stores) */
   /* results, accumulated over calls */
   double worst_ratio, max_ulp;
   int64_t bad, checked;

@@ -79,7 +79,10 @@ void cf_softmax_abs_bound(int32_t op, int32_t direction, int32_t axis, const cf_
         for (int64_t j = 0; j < n; j++) sum += exp(cf_host_get(a, base + j * inner) - m);
         for (int64_t j = 0; j < n; j++) {
           int64_t i = base + j * inner;
-          double v = log_sm ? fabs(cf_host_get(a, i) - m) + fabs(log(sum)) + 1.0 : fabs(cf_host_get(ref, i));
+          /* softmax: y·(1 + |x − max|): x − max is rounded once in the working precision, and
+           * exp turns that absolute error of u·|x − max| into a relative error of y */
+          double d = fabs(cf_host_get(a, i) - m);
+          double v = log_sm ? d + fabs(log(sum)) + 1.0 : fabs(cf_host_get(ref, i)) * (1.0 + (isfinite(d) ? d : 0));
           cf_host_set(S, i, v);
         }
       } else { /* a = y, b = dy */

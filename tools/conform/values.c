@@ -137,13 +137,87 @@ static void store_int_bits(cf_host_t *h, int64_t i, uint64_t r) {
   }
 }
 
-/* A value exactly halfway between two neighbours of `target` (rounding ties for casts). */
+/* v moved `steps` ulps of dtype dt (f64, f32, f16, bf16) toward +inf (negative: toward -inf). */
+static double ulp_step(double v, int32_t dt, int steps) {
+  for (int k = 0; k < (steps < 0 ? -steps : steps); k++) {
+    double dir = steps < 0 ? -INFINITY : INFINITY;
+    if (dt == PARITY_DTYPE_F64) v = nextafter(v, dir);
+    else if (dt == PARITY_DTYPE_F32) v = nextafterf((float)v, (float)dir);
+    else { /* f16 / bf16: the neighbour in f32 steps of the dtype's ulp */
+      int e;
+      frexp(v, &e);
+      double ulp = ldexp(1.0, (e - 1 < -14 && dt == PARITY_DTYPE_F16 ? -14 : e - 1) - mantissa_bits(dt));
+      v += steps < 0 ? -ulp : ulp;
+    }
+  }
+  return v;
+}
+
+/* A value exactly halfway between two neighbours of `target` (rounding ties for casts), or one
+ * ulp of the source dtype either side of it (r picks which): a cast that rounds anything but
+ * to nearest even shows on one of the three. Some ties sit at the edges: halfway to overflow
+ * and between subnormals of the target. */
 static double cast_tie(int32_t src, int32_t target, uint64_t r) {
   if (!psup_dtype_is_float(target)) return (double)((int64_t)(r % 200) - 100) + 0.5;
   int tm = mantissa_bits(target), sm = psup_dtype_is_float(src) ? mantissa_bits(src) : 62;
   if (tm >= sm) return tie_value(D_GENERAL, r);
-  double m = ldexp(1.0 + (double)(r % 64) * ldexp(1.0, -tm), (int)((r >> 8) % 8) - 4);
-  return ((r >> 16) & 1u ? -1 : 1) * (m + ldexp(1.0, -tm - 1) * ldexp(1.0, (int)((r >> 8) % 8) - 4));
+  double sign = (r >> 16) & 1u ? -1 : 1, tie;
+  switch ((r >> 24) % 8) {
+    case 0: /* halfway between the largest finite value and the next power of two: overflow */
+      tie = max_finite(target) + ldexp(1.0, (int)floor(log2(max_finite(target))) - tm - 1);
+      if (!psup_dtype_is_float(src) || tie > max_finite(src)) tie = max_finite(target);
+      break;
+    case 1: /* halfway between two subnormals of the target */
+      tie = min_normal(target) * ldexp(1.0, -tm) * (2.0 * (double)(r % 16) + 1.0) / 2.0;
+      break;
+    default: {
+      double m = ldexp(1.0 + (double)(r % 64) * ldexp(1.0, -tm), (int)((r >> 8) % 8) - 4);
+      tie = m + ldexp(1.0, -tm - 1) * ldexp(1.0, (int)((r >> 8) % 8) - 4);
+    }
+  }
+  int side = (int)((r >> 32) % 3) - 1; /* -1, 0, +1 source ulps */
+  return sign * (side && psup_dtype_is_float(src) ? ulp_step(tie, src, side) : tie);
+}
+
+/* Edge values of case c's op in dtype dt, element i of n (see CF_VALUES_EDGE). */
+static double edge_value(const cf_case_t *c, int slot, int32_t dt, int64_t i, int64_t n, uint64_t r) {
+  double sub = min_normal(dt) * ldexp(1.0, -mantissa_bits(dt)), big = max_finite(dt);
+  double lo = log(sub), hi = log(big), t = n > 1 ? (double)i / (double)(n - 1) : 0;
+  double sign = (r >> 7) & 1u ? -1 : 1;
+  /* powers of two from the smallest subnormal to the largest finite, with a mantissa */
+  int e0 = (int)floor(log2(sub)), e1 = (int)floor(log2(big));
+  double pow2 = ldexp(1.0 + (double)(r % 8) / 8.0, e0 + (int)((double)(e1 - e0) * t));
+  if (pow2 > big) pow2 = big;
+  switch (c->op) {
+    case PARITY_OP_EXP: return lo - 2 + t * (hi - lo + 4);         /* underflow .. overflow */
+    case PARITY_OP_SIGMOID: return lo - 2 + t * (42 - lo);         /* f32: -106 .. 40 */
+    case PARITY_OP_TANH: case PARITY_OP_GELU:
+      return i % 2 ? sign * ldexp(1.0, -(int)(i % 40)) : -110 + t * 220;
+    case PARITY_OP_LOG: case PARITY_OP_SQRT: case PARITY_OP_RSQRT: case PARITY_OP_RECIPROCAL:
+      if (i < 2) return i ? -0.0 : 0.0;
+      return i % 5 == 2 ? ulp_step(1.0, dt, (int)(i % 3) - 1) : pow2;
+    case PARITY_OP_POW: {
+      static const double a[] = {0, 0, 0, 0, 0, 1, 1, 2, 0.5, 10, -2, -2, 0, 3};
+      static const double b[] = {0, 1, 2, 3, 0.5, 0, 2.5, 0, 100, -100, 2, 3, -1, 0.5};
+      size_t k = (size_t)i % (sizeof a / sizeof a[0]);
+      return slot == 0 ? a[k] : b[k];
+    }
+    case PARITY_OP_SIN: case PARITY_OP_COS: return -10 + 20 * t;
+    default: /* the other unary and binary ops: magnitudes across the whole range, both signs */
+      return sign * (slot == 1 ? ldexp(1.0 + (double)((r >> 3) % 8) / 8.0, e1 + e0 - (int)floor(log2(pow2))) : pow2);
+  }
+}
+
+/* softmax rows of logits far apart: row r scales [-2, 2] by 1, 10, 100, 1e4, 1e30 (capped). */
+static double far_value(const cf_case_t *c, int32_t dt, int64_t i, const cf_spec_t *s, uint64_t r) {
+  static const double scales[] = {1, 10, 100, 1e4, 1e30};
+  int32_t axis = c->params.softmax.axis;
+  int64_t inner = 1, n = s->shape[axis];
+  for (uint32_t a = (uint32_t)axis + 1; a < s->rank; a++) inner *= s->shape[a];
+  int64_t row = (i / (inner * n)) * inner + i % inner;
+  double scale = scales[row % 5];
+  if (scale > max_finite(dt) / 4) scale = max_finite(dt) / 4;
+  return (-2.0 + 4.0 * cf_unit(r)) * scale;
 }
 
 static void fill_onehot(const cf_case_t *c, uint64_t key, cf_host_t *h) {
@@ -197,8 +271,22 @@ void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int
     fill_softmax_special(vc, c, key, h);
     return;
   }
-  if (values == CF_VALUES_ONES) {
-    for (int64_t i = 0; i < h->count; i++) cf_host_set(h, i, 1.0);
+  if (values == CF_VALUES_ONES || values == CF_VALUES_NEGZERO) {
+    for (int64_t i = 0; i < h->count; i++) cf_host_set(h, i, values == CF_VALUES_ONES ? 1.0 : -0.0);
+    return;
+  }
+  if (values == CF_VALUES_SPIKES) {
+    int64_t n = h->count;
+    for (int64_t i = 0; i < n; i++) {
+      int spike = i == 0 || i == n / 2 || i == n - 1 || i % 4096 == 0 || i % 4096 == 4095;
+      cf_host_set(h, i, spike ? 1.0 : 0.0);
+    }
+    return;
+  }
+  if (values == CF_VALUES_POSITIVE && psup_dtype_is_float(dt)) {
+    /* [0.5, 1): not centred on a power of two, so a sequential f32 sum that has grown past
+     * 2^23 rounds every term up (a centred range would round up and down evenly) */
+    for (int64_t i = 0; i < h->count; i++) cf_host_set(h, i, 0.5 + 0.5 * cf_unit(cf_mix(key, (uint64_t)i)));
     return;
   }
   double specials[32];
@@ -218,9 +306,16 @@ void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int
     if (values == CF_VALUES_MASK) {
       v = slot == 0 ? (double)(i % 3) : 1.0;
     } else if (values == CF_VALUES_SPECIAL && ns && i < 3 * ns) {
-      /* two passes crossing the list with the other operand, then one pass of exact ties */
-      int64_t idx = i < 2 * ns ? (i * (1 + 2 * slot) + 3 * slot) % ns : i % ns;
+      /* two passes crossing the list with the other operand (the second with the operands'
+       * roles swapped, so NaN and inf meet every value in both argument orders), then one pass
+       * of exact ties */
+      int cross = i < ns ? slot : 1 - slot;
+      int64_t idx = i < 2 * ns ? (i * (1 + 2 * cross) + 3 * cross) % ns : i % ns;
       v = specials[idx];
+    } else if (values == CF_VALUES_EDGE && psup_dtype_is_float(dt)) {
+      v = edge_value(c, slot, dt, i, h->count, r);
+    } else if (values == CF_VALUES_FAR) {
+      v = far_value(c, dt, i, &h->spec, r);
     } else if (values == CF_VALUES_TIES && c->kind == PARITY_OP_KIND_CAST) {
       v = cast_tie(c->dtype, c->out_dtype, r);
     } else if (values == CF_VALUES_TIES && c->kind == PARITY_OP_KIND_BINARY && psup_dtype_is_float(dt) &&
