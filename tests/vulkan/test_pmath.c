@@ -202,6 +202,11 @@ Test(pmath, literals_float_exact) {
   cr_expect(g_bad_literals == 0, "%ld PM_D() literals are not exact floats", g_bad_literals);
 }
 
+Test(pmath, fma_probe) {
+  volatile double one = 1.0;
+  cr_expect(pm_fma_is_fused(one), "fma on this host is not fused");
+}
+
 Test(pmath, div_sqrt_special) {
   const double v[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN, 0x1p-1074, -0x1p-1074, DBL_MAX, -DBL_MAX,
                       0x1p-1022, 3.0, 0x1.fffffffffffffp-1};
@@ -236,7 +241,9 @@ Test(pmath, div_sqrt_hw_random3) {
 
 /* ---------------------------------------------------------- exp and log */
 
+#ifndef N_RANDOM
 #define N_RANDOM 1000000
+#endif
 
 Test(pmath, exp) {
   struct stat1 s = {0};

@@ -19,7 +19,12 @@
  * temporary is PM_PRECISE (GLSL `precise`: no contraction), and fused
  * operations are explicit PM_FMA calls.
  * Exponent scaling is done with bit-built powers of two (never ldexp on
- * subnormal results).  All algorithms and coefficients are original to this
+ * subnormal results).
+ *
+ * Device requirements: fma() on doubles must be fused (exact product, one
+ * rounding) -- check once with pm_fma_is_fused(1.0 loaded from memory) -- and
+ * f64 denormals must not be flushed (subnormal inputs are normalized by
+ * multiplying with 2^54, subnormal results are produced by one rounding).  All algorithms and coefficients are original to this
  * file (Taylor series, double-double arithmetic, and fits generated with
  * mpmath); no third-party code.
  */

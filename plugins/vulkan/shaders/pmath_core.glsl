@@ -39,13 +39,16 @@ PM_FN double pmi_mant(double x) {
 PM_FN double pmi_ldexp(double x, int k) {
   if (k > 1000) {
     PM_PRECISE double y = x * pmi_pow2(1000);
-    return y * pmi_pow2(k - 1000);
+    PM_PRECISE double z = y * pmi_pow2(k - 1000);
+    return z;
   }
   if (k < -1000) {
     PM_PRECISE double y = x * pmi_pow2(-1000);
-    return y * pmi_pow2(k + 1000);
+    PM_PRECISE double z = y * pmi_pow2(k + 1000);
+    return z;
   }
-  return x * pmi_pow2(k);
+  PM_PRECISE double z = x * pmi_pow2(k);
+  return z;
 }
 
 /* RN((hi + lo) * 2^e) with one rounding, hi > 0 in [2^-3, 2^3), |lo| <= ulp(hi)/2
@@ -63,7 +66,8 @@ PM_FN double pmi_scale(double hi, double lo, int e) {
   if (f > PM_D(0.5) || (f == PM_D(0.5) && (lo > PM_D(0.0) || (lo == PM_D(0.0) && odd)))) n = n + PM_D(1.0);
   if (n == PM_D(0.0)) return PM_D(0.0);
   PM_PRECISE double r = n * pmi_pow2(-1000);
-  return r * pmi_pow2(-74);
+  PM_PRECISE double res = r * pmi_pow2(-74);
+  return res;
 }
 
 /* ---- double-double ---- */
@@ -105,6 +109,15 @@ PM_FN PM_DD_T pmi_dd_mul_d(PM_DD_T x, double y) {
   PM_DD_T p = pmi_two_prod(x.hi, y);
   PM_PRECISE double l = p.lo + x.lo * y;
   return pmi_fast_two_sum(p.hi, l);
+}
+
+/* Probe for the device: true when fma() on doubles is fused (exact product,
+ * one rounding), which every double-double step of this library relies on.
+ * Pass one = 1.0 from memory so the compiler cannot fold it. */
+PM_FN bool pm_fma_is_fused(double one) {
+  PM_PRECISE double a = one + pmi_pow2(-30);
+  PM_PRECISE double p = a * a; /* 1 + 2^-29 (the 2^-60 term rounds away) */
+  return PM_FMA(a, a, -p) == pmi_pow2(-60);
 }
 
 /* ---- correctly rounded division ---- */

@@ -249,12 +249,14 @@ PM_FN double pm_erfc(double x) {
     PM_DD_T s = pmi_two_sum(PM_D(1.0), -t.hi);
     PM_PRECISE double xwp = (x * w) * p;
     PM_PRECISE double tail = s.lo - ((t.lo + PMI_2_SQRTPI_LO * x) + PMI_2_SQRTPI_HI * xwp);
-    return s.hi + tail;
+    PM_PRECISE double res = s.hi + tail;
+    return res;
   }
   if (a >= PM_D(28.0)) return x > PM_D(0.0) ? PM_D(0.0) : PM_D(2.0);
   PM_PRECISE double e = pmi_erfc_pos(a);
   if (x > PM_D(0.0)) return e;
-  return PM_D(2.0) - e;
+  PM_PRECISE double res = PM_D(2.0) - e;
+  return res;
 }
 
 /* tanh(x) = q / (q + 2) with q = expm1(2|x|) in double-double. */

@@ -69,8 +69,9 @@ PM_FN double pmi_exp_mul(PM_DD_T a, PM_DD_T m) {
   PM_PRECISE double ol = one.lo + q.lo;
   PM_DD_T e = pmi_fast_two_sum(one.hi, ol);
   int em = pmi_expo(m.hi);
-  PM_PRECISE double s = pmi_pow2(-em);
-  PM_DD_T v = pmi_dd_mul(e, PM_DD(m.hi * s, m.lo * s));
+  PM_PRECISE double mh = m.hi * pmi_pow2(-em);
+  PM_PRECISE double ml = m.lo * pmi_pow2(-em);
+  PM_DD_T v = pmi_dd_mul(e, PM_DD(mh, ml));
   return pmi_scale(v.hi, v.lo, k + em);
 }
 
@@ -88,7 +89,9 @@ PM_FN PM_DD_T pmi_expm1_dd(double x) {
   if (k == 0) return q;
   PM_PRECISE double u = pmi_pow2(k);
   PM_DD_T s = pmi_two_sum(u, PM_D(-1.0));
-  return pmi_dd_add(s, PM_DD(u * q.hi, u * q.lo));
+  PM_PRECISE double th = u * q.hi;
+  PM_PRECISE double tl = u * q.lo;
+  return pmi_dd_add(s, PM_DD(th, tl));
 }
 
 PM_FN double pm_expm1(double x) {
@@ -97,7 +100,8 @@ PM_FN double pm_expm1(double x) {
   if (x > PM_D(40.0)) return pm_exp(x);
   if (x < PM_D(-40.0)) return PM_D(-1.0);
   PM_DD_T d = pmi_expm1_dd(x);
-  return d.hi + d.lo;
+  PM_PRECISE double res = d.hi + d.lo;
+  return res;
 }
 
 /* ---- log ---- */
@@ -358,7 +362,8 @@ PM_FN double pm_log(double x) {
   if (x == PM_D(0.0)) return -pmi_inf();
   if (PM_ISINF(x)) return x;
   PM_DD_T d = pmi_log_dd(x);
-  return d.hi + d.lo;
+  PM_PRECISE double res = d.hi + d.lo;
+  return res;
 }
 
 PM_FN double pm_log1p(double x) {
@@ -369,9 +374,14 @@ PM_FN double pm_log1p(double x) {
   if (PM_ABS(x) < pmi_pow2(-54)) return x;
   PM_DD_T u = pmi_two_sum(PM_D(1.0), x);
   PM_DD_T d = pmi_log_dd(u.hi);
-  /* log(u.hi + u.lo) = log(u.hi) + u.lo/u.hi + O(2^-106) */
-  PM_DD_T e = pmi_dd_add_d(d, pm_div(u.lo, u.hi));
-  return e.hi + e.lo;
+  /* log(u.hi + u.lo) = log(u.hi) + c - c^2/2 + O(2^-159), c = u.lo/u.hi in
+   * double-double (c^2/2 can still be a quarter ulp when x ~ 2^-52). */
+  PM_PRECISE double ch = pm_div(u.lo, u.hi);
+  PM_PRECISE double cr = PM_FMA(-ch, u.hi, u.lo);
+  PM_PRECISE double cl = pm_div(cr, u.hi) - PM_D(0.5) * ch * ch;
+  PM_DD_T e = pmi_dd_add(d, pmi_fast_two_sum(ch, cl));
+  PM_PRECISE double res = e.hi + e.lo;
+  return res;
 }
 
 #endif /* PMATH_EXP_LOG_GLSL */

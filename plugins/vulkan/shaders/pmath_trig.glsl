@@ -65,7 +65,8 @@ PM_FN double pmi_sin_k(PM_DD_T r) {
   PM_PRECISE double s = (x * z) * p;
   PM_PRECISE double c = r.lo * (PM_D(1.0) - PM_D(0.5) * z);
   PM_PRECISE double l = s + c;
-  return x + l;
+  PM_PRECISE double res = x + l;
+  return res;
 }
 
 /* cos(r) for a double-double |r| <= ~pi/4; 1 - r^2/2 is formed exactly. */
@@ -80,7 +81,8 @@ PM_FN double pmi_cos_k(PM_DD_T r) {
   PM_PRECISE double hzl = PM_D(0.5) * z2.lo;
   PM_DD_T w = pmi_two_sum(PM_D(1.0), -hz);
   PM_PRECISE double l = w.lo + ((q - hzl) - x * r.lo);
-  return w.hi + l;
+  PM_PRECISE double res = w.hi + l;
+  return res;
 }
 
 /* 32 bits of 2/pi starting at bit b(k) (bits before b1 are 0). */
@@ -142,7 +144,10 @@ PM_FN PMI_RED_T pmi_payne_hanek(double a) {
   }
   p[5] = p[5] & 0x3fffffffu;
   PM_DD_T f = PM_DD(PM_D(0.0), PM_D(0.0));
-  for (int j = 0; j < 6; j++) f = pmi_dd_add_d(f, PM_DBL(p[j]) * pmi_pow2(32 * j - 190));
+  for (int j = 0; j < 6; j++) {
+    PM_PRECISE double t = PM_DBL(p[j]) * pmi_pow2(32 * j - 190); /* exact */
+    f = pmi_dd_add_d(f, t);
+  }
   PM_DD_T r = pmi_dd_mul(f, PM_DD(PMI_PIO2_HI, PMI_PIO2_LO));
   if (neg) r = PM_DD(-r.hi, -r.lo);
   return PMI_RED(r.hi, r.lo, n & 3);
