@@ -40,6 +40,7 @@ static void usage(FILE *f) {
           "  --json FILE       machine-readable results\n"
           "  --markdown FILE   a report for people\n"
           "  --junit FILE      JUnit XML for CI systems (one testcase per case)\n"
+          "  --html FILE       one self-contained HTML report (heatmap, error plots, commands)\n"
           "  --verbose         the per-case table as it runs\n"
           "  --failures-only   with --verbose: only failing rows\n"
           "  --support         per op x dtype x direction: supported or not, with the plugin's reason\n"
@@ -210,7 +211,7 @@ static int parse(int argc, char **argv, options_t *o) {
                         : !strcmp(a, "--dtype") ? &o->dtypes : !strcmp(a, "--direction") ? &o->direction
                         : !strcmp(a, "--case") ? &o->cases : !strcmp(a, "--json") ? &o->json
                         : !strcmp(a, "--markdown") ? &o->markdown : !strcmp(a, "--junit") ? &o->junit
-                        : NULL;
+                        : !strcmp(a, "--html") ? &o->html : NULL;
     if (target || !strcmp(a, "--device") || !strcmp(a, "--seed") || !strcmp(a, "--env")) {
       if (!v) {
         fprintf(stderr, "parity-conform: %s needs a value\n", a);
@@ -355,6 +356,10 @@ int main(int argc, char **argv) {
   }
   if (o.junit && cf_write_junit(&rep, o.junit) != 0) {
     fprintf(stderr, "parity-conform: cannot write %s\n", o.junit);
+    exit_code = 2;
+  }
+  if (o.html && cf_write_html(&rep, o.html) != 0) {
+    fprintf(stderr, "parity-conform: cannot write %s\n", o.html);
     exit_code = 2;
   }
   free(selected);

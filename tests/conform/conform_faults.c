@@ -354,3 +354,40 @@ Test(conform, mutant_cast_rounding_toward_zero_fails_the_ties) {
   expect_caught("cast-rtz", "--op cast --dtype f32 --case ties", "cast.f32->bf16.forward.ties", "must match bit for bit");
   expect_caught("cast-rtz", "--op cast --dtype f64 --case ties", "cast.f64->f16.forward.ties", "must match bit for bit");
 }
+
+/* ---- reports ------------------------------------------------------------------------------- */
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return strdup("");
+  char *s = slurp_stream(f);
+  fclose(f);
+  return s;
+}
+
+Test(conform, junit_and_html_reports_carry_failures_plots_commands_and_the_seed) {
+  char junit[] = "/tmp/parity-conform-junit-XXXXXX", html[] = "/tmp/parity-conform-html-XXXXXX";
+  close(mkstemp(junit));
+  close(mkstemp(html));
+  char args[512];
+  snprintf(args, sizeof args, "--op sum --dtype f32 --direction forward --seed 7 --junit '%s' --html '%s'", junit, html);
+  conform_run_t r = conform("drop-partial", args);
+  cr_assert_eq(r.status, 1, "%s", r.output);
+  char *x = read_file(junit), *h = read_file(html);
+  cr_assert(strstr(x, "<testsuite name=\"fault\""), "%s", x);
+  cr_assert(strstr(x, "name=\"sum.f32.forward.spikes\" time="), "%s", x);
+  cr_assert(strstr(x, "<failure message=\"1 of 1 elements of y outside the rule"), "%s", x);
+  cr_assert(strstr(x, "<property name=\"seed\" value=\"7\"/>"), "%s", x);
+  cr_assert(strstr(x, "--case &apos;sum.f32.forward.spikes&apos; --seed 7"), "%s", x);
+  cr_assert(strstr(h, "Seed <b>7</b>"), "the seed is in the report");
+  cr_assert(strstr(h, "<h4>sum.f32.forward.spikes</h4>"), "every failure has a section");
+  cr_assert_geq(count(h, "<svg "), 2, "an error-distribution plot per failing case");
+  cr_assert(strstr(h, "--case &apos;") == NULL && strstr(h, "--case 'sum.f32.forward.spikes' --seed 7"),
+            "reproduce commands as printed");
+  cr_assert(strstr(h, "class=hm"), "the heatmap");
+  cr_assert(!strstr(h, "<script") && !strstr(h, " src=") && !strstr(h, "<link"), "self-contained: nothing to fetch");
+  free(x);
+  free(h);
+  unlink(junit);
+  unlink(html);
+  conform_free(&r);
+}

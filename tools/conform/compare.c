@@ -110,9 +110,8 @@ static double store_rounded_ratio(double g, double r, double s, const cf_compare
   *lo = rounded(r - b32, cmp->dtype);
   *hi = rounded(r + b32, cmp->dtype);
   if (!isfinite(g)) return INFINITY;
-  if (g > *hi) return *hi > r ? (g - r) / (*hi - r) : INFINITY;
-  if (g < *lo) return *lo < r ? (r - g) / (r - *lo) : INFINITY;
-  double span = fmax(*hi - r, r - *lo);
+  double span = fmax(fabs(*hi - r), fabs(r - *lo));
+  if (g > *hi || g < *lo) return span > 0 ? fmax(fabs(g - r) / span, nextafter(1.0, 2.0)) : INFINITY;
   return span > 0 ? fabs(g - r) / span : 0;
 }
 
