@@ -391,3 +391,21 @@ Test(conform, junit_and_html_reports_carry_failures_plots_commands_and_the_seed)
   unlink(html);
   conform_free(&r);
 }
+
+Test(conform, mutant_f64_cast_rounding_twice_through_f32_fails_the_ulp_beside_a_tie) {
+  expect_caught("cast-double-round", "--op cast --dtype f64 --case ties", "cast.f64->f16.forward.ties",
+                "must match bit for bit");
+}
+
+Test(conform, mutant_matmul_losing_a_k_tile_fails_the_long_positive_matmul) {
+  expect_caught("matmul-drop-ktile", "--op matmul --dtype f32 --direction forward", "matmul.f32.forward.k4097-pos",
+                "outside the rule");
+}
+
+Test(conform, a_passing_default_run_prints_a_summary_not_a_table) {
+  conform_run_t r = conform("", "");
+  cr_assert_eq(r.status, 0, "%s", r.output);
+  cr_assert_lt(count(r.output, "\n"), 25, "a passing backend prints its table and verdict:\n%s", r.output);
+  cr_assert_eq(count(r.output, "verdict fault: PASS on "), 1, "%s", r.output);
+  conform_free(&r);
+}

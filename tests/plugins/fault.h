@@ -33,7 +33,9 @@
   X(SIGMOID_UNDERFLOW, "sigmoid-underflow")       /* f32 sigmoid 1/(1+exp(-x)): 0 below -88.7 */ \
   X(EXP_FLUSH, "exp-flush")                       /* f32 exp flushes subnormal results (undeclared) */ \
   X(POW_GRAD_NAN, "pow-grad-nan")                 /* pow backward without the a = 0 / b = 0 rules */ \
-  X(CAST_RTZ, "cast-rtz")                         /* f32/f64 -> f16/bf16 casts truncate */
+  X(CAST_RTZ, "cast-rtz")                         /* f32/f64 -> f16/bf16 casts truncate */      \
+  X(CAST_DOUBLE_ROUND, "cast-double-round")       /* f64 -> f16/bf16 through f32: rounds twice */ \
+  X(MATMUL_DROP_KTILE, "matmul-drop-ktile")       /* K >= 4096: the last 256-wide K tile is lost */
 
 typedef enum fault_t {
   FAULT_NONE = 0,
@@ -57,6 +59,7 @@ int64_t fault_reduced_index(const parity_tensor_desc_t *x, uint32_t axes, int64_
 int32_t fault_mutant_reduce(const parity_op_desc_t *d, int *handled);
 int32_t fault_mutant_elementwise(const parity_op_desc_t *d);          /* after the CPU forward */
 int32_t fault_mutant_elementwise_backward(const parity_op_desc_t *d); /* after the CPU backward */
+int32_t fault_mutant_matmul(const parity_op_desc_t *d);               /* after the CPU forward */
 
 /* Host-side replacements (fault_kernels.c). Each is called with a descriptor the CPU plugin has
  * accepted (supports() and extents), and returns a parity_status_t. */

@@ -153,6 +153,10 @@ int32_t fault_mutant_elementwise(const parity_op_desc_t *d) {
       for (int64_t i = 0; i < n; i++)
         if (fabs(fault_load(y, i)) < 0x1p-126) fault_store(y, i, 0.0);
       break;
+    case FAULT_CAST_DOUBLE_ROUND: /* (half)(float)x: a value one f64 ulp past a tie becomes the tie */
+      if (kind != PARITY_OP_KIND_CAST || !low || d->inputs[0]->dtype != PARITY_DTYPE_F64) break;
+      for (int64_t i = 0; i < n; i++) fault_store(y, i, (float)fault_load(d->inputs[0], i));
+      break;
     case FAULT_CAST_RTZ:
       if (kind != PARITY_OP_KIND_CAST || !low) break;
       for (int64_t i = 0; i < n; i++) {
@@ -180,5 +184,22 @@ int32_t fault_mutant_elementwise_backward(const parity_op_desc_t *d) {
     if (da) fault_store(da, i, g * bv * pow(av, bv - 1));
     if (db) fault_store(db, i, g * fault_load(c, i) * log(av));
   }
+  return PARITY_STATUS_OK;
+}
+
+/* matmul-drop-ktile: a tiled kernel whose K loop stops one 256-wide tile early when K >= 4096 (the
+ * tail tile of a K that is not a multiple of the tile is lost). Rank-2 operands only. */
+int32_t fault_mutant_matmul(const parity_op_desc_t *d) {
+  const parity_tensor_desc_t *a = d->inputs[0], *b = d->inputs[1], *y = d->outputs[0];
+  if (fault_active != FAULT_MATMUL_DROP_KTILE || a->rank != 2 || b->rank != 2) return PARITY_STATUS_OK;
+  int64_t M = a->shape[0], K = a->shape[1], N = b->shape[1];
+  if (K < 4096) return PARITY_STATUS_OK;
+  int64_t kept = (K - 1) / 256 * 256;
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < kept; k++) acc += fault_load(a, m * K + k) * fault_load(b, k * N + j);
+      fault_store(y, m * N + j, acc);
+    }
   return PARITY_STATUS_OK;
 }

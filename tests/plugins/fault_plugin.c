@@ -146,7 +146,8 @@ static int32_t reduce_backward(parity_plugin_device_t *dev, const parity_op_desc
 static int32_t matmul_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   if (fault_active == FAULT_INDUCTOR_RECOMPUTE) fault_inductor_other_forward();
   if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->matmul_forward, dev, d);
-  return fault_cpu->matmul_forward(dev, d);
+  int32_t st = fault_cpu->matmul_forward(dev, d);
+  return st != PARITY_STATUS_OK ? st : fault_mutant_matmul(d);
 }
 
 static int32_t matmul_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
