@@ -1,7 +1,9 @@
 /* conform.h — the pieces of parity-conform: case tables (cases_*.c), input values (values.c),
  * guarded device execution (exec.c), the comparison rule (compare.c), the per-case runner and
  * its oracle (runner.c, oracle.c), the finite-difference check (fd.c), capability checks
- * (capability.c), named hazard cases (hazard_*.c) and report output (report.c).
+ * (capability.c), named hazard cases (hazard_*.c), what a run covered and its verdict (coverage.c),
+ * the console (console.c), `--support` (support_list.c) and report files (report.c: JSON and
+ * Markdown; junit.c; html.c).
  *
  * Vocabulary
  *   device  the backend under test;  oracle  the CPU plugin computing in float64.

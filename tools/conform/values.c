@@ -306,10 +306,11 @@ void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int
     if (values == CF_VALUES_MASK) {
       v = slot == 0 ? (double)(i % 3) : 1.0;
     } else if (values == CF_VALUES_SPECIAL && ns && i < 3 * ns) {
-      /* two passes crossing the list with the other operand (the second with the operands'
-       * roles swapped, so NaN and inf meet every value in both argument orders), then one pass
-       * of exact ties */
-      int cross = i < ns ? slot : 1 - slot;
+      /* two passes crossing the list with the other operand (for binary ops and comparisons the
+       * second with the operands' roles swapped, so NaN and inf meet every value in both argument
+       * orders), then one pass of exact ties */
+      int two_operands = c->kind == PARITY_OP_KIND_BINARY || c->kind == PARITY_OP_KIND_COMPARE;
+      int cross = i < ns || !two_operands ? slot : 1 - slot;
       int64_t idx = i < 2 * ns ? (i * (1 + 2 * cross) + 3 * cross) % ns : i % ns;
       v = specials[idx];
     } else if (values == CF_VALUES_EDGE && psup_dtype_is_float(dt)) {
