@@ -409,3 +409,16 @@ Test(conform, a_passing_default_run_prints_a_summary_not_a_table) {
   cr_assert_eq(count(r.output, "verdict fault: PASS on "), 1, "%s", r.output);
   conform_free(&r);
 }
+
+Test(conform, mutant_maximum_dropping_nan_in_the_second_operand_fails_special) {
+  expect_caught("maximum-nan-second", "--op maximum --dtype f32 --direction forward --case special",
+                "maximum.f32.forward.special", "must match bit for bit");
+}
+
+Test(conform, a_plugin_that_runs_little_keeps_the_console_short) {
+  conform_run_t r = conform("lie-dtypes", "");
+  cr_assert_eq(r.status, 1, "%s", r.output);
+  cr_assert(strstr(r.output, "more ops (--verbose lists them all; --support gives every reason)"), "%s", r.output);
+  cr_assert_lt(count(r.output, "\n"), 45, "%s", r.output);
+  conform_free(&r);
+}

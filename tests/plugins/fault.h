@@ -35,7 +35,8 @@
   X(POW_GRAD_NAN, "pow-grad-nan")                 /* pow backward without the a = 0 / b = 0 rules */ \
   X(CAST_RTZ, "cast-rtz")                         /* f32/f64 -> f16/bf16 casts truncate */      \
   X(CAST_DOUBLE_ROUND, "cast-double-round")       /* f64 -> f16/bf16 through f32: rounds twice */ \
-  X(MATMUL_DROP_KTILE, "matmul-drop-ktile")       /* K >= 4096: the last 256-wide K tile is lost */
+  X(MATMUL_DROP_KTILE, "matmul-drop-ktile")       /* K >= 4096: the last 256-wide K tile is lost */ \
+  X(MAXIMUM_NAN_SECOND, "maximum-nan-second")     /* maximum/minimum check NaN in a only */
 
 typedef enum fault_t {
   FAULT_NONE = 0,

@@ -153,6 +153,11 @@ int32_t fault_mutant_elementwise(const parity_op_desc_t *d) {
       for (int64_t i = 0; i < n; i++)
         if (fabs(fault_load(y, i)) < 0x1p-126) fault_store(y, i, 0.0);
       break;
+    case FAULT_MAXIMUM_NAN_SECOND: /* NaN checked on a only (fmax-like for b): a NaN b is dropped */
+      if (d->op != PARITY_OP_MAXIMUM && d->op != PARITY_OP_MINIMUM) break;
+      for (int64_t i = 0; i < n; i++)
+        if (isnan(fault_load(d->inputs[1], i))) fault_store(y, i, fault_load(d->inputs[0], i));
+      break;
     case FAULT_CAST_DOUBLE_ROUND: /* (half)(float)x: a value one f64 ulp past a tie becomes the tie */
       if (kind != PARITY_OP_KIND_CAST || !low || d->inputs[0]->dtype != PARITY_DTYPE_F64) break;
       for (int64_t i = 0; i < n; i++) fault_store(y, i, (float)fault_load(d->inputs[0], i));

@@ -132,33 +132,44 @@ static void print_table(const cf_report_t *rep, const cf_backend_summary_t *b) {
   printf("(cells: cases run, /selected when some did not run, nF = n failed; '.' none selected)\n");
 }
 
-/* One line per op for rows with `status`: its dtypes, how many, and the first reason. */
-static void print_collapsed(const cf_report_t *rep, const cf_backend_summary_t *b, int32_t status, const char *label) {
-  for (size_t i = b->first; i < b->first + b->count; i++) {
-    const cf_result_t *r = &rep->results[i];
-    if (r->status != status) continue;
-    int seen = 0;
-    for (size_t k = b->first; k < i && !seen; k++)
-      seen = rep->results[k].status == status && !strcmp(rep->results[k].op, r->op);
-    if (seen) continue;
-    char dtypes[160] = "";
-    size_t n = 0, listed = 0;
-    for (size_t k = i; k < b->first + b->count; k++) {
-      const cf_result_t *q = &rep->results[k];
-      if (q->status != status || strcmp(q->op, r->op)) continue;
-      n++;
-      int dup = 0;
-      for (size_t j = i; j < k && !dup; j++)
-        dup = rep->results[j].status == status && !strcmp(rep->results[j].op, r->op) &&
-              !strcmp(rep->results[j].dtype, q->dtype);
-      if (dup) continue;
-      size_t len = strlen(dtypes);
-      if (listed++ < 8) snprintf(dtypes + len, sizeof dtypes - len, "%s%s", len ? " " : "", q->dtype);
-      else if (listed == 9) snprintf(dtypes + len, sizeof dtypes - len, " ...");
+/* One line per op for rows with `status`: its dtypes, how many, and the first reason; at most
+ * `limit` ops (0: all), then one line saying how many more. */
+static void print_collapsed(const cf_report_t *rep, const cf_backend_summary_t *b, int32_t status, const char *label,
+                            size_t limit) {
+  size_t lines = 0, more = 0;
+  for (int pass = 0; pass < 2; pass++) { /* ops of the case table first, then the checks */
+    for (size_t i = b->first; i < b->first + b->count; i++) {
+      const cf_result_t *r = &rep->results[i];
+      if (r->status != status || r->is_case != (pass == 0)) continue;
+      int seen = 0;
+      for (size_t k = b->first; k < i && !seen; k++)
+        seen = rep->results[k].status == status && !strcmp(rep->results[k].op, r->op);
+      if (seen) continue;
+      char dtypes[160] = "";
+      size_t n = 0, listed = 0;
+      for (size_t k = i; k < b->first + b->count; k++) {
+        const cf_result_t *q = &rep->results[k];
+        if (q->status != status || strcmp(q->op, r->op)) continue;
+        n++;
+        int dup = 0;
+        for (size_t j = i; j < k && !dup; j++)
+          dup = rep->results[j].status == status && !strcmp(rep->results[j].op, r->op) &&
+                !strcmp(rep->results[j].dtype, q->dtype);
+        if (dup) continue;
+        size_t len = strlen(dtypes);
+        if (listed++ < 8) snprintf(dtypes + len, sizeof dtypes - len, "%s%s", len ? " " : "", q->dtype);
+        else if (listed == 9) snprintf(dtypes + len, sizeof dtypes - len, " ...");
+      }
+      if (limit && lines >= limit) {
+        more++;
+        continue;
+      }
+      lines++;
+      printf("%s %s (%s; %zu case%s): %.200s\n", label, r->op, dtypes, n, n == 1 ? "" : "s",
+             r->message[0] ? r->message : "no reason given");
     }
-    printf("%s %s (%s; %zu case%s): %.200s\n", label, r->op, dtypes, n, n == 1 ? "" : "s",
-           r->message[0] ? r->message : "no reason given");
   }
+  if (more) printf("%s %zu more ops (--verbose lists them all; --support gives every reason)\n", label, more);
 }
 
 void cf_console_end(const cf_console_t *con, const cf_report_t *rep, const cf_backend_summary_t *b) {
@@ -170,8 +181,9 @@ void cf_console_end(const cf_console_t *con, const cf_report_t *rep, const cf_ba
     printf("FAIL %s\n", r->id);
     print_failure(rep, r, "    ");
   }
-  print_collapsed(rep, b, CF_UNSUPPORTED, "unsupported:");
-  print_collapsed(rep, b, CF_SKIPPED, "skipped:");
+  size_t limit = con->verbose ? 0 : 12; /* `make conform` stays short on a plugin that runs little yet */
+  print_collapsed(rep, b, CF_UNSUPPORTED, "unsupported:", limit);
+  print_collapsed(rep, b, CF_SKIPPED, "skipped:", limit);
   cf_coverage_t cov;
   cf_coverage(rep, b, &cov);
   char text[1024];
