@@ -422,3 +422,13 @@ Test(conform, a_plugin_that_runs_little_keeps_the_console_short) {
   cr_assert_lt(count(r.output, "\n"), 45, "%s", r.output);
   conform_free(&r);
 }
+
+Test(conform, mutant_wide_strided_input_read_as_dense_fails_the_wide_view) {
+  expect_caught("strided-wide", "--op exp --dtype f32 --direction forward", "exp.f32.forward.view-wide",
+                "outside the rule");
+}
+
+Test(conform, mutant_softmax_shifting_by_the_mean_fails_rows_far_apart) {
+  expect_caught("softmax-mean-shift", "--op softmax --dtype f32 --direction forward --case far,offset1000",
+                "softmax.f32.forward.far", "outside the rule");
+}

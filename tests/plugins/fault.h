@@ -36,7 +36,9 @@
   X(CAST_RTZ, "cast-rtz")                         /* f32/f64 -> f16/bf16 casts truncate */      \
   X(CAST_DOUBLE_ROUND, "cast-double-round")       /* f64 -> f16/bf16 through f32: rounds twice */ \
   X(MATMUL_DROP_KTILE, "matmul-drop-ktile")       /* K >= 4096: the last 256-wide K tile is lost */ \
-  X(MAXIMUM_NAN_SECOND, "maximum-nan-second")     /* maximum/minimum check NaN in a only */
+  X(MAXIMUM_NAN_SECOND, "maximum-nan-second")     /* maximum/minimum check NaN in a only */ \
+  X(STRIDED_WIDE, "strided-wide")                 /* wide unary ops read a strided input as contiguous */ \
+  X(SOFTMAX_MEAN_SHIFT, "softmax-mean-shift")     /* softmax subtracts the row mean, not the max */
 
 typedef enum fault_t {
   FAULT_NONE = 0,
@@ -61,6 +63,9 @@ int32_t fault_mutant_reduce(const parity_op_desc_t *d, int *handled);
 int32_t fault_mutant_elementwise(const parity_op_desc_t *d);          /* after the CPU forward */
 int32_t fault_mutant_elementwise_backward(const parity_op_desc_t *d); /* after the CPU backward */
 int32_t fault_mutant_matmul(const parity_op_desc_t *d);               /* after the CPU forward */
+int32_t fault_mutant_softmax(const parity_op_desc_t *d);              /* after the CPU forward */
+/* 1 when strided-wide applies: *out is d with its input read densely (through *dense). */
+int fault_mutant_dense_view(const parity_op_desc_t *d, parity_op_desc_t *out, parity_tensor_desc_t *dense);
 
 /* Host-side replacements (fault_kernels.c). Each is called with a descriptor the CPU plugin has
  * accepted (supports() and extents), and returns a parity_status_t. */

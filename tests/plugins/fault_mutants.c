@@ -208,3 +208,41 @@ int32_t fault_mutant_matmul(const parity_op_desc_t *d) {
     }
   return PARITY_STATUS_OK;
 }
+
+/* strided-wide: a wide-launch path that assumes a dense input (element i at offset i from the
+ * view's start) for unary ops over 4096 elements. Rewrites the descriptor the CPU kernel then runs;
+ * only views with non-negative strides, whose dense reading stays inside the buffer. */
+int fault_mutant_dense_view(const parity_op_desc_t *d, parity_op_desc_t *out, parity_tensor_desc_t *dense) {
+  int32_t kind = psup_op_info(d->op) ? psup_op_info(d->op)->kind : 0;
+  const parity_tensor_desc_t *x = d->inputs[0];
+  if (fault_active != FAULT_STRIDED_WIDE || kind != PARITY_OP_KIND_UNARY || psup_numel(x) <= 4096 ||
+      psup_is_contiguous(x))
+    return 0;
+  for (uint32_t a = 0; a < x->rank; a++)
+    if (x->strides[a] <= 0 && x->shape[a] > 1) return 0; /* broadcast or reversed: not this bug */
+  psup_tensor_init(dense, x->dtype, x->rank, x->shape, x->buffer, x->offset_bytes);
+  *out = *d;
+  out->inputs[0] = dense;
+  return 1;
+}
+
+/* softmax-mean-shift: f32 softmax as exp(x - mean) / sum, fine for logits close together; rows
+ * whose logits are far apart overflow exp. */
+int32_t fault_mutant_softmax(const parity_op_desc_t *d) {
+  const parity_tensor_desc_t *x = d->inputs[0], *y = d->outputs[0];
+  if (fault_active != FAULT_SOFTMAX_MEAN_SHIFT || d->op != PARITY_OP_SOFTMAX || y->dtype != PARITY_DTYPE_F32)
+    return PARITY_STATUS_OK;
+  int32_t axis = d->params.softmax.axis;
+  int64_t n = x->shape[axis], inner = 1, total = psup_numel(x);
+  for (uint32_t a = (uint32_t)axis + 1; a < x->rank; a++) inner *= x->shape[a];
+  if (n == 0) return PARITY_STATUS_OK;
+  for (int64_t base = 0; base < total; base++) {
+    if ((base / inner) % n != 0) continue; /* the first element of each row */
+    float mean = 0, sum = 0;
+    for (int64_t j = 0; j < n; j++) mean += (float)fault_load(x, base + j * inner) / (float)n;
+    for (int64_t j = 0; j < n; j++) sum += expf((float)fault_load(x, base + j * inner) - mean);
+    for (int64_t j = 0; j < n; j++)
+      fault_store(y, base + j * inner, expf((float)fault_load(x, base + j * inner) - mean) / sum);
+  }
+  return PARITY_STATUS_OK;
+}

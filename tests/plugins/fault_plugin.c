@@ -95,6 +95,9 @@ static int32_t ew_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d
     int32_t st = accept(dev, d);
     return st != PARITY_STATUS_OK ? st : fault_compare_eps(d);
   }
+  parity_op_desc_t dense_desc;
+  parity_tensor_desc_t dense;
+  if (fault_mutant_dense_view(d, &dense_desc, &dense)) return fault_cpu->elementwise_forward(dev, &dense_desc);
   int32_t st = fault_cpu->elementwise_forward(dev, d);
   if (st != PARITY_STATUS_OK) return st;
   st = fault_mutant_elementwise(d);
@@ -206,6 +209,7 @@ static int32_t softmax_forward(parity_plugin_device_t *dev, const parity_op_desc
   if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->softmax_forward, dev, d);
   int32_t st = fault_cpu->softmax_forward(dev, d);
   if (st == PARITY_STATUS_OK && fault_active == FAULT_SOFTMAX_BWD_UNROUNDED) return fault_softmax_remember(d);
+  if (st == PARITY_STATUS_OK) st = fault_mutant_softmax(d);
   if (fault_active == FAULT_INDUCTOR_RECOMPUTE) {
     if (st == PARITY_STATUS_OK && d->op == PARITY_OP_LOG_SOFTMAX && is_low(d->inputs[0]))
       return fault_inductor_logsoftmax_forward(d);
