@@ -19,6 +19,7 @@ extern char **environ;
 typedef struct options_t {
   const char *backend, *ops, *dtypes, *direction, *cases, *json, *markdown, *junit, *html;
   int device, full, failures_only, list, verbose, support;
+  uint32_t shard, shards; /* --shard K/N: case-table rows i with i % N == K; checks in shard 0 */
   uint64_t seed;
 } options_t;
 
@@ -35,6 +36,8 @@ static void usage(FILE *f) {
           "                    (e.g. 'add.f32.forward.n33', 'ties', 'sum.*.large', 'cap.*')\n"
           "  --full            the complete sweep (default: the quick subset for CI)\n"
           "  --seed N          input seed (default 0); every case reproduces alone with its seed\n"
+          "  --shard K/N       every N-th case of the table from the K-th (0-based), checks in shard 0:\n"
+          "                    N jobs with K = 0..N-1 together run the selection once (CI)\n"
           "  --env VAR=VALUE   set an environment variable before the plugins load (a launch\n"
           "                    configuration, e.g. PARITY_OPENCL_WORK_LAYOUT=strided); repeatable\n"
           "  --json FILE       machine-readable results\n"
@@ -69,7 +72,9 @@ static int in_list(const char *list, const char *item) {
   return 0;
 }
 
-static int case_selected(const options_t *o, const cf_case_t *c) {
+static int case_selected(const options_t *o, const cf_case_list_t *cases, size_t index) {
+  const cf_case_t *c = &cases->items[index];
+  if (o->shards > 1 && index % o->shards != o->shard) return 0;
   if (c->full_only && !o->full) return 0;
   if (!in_list(o->ops, psup_op_name(c->op))) return 0;
   if (o->dtypes && !in_list(o->dtypes, c->dtype_label) && !in_list(o->dtypes, psup_dtype_name(c->dtype))) return 0;
@@ -78,7 +83,7 @@ static int case_selected(const options_t *o, const cf_case_t *c) {
 }
 
 static int check_selected(const options_t *o, const char *id) {
-  if (o->ops || o->dtypes || o->direction) return 0;
+  if (o->ops || o->dtypes || o->direction || (o->shards > 1 && o->shard != 0)) return 0;
   return !o->cases || in_list(o->cases, id);
 }
 
@@ -140,19 +145,19 @@ static cf_result_t *next_result(cf_report_t *rep) {
 
 static const cf_check_t *const check_lists[2] = {cf_capability_checks, cf_hazard_checks};
 
-static size_t selected_count(const cf_case_list_t *cases, const options_t *o) {
+static size_t selected_count(const cf_case_list_t *cases, const unsigned char *selected, const options_t *o) {
   size_t n = 0;
   size_t counts[2] = {cf_capability_check_count, cf_hazard_check_count};
   for (int l = 0; l < 2; l++)
     for (size_t i = 0; i < counts[l]; i++) n += (size_t)check_selected(o, check_lists[l][i].id);
-  for (size_t i = 0; i < cases->count; i++) n += (size_t)case_selected(o, &cases->items[i]);
+  for (size_t i = 0; i < cases->count; i++) n += selected[i];
   return n;
 }
 
 static void run_backend(const cf_console_t *con, cf_report_t *rep, cf_env_t *env, const cf_case_list_t *cases,
-                        const options_t *o, cf_backend_summary_t *b) {
+                        const unsigned char *selected, const options_t *o, cf_backend_summary_t *b) {
   double t0 = now();
-  size_t total = selected_count(cases, o);
+  size_t total = selected_count(cases, selected, o);
   b->first = rep->count;
   cf_console_begin(con, rep, b);
   size_t counts[2] = {cf_capability_check_count, cf_hazard_check_count};
@@ -171,7 +176,7 @@ static void run_backend(const cf_console_t *con, cf_report_t *rep, cf_env_t *env
     }
   for (size_t i = 0; i < cases->count; i++) {
     const cf_case_t *c = &cases->items[i];
-    if (!case_selected(o, c)) continue;
+    if (!selected[i]) continue;
     cf_result_t *r = next_result(rep);
     cf_result_init(r, c->id, psup_op_name(c->op), c->dtype_label, psup_direction_name(c->direction), c->variant);
     snprintf(r->backend, sizeof r->backend, "%s", env->backend);
@@ -212,7 +217,7 @@ static int parse(int argc, char **argv, options_t *o) {
                         : !strcmp(a, "--case") ? &o->cases : !strcmp(a, "--json") ? &o->json
                         : !strcmp(a, "--markdown") ? &o->markdown : !strcmp(a, "--junit") ? &o->junit
                         : !strcmp(a, "--html") ? &o->html : NULL;
-    if (target || !strcmp(a, "--device") || !strcmp(a, "--seed") || !strcmp(a, "--env")) {
+    if (target || !strcmp(a, "--device") || !strcmp(a, "--seed") || !strcmp(a, "--env") || !strcmp(a, "--shard")) {
       if (!v) {
         fprintf(stderr, "parity-conform: %s needs a value\n", a);
         return -1;
@@ -221,6 +226,12 @@ static int parse(int argc, char **argv, options_t *o) {
       if (target) *target = v;
       else if (!strcmp(a, "--device")) o->device = atoi(v);
       else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 0);
+      else if (!strcmp(a, "--shard")) {
+        if (sscanf(v, "%u/%u", &o->shard, &o->shards) != 2 || o->shards == 0 || o->shard >= o->shards) {
+          fprintf(stderr, "parity-conform: --shard takes K/N with 0 <= K < N, not '%s'\n", v);
+          return -1;
+        }
+      }
       else if (set_env(v) != 0) return -1;
     } else if (!strcmp(a, "--full")) o->full = 1;
     else if (!strcmp(a, "--failures-only")) o->failures_only = 1;
@@ -255,13 +266,13 @@ int main(int argc, char **argv) {
   }
   if (o.list) {
     for (size_t i = 0; i < cases.count; i++)
-      if (case_selected(&o, &cases.items[i])) printf("%s\n", cases.items[i].id);
+      if (case_selected(&o, &cases, i)) printf("%s\n", cases.items[i].id);
     cf_cases_free(&cases);
     return 0;
   }
   unsigned char *selected = calloc(cases.count ? cases.count : 1, 1);
   if (!selected) return 2;
-  for (size_t i = 0; i < cases.count; i++) selected[i] = (unsigned char)case_selected(&o, &cases.items[i]);
+  for (size_t i = 0; i < cases.count; i++) selected[i] = (unsigned char)case_selected(&o, &cases, i);
   cf_console_t con = {.verbose = o.verbose, .failures_only = o.failures_only, .progress = isatty(STDOUT_FILENO)};
   parity_context_t *ctx;
   if (parity_context_create(NULL, &ctx) != PARITY_STATUS_OK) {
@@ -335,7 +346,7 @@ int main(int argc, char **argv) {
         cf_print_support(&env, &cases, selected);
         continue;
       }
-      run_backend(&con, &rep, &env, &cases, &o, b);
+      run_backend(&con, &rep, &env, &cases, selected, &o, b);
       cf_coverage_t cov;
       cf_coverage(&rep, b, &cov);
       if (cov.verdict != CF_VERDICT_PASS && exit_code == 0) exit_code = 1;

@@ -432,3 +432,24 @@ Test(conform, mutant_softmax_shifting_by_the_mean_fails_rows_far_apart) {
   expect_caught("softmax-mean-shift", "--op softmax --dtype f32 --direction forward --case far,offset1000",
                 "softmax.f32.forward.far", "outside the rule");
 }
+
+Test(conform, shards_partition_the_selection) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "'%s' --list --full", PARITY_CONFORM_EXE);
+  conform_run_t all = run_command(cmd);
+  int total = count(all.output, "\n"), sum = 0;
+  for (int k = 0; k < 3; k++) {
+    snprintf(cmd, sizeof cmd, "'%s' --list --full --shard %d/3", PARITY_CONFORM_EXE, k);
+    conform_run_t part = run_command(cmd);
+    cr_assert_eq(part.status, 0, "%s", part.output);
+    sum += count(part.output, "\n");
+    for (const char *line = part.output; *line; line = strchr(line, '\n') + 1) { /* every id in the whole list */
+      char id[160];
+      snprintf(id, sizeof id, "\n%.*s\n", (int)strcspn(line, "\n"), line);
+      cr_assert(strstr(all.output, id + 1) != NULL, "shard %d lists %s, which the full list lacks", k, id + 1);
+    }
+    conform_free(&part);
+  }
+  cr_assert_eq(sum, total, "the shards together list every case once: %d vs %d", sum, total);
+  conform_free(&all);
+}
