@@ -75,7 +75,7 @@ static const reduce_variant_t reduce_variants[] = {
     {"scalar", W_FULL, BOTH, CF_VALUES_NORMAL, 0, {0}, 0u, C, 0},
     {"large", W_FULL, FWD, CF_VALUES_POSITIVE, 1, {1 << 24}, 1u, C, 0},
     {"large-mixed", W_FULL, FWD, CF_VALUES_NORMAL, 1, {1 << 24}, 1u, C, 0},
-    {"spikes", W_DEFAULT, FWD, CF_VALUES_SPIKES, 1, {(1 << 20) + 7}, 1u, C, 0},
+    {"spikes", W_DEFAULT, FWD, CF_VALUES_SPIKES, 1, {(1 << 18) + 7}, 1u, C, 0},
     {"pos4099", W_DEFAULT, BOTH, CF_VALUES_POSITIVE, 2, {3, 4099}, 2u, C, 0},
     {"neg-zero", W_DEFAULT, FWD, CF_VALUES_NEGZERO, 2, {3, 37}, 2u, C, 0},
     {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, 2, {3, 7}, 2u, C, 0},

@@ -96,8 +96,9 @@ typedef enum cf_values_t {
   CF_VALUES_ONEHOT,     /* gradients: one 1 per softmax row, zeros elsewhere */
   CF_VALUES_ONES,       /* gradients: all 1 (d sum(softmax(x)) / dx cancels to almost 0) */
   CF_VALUES_POSITIVE,   /* accumulating ops: all in [0.5, 1), so S = |ref| and the bound is tight */
-  CF_VALUES_SPIKES,     /* mostly +0 with 1s at the start, middle, end and around every multiple of
-                           4096 (work-group and chunk boundaries): a dropped partial or tail shows */
+  CF_VALUES_SPIKES,     /* mostly +0 with 1s at the start, middle, end and either side of every
+                           multiple of 256 (work-group and chunk boundaries): every partial of 256
+                           or more aligned elements holds spikes, so dropping one shows */
   CF_VALUES_NEGZERO,    /* every element -0: a sum must be -0 */
   CF_VALUES_EDGE,       /* each op's edges in the dtype: exp/sigmoid over- and underflow, tanh and
                            gelu at +-110 and tiny, log near 0, pow at a = 0 and b = 0, powers of two
