@@ -315,12 +315,25 @@ cf_exec_status_t cf_exec(parity_device_t *dev, const cf_op_t *op, uint8_t sentin
     if (out) {
       fill_t f = {s->image, sentinel, esz};
       each_element(&s->desc, fill_one, &f);
-    } else {
+    } else if (cf_spec_numel(spec) > 0) {
+      /* broadcast axes have stride 0 in the view and in the host copy: they repeat the same bytes,
+       * so scatter over the stored axes only (a broadcast input of 2^31 logical elements is one
+       * stored value, and costs nothing here) */
+      cf_spec_t stored = *spec;
+      parity_tensor_desc_t view = s->desc;
+      stored.rank = view.rank = 0;
+      stored.bcast = 0;
+      for (uint32_t a = 0; a < spec->rank; a++) {
+        if ((spec->bcast >> a) & 1u) continue;
+        stored.shape[stored.rank++] = spec->shape[a];
+        view.shape[view.rank] = s->desc.shape[a];
+        view.strides[view.rank++] = s->desc.strides[a];
+      }
       scatter_t sc = {.image = s->image, .h = op->in[k], .esz = esz};
-      stored_strides(spec, sc.st);
+      stored_strides(&stored, sc.st);
       const int64_t *arr[1] = {sc.st};
-      psup_iter_init(&sc.it, spec->rank, spec->shape, 1, arr);
-      each_element(&s->desc, scatter_one, &sc);
+      psup_iter_init(&sc.it, stored.rank, stored.shape, 1, arr);
+      each_element(&view, scatter_one, &sc);
     }
     if (parity_buffer_alloc(dev, s->bytes, &s->buf) != PARITY_STATUS_OK ||
         parity_buffer_write(s->buf, 0, s->image, s->bytes) != PARITY_STATUS_OK) {
