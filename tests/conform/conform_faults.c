@@ -311,9 +311,22 @@ Test(conform, mutant_dropped_partial_sum_fails_the_spikes_and_positive_sums) {
   expect_caught("drop-partial", "--op sum --dtype f32 --direction forward", "sum.f32.forward.large", "outside the rule");
 }
 
+/* The mutant differs on every 4th call; run alone, runs 1-3 agree: two runs would pass it. */
 Test(conform, mutant_arrival_order_reduction_fails_within_four_runs) {
   expect_caught("arrival-order", "--op sum --dtype f32 --direction forward --case pos4099", "sum.f32.forward.pos4099",
-                "nondeterministic: y[0,0] was");
+                "in run 4");
+}
+
+Test(conform, a_plugin_that_refuses_everything_but_claims_dtypes_fails) {
+  conform_run_t r = conform("refuse-all-claims", "--case 'cap.*'");
+  cr_assert_eq(r.status, 1, "%s", r.output);
+  char line[4096];
+  cr_assert(strstr(result_line(&r, "cap.float64", line, sizeof line),
+                   "claims float64 (PARITY_DEVICE_FLAG_FLOAT64) but supports none of the f64 probe ops"), "%s", line);
+  cr_assert(strstr(result_line(&r, "cap.dtypes", line, sizeof line), "dtype_mask claims f32, f64, f16, bf16"), "%s",
+            line);
+  cr_assert(strstr(r.output, "verdict fault: FAIL: 2 of "), "%s", r.output);
+  conform_free(&r);
 }
 
 Test(conform, mutant_sum_of_negative_zeros_returning_positive_zero_fails) {

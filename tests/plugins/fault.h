@@ -21,6 +21,7 @@
   X(MAX_DROPS_NAN, "max-drops-nan")               /* max/maximum ignore NaN */                 \
   X(INDUCTOR_RECOMPUTE, "inductor-recompute")     /* see fault_inductor_* below */            \
   X(REFUSE_ALL, "refuse-all")                     /* supports() refuses every op; claims none */ \
+  X(REFUSE_ALL_CLAIMS, "refuse-all-claims")       /* refuses every op; claims the CPU's dtypes and float64 */ \
   X(LIE_DTYPES, "lie-dtypes")                     /* runs f32 add, mul, sum only; claims all */ \
   /* kernel mutants (fault_mutants.c): the bug classes GPU backends ship */                      \
   X(NAIVE_SUM, "naive-sum")                       /* one sequential f32 accumulator per sum */ \

@@ -61,8 +61,8 @@ static int only_f32_add_mul_sum(const parity_op_desc_t *d) {
 }
 
 static int32_t fault_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  if (fault_active == FAULT_REFUSE_ALL)
-    return psup_report(cpu_host, PARITY_STATUS_UNSUPPORTED, "fault: refuse-all supports no op yet");
+  if (fault_active == FAULT_REFUSE_ALL || fault_active == FAULT_REFUSE_ALL_CLAIMS)
+    return psup_report(cpu_host, PARITY_STATUS_UNSUPPORTED, "fault: %s supports no op yet", fault_name);
   if (fault_active == FAULT_LIE_DTYPES && d && d->struct_size >= sizeof *d && !only_f32_add_mul_sum(d))
     return psup_report(cpu_host, PARITY_STATUS_UNSUPPORTED, "fault: lie-dtypes runs f32 add, mul and sum only");
   if (fault_active == FAULT_FALSE_F64 && d && d->struct_size >= sizeof *d && has_f64(d)) {
