@@ -17,8 +17,27 @@
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
-/* erfc(-x/sqrt(2)) = 1 + erf(x/sqrt(2)) = 2*Phi(x), without the cancellation of 1 + erf. */
-static inline double ew_erfc_neg_scaled_d(double x) { return erfc(-x * EW_SQRT1_2); }
+/* erfc(-x/sqrt(2)) = 1 + erf(x/sqrt(2)) = 2*Phi(x), without the cancellation of 1 + erf. erfc
+ * multiplies the relative error of its argument by about 2a^2 in the tail (a = -x/sqrt 2 up to
+ * 27), so the rounding of a is recovered exactly with fma (1/sqrt 2 split into a double and its
+ * remainder) and corrected to first order: erfc(a + d) ~ erfc(a) - d * 2/sqrt(pi) * exp(-a^2). */
+#define EW_SQRT1_2_HI 0.70710678118654757     /* the double nearest 1/sqrt(2) */
+#define EW_SQRT1_2_LO (-4.8336466567264567e-17) /* 1/sqrt(2) - EW_SQRT1_2_HI */
+static inline double ew_erfc_neg_scaled_d(double x) {
+  double a = -x * EW_SQRT1_2_HI;
+  double d = fma(-x, EW_SQRT1_2_HI, -a) - x * EW_SQRT1_2_LO;
+  double e = erfc(a);
+  if (fabs(a) < 27.0) e -= d * EW_2_SQRTPI * exp(-a * a);
+  return e;
+}
+
+/* exp(-x^2/2) in f64: x^2/2 = h + d exactly (fma); the rounding d corrected to first order */
+static inline double ew_exp_neg_half_sq_d(double x) {
+  double xx = x * x, h = 0.5 * xx, d = 0.5 * fma(x, x, -xx);
+  double e = exp(-h);
+  if (h < 746.0) e -= e * d;
+  return e;
+}
 
 /* f32 version. erfc multiplies the relative error of its argument by about 2a^2 in the tail, so
  * the argument a = -x/sqrt(2) is formed in f64 and its rounding to f32 corrected to first
@@ -142,7 +161,7 @@ EW_BWD(tanh, return dy * ((1.0 - y) * (1.0 + y));, return dy * ((1.0f - y) * (1.
 EW_BWD(sigmoid, return dy * (y * (1.0 - y));, return dy * (y * (1.0f - y));)
 /* gelu'(x) = Phi(x) + x*phi(x). */
 EW_BWD(gelu,
-       return dy * (0.5 * ew_erfc_neg_scaled_d(x) + x * (exp(-0.5 * x * x) * EW_1_SQRT2PI));,
+       return dy * (0.5 * ew_erfc_neg_scaled_d(x) + x * (ew_exp_neg_half_sq_d(x) * EW_1_SQRT2PI));,
        return dy * (0.5f * ew_erfc_neg_scaled_f(x) + x * (ew_exp_neg_half_sq_f(x) * (float)EW_1_SQRT2PI));)
 EW_BWD(sin, return dy * cos(x);, return dy * cosf(x);)
 EW_BWD(cos, return dy * -sin(x);, return dy * -sinf(x);)

@@ -30,9 +30,23 @@ inline T sigmoid_of(T x) {
 }
 
 #if OCL_CLASS == CLASS_D
-/* erfc(-x / sqrt 2) = 2 Phi(x), without the cancellation of 1 + erf */
-inline T erfc_neg_scaled(T x) { return erfc(-x * RSQRT2); }
-inline T exp_neg_half_sq(T x) { return exp(-HALF * x * x); }
+/* erfc(-x / sqrt 2) = 2 Phi(x), without the cancellation of 1 + erf; the rounding of the
+ * argument recovered with fma and corrected to first order (as the CPU plugin's f64 path) */
+inline T erfc_neg_scaled(T x) {
+  const double c_hi = 0.70710678118654757, c_lo = -4.8336466567264567e-17; /* c_hi + c_lo = 1/sqrt 2 */
+  double a = -x * c_hi;
+  double d = fma(-x, c_hi, -a) - x * c_lo;
+  double e = erfc(a);
+  if (fabs(a) < 27.0) e -= d * 1.1283791670955126 * exp(-a * a); /* 2/sqrt(pi) */
+  return e;
+}
+/* exp(-x^2/2): x^2/2 = h + d exactly (fma), d corrected to first order */
+inline T exp_neg_half_sq(T x) {
+  double xx = x * x, h = 0.5 * xx, d = 0.5 * fma(x, x, -xx);
+  double e = exp(-h);
+  if (h < 746.0) e -= e * d;
+  return e;
+}
 #else
 /* erfc magnifies the relative error of its argument by about 2a^2 in the tail: the rounding of
  * a = -x/sqrt 2 is recovered with fma and corrected to first order, as the CPU plugin does. */
