@@ -51,7 +51,12 @@
 #define PM_MK(hi, lo) packDouble2x32(uvec2((lo), (hi)))
 #define PM_ABS(x) abs(x)
 #define PM_FLOOR(x) floor(x)
-#define PM_FMA(a, b, c) fma((a), (b), (c))
+/* Specialization constant 3: the device's double fma is fused (probed at device open, see
+ * vk_probe.c). Where it is not (llvmpipe lowers ffma64 to a multiply and an add), every PM_FMA
+ * goes through pmi_fma_emul: Dekker's exact product plus a two-sum, exact wherever a fused fma
+ * is exact (the error-free transformations this library is built on). */
+layout(constant_id = 3) const bool PM_FUSED_FMA = true;
+#define PM_FMA(a, b, c) (PM_FUSED_FMA ? fma((a), (b), (c)) : pmi_fma_emul((a), (b), (c)))
 #define PM_ISNAN(x) isnan(x)
 #define PM_ISINF(x) isinf(x)
 #define PM_UMULEXT(a, b, hi, lo) umulExtended((a), (b), hi, lo)
@@ -67,8 +72,31 @@
 #endif
 #endif
 
+/* The tables, as uint words, in one fixed order. In C they are arrays; in GLSL they live in a
+ * storage buffer at binding 8 that the plugin fills from the C arrays (vk_mathtab.c), because
+ * drivers compile a dynamically indexed constant array into long select chains (lavapipe took
+ * minutes per pipeline). Offsets in words; vk_mathtab.c checks them against the arrays. */
+#define PM_TABLES(X) X(pmi_exp_c, 28) X(pmi_log1p_c, 20) X(pmi_logtab, 384) X(pmi_sin_c, 18) \
+  X(pmi_cos_c, 18) X(pmi_2opi, 40) X(pmi_erf_c, 28) X(pmi_erfc_tab, 324)
+#define pmi_exp_c_OFF 0
+#define pmi_log1p_c_OFF 28
+#define pmi_logtab_OFF 48
+#define pmi_sin_c_OFF 432
+#define pmi_cos_c_OFF 450
+#define pmi_2opi_OFF 468
+#define pmi_erf_c_OFF 508
+#define pmi_erfc_tab_OFF 536
+#define PM_TABLE_WORDS 860
+#define PM_TABLE_BINDING 8
+
+#ifdef PM_C
+#define PM_TABW(T, i) (T[(i)])
+#else
+layout(std430, set = 0, binding = PM_TABLE_BINDING) readonly buffer PmTables { uint pm_tab_words[]; };
+#define PM_TABW(T, i) (pm_tab_words[T##_OFF + (i)])
+#endif
 /* Table entry i of a uint table holding doubles as (hi, lo) word pairs. */
-#define PM_TAB(T, i) PM_MK(T[2 * (i)], T[2 * (i) + 1])
+#define PM_TAB(T, i) PM_MK(PM_TABW(T, 2 * (i)), PM_TABW(T, 2 * (i) + 1))
 
 #include "pmath_core.glsl"
 #include "pmath_exp_log.glsl"

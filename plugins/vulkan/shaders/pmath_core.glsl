@@ -70,6 +70,26 @@ PM_FN double pmi_scale(double hi, double lo, int e) {
   return res;
 }
 
+/* ---- fma without a fused instruction (GLSL only; C uses the C library's fma) ----
+ * a*b = p + e exactly by Veltkamp splitting (no intermediate overflow for |a|, |b| < 2^995 and
+ * products above 2^-969; outside that the result is within an ulp). Then p + c + e with one
+ * two-sum: exact whenever the true a*b + c is representable, which is how the library uses it. */
+#ifndef PM_C
+PM_FN double pmi_fma_emul(double a, double b, double c) {
+  PM_PRECISE double p = a * b;
+  if (p == 0.0 || PM_ISINF(p) || PM_ISNAN(p) || PM_ISINF(c) || PM_ISNAN(c)) return p + c;
+  double split = PM_MK(0x41a00000u, 0x02000000u); /* 2^27 + 1 */
+  PM_PRECISE double ta = split * a, tb = split * b;
+  PM_PRECISE double ah = ta - (ta - a), bh = tb - (tb - b);
+  PM_PRECISE double al = a - ah, bl = b - bh;
+  PM_PRECISE double e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+  PM_PRECISE double s = p + c;
+  PM_PRECISE double bb = s - p;
+  PM_PRECISE double t = (p - (s - bb)) + (c - bb);
+  return s + (t + e);
+}
+#endif
+
 /* ---- double-double ---- */
 PM_FN PM_DD_T pmi_two_sum(double a, double b) {
   PM_PRECISE double s = a + b;

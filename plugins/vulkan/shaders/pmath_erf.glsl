@@ -28,6 +28,7 @@
 #define PMI_2_SQRTPI_LO PM_MK(0x3C71AE3Au, 0x914FED80u)
 
 /* erf Taylor coefficients (-1)^n / (n! (2n+1)), n = 1..14 (times 2/sqrt(pi)) */
+#ifdef PM_C /* GLSL reads the tables from a buffer (PM_TAB) */
 PM_TABLE_BEGIN(uint, pmi_erf_c, 28)
   0xBFD55555u, 0x55555555u, /* -0.33333333333333331 */
   0x3FB99999u, 0x9999999Au, /* 0.10000000000000001 */
@@ -44,7 +45,9 @@ PM_TABLE_BEGIN(uint, pmi_erf_c, 28)
   0xBD9A289Eu, 0xE7E40F74u, /* -5.9477940136376354e-12 */
   0x3D5BD577u, 0xE658D020u  /* 3.9554295164585257e-13 */
 PM_TABLE_END
+#endif
 
+#ifdef PM_C /* GLSL reads the tables from a buffer (PM_TAB) */
 PM_TABLE_BEGIN(uint, pmi_erfc_tab, 324)
   0x3FE80000u, 0x00000000u, /* 0.75 */
   0x40100000u, 0x00000000u, /* 4 */
@@ -209,6 +212,7 @@ PM_TABLE_BEGIN(uint, pmi_erfc_tab, 324)
   0x00000000u, 0x00000000u, /* 0 */
   0x00000000u, 0x00000000u  /* 0 */
 PM_TABLE_END
+#endif
 
 /* Row i evaluated at v, as a double-double. */
 PM_FN PM_DD_T pmi_erfc_poly(int i, double v) {

@@ -10,6 +10,7 @@
 /* ---- exp ---- */
 
 /* 1/n!, n = 3..16 */
+#ifdef PM_C /* GLSL reads the tables from a buffer (PM_TAB) */
 PM_TABLE_BEGIN(uint, pmi_exp_c, 28)
   0x3FC55555u, 0x55555555u, /* 0.16666666666666666 */
   0x3FA55555u, 0x55555555u, /* 0.041666666666666664 */
@@ -26,6 +27,7 @@ PM_TABLE_BEGIN(uint, pmi_exp_c, 28)
   0x3D6AE7F3u, 0xE733B81Fu, /* 7.6471637318198164e-13 */
   0x3D2AE7F3u, 0xE733B81Fu  /* 4.7794773323873853e-14 */
 PM_TABLE_END
+#endif
 
 /* Nearest integer to hi / ln2. */
 PM_FN int pmi_exp_k(double hi) {
@@ -107,6 +109,7 @@ PM_FN double pm_expm1(double x) {
 /* ---- log ---- */
 
 /* log1p Taylor coefficients (-1)^(n+1)/n, n = 3..12 */
+#ifdef PM_C /* GLSL reads the tables from a buffer (PM_TAB) */
 PM_TABLE_BEGIN(uint, pmi_log1p_c, 20)
   0x3FD55555u, 0x55555555u, /* 0.33333333333333331 */
   0xBFD00000u, 0x00000000u, /* -0.25 */
@@ -119,9 +122,11 @@ PM_TABLE_BEGIN(uint, pmi_log1p_c, 20)
   0x3FB745D1u, 0x745D1746u, /* 0.090909090909090912 */
   0xBFB55555u, 0x55555555u  /* -0.083333333333333329 */
 PM_TABLE_END
+#endif
 
 /* Per cell i (z in [0.6875, 1.375) split into 64 cells by the high word):
  * c_i ~ 1/z (c = 1 for the two cells next to 1), then -log(c_i) as hi, lo. */
+#ifdef PM_C /* GLSL reads the tables from a buffer (PM_TAB) */
 PM_TABLE_BEGIN(uint, pmi_logtab, 384)
   0x3FF72428u, 0x7F46DEBCu, /* 1.4463276836158192 */
   0xBFD79E26u, 0x687CFB3Du, /* -0.3690277119057333 */
@@ -316,6 +321,7 @@ PM_TABLE_BEGIN(uint, pmi_logtab, 384)
   0x3FD40430u, 0x8686A7E4u, /* 0.3127557100038969 */
   0xBC6F79F6u, 0xC1059CDBu  /* -1.3650721793001109e-17 */
 PM_TABLE_END
+#endif
 
 /* log(x) as a double-double (relative error ~2^-100), x > 0 finite. */
 PM_FN PM_DD_T pmi_log_dd(double x) {

@@ -16,6 +16,7 @@
 #define PMI_PIO4 PM_MK(0x3FE921FBu, 0x54442D18u)
 
 /* sin Taylor coefficients (-1)^k/(2k+1)!, k = 1..9 */
+#ifdef PM_C /* GLSL reads the tables from a buffer (PM_TAB) */
 PM_TABLE_BEGIN(uint, pmi_sin_c, 18)
   0xBFC55555u, 0x55555555u, /* -0.16666666666666666 */
   0x3F811111u, 0x11111111u, /* 0.0083333333333333332 */
@@ -27,8 +28,10 @@ PM_TABLE_BEGIN(uint, pmi_sin_c, 18)
   0x3CE952C7u, 0x7030AD4Au, /* 2.8114572543455206e-15 */
   0xBC62F49Bu, 0x46814157u  /* -8.2206352466243295e-18 */
 PM_TABLE_END
+#endif
 
 /* cos Taylor coefficients (-1)^k/(2k)!, k = 2..10 */
+#ifdef PM_C /* GLSL reads the tables from a buffer (PM_TAB) */
 PM_TABLE_BEGIN(uint, pmi_cos_c, 18)
   0x3FA55555u, 0x55555555u, /* 0.041666666666666664 */
   0xBF56C16Cu, 0x16C16C17u, /* -0.0013888888888888889 */
@@ -40,8 +43,10 @@ PM_TABLE_BEGIN(uint, pmi_cos_c, 18)
   0xBCA68278u, 0x63B97D97u, /* -1.5619206968586225e-16 */
   0x3C1E542Bu, 0xA4020225u  /* 4.1103176233121648e-19 */
 PM_TABLE_END
+#endif
 
 /* 2/pi = 0.b1 b2 b3 ... in binary; word i holds bits b(32i+1) .. b(32i+32). */
+#ifdef PM_C /* GLSL reads the tables from a buffer (PM_TAB) */
 PM_TABLE_BEGIN(uint, pmi_2opi, 40)
   0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u, 0xDB629599u, 0x3C439041u, 0xFE5163ABu, 0xDEBBC561u,
   0xB7246E3Au, 0x424DD2E0u, 0x06492EEAu, 0x09D1921Cu, 0xFE1DEB1Cu, 0xB129A73Eu, 0xE88235F5u, 0x2EBB4484u,
@@ -49,6 +54,7 @@ PM_TABLE_BEGIN(uint, pmi_2opi, 40)
   0xEF2F118Bu, 0x5A0A6D1Fu, 0x6D367ECFu, 0x27CB09B7u, 0x4F463F66u, 0x9E5FEA2Du, 0x7527BAC7u, 0xEBE5F17Bu,
   0x3D0739F7u, 0x8A5292EAu, 0x6BFB5FB1u, 0x1F8D5D08u, 0x56033046u, 0xFC7B6BABu, 0xF0CFBC20u, 0x9AF4361Du
 PM_TABLE_END
+#endif
 
 struct pmi_red {
   double hi;
@@ -89,12 +95,12 @@ PM_FN double pmi_cos_k(PM_DD_T r) {
 PM_FN uint pmi_2opi_bits(int k) {
   if (k < 1) {
     int s = 1 - k;
-    return s >= 32 ? 0u : (pmi_2opi[0] >> PM_UINT(s));
+    return s >= 32 ? 0u : (PM_TABW(pmi_2opi, 0) >> PM_UINT(s));
   }
   int q = (k - 1) / 32;
   int sh = (k - 1) - 32 * q;
-  uint w0 = pmi_2opi[q < 39 ? q : 39];
-  uint w1 = pmi_2opi[q < 38 ? q + 1 : 39];
+  uint w0 = PM_TABW(pmi_2opi, q < 39 ? q : 39);
+  uint w1 = PM_TABW(pmi_2opi, q < 38 ? q + 1 : 39);
   if (sh == 0) return w0;
   return (w0 << PM_UINT(sh)) | (w1 >> PM_UINT(32 - sh));
 }

@@ -1,0 +1,209 @@
+/* conv.c — conv2d (NCHW; stride, per-side padding, dilation, groups, optional bias) forward and
+ * backward, and max/avg pooling forward and backward (shaders/conv.comp). One invocation per
+ * output element with grid-stride loops; each output sums its terms in a fixed order (blocks of
+ * 16 merged pairwise), so results depend on the shapes only. The geometry was checked by
+ * psup_check_operands; supports() adds the Vulkan limits. */
+#include <string.h>
+
+#include "vk_internal.h"
+
+/* llvmpipe (lavapipe) ends every loop of a shader invocation once 65535 loop iterations have run
+ * in total over all its loops (LP_MAX_TGSI_LOOP_ITERATIONS), silently. On CPU-like devices the
+ * work per invocation is therefore bounded: `cost` is an upper estimate of the loop iterations one
+ * item takes (common.glsl: PWS_REDUCE runs about L/8 + 64 for L terms), and the launch gets
+ * enough work-groups that no invocation exceeds VKP_LOOP_BUDGET, past the PARITY_VULKAN_MAX_GROUPS
+ * cap if need be. */
+#define VKP_LOOP_BUDGET 32768u
+static uint64_t reduce_cost(int64_t terms) { return (uint64_t)terms / 8u + 72u; }
+
+static void bounded_groups(const parity_plugin_device_t *dev, uint64_t items, uint32_t local, uint64_t cost,
+                           uint32_t groups[3]) {
+  vkp_groups_for(dev, items, local, groups);
+  if (!dev->slot->cpu_like) return;
+  uint64_t per = VKP_LOOP_BUDGET / (cost ? cost : 1);
+  if (per == 0) per = 1;
+  uint64_t need = ((items + per - 1) / per + local - 1) / local;
+  if (need <= (uint64_t)groups[0] * groups[1]) return;
+  uint64_t x = need < dev->slot->max_groups[0] ? need : dev->slot->max_groups[0];
+  uint64_t y = (need + x - 1) / x;
+  if (y > dev->slot->max_groups[1]) y = dev->slot->max_groups[1];
+  groups[0] = (uint32_t)x;
+  groups[1] = (uint32_t)y;
+  groups[2] = 1;
+}
+
+/* mirrors Params in shaders/conv.comp (std430, all int) */
+typedef struct vkp_cv_t {
+  int32_t xs[4], ws[4], ys[4];
+  int32_t gxs[4], gws[4], gys[4];
+  int32_t base[8];
+  int32_t N, C, H, W, O, KH, KW, OH, OW;
+  int32_t sh, sw, pt, pl, dh, dw, groups;
+  int32_t include_pad, bs, gbs, n;
+} vkp_cv_t;
+_Static_assert(sizeof(vkp_cv_t) == 208, "vkp_cv_t must match Params in conv.comp");
+
+static int is_pool(const parity_op_desc_t *d) { return d->op != PARITY_OP_CONV2D; }
+static void cv_init(vkp_cv_t *c, const parity_op_desc_t *d);
+
+/* Loop iterations of one pooling item (conv.comp): the window loops, and backward, for each window
+ * holding the input position, the in-bounds count or the max's ties. */
+static uint64_t pool_cost(const vkp_cv_t *c, int backward) {
+  uint64_t win = (uint64_t)c->KH * (uint64_t)c->KW + (uint64_t)c->KH + 64u;
+  if (!backward) return win;
+  uint64_t hh = (uint64_t)((c->KH - 1) * c->dh / c->sh + 1), hw = (uint64_t)((c->KW - 1) * c->dw / c->sw + 1);
+  if (hh > (uint64_t)c->KH) hh = (uint64_t)c->KH;
+  if (hw > (uint64_t)c->KW) hw = (uint64_t)c->KW;
+  return win + hh * hw * win;
+}
+
+int32_t vkp_conv2d_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  int32_t dt = d->inputs[0]->dtype;
+  const char *op = psup_op_name(d->op);
+  if (!psup_dtype_is_float(dt))
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s %s: only floating dtypes", op, psup_dtype_name(dt));
+  /* f64 kernels need doubles; pooling divides through the software double library */
+  if ((dt == PARITY_DTYPE_F64 || is_pool(d)) && !dev->slot->has_f64)
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s %s needs shaderFloat64 (%s), which %s lacks", op,
+                    psup_dtype_name(dt), dt == PARITY_DTYPE_F64 ? "f64 arithmetic" : "division through software double",
+                    dev->slot->info.name);
+  if ((dt == PARITY_DTYPE_F16 || dt == PARITY_DTYPE_BF16) && !dev->slot->has_16bit)
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s %s needs 16-bit storage (storageBuffer16BitAccess), "
+                    "which %s lacks", op, psup_dtype_name(dt), dev->slot->info.name);
+  if (dev->slot->cpu_like) { /* the longest per-item loop must fit llvmpipe's loop limit */
+    vkp_cv_t c;
+    cv_init(&c, d);
+    uint64_t cost;
+    if (is_pool(d)) {
+      cost = pool_cost(&c, d->direction != PARITY_DIRECTION_FORWARD);
+    } else {
+      cost = reduce_cost((int64_t)(c.C / c.groups) * c.KH * c.KW);
+      if (d->direction != PARITY_DIRECTION_FORWARD) {
+        uint64_t a = reduce_cost((int64_t)(c.O / c.groups) * c.KH * c.KW), b = reduce_cost((int64_t)c.N * c.OH * c.OW);
+        if (a > cost) cost = a;
+        if (b > cost) cost = b;
+      }
+    }
+    if (cost > VKP_LOOP_BUDGET)
+      return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s: one output needs about %llu loop iterations; %s stops "
+                      "shader loops after 65535 (llvmpipe)", op, (unsigned long long)cost, dev->slot->info.name);
+  }
+  return vkp_check_window(dev, d);
+}
+
+/* Output extent of one spatial axis. */
+static int64_t out_extent(int64_t in, int32_t pad0, int32_t pad1, int64_t k, int32_t dil, int32_t stride) {
+  int64_t span = (int64_t)dil * (k - 1) + 1, avail = in + pad0 + pad1;
+  return avail < span ? 0 : (avail - span) / stride + 1;
+}
+
+static void strides4(const parity_tensor_desc_t *t, int32_t *s) {
+  if (!t) return;
+  for (int i = 0; i < 4; i++) s[i] = (int32_t)t->strides[i];
+}
+
+static void cv_init(vkp_cv_t *c, const parity_op_desc_t *d) {
+  const parity_conv2d_params_t *p = &d->params.conv2d;
+  const parity_tensor_desc_t *x = d->inputs[0];
+  memset(c, 0, sizeof *c);
+  c->N = (int32_t)x->shape[0], c->C = (int32_t)x->shape[1], c->H = (int32_t)x->shape[2], c->W = (int32_t)x->shape[3];
+  if (is_pool(d)) {
+    c->O = c->C, c->KH = p->kernel[0], c->KW = p->kernel[1], c->groups = 1;
+  } else {
+    const parity_tensor_desc_t *w = d->inputs[1];
+    c->O = (int32_t)w->shape[0], c->KH = (int32_t)w->shape[2], c->KW = (int32_t)w->shape[3], c->groups = p->groups;
+  }
+  c->OH = (int32_t)out_extent(c->H, p->padding[0], p->padding[1], c->KH, p->dilation[0], p->stride[0]);
+  c->OW = (int32_t)out_extent(c->W, p->padding[2], p->padding[3], c->KW, p->dilation[1], p->stride[1]);
+  c->sh = p->stride[0], c->sw = p->stride[1], c->pt = p->padding[0], c->pl = p->padding[2];
+  c->dh = p->dilation[0], c->dw = p->dilation[1];
+  c->include_pad = p->count_include_pad;
+}
+
+/* One dispatch of kernel `k` over n items, operands in kernel order (NULL: unbound). */
+static int32_t run(parity_plugin_device_t *dev, const char *k, int32_t dtype, int32_t op, int32_t extra, vkp_cv_t *c,
+                   int64_t n, uint64_t cost, uint32_t nops, const parity_tensor_desc_t *const *t, const int *written) {
+  vkp_launch_t l;
+  memset(&l, 0, sizeof l);
+  l.spv = vkp_spv_find(k, psup_dtype_name(dtype));
+  if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
+  l.op = op;
+  l.extra = extra;
+  l.local = dev->local;
+  l.noperands = nops;
+  for (uint32_t i = 0; i < nops; i++) l.operands[i] = (vkp_operand_t){t[i], written[i]};
+  vkp_bases_t b;
+  vkp_bind_bases(dev, &l, &b);
+  for (uint32_t i = 0; i < 8; i++) c->base[i] = i < nops ? (int32_t)b.base[i] : 0;
+  c->n = (int32_t)n;
+  l.params = c;
+  l.params_size = sizeof *c;
+  bounded_groups(dev, (uint64_t)n, l.local, cost, l.groups);
+  return vkp_dispatch(dev, &l);
+}
+
+int32_t vkp_conv2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  vkp_cv_t c;
+  cv_init(&c, d);
+  const parity_tensor_desc_t *x = d->inputs[0], *y = d->outputs[0];
+  int64_t n = psup_numel(y);
+  if (n == 0) return PARITY_STATUS_OK;
+  strides4(x, c.xs);
+  strides4(y, c.ys);
+  if (is_pool(d)) {
+    const parity_tensor_desc_t *t[] = {x, y};
+    const int w[] = {0, 1};
+    return run(dev, "pool_fwd", x->dtype, d->op, 0, &c, n, pool_cost(&c, 0), 2, t, w);
+  }
+  const parity_tensor_desc_t *wt = d->inputs[1], *bias = d->num_inputs > 2 ? d->inputs[2] : NULL;
+  strides4(wt, c.ws);
+  if (bias) c.bs = (int32_t)bias->strides[0];
+  const parity_tensor_desc_t *t[] = {x, wt, bias, y};
+  const int w[] = {0, 0, 0, 1};
+  uint64_t cost = reduce_cost((int64_t)(c.C / c.groups) * c.KH * c.KW);
+  return run(dev, "conv_fwd", x->dtype, d->op, bias ? 1 : 0, &c, n, cost, 4, t, w);
+}
+
+int32_t vkp_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  vkp_cv_t c;
+  cv_init(&c, d);
+  const parity_tensor_desc_t *x = d->inputs[0], *dx = d->outputs[0];
+  int32_t dt = x->dtype;
+  strides4(x, c.xs);
+  strides4(dx, c.gxs);
+  int64_t nx = psup_numel(x);
+  if (is_pool(d)) {
+    const parity_tensor_desc_t *y = d->inputs[1], *dy = d->inputs[2];
+    if (!dx || nx == 0) return PARITY_STATUS_OK;
+    strides4(y, c.ys);
+    strides4(dy, c.gys);
+    const parity_tensor_desc_t *t[] = {x, y, dy, dx};
+    const int w[] = {0, 0, 0, 1};
+    return run(dev, "pool_bwd", dt, d->op, 0, &c, nx, pool_cost(&c, 1), 4, t, w);
+  }
+  const parity_tensor_desc_t *wt = d->inputs[1], *dy = d->inputs[2];
+  const parity_tensor_desc_t *dw = d->num_outputs > 1 ? d->outputs[1] : NULL;
+  const parity_tensor_desc_t *db = d->num_outputs > 2 ? d->outputs[2] : NULL;
+  strides4(wt, c.ws);
+  strides4(dy, c.ys);
+  strides4(dw, c.gws);
+  if (db) c.gbs = (int32_t)db->strides[0];
+  int32_t st = PARITY_STATUS_OK;
+  if (dx && nx > 0) {
+    const parity_tensor_desc_t *t[] = {wt, dy, dx};
+    const int w[] = {0, 0, 1};
+    st = run(dev, "conv_bwd_data", dt, d->op, 0, &c, nx, reduce_cost((int64_t)(c.O / c.groups) * c.KH * c.KW), 3, t, w);
+  }
+  int64_t nw = dw ? psup_numel(dw) : 0;
+  if (st == PARITY_STATUS_OK && nw > 0) { /* an empty batch gives zeros */
+    const parity_tensor_desc_t *t[] = {x, dy, dw};
+    const int w[] = {0, 0, 1};
+    st = run(dev, "conv_bwd_weight", dt, d->op, 0, &c, nw, reduce_cost((int64_t)c.N * c.OH * c.OW), 3, t, w);
+  }
+  if (st == PARITY_STATUS_OK && db && c.O > 0) {
+    const parity_tensor_desc_t *t[] = {dy, db};
+    const int w[] = {0, 1};
+    st = run(dev, "conv_bwd_bias", dt, d->op, 0, &c, c.O, reduce_cost((int64_t)c.N * c.OH * c.OW), 2, t, w);
+  }
+  return st;
+}

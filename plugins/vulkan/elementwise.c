@@ -1,0 +1,165 @@
+/* elementwise.c — unary, binary, compare, select and cast, forward and backward
+ * (shaders/elementwise.comp). Operands of one op share one shape (broadcasting arrives as zero
+ * strides); the layout (parity_support/layout.h) merges axes before launch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+#define IN(i) (d->inputs[i])
+#define OUT(i) (d->outputs[i])
+
+/* mirrors ITER_PARAMS in shaders/common.glsl */
+typedef struct vkp_iter_t {
+  int32_t rank, n, pad0, pad1;
+  int32_t shape[PARITY_MAX_RANK];
+  int32_t strides[6][PARITY_MAX_RANK];
+  int32_t base[6];
+  int32_t pad2[2];
+} vkp_iter_t;
+_Static_assert(sizeof(vkp_iter_t) == 272, "vkp_iter_t must match ITER_PARAMS in common.glsl");
+
+int vkp_spv_find(const char *kernel, const char *suffix) {
+  char name[96];
+  if (suffix) snprintf(name, sizeof name, "%s_%s", kernel, suffix);
+  else snprintf(name, sizeof name, "%s", kernel);
+  int lo = 0, hi = VK_SPV_COUNT - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2, c = strcmp(vk_spirv[mid].name, name);
+    if (c == 0) return mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: no shader variant %s", name);
+  return -1;
+}
+
+int32_t vkp_elementwise_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  int kind = psup_op_info(d->op)->kind;
+  if ((kind == PARITY_OP_KIND_COMPARE || kind == PARITY_OP_KIND_SELECT) && !dev->slot->has_8bit)
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s needs bool storage (storageBuffer8BitAccess and shaderInt8), which %s lacks",
+                    psup_op_name(d->op), dev->slot->info.name);
+  int32_t dt = d->inputs[kind == PARITY_OP_KIND_SELECT ? 1 : 0]->dtype;
+  int float_kernel = psup_dtype_is_float(dt) || kind == PARITY_OP_KIND_CAST;
+  if (float_kernel && !dev->slot->has_f64)
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s %s: floating kernels round through software double "
+                    "(shaderFloat64), which %s lacks", psup_op_name(d->op), psup_dtype_name(dt), dev->slot->info.name);
+  return PARITY_STATUS_OK;
+}
+
+/* Fill the launch: operands in kernel order, geometry from the layout of those tensors. */
+static int32_t launch(parity_plugin_device_t *dev, const char *kernel, const char *suffix, int32_t op, int32_t extra,
+                      uint32_t nops, const parity_tensor_desc_t *const *t, const int *written, double alpha) {
+  vkp_launch_t l;
+  memset(&l, 0, sizeof l);
+  char per_op[48]; /* floating unary/binary kernels: one variant per op, "<dtype>_<op>" */
+  int kind = psup_op_info(op)->kind;
+  if ((kind == PARITY_OP_KIND_UNARY || kind == PARITY_OP_KIND_BINARY) && psup_dtype_is_float(t[0]->dtype)) {
+    snprintf(per_op, sizeof per_op, "%s_%s", suffix, psup_op_name(op));
+    suffix = per_op;
+  }
+  l.spv = vkp_spv_find(kernel, suffix);
+  if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
+  l.op = op;
+  l.extra = extra;
+  l.local = dev->local;
+  l.noperands = nops;
+  for (uint32_t k = 0; k < nops; k++) l.operands[k] = (vkp_operand_t){t[k], written[k]};
+  vkp_bases_t b;
+  vkp_bind_bases(dev, &l, &b);
+  psup_layout_t lay;
+  const int64_t *strides[PSUP_LAYOUT_MAX_OPS] = {0};
+  const parity_tensor_desc_t *ref = NULL;
+  for (uint32_t k = 0; k < nops; k++)
+    if (t[k]) {
+      strides[k] = t[k]->strides;
+      if (!ref) ref = t[k];
+    }
+  psup_layout_build(&lay, ref->rank, ref->shape, nops, strides, b.base, 0);
+  vkp_iter_t it;
+  memset(&it, 0, sizeof it);
+  int64_t n = psup_numel(ref);
+  it.rank = (int32_t)lay.rank;
+  it.n = (int32_t)n;
+  for (uint32_t a = 0; a < lay.rank; a++) {
+    it.shape[a] = (int32_t)lay.shape[a];
+    for (uint32_t k = 0; k < nops; k++) it.strides[k][a] = (int32_t)lay.strides[k][a];
+  }
+  for (uint32_t k = 0; k < nops; k++) it.base[k] = (int32_t)lay.base[k];
+  l.params = &it;
+  l.params_size = sizeof it;
+  if (psup_dtype_is_float(ref->dtype) || !strcmp(kernel, "ew_cast")) {
+    memcpy(l.push, &alpha, sizeof alpha);
+    l.push_size = sizeof alpha;
+  }
+  vkp_groups_for(dev, (uint64_t)n, l.local, l.groups);
+  return vkp_dispatch(dev, &l);
+}
+
+static const char *esize_name(int32_t dtype) {
+  switch (psup_dtype_size(dtype)) {
+    case 1: return "1";
+    case 2: return "2";
+    case 4: return "4";
+    default: return "8";
+  }
+}
+
+int32_t vkp_elementwise_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (psup_numel(OUT(0)) == 0) return PARITY_STATUS_OK;
+  int32_t op = d->op;
+  switch (psup_op_info(d->op)->kind) {
+    case PARITY_OP_KIND_UNARY: {
+      const parity_tensor_desc_t *t[] = {IN(0), OUT(0)};
+      const int w[] = {0, 1};
+      return launch(dev, "ew_unary", psup_dtype_name(IN(0)->dtype), op, 0, 2, t, w, d->params.unary.alpha);
+    }
+    case PARITY_OP_KIND_BINARY:
+    case PARITY_OP_KIND_COMPARE: {
+      const parity_tensor_desc_t *t[] = {IN(0), IN(1), OUT(0)};
+      const int w[] = {0, 0, 1};
+      const char *k = psup_op_info(d->op)->kind == PARITY_OP_KIND_BINARY ? "ew_binary" : "ew_compare";
+      return launch(dev, k, psup_dtype_name(IN(0)->dtype), op, 0, 3, t, w, 0);
+    }
+    case PARITY_OP_KIND_SELECT: {
+      const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), OUT(0)};
+      const int w[] = {0, 0, 0, 1};
+      return launch(dev, "ew_select", esize_name(OUT(0)->dtype), op, 0, 4, t, w, 0);
+    }
+    default: { /* cast */
+      const parity_tensor_desc_t *t[] = {IN(0), OUT(0)};
+      const int w[] = {0, 1};
+      char suffix[16];
+      snprintf(suffix, sizeof suffix, "%s_%s", psup_dtype_name(IN(0)->dtype), psup_dtype_name(OUT(0)->dtype));
+      return launch(dev, "ew_cast", suffix, op, 0, 2, t, w, 0);
+    }
+  }
+}
+
+int32_t vkp_elementwise_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  const parity_tensor_desc_t *g = IN(d->num_inputs - 1); /* incoming gradient */
+  int any_out = 0;
+  for (uint32_t i = 0; i < d->num_outputs; i++) any_out |= OUT(i) != NULL;
+  if (psup_numel(g) == 0 || !any_out) return PARITY_STATUS_OK;
+  int32_t op = d->op;
+  const char *dn = psup_dtype_name(g->dtype);
+  switch (psup_op_info(d->op)->kind) {
+    case PARITY_OP_KIND_UNARY: {
+      const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), OUT(0)};
+      const int w[] = {0, 0, 0, 1};
+      return launch(dev, "ew_unary_bwd", dn, op, 0, 4, t, w, d->params.unary.alpha);
+    }
+    case PARITY_OP_KIND_BINARY: {
+      const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), IN(3), OUT(0), OUT(1)};
+      const int w[] = {0, 0, 0, 0, 1, 1};
+      int extra = (OUT(0) ? 1 : 0) | (d->num_outputs > 1 && OUT(1) ? 2 : 0);
+      return launch(dev, "ew_binary_bwd", dn, op, extra, 6, t, w, 0);
+    }
+    default: { /* where: in cond, dc; out da, db */
+      const parity_tensor_desc_t *t[] = {IN(0), IN(1), OUT(0), d->num_outputs > 1 ? OUT(1) : NULL};
+      const int w[] = {0, 0, 1, 1};
+      int extra = (OUT(0) ? 1 : 0) | (d->num_outputs > 1 && OUT(1) ? 2 : 0);
+      return launch(dev, "ew_select_bwd", esize_name(g->dtype), op, extra, 4, t, w, 0);
+    }
+  }
+}

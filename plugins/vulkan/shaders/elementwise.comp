@@ -1,0 +1,352 @@
+#version 450
+/* elementwise.comp — unary, binary, compare, select and cast, forward and backward. Every
+ * kernel walks n elements of a strided iteration (common.glsl); operand k of the kernel is
+ * operand k of the iteration. The op is specialization constant OP, so each pipeline keeps only
+ * its op's expression. Same formulas as the CPU plugin (plugins/cpu/elementwise_math.h). */
+#include "common.glsl"
+
+ITER_PARAMS
+
+#if defined(USES_FLOAT)
+layout(push_constant) uniform Push { double alpha; } pc; /* leaky_relu slope */
+#endif
+
+#if defined(DT) && IS_FLOAT
+/* ---- floating formulas (T = float or double; transcendentals in double, rounded once) ------- */
+/* double literals need the lf suffix: without it GLSL reads a float */
+const double RSQRT2_HI = 0.70710678118654757lf, RSQRT2_LO = -4.8336466567264567e-17lf; /* 1/sqrt 2 */
+const double TWO_RSQRTPI = 1.1283791670955126lf;  /* 2/sqrt(pi) */
+const double RSQRT2PI = 0.3989422804014327lf;     /* 1/sqrt(2 pi) */
+
+/* 2 Phi(x) = erfc(-x/sqrt 2), with the rounding of -x/sqrt 2 corrected to first order (erfc
+ * magnifies its argument's relative error by about 2a^2 in the tail) */
+double erfc_neg_scaled(double x) {
+  precise double a = -x * RSQRT2_HI;
+  precise double d = PM_FMA(-x, RSQRT2_HI, -a) - x * RSQRT2_LO;
+  precise double e = pm_erfc(a);
+  if (abs(a) < 27.0) e = e - d * TWO_RSQRTPI * pm_exp(-a * a);
+  return e;
+}
+
+/* exp(-x^2/2) with the rounding of x^2/2 corrected to first order */
+double exp_neg_half_sq(double x) {
+  precise double xx = x * x;
+  precise double hf = 0.5 * xx, d = 0.5 * PM_FMA(x, x, -xx);
+  precise double e = pm_exp(-hf);
+  if (hf < 746.0) e = e - e * d;
+  return e;
+}
+
+double sigmoid_d(double x) {
+  if (x >= 0.0) return pm_div(1.0, 1.0 + pm_exp(-x));
+  precise double e = pm_exp(x);
+  return pm_div(e, 1.0 + e);
+}
+
+T times_alpha(T v) { return T(pc.alpha * double(v)); }
+
+T unary_fwd(T x) {
+  precise T r;
+  double xd = double(x);
+  switch (OP) {
+    case OP_NEG: r = -x; break;
+    case OP_ABS: r = abs(x); break;
+    /* through an integer: compilers turn the select chain into fsign, which keeps -0 */
+    case OP_SIGN: r = isnan(x) ? x : T(int(x > T(0)) - int(x < T(0))); break;
+    case OP_RELU: r = (x > T(0) || isnan(x)) ? x : T(0); break;
+    case OP_LEAKY_RELU: r = x > T(0) ? x : times_alpha(x); break;
+    case OP_EXP: r = T(pm_exp(xd)); break;
+    case OP_LOG: r = T(pm_log(xd)); break;
+    case OP_SQRT: r = T(pm_sqrt(xd)); break;
+    case OP_RSQRT: r = T(pm_div(1.0, pm_sqrt(xd))); break;
+    case OP_SQUARE: r = x * x; break;
+    case OP_RECIPROCAL: r = T(pm_div(1.0, xd)); break;
+    case OP_TANH: r = T(pm_tanh(xd)); break;
+    case OP_SIGMOID: r = T(sigmoid_d(xd)); break;
+    /* halving first is exact for |x| >= 1; below 1 it goes last so subnormal x lose nothing */
+    case OP_GELU: {
+      precise double g = abs(xd) >= 1.0 ? (0.5 * xd) * erfc_neg_scaled(xd) : xd * erfc_neg_scaled(xd) * 0.5;
+      r = T(g);
+      break;
+    }
+    case OP_SIN: r = T(pm_sin(xd)); break;
+    case OP_COS: r = T(pm_cos(xd)); break;
+    default: r = x;
+  }
+  return r;
+}
+
+/* dx from the stored x, y and dy. A NaN x gives a NaN dx for abs, relu and leaky_relu; kinks
+ * take 0 (relu, abs) or the left slope. */
+T unary_bwd(T x, T y, T dy) {
+  precise T r;
+  switch (OP) {
+    case OP_NEG: r = -dy; break;
+    case OP_ABS: r = x > T(0) ? dy : x < T(0) ? -dy : isnan(x) ? x : T(0); break;
+    /* +0 whatever dy is; written through the bits because spirv-opt (2022.4) crashes on a
+     * constant result with every 16-bit load dead */
+    case OP_SIGN: r = T(uintBitsToFloat(floatBitsToUint(float(dy)) & 0u)); break;
+    case OP_RELU: r = x > T(0) ? dy : isnan(x) ? x : T(0); break;
+    case OP_LEAKY_RELU: r = x > T(0) ? dy : isnan(x) ? x : times_alpha(dy); break;
+    case OP_EXP: r = dy * y; break;
+    case OP_LOG: r = T(pm_div(double(dy), double(x))); break;
+    case OP_SQRT: r = T(pm_div(double(dy), double(T(2) * y))); break;
+    case OP_RSQRT: {
+      precise T t = T(-0.5) * dy * y;
+      r = T(pm_div(double(t), double(x)));
+      break;
+    }
+    case OP_SQUARE: r = dy * (T(2) * x); break;
+    case OP_RECIPROCAL: r = -dy * y * y; break;
+    case OP_TANH: r = dy * ((T(1) - y) * (T(1) + y)); break;
+    case OP_SIGMOID: r = dy * (y * (T(1) - y)); break;
+    case OP_GELU: {
+      double xd = double(x);
+      precise double g = 0.5 * erfc_neg_scaled(xd) + xd * (exp_neg_half_sq(xd) * RSQRT2PI);
+      r = T(double(dy) * g);
+      break;
+    }
+    case OP_SIN: r = T(double(dy) * pm_cos(double(x))); break;
+    case OP_COS: r = T(double(dy) * -pm_sin(double(x))); break;
+    default: r = dy;
+  }
+  return r;
+}
+
+T binary_fwd(T a, T b) {
+  precise T r;
+  switch (OP) {
+    case OP_ADD: r = a + b; break;
+    case OP_SUB: r = a - b; break;
+    case OP_MUL: r = a * b; break;
+    case OP_DIV: r = T(pm_div(double(a), double(b))); break;
+    case OP_POW: r = T(pm_pow(double(a), double(b))); break;
+    /* NaN wins (the first one), -0 < +0: never GLSL's max/min, which may drop NaN */
+    case OP_MAXIMUM: r = isnan(a) ? a : isnan(b) ? b : a > b ? a : b > a ? b : SIGNBIT(a) ? b : a; break;
+    case OP_MINIMUM: r = isnan(a) ? a : isnan(b) ? b : a < b ? a : b < a ? b : SIGNBIT(a) ? a : b; break;
+    default: r = a;
+  }
+  return r;
+}
+
+/* maximum/minimum gradient for a (from_a) or b: the winner takes dc, a tie (-0 == +0) or two
+ * NaNs split it, a lone NaN takes all; the loser gets exactly 0 */
+T extreme_grad(T a, T b, T dc, bool from_a) {
+  bool an = isnan(a), bn = isnan(b);
+  if (an || bn) return (from_a ? an : bn) ? (an && bn ? dc * T(0.5) : dc) : T(0);
+  if (a == b) return dc * T(0.5);
+  T mine = from_a ? a : b, other = from_a ? b : a;
+  return (OP == OP_MAXIMUM ? mine > other : mine < other) ? dc : T(0);
+}
+
+void binary_grads(T a, T b, T c, T g, out T ga, out T gb) {
+  switch (OP) {
+    case OP_ADD: ga = g; gb = g; break;
+    case OP_SUB: ga = g; gb = -g; break;
+    case OP_MUL: {
+      precise T x = g * b, y = g * a;
+      ga = x; gb = y;
+      break;
+    }
+    case OP_DIV: {
+      precise T q = T(pm_div(double(g), double(b)));
+      precise T r = -q * c;
+      ga = q; gb = r;
+      break;
+    }
+    case OP_POW: { /* a^0 is constant (even at a = 0); 0^b is 0 on b > 0 */
+      double ad = double(a), bd = double(b), cd = double(c), gd = double(g);
+      precise double x = gd * (bd * pm_pow(ad, bd - 1.0));
+      precise double y = gd * (cd * pm_log(ad));
+      ga = b == T(0) ? T(0) : T(x);
+      gb = (a == T(0) && b > T(0)) ? T(0) : T(y);
+      break;
+    }
+    default:
+      ga = extreme_grad(a, b, g, true);
+      gb = extreme_grad(a, b, g, false);
+  }
+}
+#elif defined(DT)
+/* ---- integer formulas (wrap) ---------------------------------------------------------------- */
+T unary_fwd(T x) {
+  switch (OP) {
+    case OP_NEG: return -x;
+    case OP_ABS: return x < T(0) ? -x : x;
+    case OP_SIGN: return x > T(0) ? T(1) : x < T(0) ? T(-1) : T(0);
+    case OP_RELU: return x > T(0) ? x : T(0);
+    case OP_SQUARE: return x * x;
+    default: return x;
+  }
+}
+
+T binary_fwd(T a, T b) {
+  switch (OP) {
+    case OP_ADD: return a + b;
+    case OP_SUB: return a - b;
+    case OP_MUL: return a * b;
+    case OP_MAXIMUM: return a > b ? a : b;
+    case OP_MINIMUM: return a < b ? a : b;
+    default: return a;
+  }
+}
+#endif
+
+#if defined(DT)
+bool compare_of(T a, T b) {
+  switch (OP) {
+    case OP_EQ: return a == b;
+    case OP_NE: return a != b;
+    case OP_LT: return a < b;
+    case OP_LE: return a <= b;
+    case OP_GT: return a > b;
+    default: return a >= b;
+  }
+}
+#endif
+
+/* ---- kernels -------------------------------------------------------------------------------- */
+#if defined(K_UNARY)
+OPERAND_RO(0, x, S)
+OPERAND(1, y, S)
+void main() {
+  FOR_ITEMS(i, it.n) {
+    int ox, oy;
+    ITER_OFFSET(i, 0, ox);
+    ITER_OFFSET(i, 1, oy);
+    y[oy] = STV(unary_fwd(LD(x[ox])));
+  }
+}
+#elif defined(K_UNARY_BWD)
+OPERAND_RO(0, x, S)
+OPERAND_RO(1, y, S)
+OPERAND_RO(2, dy, S)
+OPERAND(3, dx, S)
+void main() {
+  FOR_ITEMS(i, it.n) {
+    int o0, o1, o2, o3;
+    ITER_OFFSET(i, 0, o0);
+    ITER_OFFSET(i, 1, o1);
+    ITER_OFFSET(i, 2, o2);
+    ITER_OFFSET(i, 3, o3);
+    dx[o3] = STV(unary_bwd(LD(x[o0]), LD(y[o1]), LD(dy[o2])));
+  }
+}
+#elif defined(K_BINARY)
+OPERAND_RO(0, a, S)
+OPERAND_RO(1, b, S)
+OPERAND(2, c, S)
+void main() {
+  FOR_ITEMS(i, it.n) {
+    int o0, o1, o2;
+    ITER_OFFSET(i, 0, o0);
+    ITER_OFFSET(i, 1, o1);
+    ITER_OFFSET(i, 2, o2);
+    c[o2] = STV(binary_fwd(LD(a[o0]), LD(b[o1])));
+  }
+}
+#elif defined(K_BINARY_BWD)
+/* EXTRA bit 0: da wanted, bit 1: db wanted */
+OPERAND_RO(0, a, S)
+OPERAND_RO(1, b, S)
+OPERAND_RO(2, c, S)
+OPERAND_RO(3, dc, S)
+OPERAND(4, da, S)
+OPERAND(5, db, S)
+void main() {
+  FOR_ITEMS(i, it.n) {
+    int o0, o1, o2, o3, o4, o5;
+    ITER_OFFSET(i, 0, o0);
+    ITER_OFFSET(i, 1, o1);
+    ITER_OFFSET(i, 2, o2);
+    ITER_OFFSET(i, 3, o3);
+    T ga, gb;
+    binary_grads(LD(a[o0]), LD(b[o1]), LD(c[o2]), LD(dc[o3]), ga, gb);
+    if ((EXTRA & 1) != 0) {
+      ITER_OFFSET(i, 4, o4);
+      da[o4] = STV(ga);
+    }
+    if ((EXTRA & 2) != 0) {
+      ITER_OFFSET(i, 5, o5);
+      db[o5] = STV(gb);
+    }
+  }
+}
+#elif defined(K_COMPARE)
+OPERAND_RO(0, a, S)
+OPERAND_RO(1, b, S)
+OPERAND(2, c, uint8_t)
+void main() {
+  FOR_ITEMS(i, it.n) {
+    int o0, o1, o2;
+    ITER_OFFSET(i, 0, o0);
+    ITER_OFFSET(i, 1, o1);
+    ITER_OFFSET(i, 2, o2);
+    c[o2] = uint8_t(compare_of(LD(a[o0]), LD(b[o1])) ? 1 : 0);
+  }
+}
+#elif defined(K_SELECT) || defined(K_SELECT_BWD)
+/* dtype-free: ES-byte elements copied bit for bit (a 1-byte element is a bool, stored 0/1) */
+#if ES == 1
+#define E uint8_t
+#define COPY(v) uint8_t(uint(v) != 0u ? 1 : 0)
+#define ZERO uint8_t(0)
+#elif ES == 2
+#define E uint16_t
+#define COPY(v) (v)
+#define ZERO uint16_t(0)
+#elif ES == 4
+#define E uint
+#define COPY(v) (v)
+#define ZERO 0u
+#else
+#define E uvec2
+#define COPY(v) (v)
+#define ZERO uvec2(0u)
+#endif
+#if defined(K_SELECT)
+OPERAND_RO(0, cond, uint8_t)
+OPERAND_RO(1, a, E)
+OPERAND_RO(2, b, E)
+OPERAND(3, c, E)
+void main() {
+  FOR_ITEMS(i, it.n) {
+    int o0, o1, o2, o3;
+    ITER_OFFSET(i, 0, o0);
+    ITER_OFFSET(i, 3, o3);
+    if (uint(cond[o0]) != 0u) {
+      ITER_OFFSET(i, 1, o1);
+      c[o3] = COPY(a[o1]);
+    } else {
+      ITER_OFFSET(i, 2, o2);
+      c[o3] = COPY(b[o2]);
+    }
+  }
+}
+#else
+/* operands cond, dc, da, db; EXTRA bit 0: da wanted, bit 1: db wanted. The chosen side gets dc,
+ * the other +0 (all-zero bits in every floating dtype). */
+OPERAND_RO(0, cond, uint8_t)
+OPERAND_RO(1, dc, E)
+OPERAND(2, da, E)
+OPERAND(3, db, E)
+void main() {
+  FOR_ITEMS(i, it.n) {
+    int o0, o1, o2, o3;
+    ITER_OFFSET(i, 0, o0);
+    ITER_OFFSET(i, 1, o1);
+    bool t = uint(cond[o0]) != 0u;
+    if ((EXTRA & 1) != 0) {
+      ITER_OFFSET(i, 2, o2);
+      da[o2] = t ? COPY(dc[o1]) : ZERO;
+    }
+    if ((EXTRA & 2) != 0) {
+      ITER_OFFSET(i, 3, o3);
+      db[o3] = t ? ZERO : COPY(dc[o1]);
+    }
+  }
+}
+#endif
+#elif defined(K_CAST)
+#include "cast.glsl"
+#endif

@@ -1,0 +1,207 @@
+#version 450
+/* softmax.comp — softmax and log_softmax (OP) over one axis, forward and backward (host:
+ * softmax.c; the semantics of the OpenCL plugin's kernels/softmax.cl). One work-group per row
+ * of the softmax axis (every other axis is a row index): invocation i takes the row's elements
+ * i, i + L, ... (L = the work-group size, a power of two <= 256), sums them pairwise in double,
+ * and the L partial results meet in a fixed shared-memory tree (deterministic; no atomics, no
+ * subgroup operations). Exponentials and logarithms go through the software double library
+ * (pm_exp, pm_log), each result rounded once to the storage dtype.
+ *   forward:  subtract the row max; a row of all -inf (or with a NaN) gives NaN; with m entries
+ *             of +inf, softmax is 1/m there and 0 elsewhere (log_softmax -log m and -inf).
+ *   backward: uses only the stored y: softmax dx = y (dy - sum(y dy)),
+ *             log_softmax dx = dy - exp(y) sum(dy). */
+#include "common.glsl"
+
+/* a double rounded once to the compute type (f16/bf16: through f32 rounded to odd, so the
+ * store's rounding to 11 or 8 bits equals rounding the double directly) */
+#if defined(DT) && (DT == DT_F16 || DT == DT_BF16)
+#define FROM_D(v) f64_to_f32_odd(v)
+#else
+#define FROM_D(v) T(v)
+#endif
+
+#if IS_FLOAT
+/* rows [row0, row0 + rows) in this dispatch (the host splits long launches: lavapipe ends a
+ * shader after 65,535 loop iterations in total) */
+layout(push_constant) uniform Push { int row0, rows; } pc;
+
+#define LMAX 256
+shared double sh_d[LMAX];
+shared int sh_a[LMAX], sh_b[LMAX];
+
+uint group_id() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
+uint group_count() { return gl_NumWorkGroups.x * gl_NumWorkGroups.y; }
+
+/* sum of sh_d[0, L) by a fixed tree, returned to every invocation */
+double tree_sum(uint lid) {
+  for (uint h = gl_WorkGroupSize.x / 2u; h > 0u; h >>= 1) {
+    barrier();
+    if (lid < h) {
+      precise double t = sh_d[lid] + sh_d[lid + h];
+      sh_d[lid] = t;
+    }
+  }
+  barrier();
+  double r = sh_d[0];
+  barrier(); /* everyone has read it before sh_d is reused */
+  return r;
+}
+
+layout(std430, set = 0, binding = 0) readonly buffer Params {
+  int M, R, orank, pad;
+  int oshape[MAX_RANK];      /* every axis but the softmax axis */
+  int ostride[3 * MAX_RANK]; /* forward: x, y; backward: y, dy, dx */
+  int base[4];
+  int rstride[4];            /* strides along the softmax axis */
+} p;
+
+#if DT == DT_F64
+#define T_NAN packDouble2x32(uvec2(0u, 0x7ff80000u))
+#define T_INF packDouble2x32(uvec2(0u, 0x7ff00000u))
+#else
+#define T_NAN uintBitsToFloat(0x7fc00000u)
+#define T_INF uintBitsToFloat(0x7f800000u)
+#endif
+#define D_NEG_ZERO packDouble2x32(uvec2(0u, 0x80000000u))
+
+/* ---- pairwise summation in double (the OpenCL plugin's pw_t) -------------------------------- */
+#define PW_BLOCK 16
+double pw_stack[32];
+double pw_block;
+int pw_count, pw_depth;
+
+void pw_init() {
+  pw_block = D_NEG_ZERO;
+  pw_count = 0;
+  pw_depth = 0;
+}
+
+void pw_add(double v) {
+  precise double s = pw_block + v;
+  pw_block = s;
+  if (((pw_count + 1) & (PW_BLOCK - 1)) != 0) {
+    pw_count++;
+    return;
+  }
+  pw_block = D_NEG_ZERO;
+  int c = pw_count / PW_BLOCK + 1;
+  pw_count = c * PW_BLOCK;
+  for (; (c & 1) == 0; c >>= 1) {
+    pw_depth--;
+    s = pw_stack[pw_depth] + s;
+  }
+  pw_stack[pw_depth] = s;
+  pw_depth++;
+}
+
+double pw_result() {
+  if (pw_count == 0) return 0.0;
+  precise double t = pw_block;
+  for (int d = pw_depth - 1; d >= 0; d--) t = pw_stack[d] + t;
+  return t;
+}
+
+void rows(int m, out int o0, out int o1, out int o2) {
+  o0 = p.base[0];
+  o1 = p.base[1];
+  o2 = p.base[2];
+  for (int d = p.orank - 1; d >= 0; d--) {
+    int s = p.oshape[d], q = m / s, idx = m - q * s;
+    m = q;
+    o0 += idx * p.ostride[d];
+    o1 += idx * p.ostride[MAX_RANK + d];
+    o2 += idx * p.ostride[2 * MAX_RANK + d];
+  }
+}
+#endif
+
+#if defined(K_FWD) && IS_FLOAT
+OPERAND_RO(0, x, S)
+OPERAND(1, y, S)
+void main() {
+  const bool is_log = OP == OP_LOG_SOFTMAX;
+  uint lid = gl_LocalInvocationID.x, L = gl_WorkGroupSize.x;
+  for (uint row = group_id(); row < uint(pc.rows); row += group_count()) {
+    int o0, o1, o2;
+    rows(pc.row0 + int(row), o0, o1, o2);
+    int xs = p.rstride[0], ys = p.rstride[1], R = p.R;
+    /* the row max, NaN and +inf count */
+    T mx = -T_INF;
+    int n_inf = 0, nan = 0;
+    for (int r = int(lid); r < R; r += int(L)) {
+      T v = LD(x[o0 + r * xs]);
+      if (isnan(v)) nan = 1;
+      else if (v > mx) mx = v;
+      n_inf += v == T_INF ? 1 : 0;
+    }
+    sh_d[lid] = double(mx);
+    sh_a[lid] = n_inf;
+    sh_b[lid] = nan;
+    for (uint h = L / 2u; h > 0u; h >>= 1) {
+      barrier();
+      if (lid < h) {
+        if (sh_d[lid + h] > sh_d[lid]) sh_d[lid] = sh_d[lid + h];
+        sh_a[lid] += sh_a[lid + h];
+        sh_b[lid] |= sh_b[lid + h];
+      }
+    }
+    barrier();
+    double m = sh_d[0];
+    n_inf = sh_a[0];
+    nan = sh_b[0];
+    barrier();
+    bool finite = nan == 0 && m != -double(T_INF) && m != double(T_INF);
+    double sum = double(n_inf); /* +inf entries share the mass */
+    if (finite) {
+      pw_init();
+      for (int r = int(lid); r < R; r += int(L)) {
+        precise double z = double(LD(x[o0 + r * xs])) - m;
+        pw_add(pm_exp(z));
+      }
+      sh_d[lid] = pw_result();
+      sum = tree_sum(lid);
+    }
+    /* one call site each: lavapipe's LLVM takes minutes over every inlined copy of pm_log */
+    double lsum = is_log ? pm_log(sum) : pm_div(1.0, sum);
+    if (nan != 0 || m == -double(T_INF)) {
+      for (int r = int(lid); r < R; r += int(L)) y[o1 + r * ys] = STV(T_NAN);
+    } else if (!finite) {
+      T share = FROM_D(is_log ? -lsum : lsum);
+      T other = is_log ? -T_INF : T(0);
+      for (int r = int(lid); r < R; r += int(L)) y[o1 + r * ys] = STV(LD(x[o0 + r * xs]) == T_INF ? share : other);
+    } else {
+      for (int r = int(lid); r < R; r += int(L)) {
+        precise double z = double(LD(x[o0 + r * xs])) - m;
+        precise double v = is_log ? z - lsum : pm_div(pm_exp(z), sum);
+        y[o1 + r * ys] = STV(FROM_D(v));
+      }
+    }
+  }
+}
+#elif defined(K_BWD) && IS_FLOAT
+OPERAND_RO(0, y, S)
+OPERAND_RO(1, dy, S)
+OPERAND(2, dx, S)
+void main() {
+  const bool is_log = OP == OP_LOG_SOFTMAX;
+  uint lid = gl_LocalInvocationID.x, L = gl_WorkGroupSize.x;
+  for (uint row = group_id(); row < uint(pc.rows); row += group_count()) {
+    int o0, o1, o2;
+    rows(pc.row0 + int(row), o0, o1, o2);
+    int ys = p.rstride[0], gs = p.rstride[1], ds = p.rstride[2], R = p.R;
+    pw_init();
+    for (int r = int(lid); r < R; r += int(L)) {
+      double g = double(LD(dy[o1 + r * gs]));
+      precise double t = is_log ? g : double(LD(y[o0 + r * ys])) * g;
+      pw_add(t);
+    }
+    sh_d[lid] = pw_result();
+    double sum = tree_sum(lid);
+    for (int r = int(lid); r < R; r += int(L)) {
+      double yv = double(LD(y[o0 + r * ys])), g = double(LD(dy[o1 + r * gs]));
+      precise double v = is_log ? g - pm_exp(yv) * sum : yv * (g - sum);
+      dx[o2 + r * ds] = STV(FROM_D(v));
+    }
+  }
+}
+#endif

@@ -1,0 +1,49 @@
+# Every SPIR-V variant the plugin embeds: vk_variant(<name> <file> <defines...>). Host code finds
+# a variant by name with vkp_spv_find("<kernel>_<dtype>"). Included by ../CMakeLists.txt.
+
+# elementwise.comp. Floating unary and binary kernels get one variant per op (FIXED_OP): a module
+# holding every op would carry the whole software math library, which lavapipe compiles in tens
+# of seconds per pipeline. Integer kernels take the op as a specialization constant.
+file(READ ${PROJECT_SOURCE_DIR}/abi/parity_ops.def vk_ops_def)
+string(REGEX MATCHALL "PARITY_OP\\( *[0-9]+, *[A-Z_0-9]+, *\"[a-z_0-9]+\", *(UNARY|BINARY)" vk_ew_ops "${vk_ops_def}")
+foreach(e ${vk_ew_ops})
+  string(REGEX REPLACE ".*, *([A-Z_0-9]+), *\"([a-z_0-9]+)\", *([A-Z]+)$" "\\1;\\2;\\3" parts "${e}")
+  list(GET parts 0 OPN)
+  list(GET parts 1 opn)
+  list(GET parts 2 kind)
+  string(TOLOWER ${kind} k)
+  foreach(dt ${vk_floats})
+    vk_variant(ew_${k}_${dt}_${opn} elementwise.comp K_${kind} FIXED_OP=OP_${OPN} DT=${vk_code_${dt}} ${vk_flags_${dt}})
+    vk_variant(ew_${k}_bwd_${dt}_${opn} elementwise.comp K_${kind}_BWD FIXED_OP=OP_${OPN} DT=${vk_code_${dt}} ${vk_flags_${dt}})
+  endforeach()
+endforeach()
+foreach(dt i32 i64)
+  vk_variant(ew_unary_${dt} elementwise.comp K_UNARY DT=${vk_code_${dt}} ${vk_flags_${dt}})
+  vk_variant(ew_binary_${dt} elementwise.comp K_BINARY DT=${vk_code_${dt}} ${vk_flags_${dt}})
+endforeach()
+foreach(dt ${vk_all})
+  vk_variant(ew_compare_${dt} elementwise.comp K_COMPARE DT=${vk_code_${dt}} ${vk_flags_${dt}} USES_8BIT_STORAGE)
+endforeach()
+vk_variant(ew_select_1 elementwise.comp K_SELECT ES=1 USES_8BIT_STORAGE)
+vk_variant(ew_select_2 elementwise.comp K_SELECT ES=2 USES_8BIT_STORAGE USES_F16_STORAGE)
+vk_variant(ew_select_4 elementwise.comp K_SELECT ES=4 USES_8BIT_STORAGE)
+vk_variant(ew_select_8 elementwise.comp K_SELECT ES=8 USES_8BIT_STORAGE)
+vk_variant(ew_select_bwd_2 elementwise.comp K_SELECT_BWD ES=2 USES_8BIT_STORAGE USES_F16_STORAGE)
+vk_variant(ew_select_bwd_4 elementwise.comp K_SELECT_BWD ES=4 USES_8BIT_STORAGE)
+vk_variant(ew_select_bwd_8 elementwise.comp K_SELECT_BWD ES=8 USES_8BIT_STORAGE)
+foreach(s ${vk_all})
+  foreach(d ${vk_all})
+    set(f ${vk_flags_${s}} ${vk_flags_${d}} USES_FLOAT)
+    list(REMOVE_DUPLICATES f)
+    vk_variant(ew_cast_${s}_${d} elementwise.comp K_CAST SDT=${vk_code_${s}} DDT=${vk_code_${d}} ${f})
+  endforeach()
+endforeach()
+
+# Other families add their variants here (reduce.comp, softmax.comp, matmul.comp, conv.comp).
+file(GLOB vk_family_variant_files ${CMAKE_CURRENT_LIST_DIR}/variants_*.cmake)
+foreach(f ${vk_family_variant_files})
+  include(${f})
+endforeach()
+
+# probe.comp: device capabilities measured at open (vk_probe.c)
+vk_variant(probe_fma probe.comp)

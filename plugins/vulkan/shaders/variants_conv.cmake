@@ -1,0 +1,7 @@
+# conv.comp: conv2d forward/backward and max/avg pooling forward/backward
+foreach(dt ${vk_floats})
+  foreach(k conv_fwd conv_bwd_data conv_bwd_weight conv_bwd_bias pool_fwd pool_bwd)
+    string(TOUPPER ${k} K)
+    vk_variant(${k}_${dt} conv.comp K_${K} DT=${vk_code_${dt}} ${vk_flags_${dt}})
+  endforeach()
+endforeach()

@@ -1,0 +1,130 @@
+/* vk_device.c — device open/close: the logical device with the features parity uses, its compute
+ * queue, memory types, the one descriptor-set and pipeline layout every kernel shares, and the
+ * launch geometry knobs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+static int find_memory(const VkPhysicalDeviceMemoryProperties *mp, VkMemoryPropertyFlags want,
+                       VkMemoryPropertyFlags avoid) {
+  for (uint32_t i = 0; i < mp->memoryTypeCount; i++) {
+    VkMemoryPropertyFlags f = mp->memoryTypes[i].propertyFlags;
+    if ((f & want) == want && !(f & avoid)) return (int)i;
+  }
+  return -1;
+}
+
+void vkp_device_close(parity_plugin_device_t *dev) {
+  if (!dev) return;
+  if (dev->dev) {
+    vkDeviceWaitIdle(dev->dev);
+    vkp_pipeline_cache_save(dev);
+    for (uint32_t i = 0; i < dev->pipe_cap; i++)
+      if (dev->pipes[i].pipe) vkDestroyPipeline(dev->dev, dev->pipes[i].pipe, NULL);
+    for (int i = 0; i < VK_SPV_COUNT; i++)
+      if (dev->modules[i]) vkDestroyShaderModule(dev->dev, dev->modules[i], NULL);
+    if (dev->pcache) vkDestroyPipelineCache(dev->dev, dev->pcache, NULL);
+    vkp_buffer_free(dev, dev->scratch);
+    vkp_buffer_free(dev, dev->mathtab);
+    vkp_batch_destroy(dev);
+    if (dev->dummy) vkDestroyBuffer(dev->dev, dev->dummy, NULL);
+    if (dev->dummy_mem) vkFreeMemory(dev->dev, dev->dummy_mem, NULL);
+    if (dev->pipe_layout) vkDestroyPipelineLayout(dev->dev, dev->pipe_layout, NULL);
+    if (dev->set_layout) vkDestroyDescriptorSetLayout(dev->dev, dev->set_layout, NULL);
+    if (dev->timeline) vkDestroySemaphore(dev->dev, dev->timeline, NULL);
+    vkDestroyDevice(dev->dev, NULL);
+  }
+  free(dev->pipes);
+  free(dev);
+}
+
+static int32_t create_device(parity_plugin_device_t *dev) {
+  const vkp_slot_t *s = dev->slot;
+  float prio = 1.0f;
+  VkDeviceQueueCreateInfo q = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = s->queue_family,
+                               .queueCount = 1, .pQueuePriorities = &prio};
+  VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                          .timelineSemaphore = VK_TRUE,
+                                          .storageBuffer8BitAccess = s->has_8bit ? VK_TRUE : VK_FALSE,
+                                          .shaderInt8 = s->has_8bit ? VK_TRUE : VK_FALSE};
+  VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12,
+                                          .storageBuffer16BitAccess = s->has_16bit ? VK_TRUE : VK_FALSE};
+  VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
+  f2.features.shaderFloat64 = s->has_f64 ? VK_TRUE : VK_FALSE;
+  f2.features.shaderInt64 = s->has_i64 ? VK_TRUE : VK_FALSE;
+  f2.features.shaderInt16 = s->has_16bit ? VK_TRUE : VK_FALSE;
+  VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &f2, .queueCreateInfoCount = 1,
+                           .pQueueCreateInfos = &q};
+  VKP_CHECK(vkCreateDevice(s->phys, &ci, NULL, &dev->dev), "vkCreateDevice", s->info.name);
+  vkGetDeviceQueue(dev->dev, s->queue_family, 0, &dev->queue);
+  VkSemaphoreTypeCreateInfo tci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                   .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE, .initialValue = 0};
+  VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &tci};
+  VKP_CHECK(vkCreateSemaphore(dev->dev, &sci, NULL, &dev->timeline), "vkCreateSemaphore", "timeline");
+
+  VkPhysicalDeviceMemoryProperties mp;
+  vkGetPhysicalDeviceMemoryProperties(s->phys, &mp);
+  int dl = find_memory(&mp, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+  int host = find_memory(&mp, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
+                                  VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0);
+  if (host < 0) host = find_memory(&mp, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
+  if (dl < 0) dl = host;
+  if (dl < 0 || host < 0)
+    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "vulkan: %s has no usable memory type (device-local and host-coherent)",
+                    s->info.name);
+  dev->mem_device = (uint32_t)dl;
+  dev->mem_host = (uint32_t)host;
+
+  /* one layout for every kernel: binding 0 = parameters, 1..7 = operands */
+  VkDescriptorSetLayoutBinding b[VKP_MAX_BINDINGS];
+  for (uint32_t i = 0; i < VKP_MAX_BINDINGS; i++)
+    b[i] = (VkDescriptorSetLayoutBinding){.binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                          .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+  VkDescriptorSetLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                         .bindingCount = VKP_MAX_BINDINGS, .pBindings = b};
+  VKP_CHECK(vkCreateDescriptorSetLayout(dev->dev, &lci, NULL, &dev->set_layout), "vkCreateDescriptorSetLayout", "");
+  VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = VKP_PUSH_BYTES};
+  VkPipelineLayoutCreateInfo pli = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
+                                    .pSetLayouts = &dev->set_layout, .pushConstantRangeCount = 1,
+                                    .pPushConstantRanges = &pcr};
+  VKP_CHECK(vkCreatePipelineLayout(dev->dev, &pli, NULL, &dev->pipe_layout), "vkCreatePipelineLayout", "");
+
+  /* a 16-byte buffer bound to operand slots a kernel does not use */
+  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 16,
+                            .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VKP_CHECK(vkCreateBuffer(dev->dev, &bci, NULL, &dev->dummy), "vkCreateBuffer", "placeholder binding");
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(dev->dev, dev->dummy, &req);
+  VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
+                             .memoryTypeIndex = dev->mem_device};
+  VKP_CHECK(vkAllocateMemory(dev->dev, &ai, NULL, &dev->dummy_mem), "vkAllocateMemory", "placeholder binding");
+  VKP_CHECK(vkBindBufferMemory(dev->dev, dev->dummy, dev->dummy_mem, 0), "vkBindBufferMemory", "placeholder binding");
+  return PARITY_STATUS_OK;
+}
+
+int32_t vkp_device_open(uint32_t index, parity_plugin_device_t **out_dev) {
+  const vkp_slot_t *s = vkp_slot(index);
+  if (!s) return vkp_fail(PARITY_STATUS_OUT_OF_RANGE, "vulkan: device %u does not exist", index);
+  parity_plugin_device_t *dev = calloc(1, sizeof *dev);
+  if (!dev) return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY, "vulkan: device_open: out of host memory");
+  dev->index = index;
+  dev->slot = s;
+  /* CPU implementations: few large groups with long per-invocation loops; GPUs: fill the device
+   * and let invocations stride through the rest */
+  dev->local = 64;
+  dev->max_groups = s->cpu_like ? 256u : 65535u * 8u;
+  const char *g = getenv("PARITY_VULKAN_MAX_GROUPS");
+  if (g && atoll(g) > 0) dev->max_groups = (uint32_t)atoll(g);
+  int32_t st = create_device(dev);
+  if (st == PARITY_STATUS_OK) st = vkp_batch_init(dev);
+  if (st == PARITY_STATUS_OK) st = vkp_mathtab_create(dev);
+  if (st == PARITY_STATUS_OK) st = vkp_pipeline_cache_load(dev);
+  if (st == PARITY_STATUS_OK) st = vkp_probe(dev);
+  if (st != PARITY_STATUS_OK) {
+    vkp_device_close(dev);
+    return st;
+  }
+  *out_dev = dev;
+  return PARITY_STATUS_OK;
+}

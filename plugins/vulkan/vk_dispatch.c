@@ -1,0 +1,213 @@
+/* vk_dispatch.c — pipelines created on first use (one per shader variant, op, work-group size
+ * and extra specialization value), binding windows, launch geometry and dispatch recording. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+/* ---- binding windows ------------------------------------------------------------------------ */
+static uint64_t window_align(const parity_plugin_device_t *dev, uint32_t esize) {
+  uint64_t a = dev->slot->min_align;
+  return a > esize ? a : esize;
+}
+
+int32_t vkp_check_window(const parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  for (int pass = 0; pass < 2; pass++) {
+    uint32_t n = pass ? d->num_outputs : d->num_inputs;
+    for (uint32_t i = 0; i < n; i++) {
+      const parity_tensor_desc_t *t = pass ? d->outputs[i] : d->inputs[i];
+      if (!t) continue;
+      int64_t lo, hi;
+      if (psup_byte_extent(t, &lo, &hi) != 0)
+        return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "vulkan: %s: %s %u has an extent that overflows",
+                        psup_op_name(d->op), pass ? "output" : "input", i);
+      uint64_t need = (uint64_t)(hi - lo) + window_align(dev, psup_dtype_size(t->dtype));
+      if (need > dev->slot->max_range)
+        return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s: %s %u spans %lld bytes; one binding may span at most "
+                        "%llu (maxStorageBufferRange of %s, capped at 2^31)", psup_op_name(d->op),
+                        pass ? "output" : "input", i, (long long)(hi - lo), (unsigned long long)dev->slot->max_range,
+                        dev->slot->info.name);
+    }
+  }
+  return PARITY_STATUS_OK;
+}
+
+/* The window [*off, *off + *range) of t's buffer, and t's element 0 as an element index in it. */
+static void window_of(const parity_plugin_device_t *dev, const parity_tensor_desc_t *t, uint64_t *off,
+                      uint64_t *range, int64_t *base) {
+  uint32_t es = psup_dtype_size(t->dtype);
+  int64_t lo = 0, hi = 0;
+  psup_byte_extent(t, &lo, &hi);
+  if (hi <= lo) lo = (int64_t)t->offset_bytes; /* empty: any window */
+  uint64_t a = window_align(dev, es);
+  *off = (uint64_t)lo / a * a;
+  uint64_t avail = t->buffer->alloc - *off;
+  *range = avail < dev->slot->max_range ? avail : dev->slot->max_range;
+  *base = ((int64_t)t->offset_bytes - (int64_t)*off) / es;
+}
+
+int32_t vkp_bind_bases(parity_plugin_device_t *dev, const vkp_launch_t *l, vkp_bases_t *out) {
+  memset(out, 0, sizeof *out);
+  for (uint32_t i = 0; i < l->noperands; i++) {
+    const parity_tensor_desc_t *t = l->operands[i].t;
+    if (!t || !t->buffer) continue;
+    uint64_t off, range;
+    window_of(dev, t, &off, &range, &out->base[i]);
+  }
+  return PARITY_STATUS_OK;
+}
+
+void vkp_groups_for(const parity_plugin_device_t *dev, uint64_t items, uint32_t local, uint32_t groups[3]) {
+  uint64_t total = (items + local - 1) / local;
+  if (total < 1) total = 1;
+  if (total > dev->max_groups) total = dev->max_groups;
+  /* llvmpipe stops every loop of an invocation after 65,535 iterations in all (Mesa's
+   * LP_MAX_TGSI_LOOP_ITERATIONS) and leaves the rest unwritten: on CPU implementations keep each
+   * invocation under 4,096 items (an item walks at most 8 axes), whatever the cap says */
+  if (dev->slot->cpu_like) {
+    uint64_t need = (items + (uint64_t)local * 4096u - 1) / ((uint64_t)local * 4096u);
+    if (total < need) total = need;
+  }
+  uint64_t x = total < dev->slot->max_groups[0] ? total : dev->slot->max_groups[0];
+  uint64_t y = (total + x - 1) / x;
+  if (y > dev->slot->max_groups[1]) y = dev->slot->max_groups[1];
+  groups[0] = (uint32_t)x;
+  groups[1] = (uint32_t)y;
+  groups[2] = 1;
+}
+
+/* ---- pipelines ------------------------------------------------------------------------------ */
+static uint64_t pipe_key(const vkp_launch_t *l) {
+  return 1ull + (uint64_t)l->spv + ((uint64_t)(l->op & 0xfff) << 12) + ((uint64_t)(l->local & 0xfff) << 24) +
+         ((uint64_t)(uint32_t)l->extra << 36);
+}
+
+static int32_t grow(parity_plugin_device_t *dev) {
+  uint32_t cap = dev->pipe_cap ? dev->pipe_cap * 2 : 256;
+  vkp_pipe_t *n = calloc(cap, sizeof *n);
+  if (!n) return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY, "vulkan: pipeline table: out of host memory");
+  for (uint32_t i = 0; i < dev->pipe_cap; i++) {
+    if (!dev->pipes[i].key) continue;
+    uint32_t h = (uint32_t)(dev->pipes[i].key * 0x9E3779B97F4A7C15ull >> 40) & (cap - 1);
+    while (n[h].key) h = (h + 1) & (cap - 1);
+    n[h] = dev->pipes[i];
+  }
+  free(dev->pipes);
+  dev->pipes = n;
+  dev->pipe_cap = cap;
+  return PARITY_STATUS_OK;
+}
+
+static int32_t pipeline(parity_plugin_device_t *dev, const vkp_launch_t *l, VkPipeline *out) {
+  uint64_t key = pipe_key(l);
+  if (dev->pipe_cap) {
+    uint32_t h = (uint32_t)(key * 0x9E3779B97F4A7C15ull >> 40) & (dev->pipe_cap - 1);
+    for (; dev->pipes[h].key; h = (h + 1) & (dev->pipe_cap - 1))
+      if (dev->pipes[h].key == key) {
+        *out = dev->pipes[h].pipe;
+        return PARITY_STATUS_OK;
+      }
+  }
+  if (l->spv < 0 || l->spv >= VK_SPV_COUNT) return vkp_fail(PARITY_STATUS_INTERNAL, "vulkan: bad shader id %d", l->spv);
+  if (!dev->modules[l->spv]) {
+    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                   .codeSize = vk_spirv[l->spv].words * 4, .pCode = vk_spirv[l->spv].code};
+    VKP_CHECK(vkCreateShaderModule(dev->dev, &mi, NULL, &dev->modules[l->spv]), "vkCreateShaderModule",
+              vk_spirv[l->spv].name);
+  }
+  /* 0: work-group size, 1: op, 2: extra, 3: the device's double fma is fused (pmath.glsl) */
+  int32_t spec[4] = {(int32_t)l->local, l->op, l->extra, dev->fused_fma64 ? 1 : 0};
+  VkSpecializationMapEntry entries[4] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}, {3, 12, 4}};
+  VkSpecializationInfo si = {.mapEntryCount = 4, .pMapEntries = entries, .dataSize = sizeof spec, .pData = spec};
+  VkComputePipelineCreateInfo ci = {
+      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                .module = dev->modules[l->spv], .pName = "main", .pSpecializationInfo = &si},
+      .layout = dev->pipe_layout};
+  VkPipeline p;
+  VKP_CHECK(vkCreateComputePipelines(dev->dev, dev->pcache, 1, &ci, NULL, &p), "vkCreateComputePipelines",
+            vk_spirv[l->spv].name);
+  dev->pcache_dirty = 1;
+  if (2 * (dev->pipe_count + 1) > dev->pipe_cap) {
+    int32_t st = grow(dev);
+    if (st != PARITY_STATUS_OK) {
+      vkDestroyPipeline(dev->dev, p, NULL);
+      return st;
+    }
+  }
+  uint32_t h = (uint32_t)(key * 0x9E3779B97F4A7C15ull >> 40) & (dev->pipe_cap - 1);
+  while (dev->pipes[h].key) h = (h + 1) & (dev->pipe_cap - 1);
+  dev->pipes[h].key = key;
+  dev->pipes[h].pipe = p;
+  dev->pipe_count++;
+  *out = p;
+  return PARITY_STATUS_OK;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------------- */
+int32_t vkp_dispatch(parity_plugin_device_t *dev, const vkp_launch_t *l) {
+  VkPipeline pipe = VK_NULL_HANDLE;
+  int32_t st = pipeline(dev, l, &pipe);
+  if (st != PARITY_STATUS_OK) return st;
+  vkp_host_buf_t *ph;
+  uint64_t poff;
+  st = vkp_params(dev, l->params_size, &ph, &poff); /* may start a new batch: first */
+  if (st != PARITY_STATUS_OK) return st;
+  if (l->params_size) memcpy(ph->map + poff, l->params, l->params_size);
+
+  VkBuffer reads[VKP_MAX_OPERANDS + 1], writes[VKP_MAX_OPERANDS];
+  uint32_t nr = 0, nw = 0;
+  VkDescriptorBufferInfo bi[VKP_MAX_BINDINGS];
+  bi[0] = (VkDescriptorBufferInfo){ph->buf, poff, l->params_size ? l->params_size : 16};
+  for (uint32_t i = 1; i < VKP_MAX_BINDINGS; i++) bi[i] = (VkDescriptorBufferInfo){dev->dummy, 0, VK_WHOLE_SIZE};
+  bi[VKP_MAX_BINDINGS - 1] = (VkDescriptorBufferInfo){dev->mathtab->buf, 0, VK_WHOLE_SIZE};
+  for (uint32_t i = 0; i < l->noperands; i++) {
+    const parity_tensor_desc_t *t = l->operands[i].t;
+    if (!t || !t->buffer) continue;
+    uint64_t off, range;
+    int64_t base;
+    window_of(dev, t, &off, &range, &base);
+    bi[i + 1] = (VkDescriptorBufferInfo){t->buffer->buf, off, range};
+    if (l->operands[i].written) writes[nw++] = t->buffer->buf;
+    else reads[nr++] = t->buffer->buf;
+    t->buffer->last_use = dev->submitted + 1;
+  }
+  reads[nr++] = dev->mathtab->buf;
+  st = vkp_hazard(dev, reads, nr, writes, nw);
+  VkCommandBuffer cmd;
+  if (st == PARITY_STATUS_OK) st = vkp_cmd(dev, &cmd);
+  if (st != PARITY_STATUS_OK) return st;
+  VkDescriptorSet set;
+  VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                    .descriptorPool = dev->batch[dev->cur].pool, .descriptorSetCount = 1,
+                                    .pSetLayouts = &dev->set_layout};
+  VKP_CHECK(vkAllocateDescriptorSets(dev->dev, &ai, &set), "vkAllocateDescriptorSets", vk_spirv[l->spv].name);
+  VkWriteDescriptorSet w[VKP_MAX_BINDINGS];
+  for (uint32_t i = 0; i < VKP_MAX_BINDINGS; i++)
+    w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = i,
+                                  .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                  .pBufferInfo = &bi[i]};
+  vkUpdateDescriptorSets(dev->dev, VKP_MAX_BINDINGS, w, 0, NULL);
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, dev->pipe_layout, 0, 1, &set, 0, NULL);
+  if (l->push_size) vkCmdPushConstants(cmd, dev->pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, (l->push_size + 3) & ~3u, l->push);
+  vkCmdDispatch(cmd, l->groups[0], l->groups[1], l->groups[2]);
+  return PARITY_STATUS_OK;
+}
+
+int32_t vkp_scratch(parity_plugin_device_t *dev, uint64_t bytes, parity_plugin_buffer_t **out) {
+  if (bytes == 0) bytes = 16;
+  if (dev->scratch && dev->scratch->size >= bytes) {
+    *out = dev->scratch;
+    return PARITY_STATUS_OK;
+  }
+  uint64_t size = (bytes + 65535u) & ~(uint64_t)65535u;
+  if (size > dev->slot->info.max_buffer_bytes) size = bytes;
+  parity_plugin_buffer_t *b;
+  int32_t st = vkp_buffer_alloc(dev, size, &b);
+  if (st != PARITY_STATUS_OK) return st;
+  vkp_buffer_free(dev, dev->scratch); /* waits for work still using it */
+  dev->scratch = b;
+  *out = b;
+  return PARITY_STATUS_OK;
+}

@@ -1,0 +1,87 @@
+/* vk_errors.c — every VkResult: its name and the parity status it maps to. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "vk_internal.h"
+
+#define VKP_RESULTS(X)                                                          \
+  X(VK_SUCCESS, OK)                                                             \
+  X(VK_NOT_READY, DEVICE_ERROR)                                                 \
+  X(VK_TIMEOUT, DEVICE_ERROR)                                                   \
+  X(VK_EVENT_SET, DEVICE_ERROR)                                                 \
+  X(VK_EVENT_RESET, DEVICE_ERROR)                                               \
+  X(VK_INCOMPLETE, INTERNAL)                                                    \
+  X(VK_ERROR_OUT_OF_HOST_MEMORY, OUT_OF_MEMORY)                                 \
+  X(VK_ERROR_OUT_OF_DEVICE_MEMORY, OUT_OF_MEMORY)                               \
+  X(VK_ERROR_INITIALIZATION_FAILED, UNAVAILABLE)                                \
+  X(VK_ERROR_DEVICE_LOST, DEVICE_ERROR)                                         \
+  X(VK_ERROR_MEMORY_MAP_FAILED, DEVICE_ERROR)                                   \
+  X(VK_ERROR_LAYER_NOT_PRESENT, UNAVAILABLE)                                    \
+  X(VK_ERROR_EXTENSION_NOT_PRESENT, UNSUPPORTED)                                \
+  X(VK_ERROR_FEATURE_NOT_PRESENT, UNSUPPORTED)                                  \
+  X(VK_ERROR_INCOMPATIBLE_DRIVER, UNAVAILABLE)                                  \
+  X(VK_ERROR_TOO_MANY_OBJECTS, OUT_OF_MEMORY)                                   \
+  X(VK_ERROR_FORMAT_NOT_SUPPORTED, UNSUPPORTED)                                 \
+  X(VK_ERROR_FRAGMENTED_POOL, OUT_OF_MEMORY)                                    \
+  X(VK_ERROR_UNKNOWN, DEVICE_ERROR)                                             \
+  X(VK_ERROR_OUT_OF_POOL_MEMORY, OUT_OF_MEMORY)                                 \
+  X(VK_ERROR_INVALID_EXTERNAL_HANDLE, INVALID_ARGUMENT)                         \
+  X(VK_ERROR_FRAGMENTATION, OUT_OF_MEMORY)                                      \
+  X(VK_ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS, INVALID_ARGUMENT)                  \
+  X(VK_PIPELINE_COMPILE_REQUIRED, INTERNAL)                                     \
+  X(VK_ERROR_SURFACE_LOST_KHR, DEVICE_ERROR)                                    \
+  X(VK_ERROR_NATIVE_WINDOW_IN_USE_KHR, DEVICE_ERROR)                            \
+  X(VK_SUBOPTIMAL_KHR, DEVICE_ERROR)                                            \
+  X(VK_ERROR_OUT_OF_DATE_KHR, DEVICE_ERROR)                                     \
+  X(VK_ERROR_INCOMPATIBLE_DISPLAY_KHR, DEVICE_ERROR)                            \
+  X(VK_ERROR_VALIDATION_FAILED_EXT, INTERNAL)                                   \
+  X(VK_ERROR_INVALID_SHADER_NV, INTERNAL)                                       \
+  X(VK_ERROR_INVALID_DRM_FORMAT_MODIFIER_PLANE_LAYOUT_EXT, INTERNAL)            \
+  X(VK_ERROR_NOT_PERMITTED_KHR, UNAVAILABLE)                                    \
+  X(VK_ERROR_FULL_SCREEN_EXCLUSIVE_MODE_LOST_EXT, DEVICE_ERROR)                 \
+  X(VK_THREAD_IDLE_KHR, DEVICE_ERROR)                                           \
+  X(VK_THREAD_DONE_KHR, DEVICE_ERROR)                                           \
+  X(VK_OPERATION_DEFERRED_KHR, DEVICE_ERROR)                                    \
+  X(VK_OPERATION_NOT_DEFERRED_KHR, DEVICE_ERROR)                                \
+  X(VK_ERROR_COMPRESSION_EXHAUSTED_EXT, OUT_OF_MEMORY)
+
+const char *vkp_result_name(VkResult r) {
+  switch (r) {
+#define X(name, st) case name: return #name;
+    VKP_RESULTS(X)
+#undef X
+    default: return NULL;
+  }
+}
+
+int32_t vkp_result_status(VkResult r) {
+  switch (r) {
+#define X(name, st) case name: return PARITY_STATUS_##st;
+    VKP_RESULTS(X)
+#undef X
+    default: return r < 0 ? PARITY_STATUS_DEVICE_ERROR : PARITY_STATUS_INTERNAL;
+  }
+}
+
+int32_t vkp_vk_fail(VkResult r, const char *call, const char *what) {
+  const char *name = vkp_result_name(r);
+  char code[48];
+  if (!name) {
+    snprintf(code, sizeof code, "unknown VkResult %d", (int)r);
+    name = code;
+  }
+  int32_t st = vkp_result_status(r);
+  if (st == PARITY_STATUS_OK) st = PARITY_STATUS_INTERNAL;
+  if (what && *what) return vkp_fail(st, "vulkan: %s: %s (%s)", call, name, what);
+  return vkp_fail(st, "vulkan: %s: %s", call, name);
+}
+
+void vkp_log(int32_t level, const char *fmt, ...) {
+  if (!vkp_host || !vkp_host->log) return;
+  char buf[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  vkp_host->log(vkp_host->host_data, level, buf);
+}

@@ -1,0 +1,237 @@
+/* vk_internal.h — shared by the Vulkan plugin's files. Each kernel family has a host file
+ * (elementwise.c, reduce.c, ...) and a shader file (shaders/<family>.comp, compiled to SPIR-V
+ * variants at build time). Device setup, memory, command batches, pipelines and the pipeline
+ * cache live apart from the kernels.
+ *
+ * Dispatch model: every operand is bound as a storage buffer window [bind_off, bind_off+range)
+ * that starts at or below the tensor's lowest byte, aligned to minStorageBufferOffsetAlignment
+ * and to the element size; shaders index it in elements from base = (offset - bind_off)/esize,
+ * with 32-bit arithmetic (windows are at most 2^31 bytes). Binding 0 is the dispatch's parameter
+ * block (geometry), in a host-visible ring; small scalars travel in push constants. */
+#ifndef PARITY_VK_INTERNAL_H
+#define PARITY_VK_INTERNAL_H
+
+#include <stdint.h>
+#include <vulkan/vulkan.h>
+
+#include "parity_plugin.h"
+#include "parity_support/contract.h"
+#include "parity_support/desc.h"
+#include "parity_support/dtype.h"
+#include "parity_support/layout.h"
+#include "parity_support/ops.h"
+#include "vk_shaders.h" /* generated: VK_SPV_* ids, vk_spirv[] */
+
+/* ---- errors (vk_errors.c) ------------------------------------------------------------------ */
+extern const parity_host_api_t *vkp_host;
+#define vkp_fail(status, ...) psup_report(vkp_host, (status), __VA_ARGS__)
+const char *vkp_result_name(VkResult r); /* "VK_ERROR_OUT_OF_DEVICE_MEMORY", NULL if unknown */
+int32_t vkp_result_status(VkResult r);
+/* Report "vulkan: <call>: VK_NAME (what)" and return the mapped status. */
+int32_t vkp_vk_fail(VkResult r, const char *call, const char *what);
+#define VKP_CHECK(expr, call, what)                                     \
+  do {                                                                  \
+    VkResult vkp_r_ = (expr);                                           \
+    if (vkp_r_ != VK_SUCCESS) return vkp_vk_fail(vkp_r_, call, what);   \
+  } while (0)
+void vkp_log(int32_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- what init() learned about each physical device (read-only afterwards) ----------------- */
+typedef struct vkp_slot_t {
+  VkPhysicalDevice phys;
+  parity_device_info_t info;
+  VkPhysicalDeviceProperties props;
+  uint32_t queue_family;
+  int has_f64, has_i64, has_16bit, has_8bit, nan_preserve;
+  int cpu_like;            /* lavapipe, SwiftShader: few large work-groups */
+  uint64_t max_range;      /* bytes one binding may span: min(maxStorageBufferRange, 2^31) */
+  uint32_t min_align;      /* minStorageBufferOffsetAlignment */
+  uint32_t max_groups[3];  /* maxComputeWorkGroupCount */
+  uint32_t max_local;      /* maxComputeWorkGroupInvocations */
+  uint32_t subgroup_size;
+  uint32_t shared_bytes;   /* maxComputeSharedMemorySize */
+  psup_caps_t caps;
+} vkp_slot_t;
+
+const vkp_slot_t *vkp_slot(uint32_t index);
+extern VkInstance vkp_instance;
+/* First validation-layer error since the last check (PARITY_VULKAN_VALIDATION); NULL if none. */
+const char *vkp_take_validation_error(void);
+
+/* ---- memory ----------------------------------------------------------------------------------- */
+struct parity_plugin_buffer_t {
+  VkBuffer buf;
+  VkDeviceMemory mem;
+  uint64_t size;  /* what the host asked for */
+  uint64_t alloc; /* VkBuffer size (>= 16, multiple of 4) */
+  uint64_t last_use; /* batch serial of the last command that used it */
+};
+
+/* ---- batches: command buffers recorded and submitted in order -------------------------------- */
+#define VKP_SLOTS 3          /* batches in flight */
+#define VKP_MAX_BINDINGS 9   /* binding 0: params; 1..7: operands; 8: math tables */
+#define VKP_BATCH_DISPATCHES 512
+#define VKP_PARAM_BYTES (256u * 1024u)
+#define VKP_STAGING_BYTES (16u * 1024u * 1024u)
+#define VKP_TRACK 64         /* buffers tracked between barriers */
+
+typedef struct vkp_batch_t {
+  VkCommandBuffer cmd;
+  VkDescriptorPool pool;
+  uint64_t serial;   /* timeline value signalled when this batch completes (0: never submitted) */
+  uint32_t dispatches, sets;
+  uint64_t param_used, staging_used;
+  int recording;
+} vkp_batch_t;
+
+/* A host-visible, coherent, persistently mapped buffer. */
+typedef struct vkp_host_buf_t {
+  VkBuffer buf;
+  VkDeviceMemory mem;
+  uint8_t *map;
+  uint64_t size;
+} vkp_host_buf_t;
+
+typedef struct vkp_pipe_t {
+  uint64_t key; /* spv id, op, local size, extra; 0 = empty */
+  VkPipeline pipe;
+} vkp_pipe_t;
+
+struct parity_plugin_device_t {
+  uint32_t index;
+  const vkp_slot_t *slot;
+  VkDevice dev;
+  VkQueue queue;
+  VkCommandPool cmd_pool;
+  VkSemaphore timeline;
+  uint64_t submitted;  /* last serial submitted */
+  uint64_t completed;  /* last serial known complete */
+  vkp_batch_t batch[VKP_SLOTS];
+  uint32_t cur;        /* batch being recorded */
+  vkp_host_buf_t params[VKP_SLOTS], staging[VKP_SLOTS];
+  uint32_t mem_device, mem_host; /* memory type indices */
+  int device_is_host_visible;
+  VkDescriptorSetLayout set_layout;
+  VkPipelineLayout pipe_layout;
+  VkPipelineCache pcache;
+  int pcache_dirty;
+  VkShaderModule modules[VK_SPV_COUNT];
+  vkp_pipe_t *pipes;
+  uint32_t pipe_cap, pipe_count;
+  VkBuffer dummy; /* bound to unused operand slots */
+  VkDeviceMemory dummy_mem;
+  /* hazard tracking since the last barrier: buffers written / read */
+  VkBuffer written[VKP_TRACK], read[VKP_TRACK];
+  uint32_t nwritten, nread;
+  int need_barrier_all;
+  uint32_t max_groups; /* cap on work-groups per dispatch; shaders loop past it */
+  uint32_t local;      /* default work-group size for 1-D kernels */
+  int32_t deferred_status; /* error of a submitted batch, reported by the next call */
+  parity_plugin_buffer_t *scratch; /* grows on demand (vkp_scratch) */
+  parity_plugin_buffer_t *mathtab; /* the software math library's tables (vk_mathtab.c) */
+  int fused_fma64; /* fma() on doubles rounds once (probed at open, vk_probe.c) */
+};
+
+int32_t vkp_device_open(uint32_t index, parity_plugin_device_t **out_dev);
+void vkp_device_close(parity_plugin_device_t *dev);
+
+/* memory and queue: vk_memory.c */
+int32_t vkp_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out);
+void vkp_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b);
+int32_t vkp_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, const void *src,
+                         uint64_t size);
+int32_t vkp_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, void *dst,
+                        uint64_t size);
+int32_t vkp_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_off,
+                        parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size);
+int32_t vkp_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, uint64_t size,
+                        const void *pattern, uint32_t psize);
+int32_t vkp_synchronize(parity_plugin_device_t *dev);
+int32_t vkp_host_buf_create(parity_plugin_device_t *dev, uint64_t size, VkBufferUsageFlags usage,
+                            vkp_host_buf_t *out);
+void vkp_host_buf_destroy(parity_plugin_device_t *dev, vkp_host_buf_t *h);
+
+/* batches: vk_batch.c */
+/* The command buffer being recorded (begun on demand). */
+int32_t vkp_cmd(parity_plugin_device_t *dev, VkCommandBuffer *out);
+/* Submit the current batch (if it has commands); with wait, wait until everything completed. */
+int32_t vkp_flush(parity_plugin_device_t *dev, int wait);
+/* Record a barrier before a command that reads `reads` and writes `writes` if it depends on
+ * earlier commands of this batch (RAW, WAR, WAW on the same buffer). */
+int32_t vkp_hazard(parity_plugin_device_t *dev, const VkBuffer *reads, uint32_t nreads, const VkBuffer *writes,
+                   uint32_t nwrites);
+/* Space in the current batch's staging (or params) ring; flushes and rotates when full.
+ * *out_off is the offset within that ring buffer. */
+int32_t vkp_staging(parity_plugin_device_t *dev, uint64_t bytes, uint64_t align, vkp_host_buf_t **out_buf,
+                    uint64_t *out_off);
+int32_t vkp_params(parity_plugin_device_t *dev, uint64_t bytes, vkp_host_buf_t **out_buf, uint64_t *out_off);
+int32_t vkp_batch_init(parity_plugin_device_t *dev);
+void vkp_batch_destroy(parity_plugin_device_t *dev);
+
+/* ---- pipelines and dispatch (vk_dispatch.c) --------------------------------------------------- */
+/* One operand binding: a tensor (or NULL) and whether the kernel writes it. */
+typedef struct vkp_operand_t {
+  const parity_tensor_desc_t *t;
+  int written;
+} vkp_operand_t;
+
+/* A dispatch: shader variant, specialization values, operands (bindings 1..n), parameter block
+ * (binding 0) and push constants. groups[3] work-groups (already folded under the limits). */
+#define VKP_MAX_OPERANDS 7
+#define VKP_PUSH_BYTES 128
+typedef struct vkp_launch_t {
+  int spv;                 /* VK_SPV_* */
+  int32_t op;              /* specialization constant 1 */
+  uint32_t local;          /* specialization constant 0 (work-group size x) */
+  int32_t extra;           /* specialization constant 2 */
+  uint32_t noperands;
+  vkp_operand_t operands[VKP_MAX_OPERANDS];
+  const void *params;      /* copied into the parameter ring; may be NULL */
+  uint32_t params_size;
+  uint8_t push[VKP_PUSH_BYTES];
+  uint32_t push_size;
+  uint32_t groups[3];
+} vkp_launch_t;
+
+/* Element offset of each operand within its binding window (operand order), for the params. */
+typedef struct vkp_bases_t {
+  int64_t base[VKP_MAX_OPERANDS];
+} vkp_bases_t;
+
+/* Compute binding windows and element bases for the launch's operands. */
+int32_t vkp_bind_bases(parity_plugin_device_t *dev, const vkp_launch_t *l, vkp_bases_t *out);
+/* Record the dispatch (pipeline created on first use). */
+int32_t vkp_dispatch(parity_plugin_device_t *dev, const vkp_launch_t *l);
+/* Work-groups for `items` work-items of size `local`, folded into x/y under the device limits and
+ * the cap (kernels loop over the rest with a grid stride). */
+void vkp_groups_for(const parity_plugin_device_t *dev, uint64_t items, uint32_t local, uint32_t groups[3]);
+/* OK when the tensor's byte extent fits one binding window (maxStorageBufferRange, 2^31 bytes). */
+int32_t vkp_check_window(const parity_plugin_device_t *dev, const parity_op_desc_t *d);
+/* A device scratch buffer of at least `bytes` (contents undefined). Reuse across dispatches is
+ * safe: hazard tracking orders them. */
+int32_t vkp_scratch(parity_plugin_device_t *dev, uint64_t bytes, parity_plugin_buffer_t **out);
+/* Measure device behaviour the kernels depend on (vk_probe.c): fused_fma64. */
+int32_t vkp_probe(parity_plugin_device_t *dev);
+/* Upload the math tables (binding 8 of every kernel). */
+int32_t vkp_mathtab_create(parity_plugin_device_t *dev);
+int32_t vkp_pipeline_cache_load(parity_plugin_device_t *dev);
+void vkp_pipeline_cache_save(parity_plugin_device_t *dev);
+
+/* ---- kernel families ------------------------------------------------------------------------- */
+#define VKP_FAMILY(name)                                                                     \
+  int32_t vkp_##name##_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);     \
+  int32_t vkp_##name##_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d);      \
+  int32_t vkp_##name##_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
+VKP_FAMILY(elementwise)
+VKP_FAMILY(reduce)
+VKP_FAMILY(matmul)
+VKP_FAMILY(conv2d)
+VKP_FAMILY(softmax)
+#undef VKP_FAMILY
+
+/* The variant named "<kernel>_<suffix>" (suffix NULL: "<kernel>"), or -1 with UNSUPPORTED reported. */
+int vkp_spv_find(const char *kernel, const char *suffix);
+const parity_plugin_api_t *vkp_plugin_api(void);
+void vkp_set_host(const parity_host_api_t *host);
+
+#endif

@@ -1,0 +1,359 @@
+/* vk_plugin.c — the Vulkan plugin's function table: instance and device enumeration at init,
+ * device info, the optional Khronos validation layer, descriptor validation and dispatch to the
+ * kernel family files. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+const parity_host_api_t *vkp_host;
+VkInstance vkp_instance;
+
+void vkp_set_host(const parity_host_api_t *host) { vkp_host = host; }
+
+#define VKP_MAX_DEVICES 16
+static vkp_slot_t slots[VKP_MAX_DEVICES];
+static uint32_t slot_count;
+
+const vkp_slot_t *vkp_slot(uint32_t index) { return index < slot_count ? &slots[index] : NULL; }
+
+/* ---- validation layer (PARITY_VULKAN_VALIDATION=1, or =sync with synchronization checks) ----- */
+static VkDebugUtilsMessengerEXT messenger;
+static _Atomic int validation_pending;
+static char validation_msg[1024];
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT sev,
+                                                    VkDebugUtilsMessageTypeFlagsEXT type,
+                                                    const VkDebugUtilsMessengerCallbackDataEXT *data,
+                                                    void *user) {
+  (void)type, (void)user;
+  if (!(sev & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)))
+    return VK_FALSE;
+  const char *m = data && data->pMessage ? data->pMessage : "(no message)";
+  vkp_log(PARITY_LOG_WARNING, "vulkan validation: %s", m);
+  int expected = 0;
+  if (atomic_compare_exchange_strong(&validation_pending, &expected, 2)) {
+    snprintf(validation_msg, sizeof validation_msg, "%s", m);
+    atomic_store(&validation_pending, 1);
+  }
+  return VK_FALSE;
+}
+
+const char *vkp_take_validation_error(void) {
+  static _Thread_local char copy[1024];
+  int expected = 1;
+  if (!atomic_compare_exchange_strong(&validation_pending, &expected, 0)) return NULL;
+  snprintf(copy, sizeof copy, "%s", validation_msg);
+  return copy;
+}
+
+static int layer_present(const char *name) {
+  uint32_t n = 0;
+  if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return 0;
+  VkLayerProperties *p = calloc(n, sizeof *p);
+  int found = 0;
+  if (p && vkEnumerateInstanceLayerProperties(&n, p) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !found; i++) found = strcmp(p[i].layerName, name) == 0;
+  free(p);
+  return found;
+}
+
+static int32_t create_instance(void) {
+  const char *val = getenv("PARITY_VULKAN_VALIDATION");
+  int validate = val && *val && strcmp(val, "0") != 0, sync = validate && strcmp(val, "sync") == 0;
+  const char *layer = "VK_LAYER_KHRONOS_validation";
+  if (validate && !layer_present(layer))
+    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "vulkan: PARITY_VULKAN_VALIDATION is set but %s is not installed "
+                    "(Debian: apt install vulkan-validationlayers)", layer);
+  VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "parity",
+                           .pEngineName = "parity", .apiVersion = VK_API_VERSION_1_2};
+  VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+                                      .enabledValidationFeatureCount = 1, .pEnabledValidationFeatures = enables};
+  VkDebugUtilsMessengerCreateInfoEXT dbg = {
+      .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+      .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+      .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+      .pfnUserCallback = on_validation,
+      .pNext = sync ? &features : NULL};
+  const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+  VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app,
+                             .enabledLayerCount = validate ? 1u : 0u, .ppEnabledLayerNames = &layer,
+                             .enabledExtensionCount = validate ? 1u : 0u, .ppEnabledExtensionNames = exts,
+                             .pNext = validate ? &dbg : NULL};
+  VkResult r = vkCreateInstance(&ci, NULL, &vkp_instance);
+  if (r == VK_ERROR_INCOMPATIBLE_DRIVER || r == VK_ERROR_INITIALIZATION_FAILED)
+    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "vulkan: no Vulkan device found; install mesa-vulkan-drivers or a GPU "
+                    "driver (vkCreateInstance: %s)", vkp_result_name(r));
+  VKP_CHECK(r, "vkCreateInstance", "Vulkan 1.2 instance");
+  if (validate) {
+    PFN_vkCreateDebugUtilsMessengerEXT create =
+        (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(vkp_instance, "vkCreateDebugUtilsMessengerEXT");
+    dbg.pNext = NULL; /* the validation features chain belongs to the instance only */
+    if (create) create(vkp_instance, &dbg, NULL, &messenger);
+    vkp_log(PARITY_LOG_INFO, "vulkan: validation layer on%s", sync ? " (synchronization validation)" : "");
+  }
+  return PARITY_STATUS_OK;
+}
+
+static void add_device(VkPhysicalDevice pd) {
+  if (slot_count >= VKP_MAX_DEVICES) return;
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(pd, &props);
+  if (props.apiVersion < VK_API_VERSION_1_2) {
+    vkp_log(PARITY_LOG_WARNING, "vulkan: skipping '%s': Vulkan %u.%u, parity needs 1.2", props.deviceName,
+            VK_API_VERSION_MAJOR(props.apiVersion), VK_API_VERSION_MINOR(props.apiVersion));
+    return;
+  }
+  uint32_t nq = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
+  VkQueueFamilyProperties qf[32];
+  if (nq > 32) nq = 32;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, qf);
+  uint32_t family = UINT32_MAX;
+  for (uint32_t i = 0; i < nq; i++) /* prefer a compute queue without graphics (async compute) */
+    if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && (family == UINT32_MAX || !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)))
+      family = i;
+  if (family == UINT32_MAX) {
+    vkp_log(PARITY_LOG_WARNING, "vulkan: skipping '%s': no compute queue", props.deviceName);
+    return;
+  }
+  VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12};
+  VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  VkPhysicalDeviceFloatControlsProperties fc = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+  VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, .pNext = &fc};
+  VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
+                                               .pNext = &sg};
+  VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
+  vkGetPhysicalDeviceProperties2(pd, &p2);
+  if (props.limits.maxPerStageDescriptorStorageBuffers < VKP_MAX_BINDINGS) {
+    vkp_log(PARITY_LOG_WARNING, "vulkan: skipping '%s': %u storage buffers per stage, parity binds %d",
+            props.deviceName, props.limits.maxPerStageDescriptorStorageBuffers, VKP_MAX_BINDINGS);
+    return;
+  }
+  if (!f12.timelineSemaphore) {
+    vkp_log(PARITY_LOG_WARNING, "vulkan: skipping '%s': no timeline semaphores", props.deviceName);
+    return;
+  }
+  vkp_slot_t *s = &slots[slot_count++];
+  memset(s, 0, sizeof *s);
+  s->phys = pd;
+  s->props = props;
+  s->queue_family = family;
+  /* f64 kernels compute transcendentals in software double and need 64-bit integers for nothing */
+  s->has_f64 = f2.features.shaderFloat64 && fc.shaderSignedZeroInfNanPreserveFloat64;
+  s->has_i64 = f2.features.shaderInt64;
+  /* the shaders convert through 16- and 8-bit integer types, which need shaderInt16/shaderInt8 */
+  s->has_16bit = f11.storageBuffer16BitAccess && f2.features.shaderInt16;
+  s->has_8bit = f12.storageBuffer8BitAccess && f12.shaderInt8;
+  s->nan_preserve = fc.shaderSignedZeroInfNanPreserveFloat32;
+  s->cpu_like = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  uint64_t range = props.limits.maxStorageBufferRange;
+  s->max_range = range < (1ull << 31) ? range : (1ull << 31);
+  s->min_align = (uint32_t)props.limits.minStorageBufferOffsetAlignment;
+  if (s->min_align < 1) s->min_align = 1;
+  for (int i = 0; i < 3; i++) s->max_groups[i] = props.limits.maxComputeWorkGroupCount[i];
+  s->max_local = props.limits.maxComputeWorkGroupInvocations;
+  s->subgroup_size = sg.subgroupSize;
+  s->shared_bytes = props.limits.maxComputeSharedMemorySize;
+
+  parity_device_info_t *info = &s->info;
+  info->struct_size = sizeof *info;
+  switch (props.deviceType) {
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: info->type = PARITY_DEVICE_TYPE_SOFTWARE_GPU; break;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: info->type = PARITY_DEVICE_TYPE_GPU; break;
+    default: info->type = PARITY_DEVICE_TYPE_OTHER;
+  }
+  snprintf(info->name, sizeof info->name, "%.127s", props.deviceName);
+  snprintf(info->driver, sizeof info->driver, "Vulkan %u.%u.%u, driver 0x%x", VK_API_VERSION_MAJOR(props.apiVersion),
+           VK_API_VERSION_MINOR(props.apiVersion), VK_API_VERSION_PATCH(props.apiVersion), props.driverVersion);
+  VkPhysicalDeviceMemoryProperties mp;
+  vkGetPhysicalDeviceMemoryProperties(pd, &mp);
+  uint64_t best = 0;
+  for (uint32_t i = 0; i < mp.memoryHeapCount; i++)
+    if ((mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) && mp.memoryHeaps[i].size > best)
+      best = mp.memoryHeaps[i].size;
+  info->memory_bytes = best;
+  info->max_buffer_bytes = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : best;
+  info->dtype_mask = PARITY_DTYPE_BIT(PARITY_DTYPE_F32) | PARITY_DTYPE_BIT(PARITY_DTYPE_I32);
+  if (s->has_16bit) info->dtype_mask |= PARITY_DTYPE_BIT(PARITY_DTYPE_F16) | PARITY_DTYPE_BIT(PARITY_DTYPE_BF16);
+  if (s->has_f64) info->dtype_mask |= PARITY_DTYPE_BIT(PARITY_DTYPE_F64);
+  if (s->has_i64) info->dtype_mask |= PARITY_DTYPE_BIT(PARITY_DTYPE_I64);
+  if (s->has_8bit) info->dtype_mask |= PARITY_DTYPE_BIT(PARITY_DTYPE_BOOL);
+  info->flags = PARITY_DEVICE_FLAG_DETERMINISTIC; /* no atomics, fixed trees, fixed geometry */
+  /* lavapipe keeps f32 denormals through add/mul (measured); elsewhere the default float
+   * controls are the driver's choice */
+  info->denormals = s->cpu_like ? PARITY_DENORMALS_PRESERVED : PARITY_DENORMALS_UNKNOWN;
+  s->caps.backend = "vulkan";
+  s->caps.device = info->name;
+  s->caps.dtype_mask = info->dtype_mask;
+  s->caps.missing[PARITY_DTYPE_F64] = "shaderFloat64 and shaderSignedZeroInfNanPreserveFloat64";
+  s->caps.missing[PARITY_DTYPE_I64] = "shaderInt64";
+  s->caps.missing[PARITY_DTYPE_F16] = "storageBuffer16BitAccess and shaderInt16";
+  s->caps.missing[PARITY_DTYPE_BF16] = "storageBuffer16BitAccess and shaderInt16";
+  s->caps.missing[PARITY_DTYPE_BOOL] = "storageBuffer8BitAccess and shaderInt8";
+  vkp_log(PARITY_LOG_DEBUG, "vulkan: device %u: %s (%s), f64 %s, i64 %s, 16-bit %s, 8-bit %s, subgroup %u, "
+          "max range %llu", slot_count - 1, info->name, info->driver, s->has_f64 ? "yes" : "no",
+          s->has_i64 ? "yes" : "no", s->has_16bit ? "yes" : "no", s->has_8bit ? "yes" : "no", s->subgroup_size,
+          (unsigned long long)s->max_range);
+}
+
+static void vkp_shutdown(void) {
+  if (vkp_instance) {
+    if (messenger) {
+      PFN_vkDestroyDebugUtilsMessengerEXT destroy =
+          (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(vkp_instance, "vkDestroyDebugUtilsMessengerEXT");
+      if (destroy) destroy(vkp_instance, messenger, NULL);
+      messenger = VK_NULL_HANDLE;
+    }
+    vkDestroyInstance(vkp_instance, NULL);
+  }
+  vkp_instance = VK_NULL_HANDLE;
+  slot_count = 0;
+}
+
+static int32_t vkp_init(void) {
+  slot_count = 0;
+  int32_t st = create_instance();
+  if (st != PARITY_STATUS_OK) return st;
+  uint32_t n = 0;
+  VkResult r = vkEnumeratePhysicalDevices(vkp_instance, &n, NULL);
+  if (r != VK_SUCCESS || n == 0) {
+    vkp_shutdown();
+    return vkp_fail(PARITY_STATUS_UNAVAILABLE,
+                    "vulkan: no Vulkan device found; install mesa-vulkan-drivers or a GPU driver");
+  }
+  VkPhysicalDevice pds[VKP_MAX_DEVICES];
+  if (n > VKP_MAX_DEVICES) n = VKP_MAX_DEVICES;
+  r = vkEnumeratePhysicalDevices(vkp_instance, &n, pds);
+  if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+    vkp_shutdown();
+    return vkp_vk_fail(r, "vkEnumeratePhysicalDevices", "listing devices");
+  }
+  for (uint32_t i = 0; i < n; i++) add_device(pds[i]);
+  if (slot_count == 0) {
+    vkp_shutdown();
+    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "vulkan: %u Vulkan device(s) but none usable (parity needs Vulkan 1.2, "
+                    "a compute queue and timeline semaphores)", n);
+  }
+  return PARITY_STATUS_OK;
+}
+
+static int32_t vkp_get_device_count(uint32_t *out_count) {
+  *out_count = slot_count;
+  return PARITY_STATUS_OK;
+}
+
+static int32_t vkp_get_device_info(uint32_t index, parity_device_info_t *out) {
+  if (index >= slot_count)
+    return vkp_fail(PARITY_STATUS_OUT_OF_RANGE, "vulkan: device %u does not exist (%u devices)", index, slot_count);
+  uint32_t size = out->struct_size < sizeof slots[index].info ? out->struct_size : (uint32_t)sizeof slots[index].info;
+  parity_device_info_t info = slots[index].info;
+  info.struct_size = size;
+  memcpy(out, &info, size);
+  return PARITY_STATUS_OK;
+}
+
+/* ---- validation and dispatch ---------------------------------------------------------------- */
+static int32_t check_alignment(const parity_op_desc_t *d) {
+  for (int pass = 0; pass < 2; pass++) {
+    uint32_t n = pass ? d->num_outputs : d->num_inputs;
+    for (uint32_t i = 0; i < n; i++) {
+      const parity_tensor_desc_t *t = pass ? d->outputs[i] : d->inputs[i];
+      if (t && t->offset_bytes % psup_dtype_size(t->dtype))
+        return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s: %s %u starts at byte offset %llu, not a multiple of "
+                        "its %u-byte element", psup_op_name(d->op), pass ? "output" : "input", i,
+                        (unsigned long long)t->offset_bytes, psup_dtype_size(t->dtype));
+    }
+  }
+  return PARITY_STATUS_OK;
+}
+
+static int32_t family_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  char msg[512];
+  int32_t st = psup_check_operands(d, &dev->slot->caps, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return vkp_fail(st, "%s", msg);
+  if ((st = check_alignment(d)) != PARITY_STATUS_OK) return st;
+  if ((st = vkp_check_window(dev, d)) != PARITY_STATUS_OK) return st;
+  switch (psup_kind_family(psup_op_info(d->op)->kind)) {
+    case PARITY_FAMILY_ELEMENTWISE: return vkp_elementwise_supports(dev, d);
+    case PARITY_FAMILY_REDUCE: return vkp_reduce_supports(dev, d);
+    case PARITY_FAMILY_MATMUL: return vkp_matmul_supports(dev, d);
+    case PARITY_FAMILY_CONV2D: return vkp_conv2d_supports(dev, d);
+    case PARITY_FAMILY_SOFTMAX: return vkp_softmax_supports(dev, d);
+    default: return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: unknown op family");
+  }
+}
+
+static int32_t vkp_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  char msg[512];
+  int32_t st = psup_check_op_desc(d, 0, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return vkp_fail(st, "vulkan: %s", msg);
+  return family_supports(dev, d);
+}
+
+static uint64_t buffer_size(const parity_plugin_buffer_t *b) { return b ? b->size : 0; }
+
+/* Every kernel entry validates the whole descriptor first: the host is not trusted. */
+static int32_t validate(parity_plugin_device_t *dev, const parity_op_desc_t *d, int32_t family, int32_t direction) {
+  if (dev->deferred_status != PARITY_STATUS_OK) {
+    int32_t st = dev->deferred_status;
+    dev->deferred_status = PARITY_STATUS_OK;
+    return vkp_fail(st, "vulkan: earlier work on this device failed (see the previous error)");
+  }
+  char msg[512];
+  int32_t st = psup_check_kernel_entry(d, family, direction, buffer_size, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return vkp_fail(st, "vulkan: %s", msg);
+  return family_supports(dev, d);
+}
+
+#define VKP_ENTRY(name, FAMILY, dir, DIR)                                                       \
+  static int32_t entry_##name##_##dir(parity_plugin_device_t *dev, const parity_op_desc_t *d) { \
+    int32_t st = validate(dev, d, PARITY_FAMILY_##FAMILY, PARITY_DIRECTION_##DIR);             \
+    return st != PARITY_STATUS_OK ? st : vkp_##name##_##dir(dev, d);                           \
+  }
+#define VKP_ENTRIES(name, FAMILY)           \
+  VKP_ENTRY(name, FAMILY, forward, FORWARD) \
+  VKP_ENTRY(name, FAMILY, backward, BACKWARD)
+VKP_ENTRIES(elementwise, ELEMENTWISE)
+VKP_ENTRIES(reduce, REDUCE)
+VKP_ENTRIES(matmul, MATMUL)
+VKP_ENTRIES(conv2d, CONV2D)
+VKP_ENTRIES(softmax, SOFTMAX)
+
+static const parity_plugin_api_t vkp_api = {
+    .struct_size = sizeof(parity_plugin_api_t),
+    .init = vkp_init,
+    .shutdown = vkp_shutdown,
+    .get_device_count = vkp_get_device_count,
+    .get_device_info = vkp_get_device_info,
+    .device_open = vkp_device_open,
+    .device_close = vkp_device_close,
+    .buffer_alloc = vkp_buffer_alloc,
+    .buffer_free = vkp_buffer_free,
+    .buffer_write = vkp_buffer_write,
+    .buffer_read = vkp_buffer_read,
+    .buffer_copy = vkp_buffer_copy,
+    .buffer_fill = vkp_buffer_fill,
+    .synchronize = vkp_synchronize,
+    .supports = vkp_supports,
+    .elementwise_forward = entry_elementwise_forward,
+    .elementwise_backward = entry_elementwise_backward,
+    .reduce_forward = entry_reduce_forward,
+    .reduce_backward = entry_reduce_backward,
+    .matmul_forward = entry_matmul_forward,
+    .matmul_backward = entry_matmul_backward,
+    .conv2d_forward = entry_conv2d_forward,
+    .conv2d_backward = entry_conv2d_backward,
+    .softmax_forward = entry_softmax_forward,
+    .softmax_backward = entry_softmax_backward,
+};
+
+const parity_plugin_api_t *vkp_plugin_api(void) { return &vkp_api; }

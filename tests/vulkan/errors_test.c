@@ -1,0 +1,34 @@
+/* The Vulkan plugin's VkResult table (plugins/vulkan/vk_errors.c, compiled into this test): every
+ * result Vulkan 1.3 defines has its name and a status; unknown codes still get a status. */
+#include <criterion/criterion.h>
+
+#include "../../plugins/vulkan/vk_errors.c"
+
+const parity_host_api_t *vkp_host; /* vk_errors.c logs through it; NULL here */
+
+Test(vk_errors, every_vkresult_has_its_name_and_a_status) {
+  const VkResult codes[] = {VK_NOT_READY, VK_TIMEOUT, VK_INCOMPLETE, VK_ERROR_OUT_OF_HOST_MEMORY,
+                            VK_ERROR_OUT_OF_DEVICE_MEMORY, VK_ERROR_INITIALIZATION_FAILED, VK_ERROR_DEVICE_LOST,
+                            VK_ERROR_MEMORY_MAP_FAILED, VK_ERROR_LAYER_NOT_PRESENT, VK_ERROR_EXTENSION_NOT_PRESENT,
+                            VK_ERROR_FEATURE_NOT_PRESENT, VK_ERROR_INCOMPATIBLE_DRIVER, VK_ERROR_TOO_MANY_OBJECTS,
+                            VK_ERROR_FORMAT_NOT_SUPPORTED, VK_ERROR_FRAGMENTED_POOL, VK_ERROR_UNKNOWN,
+                            VK_ERROR_OUT_OF_POOL_MEMORY, VK_ERROR_INVALID_EXTERNAL_HANDLE, VK_ERROR_FRAGMENTATION,
+                            VK_ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS, VK_PIPELINE_COMPILE_REQUIRED,
+                            VK_ERROR_VALIDATION_FAILED_EXT};
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+    cr_assert_not_null(vkp_result_name(codes[i]), "VkResult %d has no name", (int)codes[i]);
+    cr_assert_neq(vkp_result_status(codes[i]), PARITY_STATUS_OK, "VkResult %d maps to OK", (int)codes[i]);
+  }
+  cr_assert_str_eq(vkp_result_name(VK_ERROR_OUT_OF_DEVICE_MEMORY), "VK_ERROR_OUT_OF_DEVICE_MEMORY");
+  cr_assert_eq(vkp_result_status(VK_ERROR_OUT_OF_DEVICE_MEMORY), PARITY_STATUS_OUT_OF_MEMORY);
+  cr_assert_eq(vkp_result_status(VK_ERROR_DEVICE_LOST), PARITY_STATUS_DEVICE_ERROR);
+  cr_assert_eq(vkp_result_status(VK_ERROR_INCOMPATIBLE_DRIVER), PARITY_STATUS_UNAVAILABLE);
+  cr_assert_eq(vkp_result_status(VK_SUCCESS), PARITY_STATUS_OK);
+  cr_assert_null(vkp_result_name((VkResult)-123456));
+  cr_assert_eq(vkp_result_status((VkResult)-123456), PARITY_STATUS_DEVICE_ERROR);
+}
+
+Test(vk_errors, a_failure_message_names_the_call_and_the_result) {
+  cr_assert_eq(vkp_vk_fail(VK_ERROR_OUT_OF_DEVICE_MEMORY, "vkAllocateMemory", "64 bytes"), PARITY_STATUS_OUT_OF_MEMORY);
+  cr_assert_eq(vkp_vk_fail((VkResult)-77, "vkQueueSubmit", ""), PARITY_STATUS_DEVICE_ERROR);
+}
