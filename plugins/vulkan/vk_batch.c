@@ -143,7 +143,7 @@ int32_t vkp_hazard(parity_plugin_device_t *dev, const VkBuffer *reads, uint32_t 
   for (uint32_t i = 0; i < nreads && !need; i++) need = tracked(dev->written, dev->nwritten, reads[i]);
   for (uint32_t i = 0; i < nwrites && !need; i++)
     need = tracked(dev->written, dev->nwritten, writes[i]) || tracked(dev->read, dev->nread, writes[i]);
-  if (need) {
+  if (need && !dev->unsafe_no_barriers) {
     full_barrier(cmd);
     dev->nwritten = dev->nread = 0;
   }

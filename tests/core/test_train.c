@@ -9,7 +9,8 @@
 #include "core_test.h"
 
 /* Run parity-train on a backend; fills losses (mlp steps then cnn steps). Returns the count, or
- * -1 when the backend is not available. */
+ * -1 when the backend is not available here ("names no plugin", or listed as unavailable). Any
+ * other failure fails the test: a broken backend is never skipped. */
 static int train(const char *backend, double *loss, int cap) {
   char cmd[512];
   snprintf(cmd, sizeof cmd, "env PARITY_LOG=quiet PARITY_PLUGIN_PATH= PARITY_BACKEND=%s '%s/parity-train' --steps 12 --seed 3 2>&1",
@@ -18,12 +19,18 @@ static int train(const char *backend, double *loss, int cap) {
   cr_assert_not_null(p);
   char line[256];
   int n = 0;
+  int absent = 0;
+  char last[256] = "";
   while (fgets(line, sizeof line, p)) {
     const char *l = strstr(line, " loss ");
     if (l && n < cap) loss[n++] = strtod(l + 6, NULL);
+    if (strstr(line, "names no plugin") || strstr(line, "unavailable")) absent = 1;
+    snprintf(last, sizeof last, "%s", line);
   }
   int rc = pclose(p);
-  return rc == 0 ? n : -1;
+  if (absent && n == 0) return -1;
+  cr_assert_eq(rc, 0, "parity-train on %s failed (status %d): %s", backend, rc, last);
+  return n;
 }
 
 Test(train, same_seed_gives_the_same_curve_on_every_backend, .timeout = 300) {

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "vk_test.h"
@@ -285,4 +286,34 @@ Test(vk_device, the_pipeline_cache_is_checked_before_use_and_rebuilt_results_are
   snprintf(sub, sizeof sub, "%s/vulkan", dir);
   rmdir(sub);
   rmdir(dir);
+}
+
+/* ---- the validation layer is a real check ------------------------------------------------------- */
+/* parity-conform on Vulkan under synchronization validation; returns its exit status (-1 when it
+ * did not exit normally) and whether the output named a hazard. */
+static int conform_under_sync_validation(const char *extra_env, int *hazard) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "env PARITY_LOG=quiet PARITY_PLUGIN_PATH= PARITY_VULKAN_VALIDATION=sync %s '%s/parity-conform' "
+           "--backend vulkan --op add,exp --dtype f32 --direction forward 2>&1", extra_env, PARITY_BIN_DIR);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  char line[4096];
+  *hazard = 0;
+  while (fgets(line, sizeof line, p))
+    if (strstr(line, "SYNC-HAZARD")) *hazard = 1;
+  int rc = pclose(p);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+Test(vk_device, synchronization_validation_catches_a_missing_barrier, .timeout = 300) {
+  (void)vt_device();
+  if (access("/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json", R_OK) != 0)
+    cr_skip_test("the Khronos validation layer is not installed (vulkan-validationlayers)");
+  int hazard;
+  int rc = conform_under_sync_validation("", &hazard);
+  cr_assert_eq(rc, 0, "the plugin as built must pass under sync validation (status %d)", rc);
+  cr_assert(!hazard);
+  rc = conform_under_sync_validation("PARITY_VULKAN_UNSAFE_NO_BARRIERS=1", &hazard);
+  cr_assert_eq(rc, 1, "without its barriers the plugin must fail (status %d, not a crash)", rc);
+  cr_assert(hazard, "the failure names the synchronization hazard");
 }
