@@ -1,8 +1,15 @@
 # Thin wrapper around CMake. `make conform` and `make test` do all the set-up on Debian 12:
 # install missing packages (tools/install-deps.sh), configure once, build incrementally, run.
+# Configure and build output goes to $(BUILD)/configure.log and $(BUILD)/build.log and is shown
+# only when a step fails (VERBOSE=1 shows it always).
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ifeq ($(VERBOSE),1)
+QUIET_TO =
+else
+QUIET_TO = > $(BUILD)/$(1).log 2>&1 || { tail -n 60 $(BUILD)/$(1).log; echo "make: $(1) failed; full log: $(BUILD)/$(1).log"; exit 1; }
+endif
 
 .PHONY: all deps configure build conform test clean
 
@@ -12,10 +19,12 @@ deps:
 	@sh tools/install-deps.sh
 
 configure: deps
-	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	@mkdir -p $(BUILD)
+	@test -f $(BUILD)/CMakeCache.txt || { echo "configuring $(BUILD)"; cmake -S . -B $(BUILD) $(CMAKE_FLAGS) $(call QUIET_TO,configure); }
 
 build: configure
-	@cmake --build $(BUILD) -j $(JOBS)
+	@echo "building $(BUILD) (-j $(JOBS))"
+	@cmake --build $(BUILD) -j $(JOBS) $(call QUIET_TO,build)
 
 conform: build
 	@if [ -x $(BUILD)/bin/parity-conform ]; then $(BUILD)/bin/parity-conform; \
