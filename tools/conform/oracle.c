@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "conform.h"
+#include "parity_support/tolerance.h"
 
 int32_t cf_oracle_dtype(int32_t dtype) { return psup_dtype_is_float(dtype) ? PARITY_DTYPE_F64 : dtype; }
 
@@ -33,34 +34,26 @@ int cf_oracle_inputs(const cf_op_t *op, int absval, cf_host_t *conv, cf_op_t *ou
   return 0;
 }
 
-static int64_t numel(const cf_spec_t *s) { return cf_spec_numel(s); }
 
+/* k from the shared statement (parity_support/tolerance.c), on descriptors of the case's shapes */
 int64_t cf_terms(const cf_case_t *c, int direction, int slot) {
-  const parity_conv2d_params_t *p = &c->params.conv2d;
-  int64_t k = 1;
-  switch (c->kind) {
-    case PARITY_OP_KIND_REDUCE:
-      if (direction == PARITY_DIRECTION_FORWARD && numel(&c->out[0]) > 0) k = numel(&c->in[0]) / numel(&c->out[0]);
-      break;
-    case PARITY_OP_KIND_MATMUL: {
-      uint32_t r = c->in[0].rank;
-      if (direction == PARITY_DIRECTION_FORWARD) k = c->in[0].shape[r - 1];
-      else k = slot == 0 ? c->in[1].shape[r - 1] : c->in[0].shape[r - 2];
-      break;
-    }
-    case PARITY_OP_KIND_CONV2D: {
-      int64_t taps = c->in[1].shape[2] * c->in[1].shape[3];
-      int64_t per_out = c->out[0].shape[0] * c->out[0].shape[2] * c->out[0].shape[3];
-      if (direction == PARITY_DIRECTION_FORWARD) k = c->in[1].shape[1] * taps + (c->has_in[2] ? 1 : 0);
-      else if (slot == 0) k = (c->in[1].shape[0] / (p->groups > 0 ? p->groups : 1)) * taps;
-      else k = per_out;
-      break;
-    }
-    case PARITY_OP_KIND_POOL2D: k = (int64_t)p->kernel[0] * p->kernel[1]; break;
-    case PARITY_OP_KIND_SOFTMAX: k = c->in[0].shape[c->params.softmax.axis]; break;
-    default: break;
+  parity_tensor_desc_t t[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
+  parity_op_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.op = c->op;
+  d.direction = direction;
+  d.params = c->params;
+  d.num_inputs = 3;
+  d.num_outputs = 1;
+  for (int i = 0; i < 3; i++) {
+    psup_tensor_init(&t[i], c->in[i].dtype, c->in[i].rank, c->in[i].shape, NULL, 0);
+    d.inputs[i] = i < 2 || c->has_in[2] ? &t[i] : NULL;
   }
-  return k > 0 ? k : 1;
+  psup_tensor_init(&t[3], c->out[0].dtype, c->out[0].rank, c->out[0].shape, NULL, 0);
+  d.outputs[0] = &t[3];
+  if (direction == PARITY_DIRECTION_BACKWARD && c->kind == PARITY_OP_KIND_CONV2D) d.inputs[2] = &t[3]; /* dy */
+  return psup_accum_terms(&d, slot);
 }
 
 void cf_softmax_abs_bound(int32_t op, int32_t direction, int32_t axis, const cf_host_t *a, const cf_host_t *b,

@@ -3,6 +3,9 @@
 
 #include <math.h>
 
+#include "parity_support/desc.h"
+#include "parity_support/ops.h"
+
 double psup_unit_roundoff(int32_t dtype) {
   switch (dtype) {
     case PARITY_DTYPE_F64: return 0x1p-53;
@@ -85,4 +88,45 @@ double psup_ulp_distance(double a, double b, int32_t dtype) {
   e -= 1;
   if (e < min_exp) e = min_exp;
   return fabs(a - b) / ldexp(1.0, e - mant);
+}
+
+int32_t psup_rule_for(int32_t op, int32_t dtype, int32_t direction) {
+  if (direction == PARITY_DIRECTION_BACKWARD) return PSUP_RULE_ACCUM;
+  if (psup_op_is_exact(op, dtype)) return PSUP_RULE_EXACT;
+  const psup_op_info_t *info = psup_op_info(op);
+  switch (info ? info->kind : 0) {
+    case PARITY_OP_KIND_UNARY: case PARITY_OP_KIND_BINARY: return PSUP_RULE_ULP;
+    case PARITY_OP_KIND_COMPARE: case PARITY_OP_KIND_SELECT: case PARITY_OP_KIND_CAST: return PSUP_RULE_EXACT;
+    default: return PSUP_RULE_ACCUM;
+  }
+}
+
+int64_t psup_accum_terms(const parity_op_desc_t *d, int slot) {
+  const psup_op_info_t *info = psup_op_info(d->op);
+  const parity_conv2d_params_t *p = &d->params.conv2d;
+  int fwd = d->direction == PARITY_DIRECTION_FORWARD;
+  int64_t k = 1;
+  switch (info ? info->kind : 0) {
+    case PARITY_OP_KIND_REDUCE:
+      if (fwd && psup_numel(d->outputs[0]) > 0) k = psup_numel(d->inputs[0]) / psup_numel(d->outputs[0]);
+      break;
+    case PARITY_OP_KIND_MATMUL: {
+      uint32_t r = d->inputs[0]->rank;
+      if (fwd) k = d->inputs[0]->shape[r - 1];
+      else k = slot == 0 ? d->inputs[1]->shape[r - 1] : d->inputs[0]->shape[r - 2];
+      break;
+    }
+    case PARITY_OP_KIND_CONV2D: {
+      const parity_tensor_desc_t *w = d->inputs[1], *y = fwd ? d->outputs[0] : d->inputs[2];
+      int64_t taps = w->shape[2] * w->shape[3];
+      if (fwd) k = w->shape[1] * taps + (d->num_inputs > 2 && d->inputs[2] ? 1 : 0);
+      else if (slot == 0) k = (w->shape[0] / (p->groups > 0 ? p->groups : 1)) * taps;
+      else k = y->shape[0] * y->shape[2] * y->shape[3];
+      break;
+    }
+    case PARITY_OP_KIND_POOL2D: k = (int64_t)p->kernel[0] * p->kernel[1]; break;
+    case PARITY_OP_KIND_SOFTMAX: k = d->inputs[0]->shape[d->params.softmax.axis]; break;
+    default: break;
+  }
+  return k > 0 ? k : 1;
 }

@@ -34,4 +34,14 @@ double psup_accum_bound(int32_t dtype, double ref, double abs_ref, int64_t k);
  * equal, +inf when only one is NaN/inf). */
 double psup_ulp_distance(double a, double b, int32_t dtype);
 
+/* Which rule judges an output of this op, dtype and direction (docs/conformance.md). */
+typedef enum psup_rule_t { PSUP_RULE_EXACT = 1, PSUP_RULE_ULP = 2, PSUP_RULE_ACCUM = 3 } psup_rule_t;
+int32_t psup_rule_for(int32_t op, int32_t dtype, int32_t direction);
+
+/* k, the terms accumulated per element of output `slot` of the op `d` describes (only shapes,
+ * dtypes and params are read): reduced elements, K (matmul forward), N for da and M for db,
+ * C/g*KH*KW (+1 with bias) for conv forward, O/g*KH*KW for dx and N*OH*OW for dw and dbias,
+ * KH*KW for pooling, the axis length for softmax; 1 for elementwise. */
+int64_t psup_accum_terms(const parity_op_desc_t *d, int slot);
+
 #endif
