@@ -98,6 +98,16 @@ int32_t vkp_reduce_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
                       "binding may span at most %llu (maxStorageBufferRange of %s)", op, (unsigned long long)m,
                       (unsigned long long)(m * 4u), (unsigned long long)s->max_range, s->info.name);
   }
+  /* the final pass adds one output's partials (RED_MAX_CHUNK terms each) in one invocation: on
+   * llvmpipe, whose loop limit would cut it short, refuse what does not fit */
+  if (s->cpu_like && d->direction == PARITY_DIRECTION_FORWARD && psup_numel(d->outputs[0]) > 0) {
+    uint64_t k = (uint64_t)psup_numel(x) / (uint64_t)psup_numel(d->outputs[0]);
+    uint64_t most = (uint64_t)RED_MAX_CHUNK * (RED_LOOP_BUDGET - 64u) * 8u / 9u;
+    if (k > most)
+      return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s over %llu terms per output: %s runs at most %llu (its loop "
+                      "limit of 65,535 iterations per invocation)", op, (unsigned long long)k, s->info.name,
+                      (unsigned long long)most);
+  }
   return PARITY_STATUS_OK;
 }
 

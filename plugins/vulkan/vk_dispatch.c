@@ -115,10 +115,10 @@ static int32_t pipeline(parity_plugin_device_t *dev, const vkp_launch_t *l, VkPi
     VKP_CHECK(vkCreateShaderModule(dev->dev, &mi, NULL, &dev->modules[l->spv]), "vkCreateShaderModule",
               vk_spirv[l->spv].name);
   }
-  /* 0: work-group size, 1: op, 2: extra, 3: the device's double fma is fused (pmath.glsl) */
-  int32_t spec[4] = {(int32_t)l->local, l->op, l->extra, dev->fused_fma64 ? 1 : 0};
-  VkSpecializationMapEntry entries[4] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}, {3, 12, 4}};
-  VkSpecializationInfo si = {.mapEntryCount = 4, .pMapEntries = entries, .dataSize = sizeof spec, .pData = spec};
+  /* 0: work-group size, 1: op, 2: extra, 3/4: the device's double/float fma is fused */
+  int32_t spec[5] = {(int32_t)l->local, l->op, l->extra, dev->fused_fma64 ? 1 : 0, dev->fused_fma32 ? 1 : 0};
+  VkSpecializationMapEntry entries[5] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}, {3, 12, 4}, {4, 16, 4}};
+  VkSpecializationInfo si = {.mapEntryCount = 5, .pMapEntries = entries, .dataSize = sizeof spec, .pData = spec};
   VkComputePipelineCreateInfo ci = {
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,

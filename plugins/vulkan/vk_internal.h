@@ -130,6 +130,7 @@ struct parity_plugin_device_t {
   parity_plugin_buffer_t *scratch; /* grows on demand (vkp_scratch) */
   parity_plugin_buffer_t *mathtab; /* the software math library's tables (vk_mathtab.c) */
   int fused_fma64; /* fma() on doubles rounds once (probed at open, vk_probe.c) */
+  int fused_fma32; /* fma() on floats rounds once */
   int unsafe_no_barriers; /* test knob PARITY_VULKAN_UNSAFE_NO_BARRIERS: omit in-batch barriers */
 };
 

@@ -6,15 +6,15 @@
 #include "vk_internal.h"
 
 int32_t vkp_probe(parity_plugin_device_t *dev) {
-  dev->fused_fma64 = 0;
+  dev->fused_fma64 = dev->fused_fma32 = 0;
   if (!dev->slot->has_f64) return PARITY_STATUS_OK;
   parity_plugin_buffer_t *b;
-  int32_t st = vkp_buffer_alloc(dev, 16, &b);
+  int32_t st = vkp_buffer_alloc(dev, 32, &b);
   if (st != PARITY_STATUS_OK) return st;
-  double io[2] = {1.0 + 0x1p-30, -1.0};
+  double io[4] = {1.0 + 0x1p-30, -1.0, 1.0 + 0x1p-12, -1.0};
   st = vkp_buffer_write(dev, b, 0, io, sizeof io);
   parity_tensor_desc_t t;
-  int64_t shape[1] = {2};
+  int64_t shape[1] = {4};
   psup_tensor_init(&t, PARITY_DTYPE_F64, 1, shape, b, 0);
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
@@ -29,7 +29,9 @@ int32_t vkp_probe(parity_plugin_device_t *dev) {
   vkp_buffer_free(dev, b);
   if (st != PARITY_STATUS_OK) return st;
   dev->fused_fma64 = io[1] == 0x1p-60;
-  vkp_log(PARITY_LOG_DEBUG, "vulkan: %s: double fma is %s", dev->slot->info.name,
-          dev->fused_fma64 ? "fused" : "a multiply and an add (emulating a fused one)");
+  dev->fused_fma32 = io[3] == 0x1p-24;
+  vkp_log(PARITY_LOG_DEBUG, "vulkan: %s: double fma is %s, float fma is %s", dev->slot->info.name,
+          dev->fused_fma64 ? "fused" : "a multiply and an add (emulating a fused one)",
+          dev->fused_fma32 ? "fused" : "a multiply and an add (exact products in double instead)");
   return PARITY_STATUS_OK;
 }

@@ -162,7 +162,7 @@ bool signbit_d(double x) { return (unpackDouble2x32(x).y >> 31) != 0u; }
 /* ---- strided iteration (mirrors vkp_iter_t in vk_iter.h): one shape, one stride list and one
  * base per operand, all in elements of the operand's binding window. ------------------------- */
 #define ITER_PARAMS                                                                            \
-  layout(std430, set = 0, binding = 0) readonly buffer Params {                              \
+  layout(std430, set = 0, binding = 0) restrict readonly buffer Params {                     \
     int rank;                                                                                  \
     int n;                                                                                     \
     int pad0, pad1;                                                                            \
@@ -177,11 +177,12 @@ bool signbit_d(double x) { return (unpackDouble2x32(x).y >> 31) != 0u; }
   {                                                                        \
     int rem_ = int(i);                                                     \
     out = it.base[k];                                                      \
-    for (int d_ = it.rank - 1; d_ > 0; d_--) {                             \
-      int s_ = it.shape[d_], q_ = rem_ / s_;                               \
-      out += (rem_ - q_ * s_) * it.strides[(k) * MAX_RANK + d_];           \
-      rem_ = q_;                                                           \
-    }                                                                      \
+    if (it.rank > 1) /* merged layouts are mostly rank 1: no loop there */ \
+      for (int d_ = it.rank - 1; d_ > 0; d_--) {                           \
+        int s_ = it.shape[d_], q_ = rem_ / s_;                             \
+        out += (rem_ - q_ * s_) * it.strides[(k) * MAX_RANK + d_];         \
+        rem_ = q_;                                                         \
+      }                                                                    \
     out += rem_ * it.strides[(k) * MAX_RANK];                              \
   }
 
@@ -214,7 +215,10 @@ uint item_stride() { return gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_WorkGro
 #if DT == DT_F64
 #define MULADD(a, b, c) ((a) * (b) + (c))
 #else
-#define MULADD(a, b, c) fma((a), (b), (c))
+/* Specialization constant 4: the device's float fma is fused (probed at open). Where it is a
+ * multiply and an add (llvmpipe), the exact float product is formed in double instead. */
+layout(constant_id = 4) const bool F32_FUSED_FMA = true;
+#define MULADD(a, b, c) (F32_FUSED_FMA ? fma((a), (b), (c)) : float(double(a) * double(b) + double(c)))
 #endif
 
 #define PWS_BLOCK 16
