@@ -108,7 +108,7 @@ static void train_cnn(parity_device_t *dev, parity_dtype_t dt, int steps, uint64
 }
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: parity-train [--model mlp|cnn|both] [--steps N] [--seed S] [--dtype f32|f64|f16|bf16]"
+  fprintf(f, "usage: parity-train [--model mlp|cnn|both] [--steps N] [--seed S] [--dtype f32|f64|f16|bf16] [--verify]"
              " [--lr LR]\n  runs on the device PARITY_BACKEND / PARITY_DEVICE select\n");
 }
 
@@ -117,9 +117,11 @@ int main(int argc, char **argv) {
   int steps = 20;
   uint64_t seed = 1;
   double lr = 0.02;
+  int verify = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help")) { usage(stdout); return 0; }
+    if (!strcmp(a, "--verify")) { verify = 1; continue; }
     if (!v) { usage(stderr); return 2; }
     if (!strcmp(a, "--model")) model = v;
     else if (!strcmp(a, "--steps")) steps = atoi(v);
@@ -136,6 +138,8 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  /* --verify: every op also runs on the CPU plugin in float64 (PARITY_VERIFY=cpu, read by libparity) */
+  if (verify) setenv("PARITY_VERIFY", "cpu", 1);
   parity_context_t *ctx;
   parity_device_t *dev;
   CHECK(parity_context_create(NULL, &ctx));
@@ -149,6 +153,17 @@ int main(int argc, char **argv) {
          (unsigned long long)seed);
   if (strcmp(model, "cnn")) train_mlp(dev, dt, steps, seed, lr);
   if (strcmp(model, "mlp")) train_cnn(dev, dt, steps, seed, lr);
+  int rc = 0;
+  if (verify) {
+    const char *r = parity_device_verify_report(dev);
+    if (r) {
+      printf("%s\n", r);
+      rc = 1;
+    } else {
+      printf("verify: %llu ops on %s agree with the CPU plugin in float64 within the conformance rule\n",
+             (unsigned long long)parity_device_verify_count(dev), parity_device_plugin_name(dev));
+    }
+  }
   parity_context_destroy(ctx);
-  return 0;
+  return rc;
 }

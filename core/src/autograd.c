@@ -5,6 +5,7 @@
  * node, so the graph has no reference cycles. parity_backward orders the nodes reachable from the
  * loss by depth-first post-order and visits them in reverse, so every node sees the complete sum
  * of its output's gradient before it runs. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +34,9 @@ parity__node *parity__node_new(const char *name, parity__backward_fn fn, uint32_
                                parity_tensor_t *const *in) {
   parity__node *n = calloc(1, sizeof *n);
   if (!n) return NULL;
+  static _Atomic uint64_t next_seq = 1;
   n->refs = 1;
+  n->seq = next_seq++;
   n->name = name;
   n->backward = fn;
   n->nin = nin;
@@ -220,7 +223,9 @@ parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed, in
     n->gacc = NULL;
     if (!gy) continue; /* no gradient reached it */
     parity_tensor_t *gin[PARITY__NODE_MAX_IN] = {0};
+    parity__verify_set_node(n);
     st = n->backward(n, gy, gin);
+    parity__verify_set_node(NULL);
     for (uint32_t k = 0; k < n->nin; k++) {
       parity_tensor_t *in = n->in[k];
       if (st == PARITY_STATUS_OK && in && gin[k]) {

@@ -39,6 +39,7 @@ void parity__device_close(parity_device_t *dev) {
   parity__cache_drain(dev);
   dev->plugin->mod->api.synchronize(dev->handle);
   dev->plugin->mod->api.device_close(dev->handle);
+  free(dev->verify_report);
   free(dev);
 }
 

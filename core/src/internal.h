@@ -64,6 +64,10 @@ struct parity_device_t {
   parity__cache_bin cache[64];   /* caching allocator, by log2 of the size class */
   uint64_t cached_bytes;
   parity_plan_t *capture;        /* plan being recorded on this device, if any */
+  uint64_t launches;             /* ops enqueued (numbers them in verification reports) */
+  uint64_t verify_checked;       /* PARITY_VERIFY=cpu: ops compared with the CPU plugin */
+  uint64_t verify_skipped;       /* ops it could not compare (i64 operands, no CPU plugin) */
+  char *verify_report;           /* the first op that broke its bound (NULL: none yet) */
 };
 
 struct parity_buffer_t {

@@ -50,6 +50,7 @@ struct parity__node {
   /* engine bookkeeping */
   parity_tensor_t *gacc;
   uint64_t mark;
+  uint64_t seq; /* creation order, process-wide: names the node in verification reports */
 };
 
 /* Hand t to the caller on success; release it on failure. Returns st. */
@@ -61,6 +62,14 @@ static inline parity_status_t parity__finish(parity_status_t st, parity_tensor_t
   *out = t;
   return PARITY_STATUS_OK;
 }
+
+/* verify.c: shadow verification (PARITY_VERIFY=cpu). After a launch on dev, run the same op on
+ * the CPU plugin in float64 and judge every output by the conformance rule; the first op that
+ * breaks its bound is logged and kept as the device's report. */
+void parity__verify_launch(parity_device_t *dev, const parity_op_desc_t *d, parity_tensor_t *const *ins,
+                           uint32_t nin, parity_tensor_t *const *outs, uint32_t nout);
+/* The node whose backward is running on this thread (NULL outside backward). */
+void parity__verify_set_node(const parity__node *n);
 
 /* tensor.c */
 parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32_t rank,

@@ -145,6 +145,13 @@ PARITY_API parity_status_t parity_device_synchronize(parity_device_t *dev);
  * and enqueue the op on the device's queue. */
 PARITY_API parity_status_t parity_device_run(parity_device_t *dev, const parity_op_desc_t *desc);
 
+/* Shadow verification. With PARITY_VERIFY=cpu in the environment, every op run on a device is
+ * also run on the CPU plugin in float64 with the same inputs and judged by the conformance rule
+ * (docs/conformance.md); the first op that breaks its bound is logged (PARITY_LOG) and kept.
+ * The number of ops compared so far on `dev`, and that first report (NULL while there is none). */
+PARITY_API uint64_t parity_device_verify_count(const parity_device_t *dev);
+PARITY_API const char *parity_device_verify_report(const parity_device_t *dev);
+
 /* Counting hook for the device allocator: called with +size on every plugin buffer_alloc and
  * -size on every buffer_free made on behalf of this context. NULL removes it. */
 typedef void (*parity_alloc_hook_fn)(void *user, int64_t delta_bytes);
