@@ -188,6 +188,8 @@ static void add_device(VkPhysicalDevice pd) {
   if (s->has_i64) info->dtype_mask |= PARITY_DTYPE_BIT(PARITY_DTYPE_I64);
   if (s->has_8bit) info->dtype_mask |= PARITY_DTYPE_BIT(PARITY_DTYPE_BOOL);
   info->flags = PARITY_DEVICE_FLAG_DETERMINISTIC; /* no atomics, fixed trees, fixed geometry */
+  /* every floating op has an f64 kernel, transcendentals included (software double, pmath) */
+  if (s->has_f64) info->flags |= PARITY_DEVICE_FLAG_FLOAT64;
   /* lavapipe keeps f32 denormals through add/mul (measured); elsewhere the default float
    * controls are the driver's choice */
   info->denormals = s->cpu_like ? PARITY_DENORMALS_PRESERVED : PARITY_DENORMALS_UNKNOWN;
