@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "parity_plugin.h"
+#include "parity_support/contract.h"
 #include "parity_support/desc.h"
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
@@ -64,6 +65,7 @@ typedef struct ocl_slot_t {
   int has_fp64, cpu_like, correct_divide;
   int fma32; /* CL_FP_FMA for f32: fma() is a hardware instruction */
   char cache_key[512]; /* device name, platform and driver version: part of the cache key */
+  psup_caps_t caps;    /* what the operand contract checks against (parity_support/contract.h) */
 } ocl_slot_t;
 
 const ocl_slot_t *ocl_slot(uint32_t index);
@@ -162,23 +164,14 @@ int64_t ocl_elem_base(const parity_tensor_desc_t *t);
 /* The cl_mem of a tensor (NULL for a NULL tensor). */
 cl_mem ocl_mem_of(const parity_tensor_desc_t *t);
 
-/* ---- shared checks for supports() (cl_check.c) -------------------------------------------- */
-/* OK when `dtype` is usable on dev for `op` (float64 needs cl_khr_fp64; integer dtypes need a
- * non-FLOAT op, bool only where allow_bool); else reports UNSUPPORTED. */
-int32_t ocl_check_dtype(const parity_plugin_device_t *dev, const parity_op_desc_t *d, int32_t dtype,
-                        int allow_int, int allow_bool);
-/* OK when every present operand's dtype equals `dtype` (names the odd one out). */
-int32_t ocl_check_same_dtype(const parity_op_desc_t *d, int32_t dtype, int skip_input, int skip_output);
-/* OK when tensor t has exactly the shape of ref (message names role/slot and both shapes). */
-int32_t ocl_check_shape(const parity_op_desc_t *d, const parity_tensor_desc_t *t, const char *role,
-                        uint32_t slot, const parity_tensor_desc_t *ref, const char *ref_name);
+/* ---- checks for supports() beyond the operand contract (cl_check.c) ------------------------ */
 /* OK when every present operand's byte offset is a multiple of its element size. */
 int32_t ocl_check_alignment(const parity_op_desc_t *d);
-const char *ocl_shape_str(const parity_tensor_desc_t *t, char *buf, size_t n);
 
 /* ---- kernel families ------------------------------------------------------------------------ */
+/* The operand contract is checked once for all of them (psup_check_operands, cl_plugin.c);
+ * matmul adds a device limit of its own. */
 #define OCL_FAMILY(name)                                                                        \
-  int32_t ocl_##name##_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);        \
   int32_t ocl_##name##_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d);         \
   int32_t ocl_##name##_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
 OCL_FAMILY(elementwise)
@@ -187,6 +180,7 @@ OCL_FAMILY(matmul)
 OCL_FAMILY(conv2d)
 OCL_FAMILY(softmax)
 #undef OCL_FAMILY
+int32_t ocl_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);
 
 const parity_plugin_api_t *ocl_plugin_api(void);
 void ocl_set_host(const parity_host_api_t *host);

@@ -117,6 +117,10 @@ static void add_device(cl_platform_id p, cl_device_id d) {
     info->flags |= PARITY_DEVICE_FLAG_FLOAT64; /* every floating op has an f64 kernel */
   }
   info->denormals = (single & CL_FP_DENORM) ? PARITY_DENORMALS_PRESERVED : PARITY_DENORMALS_FLUSHED;
+  s->caps.backend = "opencl";
+  s->caps.device = info->name;
+  s->caps.dtype_mask = info->dtype_mask;
+  s->caps.missing[PARITY_DTYPE_F64] = "cl_khr_fp64";
   snprintf(msg, sizeof msg, "opencl: device %u: %s, %s, fp64 %s, denormals %s", slot_count - 1,
            info->name, info->driver, s->has_fp64 ? "yes" : "no",
            (single & CL_FP_DENORM) ? "preserved" : "flushed");
@@ -181,14 +185,11 @@ static int32_t ocl_get_device_info(uint32_t index, parity_device_info_t *out) {
 static int32_t family_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   int32_t st = ocl_check_alignment(d);
   if (st != PARITY_STATUS_OK) return st;
-  switch (psup_kind_family(psup_op_info(d->op)->kind)) {
-    case PARITY_FAMILY_ELEMENTWISE: return ocl_elementwise_supports(dev, d);
-    case PARITY_FAMILY_REDUCE: return ocl_reduce_supports(dev, d);
-    case PARITY_FAMILY_MATMUL: return ocl_matmul_supports(dev, d);
-    case PARITY_FAMILY_CONV2D: return ocl_conv2d_supports(dev, d);
-    case PARITY_FAMILY_SOFTMAX: return ocl_softmax_supports(dev, d);
-    default: return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: unknown op family");
-  }
+  char msg[512];
+  st = psup_check_operands(d, &dev->slot->caps, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return ocl_fail(st, "%s", msg);
+  if (psup_kind_family(psup_op_info(d->op)->kind) == PARITY_FAMILY_MATMUL) return ocl_matmul_supports(dev, d);
+  return PARITY_STATUS_OK;
 }
 
 static int32_t ocl_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {

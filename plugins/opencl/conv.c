@@ -19,74 +19,6 @@ _Static_assert(sizeof(ocl_cv_t) == 392, "ocl_cv_t must match cv_t in conv.cl");
 static int is_pool(const parity_op_desc_t *d) { return d->op != PARITY_OP_CONV2D; }
 
 /* Output extent of one spatial axis; < 0 when the window does not fit. */
-static int64_t out_extent(int64_t in, int32_t pad0, int32_t pad1, int64_t k, int32_t dil, int32_t stride) {
-  int64_t span = (int64_t)dil * (k - 1) + 1, avail = in + pad0 + pad1;
-  return avail < span ? -1 : (avail - span) / stride + 1;
-}
-
-int32_t ocl_conv2d_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  const parity_conv2d_params_t *p = &d->params.conv2d;
-  const parity_tensor_desc_t *x = d->inputs[0];
-  const char *op = psup_op_name(d->op);
-  int fwd = d->direction == PARITY_DIRECTION_FORWARD, pool = is_pool(d);
-  int32_t st = ocl_check_dtype(dev, d, x->dtype, 0, 0);
-  if (st == PARITY_STATUS_OK) st = ocl_check_same_dtype(d, x->dtype, -1, -1);
-  if (st != PARITY_STATUS_OK) return st;
-  if (x->rank != 4)
-    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s needs NCHW (rank 4) input, got rank %u", op, x->rank);
-  if (p->stride[0] < 1 || p->stride[1] < 1 || p->dilation[0] < 1 || p->dilation[1] < 1 || p->padding[0] < 0 ||
-      p->padding[1] < 0 || p->padding[2] < 0 || p->padding[3] < 0)
-    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s: stride %dx%d and dilation %dx%d must be >= 1, "
-                    "padding %d,%d,%d,%d >= 0", op, p->stride[0], p->stride[1], p->dilation[0], p->dilation[1],
-                    p->padding[0], p->padding[1], p->padding[2], p->padding[3]);
-  int64_t C = x->shape[1], O, KH, KW;
-  char a[96], b[96];
-  if (pool) {
-    if (p->kernel[0] < 1 || p->kernel[1] < 1)
-      return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s: window %dx%d must be >= 1", op, p->kernel[0],
-                      p->kernel[1]);
-    /* every window must reach the input (as on the CPU plugin) */
-    if (p->padding[0] > p->kernel[0] / 2 || p->padding[1] > p->kernel[0] / 2 || p->padding[2] > p->kernel[1] / 2 ||
-        p->padding[3] > p->kernel[1] / 2)
-      return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s: padding %d,%d,%d,%d (top, bottom, left, right) "
-                      "must be at most half the %dx%d window", op, p->padding[0], p->padding[1], p->padding[2],
-                      p->padding[3], p->kernel[0], p->kernel[1]);
-    if (d->op == PARITY_OP_AVG_POOL2D && p->count_include_pad != 0 && p->count_include_pad != 1)
-      return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: avg_pool2d: count_include_pad %d must be 0 or 1",
-                      p->count_include_pad);
-    O = C, KH = p->kernel[0], KW = p->kernel[1];
-  } else {
-    const parity_tensor_desc_t *w = d->inputs[1];
-    O = w->shape[0], KH = w->shape[2], KW = w->shape[3];
-    if (p->groups < 1 || C % p->groups || O % p->groups || w->shape[1] * p->groups != C)
-      return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: conv2d: weight %s with %d groups does not fit "
-                      "input %s (channels %lld)", ocl_shape_str(w, a, sizeof a), p->groups,
-                      ocl_shape_str(x, b, sizeof b), (long long)C);
-    const parity_tensor_desc_t *bias = fwd ? d->inputs[2] : d->outputs[2];
-    if (bias && (bias->rank != 1 || bias->shape[0] != O))
-      return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: conv2d: bias %s should be [%lld]",
-                      ocl_shape_str(bias, a, sizeof a), (long long)O);
-    if (!fwd && d->outputs[1]) st = ocl_check_shape(d, d->outputs[1], "output", 1, w, "the weight");
-  }
-  int64_t OH = out_extent(x->shape[2], p->padding[0], p->padding[1], KH, p->dilation[0], p->stride[0]);
-  int64_t OW = out_extent(x->shape[3], p->padding[2], p->padding[3], KW, p->dilation[1], p->stride[1]);
-  if (OH < 0 || OW < 0)
-    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s: window %lldx%lld (dilation %dx%d) larger than "
-                    "the padded input %s", op, (long long)KH, (long long)KW, p->dilation[0], p->dilation[1],
-                    ocl_shape_str(x, a, sizeof a));
-  const parity_tensor_desc_t *y = fwd ? d->outputs[0] : d->inputs[2];
-  if (pool && !fwd) y = d->inputs[1];
-  int64_t want[4] = {x->shape[0], O, OH, OW};
-  for (int i = 0; i < 4; i++)
-    if (y->rank != 4 || y->shape[i] != want[i])
-      return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s: output %s should be [%lld,%lld,%lld,%lld]", op,
-                      ocl_shape_str(y, a, sizeof a), (long long)want[0], (long long)want[1], (long long)want[2],
-                      (long long)want[3]);
-  if (!fwd && pool && st == PARITY_STATUS_OK) st = ocl_check_shape(d, d->inputs[2], "input", 2, y, "y");
-  if (!fwd && d->outputs[0] && st == PARITY_STATUS_OK) st = ocl_check_shape(d, d->outputs[0], "output", 0, x, "x");
-  return st;
-}
-
 static void strides4(const parity_tensor_desc_t *t, int64_t *s, int64_t *base) {
   if (!t) return;
   memcpy(s, t->strides, 4 * sizeof *s);
@@ -104,8 +36,8 @@ static void cv_init(ocl_cv_t *c, const parity_op_desc_t *d) {
     const parity_tensor_desc_t *w = d->inputs[1];
     c->O = w->shape[0], c->KH = w->shape[2], c->KW = w->shape[3], c->groups = p->groups;
   }
-  c->OH = out_extent(c->H, p->padding[0], p->padding[1], c->KH, p->dilation[0], p->stride[0]);
-  c->OW = out_extent(c->W, p->padding[2], p->padding[3], c->KW, p->dilation[1], p->stride[1]);
+  c->OH = psup_conv_out_extent(c->H, p->padding[0], p->padding[1], c->KH, p->dilation[0], p->stride[0]);
+  c->OW = psup_conv_out_extent(c->W, p->padding[2], p->padding[3], c->KW, p->dilation[1], p->stride[1]);
   c->sh = p->stride[0], c->sw = p->stride[1], c->pt = p->padding[0], c->pl = p->padding[2];
   c->dh = p->dilation[0], c->dw = p->dilation[1];
   c->include_pad = p->count_include_pad;

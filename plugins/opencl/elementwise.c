@@ -7,61 +7,6 @@
 #define IN(i) (d->inputs[i])
 #define OUT(i) (d->outputs[i])
 
-/* every present operand has the shape of `ref` */
-static int32_t check_shapes(const parity_op_desc_t *d, const parity_tensor_desc_t *ref, const char *ref_name) {
-  for (int pass = 0; pass < 2; pass++) {
-    uint32_t n = pass ? d->num_outputs : d->num_inputs;
-    for (uint32_t i = 0; i < n; i++) {
-      const parity_tensor_desc_t *t = pass ? OUT(i) : IN(i);
-      if (!t) continue;
-      int32_t st = ocl_check_shape(d, t, pass ? "output" : "input", i, ref, ref_name);
-      if (st != PARITY_STATUS_OK) return st;
-    }
-  }
-  return PARITY_STATUS_OK;
-}
-
-static int32_t need_bool(const parity_op_desc_t *d, const parity_tensor_desc_t *t, const char *what) {
-  if (t->dtype == PARITY_DTYPE_BOOL) return PARITY_STATUS_OK;
-  return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: %s: %s must be bool, got %s", psup_op_name(d->op), what,
-                  psup_dtype_name(t->dtype));
-}
-
-int32_t ocl_elementwise_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  int fwd = d->direction == PARITY_DIRECTION_FORWARD;
-  int32_t st, dt;
-  switch (psup_op_info(d->op)->kind) {
-    case PARITY_OP_KIND_UNARY:
-    case PARITY_OP_KIND_BINARY:
-      dt = IN(0)->dtype;
-      st = ocl_check_dtype(dev, d, dt, fwd, 0); /* no gradients for integers */
-      if (st == PARITY_STATUS_OK) st = ocl_check_same_dtype(d, dt, -1, -1);
-      break;
-    case PARITY_OP_KIND_COMPARE:
-      dt = IN(0)->dtype;
-      st = ocl_check_dtype(dev, d, dt, 1, 1);
-      if (st == PARITY_STATUS_OK) st = ocl_check_same_dtype(d, dt, -1, 0);
-      if (st == PARITY_STATUS_OK) st = need_bool(d, OUT(0), "output");
-      break;
-    case PARITY_OP_KIND_SELECT:
-      st = need_bool(d, IN(0), "condition (input 0)");
-      dt = IN(1)->dtype;
-      if (st == PARITY_STATUS_OK) st = ocl_check_dtype(dev, d, dt, fwd, fwd);
-      if (st == PARITY_STATUS_OK) st = ocl_check_same_dtype(d, dt, 0, -1);
-      break;
-    case PARITY_OP_KIND_CAST:
-      st = ocl_check_dtype(dev, d, IN(0)->dtype, 1, 1);
-      if (st == PARITY_STATUS_OK) st = ocl_check_dtype(dev, d, OUT(0)->dtype, 1, 1);
-      break;
-    default:
-      return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: %s is not elementwise", psup_op_name(d->op));
-  }
-  if (st != PARITY_STATUS_OK) return st;
-  /* forward: everything has the output's shape; backward: the incoming gradient's */
-  int ref_slot = fwd ? -1 : (int)d->num_inputs - 1;
-  return check_shapes(d, ref_slot < 0 ? OUT(0) : IN(ref_slot), ref_slot < 0 ? "output 0" : "the gradient");
-}
-
 /* The alpha argument (leaky_relu slope) in the class's SCALAR type: double where the device
  * has fp64, else (float class) the f64 value split exactly into three floats. */
 typedef union scalar_arg_t {

@@ -23,46 +23,6 @@ _Static_assert(sizeof(ocl_red_t) == 464, "ocl_red_t must match red_t in reduce.c
 
 static uint32_t axes_of(const parity_op_desc_t *d) { return d->params.reduce.axes_mask; }
 
-int32_t ocl_reduce_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  const parity_tensor_desc_t *x = d->inputs[0];
-  uint32_t mask = axes_of(d), rank = x->rank;
-  const char *op = psup_op_name(d->op);
-  if (rank < 32 && (mask >> rank) != 0)
-    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s: axes mask 0x%x names axes past rank %u", op,
-                    mask, rank);
-  int is_arg = d->op == PARITY_OP_ARGMAX || d->op == PARITY_OP_ARGMIN;
-  int is_extreme = is_arg || d->op == PARITY_OP_MAX || d->op == PARITY_OP_MIN;
-  int fwd = d->direction == PARITY_DIRECTION_FORWARD;
-  int32_t st = ocl_check_dtype(dev, d, x->dtype, fwd, fwd && (is_extreme || d->op == PARITY_OP_SUM));
-  if (st != PARITY_STATUS_OK) return st;
-  const parity_tensor_desc_t *y = fwd ? d->outputs[0] : d->inputs[1];
-  int bool_count = d->op == PARITY_OP_SUM && x->dtype == PARITY_DTYPE_BOOL && y->dtype == PARITY_DTYPE_I64;
-  if (is_arg) {
-    if (y->dtype != PARITY_DTYPE_I64)
-      return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: %s output must be i64, got %s", op,
-                      psup_dtype_name(y->dtype));
-  } else if (!bool_count) {
-    st = ocl_check_same_dtype(d, x->dtype, -1, -1);
-    if (st != PARITY_STATUS_OK) return st;
-  }
-  char a[96], b[96];
-  for (uint32_t i = 0; i < rank; i++) {
-    int64_t want = (mask >> i) & 1u ? 1 : x->shape[i];
-    if (y->shape[i] != want)
-      return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s: output shape %s does not match input %s "
-                      "reduced over mask 0x%x (axis %u should be %lld)", op, ocl_shape_str(y, a, sizeof a),
-                      ocl_shape_str(x, b, sizeof b), mask, i, (long long)want);
-    if (is_extreme && ((mask >> i) & 1u) && x->shape[i] == 0)
-      return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s over an empty axis (axis %u has size 0)", op, i);
-  }
-  if (d->direction == PARITY_DIRECTION_BACKWARD) {
-    st = ocl_check_shape(d, d->inputs[2], "input", 2, y, "y");
-    if (st == PARITY_STATUS_OK && d->outputs[0]) st = ocl_check_shape(d, d->outputs[0], "output", 0, x, "x");
-    if (st != PARITY_STATUS_OK) return st;
-  }
-  return PARITY_STATUS_OK;
-}
-
 /* Split x into kept and reduced axes (size-1 axes dropped, contiguous neighbours merged).
  * Operand strides on the kept axes: x, y (may be NULL: contiguous over the kept axes), ref. */
 static void red_layout(ocl_red_t *r, const parity_tensor_desc_t *x, uint32_t mask,

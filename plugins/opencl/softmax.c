@@ -15,20 +15,6 @@ typedef struct ocl_smx_t {
 } ocl_smx_t;
 _Static_assert(sizeof(ocl_smx_t) == 336, "ocl_smx_t must match smx_t in softmax.cl");
 
-int32_t ocl_softmax_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  const parity_tensor_desc_t *x = d->inputs[0];
-  int32_t axis = d->params.softmax.axis;
-  if (axis < 0 || (uint32_t)axis >= x->rank)
-    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s: axis %d outside [0, %u)", psup_op_name(d->op),
-                    axis, x->rank);
-  int32_t st = ocl_check_dtype(dev, d, x->dtype, 0, 0);
-  if (st == PARITY_STATUS_OK) st = ocl_check_same_dtype(d, x->dtype, -1, -1);
-  for (uint32_t i = 1; st == PARITY_STATUS_OK && i < d->num_inputs; i++)
-    st = ocl_check_shape(d, d->inputs[i], "input", i, x, "input 0");
-  if (st == PARITY_STATUS_OK && d->outputs[0]) st = ocl_check_shape(d, d->outputs[0], "output", 0, x, "input 0");
-  return st;
-}
-
 static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int kid, uint32_t nops,
                    const parity_tensor_desc_t *const *t) {
   const parity_tensor_desc_t *ref = t[0];

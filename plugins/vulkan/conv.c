@@ -91,12 +91,6 @@ int32_t vkp_conv2d_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
   return vkp_check_window(dev, d);
 }
 
-/* Output extent of one spatial axis. */
-static int64_t out_extent(int64_t in, int32_t pad0, int32_t pad1, int64_t k, int32_t dil, int32_t stride) {
-  int64_t span = (int64_t)dil * (k - 1) + 1, avail = in + pad0 + pad1;
-  return avail < span ? 0 : (avail - span) / stride + 1;
-}
-
 static void strides4(const parity_tensor_desc_t *t, int32_t *s) {
   if (!t) return;
   for (int i = 0; i < 4; i++) s[i] = (int32_t)t->strides[i];
@@ -113,8 +107,8 @@ static void cv_init(vkp_cv_t *c, const parity_op_desc_t *d) {
     const parity_tensor_desc_t *w = d->inputs[1];
     c->O = (int32_t)w->shape[0], c->KH = (int32_t)w->shape[2], c->KW = (int32_t)w->shape[3], c->groups = p->groups;
   }
-  c->OH = (int32_t)out_extent(c->H, p->padding[0], p->padding[1], c->KH, p->dilation[0], p->stride[0]);
-  c->OW = (int32_t)out_extent(c->W, p->padding[2], p->padding[3], c->KW, p->dilation[1], p->stride[1]);
+  c->OH = (int32_t)psup_conv_out_extent(c->H, p->padding[0], p->padding[1], c->KH, p->dilation[0], p->stride[0]);
+  c->OW = (int32_t)psup_conv_out_extent(c->W, p->padding[2], p->padding[3], c->KW, p->dilation[1], p->stride[1]);
   c->sh = p->stride[0], c->sw = p->stride[1], c->pt = p->padding[0], c->pl = p->padding[2];
   c->dh = p->dilation[0], c->dw = p->dilation[1];
   c->include_pad = p->count_include_pad;
