@@ -76,46 +76,53 @@ double src_value(int i, bool odd) {
 #endif
 }
 
-void main() {
-  FOR_ITEMS(i, it.n) {
-    int ox, oy;
-    ITER_OFFSET(i, 0, ox);
-    ITER_OFFSET(i, 1, oy);
+/* one element: x[ox] -> y[oy] */
+void cast_at(int ox, int oy) {
 #if DDT == DT_BOOL
 #if DT_IS_FLOAT(SDT)
-    y[oy] = uint8_t(src_value(ox, false) != 0.0 ? 1 : 0); /* NaN -> true */
+  y[oy] = uint8_t(src_value(ox, false) != 0.0 ? 1 : 0); /* NaN -> true */
 #else
-    y[oy] = uint8_t(x[ox] != SS(0) ? 1 : 0);
+  y[oy] = uint8_t(x[ox] != SS(0) ? 1 : 0);
 #endif
 #elif DDT == DT_I32 || DDT == DT_I64
 #if DT_IS_FLOAT(SDT)
-    double v = src_value(ox, false);
+  double v = src_value(ox, false);
 #if DDT == DT_I32
-    y[oy] = isnan(v) ? 0 : v >= 2147483647.0lf ? 2147483647 : v <= -2147483648.0lf ? int(0x80000000) : int(v);
+  y[oy] = isnan(v) ? 0 : v >= 2147483647.0lf ? 2147483647 : v <= -2147483648.0lf ? int(0x80000000) : int(v);
 #else
-    y[oy] = isnan(v) ? int64_t(0) : v >= 9223372036854775807.0lf ? int64_t(0x7fffffffffffffffl)
-          : v <= -9223372036854775808.0lf ? int64_t(0x8000000000000000l) : int64_t(v);
+  y[oy] = isnan(v) ? int64_t(0) : v >= 9223372036854775807.0lf ? int64_t(0x7fffffffffffffffl)
+        : v <= -9223372036854775808.0lf ? int64_t(0x8000000000000000l) : int64_t(v);
 #endif
 #elif SDT == DT_BOOL
-    y[oy] = DS(uint(x[ox]) != 0u ? 1 : 0);
+  y[oy] = DS(uint(x[ox]) != 0u ? 1 : 0);
 #else
-    y[oy] = DS(x[ox]); /* integers wrap */
+  y[oy] = DS(x[ox]); /* integers wrap */
 #endif
 #elif DDT == DT_F64
-    y[oy] = src_value(ox, false);
+  y[oy] = src_value(ox, false);
 #elif DDT == DT_F32
 #if SDT == DT_I64
-    y[oy] = float(src_value(ox, true)); /* odd at 53 bits, then once to 24 */
+  y[oy] = float(src_value(ox, true)); /* odd at 53 bits, then once to 24 */
 #else
-    y[oy] = float(src_value(ox, false));
+  y[oy] = float(src_value(ox, false));
 #endif
 #else /* f16, bf16 */
-    float f = f64_to_f32_odd(src_value(ox, SDT == DT_I64));
+  float f = f64_to_f32_odd(src_value(ox, SDT == DT_I64));
 #if DDT == DT_F16
-    y[oy] = uint16_t(f32_to_f16(f));
+  y[oy] = uint16_t(f32_to_f16(f));
 #else
-    y[oy] = uint16_t(f32_to_bf16(f));
+  y[oy] = uint16_t(f32_to_bf16(f));
 #endif
 #endif
+}
+
+#define CAST_BODY(AT) { \
+    int ox, oy; \
+    AT(i, 0, ox); \
+    AT(i, 1, oy); \
+    cast_at(ox, oy); \
   }
+void main() {
+  ITER_LOCALS
+  FOR_EACH_ITEM(CAST_BODY)
 }

@@ -186,6 +186,27 @@ bool signbit_d(double x) { return (unpackDouble2x32(x).y >> 31) != 0u; }
     out += rem_ * it.strides[(k) * MAX_RANK];                              \
   }
 
+/* Rank-1 layouts (most, once axes are merged) read each operand's base and stride once per
+ * invocation instead of once per element (twice as fast on lavapipe): ITER_LOCALS at the top of
+ * main(), then FOR_EACH_ITEM(BODY) with the kernel body as a macro BODY(AT) that finds operand k's
+ * offset with AT(i, k, out). */
+#define ITER_LOCALS                                                        \
+  bool it_r1_ = it.rank == 1;                                              \
+  int it_b_[MAX_OPS], it_s_[MAX_OPS];                                      \
+  for (int k_ = 0; k_ < MAX_OPS; k_++) {                                   \
+    it_b_[k_] = it.base[k_];                                               \
+    it_s_[k_] = it.strides[k_ * MAX_RANK];                                 \
+  }                                                                        \
+  uint it_n_ = uint(it.n);
+#define ITER_R1(i, k, out) out = it_b_[k] + int(i) * it_s_[k];
+/* The kernel body BODY(AT) once per layout kind, so neither loop branches on it per element. */
+#define FOR_EACH_ITEM(BODY)                                                \
+  if (it_r1_) {                                                            \
+    FOR_ITEMS(i, it_n_) BODY(ITER_R1)                                      \
+  } else {                                                                 \
+    FOR_ITEMS(i, it_n_) BODY(ITER_OFFSET)                                  \
+  }
+
 /* linear work-item id and stride, with groups folded into y */
 uint item_id() { return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x; }
 uint item_stride() { return gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_WorkGroupSize.x; }

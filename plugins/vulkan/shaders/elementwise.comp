@@ -209,41 +209,47 @@ bool compare_of(T a, T b) {
 #if defined(K_UNARY)
 OPERAND_RO(0, x, S)
 OPERAND(1, y, S)
-void main() {
-  FOR_ITEMS(i, it.n) {
-    int ox, oy;
-    ITER_OFFSET(i, 0, ox);
-    ITER_OFFSET(i, 1, oy);
-    y[oy] = STV(unary_fwd(LD(x[ox])));
+#define BODY1_(AT) { \
+    int ox, oy; \
+    AT(i, 0, ox); \
+    AT(i, 1, oy); \
+    y[oy] = STV(unary_fwd(LD(x[ox]))); \
   }
+void main() {
+  ITER_LOCALS
+  FOR_EACH_ITEM(BODY1_)
 }
 #elif defined(K_UNARY_BWD)
 OPERAND_RO(0, x, S)
 OPERAND_RO(1, y, S)
 OPERAND_RO(2, dy, S)
 OPERAND(3, dx, S)
-void main() {
-  FOR_ITEMS(i, it.n) {
-    int o0, o1, o2, o3;
-    ITER_OFFSET(i, 0, o0);
-    ITER_OFFSET(i, 1, o1);
-    ITER_OFFSET(i, 2, o2);
-    ITER_OFFSET(i, 3, o3);
-    dx[o3] = STV(unary_bwd(LD(x[o0]), LD(y[o1]), LD(dy[o2])));
+#define BODY2_(AT) { \
+    int o0, o1, o2, o3; \
+    AT(i, 0, o0); \
+    AT(i, 1, o1); \
+    AT(i, 2, o2); \
+    AT(i, 3, o3); \
+    dx[o3] = STV(unary_bwd(LD(x[o0]), LD(y[o1]), LD(dy[o2]))); \
   }
+void main() {
+  ITER_LOCALS
+  FOR_EACH_ITEM(BODY2_)
 }
 #elif defined(K_BINARY)
 OPERAND_RO(0, a, S)
 OPERAND_RO(1, b, S)
 OPERAND(2, c, S)
-void main() {
-  FOR_ITEMS(i, it.n) {
-    int o0, o1, o2;
-    ITER_OFFSET(i, 0, o0);
-    ITER_OFFSET(i, 1, o1);
-    ITER_OFFSET(i, 2, o2);
-    c[o2] = STV(binary_fwd(LD(a[o0]), LD(b[o1])));
+#define BODY3_(AT) { \
+    int o0, o1, o2; \
+    AT(i, 0, o0); \
+    AT(i, 1, o1); \
+    AT(i, 2, o2); \
+    c[o2] = STV(binary_fwd(LD(a[o0]), LD(b[o1]))); \
   }
+void main() {
+  ITER_LOCALS
+  FOR_EACH_ITEM(BODY3_)
 }
 #elif defined(K_BINARY_BWD)
 /* EXTRA bit 0: da wanted, bit 1: db wanted */
@@ -253,37 +259,41 @@ OPERAND_RO(2, c, S)
 OPERAND_RO(3, dc, S)
 OPERAND(4, da, S)
 OPERAND(5, db, S)
-void main() {
-  FOR_ITEMS(i, it.n) {
-    int o0, o1, o2, o3, o4, o5;
-    ITER_OFFSET(i, 0, o0);
-    ITER_OFFSET(i, 1, o1);
-    ITER_OFFSET(i, 2, o2);
-    ITER_OFFSET(i, 3, o3);
-    T ga, gb;
-    binary_grads(LD(a[o0]), LD(b[o1]), LD(c[o2]), LD(dc[o3]), ga, gb);
-    if ((EXTRA & 1) != 0) {
-      ITER_OFFSET(i, 4, o4);
-      da[o4] = STV(ga);
-    }
-    if ((EXTRA & 2) != 0) {
-      ITER_OFFSET(i, 5, o5);
-      db[o5] = STV(gb);
-    }
+#define BODY4_(AT) { \
+    int o0, o1, o2, o3, o4, o5; \
+    AT(i, 0, o0); \
+    AT(i, 1, o1); \
+    AT(i, 2, o2); \
+    AT(i, 3, o3); \
+    T ga, gb; \
+    binary_grads(LD(a[o0]), LD(b[o1]), LD(c[o2]), LD(dc[o3]), ga, gb); \
+    if ((EXTRA & 1) != 0) { \
+      AT(i, 4, o4); \
+      da[o4] = STV(ga); \
+    } \
+    if ((EXTRA & 2) != 0) { \
+      AT(i, 5, o5); \
+      db[o5] = STV(gb); \
+    } \
   }
+void main() {
+  ITER_LOCALS
+  FOR_EACH_ITEM(BODY4_)
 }
 #elif defined(K_COMPARE)
 OPERAND_RO(0, a, S)
 OPERAND_RO(1, b, S)
 OPERAND(2, c, uint8_t)
-void main() {
-  FOR_ITEMS(i, it.n) {
-    int o0, o1, o2;
-    ITER_OFFSET(i, 0, o0);
-    ITER_OFFSET(i, 1, o1);
-    ITER_OFFSET(i, 2, o2);
-    c[o2] = uint8_t(compare_of(LD(a[o0]), LD(b[o1])) ? 1 : 0);
+#define BODY5_(AT) { \
+    int o0, o1, o2; \
+    AT(i, 0, o0); \
+    AT(i, 1, o1); \
+    AT(i, 2, o2); \
+    c[o2] = uint8_t(compare_of(LD(a[o0]), LD(b[o1])) ? 1 : 0); \
   }
+void main() {
+  ITER_LOCALS
+  FOR_EACH_ITEM(BODY5_)
 }
 #elif defined(K_SELECT) || defined(K_SELECT_BWD)
 /* dtype-free: ES-byte elements copied bit for bit (a 1-byte element is a bool, stored 0/1) */
@@ -309,19 +319,21 @@ OPERAND_RO(0, cond, uint8_t)
 OPERAND_RO(1, a, E)
 OPERAND_RO(2, b, E)
 OPERAND(3, c, E)
-void main() {
-  FOR_ITEMS(i, it.n) {
-    int o0, o1, o2, o3;
-    ITER_OFFSET(i, 0, o0);
-    ITER_OFFSET(i, 3, o3);
-    if (uint(cond[o0]) != 0u) {
-      ITER_OFFSET(i, 1, o1);
-      c[o3] = COPY(a[o1]);
-    } else {
-      ITER_OFFSET(i, 2, o2);
-      c[o3] = COPY(b[o2]);
-    }
+#define BODY6_(AT) { \
+    int o0, o1, o2, o3; \
+    AT(i, 0, o0); \
+    AT(i, 3, o3); \
+    if (uint(cond[o0]) != 0u) { \
+      AT(i, 1, o1); \
+      c[o3] = COPY(a[o1]); \
+    } else { \
+      AT(i, 2, o2); \
+      c[o3] = COPY(b[o2]); \
+    } \
   }
+void main() {
+  ITER_LOCALS
+  FOR_EACH_ITEM(BODY6_)
 }
 #else
 /* operands cond, dc, da, db; EXTRA bit 0: da wanted, bit 1: db wanted. The chosen side gets dc,
@@ -330,21 +342,23 @@ OPERAND_RO(0, cond, uint8_t)
 OPERAND_RO(1, dc, E)
 OPERAND(2, da, E)
 OPERAND(3, db, E)
-void main() {
-  FOR_ITEMS(i, it.n) {
-    int o0, o1, o2, o3;
-    ITER_OFFSET(i, 0, o0);
-    ITER_OFFSET(i, 1, o1);
-    bool t = uint(cond[o0]) != 0u;
-    if ((EXTRA & 1) != 0) {
-      ITER_OFFSET(i, 2, o2);
-      da[o2] = t ? COPY(dc[o1]) : ZERO;
-    }
-    if ((EXTRA & 2) != 0) {
-      ITER_OFFSET(i, 3, o3);
-      db[o3] = t ? ZERO : COPY(dc[o1]);
-    }
+#define BODY7_(AT) { \
+    int o0, o1, o2, o3; \
+    AT(i, 0, o0); \
+    AT(i, 1, o1); \
+    bool t = uint(cond[o0]) != 0u; \
+    if ((EXTRA & 1) != 0) { \
+      AT(i, 2, o2); \
+      da[o2] = t ? COPY(dc[o1]) : ZERO; \
+    } \
+    if ((EXTRA & 2) != 0) { \
+      AT(i, 3, o3); \
+      db[o3] = t ? ZERO : COPY(dc[o1]); \
+    } \
   }
+void main() {
+  ITER_LOCALS
+  FOR_EACH_ITEM(BODY7_)
 }
 #endif
 #elif defined(K_CAST)
