@@ -184,24 +184,22 @@ parity_status_t parity_context_open_device(parity_context_t *ctx, uint32_t plugi
 /* auto: real GPUs by backend preference, then the native CPU plugin. */
 static parity_status_t select_auto(parity_context_t *ctx, parity_device_t **out) {
   static const char *const gpu_order[] = {"cuda", "vulkan", "opencl", NULL};
-  {
+  /* backend preference first, file order only among plugins of one backend */
+  for (int g = 0; g < 4; g++) {
+    const char *want = gpu_order[g]; /* NULL: any other backend */
     for (uint32_t i = 0; i < ctx->plugin_count; i++) {
       parity__plugin *p = &ctx->plugins[i];
       if (p->state != PARITY_PLUGIN_STATE_LOADED) continue;
-      for (int g = 0; g < 4; g++) {
-        const char *want = gpu_order[g];
-        int is_other = want == NULL;
-        if (!is_other && strcmp(p->backend, want) != 0) continue;
-        if (is_other && (strcmp(p->backend, "cuda") == 0 || strcmp(p->backend, "vulkan") == 0 ||
-                         strcmp(p->backend, "opencl") == 0))
-          continue;
-        for (uint32_t d = 0; d < p->device_count; d++) {
-          parity_device_info_t info = {.struct_size = sizeof info};
-          if (parity_context_device_info(ctx, i, d, &info) != PARITY_STATUS_OK) continue;
-          if (info.type != PARITY_DEVICE_TYPE_GPU) continue;
-          parity__log(ctx, 2, "auto: trying GPU '%s' of plugin '%s'", info.name, p->name);
-          if (parity_context_open_device(ctx, i, d, out) == PARITY_STATUS_OK) return PARITY_STATUS_OK;
-        }
+      if (want && strcmp(p->backend, want) != 0) continue;
+      if (!want && (strcmp(p->backend, "cuda") == 0 || strcmp(p->backend, "vulkan") == 0 ||
+                    strcmp(p->backend, "opencl") == 0))
+        continue;
+      for (uint32_t d = 0; d < p->device_count; d++) {
+        parity_device_info_t info = {.struct_size = sizeof info};
+        if (parity_context_device_info(ctx, i, d, &info) != PARITY_STATUS_OK) continue;
+        if (info.type != PARITY_DEVICE_TYPE_GPU) continue;
+        parity__log(ctx, 2, "auto: trying GPU '%s' of plugin '%s'", info.name, p->name);
+        if (parity_context_open_device(ctx, i, d, out) == PARITY_STATUS_OK) return PARITY_STATUS_OK;
       }
     }
   }

@@ -37,6 +37,14 @@ static int32_t f_init(void) {
   return FAKE_MODE == MODE_UNAVAILABLE ? fail(PARITY_STATUS_UNAVAILABLE, "no fake driver on this machine")
                                        : PARITY_STATUS_OK;
 }
+/* FAKE_BACKEND and FAKE_TYPE: the backend kind and device type it claims (defaults: its name, OTHER) */
+#ifndef FAKE_BACKEND
+#define FAKE_BACKEND FAKE_NAME
+#endif
+#ifndef FAKE_TYPE
+#define FAKE_TYPE PARITY_DEVICE_TYPE_OTHER
+#endif
+
 static void f_shutdown(void) {}
 static int32_t f_count(uint32_t *n) { *n = 1; return PARITY_STATUS_OK; }
 
@@ -47,7 +55,7 @@ static int32_t f_info(uint32_t index, parity_device_info_t *out) {
   if (index != 0) return fail(PARITY_STATUS_OUT_OF_RANGE, "fake: one device only");
   info_v1_1 full;
   memset(&full, 0, sizeof full);
-  full.base.type = PARITY_DEVICE_TYPE_OTHER;
+  full.base.type = FAKE_TYPE;
   strcpy(full.base.name, "fake device " FAKE_NAME);
   full.base.memory_bytes = 1u << 20;
   full.base.max_buffer_bytes = 1u << 20;
@@ -151,7 +159,7 @@ PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t h
                                                  const parity_host_api_t *h, parity_plugin_info_t *out) {
   (void)host_minor;
   out->name = FAKE_NAME;
-  out->backend = FAKE_NAME;
+  out->backend = FAKE_BACKEND;
   out->version = "test";
   out->abi_major = FAKE_MODE == MODE_REFUSE ? 2 : PARITY_ABI_MAJOR;
   out->abi_minor = FAKE_MODE == MODE_NEWER ? PARITY_ABI_MINOR + 1 : PARITY_ABI_MINOR;

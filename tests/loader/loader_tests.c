@@ -177,6 +177,15 @@ Test(loader, auto_skips_a_failing_device_and_picks_the_cpu) {
   parity_context_destroy(ctx);
 }
 
+Test(loader, auto_prefers_gpus_in_the_documented_backend_order_not_file_order) {
+  parity_context_t *ctx = open_ctx("auto", -1, FAKE_GPU_DIR); /* fakegpuocl.so sorts first */
+  parity_device_t *dev = NULL;
+  cr_assert_eq(parity_context_default_device(ctx, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_str_eq(parity_device_backend(dev), "vulkan", "auto chose %s (%s)", parity_device_backend(dev),
+                   parity_device_plugin_name(dev));
+  parity_context_destroy(ctx);
+}
+
 Test(loader, unavailable_backend_says_why) {
   parity_context_t *ctx = open_ctx("fakeunavailable", 0, FAKE_DIR);
   parity_plugin_record_t r = record(ctx, "fakeunavailable");
