@@ -134,11 +134,23 @@ static parity__module *module_load(parity_context_t *ctx, parity__plugin *p, con
     memcpy(&m->api, m->info.api, n);
     m->api.struct_size = (uint32_t)n;
     const parity_plugin_api_t *a = &m->api;
-    if (!a->init || !a->shutdown || !a->get_device_count || !a->get_device_info ||
-        !a->device_open || !a->device_close || !a->buffer_alloc || !a->buffer_free ||
-        !a->buffer_write || !a->buffer_read || !a->buffer_copy || !a->buffer_fill ||
-        !a->synchronize || !a->supports) {
-      snprintf(buf, sizeof buf, "function table has NULL required entries (plugin ABI %u.%u)",
+    /* every required entry, named in the message when NULL */
+    const struct { const void *fn; const char *name; } req[] = {
+        {(const void *)a->init, "init"}, {(const void *)a->shutdown, "shutdown"},
+        {(const void *)a->get_device_count, "get_device_count"}, {(const void *)a->get_device_info, "get_device_info"},
+        {(const void *)a->device_open, "device_open"}, {(const void *)a->device_close, "device_close"},
+        {(const void *)a->buffer_alloc, "buffer_alloc"}, {(const void *)a->buffer_free, "buffer_free"},
+        {(const void *)a->buffer_write, "buffer_write"}, {(const void *)a->buffer_read, "buffer_read"},
+        {(const void *)a->buffer_copy, "buffer_copy"}, {(const void *)a->buffer_fill, "buffer_fill"},
+        {(const void *)a->synchronize, "synchronize"}, {(const void *)a->supports, "supports"}};
+    char missing[256] = "";
+    for (size_t r = 0; r < sizeof req / sizeof req[0]; r++)
+      if (!req[r].fn) {
+        size_t len = strlen(missing);
+        snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", req[r].name);
+      }
+    if (missing[0]) {
+      snprintf(buf, sizeof buf, "function table has NULL required entries: %s (plugin ABI %u.%u)", missing,
                p->abi_major, p->abi_minor);
       why = buf;
     }

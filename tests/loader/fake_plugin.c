@@ -8,7 +8,8 @@
  *   NEWER        speaks ABI 1.1 with a larger table and device info: must load and work
  *   DEVFAIL      loads, but device_open fails
  *   UNAVAILABLE  init says the backend cannot run here
- *   NOSYM        exports no entry symbol at all */
+ *   NOSYM        exports no entry symbol at all
+ *   NULLFN       leaves two required entries (buffer_fill, supports) NULL */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@
 #define MODE_DEVFAIL 4
 #define MODE_UNAVAILABLE 5
 #define MODE_NOSYM 6
+#define MODE_NULLFN 7
 
 static const parity_host_api_t *host;
 
@@ -146,8 +148,9 @@ static const api_v1_1 table = {
                                                : (uint32_t)sizeof(parity_plugin_api_t),
         .init = f_init, .shutdown = f_shutdown, .get_device_count = f_count, .get_device_info = f_info,
         .device_open = f_open, .device_close = f_close, .buffer_alloc = f_alloc, .buffer_free = f_free,
-        .buffer_write = f_write, .buffer_read = f_read, .buffer_copy = f_copy, .buffer_fill = f_fill,
-        .synchronize = f_sync, .supports = f_supports, .elementwise_forward = f_neg,
+        .buffer_write = f_write, .buffer_read = f_read, .buffer_copy = f_copy,
+        .buffer_fill = FAKE_MODE == MODE_NULLFN ? NULL : f_fill,
+        .synchronize = f_sync, .supports = FAKE_MODE == MODE_NULLFN ? NULL : f_supports, .elementwise_forward = f_neg,
         /* present in the struct, but outside an OLDER plugin's struct_size: must never be used */
         .softmax_forward = f_neg,
     },

@@ -101,6 +101,15 @@ Test(loader, library_without_entry_symbol_is_skipped) {
   parity_context_destroy(ctx);
 }
 
+Test(loader, a_function_table_with_null_required_entries_is_skipped_naming_them) {
+  parity_context_t *ctx = open_ctx(NULL, -1, FAKE_DIR);
+  parity_plugin_record_t r = record(ctx, "fakenullfn");
+  cr_assert_eq(r.state, PARITY_PLUGIN_STATE_SKIPPED, "%s", r.reason);
+  cr_assert(strstr(r.reason, "NULL required entries: buffer_fill, supports"), "%s", r.reason);
+  assert_cpu_usable(ctx);
+  parity_context_destroy(ctx);
+}
+
 Test(loader, plugin_refusing_the_host_major_is_skipped_with_both_versions) {
   parity_context_t *ctx = open_ctx("cpu", 0, FAKE_DIR);
   parity_plugin_record_t r = record(ctx, "fakerefuse");
