@@ -1,6 +1,7 @@
 /* desc.c — descriptor validation, extents, iteration and error formatting. */
 #include "parity_support/desc.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -79,11 +80,17 @@ static int may_be_null(int32_t kind, int32_t dir, int is_output, uint32_t slot) 
   return kind == PARITY_OP_KIND_CONV2D && dir == PARITY_DIRECTION_FORWARD && slot == 2;
 }
 
+/* The sizes of the ABI 1.0 structs: the fields this code reads. Checked against these, not against
+ * sizeof, so a plugin built with a later minor's headers (appended fields) still accepts a 1.0
+ * host's descriptors. */
+#define PSUP_TENSOR_DESC_1_0 (offsetof(parity_tensor_desc_t, offset_bytes) + sizeof(uint64_t))
+#define PSUP_OP_DESC_1_0 (offsetof(parity_op_desc_t, params) + sizeof(parity_op_params_t))
+
 static int32_t check_tensor(const parity_tensor_desc_t *t, const char *role, uint32_t slot,
                             int need_buffers, char *msg, size_t n) {
-  if (t->struct_size < sizeof(parity_tensor_desc_t)) {
+  if (t->struct_size < PSUP_TENSOR_DESC_1_0) {
     snprintf(msg, n, "%s %u: tensor descriptor struct_size %u is smaller than ABI 1.0's %zu", role,
-             slot, t->struct_size, sizeof(parity_tensor_desc_t));
+             slot, t->struct_size, (size_t)PSUP_TENSOR_DESC_1_0);
     return PARITY_STATUS_INVALID_ARGUMENT;
   }
   if (psup_dtype_size(t->dtype) == 0) {
@@ -116,9 +123,9 @@ int32_t psup_check_op_desc(const parity_op_desc_t *d, int need_buffers, char *ms
     snprintf(msg, n, "op descriptor is NULL");
     return PARITY_STATUS_INVALID_ARGUMENT;
   }
-  if (d->struct_size < sizeof(parity_op_desc_t)) {
+  if (d->struct_size < PSUP_OP_DESC_1_0) {
     snprintf(msg, n, "op descriptor struct_size %u is smaller than ABI 1.0's %zu", d->struct_size,
-             sizeof(parity_op_desc_t));
+             (size_t)PSUP_OP_DESC_1_0);
     return PARITY_STATUS_INVALID_ARGUMENT;
   }
   const psup_op_info_t *info = psup_op_info(d->op);
