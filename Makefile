@@ -5,13 +5,14 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+PREFIX ?= /usr/local
 ifeq ($(VERBOSE),1)
 QUIET_TO =
 else
 QUIET_TO = > $(BUILD)/$(1).log 2>&1 || { tail -n 60 $(BUILD)/$(1).log; echo "make: $(1) failed; full log: $(BUILD)/$(1).log"; exit 1; }
 endif
 
-.PHONY: all deps configure build conform test clean
+.PHONY: all deps configure build conform test install clean
 
 all: build
 
@@ -32,6 +33,9 @@ conform: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD)

@@ -76,6 +76,9 @@ struct parity_buffer_t {
   uint64_t size;
 };
 
+/* loader.c: the folder libparity itself was loaded from; 0 on success */
+int parity__library_dir(char *out, size_t n);
+
 /* error.c */
 parity_status_t parity__fail(parity_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -1,7 +1,9 @@
 /* loader.c — plugin discovery, dlopen, version negotiation and struct-size tolerance.
  *
- * Search order: PARITY_PLUGIN_PATH folders, then the build tree's lib/ folder, then the install
- * prefix's plugin folder. Files named parity-plugin-*.so are tried in name order. A plugin that
+ * Search order: PARITY_PLUGIN_PATH folders, then the folder parity/ beside libparity itself (where
+ * `cmake --install` puts the plugins: <prefix>/lib/parity), and, only when libparity is the build
+ * tree's own (build/lib), that folder, which holds the freshly built plugins. No compile-time
+ * path is searched by an installed library, so a stale build tree is never an injection path. Files named parity-plugin-*.so are tried in name order. A plugin that
  * fails anywhere is recorded as skipped with a one-line reason; it never stops the others. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -18,9 +20,6 @@
 
 #ifndef PARITY_BUILD_PLUGIN_DIR
 #define PARITY_BUILD_PLUGIN_DIR ""
-#endif
-#ifndef PARITY_INSTALL_PLUGIN_DIR
-#define PARITY_INSTALL_PLUGIN_DIR ""
 #endif
 
 #define PREFIX "parity-plugin-"
@@ -272,6 +271,18 @@ static void scan_dir(parity_context_t *ctx, const char *dir, int explicit) {
   }
 }
 
+/* The folder libparity was loaded from (resolved), from the address of one of its functions. */
+int parity__library_dir(char *out, size_t n) {
+  Dl_info info;
+  char real[PATH_MAX];
+  if (!dladdr((void *)&parity__library_dir, &info) || !info.dli_fname || !realpath(info.dli_fname, real)) return -1;
+  char *slash = strrchr(real, '/');
+  if (!slash) return -1;
+  *slash = 0;
+  snprintf(out, n, "%s", real);
+  return 0;
+}
+
 void parity__load_plugins(parity_context_t *ctx, const char *plugin_path, int search_default_dirs) {
   if (plugin_path && *plugin_path) {
     char *copy = strdup(plugin_path), *save = NULL;
@@ -280,10 +291,18 @@ void parity__load_plugins(parity_context_t *ctx, const char *plugin_path, int se
     free(copy);
   }
   if (search_default_dirs) {
+    char own[PATH_MAX], dir[PATH_MAX + 8];
+    if (parity__library_dir(own, sizeof own) != 0) {
+      parity__log(ctx, 1, "cannot tell where libparity is (dladdr); only PARITY_PLUGIN_PATH is searched");
+      return;
+    }
     struct stat st;
-    if (PARITY_BUILD_PLUGIN_DIR[0] && stat(PARITY_BUILD_PLUGIN_DIR, &st) == 0)
-      scan_dir(ctx, PARITY_BUILD_PLUGIN_DIR, 0);
-    if (PARITY_INSTALL_PLUGIN_DIR[0]) scan_dir(ctx, PARITY_INSTALL_PLUGIN_DIR, 0);
+    snprintf(dir, sizeof dir, "%s/parity", own);
+    if (stat(dir, &st) == 0) scan_dir(ctx, dir, 0);
+    else parity__log(ctx, 2, "no plugin folder at %s", dir);
+    char build[PATH_MAX];
+    if (PARITY_BUILD_PLUGIN_DIR[0] && realpath(PARITY_BUILD_PLUGIN_DIR, build) && strcmp(build, own) == 0)
+      scan_dir(ctx, own, 0); /* the build tree: plugins sit beside libparity */
   }
 }
 
