@@ -347,6 +347,7 @@ int main(int argc, char **argv) {
         continue;
       }
       run_backend(&con, &rep, &env, &cases, selected, &o, b);
+      cf_print_core_needs(&env);
       cf_coverage_t cov;
       cf_coverage(&rep, b, &cov);
       if (cov.verdict != CF_VERDICT_PASS && exit_code == 0) exit_code = 1;

@@ -124,8 +124,8 @@ static parity__module *module_load(parity_context_t *ctx, parity__plugin *p, con
              p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
     why = buf;
   } else if (!m->info.name || !m->info.name[0] || !m->info.backend) {
-    snprintf(buf, sizeof buf, "answered without a name or backend (plugin ABI %u.%u)", p->abi_major,
-             p->abi_minor);
+    snprintf(buf, sizeof buf, "answered without a name or backend (plugin ABI %u.%u, host ABI %u.%u)", p->abi_major,
+             p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
     why = buf;
   }
   if (!why) {
@@ -149,8 +149,8 @@ static parity__module *module_load(parity_context_t *ctx, parity__plugin *p, con
         snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", req[r].name);
       }
     if (missing[0]) {
-      snprintf(buf, sizeof buf, "function table has NULL required entries: %s (plugin ABI %u.%u)", missing,
-               p->abi_major, p->abi_minor);
+      snprintf(buf, sizeof buf, "function table has NULL required entries: %s (plugin ABI %u.%u, host ABI %u.%u)",
+               missing, p->abi_major, p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
       why = buf;
     }
   }

@@ -253,6 +253,8 @@ typedef struct cf_env_t {
 /* supports() for case c in its direction (backward: the forward and the backward descriptor),
  * with the descriptors the run would use; msg receives the plugin's reason. */
 cf_exec_status_t cf_case_supports(cf_env_t *env, const cf_case_t *c, char *msg, size_t msg_size);
+/* One line after the verdict: which of the autodiff core's own f32 needs the device does not meet. */
+void cf_print_core_needs(cf_env_t *env);
 /* One operand line per input and output of case c's forward op, for failure reports. */
 void cf_case_operands(const cf_case_t *c, char *buf, size_t n);
 
