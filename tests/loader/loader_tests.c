@@ -193,6 +193,12 @@ Test(loader, auto_prefers_gpus_in_the_documented_backend_order_not_file_order) {
   cr_assert_str_eq(parity_device_backend(dev), "vulkan", "auto chose %s (%s)", parity_device_backend(dev),
                    parity_device_plugin_name(dev));
   parity_context_destroy(ctx);
+  /* GPUs of every kind (another backend, OpenCL, Vulkan, CUDA in file order): CUDA wins */
+  ctx = open_ctx("auto", -1, FAKE_GPU_ALL_DIR);
+  cr_assert_eq(parity_context_default_device(ctx, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_str_eq(parity_device_backend(dev), "cuda", "auto chose %s (%s)", parity_device_backend(dev),
+                   parity_device_plugin_name(dev));
+  parity_context_destroy(ctx);
 }
 
 Test(loader, unavailable_backend_says_why) {
