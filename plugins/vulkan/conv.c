@@ -7,30 +7,6 @@
 
 #include "vk_internal.h"
 
-/* llvmpipe (lavapipe) ends every loop of a shader invocation once 65535 loop iterations have run
- * in total over all its loops (LP_MAX_TGSI_LOOP_ITERATIONS), silently. On CPU-like devices the
- * work per invocation is therefore bounded: `cost` is an upper estimate of the loop iterations one
- * item takes (common.glsl: PWS_REDUCE runs about L/8 + 64 for L terms), and the launch gets
- * enough work-groups that no invocation exceeds VKP_LOOP_BUDGET, past the PARITY_VULKAN_MAX_GROUPS
- * cap if need be. */
-#define VKP_LOOP_BUDGET 32768u
-static uint64_t reduce_cost(int64_t terms) { return (uint64_t)terms / 8u + 72u; }
-
-static void bounded_groups(const parity_plugin_device_t *dev, uint64_t items, uint32_t local, uint64_t cost,
-                           uint32_t groups[3]) {
-  vkp_groups_for(dev, items, local, groups);
-  if (!dev->slot->cpu_like) return;
-  uint64_t per = VKP_LOOP_BUDGET / (cost ? cost : 1);
-  if (per == 0) per = 1;
-  uint64_t need = ((items + per - 1) / per + local - 1) / local;
-  if (need <= (uint64_t)groups[0] * groups[1]) return;
-  uint64_t x = need < dev->slot->max_groups[0] ? need : dev->slot->max_groups[0];
-  uint64_t y = (need + x - 1) / x;
-  if (y > dev->slot->max_groups[1]) y = dev->slot->max_groups[1];
-  groups[0] = (uint32_t)x;
-  groups[1] = (uint32_t)y;
-  groups[2] = 1;
-}
 
 /* mirrors Params in shaders/conv.comp (std430, all int) */
 typedef struct vkp_cv_t {
@@ -77,9 +53,9 @@ int32_t vkp_conv2d_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
     if (is_pool(d)) {
       cost = pool_cost(&c, d->direction != PARITY_DIRECTION_FORWARD);
     } else {
-      cost = reduce_cost((int64_t)(c.C / c.groups) * c.KH * c.KW);
+      cost = vkp_reduce_cost((int64_t)(c.C / c.groups) * c.KH * c.KW);
       if (d->direction != PARITY_DIRECTION_FORWARD) {
-        uint64_t a = reduce_cost((int64_t)(c.O / c.groups) * c.KH * c.KW), b = reduce_cost((int64_t)c.N * c.OH * c.OW);
+        uint64_t a = vkp_reduce_cost((int64_t)(c.O / c.groups) * c.KH * c.KW), b = vkp_reduce_cost((int64_t)c.N * c.OH * c.OW);
         if (a > cost) cost = a;
         if (b > cost) cost = b;
       }
@@ -132,7 +108,7 @@ static int32_t run(parity_plugin_device_t *dev, const char *k, int32_t dtype, in
   c->n = (int32_t)n;
   l.params = c;
   l.params_size = sizeof *c;
-  bounded_groups(dev, (uint64_t)n, l.local, cost, l.groups);
+  vkp_groups_bounded(dev, (uint64_t)n, l.local, cost, l.groups);
   return vkp_dispatch(dev, &l);
 }
 
@@ -154,7 +130,7 @@ int32_t vkp_conv2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *
   if (bias) c.bs = (int32_t)bias->strides[0];
   const parity_tensor_desc_t *t[] = {x, wt, bias, y};
   const int w[] = {0, 0, 0, 1};
-  uint64_t cost = reduce_cost((int64_t)(c.C / c.groups) * c.KH * c.KW);
+  uint64_t cost = vkp_reduce_cost((int64_t)(c.C / c.groups) * c.KH * c.KW);
   return run(dev, "conv_fwd", x->dtype, d->op, bias ? 1 : 0, &c, n, cost, 4, t, w);
 }
 
@@ -186,18 +162,18 @@ int32_t vkp_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   if (dx && nx > 0) {
     const parity_tensor_desc_t *t[] = {wt, dy, dx};
     const int w[] = {0, 0, 1};
-    st = run(dev, "conv_bwd_data", dt, d->op, 0, &c, nx, reduce_cost((int64_t)(c.O / c.groups) * c.KH * c.KW), 3, t, w);
+    st = run(dev, "conv_bwd_data", dt, d->op, 0, &c, nx, vkp_reduce_cost((int64_t)(c.O / c.groups) * c.KH * c.KW), 3, t, w);
   }
   int64_t nw = dw ? psup_numel(dw) : 0;
   if (st == PARITY_STATUS_OK && nw > 0) { /* an empty batch gives zeros */
     const parity_tensor_desc_t *t[] = {x, dy, dw};
     const int w[] = {0, 0, 1};
-    st = run(dev, "conv_bwd_weight", dt, d->op, 0, &c, nw, reduce_cost((int64_t)c.N * c.OH * c.OW), 3, t, w);
+    st = run(dev, "conv_bwd_weight", dt, d->op, 0, &c, nw, vkp_reduce_cost((int64_t)c.N * c.OH * c.OW), 3, t, w);
   }
   if (st == PARITY_STATUS_OK && db && c.O > 0) {
     const parity_tensor_desc_t *t[] = {dy, db};
     const int w[] = {0, 1};
-    st = run(dev, "conv_bwd_bias", dt, d->op, 0, &c, c.O, reduce_cost((int64_t)c.N * c.OH * c.OW), 2, t, w);
+    st = run(dev, "conv_bwd_bias", dt, d->op, 0, &c, c.O, vkp_reduce_cost((int64_t)c.N * c.OH * c.OW), 2, t, w);
   }
   return st;
 }

@@ -9,31 +9,6 @@
 #define IN(i) (d->inputs[i])
 #define OUT(i) (d->outputs[i])
 
-/* mirrors ITER_PARAMS in shaders/common.glsl */
-typedef struct vkp_iter_t {
-  int32_t rank, n, pad0, pad1;
-  int32_t shape[PARITY_MAX_RANK];
-  int32_t strides[6][PARITY_MAX_RANK];
-  int32_t base[6];
-  int32_t pad2[2];
-} vkp_iter_t;
-_Static_assert(sizeof(vkp_iter_t) == 272, "vkp_iter_t must match ITER_PARAMS in common.glsl");
-
-int vkp_spv_find(const char *kernel, const char *suffix) {
-  char name[96];
-  if (suffix) snprintf(name, sizeof name, "%s_%s", kernel, suffix);
-  else snprintf(name, sizeof name, "%s", kernel);
-  int lo = 0, hi = VK_SPV_COUNT - 1;
-  while (lo <= hi) {
-    int mid = (lo + hi) / 2, c = strcmp(vk_spirv[mid].name, name);
-    if (c == 0) return mid;
-    if (c < 0) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: no shader variant %s", name);
-  return -1;
-}
-
 int32_t vkp_elementwise_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   int kind = psup_op_info(d->op)->kind;
   if ((kind == PARITY_OP_KIND_COMPARE || kind == PARITY_OP_KIND_SELECT) && !dev->slot->has_8bit)

@@ -8,30 +8,6 @@
 
 #include "vk_internal.h"
 
-/* llvmpipe (lavapipe) ends every loop of a shader invocation once 65535 loop iterations have run
- * in total over all its loops (LP_MAX_TGSI_LOOP_ITERATIONS), silently. On CPU-like devices the
- * work per invocation is therefore bounded: `cost` is an upper estimate of the loop iterations one
- * item takes (common.glsl: PWS_REDUCE runs about L/8 + 64 for L terms), and the launch gets
- * enough work-groups that no invocation exceeds VKP_LOOP_BUDGET, past the PARITY_VULKAN_MAX_GROUPS
- * cap if need be. */
-#define VKP_LOOP_BUDGET 32768u
-static uint64_t reduce_cost(int64_t terms) { return (uint64_t)terms / 8u + 72u; }
-
-static void bounded_groups(const parity_plugin_device_t *dev, uint64_t items, uint32_t local, uint64_t cost,
-                           uint32_t groups[3]) {
-  vkp_groups_for(dev, items, local, groups);
-  if (!dev->slot->cpu_like) return;
-  uint64_t per = VKP_LOOP_BUDGET / (cost ? cost : 1);
-  if (per == 0) per = 1;
-  uint64_t need = ((items + per - 1) / per + local - 1) / local;
-  if (need <= (uint64_t)groups[0] * groups[1]) return;
-  uint64_t x = need < dev->slot->max_groups[0] ? need : dev->slot->max_groups[0];
-  uint64_t y = (need + x - 1) / x;
-  if (y > dev->slot->max_groups[1]) y = dev->slot->max_groups[1];
-  groups[0] = (uint32_t)x;
-  groups[1] = (uint32_t)y;
-  groups[2] = 1;
-}
 
 #define MM_TILE 16
 
@@ -66,7 +42,7 @@ int32_t vkp_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
     if (b->shape[r - 1] > k) k = b->shape[r - 1];
     if (a->shape[r - 2] > k) k = a->shape[r - 2];
   }
-  if (dev->slot->cpu_like && reduce_cost(k) > VKP_LOOP_BUDGET)
+  if (dev->slot->cpu_like && vkp_reduce_cost(k) > VKP_LOOP_BUDGET)
     return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s: sums of %lld terms exceed what one invocation of %s may "
                     "loop (llvmpipe stops shader loops after 65535 iterations)", psup_op_name(d->op), (long long)k,
                     dev->slot->info.name);
@@ -138,7 +114,7 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_tensor_desc_t
   }
   l.params = &p;
   l.params_size = sizeof p;
-  bounded_groups(dev, items, l.local, reduce_cost(K) + 8, l.groups);
+  vkp_groups_bounded(dev, items, l.local, vkp_reduce_cost(K) + 8, l.groups);
   return vkp_dispatch(dev, &l);
 }
 

@@ -23,16 +23,6 @@ typedef struct vkp_red_t {
 } vkp_red_t;
 _Static_assert(sizeof(vkp_red_t) == 256, "vkp_red_t must match Params in reduce.comp");
 
-/* mirrors ITER_PARAMS in shaders/common.glsl */
-typedef struct vkp_iter_t {
-  int32_t rank, n, pad0, pad1;
-  int32_t shape[PARITY_MAX_RANK];
-  int32_t strides[6][PARITY_MAX_RANK];
-  int32_t base[6];
-  int32_t pad2[2];
-} vkp_iter_t;
-_Static_assert(sizeof(vkp_iter_t) == 272, "vkp_iter_t must match ITER_PARAMS in common.glsl");
-
 /* mirrors Push in shaders/reduce.comp */
 typedef struct vkp_red_push_t {
   int32_t item0, count, divisor;

@@ -1,5 +1,6 @@
 /* vk_dispatch.c — pipelines created on first use (one per shader variant, op, work-group size
  * and extra specialization value), binding windows, launch geometry and dispatch recording. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,38 @@ void vkp_groups_for(const parity_plugin_device_t *dev, uint64_t items, uint32_t 
   groups[0] = (uint32_t)x;
   groups[1] = (uint32_t)y;
   groups[2] = 1;
+}
+
+void vkp_groups_bounded(const parity_plugin_device_t *dev, uint64_t items, uint32_t local, uint64_t cost,
+                        uint32_t groups[3]) {
+  vkp_groups_for(dev, items, local, groups);
+  if (!dev->slot->cpu_like) return;
+  uint64_t per = VKP_LOOP_BUDGET / (cost ? cost : 1);
+  if (per == 0) per = 1;
+  uint64_t need = ((items + per - 1) / per + local - 1) / local;
+  if (need <= (uint64_t)groups[0] * groups[1]) return;
+  uint64_t x = need < dev->slot->max_groups[0] ? need : dev->slot->max_groups[0];
+  uint64_t y = (need + x - 1) / x;
+  if (y > dev->slot->max_groups[1]) y = dev->slot->max_groups[1];
+  groups[0] = (uint32_t)x;
+  groups[1] = (uint32_t)y;
+  groups[2] = 1;
+}
+
+/* The embedded variants are sorted by name (generated vk_shaders.c): binary search. */
+int vkp_spv_find(const char *kernel, const char *suffix) {
+  char name[96];
+  if (suffix) snprintf(name, sizeof name, "%s_%s", kernel, suffix);
+  else snprintf(name, sizeof name, "%s", kernel);
+  int lo = 0, hi = VK_SPV_COUNT - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2, c = strcmp(vk_spirv[mid].name, name);
+    if (c == 0) return mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: no shader variant %s", name);
+  return -1;
 }
 
 /* ---- pipelines ------------------------------------------------------------------------------ */

@@ -207,6 +207,27 @@ int32_t vkp_dispatch(parity_plugin_device_t *dev, const vkp_launch_t *l);
 /* Work-groups for `items` work-items of size `local`, folded into x/y under the device limits and
  * the cap (kernels loop over the rest with a grid stride). */
 void vkp_groups_for(const parity_plugin_device_t *dev, uint64_t items, uint32_t local, uint32_t groups[3]);
+/* llvmpipe (lavapipe) ends every loop of a shader invocation once 65535 loop iterations have run
+ * in total over all its loops (LP_MAX_TGSI_LOOP_ITERATIONS), silently. On CPU-like devices the
+ * work per invocation is therefore bounded: `cost` is an upper estimate of the loop iterations one
+ * item takes, and vkp_groups_bounded launches enough work-groups that no invocation exceeds
+ * VKP_LOOP_BUDGET, past the PARITY_VULKAN_MAX_GROUPS cap if need be. */
+#define VKP_LOOP_BUDGET 32768u
+/* loop iterations of a pairwise (PWS_REDUCE) sum of `terms` terms: about L/8 + 64 */
+static inline uint64_t vkp_reduce_cost(int64_t terms) { return (uint64_t)terms / 8u + 72u; }
+void vkp_groups_bounded(const parity_plugin_device_t *dev, uint64_t items, uint32_t local, uint64_t cost,
+                        uint32_t groups[3]);
+
+/* mirrors ITER_PARAMS in shaders/common.glsl (elementwise and reduce kernels) */
+typedef struct vkp_iter_t {
+  int32_t rank, n, pad0, pad1;
+  int32_t shape[PARITY_MAX_RANK];
+  int32_t strides[6][PARITY_MAX_RANK];
+  int32_t base[6];
+  int32_t pad2[2];
+} vkp_iter_t;
+_Static_assert(sizeof(vkp_iter_t) == 272, "vkp_iter_t must match ITER_PARAMS in common.glsl");
+
 /* OK when the tensor's byte extent fits one binding window (maxStorageBufferRange, 2^31 bytes). */
 int32_t vkp_check_window(const parity_plugin_device_t *dev, const parity_op_desc_t *d);
 /* A device scratch buffer of at least `bytes` (contents undefined). Reuse across dispatches is
