@@ -28,20 +28,17 @@ typedef struct vkp_red_push_t {
   int32_t item0, count, divisor;
 } vkp_red_push_t;
 
-/* Loop iterations one invocation may run in one dispatch: lavapipe (llvmpipe) ends a shader
- * after 65,535 loop iterations in total, silently; stay well below on every device. */
-#define RED_LOOP_BUDGET 32768u
 /* terms of one partial, so that a partial fits the budget (pairwise pushes add ~1/16) */
 #define RED_MAX_CHUNK 16384
 
 /* Record `items` items of the launch, split over dispatches so that each invocation runs at
- * most RED_LOOP_BUDGET loop iterations (`cost`: iterations per item) per dispatch. */
+ * most VKP_LOOP_BUDGET loop iterations (`cost`: iterations per item) per dispatch. */
 static int32_t dispatch_items(parity_plugin_device_t *dev, vkp_launch_t *l, uint64_t items, uint64_t cost,
                               int32_t divisor) {
   uint32_t g[3];
   vkp_groups_for(dev, items, l->local, g);
   uint64_t inv = (uint64_t)g[0] * g[1] * g[2] * l->local;
-  uint64_t per_inv = cost >= RED_LOOP_BUDGET ? 1 : RED_LOOP_BUDGET / (cost ? cost : 1);
+  uint64_t per_inv = cost >= VKP_LOOP_BUDGET ? 1 : VKP_LOOP_BUDGET / (cost ? cost : 1);
   uint64_t per = inv * per_inv;
   for (uint64_t start = 0; start < items; start += per) {
     uint64_t n = items - start < per ? items - start : per;
@@ -92,7 +89,7 @@ int32_t vkp_reduce_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
    * llvmpipe, whose loop limit would cut it short, refuse what does not fit */
   if (s->cpu_like && d->direction == PARITY_DIRECTION_FORWARD && psup_numel(d->outputs[0]) > 0) {
     uint64_t k = (uint64_t)psup_numel(x) / (uint64_t)psup_numel(d->outputs[0]);
-    uint64_t most = (uint64_t)RED_MAX_CHUNK * (RED_LOOP_BUDGET - 64u) * 8u / 9u;
+    uint64_t most = (uint64_t)RED_MAX_CHUNK * (VKP_LOOP_BUDGET - 64u) * 8u / 9u;
     if (k > most)
       return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s over %llu terms per output: %s runs at most %llu (its loop "
                       "limit of 65,535 iterations per invocation)", op, (unsigned long long)k, s->info.name,

@@ -102,7 +102,7 @@ int32_t vkp_cmd(parity_plugin_device_t *dev, VkCommandBuffer *out) {
     VKP_CHECK(vkBeginCommandBuffer(b->cmd, &bi), "vkBeginCommandBuffer", "");
     full_barrier(b->cmd);
     b->recording = 1;
-    b->dispatches = b->sets = 0;
+    b->sets = 0;
     b->param_used = b->staging_used = 0;
     dev->nwritten = dev->nread = 0;
   }

@@ -79,7 +79,7 @@ typedef struct vkp_batch_t {
   VkCommandBuffer cmd;
   VkDescriptorPool pool;
   uint64_t serial;   /* timeline value signalled when this batch completes (0: never submitted) */
-  uint32_t dispatches, sets;
+  uint32_t sets;          /* descriptor sets taken from the pool: one per dispatch */
   uint64_t param_used, staging_used;
   int recording;
 } vkp_batch_t;
@@ -126,7 +126,6 @@ struct parity_plugin_device_t {
   int need_barrier_all;
   uint32_t max_groups; /* cap on work-groups per dispatch; shaders loop past it */
   uint32_t local;      /* default work-group size for 1-D kernels */
-  int32_t deferred_status; /* error of a submitted batch, reported by the next call */
   parity_plugin_buffer_t *scratch; /* grows on demand (vkp_scratch) */
   parity_plugin_buffer_t *mathtab; /* the software math library's tables (vk_mathtab.c) */
   int fused_fma64; /* fma() on doubles rounds once (probed at open, vk_probe.c) */

@@ -62,13 +62,6 @@ static int32_t range(const parity_plugin_buffer_t *b, uint64_t off, uint64_t siz
 
 static void mark_used(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) { b->last_use = dev->submitted + 1; }
 
-static int32_t pending_error(parity_plugin_device_t *dev) {
-  if (dev->deferred_status == PARITY_STATUS_OK) return PARITY_STATUS_OK;
-  int32_t st = dev->deferred_status;
-  dev->deferred_status = PARITY_STATUS_OK;
-  return vkp_fail(st, "vulkan: earlier work on this device failed (see the previous error)");
-}
-
 /* Copy host bytes into b through the staging ring, chunk by chunk. */
 static int32_t upload(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, const void *src,
                       uint64_t size, uint32_t pattern_size) {
@@ -99,8 +92,7 @@ static int32_t upload(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, ui
 
 int32_t vkp_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, const void *src,
                          uint64_t size) {
-  int32_t st = pending_error(dev);
-  if (st == PARITY_STATUS_OK) st = range(b, off, size, "buffer_write");
+  int32_t st = range(b, off, size, "buffer_write");
   if (st != PARITY_STATUS_OK || size == 0) return st;
   if (!src) return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "vulkan: buffer_write: source is NULL");
   return upload(dev, b, off, src, size, 0);
@@ -108,8 +100,7 @@ int32_t vkp_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
 
 int32_t vkp_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, void *dst,
                         uint64_t size) {
-  int32_t st = pending_error(dev);
-  if (st == PARITY_STATUS_OK) st = range(b, off, size, "buffer_read");
+  int32_t st = range(b, off, size, "buffer_read");
   if (st != PARITY_STATUS_OK) return st;
   if (size == 0) return vkp_synchronize(dev);
   if (!dst) return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "vulkan: buffer_read: destination is NULL");
@@ -139,8 +130,7 @@ int32_t vkp_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
 
 int32_t vkp_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_off,
                         parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size) {
-  int32_t st = pending_error(dev);
-  if (st == PARITY_STATUS_OK) st = range(src, src_off, size, "buffer_copy source");
+  int32_t st = range(src, src_off, size, "buffer_copy source");
   if (st == PARITY_STATUS_OK) st = range(dst, dst_off, size, "buffer_copy destination");
   if (st != PARITY_STATUS_OK || size == 0) return st;
   int overlap = src == dst && src_off < dst_off + size && dst_off < src_off + size;
@@ -180,8 +170,7 @@ int32_t vkp_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src
 
 int32_t vkp_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, uint64_t size,
                         const void *pattern, uint32_t psize) {
-  int32_t st = pending_error(dev);
-  if (st == PARITY_STATUS_OK) st = range(b, off, size, "buffer_fill");
+  int32_t st = range(b, off, size, "buffer_fill");
   if (st != PARITY_STATUS_OK) return st;
   if (!pattern || (psize != 1 && psize != 2 && psize != 4 && psize != 8) || size % psize)
     return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "vulkan: buffer_fill: pattern of %u bytes cannot fill %llu bytes "
@@ -204,6 +193,5 @@ int32_t vkp_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
 }
 
 int32_t vkp_synchronize(parity_plugin_device_t *dev) {
-  int32_t st = pending_error(dev);
-  return st != PARITY_STATUS_OK ? st : vkp_flush(dev, 1);
+  return vkp_flush(dev, 1);
 }

@@ -305,11 +305,6 @@ static uint64_t buffer_size(const parity_plugin_buffer_t *b) { return b ? b->siz
 
 /* Every kernel entry validates the whole descriptor first: the host is not trusted. */
 static int32_t validate(parity_plugin_device_t *dev, const parity_op_desc_t *d, int32_t family, int32_t direction) {
-  if (dev->deferred_status != PARITY_STATUS_OK) {
-    int32_t st = dev->deferred_status;
-    dev->deferred_status = PARITY_STATUS_OK;
-    return vkp_fail(st, "vulkan: earlier work on this device failed (see the previous error)");
-  }
   char msg[512];
   int32_t st = psup_check_kernel_entry(d, family, direction, buffer_size, msg, sizeof msg);
   if (st != PARITY_STATUS_OK) return vkp_fail(st, "vulkan: %s", msg);

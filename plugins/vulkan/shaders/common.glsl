@@ -48,11 +48,7 @@ layout(constant_id = 2) const int EXTRA = 0;
 #if defined(USES_FLOAT)
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4466], 4461, 32);
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4466], 4461, 64);
-#if defined(PMATH_STUB)
-#include "pmath_stub.glsl"
-#else
 #include "pmath.glsl"
-#endif
 #endif
 
 /* ---- f16 / bf16 storage (the same bit recipes as parity_support/dtype.h) ------------------- */
