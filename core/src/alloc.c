@@ -1,8 +1,14 @@
 /* alloc.c — the per-device caching allocator. Storage sizes are rounded up to a power of two
  * (at least 256 bytes); freed buffers go to a free list of their class and are handed out
- * again, so a steady-state training step asks the plugin for no new memory. The cache is
- * drained when the device closes, or when the plugin reports out-of-memory. */
+ * again, so a steady-state training step asks the plugin for no new memory. The cache holds at
+ * most the device's cache limit (PARITY_CACHE_LIMIT, default min(1 GiB, memory / 8)): a buffer
+ * that would exceed it goes back to the plugin. It is drained when the device closes, when the
+ * plugin reports out-of-memory, and by parity_device_trim_cache(). */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "parity_support/env.h"
 
 #include "tensor_internal.h"
 
@@ -23,6 +29,35 @@ static void bin_drain(parity_device_t *dev, parity__cache_bin *bin) {
 void parity__cache_drain(parity_device_t *dev) {
   for (int k = 0; k < 64; k++) bin_drain(dev, &dev->cache[k]);
   dev->cached_bytes = 0;
+}
+
+uint64_t parity__cache_limit(parity_context_t *ctx, const parity_device_info_t *info) {
+  uint64_t def = 1ull << 30;
+  if (info->memory_bytes && info->memory_bytes / 8 < def) def = info->memory_bytes / 8;
+  const char *e = psup_getenv("PARITY_CACHE_LIMIT");
+  if (!e || !*e) return def;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(e, &end, 10);
+  uint64_t scale = 1;
+  if (end && (*end == 'K' || *end == 'k')) scale = 1ull << 10, end++;
+  else if (end && (*end == 'M' || *end == 'm')) scale = 1ull << 20, end++;
+  else if (end && (*end == 'G' || *end == 'g')) scale = 1ull << 30, end++;
+  if (errno || end == e || *end || e[0] == '-' || v > UINT64_MAX / scale) {
+    parity__note(ctx, "PARITY_CACHE_LIMIT='%s' is not a size (bytes, or with K, M or G); using the "
+                 "default %llu bytes", e, (unsigned long long)def);
+    return def;
+  }
+  return (uint64_t)v * scale;
+}
+
+uint64_t parity_device_cache_bytes(const parity_device_t *dev) { return dev ? dev->cached_bytes : 0; }
+
+uint64_t parity_device_trim_cache(parity_device_t *dev) {
+  if (!dev) return 0;
+  uint64_t had = dev->cached_bytes;
+  parity__cache_drain(dev);
+  return had;
 }
 
 parity_status_t parity__storage_new(parity_device_t *dev, uint64_t bytes, parity__storage **out) {
@@ -46,6 +81,7 @@ parity_status_t parity__storage_new(parity_device_t *dev, uint64_t bytes, parity
   }
   st->refs = 1;
   st->dev = dev;
+  parity__context_retain(dev->ctx);
   st->bytes = bytes;
   *out = st;
   return PARITY_STATUS_OK;
@@ -56,12 +92,19 @@ void parity__storage_release(parity__storage *st) {
   parity_device_t *dev = st->dev;
   uint32_t k = size_class(st->bytes);
   parity__cache_bin *bin = &dev->cache[k];
+  if (dev->cached_bytes + (1ull << k) > dev->cache_limit) { /* over the limit: give it back */
+    parity_buffer_free(st->buf);
+    free(st);
+    parity__context_release(dev->ctx);
+    return;
+  }
   if (bin->count == bin->cap) {
     uint32_t cap = bin->cap ? bin->cap * 2 : 8;
     parity_buffer_t **items = realloc(bin->items, cap * sizeof *items);
     if (!items) { /* cannot cache it: give it back */
       parity_buffer_free(st->buf);
       free(st);
+      parity__context_release(dev->ctx);
       return;
     }
     bin->items = items;
@@ -70,4 +113,5 @@ void parity__storage_release(parity__storage *st) {
   bin->items[bin->count++] = st->buf;
   dev->cached_bytes += 1ull << k;
   free(st);
+  parity__context_release(dev->ctx);
 }

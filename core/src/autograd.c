@@ -13,7 +13,7 @@
 #include "tensor_internal.h"
 
 static _Thread_local int grad_disabled;
-static uint64_t mark_counter;
+static _Atomic uint64_t mark_counter; /* shared by every thread: each backward gets its own mark */
 
 int parity_grad_mode_set(int enabled) {
   int prev = !grad_disabled;
@@ -87,6 +87,7 @@ void parity_tensor_zero_grad(parity_tensor_t *t) {
 }
 
 parity_status_t parity_detach(parity_tensor_t *x, parity_tensor_t **out) {
+  if (out) *out = NULL;
   if (!x || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "detach: NULL argument");
   *out = parity__tensor_alias(x);
   return *out ? PARITY_STATUS_OK : parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "detach: out of host memory");
@@ -134,7 +135,7 @@ static int list_push(node_list *l, parity__node *n) {
 
 /* Iterative depth-first post-order over nodes reachable from root. */
 static int topo_order(parity__node *root, node_list *order) {
-  uint64_t mark = ++mark_counter;
+  uint64_t mark = atomic_fetch_add(&mark_counter, 1) + 1;
   node_list stack = {0};
   /* a stack entry is a node plus the index of the next parent to visit, packed in two lists */
   size_t *next = NULL, next_cap = 0;

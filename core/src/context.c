@@ -1,9 +1,11 @@
 /* context.c — context creation from options and environment, plugin records, backend
  * selection (PARITY_BACKEND / PARITY_DEVICE) and the "what is available" listing. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "parity_support/env.h"
 #include "internal.h"
 
 void parity_context_options_init(parity_context_options_t *opts) {
@@ -36,12 +38,13 @@ parity_status_t parity_context_create(const parity_context_options_t *opts,
   }
   parity_context_t *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "context_create: out of memory");
-  const char *backend = o.backend ? o.backend : getenv("PARITY_BACKEND");
+  atomic_init(&ctx->refs, 1);
+  const char *backend = o.backend ? o.backend : psup_getenv("PARITY_BACKEND");
   snprintf(ctx->backend, sizeof ctx->backend, "%s", backend && *backend ? backend : "auto");
-  ctx->log_level = o.log_level >= 0 ? o.log_level : parse_log_level(getenv("PARITY_LOG"));
+  ctx->log_level = o.log_level >= 0 ? o.log_level : parse_log_level(psup_getenv("PARITY_LOG"));
   ctx->device_index = o.device_index;
   if (ctx->device_index < 0) {
-    const char *dev = getenv("PARITY_DEVICE");
+    const char *dev = psup_getenv("PARITY_DEVICE");
     ctx->device_index = 0;
     if (dev && *dev) {
       char *end = NULL;
@@ -52,20 +55,30 @@ parity_status_t parity_context_create(const parity_context_options_t *opts,
         parity__note(ctx, "PARITY_DEVICE='%s' is not a device index (0, 1, ...)", dev);
     }
   }
-  parity__plugin_log_level = ctx->log_level;
+  atomic_store(&parity__plugin_log_level, ctx->log_level);
   parity__log(ctx, 2, "backend request '%s', device %d", ctx->backend, ctx->device_index);
-  const char *path = o.plugin_path ? o.plugin_path : getenv("PARITY_PLUGIN_PATH");
+  const char *path = o.plugin_path ? o.plugin_path : psup_getenv("PARITY_PLUGIN_PATH");
   parity__load_plugins(ctx, path, o.search_default_dirs != 0);
   parity__clear_error();
   *out_ctx = ctx;
   return PARITY_STATUS_OK;
 }
 
-void parity_context_destroy(parity_context_t *ctx) {
-  if (!ctx) return;
+void parity__context_retain(parity_context_t *ctx) { atomic_fetch_add(&ctx->refs, 1); }
+
+void parity__context_release(parity_context_t *ctx) {
+  if (atomic_fetch_sub(&ctx->refs, 1) != 1) return;
   parity__unload_plugins(ctx);
   for (uint32_t i = 0; i < ctx->note_count; i++) free(ctx->notes[i]);
   free(ctx);
+}
+
+/* The caller's reference goes; devices close and plugins unload once the last tensor, optimizer
+ * and plan made from the context is released too. */
+void parity_context_destroy(parity_context_t *ctx) {
+  if (!ctx || ctx->destroyed) return;
+  ctx->destroyed = 1;
+  parity__context_release(ctx);
 }
 
 uint32_t parity_context_plugin_count(const parity_context_t *ctx) { return ctx ? ctx->plugin_count : 0; }
@@ -95,7 +108,7 @@ const char *parity_context_note(const parity_context_t *ctx, uint32_t index) {
   return ctx && index < ctx->note_count ? ctx->notes[index] : NULL;
 }
 
-const char *parity_context_backend_request(const parity_context_t *ctx) { return ctx->backend; }
+const char *parity_context_backend_request(const parity_context_t *ctx) { return ctx ? ctx->backend : NULL; }
 
 parity_status_t parity_context_device_info(const parity_context_t *ctx, uint32_t plugin,
                                            uint32_t device, parity_device_info_t *out) {
@@ -109,12 +122,18 @@ parity_status_t parity_context_device_info(const parity_context_t *ctx, uint32_t
   uint32_t size = out->struct_size;
   if (size < offsetof(parity_device_info_t, name))
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_info: struct_size %u too small", size);
-  memset(out, 0, size);
+  /* The plugin writes into host memory of the host's size; the caller gets at most its own size. */
+  parity_device_info_t info;
+  int32_t st = parity__plugin_device_info(&p->mod->api, device, &info);
+  if (st != PARITY_STATUS_OK) return (parity_status_t)st;
+  if (size > sizeof info) size = sizeof info;
+  memcpy(out, &info, size);
   out->struct_size = size;
-  return p->mod->api.get_device_info(device, out);
+  return PARITY_STATUS_OK;
 }
 
 const char *parity_context_available(parity_context_t *ctx) {
+  if (!ctx) return "no context (NULL)";
   size_t n = 0, cap = sizeof ctx->available;
   ctx->available[0] = 0;
   for (uint32_t i = 0; i < ctx->plugin_count && n < cap; i++) {
@@ -254,6 +273,7 @@ parity_status_t parity_context_default_device(parity_context_t *ctx, parity_devi
 }
 
 void parity_context_set_alloc_hook(parity_context_t *ctx, parity_alloc_hook_fn hook, void *user) {
+  if (!ctx) return;
   ctx->alloc_hook = hook;
   ctx->alloc_hook_user = user;
 }

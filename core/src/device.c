@@ -8,6 +8,27 @@
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
 
+int32_t parity__plugin_device_info(const parity_plugin_api_t *api, uint32_t device, parity_device_info_t *out) {
+  parity_device_info_t info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  parity__clear_error();
+  int32_t st = api->get_device_info(device, &info);
+  if (st != PARITY_STATUS_OK) {
+    if (!parity_last_error()[0]) parity__fail(st, "get_device_info(%u) failed: %s", device, psup_status_name(st));
+    return st;
+  }
+  /* untrusted: struct_size back to ours, strings terminated within their arrays, one line */
+  info.struct_size = sizeof info;
+  char text[sizeof info.name];
+  parity__copy_text(text, sizeof info.name, info.name);
+  memcpy(info.name, text, sizeof info.name);
+  parity__copy_text(text, sizeof info.driver, info.driver);
+  memcpy(info.driver, text, sizeof info.driver);
+  *out = info;
+  return PARITY_STATUS_OK;
+}
+
 parity_status_t parity__device_open(parity_context_t *ctx, parity__plugin *p, uint32_t index,
                                     parity_device_t **out_dev) {
   parity_device_t *dev = calloc(1, sizeof *dev);
@@ -15,9 +36,7 @@ parity_status_t parity__device_open(parity_context_t *ctx, parity__plugin *p, ui
   dev->ctx = ctx;
   dev->plugin = p;
   dev->index = index;
-  dev->info.struct_size = sizeof dev->info;
-  parity__clear_error();
-  int32_t st = p->mod->api.get_device_info(index, &dev->info);
+  int32_t st = parity__plugin_device_info(&p->mod->api, index, &dev->info);
   if (st == PARITY_STATUS_OK) {
     parity__clear_error();
     st = p->mod->api.device_open(index, &dev->handle);
@@ -29,6 +48,7 @@ parity_status_t parity__device_open(parity_context_t *ctx, parity__plugin *p, ui
     free(dev);
     return st;
   }
+  dev->cache_limit = parity__cache_limit(ctx, &dev->info);
   parity__log(ctx, 2, "opened device %u of plugin '%s': %s", index, p->name, dev->info.name);
   *out_dev = dev;
   return PARITY_STATUS_OK;
@@ -40,13 +60,64 @@ void parity__device_close(parity_device_t *dev) {
   dev->plugin->mod->api.synchronize(dev->handle);
   dev->plugin->mod->api.device_close(dev->handle);
   free(dev->verify_report);
+  free(dev->live);
   free(dev);
 }
 
-const char *parity_device_plugin_name(const parity_device_t *dev) { return dev->plugin->name; }
-const char *parity_device_backend(const parity_device_t *dev) { return dev->plugin->backend; }
-uint32_t parity_device_index(const parity_device_t *dev) { return dev->index; }
-parity_context_t *parity_device_context(const parity_device_t *dev) { return dev->ctx; }
+/* ---- the live-buffer registry (open addressing on the plugin handle, tombstones) ---------- */
+#define LIVE_TOMB ((parity_buffer_t *)1)
+
+static uint64_t live_slot(const void *h, uint64_t cap) {
+  uint64_t x = (uint64_t)(uintptr_t)h;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  return x & (cap - 1);
+}
+
+static int live_insert(parity_device_t *dev, parity_buffer_t *b) {
+  if ((dev->live_count + 1) * 2 > dev->live_cap) {
+    uint64_t cap = dev->live_cap ? dev->live_cap * 2 : 64;
+    parity_buffer_t **items = calloc(cap, sizeof *items);
+    if (!items) return -1;
+    for (uint64_t i = 0; i < dev->live_cap; i++) {
+      parity_buffer_t *o = dev->live[i];
+      if (!o || o == LIVE_TOMB) continue;
+      uint64_t k = live_slot(o->handle, cap);
+      while (items[k]) k = (k + 1) & (cap - 1);
+      items[k] = o;
+    }
+    free(dev->live);
+    dev->live = items;
+    dev->live_cap = cap;
+  }
+  uint64_t k = live_slot(b->handle, dev->live_cap);
+  while (dev->live[k] && dev->live[k] != LIVE_TOMB) k = (k + 1) & (dev->live_cap - 1);
+  dev->live[k] = b;
+  dev->live_count++;
+  return 0;
+}
+
+static uint64_t live_find(const parity_device_t *dev, const parity_plugin_buffer_t *h) {
+  if (!dev->live_cap) return UINT64_MAX;
+  for (uint64_t k = live_slot(h, dev->live_cap), n = 0; n < dev->live_cap; k = (k + 1) & (dev->live_cap - 1), n++) {
+    parity_buffer_t *o = dev->live[k];
+    if (!o) return UINT64_MAX;
+    if (o != LIVE_TOMB && o->handle == h) return k;
+  }
+  return UINT64_MAX;
+}
+
+parity_buffer_t *parity__buffer_lookup(const parity_device_t *dev, const parity_plugin_buffer_t *h) {
+  uint64_t k = live_find(dev, h);
+  return k == UINT64_MAX ? NULL : dev->live[k];
+}
+
+/* NULL answers: NULL names, index 0 (documented in parity.h). */
+const char *parity_device_plugin_name(const parity_device_t *dev) { return dev ? dev->plugin->name : NULL; }
+const char *parity_device_backend(const parity_device_t *dev) { return dev ? dev->plugin->backend : NULL; }
+uint32_t parity_device_index(const parity_device_t *dev) { return dev ? dev->index : 0; }
+parity_context_t *parity_device_context(const parity_device_t *dev) { return dev ? dev->ctx : NULL; }
 
 parity_status_t parity_device_get_info(const parity_device_t *dev, parity_device_info_t *out) {
   if (!dev || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_get_info: NULL argument");
@@ -101,11 +172,36 @@ parity_status_t parity_device_supports(parity_device_t *dev, const parity_op_des
   return ask_supports(dev, desc);
 }
 
+/* Every operand's buffer is a live buffer of this device and the operand's bytes lie inside it. */
+static parity_status_t check_operand_buffers(parity_device_t *dev, const parity_op_desc_t *d) {
+  for (int pass = 0; pass < 2; pass++) {
+    uint32_t count = pass ? d->num_outputs : d->num_inputs;
+    for (uint32_t i = 0; i < count; i++) {
+      const parity_tensor_desc_t *t = pass ? d->outputs[i] : d->inputs[i];
+      if (!t || psup_numel(t) == 0) continue;
+      const char *role = pass ? "output" : "input";
+      const parity_buffer_t *b = parity__buffer_lookup(dev, t->buffer);
+      if (!b)
+        return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_run %s: %s %u's buffer is not a live "
+                            "buffer of this device (backend '%s' device %u): it belongs to another "
+                            "device or was freed", psup_op_name(d->op), role, i, dev->plugin->name, dev->index);
+      int64_t lo, hi;
+      if (psup_byte_extent(t, &lo, &hi) != 0 || (uint64_t)hi > b->size)
+        return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "device_run %s: %s %u reaches bytes [%lld, %lld) "
+                            "of a %llu-byte buffer", psup_op_name(d->op), role, i, (long long)lo,
+                            (long long)hi, (unsigned long long)b->size);
+    }
+  }
+  return PARITY_STATUS_OK;
+}
+
 parity_status_t parity_device_run(parity_device_t *dev, const parity_op_desc_t *desc) {
   if (!dev) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_run: device is NULL");
   char msg[512];
   int32_t st = psup_check_op_desc(desc, 1, msg, sizeof msg);
   if (st != PARITY_STATUS_OK) return parity__fail(st, "%s", msg);
+  st = check_operand_buffers(dev, desc);
+  if (st != PARITY_STATUS_OK) return st;
   st = ask_supports(dev, desc);
   if (st != PARITY_STATUS_OK) return st;
   const parity_plugin_api_t *api = &dev->plugin->mod->api;
@@ -132,8 +228,21 @@ parity_status_t parity_buffer_alloc(parity_device_t *dev, uint64_t size, parity_
                    dev->plugin->name);
     return st;
   }
+  if (!b->handle || parity__buffer_lookup(dev, b->handle)) {
+    /* untrusted: a NULL or already-live handle would alias another buffer */
+    const char *what = b->handle ? "an already-live" : "no";
+    if (b->handle) dev->plugin->mod->api.buffer_free(dev->handle, b->handle);
+    free(b);
+    return parity__fail(PARITY_STATUS_INTERNAL, "buffer_alloc: plugin '%s' returned OK with %s buffer "
+                        "handle", dev->plugin->name, what);
+  }
   b->dev = dev;
   b->size = size;
+  if (live_insert(dev, b) != 0) {
+    dev->plugin->mod->api.buffer_free(dev->handle, b->handle);
+    free(b);
+    return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "buffer_alloc: out of host memory");
+  }
   if (dev->ctx->alloc_hook) dev->ctx->alloc_hook(dev->ctx->alloc_hook_user, (int64_t)size);
   *out = b;
   return PARITY_STATUS_OK;
@@ -142,6 +251,11 @@ parity_status_t parity_buffer_alloc(parity_device_t *dev, uint64_t size, parity_
 void parity_buffer_free(parity_buffer_t *b) {
   if (!b) return;
   parity_device_t *dev = b->dev;
+  uint64_t k = live_find(dev, b->handle);
+  if (k != UINT64_MAX) {
+    dev->live[k] = LIVE_TOMB;
+    dev->live_count--;
+  }
   dev->plugin->mod->api.buffer_free(dev->handle, b->handle);
   if (dev->ctx->alloc_hook) dev->ctx->alloc_hook(dev->ctx->alloc_hook_user, -(int64_t)b->size);
   free(b);

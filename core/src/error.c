@@ -1,5 +1,6 @@
 /* error.c — per-thread last error, status strings and logging. */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,9 +13,20 @@ const char *parity_last_error(void) { return last_error; }
 
 const char *parity_status_string(parity_status_t status) { return psup_status_name(status); }
 
+/* Copy at most n - 1 bytes of untrusted text (it may lack a NUL), terminate it, and replace
+ * control characters so one message stays one line. */
+void parity__copy_text(char *dst, size_t n, const char *src) {
+  size_t i = 0;
+  for (; src && i + 1 < n && src[i]; i++) {
+    unsigned char c = (unsigned char)src[i];
+    dst[i] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
+  }
+  if (n) dst[i] = 0;
+}
+
 void parity__set_error(parity_status_t status, const char *message) {
   (void)status;
-  snprintf(last_error, sizeof last_error, "%s", message ? message : "");
+  parity__copy_text(last_error, sizeof last_error, message);
 }
 
 void parity__clear_error(void) { last_error[0] = 0; }
@@ -29,10 +41,10 @@ parity_status_t parity__fail(parity_status_t status, const char *fmt, ...) {
 
 /* Plugins are process-wide, so their log lines go through the level of the most recently
  * created context. */
-int parity__plugin_log_level = 1;
+_Atomic int parity__plugin_log_level = 1;
 
 void parity__log(const parity_context_t *ctx, int level, const char *fmt, ...) {
-  if ((ctx ? ctx->log_level : parity__plugin_log_level) < level) return;
+  if ((ctx ? ctx->log_level : atomic_load(&parity__plugin_log_level)) < level) return;
   va_list ap;
   va_start(ap, fmt);
   fputs("parity: ", stderr);
@@ -49,7 +61,9 @@ static void host_report_error(void *host_data, int32_t status, const char *messa
 
 static void host_log(void *host_data, int32_t level, const char *message) {
   const parity_context_t *ctx = host_data;
-  parity__log(ctx, level >= PARITY_LOG_WARNING ? 1 : 2, "%s", message);
+  char text[1024];
+  parity__copy_text(text, sizeof text, message);
+  parity__log(ctx, level >= PARITY_LOG_WARNING ? 1 : 2, "%s", text);
 }
 
 const parity_host_api_t parity__host_template = {

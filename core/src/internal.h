@@ -3,6 +3,7 @@
 #define PARITY_INTERNAL_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "parity/parity.h"
@@ -10,6 +11,8 @@
 
 #define PARITY_MAX_PLUGINS 32
 #define PARITY_MAX_NOTES 16
+/* More devices than this from one plugin is a misbehaving plugin: it is skipped. */
+#define PARITY_MAX_DEVICES_PER_PLUGIN 64
 
 /* One loaded, negotiated and initialised plugin library. Process-wide and reference-counted,
  * so two contexts never initialise or shut down the same plugin twice. */
@@ -36,6 +39,10 @@ typedef struct parity__plugin {
 } parity__plugin;
 
 struct parity_context_t {
+  /* 1 for the caller (until parity_context_destroy) + 1 per live storage and plan: the context
+   * and its devices outlive every tensor, op and plan made from them */
+  _Atomic int refs;
+  int destroyed;
   parity__plugin plugins[PARITY_MAX_PLUGINS];
   uint32_t plugin_count;
   char *notes[PARITY_MAX_NOTES];
@@ -63,11 +70,16 @@ struct parity_device_t {
   parity_device_info_t info;
   parity__cache_bin cache[64];   /* caching allocator, by log2 of the size class */
   uint64_t cached_bytes;
+  uint64_t cache_limit;          /* most bytes kept cached (PARITY_CACHE_LIMIT; see alloc.c) */
   parity_plan_t *capture;        /* plan being recorded on this device, if any */
   uint64_t launches;             /* ops enqueued (numbers them in verification reports) */
   uint64_t verify_checked;       /* PARITY_VERIFY=cpu: ops compared with the CPU plugin */
   uint64_t verify_skipped;       /* ops it could not compare (i64 operands, no CPU plugin) */
   char *verify_report;           /* the first op that broke its bound (NULL: none yet) */
+  /* every live buffer of this device by plugin handle (open addressing), so parity_device_run
+   * can check that an operand's buffer belongs here and that the operand fits inside it */
+  parity_buffer_t **live;
+  uint64_t live_count, live_cap;
 };
 
 struct parity_buffer_t {
@@ -75,6 +87,10 @@ struct parity_buffer_t {
   parity_plugin_buffer_t *handle;
   uint64_t size;
 };
+
+/* context.c: reference counting (see parity_context_t.refs) */
+void parity__context_retain(parity_context_t *ctx);
+void parity__context_release(parity_context_t *ctx);
 
 /* loader.c: the folder libparity itself was loaded from; 0 on success */
 int parity__library_dir(char *out, size_t n);
@@ -87,7 +103,11 @@ void parity__clear_error(void);
 void parity__log(const parity_context_t *ctx, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 extern const parity_host_api_t parity__host_template;
-extern int parity__plugin_log_level;
+extern _Atomic int parity__plugin_log_level;
+/* Copy untrusted text within n bytes, terminated, control characters blanked. */
+void parity__copy_text(char *dst, size_t n, const char *src);
+/* Ask a plugin for device info into host memory and terminate its strings. */
+int32_t parity__plugin_device_info(const parity_plugin_api_t *api, uint32_t device, parity_device_info_t *out);
 
 /* loader.c */
 void parity__load_plugins(parity_context_t *ctx, const char *plugin_path, int search_default_dirs);
@@ -98,5 +118,9 @@ void parity__note(parity_context_t *ctx, const char *fmt, ...) __attribute__((fo
 parity_status_t parity__device_open(parity_context_t *ctx, parity__plugin *p, uint32_t index,
                                     parity_device_t **out_dev);
 void parity__device_close(parity_device_t *dev);
+/* alloc.c: the cache limit for a device (PARITY_CACHE_LIMIT or the default) */
+uint64_t parity__cache_limit(parity_context_t *ctx, const parity_device_info_t *info);
+/* The live buffer of dev whose plugin handle is h, or NULL. */
+parity_buffer_t *parity__buffer_lookup(const parity_device_t *dev, const parity_plugin_buffer_t *h);
 
 #endif

@@ -40,7 +40,7 @@ void parity__note(parity_context_t *ctx, const char *fmt, ...) {
   if (ctx->note_count < PARITY_MAX_NOTES) ctx->notes[ctx->note_count++] = strdup(buf);
 }
 
-static void copy_str(char *dst, size_t n, const char *src) { snprintf(dst, n, "%s", src ? src : ""); }
+static void copy_str(char *dst, size_t n, const char *src) { parity__copy_text(dst, n, src); }
 
 static void skip(parity_context_t *ctx, parity__plugin *p, int32_t state, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -101,11 +101,12 @@ static parity__module *module_load(parity_context_t *ctx, parity__plugin *p, con
   describe(p, m);
   const char *why = NULL;
   char buf[400];
+  char refusal[200];
+  parity__copy_text(refusal, sizeof refusal, m->info.refusal ? m->info.refusal : "no reason given");
   if (st == PARITY_STATUS_VERSION_MISMATCH) {
     snprintf(buf, sizeof buf, "refused host ABI %u.%u: %s (plugin ABI %u.%u, host ABI %u.%u); "
              "remedy: rebuild the plugin against abi/parity_plugin.h %u.x",
-             PARITY_ABI_MAJOR, PARITY_ABI_MINOR,
-             m->info.refusal ? m->info.refusal : "no reason given", p->abi_major, p->abi_minor,
+             PARITY_ABI_MAJOR, PARITY_ABI_MINOR, refusal, p->abi_major, p->abi_minor,
              PARITY_ABI_MAJOR, PARITY_ABI_MINOR, PARITY_ABI_MAJOR);
     why = buf;
   } else if (st != PARITY_STATUS_OK) {
@@ -166,6 +167,15 @@ static parity__module *module_load(parity_context_t *ctx, parity__plugin *p, con
   if (st == PARITY_STATUS_OK) {
     st = m->api.get_device_count(&m->device_count);
     if (st != PARITY_STATUS_OK) m->api.shutdown();
+  }
+  if (st == PARITY_STATUS_OK && m->device_count > PARITY_MAX_DEVICES_PER_PLUGIN) {
+    m->api.shutdown();
+    skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "reported %u devices, more than the %d one plugin may "
+         "have; the plugin is misbehaving", m->device_count, PARITY_MAX_DEVICES_PER_PLUGIN);
+    free(m->realpath);
+    free(m);
+    dlclose(dl);
+    return NULL;
   }
   if (st != PARITY_STATUS_OK) {
     if (st == PARITY_STATUS_UNAVAILABLE)
@@ -236,6 +246,12 @@ static void try_file(parity_context_t *ctx, const char *path) {
   p->state = PARITY_PLUGIN_STATE_LOADED;
   p->device_count = p->mod->device_count;
   p->devices = calloc(p->device_count ? p->device_count : 1, sizeof *p->devices);
+  if (!p->devices) {
+    module_release(p->mod);
+    p->mod = NULL;
+    skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "out of host memory for %u device records", p->device_count);
+    return;
+  }
   parity__log(ctx, 2, "loaded %s: plugin '%s' (backend %s, version %s), plugin ABI %u.%u, host "
               "ABI %u.%u, %u device(s)", path, p->name, p->backend, p->version, p->abi_major,
               p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR, p->device_count);

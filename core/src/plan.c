@@ -41,6 +41,7 @@ parity_status_t parity_plan_begin(parity_device_t *dev, parity_plan_t **out) {
   p->dev = dev;
   p->recording = 1;
   dev->capture = p;
+  parity__context_retain(dev->ctx); /* the plan keeps its device open */
   *out = p;
   return PARITY_STATUS_OK;
 }
@@ -159,5 +160,7 @@ void parity_plan_destroy(parity_plan_t *p) {
   for (uint64_t i = 0; i < p->nheld; i++) parity__storage_release(p->held[i]);
   free(p->cmds);
   free(p->held);
+  parity_context_t *ctx = p->dev->ctx;
   free(p);
+  parity__context_release(ctx);
 }

@@ -1,5 +1,6 @@
 /* tensor.c — tensor objects: creation, host transfer, queries, descriptors and op launch. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,24 +8,13 @@
 #include "parity_support/desc.h"
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
+#include "parity_support/shape.h"
 #include "tensor_internal.h"
 
 static parity_status_t check_shape(const char *what, uint32_t rank, const int64_t *shape, int64_t *numel) {
-  if (rank > PARITY_MAX_RANK)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %u exceeds the maximum %d", what, rank,
-                        PARITY_MAX_RANK);
-  if (rank > 0 && !shape) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: shape is NULL", what);
-  int64_t n = 1;
-  for (uint32_t i = 0; i < rank; i++) {
-    if (shape[i] < 0)
-      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: negative size %lld on axis %u", what,
-                          (long long)shape[i], i);
-    if (shape[i] && n > INT64_MAX / 16 / shape[i])
-      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: shape is too large", what);
-    n *= shape[i];
-  }
-  *numel = n;
-  return PARITY_STATUS_OK;
+  char msg[256];
+  int32_t st = psup_shape_check(what, rank, shape, numel, msg, sizeof msg);
+  return st == PARITY_STATUS_OK ? PARITY_STATUS_OK : parity__fail((parity_status_t)st, "%s", msg);
 }
 
 parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32_t rank,
@@ -38,6 +28,7 @@ parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32
   if (st != PARITY_STATUS_OK) return st;
   parity_tensor_t *t = calloc(1, sizeof *t);
   if (!t) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "tensor: out of host memory");
+  t->magic = PARITY__TENSOR_LIVE;
   st = parity__storage_new(dev, (uint64_t)n * psup_dtype_size(dtype), &t->st);
   if (st != PARITY_STATUS_OK) {
     free(t);
@@ -46,12 +37,8 @@ parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32
   t->refs = 1;
   t->dtype = dtype;
   t->rank = rank;
-  int64_t s = 1;
-  for (int32_t i = (int32_t)rank - 1; i >= 0; i--) {
-    t->shape[i] = shape[i];
-    t->strides[i] = s;
-    s *= shape[i] ? shape[i] : 1;
-  }
+  for (uint32_t i = 0; i < rank; i++) t->shape[i] = shape[i];
+  psup_contiguous_strides(rank, shape, t->strides);
   *out = t;
   return PARITY_STATUS_OK;
 }
@@ -63,6 +50,7 @@ parity_status_t parity__tensor_empty_like(const parity_tensor_t *x, parity_tenso
 parity_tensor_t *parity__tensor_alias(const parity_tensor_t *x) {
   parity_tensor_t *t = calloc(1, sizeof *t);
   if (!t) return NULL;
+  t->magic = PARITY__TENSOR_LIVE;
   t->refs = 1;
   t->st = x->st;
   t->st->refs++;
@@ -74,17 +62,36 @@ parity_tensor_t *parity__tensor_alias(const parity_tensor_t *x) {
   return t;
 }
 
+/* Released tensor structs wait in a quarantine of the last 256 before their memory is freed,
+ * marked DEAD, so releasing (or retaining) one again is detected and refused with a message
+ * instead of corrupting the heap. Older ones cannot be told apart from live memory; sanitizer
+ * builds catch those. */
+#define QUARANTINE 256
+static parity_tensor_t *_Atomic quarantine[QUARANTINE];
+static _Atomic uint32_t quarantine_pos;
+
+static int tensor_dead(const parity_tensor_t *t, const char *what) {
+  if (t->magic == PARITY__TENSOR_LIVE) return 0;
+  parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: the tensor was already released (double release "
+               "or use after release); the call is ignored", what);
+  parity__log(NULL, 1, "%s", parity_last_error());
+  return 1;
+}
+
 parity_tensor_t *parity_tensor_retain(parity_tensor_t *t) {
-  if (t) t->refs++;
+  if (!t || tensor_dead(t, "tensor_retain")) return NULL;
+  t->refs++;
   return t;
 }
 
 void parity_tensor_release(parity_tensor_t *t) {
-  if (!t || --t->refs > 0) return;
+  if (!t || tensor_dead(t, "tensor_release") || --t->refs > 0) return;
   if (t->grad) parity_tensor_release(t->grad);
   if (t->node) parity__node_release(t->node);
   parity__storage_release(t->st);
-  free(t);
+  t->magic = PARITY__TENSOR_DEAD;
+  uint32_t slot = atomic_fetch_add(&quarantine_pos, 1) % QUARANTINE;
+  free(atomic_exchange(&quarantine[slot], t));
 }
 
 void parity__tensor_desc(const parity_tensor_t *t, parity_tensor_desc_t *d) {
@@ -177,6 +184,7 @@ parity_status_t parity__fill(parity_tensor_t *t, double value) {
 parity_status_t parity_tensor_from_host(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
                                         const int64_t *shape, const void *data, parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_from_host: out is NULL");
+  *out = NULL;
   parity_tensor_t *t;
   parity_status_t st = parity__tensor_empty(dev, dtype, rank, shape, &t);
   if (st != PARITY_STATUS_OK) return st;
@@ -215,6 +223,7 @@ parity_status_t parity_tensor_from_f64(parity_device_t *dev, parity_dtype_t dtyp
 parity_status_t parity_tensor_full(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
                                    const int64_t *shape, double value, parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_full: out is NULL");
+  *out = NULL;
   parity_tensor_t *t = NULL;
   parity_status_t st = parity__tensor_empty(dev, dtype, rank, shape, &t);
   if (st == PARITY_STATUS_OK) st = parity__fill(t, value);
@@ -286,6 +295,7 @@ parity_status_t parity_tensor_to_host(const parity_tensor_t *t, void *dst, uint6
 
 parity_status_t parity_tensor_to_f64(const parity_tensor_t *t, double *dst, uint64_t count) {
   if (!t) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_to_f64: tensor is NULL");
+  if (!dst && count > 0) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_to_f64: dst is NULL");
   int64_t n = parity_tensor_numel(t);
   if (count < (uint64_t)n)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_to_f64: room for %llu values, tensor "
@@ -317,21 +327,24 @@ parity_status_t parity_tensor_write(parity_tensor_t *t, const void *src, uint64_
   return st;
 }
 
-parity_dtype_t parity_tensor_dtype(const parity_tensor_t *t) { return (parity_dtype_t)t->dtype; }
-uint32_t parity_tensor_rank(const parity_tensor_t *t) { return t->rank; }
-int64_t parity_tensor_dim(const parity_tensor_t *t, uint32_t axis) { return axis < t->rank ? t->shape[axis] : 0; }
-const int64_t *parity_tensor_shape(const parity_tensor_t *t) { return t->shape; }
-const int64_t *parity_tensor_strides(const parity_tensor_t *t) { return t->strides; }
-parity_device_t *parity_tensor_device(const parity_tensor_t *t) { return t->st->dev; }
-int parity_tensor_shares_storage(const parity_tensor_t *a, const parity_tensor_t *b) { return a->st == b->st; }
+/* Accessors answer NULL with a neutral value (documented in tensor.h). */
+parity_dtype_t parity_tensor_dtype(const parity_tensor_t *t) { return t ? (parity_dtype_t)t->dtype : PARITY_DTYPE_INVALID; }
+uint32_t parity_tensor_rank(const parity_tensor_t *t) { return t ? t->rank : 0; }
+int64_t parity_tensor_dim(const parity_tensor_t *t, uint32_t axis) { return t && axis < t->rank ? t->shape[axis] : 0; }
+const int64_t *parity_tensor_shape(const parity_tensor_t *t) { return t ? t->shape : NULL; }
+const int64_t *parity_tensor_strides(const parity_tensor_t *t) { return t ? t->strides : NULL; }
+parity_device_t *parity_tensor_device(const parity_tensor_t *t) { return t ? t->st->dev : NULL; }
+int parity_tensor_shares_storage(const parity_tensor_t *a, const parity_tensor_t *b) { return a && b && a->st == b->st; }
 
 int64_t parity_tensor_numel(const parity_tensor_t *t) {
+  if (!t) return 0;
   int64_t n = 1;
   for (uint32_t i = 0; i < t->rank; i++) n *= t->shape[i];
   return n;
 }
 
 int parity_tensor_is_contiguous(const parity_tensor_t *t) {
+  if (!t) return 0;
   int64_t expect = 1;
   for (int32_t i = (int32_t)t->rank - 1; i >= 0; i--) {
     if (t->shape[i] != 1 && t->strides[i] != expect) return 0;

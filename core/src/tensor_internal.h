@@ -14,7 +14,11 @@ typedef struct parity__storage {
 
 typedef struct parity__node parity__node;
 
+#define PARITY__TENSOR_LIVE 0x7465736eu /* "tens" */
+#define PARITY__TENSOR_DEAD 0xdeadbeefu
+
 struct parity_tensor_t {
+  uint32_t magic;                   /* LIVE while referenced; DEAD in the release quarantine */
   int refs;
   parity__storage *st;
   int32_t dtype;

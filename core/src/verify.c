@@ -9,9 +9,11 @@
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <math.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "parity_support/env.h"
 #include "parity_support/desc.h"
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
@@ -23,9 +25,9 @@ static _Thread_local const parity__node *current_node;
 void parity__verify_set_node(const parity__node *n) { current_node = n; }
 
 static int verify_on(void) {
-  static int mode = -1; /* read once; a benign race: every thread computes the same value */
+  static _Atomic int mode = -1; /* read once; threads that race all compute the same value */
   if (mode < 0) {
-    const char *e = getenv("PARITY_VERIFY");
+    const char *e = psup_getenv("PARITY_VERIFY");
     mode = e && strcmp(e, "cpu") == 0;
   }
   return mode;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "parity_support/ops.h"
+#include "parity_support/shape.h"
 #include "tensor_internal.h"
 
 /* Attach a view node (no saved tensors) with aux data when x requires grad. */
@@ -62,15 +63,19 @@ parity_status_t parity_reshape(parity_tensor_t *x, uint32_t rank, const int64_t 
   int infer = -1;
   for (uint32_t i = 0; i < rank; i++) {
     want[i] = shape[i];
-    if (shape[i] == -1 && infer < 0) infer = (int)i;
-    else if (shape[i] < 0)
+    if (shape[i] == -1 && infer < 0) {
+      want[i] = 1;
+      infer = (int)i;
+    } else if (shape[i] < 0)
       return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "reshape: size %lld on axis %u (only one -1 is allowed)",
                           (long long)shape[i], i);
-    else known *= shape[i];
   }
+  char msg[256];
+  int32_t chk = psup_shape_check("reshape", rank, want, &known, msg, sizeof msg);
+  if (chk != PARITY_STATUS_OK) return parity__fail((parity_status_t)chk, "%s", msg);
   if (infer >= 0) want[infer] = known ? total / known : 0;
   int64_t n = 1;
-  for (uint32_t i = 0; i < rank; i++) n *= want[i];
+  for (uint32_t i = 0; i < rank; i++) n *= want[i]; /* bounded: known * (total / known) <= total */
   char a[96];
   if (n != total || (infer >= 0 && known && total % known))
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "reshape: cannot view %s (%lld elements) with %u axes "
@@ -171,9 +176,12 @@ parity_status_t parity_slice(parity_tensor_t *x, uint32_t axis, int64_t start, i
   if (stop > size) stop = size;
   parity_tensor_t *t = parity__tensor_alias(x);
   if (!t) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "slice: out of host memory");
-  t->offset += start * x->strides[axis];
-  t->shape[axis] = (stop - start + step - 1) / step;
-  t->strides[axis] *= step;
+  int64_t count = psup_range_count(start, stop, step);
+  /* start < size whenever count > 0, so the offset stays inside x's extent; with count <= 1 the
+   * step never multiplies into a stride (a huge step would overflow it for nothing). */
+  if (count > 0) t->offset += start * x->strides[axis];
+  t->shape[axis] = count;
+  if (count > 1) t->strides[axis] *= step; /* step < size here: bounded by x's extent */
   int64_t aux[PARITY_MAX_RANK + 3];
   memcpy(aux, x->shape, x->rank * sizeof *aux);
   aux[x->rank] = axis;
@@ -194,6 +202,9 @@ parity_status_t parity_expand(parity_tensor_t *x, uint32_t rank, const int64_t *
   if (rank > PARITY_MAX_RANK || rank < x->rank || (rank && !shape))
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "expand: cannot expand %s to rank %u",
                         parity__shape_str(x, a, sizeof a), rank);
+  char msg[256];
+  int32_t chk = psup_shape_check("expand", rank, shape, NULL, msg, sizeof msg);
+  if (chk != PARITY_STATUS_OK) return parity__fail((parity_status_t)chk, "%s", msg);
   parity_tensor_t *t = parity__tensor_alias(x);
   if (!t) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "expand: out of host memory");
   uint32_t lead = rank - x->rank;

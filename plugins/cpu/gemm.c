@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parity_support/env.h"
 #include "cpu_internal.h"
 #include "gemm.h"
 
@@ -111,7 +112,7 @@ static atomic_int gemm_isa;
 static gemm_kernel_fn gemm_kernel(void) {
   int isa = atomic_load_explicit(&gemm_isa, memory_order_relaxed);
   if (isa == 0) {
-    const char *force = getenv("PARITY_CPU_SIMD");
+    const char *force = psup_getenv("PARITY_CPU_SIMD");
     isa = 2;
 #ifdef GEMM_HAVE_AVX2
     if (!(force && strcmp(force, "generic") == 0) && __builtin_cpu_supports("avx2") &&

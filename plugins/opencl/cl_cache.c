@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "parity_support/env.h"
 #include "cl_internal.h"
 #include "ocl_kernel_sources.h" /* generated: ocl_sources[], OCL_SOURCE_COUNT */
 
@@ -71,7 +72,7 @@ static size_t make_prelude(const ocl_slot_t *s, int cls, char *buf, size_t n) {
 }
 
 static void cache_dir(char *out, size_t n) {
-  const char *env = getenv("PARITY_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  const char *env = psup_getenv("PARITY_CACHE_DIR"), *xdg = psup_getenv("XDG_CACHE_HOME"), *home = psup_getenv("HOME");
   if (env && *env) snprintf(out, n, "%s/opencl", env);
   else if (xdg && *xdg) snprintf(out, n, "%s/parity/opencl", xdg);
   else if (home && *home) snprintf(out, n, "%s/.cache/parity/opencl", home);
@@ -193,7 +194,7 @@ int32_t ocl_build_program(parity_plugin_device_t *dev, int cls, cl_program *out_
   const ocl_slot_t *s = dev->slot;
   char prelude[4096], options[512];
   make_prelude(s, cls, prelude, sizeof prelude);
-  const char *extra = getenv("PARITY_OPENCL_BUILD_OPTIONS");
+  const char *extra = psup_getenv("PARITY_OPENCL_BUILD_OPTIONS");
   snprintf(options, sizeof options, "%s%s%s", s->correct_divide ? "-cl-fp32-correctly-rounded-divide-sqrt" : "",
            extra && *extra ? " " : "", extra ? extra : "");
   const char *srcs[1 + OCL_SOURCE_COUNT];

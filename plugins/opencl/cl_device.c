@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parity_support/env.h"
 #include "cl_internal.h"
 
 int ocl_class_of(int32_t dtype) {
@@ -59,7 +60,7 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
    * groups to fill the device, work-items striding through the rest. */
   dev->max_groups = (uint64_t)dev->units * (s->cpu_like ? 4u : 64u);
   dev->contiguous = s->cpu_like;
-  const char *layout = getenv("PARITY_OPENCL_WORK_LAYOUT"), *groups = getenv("PARITY_OPENCL_MAX_GROUPS");
+  const char *layout = psup_getenv("PARITY_OPENCL_WORK_LAYOUT"), *groups = psup_getenv("PARITY_OPENCL_MAX_GROUPS");
   if (layout && strcmp(layout, "contiguous") == 0) dev->contiguous = 1;
   if (layout && strcmp(layout, "strided") == 0) dev->contiguous = 0;
   if (groups && atoll(groups) > 0) dev->max_groups = (uint64_t)atoll(groups);

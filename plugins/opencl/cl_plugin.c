@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parity_support/env.h"
 #include "cl_internal.h"
 
 const parity_host_api_t *ocl_host;
@@ -89,7 +90,7 @@ static void add_device(cl_platform_id p, cl_device_id d) {
   clGetDeviceInfo(d, CL_DEVICE_SINGLE_FP_CONFIG, sizeof single, &single, NULL);
   if (clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof dbl, &dbl, NULL) != CL_SUCCESS) dbl = 0;
   s->has_fp64 = strstr(ext, "cl_khr_fp64") != NULL && dbl != 0;
-  const char *no64 = getenv("PARITY_OPENCL_NO_FP64"); /* test knob: behave as without fp64 */
+  const char *no64 = psup_getenv("PARITY_OPENCL_NO_FP64"); /* test knob: behave as without fp64 */
   if (no64 && *no64 && strcmp(no64, "0") != 0) s->has_fp64 = 0;
   s->cpu_like = (type & CL_DEVICE_TYPE_CPU) != 0;
   s->correct_divide = (single & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;

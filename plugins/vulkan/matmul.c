@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parity_support/env.h"
 #include "vk_internal.h"
 
 
@@ -81,7 +82,7 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_tensor_desc_t
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
   /* PARITY_VULKAN_MATMUL_TILED=1 / 0 forces the tiled / simple kernel (to test the GPU path on lavapipe) */
-  const char *force = getenv("PARITY_VULKAN_MATMUL_TILED");
+  const char *force = psup_getenv("PARITY_VULKAN_MATMUL_TILED");
   int fits = dev->slot->max_local >= MM_TILE * MM_TILE &&
              dev->slot->shared_bytes >= 2u * MM_TILE * (MM_TILE + 1) * (c->dtype == PARITY_DTYPE_F64 ? 8u : 4u);
   int tiled = fits && (force && *force ? atoi(force) != 0 : !dev->slot->cpu_like);

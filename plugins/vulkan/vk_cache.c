@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parity_support/env.h"
 #include "parity_support/cachefile.h"
 #include "vk_internal.h"
 
@@ -13,7 +14,7 @@
 #define MAX_CACHE (256u << 20)
 
 static int enabled(void) {
-  const char *e = getenv("PARITY_VULKAN_PIPELINE_CACHE");
+  const char *e = psup_getenv("PARITY_VULKAN_PIPELINE_CACHE");
   return !(e && strcmp(e, "0") == 0);
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parity_support/env.h"
 #include "vk_internal.h"
 
 const parity_host_api_t *vkp_host;
@@ -61,7 +62,7 @@ static int layer_present(const char *name) {
 }
 
 static int32_t create_instance(void) {
-  const char *val = getenv("PARITY_VULKAN_VALIDATION");
+  const char *val = psup_getenv("PARITY_VULKAN_VALIDATION");
   int validate = val && *val && strcmp(val, "0") != 0, sync = validate && strcmp(val, "sync") == 0;
   const char *layer = "VK_LAYER_KHRONOS_validation";
   if (validate && !layer_present(layer))

@@ -75,9 +75,9 @@ Test(optim, adam_first_step_moves_each_parameter_by_lr) {
   double want[2] = {1 - 0.01, 2 + 0.01}; /* bias-corrected m / sqrt(v) = sign(g) */
   expect_close(p, want, 2, 1e-10);
   parity_optimizer_destroy(opt);
+  cr_assert_neq(parity_sgd_create(&k, 1, 0.1, 0, &opt), PARITY_STATUS_OK, "parameters must require grad");
   parity_tensor_release(p);
   parity_tensor_release(k);
-  cr_assert_neq(parity_sgd_create(&k, 1, 0.1, 0, &opt), PARITY_STATUS_OK, "parameters must require grad");
 }
 
 Test(layers, batch_norm_updates_running_statistics_and_uses_them_in_eval) {

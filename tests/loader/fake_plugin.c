@@ -9,9 +9,21 @@
  *   DEVFAIL      loads, but device_open fails
  *   UNAVAILABLE  init says the backend cannot run here
  *   NOSYM        exports no entry symbol at all
- *   NULLFN       leaves two required entries (buffer_fill, supports) NULL */
+ *   NULLFN       leaves two required entries (buffer_fill, supports) NULL
+ * Hostile ones (built into their own folder; every value they return is untrusted input):
+ *   MANYDEV      reports 2^32-1 devices
+ *   DEV2G        reports 2^31 devices
+ *   ERRNONUL     init fails with an error text that has no NUL before a guard page
+ *   NAMENONUL    a device name and driver filling their arrays with no NUL
+ *   QUERYNONUL   plugin name, backend and version with no NUL before a guard page, and a
+ *                query-time report_error with no NUL
+ *   NULLHANDLE   buffer_alloc says OK but returns no handle
+ *   BADHANDLE    device_open says OK but returns no handle */
+#define _DEFAULT_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "parity_plugin.h"
 
@@ -23,6 +35,13 @@
 #define MODE_UNAVAILABLE 5
 #define MODE_NOSYM 6
 #define MODE_NULLFN 7
+#define MODE_MANYDEV 8
+#define MODE_DEV2G 9
+#define MODE_ERRNONUL 10
+#define MODE_NAMENONUL 11
+#define MODE_QUERYNONUL 12
+#define MODE_NULLHANDLE 13
+#define MODE_BADHANDLE 14
 
 static const parity_host_api_t *host;
 
@@ -35,7 +54,19 @@ struct parity_plugin_buffer_t { uint64_t size; unsigned char *data; };
 struct parity_plugin_device_t { int unused; };
 static struct parity_plugin_device_t dev0;
 
+/* `len` bytes of `c` with no NUL, ending exactly at a page that cannot be read: reading one
+ * byte past them faults. */
+static const char *unterminated(char c, size_t len) {
+  long page = sysconf(_SC_PAGESIZE);
+  char *mem = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return "mmap failed";
+  mprotect(mem + page, (size_t)page, PROT_NONE);
+  memset(mem + page - len, c, len);
+  return mem + page - len;
+}
+
 static int32_t f_init(void) {
+  if (FAKE_MODE == MODE_ERRNONUL) return fail(PARITY_STATUS_DEVICE_ERROR, unterminated('E', 2000));
   return FAKE_MODE == MODE_UNAVAILABLE ? fail(PARITY_STATUS_UNAVAILABLE, "no fake driver on this machine")
                                        : PARITY_STATUS_OK;
 }
@@ -48,7 +79,10 @@ static int32_t f_init(void) {
 #endif
 
 static void f_shutdown(void) {}
-static int32_t f_count(uint32_t *n) { *n = 1; return PARITY_STATUS_OK; }
+static int32_t f_count(uint32_t *n) {
+  *n = FAKE_MODE == MODE_MANYDEV ? UINT32_MAX : FAKE_MODE == MODE_DEV2G ? 1u << 31 : 1;
+  return PARITY_STATUS_OK;
+}
 
 /* A newer plugin's device info: the 1.0 struct plus a field appended in "1.1". */
 typedef struct { parity_device_info_t base; uint64_t future_field; } info_v1_1;
@@ -59,6 +93,10 @@ static int32_t f_info(uint32_t index, parity_device_info_t *out) {
   memset(&full, 0, sizeof full);
   full.base.type = FAKE_TYPE;
   strcpy(full.base.name, "fake device " FAKE_NAME);
+  if (FAKE_MODE == MODE_NAMENONUL) {
+    memset(full.base.name, 'N', sizeof full.base.name);
+    memset(full.base.driver, 'D', sizeof full.base.driver);
+  }
   full.base.memory_bytes = 1u << 20;
   full.base.max_buffer_bytes = 1u << 20;
   full.base.dtype_mask = PARITY_DTYPE_BIT(PARITY_DTYPE_F32);
@@ -76,11 +114,12 @@ static int32_t f_info(uint32_t index, parity_device_info_t *out) {
 static int32_t f_open(uint32_t index, parity_plugin_device_t **out) {
   (void)index;
   if (FAKE_MODE == MODE_DEVFAIL) return fail(PARITY_STATUS_DEVICE_ERROR, "fake device is wedged (simulated)");
-  *out = &dev0;
+  *out = FAKE_MODE == MODE_BADHANDLE ? NULL : &dev0;
   return PARITY_STATUS_OK;
 }
 static void f_close(parity_plugin_device_t *d) { (void)d; }
 
+static void f_free(parity_plugin_device_t *d, parity_plugin_buffer_t *b) { (void)d; if (b) free(b->data); free(b); }
 static int32_t f_alloc(parity_plugin_device_t *d, uint64_t size, parity_plugin_buffer_t **out) {
   (void)d;
   parity_plugin_buffer_t *b = calloc(1, sizeof *b);
@@ -88,9 +127,12 @@ static int32_t f_alloc(parity_plugin_device_t *d, uint64_t size, parity_plugin_b
   if (!b || !b->data) { free(b); return fail(PARITY_STATUS_OUT_OF_MEMORY, "fake: out of memory"); }
   b->size = size;
   *out = b;
+  if (FAKE_MODE == MODE_NULLHANDLE) {
+    f_free(d, b);
+    *out = NULL;
+  }
   return PARITY_STATUS_OK;
 }
-static void f_free(parity_plugin_device_t *d, parity_plugin_buffer_t *b) { (void)d; if (b) free(b->data); free(b); }
 static int32_t f_write(parity_plugin_device_t *d, parity_plugin_buffer_t *b, uint64_t off, const void *src, uint64_t n) {
   (void)d; memcpy(b->data + off, src, n); return PARITY_STATUS_OK;
 }
@@ -172,6 +214,12 @@ PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t h
   }
   host = h;
   out->api = &table.base;
+  if (FAKE_MODE == MODE_QUERYNONUL) {
+    out->name = unterminated('Q', 300);
+    out->backend = unterminated('B', 100);
+    out->version = unterminated('V', 100);
+    h->report_error(h->host_data, PARITY_STATUS_INTERNAL, unterminated('R', 3000));
+  }
   return PARITY_STATUS_OK;
 }
 #else

@@ -90,9 +90,10 @@ PARITY_API const char *parity_context_note(const parity_context_t *ctx, uint32_t
 PARITY_API parity_status_t parity_context_device_info(const parity_context_t *ctx, uint32_t plugin,
                                                       uint32_t device,
                                                       parity_device_info_t *out_info);
-/* The selection the context was configured with ("auto", "cpu", ...) and device index. */
+/* The selection the context was configured with ("auto", "cpu", ...); NULL for a NULL context. */
 PARITY_API const char *parity_context_backend_request(const parity_context_t *ctx);
-/* "cpu, opencl (unavailable: ...)": every plugin with its state, for messages. */
+/* "cpu, opencl (unavailable: ...)": every plugin with its state, for messages ("no context (NULL)"
+ * for a NULL context). */
 PARITY_API const char *parity_context_available(parity_context_t *ctx);
 
 /* ---- devices ---------------------------------------------------------------------------- */
@@ -109,6 +110,7 @@ PARITY_API parity_status_t parity_context_open_device(parity_context_t *ctx, uin
 PARITY_API parity_status_t parity_context_find_plugin(parity_context_t *ctx, const char *name,
                                                       uint32_t *out_plugin);
 
+/* Device accessors answer NULL (names, context) or 0 (index) for a NULL device. */
 PARITY_API const char *parity_device_plugin_name(const parity_device_t *dev);
 PARITY_API const char *parity_device_backend(const parity_device_t *dev);
 PARITY_API uint32_t parity_device_index(const parity_device_t *dev);
@@ -151,6 +153,14 @@ PARITY_API parity_status_t parity_device_run(parity_device_t *dev, const parity_
  * The number of ops compared so far on `dev`, and that first report (NULL while there is none). */
 PARITY_API uint64_t parity_device_verify_count(const parity_device_t *dev);
 PARITY_API const char *parity_device_verify_report(const parity_device_t *dev);
+
+/* The caching allocator: tensor memory released to a device is kept for reuse, up to the
+ * device's cache limit (PARITY_CACHE_LIMIT in bytes, or with a K, M or G suffix; 0 turns caching
+ * off; default min(1 GiB, device memory / 8)); it is also emptied when an allocation fails for
+ * lack of memory. cache_bytes: what is held now; trim_cache: give all of it back to the plugin,
+ * returning how many bytes that was. Both answer 0 for NULL. */
+PARITY_API uint64_t parity_device_cache_bytes(const parity_device_t *dev);
+PARITY_API uint64_t parity_device_trim_cache(parity_device_t *dev);
 
 /* Counting hook for the device allocator: called with +size on every plugin buffer_alloc and
  * -size on every buffer_free made on behalf of this context. NULL removes it. */

@@ -76,6 +76,8 @@ PARITY_API parity_status_t parity_tensor_to_f64(const parity_tensor_t *t, double
  * new inputs to a captured plan). */
 PARITY_API parity_status_t parity_tensor_write(parity_tensor_t *t, const void *src,
                                                uint64_t src_bytes);
+/* Accessors. Given NULL they answer a neutral value and set no error: dtype PARITY_DTYPE_INVALID,
+ * rank, dim and numel 0, shape, strides and device NULL, is_contiguous and shares_storage 0. */
 PARITY_API parity_dtype_t parity_tensor_dtype(const parity_tensor_t *t);
 PARITY_API uint32_t parity_tensor_rank(const parity_tensor_t *t);
 PARITY_API int64_t parity_tensor_dim(const parity_tensor_t *t, uint32_t axis);

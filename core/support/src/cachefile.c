@@ -1,5 +1,6 @@
 /* cachefile.c — see cachefile.h. */
 #define _POSIX_C_SOURCE 200809L
+#include "parity_support/env.h"
 #include "parity_support/cachefile.h"
 
 #include <errno.h>
@@ -24,7 +25,7 @@ uint64_t psup_fnv1a(uint64_t h, const void *p, size_t n) {
 }
 
 void psup_cache_dir(const char *backend, char *out, size_t n) {
-  const char *env = getenv("PARITY_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  const char *env = psup_getenv("PARITY_CACHE_DIR"), *xdg = psup_getenv("XDG_CACHE_HOME"), *home = psup_getenv("HOME");
   if (env && *env) snprintf(out, n, "%s/%s", env, backend);
   else if (xdg && *xdg) snprintf(out, n, "%s/parity/%s", xdg, backend);
   else if (home && *home) snprintf(out, n, "%s/.cache/parity/%s", home, backend);

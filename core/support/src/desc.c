@@ -7,6 +7,7 @@
 
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
+#include "parity_support/shape.h"
 
 int64_t psup_numel(const parity_tensor_desc_t *t) {
   int64_t n = 1;
@@ -97,15 +98,10 @@ static int32_t check_tensor(const parity_tensor_desc_t *t, const char *role, uin
     snprintf(msg, n, "%s %u: invalid dtype %d", role, slot, t->dtype);
     return PARITY_STATUS_INVALID_ARGUMENT;
   }
-  if (t->rank > PARITY_MAX_RANK) {
-    snprintf(msg, n, "%s %u: rank %u exceeds the maximum %d", role, slot, t->rank, PARITY_MAX_RANK);
-    return PARITY_STATUS_INVALID_ARGUMENT;
-  }
-  for (uint32_t i = 0; i < t->rank; i++)
-    if (t->shape[i] < 0) {
-      snprintf(msg, n, "%s %u: negative size %lld on axis %u", role, slot, (long long)t->shape[i], i);
-      return PARITY_STATUS_INVALID_ARGUMENT;
-    }
+  char what[32];
+  snprintf(what, sizeof what, "%s %u", role, slot);
+  int32_t st = psup_shape_check(what, t->rank, t->shape, NULL, msg, n);
+  if (st != PARITY_STATUS_OK) return st;
   if (need_buffers && !t->buffer && psup_numel(t) > 0) {
     snprintf(msg, n, "%s %u: buffer is NULL", role, slot);
     return PARITY_STATUS_INVALID_ARGUMENT;

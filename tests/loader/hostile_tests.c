@@ -1,0 +1,153 @@
+/* Hostile plugins: every value a plugin returns is untrusted input. Each plugin sits alone in its
+ * own folder (FAKE_HOSTILE_DIR/<name>); the real CPU plugin from the build tree must stay usable
+ * beside it, and nothing may crash, hang or over-read. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "parity/parity.h"
+
+static parity_context_t *open_with(const char *name) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", FAKE_HOSTILE_DIR, name);
+  parity_context_options_t o;
+  parity_context_options_init(&o);
+  o.backend = "auto";
+  o.plugin_path = path;
+  o.log_level = 0;
+  parity_context_t *ctx = NULL;
+  cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  return ctx;
+}
+
+static parity_plugin_record_t hostile_record(parity_context_t *ctx, uint32_t *index) {
+  for (uint32_t i = 0; i < parity_context_plugin_count(ctx); i++) {
+    parity_plugin_record_t r;
+    cr_assert_eq(parity_context_plugin(ctx, i, &r), PARITY_STATUS_OK);
+    if (strstr(r.path, FAKE_HOSTILE_DIR)) {
+      if (index) *index = i;
+      return r;
+    }
+  }
+  cr_assert_fail("the hostile plugin was not tried");
+  parity_plugin_record_t none = {0};
+  return none;
+}
+
+/* auto still ends on the CPU plugin, and it computes. */
+static void assert_auto_picks_cpu(parity_context_t *ctx) {
+  parity_device_t *dev;
+  cr_assert_eq(parity_context_default_device(ctx, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_str_eq(parity_device_plugin_name(dev), "cpu");
+  parity_tensor_t *t;
+  cr_assert_eq(parity_tensor_from_f64(dev, PARITY_DTYPE_F64, 1, (int64_t[]){2}, (double[]){1, 2}, &t),
+               PARITY_STATUS_OK);
+  parity_tensor_release(t);
+}
+
+Test(hostile, a_plugin_reporting_2_to_the_32_minus_1_devices_is_skipped_with_the_count) {
+  parity_context_t *ctx = open_with("manydev");
+  parity_plugin_record_t r = hostile_record(ctx, NULL);
+  cr_assert_eq(r.state, PARITY_PLUGIN_STATE_SKIPPED);
+  cr_assert(strstr(r.reason, "reported 4294967295 devices, more than the 64"), "%s", r.reason);
+  assert_auto_picks_cpu(ctx);
+  parity_context_destroy(ctx);
+}
+
+Test(hostile, a_plugin_reporting_2_to_the_31_devices_is_skipped_and_auto_stays_quick, .timeout = 20) {
+  parity_context_t *ctx = open_with("dev2g");
+  parity_plugin_record_t r = hostile_record(ctx, NULL);
+  cr_assert_eq(r.state, PARITY_PLUGIN_STATE_SKIPPED);
+  cr_assert(strstr(r.reason, "reported 2147483648 devices"), "%s", r.reason);
+  assert_auto_picks_cpu(ctx);
+  parity_context_destroy(ctx);
+}
+
+Test(hostile, an_error_text_without_nul_is_read_within_bounds) {
+  parity_context_t *ctx = open_with("errnonul");
+  parity_plugin_record_t r = hostile_record(ctx, NULL);
+  cr_assert_eq(r.state, PARITY_PLUGIN_STATE_SKIPPED);
+  cr_assert(strstr(r.reason, "init failed: device error: EEEEEEEE"), "%s", r.reason);
+  cr_assert_lt(strlen(r.reason), 512);
+  assert_auto_picks_cpu(ctx);
+  parity_context_destroy(ctx);
+}
+
+Test(hostile, names_and_query_errors_without_nul_are_bounded_and_terminated) {
+  parity_context_t *ctx = open_with("querynonul");
+  parity_plugin_record_t r = hostile_record(ctx, NULL);
+  cr_assert_eq(r.state, PARITY_PLUGIN_STATE_LOADED, "%s", r.reason);
+  cr_assert_eq(strlen(r.name), 63);
+  cr_assert_eq(strspn(r.name, "Q"), 63);
+  cr_assert_eq(strlen(r.backend), 63);
+  cr_assert_eq(strlen(r.version), 63);
+  parity_context_destroy(ctx);
+}
+
+Test(hostile, a_device_name_without_nul_is_terminated_by_the_host) {
+  parity_context_t *ctx = open_with("namenonul");
+  uint32_t index;
+  parity_plugin_record_t r = hostile_record(ctx, &index);
+  cr_assert_eq(r.state, PARITY_PLUGIN_STATE_LOADED, "%s", r.reason);
+  parity_device_info_t info = {.struct_size = sizeof info};
+  cr_assert_eq(parity_context_device_info(ctx, index, 0, &info), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(strlen(info.name), sizeof info.name - 1);
+  cr_assert_eq(strlen(info.driver), sizeof info.driver - 1);
+  parity_device_t *dev;
+  cr_assert_eq(parity_context_open_device(ctx, index, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_device_info_t again = {.struct_size = sizeof again};
+  cr_assert_eq(parity_device_get_info(dev, &again), PARITY_STATUS_OK);
+  cr_assert_eq(strlen(again.name), sizeof again.name - 1);
+  parity_context_destroy(ctx);
+}
+
+Test(hostile, parity_info_lists_a_device_name_without_nul_and_exits_zero) {
+  char cmd[1024], out[16384];
+  snprintf(cmd, sizeof cmd, "env PARITY_LOG=quiet PARITY_BACKEND=cpu PARITY_PLUGIN_PATH='%s/namenonul' '%s' 2>&1",
+           FAKE_HOSTILE_DIR, PARITY_INFO_EXE);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  size_t got = fread(out, 1, sizeof out - 1, p);
+  out[got] = 0;
+  int status = pclose(p);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d: %s", status, out);
+  cr_assert(strstr(out, "NNNNNNNN"), "%s", out);
+}
+
+Test(hostile, buffer_alloc_ok_without_a_handle_is_an_error) {
+  parity_context_t *ctx = open_with("nullhandle");
+  uint32_t index;
+  hostile_record(ctx, &index);
+  parity_device_t *dev;
+  cr_assert_eq(parity_context_open_device(ctx, index, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_buffer_t *b = (parity_buffer_t *)1;
+  cr_assert_eq(parity_buffer_alloc(dev, 64, &b), PARITY_STATUS_INTERNAL);
+  cr_assert(strstr(parity_last_error(), "returned OK with no buffer handle"), "%s", parity_last_error());
+  parity_context_destroy(ctx);
+}
+
+Test(hostile, device_open_ok_without_a_handle_is_an_error) {
+  parity_context_t *ctx = open_with("badhandle");
+  uint32_t index;
+  hostile_record(ctx, &index);
+  parity_device_t *dev = NULL;
+  cr_assert_neq(parity_context_open_device(ctx, index, 0, &dev), PARITY_STATUS_OK);
+  cr_assert(strstr(parity_last_error(), "no device handle"), "%s", parity_last_error());
+  assert_auto_picks_cpu(ctx);
+  parity_context_destroy(ctx);
+}
+
+Test(hostile, device_info_never_writes_past_the_host_struct_whatever_struct_size_says) {
+  parity_context_t *ctx = open_with("manydev");
+  uint32_t cpu;
+  cr_assert_eq(parity_context_find_plugin(ctx, "cpu", &cpu), PARITY_STATUS_OK);
+  struct { parity_device_info_t info; unsigned char canary[256]; } mem;
+  memset(&mem, 0xAB, sizeof mem);
+  mem.info.struct_size = 0x80000000u;
+  cr_assert_eq(parity_context_device_info(ctx, cpu, 0, &mem.info), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(mem.info.struct_size, sizeof mem.info);
+  for (size_t i = 0; i < sizeof mem.canary; i++) cr_assert_eq(mem.canary[i], 0xAB, "byte %zu written", i);
+  parity_context_destroy(ctx);
+}
