@@ -2,6 +2,7 @@
  * GB/s (bytes read + written), compute-bound ops GFLOP/s. Each figure is the median of --reps
  * timed runs after one warm-up run, measured around a device synchronize. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,14 +76,30 @@ static int run(parity_device_t *dev, const bench *b, int reps, parity_dtype_t dt
   return ok;
 }
 
+/* A whole decimal integer in [lo, hi], or a message and -1. */
+static int parse_int(const char *v, long lo, long hi, int *out, const char *flag) {
+  char *end = NULL;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (errno || end == v || *end || x < lo || x > hi) {
+    fprintf(stderr, "parity-bench: %s takes an integer from %ld to %ld, not '%s'\n", flag, lo, hi, v);
+    return -1;
+  }
+  *out = (int)x;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *only = NULL, *backends[8];
   int nb = 0, reps = 5, log2n = 24;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--backend") && i + 1 < argc && nb < 8) backends[nb++] = argv[++i];
     else if (!strcmp(argv[i], "--op") && i + 1 < argc) only = argv[++i];
-    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--log2n") && i + 1 < argc) log2n = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+      if (parse_int(argv[++i], 1, 1000000, &reps, "--reps") != 0) return 2;
+    } else if (!strcmp(argv[i], "--log2n") && i + 1 < argc) {
+      if (parse_int(argv[++i], 1, 30, &log2n, "--log2n") != 0) return 2;
+    }
     else {
       fprintf(stderr, "usage: parity-bench [--backend NAME]... [--op NAME] [--reps N] [--log2n N]\n"
                       "  f32 throughput of add, exp, sum, rowsum, softmax (GB/s; 2^log2n elements, default 24)\n"

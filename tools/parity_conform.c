@@ -4,6 +4,7 @@
  * 1 when one did, 2 when the suite could not run (bad arguments, no oracle, unknown backend).
  * The rules are in docs/conformance.md; the pieces in tools/conform/. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +14,8 @@
 #include <unistd.h>
 
 #include "conform/conform.h"
+#include "parity_support/dtype.h"
+#include "parity_support/ops.h"
 
 extern char **environ;
 
@@ -207,6 +210,36 @@ static int set_env(const char *assignment) {
   return setenv(name, eq + 1, 1);
 }
 
+/* Every comma-separated name in list must be an op (dtypes: a dtype); unknown ones are named with
+ * the list of valid ones. */
+static int check_names(const char *list, const char *flag, int dtypes) {
+  if (!list) return 0;
+  char copy[1024], *save = NULL;
+  snprintf(copy, sizeof copy, "%s", list);
+  for (char *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+    int known = 0;
+    char *arrow = dtypes ? strstr(n, "->") : NULL; /* a cast label: f32->f16 */
+    if (arrow) {
+      *arrow = 0;
+      known = psup_dtype_from_name(n) != 0 && psup_dtype_from_name(arrow + 2) != 0;
+      *arrow = '-';
+    } else if (dtypes) known = psup_dtype_from_name(n) != 0;
+    else
+      for (uint32_t i = 0; i < psup_op_count() && !known; i++) known = strcmp(psup_ops[i].name, n) == 0;
+    if (known) continue;
+    fprintf(stderr, "parity-conform: %s: unknown %s '%s'; known:", flag, dtypes ? "dtype" : "op", n);
+    if (dtypes) {
+      for (int32_t d = 1; d < 64; d++)
+        if (psup_dtype_size(d)) fprintf(stderr, " %s", psup_dtype_name(d));
+    } else {
+      for (uint32_t i = 0; i < psup_op_count(); i++) fprintf(stderr, " %s", psup_ops[i].name);
+    }
+    fputc('\n', stderr);
+    return -1;
+  }
+  return 0;
+}
+
 static int parse(int argc, char **argv, options_t *o) {
   memset(o, 0, sizeof *o);
   o->device = -1;
@@ -224,8 +257,24 @@ static int parse(int argc, char **argv, options_t *o) {
       }
       i++;
       if (target) *target = v;
-      else if (!strcmp(a, "--device")) o->device = atoi(v);
-      else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 0);
+      else if (!strcmp(a, "--device")) {
+        char *end = NULL;
+        errno = 0;
+        long d = strtol(v, &end, 10);
+        if (errno || end == v || *end || d < 0 || d > 1000000) {
+          fprintf(stderr, "parity-conform: --device takes a device index (0, 1, ...), not '%s'\n", v);
+          return -1;
+        }
+        o->device = (int)d;
+      } else if (!strcmp(a, "--seed")) {
+        char *end = NULL;
+        errno = 0;
+        o->seed = strtoull(v, &end, 0);
+        if (errno || end == v || *end || v[0] == '-') {
+          fprintf(stderr, "parity-conform: --seed takes a non-negative integer, not '%s'\n", v);
+          return -1;
+        }
+      }
       else if (!strcmp(a, "--shard")) {
         if (sscanf(v, "%u/%u", &o->shard, &o->shards) != 2 || o->shards == 0 || o->shard >= o->shards) {
           fprintf(stderr, "parity-conform: --shard takes K/N with 0 <= K < N, not '%s'\n", v);
@@ -250,13 +299,25 @@ static int parse(int argc, char **argv, options_t *o) {
     fprintf(stderr, "parity-conform: --direction is forward or backward, not '%s'\n", o->direction);
     return -1;
   }
+  if (check_names(o->ops, "--op", 0) != 0 || check_names(o->dtypes, "--dtype", 1) != 0) return -1;
+  /* every report file is opened before any work, so a bad path fails in a second, not at the end */
+  const char *outs[4] = {o->json, o->markdown, o->junit, o->html};
+  for (int k = 0; k < 4; k++) {
+    if (!outs[k]) continue;
+    FILE *f = fopen(outs[k], "a");
+    if (!f) {
+      fprintf(stderr, "parity-conform: cannot write '%s': %s\n", outs[k], strerror(errno));
+      return -1;
+    }
+    fclose(f);
+  }
   return 0;
 }
 
 int main(int argc, char **argv) {
   options_t o;
   if (parse(argc, argv, &o) != 0) {
-    usage(stderr);
+    fprintf(stderr, "parity-conform: --help lists the options\n");
     return 2;
   }
   cf_case_list_t cases;

@@ -17,40 +17,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "parity_support/cachefile.h"
 #include "parity_support/env.h"
 #include "cl_internal.h"
 #include "ocl_kernel_sources.h" /* generated: ocl_sources[], OCL_SOURCE_COUNT */
 
-#define CACHE_MAGIC "PARITYCL"
-#define CACHE_FORMAT 1u
+#define CACHE_MAGIC "PARITYC2" /* format 2: the shared cachefile.h layout, class in the key */
 #define CACHE_MAX_BINARY (1ull << 30)
-
-typedef struct cache_header_t {
-  char magic[8];
-  uint32_t format, cls;
-  uint64_t key, size, checksum;
-} cache_header_t;
 
 static void logf_(int32_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_(int32_t level, const char *fmt, ...) {
   if (!ocl_host || !ocl_host->log) return;
-  char buf[768];
+  char buf[1200];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
   ocl_host->log(ocl_host->host_data, level, buf);
 }
-
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) {
-    h ^= b[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-#define FNV_SEED 0xcbf29ce484222325ull
 
 static size_t make_prelude(const ocl_slot_t *s, int cls, char *buf, size_t n) {
   /* f32 accumulations fuse like the CPU plugin's f32 gemm; f64 ones do not, like its f64 path */
@@ -71,62 +55,8 @@ static size_t make_prelude(const ocl_slot_t *s, int cls, char *buf, size_t n) {
   return off < n ? off : n - 1;
 }
 
-static void cache_dir(char *out, size_t n) {
-  const char *env = psup_getenv("PARITY_CACHE_DIR"), *xdg = psup_getenv("XDG_CACHE_HOME"), *home = psup_getenv("HOME");
-  if (env && *env) snprintf(out, n, "%s/opencl", env);
-  else if (xdg && *xdg) snprintf(out, n, "%s/parity/opencl", xdg);
-  else if (home && *home) snprintf(out, n, "%s/.cache/parity/opencl", home);
-  else out[0] = 0;
-}
-
-static int make_dirs(const char *path) {
-  char tmp[1024];
-  snprintf(tmp, sizeof tmp, "%s", path);
-  for (char *p = tmp + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = 0;
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-    *p = '/';
-  }
-  return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-/* Read and check a cache file; returns a malloc'ed binary or NULL with `why` filled. */
-static unsigned char *cache_read(const char *path, int cls, uint64_t key, size_t *out_size,
-                                 const char **why) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    *why = "no cache file";
-    return NULL;
-  }
-  cache_header_t h;
-  unsigned char *bin = NULL;
-  *why = "truncated header";
-  if (fread(&h, sizeof h, 1, f) != 1) goto fail;
-  *why = "not a parity OpenCL cache file";
-  if (memcmp(h.magic, CACHE_MAGIC, 8) != 0 || h.format != CACHE_FORMAT) goto fail;
-  *why = "stale (key mismatch)";
-  if (h.key != key || h.cls != (uint32_t)cls) goto fail;
-  *why = "bad size";
-  if (h.size == 0 || h.size > CACHE_MAX_BINARY) goto fail;
-  bin = malloc((size_t)h.size);
-  *why = "out of memory";
-  if (!bin) goto fail;
-  *why = "truncated binary";
-  if (fread(bin, 1, (size_t)h.size, f) != h.size) goto fail;
-  *why = "checksum mismatch";
-  if (fnv1a(FNV_SEED, bin, (size_t)h.size) != h.checksum) goto fail;
-  fclose(f);
-  *out_size = (size_t)h.size;
-  return bin;
-fail:
-  free(bin);
-  fclose(f);
-  return NULL;
-}
-
-static void cache_write(parity_plugin_device_t *dev, cl_program prog, const char *dir,
-                        const char *path, int cls, uint64_t key) {
+/* Write the program's binary to the cache (atomically, through cachefile.h). */
+static void cache_write(cl_program prog, const char *path, uint64_t key) {
   size_t size = 0;
   if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
       size == 0)
@@ -134,29 +64,12 @@ static void cache_write(parity_plugin_device_t *dev, cl_program prog, const char
   unsigned char *bin = malloc(size);
   if (!bin) return;
   unsigned char *bins[1] = {bin};
-  if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) != CL_SUCCESS) {
-    free(bin);
-    return;
-  }
-  cache_header_t h;
-  memset(&h, 0, sizeof h);
-  memcpy(h.magic, CACHE_MAGIC, 8);
-  h.format = CACHE_FORMAT;
-  h.cls = (uint32_t)cls;
-  h.key = key;
-  h.size = size;
-  h.checksum = fnv1a(FNV_SEED, bin, size);
-  char tmp[1200];
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lx", path, (long)getpid(), (unsigned long)(uintptr_t)dev);
-  FILE *f = make_dirs(dir) == 0 ? fopen(tmp, "wb") : NULL;
-  int ok = f && fwrite(&h, sizeof h, 1, f) == 1 && fwrite(bin, 1, size, f) == size;
-  if (f) ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
-  if (f) ok = fclose(f) == 0 && ok;
-  ok = ok && rename(tmp, path) == 0;
-  if (!ok) {
-    if (f) unlink(tmp);
-    logf_(PARITY_LOG_DEBUG, "opencl: could not write the program cache %s: %s", path, strerror(errno));
-  }
+  const char *why = NULL;
+  if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) != CL_SUCCESS)
+    why = "clGetProgramInfo failed";
+  else
+    psup_cache_write(path, CACHE_MAGIC, key, bin, size, &why);
+  if (why) logf_(PARITY_LOG_DEBUG, "opencl: could not write the program cache %s: %s", path, why);
   free(bin);
 }
 
@@ -200,19 +113,21 @@ int32_t ocl_build_program(parity_plugin_device_t *dev, int cls, cl_program *out_
   const char *srcs[1 + OCL_SOURCE_COUNT];
   srcs[0] = prelude;
   for (int i = 0; i < OCL_SOURCE_COUNT; i++) srcs[1 + i] = ocl_sources[i];
-  uint64_t key = fnv1a(FNV_SEED, s->cache_key, strlen(s->cache_key) + 1);
-  key = fnv1a(key, options, strlen(options) + 1);
-  for (int i = 0; i < 1 + OCL_SOURCE_COUNT; i++) key = fnv1a(key, srcs[i], strlen(srcs[i]) + 1);
+  /* the key: device, platform and driver (cache_key), build options, the class and the full source */
+  uint64_t key = psup_fnv1a(PSUP_FNV_SEED, s->cache_key, strlen(s->cache_key) + 1);
+  key = psup_fnv1a(key, options, strlen(options) + 1);
+  key = psup_fnv1a(key, &cls, sizeof cls);
+  for (int i = 0; i < 1 + OCL_SOURCE_COUNT; i++) key = psup_fnv1a(key, srcs[i], strlen(srcs[i]) + 1);
 
   char dir[900], path[1100];
-  cache_dir(dir, sizeof dir);
+  psup_cache_dir("opencl", dir, sizeof dir);
   if (dir[0]) snprintf(path, sizeof path, "%s/%016llx-%s.bin", dir, (unsigned long long)key, ocl_class_name(cls));
   cl_int e;
   double t0 = now_ms();
   if (dir[0]) {
     const char *why = NULL;
     size_t size = 0;
-    unsigned char *bin = cache_read(path, cls, key, &size, &why);
+    unsigned char *bin = psup_cache_read(path, CACHE_MAGIC, key, CACHE_MAX_BINARY, &size, &why);
     if (bin) {
       cl_int bst = CL_SUCCESS;
       const unsigned char *bins[1] = {bin};
@@ -239,7 +154,7 @@ int32_t ocl_build_program(parity_plugin_device_t *dev, int cls, cl_program *out_
   }
   logf_(PARITY_LOG_DEBUG, "opencl: %s program built from source in %.0f ms", ocl_class_name(cls),
         now_ms() - t0);
-  if (dir[0]) cache_write(dev, p, dir, path, cls, key);
+  if (dir[0]) cache_write(p, path, key);
   *out_prog = p;
   return PARITY_STATUS_OK;
 }

@@ -243,15 +243,15 @@ Test(ocl_device, program_binaries_are_cached_and_corrupt_files_rebuilt, .timeout
       if (strcmp(after[j].path, before[i].path) == 0) {
         cr_assert_neq(after[j].st.st_ino, before[i].st.st_ino, "%s was not replaced (atomically)", after[j].path);
         /* a whole file again: magic, and the header's binary size matches the file */
-        unsigned char head[40];
+        unsigned char head[32];
         FILE *g = fopen(after[j].path, "rb");
         cr_assert_not_null(g);
         cr_assert_eq(fread(head, 1, sizeof head, g), sizeof head);
         fclose(g);
         uint64_t size;
-        memcpy(&size, head + 24, 8);
-        cr_assert_eq(memcmp(head, "PARITYCL", 8), 0, "%s", after[j].path);
-        cr_assert_eq((long long)size + 40, (long long)after[j].st.st_size, "%s", after[j].path);
+        memcpy(&size, head + 16, 8); /* cachefile.h: magic, key, size, checksum */
+        cr_assert_eq(memcmp(head, "PARITYC2", 8), 0, "%s", after[j].path);
+        cr_assert_eq((long long)size + 32, (long long)after[j].st.st_size, "%s", after[j].path);
       }
   open_and_add(); /* and the rebuilt files are hits: nothing rewritten */
   cache_file again[8];

@@ -4,6 +4,7 @@
 #include "parity_support/cachefile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,13 +33,45 @@ void psup_cache_dir(const char *backend, char *out, size_t n) {
   else if (n) out[0] = 0;
 }
 
-void *psup_cache_read(const char *path, const char *magic, uint64_t key, size_t max_size, size_t *out_size,
-                      const char **why) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+/* Where a cache file may be trusted: a regular file (never a FIFO, device or symlink: opened
+ * without blocking and without following links) owned by this user and writable by nobody else,
+ * in a folder owned by this user (or root) that nobody else can write to. */
+static FILE *open_trusted(const char *path, const char **why) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash && slash != dir) *slash = 0;
+  else snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
+  struct stat ds, fs;
+  if (stat(dir, &ds) != 0) {
     *why = "no file";
     return NULL;
   }
+  if ((ds.st_uid != geteuid() && ds.st_uid != 0) || (ds.st_mode & (S_IWGRP | S_IWOTH))) {
+    *why = "the cache folder is writable by others or owned by another user; not trusted";
+    return NULL;
+  }
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    *why = errno == ELOOP ? "a symbolic link; not trusted" : "no file";
+    return NULL;
+  }
+  if (fstat(fd, &fs) != 0 || !S_ISREG(fs.st_mode)) *why = "not a regular file";
+  else if (fs.st_uid != geteuid() || (fs.st_mode & (S_IWGRP | S_IWOTH)))
+    *why = "writable by others or owned by another user; not trusted";
+  else {
+    FILE *f = fdopen(fd, "rb");
+    if (f) return f;
+    *why = "cannot read";
+  }
+  close(fd);
+  return NULL;
+}
+
+void *psup_cache_read(const char *path, const char *magic, uint64_t key, size_t max_size, size_t *out_size,
+                      const char **why) {
+  FILE *f = open_trusted(path, why);
+  if (!f) return NULL;
   header_t h;
   void *data = NULL;
   *why = NULL;
@@ -64,7 +97,7 @@ static int make_dirs(const char *path) {
   for (char *p = buf + 1; *p; p++) {
     if (*p != '/') continue;
     *p = 0;
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+    if (mkdir(buf, 0700) != 0 && errno != EEXIST) return -1;
     *p = '/';
   }
   return 0;
@@ -78,11 +111,14 @@ int psup_cache_write(const char *path, const char *magic, uint64_t key, const vo
   }
   char tmp[1100];
   snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
   if (!f) {
+    if (fd >= 0) close(fd);
     *why = "cannot create a temp file";
     return -1;
   }
+  fchmod(fd, 0644); /* whatever the umask: a group-writable file would be refused on reading */
   header_t h;
   memcpy(h.magic, magic, 8);
   h.key = key;

@@ -4,7 +4,9 @@
  * Folder: $PARITY_CACHE_DIR/<backend>, else $XDG_CACHE_HOME/parity/<backend>, else
  * ~/.cache/parity/<backend>. A file is a 32-byte header (magic, format, key, payload size,
  * FNV-1a checksum of the payload) and the payload. Anything unreadable, truncated, of another
- * key or with a wrong checksum is treated as absent; writes go through a temp file and rename, so
+ * key or with a wrong checksum is treated as absent, and so is a file that is not a regular file
+ * (a FIFO never blocks the reader; links are not followed), that another user owns or can write,
+ * or that lies in a folder others can write to; writes go through a temp file and rename, so
  * a reader never sees half a file. Cache trouble is never fatal. */
 #ifndef PARITY_SUPPORT_CACHEFILE_H
 #define PARITY_SUPPORT_CACHEFILE_H

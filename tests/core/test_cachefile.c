@@ -1,0 +1,122 @@
+/* The on-disk cache reader (parity_support/cachefile.h), which the OpenCL program cache and the
+ * Vulkan pipeline cache both use: what it refuses, and that it never blocks. */
+#define _DEFAULT_SOURCE
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "parity_support/cachefile.h"
+
+static char dir[64];
+static char path[128];
+
+static void setup(void) {
+  snprintf(dir, sizeof dir, "/tmp/parity-cachefile-XXXXXX");
+  cr_assert_not_null(mkdtemp(dir));
+  chmod(dir, 0700);
+  snprintf(path, sizeof path, "%s/entry.bin", dir);
+}
+
+static void teardown(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+static const char payload[] = "compiled program bytes";
+
+static void *read_back(const char **why, size_t *size) {
+  *why = NULL;
+  return psup_cache_read(path, "PARITYT1", 42, 1 << 20, size, why);
+}
+
+TestSuite(cachefile, .init = setup, .fini = teardown, .timeout = 10);
+
+Test(cachefile, a_written_entry_reads_back) {
+  const char *why = NULL;
+  cr_assert_eq(psup_cache_write(path, "PARITYT1", 42, payload, sizeof payload, &why), 0, "%s", why);
+  size_t n = 0;
+  char *got = read_back(&why, &n);
+  cr_assert_not_null(got, "%s", why);
+  cr_assert_eq(n, sizeof payload);
+  cr_assert_str_eq(got, payload);
+  free(got);
+  struct stat st;
+  cr_assert_eq(stat(path, &st), 0);
+  cr_assert_eq(st.st_mode & 0777, 0644);
+}
+
+Test(cachefile, another_key_or_magic_is_refused) {
+  const char *why = NULL;
+  cr_assert_eq(psup_cache_write(path, "PARITYT1", 41, payload, sizeof payload, &why), 0);
+  size_t n;
+  cr_assert_null(read_back(&why, &n));
+  cr_assert_str_eq(why, "written for another device, driver or source");
+  cr_assert_eq(psup_cache_write(path, "PARITYXX", 42, payload, sizeof payload, &why), 0);
+  cr_assert_null(read_back(&why, &n));
+  cr_assert_str_eq(why, "not a parity cache file");
+}
+
+Test(cachefile, damaged_contents_behind_a_consistent_header_are_refused) {
+  const char *why = NULL;
+  cr_assert_eq(psup_cache_write(path, "PARITYT1", 42, payload, sizeof payload, &why), 0);
+  FILE *f = fopen(path, "r+b");
+  fseek(f, 40, SEEK_SET);
+  fputc('X', f);
+  fclose(f);
+  size_t n;
+  cr_assert_null(read_back(&why, &n));
+  cr_assert_str_eq(why, "checksum mismatch");
+}
+
+Test(cachefile, a_fifo_is_refused_without_blocking) {
+  cr_assert_eq(mkfifo(path, 0600), 0);
+  const char *why;
+  size_t n;
+  cr_assert_null(read_back(&why, &n));
+  cr_assert_str_eq(why, "not a regular file");
+}
+
+Test(cachefile, a_symbolic_link_is_not_followed) {
+  const char *why = NULL;
+  char target[160];
+  snprintf(target, sizeof target, "%s/real.bin", dir);
+  cr_assert_eq(psup_cache_write(target, "PARITYT1", 42, payload, sizeof payload, &why), 0);
+  cr_assert_eq(symlink(target, path), 0);
+  size_t n;
+  cr_assert_null(read_back(&why, &n));
+  cr_assert_str_eq(why, "a symbolic link; not trusted");
+}
+
+Test(cachefile, a_file_others_can_write_is_refused) {
+  const char *why = NULL;
+  cr_assert_eq(psup_cache_write(path, "PARITYT1", 42, payload, sizeof payload, &why), 0);
+  cr_assert_eq(chmod(path, 0666), 0);
+  size_t n;
+  cr_assert_null(read_back(&why, &n));
+  cr_assert(strstr(why, "writable by others"), "%s", why);
+}
+
+Test(cachefile, a_folder_others_can_write_is_refused) {
+  const char *why = NULL;
+  cr_assert_eq(psup_cache_write(path, "PARITYT1", 42, payload, sizeof payload, &why), 0);
+  cr_assert_eq(chmod(dir, 0777), 0);
+  size_t n;
+  cr_assert_null(read_back(&why, &n));
+  cr_assert(strstr(why, "cache folder is writable by others"), "%s", why);
+}
+
+Test(cachefile, truncated_files_are_refused) {
+  const char *why = NULL;
+  cr_assert_eq(psup_cache_write(path, "PARITYT1", 42, payload, sizeof payload, &why), 0);
+  cr_assert_eq(truncate(path, 40), 0);
+  size_t n;
+  cr_assert_null(read_back(&why, &n));
+  cr_assert_str_eq(why, "truncated payload");
+  cr_assert_eq(truncate(path, 10), 0);
+  cr_assert_null(read_back(&why, &n));
+  cr_assert_str_eq(why, "truncated header");
+}
