@@ -1,7 +1,7 @@
 #!/bin/sh
 # ci-extra.sh — the extra CI builds (.ci/run runs it after `make test`):
 #   tsan    ThreadSanitizer build of libparity and the CPU plugin (OpenMP off: libgomp is not
-#           instrumented); runs tests/core/test_threads.c, several threads each training in its
+#           instrumented); runs tests/core/threads_check.c, several threads each training in its
 #           own context, with halt_on_error.
 #   strict  every target with -Werror and without OpenMP; runs the core, CPU and loader tests
 #           (the CPU plugin's results do not depend on its thread count, so they hold unchanged).
@@ -28,10 +28,10 @@ for job in $jobs; do
         -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread \
         -DCMAKE_MODULE_LINKER_FLAGS=-fsanitize=thread -DPARITY_WITH_OPENMP=OFF -DPARITY_WITH_VULKAN=OFF \
         -DPARITY_WITH_OPENCL=OFF -DPARITY_WITH_CUDA=OFF
-      quiet build-tsan/build.log cmake --build build-tsan -j "$JOBS" --target parity parity_plugin_cpu core_threads
+      quiet build-tsan/build.log cmake --build build-tsan -j "$JOBS" --target parity parity_plugin_cpu threads_check
       log "ThreadSanitizer: threads training at once"
       (cd build-tsan && env PARITY_LOG=quiet PARITY_BACKEND= PARITY_PLUGIN_PATH= TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-         ./tests/core_threads --jobs 1)
+         ./tests/threads_check)
       ;;
     strict)
       log "strict build: -Werror, no OpenMP"
