@@ -33,7 +33,21 @@ struct parity_dist_t {
   int rank, size, owns_mpi, abort_on_fault;
   double timeout_s;
   uint64_t seq; /* collective calls made so far */
+  /* reused between calls: fresh large allocations would page-fault on every call */
+  char *stage, *slots;
+  uint64_t stage_cap, slots_cap;
 };
+
+/* Grow-only scratch buffer. */
+static char *scratch(char **buf, uint64_t *cap, uint64_t need) {
+  if (need > *cap) {
+    char *b = realloc(*buf, need);
+    if (!b) return NULL;
+    *buf = b;
+    *cap = need;
+  }
+  return *buf ? *buf : (*buf = malloc(1));
+}
 
 static _Thread_local char g_err[1024];
 const char *parity_dist_last_error(void) { return g_err; }
@@ -99,6 +113,8 @@ void parity_dist_finalize(parity_dist_t *d) {
   if (!d) return;
   MPI_Comm_free(&d->comm);
   if (d->owns_mpi) MPI_Finalize();
+  free(d->stage);
+  free(d->slots);
   free(d);
 }
 
@@ -201,7 +217,7 @@ static parity_status_t test_all(parity_dist_t *d, reqset_t *s, const char *what,
 static void relax(double started) {
   if (now_s() - started < 0.05) sched_yield();
   else {
-    struct timespec ts = {0, 200000};
+    struct timespec ts = {0, 50000};
     nanosleep(&ts, NULL);
   }
 }
@@ -448,7 +464,8 @@ typedef struct ar_t {
   size_t es;
   uint64_t count;
   char *buf;     /* count elements: input, then the result */
-  char *slots;   /* size * my-chunk elements: phase-1 contributions */
+  char *slots;   /* size * my-chunk elements: phase-1 contributions (kept between calls) */
+  uint64_t slots_cap;
   int tag1, tag2, phase; /* phase 0 idle, 1 scatter in flight, 2 gather in flight, 3 done */
   parity_dist_op_t op;
   reqset_t rs;
@@ -465,8 +482,8 @@ static parity_status_t ar_start(parity_dist_t *d, ar_t *a) {
     return PARITY_STATUS_OK;
   }
   uint64_t lo = chunk_lo(a->count, me, n), hi = chunk_lo(a->count, me + 1, n), mine = hi - lo;
-  a->slots = malloc(a->es * mine * (size_t)n + 1);
-  if (!a->slots) return fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", a->what);
+  if (!scratch(&a->slots, &a->slots_cap, a->es * mine * (uint64_t)n + 1))
+    return fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", a->what);
   memcpy(a->slots + a->es * mine * (size_t)me, a->buf + a->es * lo, a->es * mine);
   parity_status_t st = PARITY_STATUS_OK;
   for (int r = 0; r < n && !st; r++)
@@ -515,8 +532,6 @@ static parity_status_t ar_progress(parity_dist_t *d, ar_t *a, int *busy) {
     return st;
   }
   a->phase = 3;
-  free(a->slots);
-  a->slots = NULL;
   return PARITY_STATUS_OK;
 }
 
@@ -622,10 +637,14 @@ parity_status_t parity_dist_broadcast(parity_dist_t *d, parity_tensor_t *const *
 
 static parity_status_t allreduce_buf(parity_dist_t *d, void *data, uint64_t count, parity_dtype_t dt,
                                      parity_dist_op_t op) {
-  ar_t a = {.dt = dt, .es = psup_dtype_size(dt), .count = count, .buf = data, .tag1 = TAG_P1, .tag2 = TAG_P2, .op = op};
+  ar_t a = {.dt = dt, .es = psup_dtype_size(dt), .count = count, .buf = data, .tag1 = TAG_P1, .tag2 = TAG_P2, .op = op,
+            .slots = d->slots, .slots_cap = d->slots_cap};
   snprintf(a.what, sizeof a.what, "allreduce #%llu", (unsigned long long)d->seq);
   parity_status_t st = ar_start(d, &a);
   if (!st) st = ar_wait(d, &a);
+  d->slots = a.slots; /* kept for the next call */
+  d->slots_cap = a.slots_cap;
+  a.slots = NULL;
   ar_free(&a);
   return st;
 }
@@ -662,7 +681,7 @@ parity_status_t parity_dist_allreduce(parity_dist_t *d, parity_tensor_t *const *
     total += tensor_bytes(ts[i]);
     count += (uint64_t)parity_tensor_numel(ts[i]);
   }
-  char *buf = malloc(total + 1);
+  char *buf = scratch(&d->stage, &d->stage_cap, total + 1);
   if (!buf) return fail(PARITY_STATUS_OUT_OF_MEMORY, "allreduce: out of memory for %llu bytes", (unsigned long long)total);
   st = stage_out(ts, n, buf, "allreduce");
   /* The signature matched everywhere, so peers are already sending: a local failure cannot be
@@ -670,7 +689,6 @@ parity_status_t parity_dist_allreduce(parity_dist_t *d, parity_tensor_t *const *
   if (st) parity_dist_abort(d, 70, g_err);
   st = allreduce_buf(d, buf, count, dt, op);
   if (!st) st = stage_in(ts, n, buf, "allreduce");
-  free(buf);
   return st;
 }
 
