@@ -6,7 +6,7 @@
  *              bucketed path gives the same bits, MEAN is SUM / size, and (rank 0) the one-backward
  *              full-batch gradient is within the documented bound.
  *   bcast      parity_dist_broadcast of f32, f64, i32 tensors from rank 0 and from the last rank.
- *   shape | dtype | count   rank 1 passes a mismatching list: every rank must get
+ *   shape | dtype | count | step   rank 1 passes a mismatching list (or calls broadcast): every rank must get
  *              INVALID_ARGUMENT with the message naming rank 1 (and the tensor), and stay usable.
  *   stall      rank 1 stops taking part: the others must abort naming it (never returns OK). */
 #define _POSIX_C_SOURCE 200809L
@@ -234,7 +234,9 @@ static void mode_mismatch(parity_dist_t *d, parity_device_t *dev, const char *wh
   OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 2, (int64_t[]){3, odd && !strcmp(what, "shape") ? 5 : 4}, &t[1]));
   OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 1, (int64_t[]){2}, &t[2]));
   uint32_t n = odd && !strcmp(what, "count") ? 2 : 3;
-  parity_status_t st = parity_dist_allreduce(d, t, n, PARITY_DIST_SUM);
+  /* step: rank 1 broadcasts while the others all-reduce */
+  parity_status_t st = odd && !strcmp(what, "step") ? parity_dist_broadcast(d, t, n, 0)
+                                                    : parity_dist_allreduce(d, t, n, PARITY_DIST_SUM);
   EXPECT(st == PARITY_STATUS_INVALID_ARGUMENT, "status %d", (int)st);
   printf("rank %d: %s\n", rank, parity_dist_last_error());
   /* the ranks stay usable: a matching call works */
@@ -272,10 +274,11 @@ int main(int argc, char **argv) {
   OK(parity_context_default_device(ctx, &dev));
   if (!strcmp(mode, "grads")) mode_grads(d, dev);
   else if (!strcmp(mode, "bcast")) mode_bcast(d, dev);
-  else if (!strcmp(mode, "shape") || !strcmp(mode, "dtype") || !strcmp(mode, "count")) mode_mismatch(d, dev, mode);
+  else if (!strcmp(mode, "shape") || !strcmp(mode, "dtype") || !strcmp(mode, "count") || !strcmp(mode, "step"))
+    mode_mismatch(d, dev, mode);
   else if (!strcmp(mode, "stall")) mode_stall(d, dev);
   else {
-    fprintf(stderr, "usage: mpirun -np N dist_check grads|bcast|shape|dtype|count|stall\n");
+    fprintf(stderr, "usage: mpirun -np N dist_check grads|bcast|shape|dtype|count|step|stall\n");
     return 2;
   }
   fflush(stdout);

@@ -52,12 +52,13 @@ broadcast)
   done
   echo "broadcast from rank 0 and from the last rank, on 2 and 4 ranks" ;;
 mismatch)
-  for m in shape:2 dtype:2 count:2 shape:4; do
+  for m in shape:2 dtype:2 count:2 step:2 shape:4; do
     what=${m%:*} n=${m#*:}
     case $what in
     shape) msg="allreduce: tensor 1 differs across ranks: rank 1 has f32[3,5], rank 0 has f32[3,4]" ;;
     dtype) msg="allreduce: tensor 0 differs across ranks: rank 1 has f64[7], rank 0 has f32[7]" ;;
     count) msg="allreduce: rank 1 passed 2 tensors, rank 0 passed 3" ;;
+    step) msg="ranks out of step: rank 1 is in broadcast #1 while rank 0 is in allreduce #1" ;;
     esac
     PARITY_BACKEND=cpu run m mpi $n "$CHECK" $what
     ok m
