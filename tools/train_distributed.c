@@ -61,16 +61,14 @@ static void die(const char *what, const char *msg) {
     if ((expr) != PARITY_STATUS_OK) dist_die(#expr);       \
   } while (0)
 
+#ifdef PARITY_HAVE_DIST
 /* A failure that every rank sees alike (a signature mismatch): report it, leave together. */
 static void dist_die(const char *what) {
-#ifdef PARITY_HAVE_DIST
   fprintf(stderr, "parity-train: rank %d: %s: %s\n", g_o->rank, what, parity_dist_last_error());
   parity_dist_finalize(g_o->dist);
   exit(1);
-#else
-  die(what, "built without MPI");
-#endif
 }
+#endif
 
 static double now_ms(void) {
   struct timespec ts;
@@ -185,14 +183,12 @@ static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name
       parity_tensor_release(loss);
     }
     /* This rank's slices, tree-summed; back into .grad (unchanged when k == 1). */
-    const void *pp[64];
-    for (int j = 0; j < k; j++) pp[j] = parts + es * (size_t)total * (size_t)j;
     if (k > 1) {
 #ifdef PARITY_HAVE_DIST
+      const void *pp[64];
+      for (int j = 0; j < k; j++) pp[j] = parts + es * (size_t)total * (size_t)j;
       if (parity_dist_tree_sum(o->dt, (uint64_t)total, pp, (uint32_t)k, parts) != PARITY_STATUS_OK)
         die("parity_dist_tree_sum", parity_dist_last_error());
-#else
-      die("--slices", "needs parity_dist (built without MPI)");
 #endif
       size_t off = 0;
       for (int i = 0; i < 4; i++) {
@@ -339,6 +335,12 @@ int train_distributed_main(int argc, char **argv) {
 #endif
     return 2;
   }
+#ifndef PARITY_HAVE_DIST
+  if (k > 1) {
+    fprintf(stderr, "parity-train: --slices %d: summing slices needs parity_dist, and this build has no MPI\n", o.slices);
+    return 2;
+  }
+#endif
   parity_context_t *ctx;
   parity_device_t *dev;
   CHECK(parity_context_create(NULL, &ctx));
