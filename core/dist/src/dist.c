@@ -90,7 +90,6 @@ parity_status_t parity_dist_init(int *argc, char ***argv, const parity_dist_opti
     }
     d->owns_mpi = 1;
   }
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   if (MPI_Comm_dup(MPI_COMM_WORLD, &d->comm) != MPI_SUCCESS) {
     free(d);
     return fail(PARITY_STATUS_UNAVAILABLE, "parity_dist_init: MPI_Comm_dup failed");
@@ -251,7 +250,7 @@ typedef struct sig_t {
   uint64_t seq;
   uint32_t count;
   int32_t root, op;
-  uint32_t pad;
+  uint32_t extra; /* buckets_create: the bucket size in bytes (saturated) */
   uint64_t hash; /* of every tensor's descriptor */
 } sig_t;
 
@@ -285,11 +284,12 @@ static void desc_str(const desc_t *x, char *out, size_t cap) {
 /* Exchange (kind, seq, count, descriptors) with every rank; identical verdict on every rank.
  * descs may be NULL when count == 0. */
 static parity_status_t check_signature(parity_dist_t *d, int kind, int root, int op, const desc_t *descs,
-                                       uint32_t count) {
+                                       uint32_t count, uint32_t extra) {
   const char *what = kind_name(kind);
   uint64_t seq = ++d->seq;
   if (d->size == 1) return PARITY_STATUS_OK;
-  sig_t mine = {.magic = 0x50445331u, .kind = (uint32_t)kind, .seq = seq, .count = count, .root = root, .op = op};
+  sig_t mine = {.magic = 0x50445331u, .kind = (uint32_t)kind, .seq = seq, .count = count, .root = root, .op = op,
+                 .extra = extra};
   mine.hash = fnv(1469598103934665603ull, descs, sizeof *descs * count);
   sig_t *all = calloc((size_t)d->size, sizeof *all);
   if (!all) return fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
@@ -326,6 +326,9 @@ static parity_status_t check_signature(parity_dist_t *d, int kind, int root, int
     else if (x->op != ref->op)
       st = fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %d asks for %s, rank 0 for %s", what, r,
                 x->op ? "mean" : "sum", ref->op ? "mean" : "sum");
+    else if (x->extra != ref->extra)
+      st = fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %d uses buckets of %u bytes, rank 0 of %u", what, r,
+                x->extra, ref->extra);
     else if (x->hash != ref->hash)
       need_descs = 1;
   }
@@ -598,7 +601,7 @@ static parity_status_t describe_all(parity_tensor_t *const *ts, uint32_t n, desc
 /* ---- public collectives --------------------------------------------------------------------------- */
 parity_status_t parity_dist_barrier(parity_dist_t *d) {
   if (!d) return fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_barrier: no context");
-  return check_signature(d, KIND_BARRIER, 0, 0, NULL, 0);
+  return check_signature(d, KIND_BARRIER, 0, 0, NULL, 0, 0);
 }
 
 parity_status_t parity_dist_broadcast(parity_dist_t *d, parity_tensor_t *const *ts, uint32_t n, int root) {
@@ -608,7 +611,7 @@ parity_status_t parity_dist_broadcast(parity_dist_t *d, parity_tensor_t *const *
   desc_t *dd;
   parity_status_t st = describe_all(ts, n, &dd, "broadcast");
   if (st) return st;
-  st = check_signature(d, KIND_BCAST, root, 0, dd, n);
+  st = check_signature(d, KIND_BCAST, root, 0, dd, n, 0);
   free(dd);
   if (st || d->size == 1) return st;
   uint64_t total = 0;
@@ -655,7 +658,7 @@ parity_status_t parity_dist_allreduce_host(parity_dist_t *d, void *data, uint64_
   if (op != PARITY_DIST_SUM && op != PARITY_DIST_MEAN) return fail(PARITY_STATUS_INVALID_ARGUMENT, "allreduce: unknown op %d", (int)op);
   if (!is_float(dt)) return fail(PARITY_STATUS_UNSUPPORTED, "allreduce: %s is not a float dtype", psup_dtype_name(dt));
   desc_t one = {.dtype = dt, .rank = 1, .dims = {(int64_t)count}};
-  parity_status_t st = check_signature(d, KIND_ALLREDUCE, 0, op, &one, 1);
+  parity_status_t st = check_signature(d, KIND_ALLREDUCE, 0, op, &one, 1, 0);
   if (st) return st;
   return allreduce_buf(d, data, count, dt, op);
 }
@@ -667,7 +670,7 @@ parity_status_t parity_dist_allreduce(parity_dist_t *d, parity_tensor_t *const *
   parity_status_t st = describe_all(ts, n, &dd, "allreduce");
   if (st) return st;
   /* Local checks become collective verdicts through the signature: check it first. */
-  st = check_signature(d, KIND_ALLREDUCE, 0, op, dd, n);
+  st = check_signature(d, KIND_ALLREDUCE, 0, op, dd, n, 0);
   free(dd);
   if (st) return st;
   if (!n) return PARITY_STATUS_OK;
@@ -738,7 +741,8 @@ parity_status_t parity_dist_buckets_create(parity_dist_t *d, parity_tensor_t *co
   desc_t *dd;
   parity_status_t st = describe_all(params, n, &dd, "buckets_create");
   if (st) return st;
-  st = check_signature(d, KIND_BUCKETS, (int)(bucket_bytes & 0x7fffffff), op, dd, n);
+  st = check_signature(d, KIND_BUCKETS, 0, op, dd, n,
+                       bucket_bytes > 0xffffffffu ? 0xffffffffu : (uint32_t)bucket_bytes);
   free(dd);
   if (st) return st;
   parity_dtype_t dt = parity_tensor_dtype(params[0]);
