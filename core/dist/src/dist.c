@@ -221,16 +221,23 @@ static void relax(double started) {
   }
 }
 
-/* Name the first peer still owing us something (a receive first: that rank did not send). */
+/* Name every peer still owing us a message (pending receives: those ranks did not send; when
+ * only sends are pending, their receivers did not take them). */
 static parity_status_t timed_out(parity_dist_t *d, reqset_t *s, const char *what) {
-  int peer = -1;
-  for (int pass = 0; pass < 2 && peer < 0; pass++)
-    for (int i = 0; i < s->n; i++)
-      if (s->req[i] != MPI_REQUEST_NULL && s->is_recv[i] == !pass) {
-        peer = s->peer[i];
-        break;
-      }
-  return fault(d, "rank %d did not respond within %g s (%s)", peer, d->timeout_s, what);
+  char list[256] = "";
+  int found = 0;
+  for (int pass = 0; pass < 2 && !found; pass++)
+    for (int i = 0; i < s->n; i++) {
+      if (s->req[i] == MPI_REQUEST_NULL || s->is_recv[i] != !pass) continue;
+      int seen = 0;
+      for (int j = 0; j < i; j++) seen |= s->req[j] != MPI_REQUEST_NULL && s->is_recv[j] == !pass && s->peer[j] == s->peer[i];
+      if (seen) continue;
+      size_t len = strlen(list);
+      if (len < sizeof list - 16) snprintf(list + len, sizeof list - len, found ? ", %d" : "%d", s->peer[i]);
+      found++;
+    }
+  return fault(d, "%s %s did not respond within %g s (%s)", found > 1 ? "ranks" : "rank", found ? list : "?",
+               d->timeout_s, what);
 }
 
 static parity_status_t wait_all(parity_dist_t *d, reqset_t *s, const char *what) {
