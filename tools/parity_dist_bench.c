@@ -3,7 +3,8 @@
  *      (MPI_SUM of floats, order up to the MPI library) of the same f32 buffer, 1 MiB .. 256 MiB;
  *   2. gradients of a list of tensors on the PARITY_BACKEND device: the simple path
  *      (parity_dist_allreduce of every .grad) beside the bucketed asynchronous path.
- * GB/s = buffer bytes / seconds per all-reduce (the slowest rank's time).
+ * GB/s = buffer bytes / seconds per all-reduce: the median over repetitions of the slowest rank's
+ * time (the two methods alternate, so both see the same background load).
  * usage: mpirun -np 2 parity-dist-bench [--max-mib M] [--bucket-mib B] */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -21,12 +22,17 @@ static void check(parity_status_t st, const char *what) {
   parity_dist_abort(g_d, 1, "benchmark failed");
 }
 
-/* Seconds per call, the maximum over ranks. */
-static double slowest(double t) {
-  double m;
-  MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return m;
+/* The slowest rank's time of each repetition, then the median over repetitions. */
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
 }
+static double median_slowest(double *t, int n) {
+  MPI_Allreduce(MPI_IN_PLACE, t, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  qsort(t, (size_t)n, sizeof *t, cmp_d);
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+enum { MAX_REPS = 32 };
 
 int main(int argc, char **argv) {
   int max_mib = 256;
@@ -41,15 +47,15 @@ int main(int argc, char **argv) {
   }
   int rank = parity_dist_rank(g_d), size = parity_dist_size(g_d);
   if (rank == 0)
-    printf("parity-dist-bench: %d ranks; GB/s = buffer bytes / time per all-reduce (slowest rank)\n"
+    printf("parity-dist-bench: %d ranks; GB/s = buffer bytes / median time per all-reduce (slowest rank)\n"
            "%10s %14s %14s %10s\n", size, "size", "parity GB/s", "MPI GB/s", "ratio");
   for (int mib = 1; mib <= max_mib; mib *= 4) {
     size_t n = (size_t)mib * 1048576 / 4;
     float *a = malloc(n * 4), *b = malloc(n * 4), *src = malloc(n * 4);
     if (!a || !b || !src) parity_dist_abort(g_d, 1, "out of memory");
     for (size_t i = 0; i < n; i++) src[i] = (float)((i * 2654435761u + (size_t)rank) % 1000) * 0.001f;
-    int reps = mib >= 64 ? 3 : mib >= 16 ? 5 : 10;
-    double tp = 0, tm = 0;
+    int reps = mib >= 256 ? 3 : mib >= 64 ? 5 : mib >= 16 ? 9 : 21;
+    double tp[MAX_REPS], tm[MAX_REPS];
     for (int r = -1; r < reps; r++) { /* r == -1: warm-up */
       memcpy(a, src, n * 4);
       MPI_Barrier(MPI_COMM_WORLD);
@@ -62,14 +68,13 @@ int main(int argc, char **argv) {
       MPI_Allreduce(MPI_IN_PLACE, b, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       double t3 = MPI_Wtime();
       if (r >= 0) {
-        tp += t1 - t0;
-        tm += t3 - t2;
+        tp[r] = t1 - t0;
+        tm[r] = t3 - t2;
       }
     }
-    tp = slowest(tp / reps);
-    tm = slowest(tm / reps);
+    double mp = median_slowest(tp, reps), mm = median_slowest(tm, reps);
     if (rank == 0)
-      printf("%7d MiB %14.3f %14.3f %10.2f\n", mib, mib * 1048576.0 / tp / 1e9, mib * 1048576.0 / tm / 1e9, tm / tp);
+      printf("%7d MiB %14.3f %14.3f %10.2f\n", mib, mib * 1048576.0 / mp / 1e9, mib * 1048576.0 / mm / 1e9, mm / mp);
     fflush(stdout);
     free(a);
     free(b);
@@ -106,8 +111,8 @@ int main(int argc, char **argv) {
     for (int i = 0; i < K; i++) g[i] = parity_tensor_grad(p[i]);
     parity_dist_buckets_t *bk;
     check(parity_dist_buckets_create(g_d, p, K, (uint64_t)(bucket_mib * 1048576), PARITY_DIST_SUM, &bk), "buckets");
-    int reps = mib >= 64 ? 3 : 5;
-    double ts = 0, tb = 0;
+    int reps = mib >= 64 ? 5 : 9;
+    double ts[MAX_REPS], tb[MAX_REPS];
     for (int r = -1; r < reps; r++) {
       MPI_Barrier(MPI_COMM_WORLD);
       double t0 = MPI_Wtime();
@@ -119,14 +124,13 @@ int main(int argc, char **argv) {
       check(parity_dist_buckets_finish(bk), "finish");
       double t3 = MPI_Wtime();
       if (r >= 0) {
-        ts += t1 - t0;
-        tb += t3 - t2;
+        ts[r] = t1 - t0;
+        tb[r] = t3 - t2;
       }
     }
-    ts = slowest(ts / reps);
-    tb = slowest(tb / reps);
+    double ms = median_slowest(ts, reps), mb = median_slowest(tb, reps);
     if (rank == 0)
-      printf("%7d MiB %14.3f %14.3f %10.2f\n", mib, mib * 1048576.0 / ts / 1e9, mib * 1048576.0 / tb / 1e9, ts / tb);
+      printf("%7d MiB %14.3f %14.3f %10.2f\n", mib, mib * 1048576.0 / ms / 1e9, mib * 1048576.0 / mb / 1e9, ms / mb);
     fflush(stdout);
     parity_dist_buckets_destroy(bk);
     for (int i = 0; i < K; i++) parity_tensor_release(p[i]);
