@@ -145,6 +145,37 @@ static void maybe_fault(const dopts_t *o, int step) {
   }
 }
 
+#ifdef PARITY_HAVE_DIST
+/* After training: every rank's parameters must be bitwise rank 0's. Each rank hashes its own,
+ * rank 0's hash is broadcast, and the mismatches are counted with a (deterministic) all-reduce. */
+static void check_replicas(dopts_t *o, parity_device_t *dev, parity_tensor_t **p, const char *name) {
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < 4; i++) {
+    size_t bytes = (size_t)parity_tensor_numel(p[i]) * (o->dt == PARITY_DTYPE_F64 ? 8 : o->dt == PARITY_DTYPE_F32 ? 4 : 2);
+    unsigned char *b = malloc(bytes);
+    if (!b) die("check_replicas", "out of memory");
+    CHECK(parity_tensor_to_host(p[i], b, bytes));
+    for (size_t k = 0; k < bytes; k++) h = (h ^ b[k]) * 1099511628211ull;
+    free(b);
+  }
+  int64_t mine = (int64_t)(h >> 1), ref = mine;
+  parity_tensor_t *t;
+  CHECK(parity_tensor_from_host(dev, PARITY_DTYPE_I64, 1, (int64_t[]){1}, &mine, &t));
+  DCHECK(parity_dist_broadcast(o->dist, &t, 1, 0));
+  CHECK(parity_tensor_to_host(t, &ref, sizeof ref));
+  parity_tensor_release(t);
+  double differ = ref != mine;
+  if (differ) fprintf(stderr, "parity-train: rank %d: %s parameters differ from rank 0's\n", o->rank, name);
+  DCHECK(parity_dist_allreduce_host(o->dist, &differ, 1, PARITY_DTYPE_F64, PARITY_DIST_SUM));
+  if (differ != 0) {
+    if (o->rank == 0) fprintf(stderr, "parity-train: %s parameters differ on %g of %d ranks\n", name, differ, o->size);
+    parity_dist_finalize(o->dist);
+    exit(1);
+  }
+  if (o->rank == 0) printf("%s parameters bitwise identical on all %d ranks\n", name, o->size);
+}
+#endif
+
 static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name, int64_t global) {
   size_t es = o->dt == PARITY_DTYPE_F64 ? 8 : o->dt == PARITY_DTYPE_F32 ? 4 : 2;
   int k = o->slices / o->size, first = o->rank * k;
@@ -220,6 +251,7 @@ static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name
   }
 #ifdef PARITY_HAVE_DIST
   parity_dist_buckets_destroy(buckets);
+  if (o->dist && o->size > 1) check_replicas(o, dev, m->p, name);
 #endif
   parity_optimizer_destroy(opt);
   free(parts);

@@ -85,6 +85,11 @@ train_cpu|train_opencl)
   [ "$(curve s4 | wc -l)" = 16 ] || { cat "$TMP/s4"; fail "expected 8 mlp and 8 cnn steps"; }
   for n in 1 2 4; do
     run d$n mpi $n "$TRAIN" --distributed $A; ok d$n
+    if [ $n -gt 1 ]; then
+      for mdl in mlp cnn; do
+        grep -qx "$mdl parameters bitwise identical on all $n ranks" "$TMP/d$n" || { cat "$TMP/d$n"; fail "$be: $n ranks: $mdl replicas not confirmed identical"; }
+      done
+    fi
     [ "$(curve d$n)" = "$(curve s4)" ] || { diff "$TMP/s4" "$TMP/d$n"; fail "$be: $n ranks differ from one process with --slices 4"; }
   done
   run db mpi 2 "$TRAIN" --distributed $A --bucket-kb 0.25; ok db
