@@ -4,7 +4,7 @@
 # mpirun: root allowed, oversubscribed (2 cores), loopback only. PARITY_MPIEXEC_FLAGS overrides.
 set -u
 T=$1 MPIEXEC=$2 B=$3
-FLAGS=${PARITY_MPIEXEC_FLAGS:---allow-run-as-root --oversubscribe --mca btl self,vader --mca oob_tcp_if_include lo}
+FLAGS=${PARITY_MPIEXEC_FLAGS:---allow-run-as-root --oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none --mca oob_tcp_if_include lo}
 CHECK=$B/tests/dist_check TRAIN=$B/bin/parity-train
 TMP=$(mktemp -d) || exit 1
 trap 'rm -rf "$TMP"' EXIT
