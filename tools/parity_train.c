@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "parity/parity.h"
+#include "train_distributed.h"
 
 #define CHECK(expr)                                                              \
   do {                                                                           \
@@ -109,10 +110,12 @@ static void train_cnn(parity_device_t *dev, parity_dtype_t dt, int steps, uint64
 
 static void usage(FILE *f) {
   fprintf(f, "usage: parity-train [--model mlp|cnn|both] [--steps N] [--seed S] [--dtype f32|f64|f16|bf16] [--verify]"
-             " [--lr LR]\n  runs on the device PARITY_BACKEND / PARITY_DEVICE select\n");
+             " [--lr LR]\n       parity-train --distributed --help: data-parallel training on MPI\n  runs on the device PARITY_BACKEND / PARITY_DEVICE select\n");
 }
 
 int main(int argc, char **argv) {
+  /* --distributed / --slices: data-parallel training on MPI ranks (tools/train_distributed.c) */
+  if (train_distributed_wanted(argc, argv)) return train_distributed_main(argc, argv);
   const char *model = "both", *dtype = "f32";
   int steps = 20;
   uint64_t seed = 1;
