@@ -5,12 +5,17 @@
 #           own context, with halt_on_error.
 #   strict  every target with -Werror and without OpenMP; runs the core, CPU and loader tests
 #           (the CPU plugin's results do not depend on its thread count, so they hold unchanged).
-# Usage: tools/ci-extra.sh [tsan] [strict]   (no argument: both). Build folders: build-tsan,
-# build-strict. Exit status: 0 when every job passed.
+#   fuzz    clang build of tests/fuzz (libFuzzer + AddressSanitizer + UBSan; OpenMP, OpenCL, Vulkan
+#           and CUDA off); each fuzzer runs FUZZ_SECONDS (default 30) from a copy of its committed
+#           corpus (tests/fuzz/corpus/<name>); any finding fails the job and leaves the input in
+#           build-fuzz/fuzz/.
+# Usage: tools/ci-extra.sh [tsan] [strict] [fuzz]   (no argument: all). Build folders: build-tsan,
+# build-strict, build-fuzz. Exit status: 0 when every job passed.
 set -eu
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
-jobs=${*:-tsan strict}
+jobs=${*:-tsan strict fuzz}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 log() { echo "ci-extra: $*"; }
 
 quiet() { # quiet LOG COMMAND...: run it, showing its output only when it fails
@@ -41,7 +46,26 @@ for job in $jobs; do
       log "strict build: core, CPU and loader tests"
       (cd build-strict && ctest -j "$JOBS" --output-on-failure -R '^(core|cpu|loader)_')
       ;;
-    *) log "unknown job '$job' (tsan, strict)"; exit 2 ;;
+    fuzz)
+      log "fuzzers: clang build"
+      flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -g"
+      link="-fsanitize=address,undefined"
+      quiet build-fuzz/configure.log env CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link" \
+        -DCMAKE_MODULE_LINKER_FLAGS="$link" -DPARITY_BUILD_FUZZERS=ON -DPARITY_PLUGIN_NO_UNDEFINED=OFF \
+        -DPARITY_WITH_OPENMP=OFF -DPARITY_WITH_VULKAN=OFF -DPARITY_WITH_OPENCL=OFF -DPARITY_WITH_CUDA=OFF
+      quiet build-fuzz/build.log cmake --build build-fuzz -j "$JOBS" --target fuzz_desc fuzz_shape fuzz_loader fuzz_cache parity_plugin_cpu
+      for f in fuzz_desc fuzz_shape fuzz_loader fuzz_cache; do
+        log "fuzzer $f: $FUZZ_SECONDS s"
+        rm -rf "build-fuzz/corpus-$f" && mkdir -p "build-fuzz/corpus-$f"
+        cp tests/fuzz/corpus/$f/* "build-fuzz/corpus-$f/" 2>/dev/null || true
+        (cd build-fuzz/fuzz && env PARITY_LOG=quiet ASAN_OPTIONS=allocator_may_return_null=1 \
+           ./$f -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 "../corpus-$f" > "../$f.log" 2>&1) ||
+          { tail -n 40 "build-fuzz/$f.log"; log "fuzzer $f found a problem (input and log in build-fuzz/)"; exit 1; }
+        grep -E "^stat::number_of_executed_units" "build-fuzz/$f.log" || true
+      done
+      ;;
+    *) log "unknown job '$job' (tsan, strict, fuzz)"; exit 2 ;;
   esac
 done
 log "all passed: $jobs"
