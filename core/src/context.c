@@ -9,6 +9,7 @@
 #include "internal.h"
 
 void parity_context_options_init(parity_context_options_t *opts) {
+  if (!opts) return;
   memset(opts, 0, sizeof *opts);
   opts->struct_size = sizeof *opts;
   opts->device_index = -1;
