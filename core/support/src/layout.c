@@ -16,7 +16,10 @@ void psup_layout_build(psup_layout_t *l, uint32_t rank, const int64_t *shape, ui
     l->shape[r] = shape[a];
     for (uint32_t k = 0; k < nops; k++) l->strides[k][r] = strides[k] ? strides[k][a] : 0;
     int merge = r > 0;
-    for (uint32_t k = 0; k < nops && merge; k++) merge = l->strides[k][r - 1] == l->strides[k][r] * shape[a];
+    for (uint32_t k = 0; k < nops && merge; k++) { /* an overflowing product never equals a stride */
+      int64_t span;
+      merge = !__builtin_mul_overflow(l->strides[k][r], shape[a], &span) && l->strides[k][r - 1] == span;
+    }
     if (merge) {
       l->shape[r - 1] *= shape[a];
       for (uint32_t k = 0; k < nops; k++) {
