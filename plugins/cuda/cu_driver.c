@@ -43,25 +43,32 @@ int32_t cu_driver_load(char *msg, size_t n) {
     return PARITY_STATUS_UNAVAILABLE;
   }
   cu_drv.lib = lib;
-#define CU_RESOLVE_(name, ver, required)                                                           \
+#define CU_RESOLVE_(sym, name, ver, required)                                                           \
   {                                                                                                \
     void *fn = NULL;                                                                               \
     int version = atoi(#ver + 1);                                                                  \
     CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SUCCESS;                            \
-    CUresult r = get2 ? get2(#name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &found)             \
-                      : get1(#name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT);                    \
+    CUresult r = get2 ? get2(sym, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &found)               \
+                      : get1(sym, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT);                      \
     if (r != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS) fn = NULL;                      \
     if (!fn && (required)) {                                                                       \
-      snprintf(msg, n, "cuda: the NVIDIA driver in %s lacks %s (version %d of its ABI): too old",  \
-               name_of_lib, #name, version);                                                       \
+      if (r == CUDA_ERROR_STUB_LIBRARY)                                                            \
+        snprintf(msg, n, "cuda: no NVIDIA driver (%s is the CUDA toolkit's stub library: "         \
+                 "CUDA_ERROR_STUB_LIBRARY)", name_of_lib);                                         \
+      else                                                                                         \
+        snprintf(msg, n, "cuda: the NVIDIA driver in %s lacks %s (version %d of its ABI): too old", \
+                 name_of_lib, sym, version);                                                       \
       cu_driver_unload();                                                                          \
       return PARITY_STATUS_UNAVAILABLE;                                                            \
     }                                                                                              \
     memcpy(&cu_drv.name, &fn, sizeof fn);                                                          \
   }
   const char *name_of_lib = name;
-#define CU_REQ_(name, ver) CU_RESOLVE_(name, ver, 1)
-#define CU_OPT_(name, ver) CU_RESOLVE_(name, ver, 0)
+  /* The symbol is stringized before expansion: cuda.h renames some entry points with macros
+   * (cuMemAlloc -> cuMemAlloc_v2), but cuGetProcAddress takes the base name and the version. The
+   * member name is expanded alike here and in cu_internal.h. */
+#define CU_REQ_(name, ver) CU_RESOLVE_(#name, name, ver, 1)
+#define CU_OPT_(name, ver) CU_RESOLVE_(#name, name, ver, 0)
   CU_DRIVER_LIST(CU_REQ_)
   CU_DRIVER_OPTIONAL_LIST(CU_OPT_)
 #undef CU_REQ_
