@@ -181,6 +181,7 @@ typedef struct {
   int rank;
   int pad[3];
 } iter_t;
+static_assert(sizeof(iter_t) == 512, "iter_t must match cu_iter_t in cu_internal.h");
 
 /* Element offsets of linear index i (row-major over it->shape) for the first `nops` operands. */
 DEV void iter_offsets(const iter_t *it, long i, long *off, int nops) {

@@ -14,6 +14,7 @@ typedef struct {
   int sh, sw, pt, pl, dh, dw, groups, dt;
   int include_pad, op, pad[2];
 } cv_t;
+static_assert(sizeof(cv_t) == 392, "cv_t must match cu_cv_t in conv.c");
 
 /* split i into four indices of sizes (d0 implied), d1, d2, d3 */
 DEV void split4(long i, long d1, long d2, long d3, long *q) {

@@ -17,6 +17,7 @@ typedef struct {
   long am, ak, bk, bn, cm, cn;
   int brank, dt, pad[2];
 } mm_t;
+static_assert(sizeof(mm_t) == 376, "mm_t must match cu_mm_t in matmul.c");
 
 extern "C" __global__ void __launch_bounds__(MM_TILE * MM_TILE) mm_fwd(const mm_t p, const uchar *a, const uchar *b, uchar *c) {
   __shared__ T ta[MM_TILE][MM_TILE + 1];

@@ -21,6 +21,7 @@ typedef struct {
   int interleave;            /* always 1 here: partial c takes k = c, c + parts, ... */
   int odt;                   /* output dtype (bool sums may count into i64) */
 } red_t;
+static_assert(sizeof(red_t) == 464, "red_t must match cu_red_t in reduce.c");
 
 DEV void red_outer(const red_t *r, long m, long *off) {
   off[0] = r->base[0];

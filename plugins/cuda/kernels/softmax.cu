@@ -15,6 +15,7 @@ typedef struct {
   long M, R;
   int orank, op, dt, pad;
 } smx_t;
+static_assert(sizeof(smx_t) == 336, "smx_t must match cu_smx_t in softmax.c");
 
 DEV void smx_rows(const smx_t *s, long m, long *off) {
   for (int k = 0; k < 3; k++) off[k] = s->base[k];
