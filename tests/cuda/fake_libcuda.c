@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,10 @@ static int is(const char *m) {
 
 #define GUARD \
   if (sticky) return CUDA_ERROR_ILLEGAL_ADDRESS
+
+#ifdef FAKE_CUDA_EMULATE
+#include "emu/emu_driver.h"
+#endif
 
 static CUresult f_cuInit(unsigned flags) {
   (void)flags;
@@ -225,14 +230,35 @@ static CUresult f_cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n,
   if (strncmp((const char *)image, "//", 2) != 0 || !strstr((const char *)image, ".entry")) return CUDA_ERROR_INVALID_PTX;
   if (is("oldptx")) return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
   (void)v;
+#ifdef FAKE_CUDA_EMULATE
+  *m = emu_module((const char *)image);
+  return *m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_PTX;
+#else
   *m = (CUmodule)(uintptr_t)0x5000;
   return CUDA_SUCCESS;
+#endif
 }
+/* a function handle: the kernel's name, and with FAKE_CUDA_EMULATE its host-compiled body */
+typedef struct fake_fn_t {
+  char name[64];
+  const void *emu;
+} fake_fn_t;
+
 static CUresult f_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
-  (void)m;
   GUARD;
-  char *copy = strdup(name); /* the handle is the kernel's name */
-  *f = (CUfunction)copy;
+  fake_fn_t *fn = calloc(1, sizeof *fn);
+  if (!fn) return CUDA_ERROR_OUT_OF_MEMORY;
+  strncpy(fn->name, name, sizeof fn->name - 1);
+#ifdef FAKE_CUDA_EMULATE
+  fn->emu = emu_find(m, name);
+  if (!fn->emu) {
+    free(fn);
+    return CUDA_ERROR_NOT_FOUND;
+  }
+#else
+  (void)m;
+#endif
+  *f = (CUfunction)fn;
   return CUDA_SUCCESS;
 }
 static CUresult f_cuModuleUnload(CUmodule m) {
@@ -247,12 +273,16 @@ static CUresult f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
   unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
   memcpy(fake_cuda_stats.grid, g, sizeof g);
   memcpy(fake_cuda_stats.block, b, sizeof b);
-  strncpy(fake_cuda_stats.kernel, (const char *)f, sizeof fake_cuda_stats.kernel - 1);
+  const fake_fn_t *fn = (const fake_fn_t *)f;
+  snprintf(fake_cuda_stats.kernel, sizeof fake_cuda_stats.kernel, "%s", fn->name);
   if (gx == 0 || gy != 1 || gz != 1 || gx > 0x7fffffffu || bx * by * bz > 1024) return CUDA_ERROR_INVALID_VALUE;
   if (is("illegal")) {
     sticky = 1;
     return CUDA_ERROR_ILLEGAL_ADDRESS;
   }
+#ifdef FAKE_CUDA_EMULATE
+  emu_launch(fn->emu, g, b, params);
+#endif
   return CUDA_SUCCESS;
 }
 

@@ -1,11 +1,11 @@
-/* common.cuh — shared by every kernel family of the CUDA plugin (kernels/*.cu).
+/* common.cuh — shared by every kernel family of the CUDA plugin (the .cu files in kernels/).
  *
  * Each family .cu is compiled by nvcc to PTX once per compute class, chosen with -DCU_CLASS=n:
  *   CLASS_F  compute in float;  storage f32, f16, bf16 (f16/bf16 through ushort, RNE on store)
  *   CLASS_D  compute in double; storage f64
  *   CLASS_I  compute in int;    storage i32 and bool
  *   CLASS_L  compute in long;   storage i64
- * The kernels are the OpenCL plugin's (plugins/opencl/kernels/*.cl), translated line by line,
+ * The kernels are the OpenCL plugin's (the .cl files of plugins/opencl/kernels), translated line by line,
  * with the GPU launch layout only: every thread strides through the items by the grid size.
  *
  * Floating point (see plugins/cuda/README.md): built with -fmad=false (no contraction:
@@ -53,12 +53,22 @@ typedef unsigned short ushort;
 typedef unsigned int uint;
 typedef unsigned long ulong;
 static_assert(sizeof(long) == 8, "the kernels need a 64-bit long (LP64)");
+#ifndef DEV /* the emulation (tests/cuda/emu) makes helpers static: each class is its own module */
 #define DEV __device__ inline
+#endif
+#ifndef KERNEL /* tests/cuda/emu compiles the kernels as host C++ with its own */
 #define KERNEL extern "C" __global__ void
+#endif
 
 DEV long lmin(long a, long b) { return a < b ? a : b; }
 DEV float as_float(uint u) { return __uint_as_float(u); }
 DEV uint as_uint(float f) { return __float_as_uint(f); }
+
+/* The module's compute class, readable in the PTX (".u32 parity_cu_class = n"): names the module
+ * in a debugger, and lets the tests' emulated driver tell the classes apart. */
+#ifdef __CUDACC__
+extern "C" __device__ const int parity_cu_class = CU_CLASS;
+#endif
 
 #define MAX_RANK 8
 #define MAX_OPS 6

@@ -19,7 +19,7 @@ typedef struct {
 } mm_t;
 static_assert(sizeof(mm_t) == 376, "mm_t must match cu_mm_t in matmul.c");
 
-extern "C" __global__ void __launch_bounds__(MM_TILE * MM_TILE) mm_fwd(const mm_t p, const uchar *a, const uchar *b, uchar *c) {
+KERNEL __launch_bounds__(MM_TILE * MM_TILE) mm_fwd(const mm_t p, const uchar *a, const uchar *b, uchar *c) {
   __shared__ T ta[MM_TILE][MM_TILE + 1];
   __shared__ T tb[MM_TILE][MM_TILE + 1];
   int lx = (int)threadIdx.x, ly = (int)threadIdx.y;
