@@ -1,16 +1,16 @@
 #!/bin/sh
 # parity-info on a machine without an NVIDIA driver lists the CUDA plugin as unavailable, with the
 # reason, even with the toolkit's stub libcuda.so on LD_LIBRARY_PATH. Exit 77 (skipped) where a
-# driver is installed.
+# driver is installed (cuda loads).
 set -u
 INFO=$1
 STUBS=$2
-if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
-  echo "an NVIDIA driver (libcuda.so.1) is installed here: skipped"
-  exit 77
-fi
 out=$(LD_LIBRARY_PATH="$STUBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" PARITY_BACKEND=cpu "$INFO" 2>&1)
 echo "$out"
+if echo "$out" | grep -Eq '^  cuda +loaded ' || ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+  echo "an NVIDIA driver is installed here: skipped"
+  exit 77
+fi
 echo "$out" | grep -Eq '^  cuda +unavailable ' || { echo "FAIL: cuda is not listed as unavailable"; exit 1; }
 echo "$out" | grep -Fq 'unavailable: cuda: no NVIDIA driver (libcuda.so.1 not found)' ||
   { echo "FAIL: the reason is missing"; exit 1; }
