@@ -69,8 +69,9 @@ BIN="$BUILD/bin"
 # 3. what is there
 step info "$BIN/parity-info"
 "$BIN/parity-info" --json > "$DIR/info.json" 2>&1
-has_gpu() { # plugin name: loaded, with a device of type gpu
-  "$BIN/parity-info" --json 2> /dev/null | tr -d '\n' | grep -q "\"name\":\"$1\",[^]]*\"state\":\"loaded\"[^]]*\"type\":\"gpu\""
+has_gpu() { # plugin name: loaded, with a device of type gpu (one line per plugin object)
+  "$BIN/parity-info" --json 2> /dev/null | tr -d '\n' | sed 's/{"name":/\n&/g' |
+    grep "^{\"name\":\"$1\"," | grep '"state":"loaded"' | grep -q '"type":"gpu"'
 }
 
 # 4. conformance, full sweep
