@@ -10,13 +10,15 @@
 #   6. parity-bench on cpu and cuda (and vulkan when present).
 # Each step's output goes to <folder>/<step>.log; <folder>/summary.txt lists every step with its
 # exit status. Exit status 1 when any step failed. Environment: BUILD (build folder, default
-# build-gpu), JOBS (default nproc), STEPS (training steps, default 50).
+# build-gpu; an existing one keeps its configuration), JOBS (default nproc), STEPS (training steps,
+# default 50), CONFORM (parity-conform's selection, default --full).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-gpu}
 DIR=${OUT:-gpu-check-out}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
 STEPS=${STEPS:-50}
+CONFORM=${CONFORM---full}
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
 SUMMARY="$DIR/summary.txt"
@@ -61,7 +63,11 @@ grep -q "driver_version" "$DIR/driver.log" && echo "ok       driver" >> "$SUMMAR
 }
 
 # 2. build and the plugin's own tests
-step configure cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo || { cat "$SUMMARY"; exit 1; }
+if [ -f "$BUILD/CMakeCache.txt" ]; then
+  step configure cmake -S . -B "$BUILD" || { cat "$SUMMARY"; exit 1; }
+else
+  step configure cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo || { cat "$SUMMARY"; exit 1; }
+fi
 step build cmake --build "$BUILD" -j "$JOBS" || { cat "$SUMMARY"; exit 1; }
 step ctest-cuda sh -c "cd '$BUILD' && ctest -R cuda --output-on-failure"
 BIN="$BUILD/bin"
@@ -76,14 +82,14 @@ has_gpu() { # plugin name: loaded, with a device of type gpu (one line per plugi
 
 # 4. conformance, full sweep
 if has_gpu cuda; then
-  step conform-cuda "$BIN/parity-conform" --backend cuda --full --json "$DIR/conform-cuda.json" \
+  step conform-cuda "$BIN/parity-conform" --backend cuda $CONFORM --json "$DIR/conform-cuda.json" \
     --html "$DIR/conform-cuda.html"
 else
   echo "FAILED   conform-cuda: the CUDA plugin has no usable GPU (see info.log)" >> "$SUMMARY"
   status=1
 fi
 if has_gpu vulkan; then
-  step conform-vulkan "$BIN/parity-conform" --backend vulkan --full --json "$DIR/conform-vulkan.json" \
+  step conform-vulkan "$BIN/parity-conform" --backend vulkan $CONFORM --json "$DIR/conform-vulkan.json" \
     --html "$DIR/conform-vulkan.html"
 else
   echo "skipped  conform-vulkan: no Vulkan GPU (NVIDIA Vulkan driver) here" >> "$SUMMARY"
