@@ -34,7 +34,7 @@ static const int kernel_family[CU_K_COUNT] = {
 };
 
 int32_t cu_enter(parity_plugin_device_t *dev) {
-  if (dev->slot->poison.res) {
+  if (cu_poisoned(&dev->slot->poison)) {
     char msg[512];
     cu_poison_message(&dev->slot->poison, msg, sizeof msg, dev->slot->info.name);
     return cu_fail(PARITY_STATUS_DEVICE_ERROR, "%s", msg);
@@ -46,7 +46,7 @@ int32_t cu_enter(parity_plugin_device_t *dev) {
 void cu_device_close(parity_plugin_device_t *dev) {
   if (!dev) return;
   if (dev->ctx && cu_drv.cuCtxSetCurrent(dev->ctx) == CUDA_SUCCESS) {
-    int healthy = !dev->slot->poison.res;
+    int healthy = !cu_poisoned(&dev->slot->poison);
     /* a poisoned context fails every call at once: nothing here can wait forever */
     if (healthy && dev->stream) cu_drv.cuStreamSynchronize(dev->stream);
     if (healthy && dev->scratch) cu_mem_free(dev, dev->scratch);

@@ -172,13 +172,21 @@ void cu_ptx_version_message(char *buf, size_t n, int driver_version, int toolkit
            (toolkit_version % 1000) / 10, toolkit_version / 1000, (toolkit_version % 1000) / 10);
 }
 
+/* Opens of one device share its slot (one primary context) and may run on different threads:
+ * the first sticky error claims the slot atomically, and its call is written before res is
+ * published. */
 int cu_poison_note(cu_poison_t *p, int res, const char *call) {
-  if (p->res) return 1;
+  if (__atomic_load_n(&p->res, __ATOMIC_ACQUIRE)) return 1;
   if (!cu_result_is_sticky(res)) return 0;
-  p->res = res;
-  snprintf(p->call, sizeof p->call, "%s", call ? call : "?");
+  int none = 0;
+  if (__atomic_compare_exchange_n(&p->claimed, &none, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    snprintf(p->call, sizeof p->call, "%s", call ? call : "?");
+    __atomic_store_n(&p->res, res, __ATOMIC_RELEASE);
+  }
   return 1;
 }
+
+int cu_poisoned(const cu_poison_t *p) { return __atomic_load_n(&p->res, __ATOMIC_ACQUIRE) != 0; }
 
 void cu_poison_message(const cu_poison_t *p, char *buf, size_t n, const char *device) {
   const char *name = cu_result_name(p->res);

@@ -41,11 +41,14 @@ void cu_ptx_version_message(char *buf, size_t n, int driver_version, int toolkit
 
 /* Sticky-error state of one CUDA context (a CUdevice's primary context). */
 typedef struct cu_poison_t {
-  int res; /* the first sticky CUresult seen, 0 while healthy */
+  int res;     /* the first sticky CUresult seen, 0 while healthy (atomic) */
+  int claimed; /* a sticky error is being recorded (atomic) */
   char call[48];
 } cu_poison_t;
-/* Record `res` from `call`; returns 1 when the context is (now or already) poisoned. */
+/* Record `res` from `call`; returns 1 when the context is (now or already) poisoned. Thread-safe. */
 int cu_poison_note(cu_poison_t *p, int res, const char *call);
+/* 1 once a sticky error has been recorded. */
+int cu_poisoned(const cu_poison_t *p);
 /* The message every call on a poisoned context reports (DEVICE_ERROR). */
 void cu_poison_message(const cu_poison_t *p, char *buf, size_t n, const char *device);
 

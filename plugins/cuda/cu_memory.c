@@ -51,7 +51,7 @@ int32_t cu_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugi
 void cu_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) {
   if (!b) return;
   /* a poisoned context frees nothing (the calls would fail); the process must restart anyway */
-  if (b->ptr && !dev->slot->poison.res && cu_drv.cuCtxSetCurrent(dev->ctx) == CUDA_SUCCESS) cu_mem_free(dev, b->ptr);
+  if (b->ptr && !cu_poisoned(&dev->slot->poison) && cu_drv.cuCtxSetCurrent(dev->ctx) == CUDA_SUCCESS) cu_mem_free(dev, b->ptr);
   free(b);
 }
 
