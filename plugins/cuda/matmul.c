@@ -53,7 +53,7 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_tensor_desc_t
   CUdeviceptr ma = cu_ptr_of(t[0]), mb = cu_ptr_of(t[1]), mc = cu_ptr_of(t[2]);
   uint64_t tiles = (uint64_t)p.batch * (uint64_t)((M + MM_TILE - 1) / MM_TILE) *
                    (uint64_t)((N + MM_TILE - 1) / MM_TILE);
-  cu_geom_t g = cu_geom_tiles(tiles, MM_TILE, 65536); /* blocks loop over the rest */
+  cu_geom_t g = cu_geom_tiles(tiles, MM_TILE, dev->max_blocks); /* blocks loop over the rest */
   void *args[] = {&p, &ma, &mb, &mc};
   return cu_run(dev, cls, CU_K_mm_fwd, &g, args);
 }
