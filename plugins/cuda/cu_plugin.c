@@ -17,11 +17,14 @@ void cu_log(int32_t level, const char *msg) {
 
 int32_t cu_res_fail(cu_device_t *dev, CUresult res, const char *call, const char *what) {
   char msg[512];
-  if (dev && cu_poison_note(&dev->slot->poison, (int)res, call)) {
-    cu_poison_message(&dev->slot->poison, msg, sizeof msg, dev->slot->info.name);
-    return cu_fail(PARITY_STATUS_DEVICE_ERROR, "%s", msg);
-  }
   cu_result_message(msg, sizeof msg, (int)res, call, what);
+  if (dev && cu_poison_note(&dev->slot->poison, (int)res, call)) {
+    /* this call's own error first (asynchronous: it may come from earlier work; CUDA_LAUNCH_BLOCKING=1
+     * attributes it to its kernel), then what it means for every later call */
+    char poison[512];
+    cu_poison_message(&dev->slot->poison, poison, sizeof poison, dev->slot->info.name);
+    return cu_fail(PARITY_STATUS_DEVICE_ERROR, "%s; %s", msg, poison);
+  }
   int32_t st = cu_result_status((int)res);
   if (st == PARITY_STATUS_OK) st = PARITY_STATUS_INTERNAL;
   return cu_fail(st, "%s", msg);

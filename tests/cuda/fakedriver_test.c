@@ -204,6 +204,8 @@ Test(cuda_fakedriver, a_sticky_error_poisons_every_later_call, .timeout = 30) {
   cr_assert_eq(run_add(api, dev, buf, 64), PARITY_STATUS_DEVICE_ERROR);
   cr_expect(strstr(ct_last_error, "CUDA_ERROR_ILLEGAL_ADDRESS") != NULL, "%s", ct_last_error);
   cr_expect(strstr(ct_last_error, "sticky") != NULL, "%s", ct_last_error);
+  cr_expect(strstr(ct_last_error, "cuda: cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS (700) (ew_binary);") == ct_last_error,
+            "the first report names the call and the kernel: %s", ct_last_error);
   int launches = stats()->launches;
   unsigned char out[16];
   const int32_t dev_err = PARITY_STATUS_DEVICE_ERROR;
