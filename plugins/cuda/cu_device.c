@@ -86,10 +86,20 @@ static int32_t load_module(parity_plugin_device_t *dev, int fam, int cls) {
     cu_ptx_version_message(msg, sizeof msg, cu_drv.version, cu_ptx_toolkit_version(), ptx->text);
     return cu_fail(PARITY_STATUS_UNAVAILABLE, "%s (loading %s)", msg, ptx->name);
   }
-  char what[3000];
-  snprintf(what, sizeof what, "loading %s; JIT error log: %.1200s; info log: %.1200s", ptx->name,
+  /* the whole logs to the log; the message (the host keeps 1,024 characters) starts with the
+   * error log */
+  char full[8600];
+  snprintf(full, sizeof full, "cuda: JIT of %s failed; error log: %s; info log: %s", ptx->name,
            err[0] ? err : "(empty)", info[0] ? info : "(empty)");
-  return cu_res_fail(dev, r, "cuModuleLoadDataEx", what);
+  cu_log(PARITY_LOG_WARNING, full);
+  if (cu_result_is_sticky((int)r)) return cu_res_fail(dev, r, "cuModuleLoadDataEx", ptx->name);
+  char what[1000], msg[1024];
+  snprintf(what, sizeof what, "loading %s; JIT error log: %.900s", ptx->name, err[0] ? err : "(empty)");
+  cu_result_message(msg, sizeof msg, (int)r, "cuModuleLoadDataEx", what);
+  int32_t st = cu_result_status((int)r);
+  if (st == PARITY_STATUS_OK) st = PARITY_STATUS_INTERNAL;
+  if (cu_host && cu_host->report_error) cu_host->report_error(cu_host->host_data, st, msg);
+  return st;
 }
 
 static int32_t get_function(parity_plugin_device_t *dev, int cls, int kid, CUfunction *out) {

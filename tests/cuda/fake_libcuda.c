@@ -8,7 +8,8 @@
  *   oldptx    a CUDA 12.2 driver: cuModuleLoadDataEx returns CUDA_ERROR_UNSUPPORTED_PTX_VERSION
  *   illegal   the next kernel launch fails with CUDA_ERROR_ILLEGAL_ADDRESS, and, as with a real
  *             sticky error, every later call fails with it too
- *   nopools   no stream-ordered allocator (cuMemAlloc / cuMemFree) */
+ *   nopools   no stream-ordered allocator (cuMemAlloc / cuMemFree)
+ *   badjit    cuModuleLoadDataEx fails with CUDA_ERROR_INVALID_PTX and a line in the error log */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
 #include <stdint.h>
@@ -229,7 +230,16 @@ static CUresult f_cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n,
   fake_cuda_stats.jit_log_options = logs == 2;
   if (strncmp((const char *)image, "//", 2) != 0 || !strstr((const char *)image, ".entry")) return CUDA_ERROR_INVALID_PTX;
   if (is("oldptx")) return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
-  (void)v;
+  if (is("badjit")) { /* what the JIT says goes into the error log buffer the caller passed */
+    char *log = NULL;
+    size_t size = 0;
+    for (unsigned i = 0; i < n; i++) {
+      if (o[i] == CU_JIT_ERROR_LOG_BUFFER) log = v[i];
+      if (o[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) size = (size_t)(uintptr_t)v[i];
+    }
+    if (log && size) snprintf(log, size, "ptxas fatal   : fake JIT error in line 42");
+    return CUDA_ERROR_INVALID_PTX;
+  }
 #ifdef FAKE_CUDA_EMULATE
   *m = emu_module((const char *)image);
   return *m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_PTX;

@@ -246,3 +246,15 @@ Test(cuda_fakedriver, a_driver_without_devices_is_unavailable) {
   cr_assert_eq(api->init(), PARITY_STATUS_UNAVAILABLE);
   cr_expect(strstr(ct_last_error, "CUDA_ERROR_NO_DEVICE") != NULL, "%s", ct_last_error);
 }
+
+Test(cuda_fakedriver, a_jit_failure_carries_the_jit_error_log) {
+  const parity_plugin_api_t *api = start("badjit");
+  cr_assert_eq(api->init(), PARITY_STATUS_OK, "init: %s", ct_last_error);
+  parity_plugin_device_t *dev = NULL;
+  cr_assert_eq(api->device_open(0, &dev), PARITY_STATUS_INTERNAL);
+  cr_expect(strstr(ct_last_error, "cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX (218)") != NULL, "%s", ct_last_error);
+  cr_expect(strstr(ct_last_error, "loading elementwise.f32") != NULL, "%s", ct_last_error);
+  cr_expect(strstr(ct_last_error, "JIT error log: ptxas fatal   : fake JIT error in line 42") != NULL, "%s",
+            ct_last_error);
+  api->shutdown();
+}
