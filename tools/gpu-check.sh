@@ -1,21 +1,112 @@
 #!/bin/sh
-# gpu-check.sh — the checks that need a real GPU, in one run (DEVELOPERS.md: the device machine).
-# Builds, lists the devices, runs the conformance suite, a training run in shadow mode and the
-# benchmarks on every GPU backend that is present (Vulkan on the GPU's own driver; CUDA once its
-# plugin exists), beside the CPU plugin measured in the same run. Prints everything; exit status 1
-# when any step failed.
+# gpu-check.sh — the checks that need a real NVIDIA GPU, in one run, everything written to a folder
+# ($OUT when set, e.g. on the device machine, else gpu-check-out/):
+#   1. the GPU and driver version (nvidia-smi) and the toolkit (nvcc), first;
+#   2. configure and build (tests included), then the CUDA plugin's tests (ctest -R cuda);
+#   3. parity-info (text and JSON);
+#   4. the full conformance suite on cuda, and on vulkan when the Vulkan plugin sees a real GPU
+#      (the NVIDIA Vulkan driver), with JSON and HTML reports;
+#   5. parity-train on cuda in shadow mode against the CPU plugin (--verify), and the same run on cpu;
+#   6. parity-bench on cpu and cuda (and vulkan when present).
+# Each step's output goes to <folder>/<step>.log; <folder>/summary.txt lists every step with its
+# exit status. Exit status 1 when any step failed. Environment: BUILD (build folder, default
+# build-gpu; an existing one keeps its configuration), JOBS (default nproc), STEPS (training steps,
+# default 50), CONFORM (parity-conform's selection, default --full).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-gpu}
+DIR=${OUT:-gpu-check-out}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
+STEPS=${STEPS:-50}
+CONFORM=${CONFORM---full}
+mkdir -p "$DIR"
+DIR=$(cd "$DIR" && pwd)
+SUMMARY="$DIR/summary.txt"
+: > "$SUMMARY"
 status=0
-step() { echo "== $*"; "$@" || { echo "== FAILED ($?): $*"; status=1; }; }
-step cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARITY_BUILD_TESTS=OFF
-step cmake --build "$BUILD" -j "$(nproc)"
-step "$BUILD/bin/parity-info"
-for b in vulkan cuda; do
-  if ! "$BUILD/bin/parity-info" --json 2>/dev/null | grep -q "\"name\": *\"$b\""; then echo "== $b: not built here"; continue; fi
-  step "$BUILD/bin/parity-conform" --backend "$b"
-  step env PARITY_BACKEND="$b" "$BUILD/bin/parity-train" --steps 50 --verify
-  step "$BUILD/bin/parity-bench" --backend cpu --backend "$b" --reps 5
-done
+
+# step NAME COMMAND...: run, log to $DIR/NAME.log, show the tail, record the status (77: skipped)
+step() {
+  name=$1
+  shift
+  echo "== $name: $*"
+  "$@" > "$DIR/$name.log" 2>&1
+  rc=$?
+  tail -n 25 "$DIR/$name.log"
+  if [ $rc -eq 0 ]; then
+    echo "ok       $name" >> "$SUMMARY"
+  elif [ $rc -eq 77 ]; then
+    echo "skipped  $name" >> "$SUMMARY"
+  else
+    echo "FAILED   $name (exit $rc): $*" >> "$SUMMARY"
+    echo "== FAILED ($rc): $name"
+    status=1
+  fi
+  return $rc
+}
+
+# 1. the driver first
+{
+  date -u
+  if command -v nvidia-smi > /dev/null 2>&1; then
+    nvidia-smi --query-gpu=index,name,driver_version,compute_cap,memory.total --format=csv
+    nvidia-smi
+  else
+    echo "nvidia-smi not found: no NVIDIA driver on this machine?"
+  fi
+  command -v nvcc > /dev/null 2>&1 && nvcc --version || ls /usr/local/cuda/bin/nvcc 2> /dev/null
+} > "$DIR/driver.log" 2>&1
+cat "$DIR/driver.log"
+grep -q "driver_version" "$DIR/driver.log" && echo "ok       driver" >> "$SUMMARY" || {
+  echo "FAILED   driver (no nvidia-smi)" >> "$SUMMARY"
+  status=1
+}
+
+# 2. build and the plugin's own tests
+if [ -f "$BUILD/CMakeCache.txt" ]; then
+  step configure cmake -S . -B "$BUILD" || { cat "$SUMMARY"; exit 1; }
+else
+  step configure cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo || { cat "$SUMMARY"; exit 1; }
+fi
+step build cmake --build "$BUILD" -j "$JOBS" || { cat "$SUMMARY"; exit 1; }
+step ctest-cuda sh -c "cd '$BUILD' && ctest -R cuda --output-on-failure"
+BIN="$BUILD/bin"
+
+# 3. what is there
+step info "$BIN/parity-info"
+"$BIN/parity-info" --json > "$DIR/info.json" 2>&1
+has_gpu() { # plugin name: loaded, with a device of type gpu (one line per plugin object)
+  "$BIN/parity-info" --json 2> /dev/null | tr -d '\n' | sed 's/{"name":/\n&/g' |
+    grep "^{\"name\":\"$1\"," | grep '"state":"loaded"' | grep -q '"type":"gpu"'
+}
+
+# 4. conformance, full sweep
+if has_gpu cuda; then
+  step conform-cuda "$BIN/parity-conform" --backend cuda $CONFORM --json "$DIR/conform-cuda.json" \
+    --html "$DIR/conform-cuda.html"
+else
+  echo "FAILED   conform-cuda: the CUDA plugin has no usable GPU (see info.log)" >> "$SUMMARY"
+  status=1
+fi
+if has_gpu vulkan; then
+  step conform-vulkan "$BIN/parity-conform" --backend vulkan $CONFORM --json "$DIR/conform-vulkan.json" \
+    --html "$DIR/conform-vulkan.html"
+else
+  echo "skipped  conform-vulkan: no Vulkan GPU (NVIDIA Vulkan driver) here" >> "$SUMMARY"
+fi
+
+# 5. training: cuda in shadow mode against cpu (every op checked), and the same run on cpu
+if has_gpu cuda; then
+  step train-cuda env PARITY_BACKEND=cuda "$BIN/parity-train" --model both --steps "$STEPS" --verify
+  step train-cpu env PARITY_BACKEND=cpu "$BIN/parity-train" --model both --steps "$STEPS"
+fi
+
+# 6. benchmarks beside the CPU plugin, in the same run
+set -- --backend cpu
+has_gpu cuda && set -- "$@" --backend cuda
+has_gpu vulkan && set -- "$@" --backend vulkan
+step bench "$BIN/parity-bench" "$@" --reps 5
+
+echo "== summary ($DIR)"
+cat "$SUMMARY"
 exit $status

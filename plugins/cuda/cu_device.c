@@ -1,0 +1,232 @@
+/* cu_device.c — device open/close (the primary context, one non-blocking stream, an event),
+ * modules loaded from the embedded PTX on first use (JIT logs captured into the message),
+ * kernel launches and the scratch buffer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cu_internal.h"
+#include "parity_support/layout.h"
+
+int cu_class_of(int32_t dtype) {
+  switch (dtype) {
+    case PARITY_DTYPE_F64: return CU_CLASS_D;
+    case PARITY_DTYPE_I32: case PARITY_DTYPE_BOOL: return CU_CLASS_I;
+    case PARITY_DTYPE_I64: return CU_CLASS_L;
+    default: return CU_CLASS_F;
+  }
+}
+
+const char *cu_class_name(int cls) {
+  static const char *const names[CU_CLASS_COUNT] = {"f32", "f64", "i32", "i64"};
+  return cls >= 0 && cls < CU_CLASS_COUNT ? names[cls] : "?";
+}
+
+static const char *const kernel_names[CU_K_COUNT] = {
+#define CU_X_(n, f) #n,
+    CU_KERNEL_LIST(CU_X_)
+#undef CU_X_
+};
+static const int kernel_family[CU_K_COUNT] = {
+#define CU_X_(n, f) CU_FAM_##f,
+    CU_KERNEL_LIST(CU_X_)
+#undef CU_X_
+};
+
+int32_t cu_enter(parity_plugin_device_t *dev) {
+  if (cu_poisoned(&dev->slot->poison)) {
+    char msg[512];
+    cu_poison_message(&dev->slot->poison, msg, sizeof msg, dev->slot->info.name);
+    return cu_fail(PARITY_STATUS_DEVICE_ERROR, "%s", msg);
+  }
+  CU_CHECK(dev, cu_drv.cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent", dev->slot->info.name);
+  return PARITY_STATUS_OK;
+}
+
+void cu_device_close(parity_plugin_device_t *dev) {
+  if (!dev) return;
+  if (dev->ctx && cu_drv.cuCtxSetCurrent(dev->ctx) == CUDA_SUCCESS) {
+    int healthy = !cu_poisoned(&dev->slot->poison);
+    /* a poisoned context fails every call at once: nothing here can wait forever */
+    if (healthy && dev->stream) cu_drv.cuStreamSynchronize(dev->stream);
+    if (healthy && dev->scratch) cu_mem_free(dev, dev->scratch);
+    if (healthy && dev->stream) cu_drv.cuStreamSynchronize(dev->stream);
+    for (int f = 0; f < CU_FAM_COUNT; f++)
+      for (int c = 0; c < CU_CLASS_COUNT; c++)
+        if (dev->mod[f][c]) cu_drv.cuModuleUnload(dev->mod[f][c]);
+    if (dev->done) cu_drv.cuEventDestroy(dev->done);
+    if (dev->stream) cu_drv.cuStreamDestroy(dev->stream);
+    cu_drv.cuCtxSetCurrent(NULL);
+  }
+  if (dev->ctx) cu_drv.cuDevicePrimaryCtxRelease(dev->slot->dev);
+  free(dev);
+}
+
+/* Load one module from its embedded PTX; JIT error and info logs go into the message. */
+static int32_t load_module(parity_plugin_device_t *dev, int fam, int cls) {
+  const cu_ptx_t *ptx = cu_ptx(fam, cls);
+  if (!ptx)
+    return cu_fail(PARITY_STATUS_INTERNAL, "cuda: no PTX for family %d class %s in this build", fam, cu_class_name(cls));
+  char err[4096] = "", info[4096] = "";
+  CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                         CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void *vals[] = {err, (void *)(uintptr_t)sizeof err, info, (void *)(uintptr_t)sizeof info};
+  CUresult r = cu_drv.cuModuleLoadDataEx(&dev->mod[fam][cls], ptx->text, 4, opts, vals);
+  if (r == CUDA_SUCCESS) {
+    if (info[0]) {
+      char msg[4200];
+      snprintf(msg, sizeof msg, "cuda: JIT of %s: %s", ptx->name, info);
+      cu_log(PARITY_LOG_DEBUG, msg);
+    }
+    return PARITY_STATUS_OK;
+  }
+  dev->mod[fam][cls] = NULL;
+  if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
+    char msg[512];
+    cu_ptx_version_message(msg, sizeof msg, cu_drv.version, cu_ptx_toolkit_version(), ptx->text);
+    return cu_fail(PARITY_STATUS_UNAVAILABLE, "%s (loading %s)", msg, ptx->name);
+  }
+  /* the whole logs to the log; the message (the host keeps 1,024 characters) starts with the
+   * error log */
+  char full[8600];
+  snprintf(full, sizeof full, "cuda: JIT of %s failed; error log: %s; info log: %s", ptx->name,
+           err[0] ? err : "(empty)", info[0] ? info : "(empty)");
+  cu_log(PARITY_LOG_WARNING, full);
+  if (cu_result_is_sticky((int)r)) return cu_res_fail(dev, r, "cuModuleLoadDataEx", ptx->name);
+  char what[1000], msg[1024];
+  snprintf(what, sizeof what, "loading %s; JIT error log: %.900s", ptx->name, err[0] ? err : "(empty)");
+  cu_result_message(msg, sizeof msg, (int)r, "cuModuleLoadDataEx", what);
+  int32_t st = cu_result_status((int)r);
+  if (st == PARITY_STATUS_OK) st = PARITY_STATUS_INTERNAL;
+  if (cu_host && cu_host->report_error) cu_host->report_error(cu_host->host_data, st, msg);
+  return st;
+}
+
+static int32_t get_function(parity_plugin_device_t *dev, int cls, int kid, CUfunction *out) {
+  if (dev->fn[cls][kid]) {
+    *out = dev->fn[cls][kid];
+    return PARITY_STATUS_OK;
+  }
+  int fam = kernel_family[kid];
+  if (!dev->mod[fam][cls]) {
+    int32_t st = load_module(dev, fam, cls);
+    if (st != PARITY_STATUS_OK) return st;
+  }
+  CU_CHECK(dev, cu_drv.cuModuleGetFunction(&dev->fn[cls][kid], dev->mod[fam][cls], kernel_names[kid]),
+           "cuModuleGetFunction", kernel_names[kid]);
+  *out = dev->fn[cls][kid];
+  return PARITY_STATUS_OK;
+}
+
+static int32_t open_objects(parity_plugin_device_t *dev) {
+  cu_slot_t *s = dev->slot;
+  CUresult r = cu_drv.cuDevicePrimaryCtxRetain(&dev->ctx, s->dev);
+  if (r != CUDA_SUCCESS) {
+    dev->ctx = NULL;
+    return cu_res_fail(dev, r, "cuDevicePrimaryCtxRetain", s->info.name);
+  }
+  int32_t st = cu_enter(dev);
+  if (st != PARITY_STATUS_OK) return st;
+  CU_CHECK(dev, cu_drv.cuStreamCreate(&dev->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate", s->info.name);
+  CU_CHECK(dev, cu_drv.cuEventCreate(&dev->done, CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC), "cuEventCreate",
+           s->info.name);
+  dev->pools = s->pools;
+  if (dev->pools) { /* keep freed memory in the pool instead of returning it at every sync */
+    CUmemoryPool pool;
+    cuuint64_t keep = UINT64_MAX;
+    if (cu_drv.cuDeviceGetDefaultMemPool(&pool, s->dev) != CUDA_SUCCESS ||
+        cu_drv.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep) != CUDA_SUCCESS)
+      dev->pools = 0;
+  }
+  dev->max_blocks = (uint64_t)(s->sm_count > 0 ? s->sm_count : 1) * 32u;
+  const char *cap = getenv("PARITY_CUDA_MAX_BLOCKS"); /* test knob: force grid-stride loops */
+  if (cap && atoll(cap) > 0) dev->max_blocks = (uint64_t)atoll(cap);
+  /* load the elementwise f32 module now: a driver too old for the PTX fails here, with the
+   * versions named, rather than at the first kernel */
+  return load_module(dev, CU_FAM_EW, CU_CLASS_F);
+}
+
+int32_t cu_device_open(uint32_t index, parity_plugin_device_t **out_dev) {
+  cu_slot_t *s = cu_slot(index);
+  if (!s) return cu_fail(PARITY_STATUS_OUT_OF_RANGE, "cuda: device %u does not exist", index);
+  parity_plugin_device_t *dev = calloc(1, sizeof *dev);
+  if (!dev) return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cuda: device_open: out of host memory");
+  dev->index = index;
+  dev->slot = s;
+  int32_t st = open_objects(dev);
+  if (st != PARITY_STATUS_OK) {
+    cu_device_close(dev);
+    return st;
+  }
+  *out_dev = dev;
+  return PARITY_STATUS_OK;
+}
+
+int32_t cu_run(parity_plugin_device_t *dev, int cls, int kid, const cu_geom_t *g, void **args) {
+  CUfunction f = NULL;
+  int32_t st = get_function(dev, cls, kid, &f);
+  if (st != PARITY_STATUS_OK) return st;
+  CU_CHECK(dev, cu_drv.cuLaunchKernel(f, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2], 0,
+                                      dev->stream, args, NULL),
+           "cuLaunchKernel", kernel_names[kid]);
+  return PARITY_STATUS_OK;
+}
+
+int32_t cu_run_items(parity_plugin_device_t *dev, int cls, int kid, int64_t items, uint32_t nargs, void **args) {
+  void *all[16];
+  if (nargs + 1 > 16) return cu_fail(PARITY_STATUS_INTERNAL, "cuda: %s: too many arguments", kernel_names[kid]);
+  int64_t n = items; /* the kernel's `long n` */
+  all[0] = args[0];
+  all[1] = &n;
+  for (uint32_t i = 1; i < nargs; i++) all[i + 1] = args[i];
+  cu_geom_t g = cu_geom_items(items, CU_BLOCK, dev->max_blocks);
+  return cu_run(dev, cls, kid, &g, all);
+}
+
+int32_t cu_scratch(parity_plugin_device_t *dev, uint64_t bytes, CUdeviceptr *out) {
+  if (bytes == 0) bytes = 1;
+  if (dev->scratch && dev->scratch_size >= bytes) {
+    *out = dev->scratch;
+    return PARITY_STATUS_OK;
+  }
+  uint64_t size = (bytes + 65535u) & ~(uint64_t)65535u;
+  CUdeviceptr p;
+  int32_t st = cu_mem_alloc(dev, size, &p, "scratch for partial results");
+  if (st != PARITY_STATUS_OK) return st;
+  /* stream-ordered: the old buffer is released after the queued work that uses it */
+  if (dev->scratch) cu_mem_free(dev, dev->scratch);
+  dev->scratch = p;
+  dev->scratch_size = size;
+  *out = p;
+  return PARITY_STATUS_OK;
+}
+
+/* ---- strided iteration -------------------------------------------------------------------------- */
+static void from_layout(cu_iter_t *it, const psup_layout_t *l) {
+  memset(it, 0, sizeof *it);
+  it->rank = (int32_t)l->rank;
+  for (uint32_t a = 0; a < l->rank; a++) it->shape[a] = l->shape[a];
+  for (uint32_t k = 0; k < l->nops && k < CU_MAX_OPS; k++) {
+    it->base[k] = l->base[k];
+    for (uint32_t a = 0; a < l->rank; a++) it->strides[k][a] = l->strides[k][a];
+  }
+}
+
+void cu_iter_build(cu_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t nops,
+                   const int64_t *const *strides, const int64_t *bases) {
+  psup_layout_t l;
+  psup_layout_build(&l, rank, shape, nops, strides, bases, 0);
+  from_layout(it, &l);
+}
+
+void cu_iter_from_tensors(cu_iter_t *it, uint32_t nops, const parity_tensor_desc_t *const *t) {
+  psup_layout_t l;
+  psup_layout_from_tensors(&l, nops, t, 0);
+  from_layout(it, &l);
+}
+
+int64_t cu_elem_base(const parity_tensor_desc_t *t) {
+  return t ? (int64_t)(t->offset_bytes / psup_dtype_size(t->dtype)) : 0;
+}
+
+CUdeviceptr cu_ptr_of(const parity_tensor_desc_t *t) { return t && t->buffer ? t->buffer->ptr : 0; }

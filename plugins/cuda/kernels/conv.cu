@@ -1,0 +1,232 @@
+/* conv.cu — conv2d (NCHW, stride, padding, dilation, groups) forward, backward-data,
+ * backward-weight and bias gradient, and max/avg pooling forward and backward. One work-item
+ * per output element; sums are pairwise (deterministic). A padded conv tap is an explicit zero
+ * (w * 0: NaN for an inf or NaN weight); padding contributes nothing to avg sums and never wins a
+ * max. Translated from plugins/opencl/kernels/conv.cl (one thread per output). */
+#include "common.cuh"
+#if IS_FLOAT
+typedef struct {
+  long xs[4], ws[4], ys[4];   /* x [N,C,H,W], w [O,C/g,KH,KW], y or dy [N,O,OH,OW] */
+  long gxs[4], gws[4], gys[4]; /* dx, dw, and dy for pooling backward (y holds the output) */
+  long bs, gbs;                /* bias, dbias */
+  long xb, wb, yb, bb, gxb, gwb, gbb, gyb;
+  long N, C, H, W, O, KH, KW, OH, OW;
+  int sh, sw, pt, pl, dh, dw, groups, dt;
+  int include_pad, op, pad[2];
+} cv_t;
+static_assert(sizeof(cv_t) == 392, "cv_t must match cu_cv_t in conv.c");
+
+/* split i into four indices of sizes (d0 implied), d1, d2, d3 */
+DEV void split4(long i, long d1, long d2, long d3, long *q) {
+  q[3] = i % d3;
+  i /= d3;
+  q[2] = i % d2;
+  i /= d2;
+  q[1] = i % d1;
+  q[0] = i / d1;
+}
+
+/* operands x, w, bias (or NULL), y */
+KERNEL conv_fwd(const cv_t p, long n, const uchar *x, const uchar *w,
+                     const uchar *bias, uchar *y) {
+  long cg = p.C / p.groups, og = p.O / p.groups;
+  FOR_ITEMS(i, n) {
+    long q[4];
+    split4(i, p.O, p.OH, p.OW, q);
+    long c0 = (q[1] / og) * cg;
+    pw_t acc;
+    pw_init(&acc);
+    for (long c = 0; c < cg; c++)
+      for (long kh = 0; kh < p.KH; kh++) {
+        long ih = q[2] * p.sh - p.pt + kh * p.dh;
+        int row_in = ih >= 0 && ih < p.H;
+        for (long kw = 0; kw < p.KW; kw++) {
+          long iw = q[3] * p.sw - p.pl + kw * p.dw;
+          T wv = LD(w, p.wb + q[1] * p.ws[0] + c * p.ws[1] + kh * p.ws[2] + kw * p.ws[3], p.dt);
+          /* a padded tap is an explicit zero: w * 0, NaN when w is inf or NaN */
+          T xv = row_in && iw >= 0 && iw < p.W
+                     ? LD(x, p.xb + q[0] * p.xs[0] + (c0 + c) * p.xs[1] + ih * p.xs[2] + iw * p.xs[3], p.dt)
+                     : (T)0;
+          pw_fma(&acc, xv, wv);
+        }
+      }
+    T v = pw_result(&acc);
+    if (bias) v += LD(bias, p.bb + q[1] * p.bs, p.dt);
+    ST(y, p.yb + q[0] * p.ys[0] + q[1] * p.ys[1] + q[2] * p.ys[2] + q[3] * p.ys[3], p.dt, v);
+  }
+}
+
+/* dx[n,c,h,w] = sum over (o in c's group, kh, kw) hitting (h, w) of dy * w */
+KERNEL conv_bwd_data(const cv_t p, long n, const uchar *w,
+                          const uchar *dy, uchar *dx) {
+  long cg = p.C / p.groups, og = p.O / p.groups;
+  FOR_ITEMS(i, n) {
+    long q[4];
+    split4(i, p.C, p.H, p.W, q);
+    long g = q[1] / cg, cc = q[1] - g * cg;
+    pw_t acc;
+    pw_init(&acc);
+    for (long o = g * og; o < (g + 1) * og; o++)
+      for (long kh = 0; kh < p.KH; kh++) {
+        long th = q[2] + p.pt - kh * p.dh;
+        if (th < 0 || th % p.sh) continue;
+        long oh = th / p.sh;
+        if (oh >= p.OH) continue;
+        for (long kw = 0; kw < p.KW; kw++) {
+          long tw = q[3] + p.pl - kw * p.dw;
+          if (tw < 0 || tw % p.sw) continue;
+          long ow = tw / p.sw;
+          if (ow >= p.OW) continue;
+          T gv = LD(dy, p.yb + q[0] * p.ys[0] + o * p.ys[1] + oh * p.ys[2] + ow * p.ys[3], p.dt);
+          T wv = LD(w, p.wb + o * p.ws[0] + cc * p.ws[1] + kh * p.ws[2] + kw * p.ws[3], p.dt);
+          pw_fma(&acc, gv, wv);
+        }
+      }
+    ST(dx, p.gxb + q[0] * p.gxs[0] + q[1] * p.gxs[1] + q[2] * p.gxs[2] + q[3] * p.gxs[3], p.dt,
+       pw_result(&acc));
+  }
+}
+
+/* dw[o,c,kh,kw] = sum over (n, oh, ow) of dy * x */
+KERNEL conv_bwd_weight(const cv_t p, long n, const uchar *x,
+                            const uchar *dy, uchar *dw) {
+  long cg = p.C / p.groups, og = p.O / p.groups;
+  FOR_ITEMS(i, n) {
+    long q[4];
+    split4(i, cg, p.KH, p.KW, q);
+    long c = (q[0] / og) * cg + q[1];
+    pw_t acc;
+    pw_init(&acc);
+    for (long b = 0; b < p.N; b++)
+      for (long oh = 0; oh < p.OH; oh++) {
+        long ih = oh * p.sh - p.pt + q[2] * p.dh;
+        if (ih < 0 || ih >= p.H) continue;
+        for (long ow = 0; ow < p.OW; ow++) {
+          long iw = ow * p.sw - p.pl + q[3] * p.dw;
+          if (iw < 0 || iw >= p.W) continue;
+          T gv = LD(dy, p.yb + b * p.ys[0] + q[0] * p.ys[1] + oh * p.ys[2] + ow * p.ys[3], p.dt);
+          T xv = LD(x, p.xb + b * p.xs[0] + c * p.xs[1] + ih * p.xs[2] + iw * p.xs[3], p.dt);
+          pw_fma(&acc, gv, xv);
+        }
+      }
+    ST(dw, p.gwb + q[0] * p.gws[0] + q[1] * p.gws[1] + q[2] * p.gws[2] + q[3] * p.gws[3], p.dt,
+       pw_result(&acc));
+  }
+}
+
+KERNEL conv_bwd_bias(const cv_t p, long n, const uchar *dy,
+                          uchar *dbias) {
+  FOR_ITEMS(o, n) {
+    pw_t acc;
+    pw_init(&acc);
+    for (long b = 0; b < p.N; b++)
+      for (long oh = 0; oh < p.OH; oh++)
+        for (long ow = 0; ow < p.OW; ow++)
+          pw_add(&acc, LD(dy, p.yb + b * p.ys[0] + o * p.ys[1] + oh * p.ys[2] + ow * p.ys[3], p.dt));
+    ST(dbias, p.gbb + o * p.gbs, p.dt, pw_result(&acc));
+  }
+}
+
+/* One pooling window: the max (NaN wins) or the sum, and how many positions are inside. */
+typedef struct {
+  T best, sum;
+  long inside;
+} window_t;
+
+DEV window_t pool_window(const cv_t *p, const uchar *x, long b, long c, long oh, long ow) {
+  window_t r;
+  r.best = -INFINITY;
+  r.sum = 0;
+  r.inside = 0;
+  pw_t acc;
+  pw_init(&acc);
+  for (long kh = 0; kh < p->KH; kh++) {
+    long ih = oh * p->sh - p->pt + kh * p->dh;
+    if (ih < 0 || ih >= p->H) continue;
+    for (long kw = 0; kw < p->KW; kw++) {
+      long iw = ow * p->sw - p->pl + kw * p->dw;
+      if (iw < 0 || iw >= p->W) continue;
+      T v = LD(x, p->xb + b * p->xs[0] + c * p->xs[1] + ih * p->xs[2] + iw * p->xs[3], p->dt);
+      r.inside++;
+      if (p->op == OP_AVG_POOL2D) pw_add(&acc, v);
+      else if (!isnan(r.best) && (isnan(v) || v > r.best)) r.best = v;
+    }
+  }
+  r.sum = pw_result(&acc);
+  return r;
+}
+
+DEV long pool_inside(const cv_t *p, long oh, long ow) {
+  long nh = 0, nw = 0;
+  for (long kh = 0; kh < p->KH; kh++) {
+    long ih = oh * p->sh - p->pt + kh * p->dh;
+    nh += ih >= 0 && ih < p->H;
+  }
+  for (long kw = 0; kw < p->KW; kw++) {
+    long iw = ow * p->sw - p->pl + kw * p->dw;
+    nw += iw >= 0 && iw < p->W;
+  }
+  return nh * nw;
+}
+
+DEV T pool_divisor(const cv_t *p, long inside) {
+  return p->include_pad ? (T)(p->KH * p->KW) : (T)inside;
+}
+
+KERNEL pool_fwd(const cv_t p, long n, const uchar *x, uchar *y) {
+  FOR_ITEMS(i, n) {
+    long q[4];
+    split4(i, p.C, p.OH, p.OW, q);
+    window_t w = pool_window(&p, x, q[0], q[1], q[2], q[3]);
+    T v = p.op == OP_AVG_POOL2D ? w.sum / pool_divisor(&p, w.inside) : w.best;
+    ST(y, p.yb + q[0] * p.ys[0] + q[1] * p.ys[1] + q[2] * p.ys[2] + q[3] * p.ys[3], p.dt, v);
+  }
+}
+
+/* dx[n,c,h,w] = sum over the windows holding (h, w): avg dy / divisor; max dy / ties when x
+ * ties the window's stored y (two NaNs tie). */
+KERNEL pool_bwd(const cv_t p, long n, const uchar *x, const uchar *y,
+                     const uchar *dy, uchar *dx) {
+  FOR_ITEMS(i, n) {
+    long q[4];
+    split4(i, p.C, p.H, p.W, q);
+    T xv = LD(x, p.xb + q[0] * p.xs[0] + q[1] * p.xs[1] + q[2] * p.xs[2] + q[3] * p.xs[3], p.dt);
+    pw_t acc;
+    pw_init(&acc);
+    for (long kh = 0; kh < p.KH; kh++) {
+      long th = q[2] + p.pt - kh * p.dh;
+      if (th < 0 || th % p.sh) continue;
+      long oh = th / p.sh;
+      if (oh >= p.OH) continue;
+      for (long kw = 0; kw < p.KW; kw++) {
+        long tw = q[3] + p.pl - kw * p.dw;
+        if (tw < 0 || tw % p.sw) continue;
+        long ow = tw / p.sw;
+        if (ow >= p.OW) continue;
+        T g = LD(dy, p.gyb + q[0] * p.gys[0] + q[1] * p.gys[1] + oh * p.gys[2] + ow * p.gys[3], p.dt);
+        if (p.op == OP_AVG_POOL2D) {
+          pw_add(&acc, g / pool_divisor(&p, pool_inside(&p, oh, ow)));
+        } else {
+          T yv = LD(y, p.yb + q[0] * p.ys[0] + q[1] * p.ys[1] + oh * p.ys[2] + ow * p.ys[3], p.dt);
+          if (!(xv == yv || (isnan(xv) && isnan(yv)))) continue;
+          /* count the window's ties */
+          long ties = 0;
+          for (long jh = 0; jh < p.KH; jh++) {
+            long ih = oh * p.sh - p.pt + jh * p.dh;
+            if (ih < 0 || ih >= p.H) continue;
+            for (long jw = 0; jw < p.KW; jw++) {
+              long iw = ow * p.sw - p.pl + jw * p.dw;
+              if (iw < 0 || iw >= p.W) continue;
+              T v = LD(x, p.xb + q[0] * p.xs[0] + q[1] * p.xs[1] + ih * p.xs[2] + iw * p.xs[3], p.dt);
+              ties += v == yv || (isnan(v) && isnan(yv));
+            }
+          }
+          pw_add(&acc, g / (T)ties);
+        }
+      }
+    }
+    ST(dx, p.gxb + q[0] * p.gxs[0] + q[1] * p.gxs[1] + q[2] * p.gxs[2] + q[3] * p.gxs[3], p.dt,
+       pw_result(&acc));
+  }
+}
+#endif

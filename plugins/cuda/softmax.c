@@ -1,0 +1,63 @@
+/* softmax.c — softmax and log_softmax over one axis (kernels/softmax.cu): one work-item per row
+ * of the softmax axis; every other axis is a row index. */
+#include <string.h>
+
+#include "cu_internal.h"
+
+/* mirrors smx_t in kernels/softmax.cu */
+typedef struct cu_smx_t {
+  int64_t oshape[PARITY_MAX_RANK];
+  int64_t ostride[3][PARITY_MAX_RANK];
+  int64_t base[3];
+  int64_t rstride[3];
+  int64_t M, R;
+  int32_t orank, op, dt, pad;
+} cu_smx_t;
+_Static_assert(sizeof(cu_smx_t) == 336, "cu_smx_t must match smx_t in softmax.cu");
+
+static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int kid, uint32_t nops,
+                   const parity_tensor_desc_t *const *t) {
+  const parity_tensor_desc_t *ref = t[0];
+  int64_t n = psup_numel(ref);
+  if (n == 0) return PARITY_STATUS_OK;
+  uint32_t axis = (uint32_t)d->params.softmax.axis;
+  cu_smx_t s;
+  memset(&s, 0, sizeof s);
+  s.R = ref->shape[axis];
+  s.M = n / s.R;
+  for (uint32_t k = 0; k < nops; k++) {
+    s.base[k] = cu_elem_base(t[k]);
+    s.rstride[k] = t[k]->strides[axis];
+  }
+  for (uint32_t a = 0; a < ref->rank; a++) {
+    int64_t len = ref->shape[a];
+    if (a == axis || len == 1) continue;
+    int o = s.orank, merge = o > 0;
+    for (uint32_t k = 0; k < nops && merge; k++) merge = s.ostride[k][o - 1] == t[k]->strides[a] * len;
+    if (merge) {
+      s.oshape[o - 1] *= len;
+      for (uint32_t k = 0; k < nops; k++) s.ostride[k][o - 1] = t[k]->strides[a];
+    } else {
+      s.oshape[o] = len;
+      for (uint32_t k = 0; k < nops; k++) s.ostride[k][o] = t[k]->strides[a];
+      s.orank++;
+    }
+  }
+  s.op = d->op;
+  s.dt = ref->dtype;
+  int cls = cu_class_of(s.dt);
+  CUdeviceptr m0 = cu_ptr_of(t[0]), m1 = cu_ptr_of(t[1]), m2 = nops > 2 ? cu_ptr_of(t[2]) : 0;
+  void *args[] = {&s, &m0, &m1, &m2};
+  return cu_run_items(dev, cls, kid, s.M, nops + 1, args);
+}
+
+int32_t cu_softmax_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  const parity_tensor_desc_t *t[] = {d->inputs[0], d->outputs[0]};
+  return run(dev, d, CU_K_smx_fwd, 2, t);
+}
+
+int32_t cu_softmax_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (!d->outputs[0]) return PARITY_STATUS_OK;
+  const parity_tensor_desc_t *t[] = {d->inputs[0], d->inputs[1], d->outputs[0]};
+  return run(dev, d, CU_K_smx_bwd, 3, t);
+}

@@ -1,0 +1,326 @@
+/* fake_libcuda.c — a fake NVIDIA driver for the CUDA plugin's host tests: built as
+ * tests/fake_cuda/libcuda.so.1 and found through LD_LIBRARY_PATH, so the plugin's real dlopen of
+ * "libcuda.so.1" and its cuGetProcAddress table run on a machine without a GPU. Device memory is
+ * host memory; kernels do not run (launches are recorded). FAKE_CUDA_MODE (or
+ * fake_cuda_set_mode) picks a behaviour:
+ *   ok        one device "Fake GPU", CUDA 13.0 driver, every call succeeds
+ *   nodevice  cuInit returns CUDA_ERROR_NO_DEVICE
+ *   oldptx    a CUDA 12.2 driver: cuModuleLoadDataEx returns CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+ *   illegal   the next kernel launch fails with CUDA_ERROR_ILLEGAL_ADDRESS, and, as with a real
+ *             sticky error, every later call fails with it too
+ *   nopools   no stream-ordered allocator (cuMemAlloc / cuMemFree)
+ *   badjit    cuModuleLoadDataEx fails with CUDA_ERROR_INVALID_PTX and a line in the error log */
+#define _POSIX_C_SOURCE 200809L
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+static char mode[32];
+static int sticky;      /* a sticky error happened: every call returns it */
+static int allocations; /* live allocations */
+
+EXPORT struct {
+  int launches;
+  unsigned grid[3], block[3];
+  char kernel[64];
+  int module_loads;
+  int jit_log_options; /* the error and info log options were passed */
+} fake_cuda_stats;
+
+EXPORT void fake_cuda_set_mode(const char *m) {
+  strncpy(mode, m, sizeof mode - 1);
+  sticky = 0;
+}
+EXPORT int fake_cuda_allocations(void) { return allocations; }
+
+static int is(const char *m) {
+  if (!mode[0]) {
+    const char *e = getenv("FAKE_CUDA_MODE");
+    strncpy(mode, e && *e ? e : "ok", sizeof mode - 1);
+  }
+  return strcmp(mode, m) == 0;
+}
+
+#define GUARD \
+  if (sticky) return CUDA_ERROR_ILLEGAL_ADDRESS
+
+#ifdef FAKE_CUDA_EMULATE
+#include "emu/emu_driver.h"
+#endif
+
+static CUresult f_cuInit(unsigned flags) {
+  (void)flags;
+  return is("nodevice") ? CUDA_ERROR_NO_DEVICE : CUDA_SUCCESS;
+}
+static CUresult f_cuDriverGetVersion(int *v) {
+  *v = is("oldptx") ? 12020 : 13000;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuGetErrorName(CUresult e, const char **s) {
+  (void)e;
+  *s = "fake";
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuDeviceGetCount(int *n) {
+  *n = 1;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuDeviceGet(CUdevice *d, int i) {
+  if (i != 0) return CUDA_ERROR_INVALID_DEVICE;
+  *d = 0;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuDeviceGetName(char *s, int n, CUdevice d) {
+  (void)d;
+  strncpy(s, "Fake GPU", (size_t)n);
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuDeviceTotalMem(size_t *b, CUdevice d) {
+  (void)d;
+  *b = (size_t)1 << 30;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
+  (void)d;
+  switch (a) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 4; break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: *v = !is("nopools"); break;
+    default: *v = 0;
+  }
+  return CUDA_SUCCESS;
+}
+static int ctx_refs;
+static CUresult f_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
+  (void)d;
+  ctx_refs++;
+  *c = (CUcontext)(uintptr_t)0x1000;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuDevicePrimaryCtxRelease(CUdevice d) {
+  (void)d;
+  ctx_refs--;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuCtxSetCurrent(CUcontext c) {
+  (void)c;
+  GUARD;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuStreamCreate(CUstream *s, unsigned flags) {
+  *s = (CUstream)(uintptr_t)(0x2000 + flags);
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuStreamDestroy(CUstream s) {
+  (void)s;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuStreamSynchronize(CUstream s) {
+  (void)s;
+  GUARD;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuEventCreate(CUevent *e, unsigned flags) {
+  (void)flags;
+  *e = (CUevent)(uintptr_t)0x3000;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuEventRecord(CUevent e, CUstream s) {
+  (void)e, (void)s;
+  GUARD;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuEventSynchronize(CUevent e) {
+  (void)e;
+  GUARD;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuEventDestroy(CUevent e) {
+  (void)e;
+  return CUDA_SUCCESS;
+}
+static CUresult alloc(CUdeviceptr *p, size_t n) {
+  GUARD;
+  void *m = malloc(n ? n : 1);
+  if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
+  allocations++;
+  *p = (CUdeviceptr)(uintptr_t)m;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuMemAlloc(CUdeviceptr *p, size_t n) { return alloc(p, n); }
+static CUresult f_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) {
+  (void)s;
+  return alloc(p, n);
+}
+static CUresult f_cuMemFree(CUdeviceptr p) {
+  GUARD;
+  free((void *)(uintptr_t)p);
+  allocations--;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuMemFreeAsync(CUdeviceptr p, CUstream s) {
+  (void)s;
+  return f_cuMemFree(p);
+}
+static CUresult f_cuDeviceGetDefaultMemPool(CUmemoryPool *p, CUdevice d) {
+  (void)d;
+  *p = (CUmemoryPool)(uintptr_t)0x4000;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuMemPoolSetAttribute(CUmemoryPool p, CUmemPool_attribute a, void *v) {
+  (void)p, (void)a, (void)v;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st) {
+  (void)st;
+  GUARD;
+  memcpy((void *)(uintptr_t)d, s, n);
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st) {
+  (void)st;
+  GUARD;
+  memcpy(d, (const void *)(uintptr_t)s, n);
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
+  (void)st;
+  GUARD;
+  memcpy((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n); /* like CUDA: no overlap allowed */
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream st) {
+  (void)st;
+  GUARD;
+  memset((void *)(uintptr_t)d, v, n);
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream st) {
+  (void)st;
+  GUARD;
+  if (d % 2) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < n; i++) ((unsigned short *)(uintptr_t)d)[i] = v;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream st) {
+  (void)st;
+  GUARD;
+  if (d % 4) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < n; i++) ((unsigned *)(uintptr_t)d)[i] = v;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned v, size_t w, size_t h, CUstream st) {
+  (void)st;
+  GUARD;
+  if (d % 4 || pitch < w * 4) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t r = 0; r < h; r++)
+    for (size_t c = 0; c < w; c++) ((unsigned *)(uintptr_t)(d + r * pitch))[c] = v;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *o, void **v) {
+  GUARD;
+  fake_cuda_stats.module_loads++;
+  int logs = 0;
+  for (unsigned i = 0; i < n; i++) logs += o[i] == CU_JIT_ERROR_LOG_BUFFER || o[i] == CU_JIT_INFO_LOG_BUFFER;
+  fake_cuda_stats.jit_log_options = logs == 2;
+  if (strncmp((const char *)image, "//", 2) != 0 || !strstr((const char *)image, ".entry")) return CUDA_ERROR_INVALID_PTX;
+  if (is("oldptx")) return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+  if (is("badjit")) { /* what the JIT says goes into the error log buffer the caller passed */
+    char *log = NULL;
+    size_t size = 0;
+    for (unsigned i = 0; i < n; i++) {
+      if (o[i] == CU_JIT_ERROR_LOG_BUFFER) log = v[i];
+      if (o[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) size = (size_t)(uintptr_t)v[i];
+    }
+    if (log && size) snprintf(log, size, "ptxas fatal   : fake JIT error in line 42");
+    return CUDA_ERROR_INVALID_PTX;
+  }
+#ifdef FAKE_CUDA_EMULATE
+  *m = emu_module((const char *)image);
+  return *m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_PTX;
+#else
+  *m = (CUmodule)(uintptr_t)0x5000;
+  return CUDA_SUCCESS;
+#endif
+}
+/* a function handle: the kernel's name, and with FAKE_CUDA_EMULATE its host-compiled body */
+typedef struct fake_fn_t {
+  char name[64];
+  const void *emu;
+} fake_fn_t;
+
+static CUresult f_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+  GUARD;
+  fake_fn_t *fn = calloc(1, sizeof *fn);
+  if (!fn) return CUDA_ERROR_OUT_OF_MEMORY;
+  strncpy(fn->name, name, sizeof fn->name - 1);
+#ifdef FAKE_CUDA_EMULATE
+  fn->emu = emu_find(m, name);
+  if (!fn->emu) {
+    free(fn);
+    return CUDA_ERROR_NOT_FOUND;
+  }
+#else
+  (void)m;
+#endif
+  *f = (CUfunction)fn;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuModuleUnload(CUmodule m) {
+  (void)m;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                 unsigned bz, unsigned shmem, CUstream s, void **params, void **extra) {
+  (void)shmem, (void)s, (void)params, (void)extra;
+  GUARD;
+  fake_cuda_stats.launches++;
+  unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
+  memcpy(fake_cuda_stats.grid, g, sizeof g);
+  memcpy(fake_cuda_stats.block, b, sizeof b);
+  const fake_fn_t *fn = (const fake_fn_t *)f;
+  snprintf(fake_cuda_stats.kernel, sizeof fake_cuda_stats.kernel, "%s", fn->name);
+  if (gx == 0 || gy != 1 || gz != 1 || gx > 0x7fffffffu || bx * by * bz > 1024) return CUDA_ERROR_INVALID_VALUE;
+  if (is("illegal")) {
+    sticky = 1;
+    return CUDA_ERROR_ILLEGAL_ADDRESS;
+  }
+#ifdef FAKE_CUDA_EMULATE
+  emu_launch(fn->emu, g, b, params);
+#endif
+  return CUDA_SUCCESS;
+}
+
+static const struct {
+  const char *name;
+  void *fn;
+} table[] = {
+#define F_(n) {#n, (void *)f_##n},
+    F_(cuInit) F_(cuDriverGetVersion) F_(cuGetErrorName) F_(cuDeviceGetCount) F_(cuDeviceGet) F_(cuDeviceGetName)
+    F_(cuDeviceTotalMem) F_(cuDeviceGetAttribute) F_(cuDevicePrimaryCtxRetain) F_(cuDevicePrimaryCtxRelease)
+    F_(cuCtxSetCurrent) F_(cuStreamCreate) F_(cuStreamDestroy) F_(cuStreamSynchronize) F_(cuEventCreate)
+    F_(cuEventRecord) F_(cuEventSynchronize) F_(cuEventDestroy) F_(cuMemAlloc) F_(cuMemFree) F_(cuMemAllocAsync)
+    F_(cuMemFreeAsync) F_(cuDeviceGetDefaultMemPool) F_(cuMemPoolSetAttribute) F_(cuMemcpyHtoDAsync)
+    F_(cuMemcpyDtoHAsync) F_(cuMemcpyDtoDAsync) F_(cuMemsetD8Async) F_(cuMemsetD16Async) F_(cuMemsetD32Async)
+    F_(cuMemsetD2D32Async) F_(cuModuleLoadDataEx) F_(cuModuleGetFunction) F_(cuModuleUnload) F_(cuLaunchKernel)
+#undef F_
+};
+
+EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                                    CUdriverProcAddressQueryResult *status) {
+  (void)version, (void)flags;
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (strcmp(table[i].name, symbol) == 0) {
+      *pfn = table[i].fn;
+      if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
+      return CUDA_SUCCESS;
+    }
+  *pfn = NULL;
+  if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return CUDA_ERROR_NOT_FOUND;
+}
