@@ -3,7 +3,8 @@
 # As root: installs with apt-get. Otherwise: prints the exact apt-get line and exits 1.
 set -u
 PACKAGES="build-essential cmake pkg-config libcriterion-dev ocl-icd-opencl-dev opencl-c-headers \
-pocl-opencl-icd clinfo libvulkan-dev mesa-vulkan-drivers glslc vulkan-validationlayers"
+pocl-opencl-icd clinfo libvulkan-dev mesa-vulkan-drivers glslc vulkan-validationlayers \
+zlib1g-dev dataset-fashion-mnist"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "install-deps: not a Debian system; make sure these (or equivalents) are installed: $PACKAGES" >&2
