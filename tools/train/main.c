@@ -20,7 +20,7 @@ static void usage(FILE *f) {
           "  --model mlp|cnn|both       synthetic: default both; fashion-mnist: mlp (default) or cnn\n"
           "  --dtype f32|bf16|f16|f64   parameter and activation storage (default f32)\n"
           "  --seed S                   initialisation (and shuffle) seed, default 1\n"
-          "  --lr LR                    learning rate (default 0.02 synthetic, 0.001 adam, 0.05 sgd)\n"
+          "  --lr LR                    learning rate (default: synthetic 0.02; sgd 0.05 mlp, 0.02 cnn; adam 0.001)\n"
           "  --steps N                  synthetic: steps (default 20); fashion-mnist: stop after N steps\n"
           "  --verify                   shadow mode: every op also runs on the CPU plugin in float64\n"
           " fashion-mnist only:\n"
@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
                       .dtype_name = dtype_names[dtype], .epochs = epochs, .batch = batch, .steps = steps,
                       .train_images = train_images, .test_images = test_images, .log_every = log_every,
                       .optimizer = (optimizer_kind)optimizer,
-                      .lr = isnan(lr) ? (optimizer == OPT_ADAM ? 0.001 : 0.05) : lr, .momentum = momentum,
+                      .lr = isnan(lr) ? (optimizer == OPT_ADAM ? 0.001 : model == 1 ? 0.02 : 0.05) : lr, .momentum = momentum,
                       .seed = (uint64_t)seed, .shuffle = shuffle, .cosine = schedule == 1, .load = load, .save = save_file, .save_path = save};
     rc = fashion_run(dev, &o);
   }
