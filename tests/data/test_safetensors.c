@@ -181,3 +181,52 @@ Test(safetensors, duplicates_unknown_dtypes_and_wrong_byte_counts_are_refused) {
                         "{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}", 8),
                "the shape overflows");
 }
+
+/* Every truncation of a valid file is refused, and no single-byte change anywhere in the header
+ * crashes the reader or yields tensors outside the file. */
+Test(safetensors, every_truncation_and_header_byte_change_is_handled) {
+  float w[6] = {1, 2, 3, 4, 5, 6};
+  uint64_t sw[2] = {2, 3}, sb[1] = {6};
+  st_entry e[2] = {{"a.weight", "F32", 2, sw, w}, {"a.bias", "F32", 1, sb, w}};
+  const char *k[] = {"format"}, *v[] = {"pt"};
+  const char *p = path_of("src.safetensors");
+  FILE *out = fopen(p, "w+b");
+  char err[512];
+  cr_assert_eq(st_write(out, e, 2, k, v, 1, err, sizeof err), 0, "%s", err);
+  fclose(out);
+  st_file good;
+  cr_assert_eq(st_read(p, &good, err, sizeof err), 0, "%s", err);
+  size_t size = good.size, header_end = good.data_start;
+  uint8_t *bytes = malloc(size);
+  memcpy(bytes, good.bytes, size);
+  st_free(&good);
+  char q[128];
+  snprintf(q, sizeof q, "%s/mut.safetensors", dir);
+  for (size_t len = 0; len < size; len++) {
+    FILE *f = fopen(q, "wb");
+    fwrite(bytes, 1, len, f);
+    fclose(f);
+    st_file t;
+    cr_assert_eq(st_read(q, &t, err, sizeof err), -1, "a file cut to %zu of %zu bytes is refused", len, size);
+  }
+  static const uint8_t subst[] = {0, '"', '{', '}', '[', ']', ',', ':', '0', '9', '\\', ' ', 0x80, 0xFF};
+  for (size_t pos = 0; pos < header_end; pos++)
+    for (size_t s = 0; s < sizeof subst; s++) {
+      uint8_t *m = malloc(size);
+      memcpy(m, bytes, size);
+      m[pos] = subst[s];
+      FILE *f = fopen(q, "wb");
+      fwrite(m, 1, size, f);
+      fclose(f);
+      free(m);
+      st_file t;
+      if (st_read(q, &t, err, sizeof err) == 0) {
+        for (uint32_t i = 0; i < t.count; i++)
+          cr_assert(t.tensors[i].end <= t.size - t.data_start && t.tensors[i].begin <= t.tensors[i].end);
+        st_free(&t);
+      } else {
+        cr_assert_neq(err[0], 0, "a refusal has a message");
+      }
+    }
+  free(bytes);
+}
