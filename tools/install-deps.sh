@@ -4,7 +4,7 @@
 set -u
 PACKAGES="build-essential cmake pkg-config libcriterion-dev ocl-icd-opencl-dev opencl-c-headers \
 pocl-opencl-icd clinfo libvulkan-dev mesa-vulkan-drivers glslc vulkan-validationlayers \
-libopenmpi-dev openmpi-bin clang libclang-rt-14-dev"
+libopenmpi-dev openmpi-bin clang libclang-rt-14-dev zlib1g-dev dataset-fashion-mnist"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "install-deps: not a Debian system; make sure these (or equivalents) are installed: $PACKAGES" >&2

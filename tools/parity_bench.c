@@ -1,6 +1,8 @@
 /* parity-bench — throughput of the kernel families on each backend. Memory-bound ops report
  * GB/s (bytes read + written), compute-bound ops GFLOP/s. Each figure is the median of --reps
- * timed runs after one warm-up run, measured around a device synchronize. */
+ * timed runs after one warm-up run, measured around a device synchronize. With --train, also
+ * the training figure: images per second of the Fashion-MNIST CNN (tools/train/models.c), batch
+ * 64, SGD with momentum, on generated images (the dataset is not needed). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -8,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "models.h"
 #include "parity/parity.h"
 
 typedef parity_status_t (*bench_fn)(parity_tensor_t **in, parity_tensor_t **out);
@@ -89,11 +92,57 @@ static int parse_int(const char *v, long lo, long hi, int *out, const char *flag
   return 0;
 }
 
+/* Training throughput: 2 warm-up steps, then `steps` timed steps of forward, loss, backward and
+ * an SGD update (loss read back each step, as parity-train does). */
+static int train_figure(parity_device_t *dev, long steps) {
+  enum { BATCH = 64, EPOCH = 60000 };
+  model m;
+  parity_tensor_t *x = NULL, *y = NULL;
+  parity_optimizer_t *opt = NULL;
+  float onehot[BATCH * MODEL_CLASSES] = {0};
+  for (int b = 0; b < BATCH; b++) onehot[b * MODEL_CLASSES + b % MODEL_CLASSES] = 1;
+  model_init(&m, MODEL_CNN, dev, PARITY_DTYPE_F32, 1);
+  int ok = parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 4, (int64_t[]){BATCH, 1, 28, 28}, 0, 1, 9, 0, &x) ==
+               PARITY_STATUS_OK &&
+           parity_tensor_from_host(dev, PARITY_DTYPE_F32, 2, (int64_t[]){BATCH, MODEL_CLASSES}, onehot, &y) ==
+               PARITY_STATUS_OK &&
+           parity_sgd_create(m.param, m.count, 0.01, 0.9, &opt) == PARITY_STATUS_OK;
+  double t0 = 0, loss = 0;
+  for (long s = -2; s < steps && ok; s++) {
+    if (s == 0) t0 = now_s();
+    ok = model_grad(&m, x, y, 1.0, &loss) == PARITY_STATUS_OK && parity_optimizer_step(opt) == PARITY_STATUS_OK;
+  }
+  if (ok) ok = parity_device_synchronize(dev) == PARITY_STATUS_OK;
+  if (ok) {
+    double t = now_s() - t0, ips = (double)(steps * BATCH) / t;
+    printf("  %-10s %10.1f images/s  CNN training, %ld steps of %d (one %d-image epoch: %.1f s)\n", "train-cnn", ips,
+           steps, BATCH, EPOCH, EPOCH / ips);
+  } else {
+    printf("  %-10s  unsupported: %s\n", "train-cnn", parity_last_error());
+  }
+  parity_optimizer_destroy(opt);
+  parity_tensor_release(x);
+  parity_tensor_release(y);
+  model_release(&m);
+  return ok;
+}
+
 int main(int argc, char **argv) {
   const char *only = NULL, *backends[8];
-  int nb = 0, reps = 5, log2n = 24;
+  int nb = 0, reps = 5, log2n = 24, train = 0;
+  long train_steps = 50;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--backend") && i + 1 < argc && nb < 8) backends[nb++] = argv[++i];
+    else if (!strcmp(argv[i], "--train")) train = 1;
+    else if (!strcmp(argv[i], "--train-steps") && i + 1 < argc) {
+      char *end;
+      train = 1;
+      train_steps = strtol(argv[++i], &end, 10);
+      if (*end || end == argv[i] || train_steps < 1 || train_steps > 100000) {
+        fprintf(stderr, "parity-bench: --train-steps needs an integer in 1..100000, not '%s'\n", argv[i]);
+        return 2;
+      }
+    }
     else if (!strcmp(argv[i], "--op") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
       if (parse_int(argv[++i], 1, 1000000, &reps, "--reps") != 0) return 2;
@@ -101,9 +150,12 @@ int main(int argc, char **argv) {
       if (parse_int(argv[++i], 1, 30, &log2n, "--log2n") != 0) return 2;
     }
     else {
-      fprintf(stderr, "usage: parity-bench [--backend NAME]... [--op NAME] [--reps N] [--log2n N]\n"
+      fprintf(stderr, "usage: parity-bench [--backend NAME]... [--op NAME] [--reps N] [--log2n N] [--train]"
+                      " [--train-steps N]\n"
                       "  f32 throughput of add, exp, sum, rowsum, softmax (GB/s; 2^log2n elements, default 24)\n"
-                      "  and matmul, conv2d (GFLOP/s) on every loaded backend, or those named\n");
+                      "  and matmul, conv2d (GFLOP/s) on every loaded backend, or those named;\n"
+                      "  --train: also images/s of training the Fashion-MNIST CNN, batch 64 (--train-steps N timed\n"
+                      "  steps, default 50; 938 is one epoch), on generated images; --op train: only that\n");
       return strcmp(argv[i], "--help") ? 2 : 0;
     }
   }
@@ -146,6 +198,7 @@ int main(int argc, char **argv) {
     printf("%s — %s (f32, median of %d)\n", rec.name, info.name, reps);
     for (size_t b = 0; b < sizeof benches / sizeof *benches; b++)
       if (!only || !strcmp(only, benches[b].name)) run(dev, &benches[b], reps, PARITY_DTYPE_F32);
+    if (train || (only && !strcmp(only, "train"))) train_figure(dev, train_steps);
   }
   parity_context_destroy(ctx);
   return failures ? 1 : 0;

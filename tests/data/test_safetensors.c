@@ -1,0 +1,232 @@
+/* The safetensors writer and strict reader: a round trip, and a clean refusal of a truncated
+ * file, a header that is not JSON, offsets outside the file, overlapping ranges, bytes no tensor
+ * covers, duplicates, unknown dtypes and byte counts that do not match the shape. (Dtype and
+ * shape mismatches against a model are tested through parity-train in tests/train.) */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "safetensors.h"
+
+static char dir[64];
+
+static void setup(void) {
+  snprintf(dir, sizeof dir, "/tmp/parity-st-XXXXXX");
+  cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(safetensors, .init = setup, .fini = teardown);
+
+static const char *path_of(const char *name) {
+  static char p[128];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  return p;
+}
+
+/* A file of the given header text (its length as the 8-byte prefix) and `data` zero bytes. */
+static const char *raw_file(const char *name, const char *header, size_t data) {
+  const char *p = path_of(name);
+  FILE *f = fopen(p, "wb");
+  cr_assert_not_null(f);
+  uint64_t n = strlen(header);
+  for (int i = 0; i < 8; i++) fputc((int)(n >> (8 * i) & 0xFF), f);
+  fwrite(header, 1, n, f);
+  for (size_t i = 0; i < data; i++) fputc(0, f);
+  cr_assert_eq(fclose(f), 0);
+  return p;
+}
+
+static void expect_error(const char *p, const char *want) {
+  st_file f;
+  char err[512] = "";
+  cr_assert_eq(st_read(p, &f, err, sizeof err), -1, "reading %s should fail with '%s'", p, want);
+  cr_assert_not_null(strstr(err, want), "message '%s' should contain '%s'", err, want);
+  cr_assert_null(f.bytes);
+}
+
+static void expect_ok(const char *p) {
+  st_file f;
+  char err[512] = "";
+  cr_assert_eq(st_read(p, &f, err, sizeof err), 0, "%s", err);
+  st_free(&f);
+}
+
+Test(safetensors, round_trip_keeps_names_dtypes_shapes_data_and_metadata) {
+  float w[6] = {1, -2, 3.5f, 4, 5, 6};
+  uint16_t h[3] = {0x3C00, 0xC000, 0x7BFF};
+  uint64_t sw[2] = {2, 3}, sh[1] = {3};
+  st_entry e[3] = {{"layer.weight", "F32", 2, sw, w}, {"layer.bias", "F16", 1, sh, h}, {"scalar", "F32", 0, NULL, w}};
+  const char *k[] = {"format", "note"}, *v[] = {"pt", "quote \" and \\ and \n"};
+  const char *p = path_of("rt.safetensors");
+  FILE *out = fopen(p, "w+b");
+  cr_assert_not_null(out);
+  char err[512];
+  cr_assert_eq(st_write(out, e, 3, k, v, 2, err, sizeof err), 0, "%s", err);
+  /* writing again over a longer file truncates it to the new content */
+  cr_assert_eq(st_write(out, e, 2, k, v, 1, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(fclose(out), 0);
+  st_file f;
+  cr_assert_eq(st_read(p, &f, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(f.count, 2);
+  cr_assert_eq(f.data_start % 8, 0, "data starts 8-byte aligned");
+  const st_tensor *t = st_find(&f, "layer.weight");
+  cr_assert_not_null(t);
+  cr_assert_str_eq(t->dtype, "F32");
+  cr_assert_eq(t->rank, 2);
+  cr_assert_eq(t->shape[0], 2);
+  cr_assert_eq(t->shape[1], 3);
+  cr_assert_eq(memcmp(st_data(&f, t), w, sizeof w), 0);
+  t = st_find(&f, "layer.bias");
+  cr_assert_not_null(t);
+  cr_assert_str_eq(t->dtype, "F16");
+  cr_assert_eq(memcmp(st_data(&f, t), h, sizeof h), 0);
+  cr_assert_null(st_find(&f, "scalar"));
+  cr_assert_str_eq(st_metadata(&f, "format"), "pt");
+  cr_assert_null(st_metadata(&f, "note"));
+  st_free(&f);
+}
+
+Test(safetensors, reads_what_other_writers_write) {
+  /* spacing, escapes, field order and an empty tensor as Python's json.dumps may write them */
+  expect_ok(raw_file("py", "{\"__metadata__\": {\"format\": \"pt\"}, \"a\\u00e9\": {\"shape\": [2], \"dtype\": "
+                             "\"BF16\", \"data_offsets\": [0, 4]}, \"e\": {\"dtype\": \"F32\", \"shape\": [0], "
+                             "\"data_offsets\": [4, 4]}}   ",
+                     4));
+  expect_ok(raw_file("empty", "{}", 0));
+}
+
+Test(safetensors, a_truncated_file_is_refused) {
+  expect_error(raw_file("tiny", "", 0), "the header is not a JSON object");
+  const char *p = path_of("short");
+  FILE *f = fopen(p, "wb");
+  fwrite("\x10\0\0", 1, 3, f);
+  fclose(f);
+  expect_error(p, "truncated: 3 bytes, shorter than the 8-byte header length");
+  p = raw_file("cut", "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 16);
+  cr_assert_eq(truncate(p, 20), 0); /* inside the header */
+  expect_error(p, "truncated: the header claims");
+  p = raw_file("cutdata", "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 10);
+  expect_error(p, "lie outside the 10-byte data buffer");
+}
+
+Test(safetensors, a_header_that_is_not_json_is_refused) {
+  expect_error(raw_file("text", "hello world", 0), "not a JSON object");
+  expect_error(raw_file("broken", "{\"a\":{\"dtype\":\"F32\",", 0), "not safetensors JSON");
+  expect_error(raw_file("trailing", "{}}", 0), "bytes after the JSON object");
+  expect_error(raw_file("float", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", 4),
+               "expected an integer");
+  expect_error(raw_file("negative", "{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4),
+               "expected a non-negative integer");
+  expect_error(raw_file("huge", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,99999999999999999999]}}", 4),
+               "integer too large");
+  expect_error(raw_file("unknownfield", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"x\":1}}", 4),
+               "unknown or repeated field");
+  expect_error(raw_file("nodtype", "{\"a\":{\"shape\":[1],\"data_offsets\":[0,4]}}", 4), "lacks a dtype");
+  expect_error(raw_file("metanum", "{\"__metadata__\":{\"k\":1}}", 0), "values must be strings");
+  /* a header length far beyond the file */
+  const char *p = path_of("len");
+  FILE *f = fopen(p, "wb");
+  fwrite("\xff\xff\xff\xff\xff\xff\xff\x7f{}", 1, 10, f);
+  fclose(f);
+  expect_error(p, "exceeds the format's limit");
+}
+
+Test(safetensors, offsets_outside_the_file_are_refused) {
+  expect_error(raw_file("out", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}", 8),
+               "lie outside the 8-byte data buffer");
+  expect_error(raw_file("wrap", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[18446744073709551615,7]}}", 8),
+               "end before they begin");
+}
+
+Test(safetensors, overlapping_ranges_and_holes_are_refused) {
+  expect_error(raw_file("overlap",
+                        "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                        "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
+                        12),
+               "overlap");
+  expect_error(raw_file("same",
+                        "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                        "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}",
+                        8),
+               "overlap");
+  expect_error(raw_file("hole",
+                        "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                        "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}",
+                        12),
+               "belong to no tensor");
+  expect_error(raw_file("tail", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 8),
+               "at the end of the data buffer belong to no tensor");
+}
+
+Test(safetensors, duplicates_unknown_dtypes_and_wrong_byte_counts_are_refused) {
+  expect_error(raw_file("dup",
+                        "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                        "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
+                        8),
+               "appears twice");
+  expect_error(raw_file("dtype", "{\"a\":{\"dtype\":\"F31\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4),
+               "unknown dtype \"F31\"");
+  expect_error(raw_file("count", "{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8),
+               "8 bytes for 3 elements of F32 (expected 12)");
+  expect_error(raw_file("overflow",
+                        "{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}", 8),
+               "the shape overflows");
+}
+
+/* Every truncation of a valid file is refused, and no single-byte change anywhere in the header
+ * crashes the reader or yields tensors outside the file. */
+Test(safetensors, every_truncation_and_header_byte_change_is_handled) {
+  float w[6] = {1, 2, 3, 4, 5, 6};
+  uint64_t sw[2] = {2, 3}, sb[1] = {6};
+  st_entry e[2] = {{"a.weight", "F32", 2, sw, w}, {"a.bias", "F32", 1, sb, w}};
+  const char *k[] = {"format"}, *v[] = {"pt"};
+  const char *p = path_of("src.safetensors");
+  FILE *out = fopen(p, "w+b");
+  char err[512];
+  cr_assert_eq(st_write(out, e, 2, k, v, 1, err, sizeof err), 0, "%s", err);
+  fclose(out);
+  st_file good;
+  cr_assert_eq(st_read(p, &good, err, sizeof err), 0, "%s", err);
+  size_t size = good.size, header_end = good.data_start;
+  uint8_t *bytes = malloc(size);
+  memcpy(bytes, good.bytes, size);
+  st_free(&good);
+  char q[128];
+  snprintf(q, sizeof q, "%s/mut.safetensors", dir);
+  for (size_t len = 0; len < size; len++) {
+    FILE *f = fopen(q, "wb");
+    fwrite(bytes, 1, len, f);
+    fclose(f);
+    st_file t;
+    cr_assert_eq(st_read(q, &t, err, sizeof err), -1, "a file cut to %zu of %zu bytes is refused", len, size);
+  }
+  static const uint8_t subst[] = {0, '"', '{', '}', '[', ']', ',', ':', '0', '9', '\\', ' ', 0x80, 0xFF};
+  for (size_t pos = 0; pos < header_end; pos++)
+    for (size_t s = 0; s < sizeof subst; s++) {
+      uint8_t *m = malloc(size);
+      memcpy(m, bytes, size);
+      m[pos] = subst[s];
+      FILE *f = fopen(q, "wb");
+      fwrite(m, 1, size, f);
+      fclose(f);
+      free(m);
+      st_file t;
+      if (st_read(q, &t, err, sizeof err) == 0) {
+        for (uint32_t i = 0; i < t.count; i++)
+          cr_assert(t.tensors[i].end <= t.size - t.data_start && t.tensors[i].begin <= t.tensors[i].end);
+        st_free(&t);
+      } else {
+        cr_assert_neq(err[0], 0, "a refusal has a message");
+      }
+    }
+  free(bytes);
+}

@@ -1,0 +1,412 @@
+/* distributed.c — parity-train --distributed: data-parallel training of parity-train's
+ * generated-data MLP and CNN on MPI ranks (core/dist, docs/distributed.md).
+ *
+ * The global batch (MLP 64 samples, CNN 16) is cut into S equal slices (--slices, default 4).
+ * Rank r of N owns slices [r*S/N, (r+1)*S/N). For every slice it runs forward and backward of the
+ * slice's share of the global loss (the slice mean scaled by slice/global batch, so the shares add
+ * up to the global mean), keeps the gradients, tree-sums its slices (parity_dist_tree_sum), and
+ * the ranks all-reduce those partial sums with the same fixed tree (parity_dist_allreduce). Every
+ * rank then takes the same optimizer step. The sum is the rank-order tree over the S slices
+ * whenever S/N is a power of two, so 1, 2 and 4 ranks (and one process with --slices S, no MPI)
+ * give bitwise the same gradients, parameters and loss curve. Against plain parity-train (one
+ * backward over the whole batch) the curve differs only by how the batch sum is associated: the
+ * bound is in docs/distributed.md and tested by tests/dist.
+ *
+ * Rank 0 prints the curve in parity-train's format. Test-only fault injection: --fault kill|stall
+ * --fault-rank R --fault-step K (rank R raises SIGKILL, or stops taking part, at step K). */
+#define _POSIX_C_SOURCE 200809L
+#include "args.h"
+#include "distributed.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "parity/parity.h"
+#ifdef PARITY_HAVE_DIST
+#include "parity/dist.h"
+#else
+typedef struct parity_dist_t parity_dist_t;
+#endif
+
+typedef struct dopts_t {
+  const char *model, *dtype, *fault;
+  int steps, slices, distributed, fault_rank, fault_step;
+  uint64_t seed, bucket_bytes;
+  double lr;
+  parity_dtype_t dt;
+  int rank, size;
+  parity_dist_t *dist;
+} dopts_t;
+
+static dopts_t *g_o;
+
+static void die(const char *what, const char *msg) {
+  fprintf(stderr, "parity-train: rank %d: %s: %s\n", g_o ? g_o->rank : 0, what, msg);
+  fflush(stdout);
+#ifdef PARITY_HAVE_DIST
+  if (g_o && g_o->dist && g_o->size > 1) parity_dist_abort(g_o->dist, 1, "parity-train failed (message above)");
+#endif
+  exit(1);
+}
+
+#define CHECK(expr)                                        \
+  do {                                                     \
+    if ((expr) != PARITY_STATUS_OK) die(#expr, parity_last_error()); \
+  } while (0)
+#define DCHECK(expr)                                       \
+  do {                                                     \
+    if ((expr) != PARITY_STATUS_OK) dist_die(#expr);       \
+  } while (0)
+
+#ifdef PARITY_HAVE_DIST
+/* A failure that every rank sees alike (a signature mismatch): report it, leave together. */
+static void dist_die(const char *what) {
+  fprintf(stderr, "parity-train: rank %d: %s: %s\n", g_o->rank, what, parity_dist_last_error());
+  parity_dist_finalize(g_o->dist);
+  exit(1);
+}
+#endif
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The same generator calls as tools/train/synthetic.c, so the models start from the same values. */
+static parity_tensor_t *randn(parity_device_t *dev, parity_dtype_t dt, uint32_t rank, const int64_t *shape,
+                              double std, uint64_t seed, uint64_t stream, int param) {
+  parity_tensor_t *t;
+  CHECK(parity_tensor_rand_normal(dev, dt, rank, shape, 0, std, seed, stream << 32, &t));
+  if (param) CHECK(parity_tensor_set_requires_grad(t, 1));
+  return t;
+}
+
+static void release_all(parity_tensor_t **ts, int n) {
+  for (int i = 0; i < n; i++) parity_tensor_release(ts[i]);
+}
+
+/* One slice's forward: returns its share of the global loss (caller releases). */
+typedef parity_tensor_t *(*forward_fn)(void *model, int64_t lo, int64_t hi, int64_t global);
+
+typedef struct model_t {
+  parity_tensor_t *p[4], *x, *target;
+  parity_conv2d_options_t conv;
+  parity_pool2d_options_t pool;
+  int cnn;
+} model_t;
+
+static parity_tensor_t *share(parity_tensor_t *mean_loss, int64_t n, int64_t global) {
+  parity_tensor_t *s;
+  CHECK(parity_mul_scalar(mean_loss, (double)n / (double)global, &s));
+  parity_tensor_release(mean_loss);
+  return s;
+}
+
+static parity_tensor_t *forward(model_t *m, int64_t lo, int64_t hi, int64_t global) {
+  parity_tensor_t *xs, *ts, *loss;
+  CHECK(parity_slice(m->x, 0, lo, hi, 1, &xs));
+  CHECK(parity_slice(m->target, 0, lo, hi, 1, &ts));
+  if (!m->cnn) {
+    parity_tensor_t *t[3];
+    CHECK(parity_linear(xs, m->p[0], m->p[1], &t[0]));
+    CHECK(parity_unary(PARITY_OP_TANH, t[0], &t[1]));
+    CHECK(parity_linear(t[1], m->p[2], m->p[3], &t[2]));
+    CHECK(parity_mse_loss(t[2], ts, &loss));
+    release_all(t, 3);
+  } else {
+    parity_tensor_t *t[5];
+    CHECK(parity_conv2d(xs, m->p[0], m->p[1], &m->conv, &t[0]));
+    CHECK(parity_unary(PARITY_OP_RELU, t[0], &t[1]));
+    CHECK(parity_pool2d(PARITY_OP_MAX_POOL2D, t[1], &m->pool, &t[2]));
+    CHECK(parity_reshape(t[2], 2, (int64_t[]){hi - lo, 64}, &t[3]));
+    CHECK(parity_linear(t[3], m->p[2], m->p[3], &t[4]));
+    CHECK(parity_cross_entropy(t[4], ts, &loss));
+    release_all(t, 5);
+  }
+  parity_tensor_release(xs);
+  parity_tensor_release(ts);
+  return share(loss, hi - lo, global);
+}
+
+static void maybe_fault(const dopts_t *o, int step) {
+  if (!o->fault || o->rank != o->fault_rank || step != o->fault_step) return;
+  fflush(stdout);
+  if (!strcmp(o->fault, "kill")) {
+    fprintf(stderr, "parity-train: rank %d: fault injection: SIGKILL at step %d\n", o->rank, step);
+    raise(SIGKILL);
+  }
+  if (!strcmp(o->fault, "stall")) {
+    fprintf(stderr, "parity-train: rank %d: fault injection: stops taking part at step %d\n", o->rank, step);
+    for (;;) pause();
+  }
+}
+
+#ifdef PARITY_HAVE_DIST
+/* After training: every rank's parameters must be bitwise rank 0's. Each rank hashes its own,
+ * rank 0's hash is broadcast, and the mismatches are counted with a (deterministic) all-reduce. */
+static void check_replicas(dopts_t *o, parity_device_t *dev, parity_tensor_t **p, const char *name) {
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < 4; i++) {
+    size_t bytes = (size_t)parity_tensor_numel(p[i]) * (o->dt == PARITY_DTYPE_F64 ? 8 : o->dt == PARITY_DTYPE_F32 ? 4 : 2);
+    unsigned char *b = malloc(bytes);
+    if (!b) die("check_replicas", "out of memory");
+    CHECK(parity_tensor_to_host(p[i], b, bytes));
+    for (size_t k = 0; k < bytes; k++) h = (h ^ b[k]) * 1099511628211ull;
+    free(b);
+  }
+  int64_t mine = (int64_t)(h >> 1), ref = mine;
+  parity_tensor_t *t;
+  CHECK(parity_tensor_from_host(dev, PARITY_DTYPE_I64, 1, (int64_t[]){1}, &mine, &t));
+  DCHECK(parity_dist_broadcast(o->dist, &t, 1, 0));
+  CHECK(parity_tensor_to_host(t, &ref, sizeof ref));
+  parity_tensor_release(t);
+  double differ = ref != mine;
+  if (differ) fprintf(stderr, "parity-train: rank %d: %s parameters differ from rank 0's\n", o->rank, name);
+  DCHECK(parity_dist_allreduce_host(o->dist, &differ, 1, PARITY_DTYPE_F64, PARITY_DIST_SUM));
+  if (differ != 0) {
+    if (o->rank == 0) fprintf(stderr, "parity-train: %s parameters differ on %g of %d ranks\n", name, differ, o->size);
+    parity_dist_finalize(o->dist);
+    exit(1);
+  }
+  if (o->rank == 0) printf("%s parameters bitwise identical on all %d ranks\n", name, o->size);
+}
+#endif
+
+static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name, int64_t global) {
+  size_t es = o->dt == PARITY_DTYPE_F64 ? 8 : o->dt == PARITY_DTYPE_F32 ? 4 : 2;
+  int k = o->slices / o->size, first = o->rank * k;
+  int64_t bs = global / o->slices;
+  int64_t numel[5], total = 0;
+  for (int i = 0; i < 4; i++) total += numel[i] = parity_tensor_numel(m->p[i]);
+  numel[4] = 1; /* the loss share rides along with the gradients */
+  total += 1;
+  char *parts = malloc(es * (size_t)total * (size_t)k);
+  if (!parts) die("train", "out of memory");
+  parity_optimizer_t *opt;
+  CHECK(parity_adam_create(m->p, 4, o->lr, 0.9, 0.999, 1e-8, &opt));
+#ifdef PARITY_HAVE_DIST
+  parity_dist_buckets_t *buckets = NULL;
+  if (o->dist) {
+    DCHECK(parity_dist_broadcast(o->dist, m->p, 4, 0)); /* every rank starts from rank 0's parameters */
+    if (o->bucket_bytes) DCHECK(parity_dist_buckets_create(o->dist, m->p, 4, o->bucket_bytes, PARITY_DIST_SUM, &buckets));
+  }
+#endif
+  for (int s = 0; s < o->steps; s++) {
+    maybe_fault(o, s);
+    double t0 = now_ms();
+    for (int j = 0; j < k; j++) {
+      parity_optimizer_zero_grad(opt);
+      parity_tensor_t *loss = forward(m, (first + j) * bs, (first + j + 1) * bs, global);
+      CHECK(parity_backward(loss, NULL, 0));
+      char *part = parts + es * (size_t)total * (size_t)j;
+      size_t off = 0;
+      for (int i = 0; i < 4; i++) {
+        parity_tensor_t *g = parity_tensor_grad(m->p[i]);
+        if (!g) die("train", "a parameter has no gradient");
+        CHECK(parity_tensor_to_host(g, part + off, es * (size_t)numel[i]));
+        off += es * (size_t)numel[i];
+      }
+      CHECK(parity_tensor_to_host(loss, part + off, es));
+      parity_tensor_release(loss);
+    }
+    /* This rank's slices, tree-summed; back into .grad (unchanged when k == 1). */
+    if (k > 1) {
+#ifdef PARITY_HAVE_DIST
+      const void *pp[64];
+      for (int j = 0; j < k; j++) pp[j] = parts + es * (size_t)total * (size_t)j;
+      if (parity_dist_tree_sum(o->dt, (uint64_t)total, pp, (uint32_t)k, parts) != PARITY_STATUS_OK)
+        die("parity_dist_tree_sum", parity_dist_last_error());
+#endif
+      size_t off = 0;
+      for (int i = 0; i < 4; i++) {
+        CHECK(parity_tensor_write(parity_tensor_grad(m->p[i]), parts + off, es * (size_t)numel[i]));
+        off += es * (size_t)numel[i];
+      }
+    }
+    parity_tensor_t *loss_t;
+    CHECK(parity_tensor_from_host(dev, o->dt, 1, (int64_t[]){1}, parts + es * (size_t)(total - 1), &loss_t));
+#ifdef PARITY_HAVE_DIST
+    if (o->dist) {
+      if (buckets) {
+        for (int i = 3; i >= 0; i--) DCHECK(parity_dist_buckets_ready(buckets, (uint32_t)i));
+        DCHECK(parity_dist_buckets_finish(buckets));
+        DCHECK(parity_dist_allreduce(o->dist, &loss_t, 1, PARITY_DIST_SUM));
+      } else {
+        parity_tensor_t *all[5] = {parity_tensor_grad(m->p[0]), parity_tensor_grad(m->p[1]),
+                                   parity_tensor_grad(m->p[2]), parity_tensor_grad(m->p[3]), loss_t};
+        DCHECK(parity_dist_allreduce(o->dist, all, 5, PARITY_DIST_SUM));
+      }
+    }
+#endif
+    CHECK(parity_optimizer_step(opt));
+    double loss;
+    CHECK(parity_tensor_to_f64(loss_t, &loss, 1));
+    parity_tensor_release(loss_t);
+    if (o->rank == 0) printf("%s step %3d loss %.9g time %.3f ms\n", name, s, loss, now_ms() - t0);
+    fflush(stdout);
+  }
+#ifdef PARITY_HAVE_DIST
+  parity_dist_buckets_destroy(buckets);
+  if (o->dist && o->size > 1) check_replicas(o, dev, m->p, name);
+#endif
+  parity_optimizer_destroy(opt);
+  free(parts);
+}
+
+static void run_mlp(dopts_t *o, parity_device_t *dev) {
+  parity_dtype_t dt = o->dt;
+  uint64_t seed = o->seed;
+  model_t m = {0};
+  m.x = randn(dev, dt, 2, (int64_t[]){64, 8}, 1, seed, 1, 0);
+  parity_tensor_t *teacher = randn(dev, dt, 2, (int64_t[]){4, 8}, 0.5, seed, 2, 0), *proj;
+  CHECK(parity_linear(m.x, teacher, NULL, &proj));
+  CHECK(parity_unary(PARITY_OP_SIN, proj, &m.target));
+  m.p[0] = randn(dev, dt, 2, (int64_t[]){32, 8}, 0.35, seed, 3, 1);
+  m.p[1] = randn(dev, dt, 1, (int64_t[]){32}, 0.1, seed, 4, 1);
+  m.p[2] = randn(dev, dt, 2, (int64_t[]){4, 32}, 0.18, seed, 5, 1);
+  m.p[3] = randn(dev, dt, 1, (int64_t[]){4}, 0.1, seed, 6, 1);
+  train(o, dev, &m, "mlp", 64);
+  release_all(m.p, 4);
+  parity_tensor_t *rest[4] = {m.x, teacher, proj, m.target};
+  release_all(rest, 4);
+}
+
+static void run_cnn(dopts_t *o, parity_device_t *dev) {
+  parity_dtype_t dt = o->dt;
+  uint64_t seed = o->seed;
+  model_t m = {.cnn = 1};
+  m.conv = (parity_conv2d_options_t){.stride = {1, 1}, .padding = {1, 1, 1, 1}, .dilation = {1, 1}, .groups = 1};
+  m.pool = (parity_pool2d_options_t){.kernel = {2, 2}, .stride = {2, 2}};
+  m.x = randn(dev, dt, 4, (int64_t[]){16, 1, 8, 8}, 1, seed, 11, 0);
+  parity_tensor_t *flat, *tl;
+  parity_tensor_t *teacher = randn(dev, dt, 2, (int64_t[]){3, 64}, 0.2, seed, 12, 0);
+  CHECK(parity_reshape(m.x, 2, (int64_t[]){16, 64}, &flat));
+  CHECK(parity_linear(flat, teacher, NULL, &tl));
+  CHECK(parity_softmax(PARITY_OP_SOFTMAX, tl, 1, &m.target));
+  m.p[0] = randn(dev, dt, 4, (int64_t[]){4, 1, 3, 3}, 0.3, seed, 13, 1);
+  m.p[1] = randn(dev, dt, 1, (int64_t[]){4}, 0.1, seed, 14, 1);
+  m.p[2] = randn(dev, dt, 2, (int64_t[]){3, 64}, 0.12, seed, 15, 1);
+  m.p[3] = randn(dev, dt, 1, (int64_t[]){3}, 0.1, seed, 16, 1);
+  train(o, dev, &m, "cnn", 16);
+  release_all(m.p, 4);
+  parity_tensor_t *rest[5] = {m.x, flat, tl, m.target, teacher};
+  release_all(rest, 5);
+}
+
+int train_distributed_wanted(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--distributed") || !strcmp(argv[i], "--slices")) return 1;
+  return 0;
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: mpirun -np N parity-train --distributed [--slices S] [--bucket-kb K] [--model mlp|cnn|both]\n"
+          "                 [--steps N] [--seed S] [--dtype f32|f64|f16|bf16] [--lr LR]\n"
+          "       parity-train --slices S [...]   one process, the same S slices in sequence\n"
+          "  the global batch (mlp 64, cnn 16) is cut into S slices (default 4; S divides 16, N divides S);\n"
+          "  1, 2, 4 ranks give bitwise the same curve when S/N is a power of two. --bucket-kb: bucketed\n"
+          "  asynchronous all-reduce with buckets of K KiB. Environment: PARITY_DIST_TIMEOUT (s, default 60).\n");
+}
+
+int train_distributed_main(int argc, char **argv) {
+  dopts_t o = {.model = "both", .dtype = "f32", .steps = 20, .slices = 0, .seed = 1, .lr = 0.02,
+               .fault_rank = -1, .fault_step = 0, .size = 1};
+  g_o = &o;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--help")) { usage(stdout); return 0; }
+    if (!strcmp(a, "--distributed")) { o.distributed = 1; continue; }
+    if (!v) { usage(stderr); return 2; }
+    long n = 0;
+    double x = 0;
+    if (!strcmp(a, "--model")) o.model = v;
+    else if (!strcmp(a, "--steps")) {
+      if (parse_long(a, v, 0, 1000000, &n)) return 2;
+      o.steps = (int)n;
+    } else if (!strcmp(a, "--seed")) {
+      if (parse_long(a, v, 0, 1L << 62, &n)) return 2;
+      o.seed = (uint64_t)n;
+    } else if (!strcmp(a, "--dtype")) o.dtype = v;
+    else if (!strcmp(a, "--lr")) {
+      if (parse_double(a, v, 0, 1e6, &o.lr)) return 2;
+    } else if (!strcmp(a, "--slices")) {
+      if (parse_long(a, v, 1, 16, &n)) return 2;
+      o.slices = (int)n;
+    } else if (!strcmp(a, "--bucket-kb")) {
+      if (parse_double(a, v, 0, 1 << 22, &x)) return 2;
+      o.bucket_bytes = (uint64_t)(x * 1024);
+    } else if (!strcmp(a, "--fault")) o.fault = v;
+    else if (!strcmp(a, "--fault-rank")) {
+      if (parse_long(a, v, -1, 1 << 20, &n)) return 2;
+      o.fault_rank = (int)n;
+    } else if (!strcmp(a, "--fault-step")) {
+      if (parse_long(a, v, 0, 1000000, &n)) return 2;
+      o.fault_step = (int)n;
+    } else return bad("unknown argument '%s'", a);
+    i++;
+  }
+  o.dt = !strcmp(o.dtype, "f64") ? PARITY_DTYPE_F64 : !strcmp(o.dtype, "f16") ? PARITY_DTYPE_F16
+       : !strcmp(o.dtype, "bf16") ? PARITY_DTYPE_BF16 : !strcmp(o.dtype, "f32") ? PARITY_DTYPE_F32
+       : PARITY_DTYPE_INVALID;
+  if (o.dt == PARITY_DTYPE_INVALID || o.steps < 0 ||
+      (strcmp(o.model, "mlp") && strcmp(o.model, "cnn") && strcmp(o.model, "both"))) {
+    usage(stderr);
+    return 2;
+  }
+  if (o.distributed) {
+#ifdef PARITY_HAVE_DIST
+    if (parity_dist_init(&argc, &argv, NULL, &o.dist) != PARITY_STATUS_OK) {
+      fprintf(stderr, "parity-train: %s\n", parity_dist_last_error());
+      return 2;
+    }
+    o.rank = parity_dist_rank(o.dist);
+    o.size = parity_dist_size(o.dist);
+#else
+    fprintf(stderr, "parity-train: --distributed: this build has no MPI (install libopenmpi-dev and reconfigure)\n");
+    return 2;
+#endif
+  }
+  if (!o.slices) o.slices = 4 % o.size == 0 ? 4 : o.size;
+  int k = o.slices / o.size;
+  if (o.slices < 1 || o.slices > 16 || 16 % o.slices || o.slices % o.size || k > 64) {
+    if (o.rank == 0)
+      fprintf(stderr, "parity-train: --slices %d: S must divide 16 (the CNN batch) and be a multiple of the %d ranks\n",
+              o.slices, o.size);
+#ifdef PARITY_HAVE_DIST
+    parity_dist_finalize(o.dist);
+#endif
+    return 2;
+  }
+#ifndef PARITY_HAVE_DIST
+  if (k > 1) {
+    fprintf(stderr, "parity-train: --slices %d: summing slices needs parity_dist, and this build has no MPI\n", o.slices);
+    return 2;
+  }
+#endif
+  parity_context_t *ctx;
+  parity_device_t *dev;
+  CHECK(parity_context_create(NULL, &ctx));
+  if (parity_context_default_device(ctx, &dev) != PARITY_STATUS_OK) die("device", parity_last_error());
+  parity_device_info_t info = {.struct_size = sizeof info};
+  parity_device_get_info(dev, &info);
+  if (o.rank == 0)
+    printf("device: %s (plugin %s), dtype %s, seed %llu, ranks %d, slices %d (%s), %s all-reduce\n", info.name,
+           parity_device_plugin_name(dev), o.dtype, (unsigned long long)o.seed, o.size, o.slices,
+           (k & (k - 1)) == 0 ? "bitwise the same for any rank count with a power-of-two slices per rank"
+                              : "slices per rank not a power of two: rounding may differ from other rank counts",
+           o.bucket_bytes ? "bucketed asynchronous" : "deterministic");
+  fflush(stdout);
+  if (strcmp(o.model, "cnn")) run_mlp(&o, dev);
+  if (strcmp(o.model, "mlp")) run_cnn(&o, dev);
+  parity_context_destroy(ctx);
+#ifdef PARITY_HAVE_DIST
+  parity_dist_finalize(o.dist);
+#endif
+  return 0;
+}

@@ -1,0 +1,234 @@
+/* fashion.c — load Fashion-MNIST, train with a seeded shuffle, evaluate on the test set. */
+#define _POSIX_C_SOURCE 200809L
+#include "fashion.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "idx.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+#define PIXELS (MODEL_IMAGE_SIDE * MODEL_IMAGE_SIDE)
+/* Fashion-MNIST training-set pixel mean and standard deviation (of p / 255). */
+#define PIXEL_MEAN 0.2860
+#define PIXEL_STD 0.3530
+
+typedef struct split {
+  idx_array images, labels;
+  size_t count;
+} split;
+
+static int load_split(const char *dir, const char *prefix, split *s, long limit) {
+  char ip[4096], lp[4096], err[4608];
+  snprintf(ip, sizeof ip, "%s/%s-images-idx3-ubyte.gz", dir, prefix);
+  snprintf(lp, sizeof lp, "%s/%s-labels-idx1-ubyte.gz", dir, prefix);
+  if (idx_read(ip, 3, &s->images, err, sizeof err) || idx_read(lp, 1, &s->labels, err, sizeof err)) {
+    fprintf(stderr, "parity-train: %s\n", err);
+    if (!strstr(err, "cannot open")) return -1;
+    fprintf(stderr, "parity-train: the dataset comes with the Debian package dataset-fashion-mnist (make test or "
+                    "tools/install-deps.sh installs it), or point --data-dir at a folder of the four IDX files\n");
+    return -1;
+  }
+  if (s->images.dims[1] != MODEL_IMAGE_SIDE || s->images.dims[2] != MODEL_IMAGE_SIDE) {
+    fprintf(stderr, "parity-train: %s: images are %ux%u, expected 28x28\n", ip, s->images.dims[1], s->images.dims[2]);
+    return -1;
+  }
+  if (s->images.dims[0] != s->labels.dims[0]) {
+    fprintf(stderr, "parity-train: %s holds %u images but %s holds %u labels\n", ip, s->images.dims[0], lp,
+            s->labels.dims[0]);
+    return -1;
+  }
+  for (size_t i = 0; i < s->labels.size; i++)
+    if (s->labels.data[i] >= MODEL_CLASSES) {
+      fprintf(stderr, "parity-train: %s: label %u of image %zu is not a class 0..9\n", lp, s->labels.data[i], i);
+      return -1;
+    }
+  s->count = s->images.dims[0];
+  if (limit > 0 && (size_t)limit < s->count) s->count = (size_t)limit;
+  return 0;
+}
+
+/* Host batch -> device tensors of the model's dtype: x [n,1,28,28] normalised, one-hot [n,10]. */
+static void make_batch(parity_device_t *dev, parity_dtype_t dt, const split *s, const uint32_t *idx, size_t n,
+                       float *xb, float *yb, parity_tensor_t **x, parity_tensor_t **y) {
+  for (size_t b = 0; b < n; b++) {
+    const uint8_t *img = s->images.data + (size_t)idx[b] * PIXELS;
+    for (size_t k = 0; k < PIXELS; k++) xb[b * PIXELS + k] = (float)((img[k] / 255.0 - PIXEL_MEAN) / PIXEL_STD);
+    for (int c = 0; c < MODEL_CLASSES; c++) yb[b * MODEL_CLASSES + c] = c == s->labels.data[idx[b]] ? 1.0f : 0.0f;
+  }
+  int64_t xs[4] = {(int64_t)n, 1, MODEL_IMAGE_SIDE, MODEL_IMAGE_SIDE}, ys[2] = {(int64_t)n, MODEL_CLASSES};
+  parity_tensor_t *xf, *yf;
+  CHECK(parity_tensor_from_host(dev, PARITY_DTYPE_F32, 4, xs, xb, &xf));
+  CHECK(parity_tensor_from_host(dev, PARITY_DTYPE_F32, 2, ys, yb, &yf));
+  if (dt == PARITY_DTYPE_F32) {
+    *x = xf;
+    *y = yf;
+    return;
+  }
+  CHECK(parity_cast(xf, dt, x));
+  CHECK(parity_cast(yf, dt, y));
+  parity_tensor_release(xf);
+  parity_tensor_release(yf);
+}
+
+/* splitmix64: the shuffle's generator (host-side, so the order is the same on every backend). */
+static uint64_t mix(uint64_t *state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static void order_for_epoch(uint32_t *idx, size_t n, int shuffle, uint64_t seed, long epoch) {
+  for (size_t i = 0; i < n; i++) idx[i] = (uint32_t)i;
+  if (!shuffle) return;
+  uint64_t st = seed ^ ((uint64_t)epoch * 0xD1B54A32D192ED03ull);
+  for (size_t i = n - 1; i > 0; i--) { /* Fisher-Yates; the modulo bias (< 2^-47) is irrelevant */
+    size_t j = (size_t)(mix(&st) % (i + 1));
+    uint32_t t = idx[i];
+    idx[i] = idx[j];
+    idx[j] = t;
+  }
+}
+
+typedef struct eval_result {
+  size_t correct, total;
+  uint64_t hash; /* FNV-1a over the predicted classes, in test-set order */
+} eval_result;
+
+static eval_result evaluate(parity_device_t *dev, const model *m, const split *test, float *xb, float *yb) {
+  eval_result r = {0, 0, 0xcbf29ce484222325ull};
+  int prev = parity_grad_mode_set(0);
+  enum { EVAL_BATCH = 500 };
+  uint32_t idx[EVAL_BATCH];
+  double pred[EVAL_BATCH];
+  for (size_t at = 0; at < test->count; at += EVAL_BATCH) {
+    size_t n = test->count - at < EVAL_BATCH ? test->count - at : EVAL_BATCH;
+    for (size_t b = 0; b < n; b++) idx[b] = (uint32_t)(at + b);
+    parity_tensor_t *x, *y, *logits, *am;
+    make_batch(dev, m->dtype, test, idx, n, xb, yb, &x, &y);
+    CHECK(model_forward(m, x, &logits));
+    CHECK(parity_reduce(PARITY_OP_ARGMAX, logits, 2, 0, &am));
+    CHECK(parity_tensor_to_f64(am, pred, n));
+    for (size_t b = 0; b < n; b++) {
+      uint8_t c = (uint8_t)pred[b];
+      r.correct += c == test->labels.data[at + b];
+      r.hash = (r.hash ^ c) * 0x100000001b3ull;
+    }
+    r.total += n;
+    parity_tensor_t *rel[4] = {x, y, logits, am};
+    for (int k = 0; k < 4; k++) parity_tensor_release(rel[k]);
+  }
+  parity_grad_mode_set(prev);
+  return r;
+}
+
+static void print_eval(const char *when, eval_result r) {
+  printf("%s: test accuracy %.2f %% (%zu/%zu) predictions %016llx\n", when,
+         r.total ? 100.0 * (double)r.correct / (double)r.total : 0.0, r.correct, r.total, (unsigned long long)r.hash);
+}
+
+static void fmt_time(char *buf, size_t len, double s) {
+  long t = (long)(s + 0.5);
+  if (t >= 3600) snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+  else snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
+}
+
+int fashion_run(parity_device_t *dev, const fashion_opts *o) {
+  split train = {0}, test = {0};
+  int rc = 1;
+  if (load_split(o->dir, "train", &train, o->train_images) || load_split(o->dir, "t10k", &test, o->test_images)) {
+    idx_free(&train.images), idx_free(&train.labels), idx_free(&test.images), idx_free(&test.labels);
+    return 1;
+  }
+  model m;
+  model_init(&m, o->model, dev, o->dtype, o->seed);
+  char err[1024];
+  if (o->load && model_load(&m, o->load, err, sizeof err)) {
+    fprintf(stderr, "parity-train: --load %s\n", err);
+    goto out;
+  }
+  int64_t nparams = 0;
+  for (uint32_t i = 0; i < m.count; i++) nparams += parity_tensor_numel(m.param[i]);
+  size_t steps_per_epoch = (train.count + (size_t)o->batch - 1) / (size_t)o->batch;
+  long total_steps = o->epochs * (long)steps_per_epoch;
+  if (o->steps >= 0 && o->steps < total_steps) total_steps = o->steps;
+  printf("data: %zu training and %zu test images from %s\n", train.count, test.count, o->dir);
+  printf("model %s (%lld parameters, %s, %s%s), %s lr %g", model_kind_name(m.kind), (long long)nparams, o->dtype_name,
+         o->load ? "weights from " : "seed-initialised", o->load ? o->load : "",
+         o->optimizer == OPT_ADAM ? "adam" : "sgd", o->lr);
+  if (o->optimizer == OPT_SGD) printf(" momentum %g, %s schedule", o->momentum, o->cosine ? "cosine" : "constant");
+  printf(", batch %ld, seed %llu, shuffle %s, %ld epochs (%zu steps each), %ld steps\n", o->batch,
+         (unsigned long long)o->seed, o->shuffle ? "on" : "off", o->epochs, steps_per_epoch, total_steps);
+
+  size_t bmax = (size_t)o->batch > 500 ? (size_t)o->batch : 500;
+  float *xb = malloc(bmax * PIXELS * sizeof *xb), *yb = malloc(bmax * MODEL_CLASSES * sizeof *yb);
+  uint32_t *order = malloc(train.count * sizeof *order);
+  if (!xb || !yb || !order) {
+    fprintf(stderr, "parity-train: out of memory\n");
+    free(xb), free(yb), free(order);
+    goto out;
+  }
+  parity_optimizer_t *opt;
+  if (o->optimizer == OPT_ADAM) CHECK(parity_adam_create(m.param, m.count, o->lr, 0.9, 0.999, 1e-8, &opt));
+  else CHECK(parity_sgd_create(m.param, m.count, o->lr, o->momentum, &opt));
+
+  if (total_steps == 0) print_eval(o->load ? "loaded weights" : "initial weights", evaluate(dev, &m, &test, xb, yb));
+  long step = 0;
+  double run_start = train_now_ms(), last_loss = NAN;
+  for (long epoch = 1; epoch <= o->epochs && step < total_steps; epoch++) {
+    order_for_epoch(order, train.count, o->shuffle, o->seed, epoch);
+    double t0 = train_now_ms();
+    size_t images = 0;
+    for (size_t b = 0; b < steps_per_epoch && step < total_steps; b++) {
+      size_t at = b * (size_t)o->batch, n = train.count - at < (size_t)o->batch ? train.count - at : (size_t)o->batch;
+      parity_tensor_t *x, *y;
+      make_batch(dev, m.dtype, &train, order + at, n, xb, yb, &x, &y);
+      double scale = o->cosine ? 0.5 * (1 + cos(M_PI * (double)step / (double)total_steps)) : 1.0;
+      CHECK(model_grad(&m, x, y, scale, &last_loss));
+      CHECK(parity_optimizer_step(opt));
+      parity_tensor_release(x);
+      parity_tensor_release(y);
+      step++;
+      images += n;
+      if (!isfinite(last_loss)) {
+        fprintf(stderr, "parity-train: the loss is %g at step %ld: diverged (lower --lr?)\n", last_loss, step);
+        goto done;
+      }
+      if (step % o->log_every == 0 || b + 1 == steps_per_epoch || step == total_steps) {
+        double now = train_now_ms(), ips = (double)images / ((now - t0) / 1e3);
+        double per_step = (now - run_start) / (double)step / 1e3;
+        char left[32];
+        fmt_time(left, sizeof left, per_step * (double)(total_steps - step));
+        printf("epoch %ld step %ld/%ld loss %.9g images/s %.0f left %s\n", epoch, step, total_steps, last_loss, ips,
+               left);
+        fflush(stdout);
+      }
+    }
+    double secs = (train_now_ms() - t0) / 1e3;
+    char when[160];
+    snprintf(when, sizeof when, "epoch %ld (%zu images in %.1f s, %.0f images/s)", epoch, images, secs,
+             (double)images / secs);
+    print_eval(when, evaluate(dev, &m, &test, xb, yb));
+    fflush(stdout);
+  }
+  if (o->save) {
+    if (model_save(&m, o->save, err, sizeof err)) {
+      fprintf(stderr, "parity-train: --save %s: %s\n", o->save_path, err);
+      goto done;
+    }
+    printf("saved %s weights to %s\n", model_kind_name(m.kind), o->save_path);
+  }
+  rc = 0;
+done:
+  parity_optimizer_destroy(opt);
+  free(xb), free(yb), free(order);
+out:
+  model_release(&m);
+  idx_free(&train.images), idx_free(&train.labels), idx_free(&test.images), idx_free(&test.labels);
+  return rc;
+}

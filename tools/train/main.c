@@ -1,0 +1,163 @@
+/* parity-train — trains on the backend PARITY_BACKEND selects: by default a small MLP and CNN on
+ * generated data (synthetic.c); with --data fashion-mnist an MLP or CNN on Fashion-MNIST
+ * (fashion.c, models.c; docs/training.md). Every argument is checked; bad usage exits 2. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "common.h"
+#include "distributed.h"
+#include "fashion.h"
+#include "synthetic.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: parity-train [options]   (runs on the device PARITY_BACKEND / PARITY_DEVICE select)\n"
+          "  --data synthetic|fashion-mnist  generated data (default) or the real dataset\n"
+          "  --model mlp|cnn|both       synthetic: default both; fashion-mnist: mlp (default) or cnn\n"
+          "  --dtype f32|bf16|f16|f64   parameter and activation storage (default f32)\n"
+          "  --seed S                   initialisation (and shuffle) seed, default 1\n"
+          "  --lr LR                    learning rate (default: synthetic 0.02; sgd 0.05 mlp, 0.02 cnn; adam 0.001)\n"
+          "  --steps N                  synthetic: steps (default 20); fashion-mnist: stop after N steps\n"
+          "  --verify                   shadow mode: every op also runs on the CPU plugin in float64\n"
+          " fashion-mnist only:\n"
+          "  --data-dir DIR             the IDX files (default " FASHION_DEFAULT_DIR ")\n"
+          "  --epochs N                 passes over the training set (default 1; 0: only evaluate)\n"
+          "  --batch N                  mini-batch size (default 64)\n"
+          "  --optimizer sgd|adam       default sgd with momentum; adam: beta 0.9, 0.999, eps 1e-8\n"
+          "  --momentum M               sgd momentum (default 0.9)\n"
+          "  --schedule cosine|constant learning rate over the run (default cosine for sgd; adam: constant)\n"
+          "  --shuffle on|off           seeded shuffle each epoch (default on), or the file's order\n"
+          "  --train-images N           use only the first N training images (default all)\n"
+          "  --test-images N            evaluate on only the first N test images (default all)\n"
+          "  --log-every N              progress line every N steps (default 100)\n"
+          "  --save FILE                write the weights after training (safetensors)\n"
+          "  --load FILE                start from these weights (safetensors)\n"
+          " parity-train --distributed --help: data-parallel training on MPI (docs/distributed.md)\n");
+}
+
+/* Open FILE for writing without truncating it yet (it may also be --load's file). */
+static FILE *open_output(const char *path) {
+  FILE *f = fopen(path, "r+b");
+  if (!f && errno == ENOENT) f = fopen(path, "w+b");
+  return f;
+}
+
+int main(int argc, char **argv) {
+  /* --distributed / --slices: data-parallel training on MPI ranks (distributed.c) */
+  if (train_distributed_wanted(argc, argv)) return train_distributed_main(argc, argv);
+  static const char *const data_names[] = {"synthetic", "fashion-mnist", NULL};
+  static const char *const model_names[] = {"mlp", "cnn", "both", NULL};
+  static const char *const dtype_names[] = {"f32", "bf16", "f16", "f64", NULL};
+  static const parity_dtype_t dtypes[] = {PARITY_DTYPE_F32, PARITY_DTYPE_BF16, PARITY_DTYPE_F16, PARITY_DTYPE_F64};
+  static const char *const opt_names[] = {"adam", "sgd", NULL};
+  static const char *const onoff[] = {"off", "on", NULL};
+  static const char *const sched_names[] = {"constant", "cosine", NULL};
+  int data = 0, model = -1, dtype = 0, optimizer = OPT_SGD, shuffle = 1, verify = 0, schedule = -1;
+  long steps = -1, epochs = 1, batch = 64, train_images = 0, test_images = 0, log_every = 100;
+  double lr = NAN, momentum = 0.9;
+  long seed = 1;
+  const char *dir = FASHION_DEFAULT_DIR, *save = NULL, *load = NULL;
+  const char *fashion_only = NULL; /* the first fashion-mnist option given, for the synthetic mode's error */
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      return 0;
+    }
+    if (!strcmp(a, "--verify")) {
+      verify = 1;
+      continue;
+    }
+    static const char *const known[] = {"--data", "--model", "--dtype", "--seed", "--lr", "--steps", "--data-dir",
+                                        "--epochs", "--batch", "--optimizer", "--momentum", "--shuffle",
+                                        "--train-images", "--test-images", "--log-every", "--save", "--load", "--schedule",
+                                        NULL};
+    int k = -1;
+    for (int j = 0; known[j]; j++)
+      if (!strcmp(a, known[j])) k = j;
+    if (k < 0) return bad("unknown option '%s'", a);
+    if (i + 1 >= argc) return bad("%s needs a value", a);
+    const char *v = argv[++i];
+    int r = 0;
+    if (k >= 6) fashion_only = fashion_only ? fashion_only : known[k];
+    switch (k) {
+    case 0: r = parse_name(a, v, data_names, &data); break;
+    case 1: r = parse_name(a, v, model_names, &model); break;
+    case 2: r = parse_name(a, v, dtype_names, &dtype); break;
+    case 3: r = parse_long(a, v, 0, 0x7fffffffffffffffL, &seed); break;
+    case 4: r = parse_double(a, v, 1e-12, 100, &lr); break;
+    case 5: r = parse_long(a, v, 0, 100000000, &steps); break;
+    case 6: dir = *v ? v : (r = bad("--data-dir needs a folder"), dir); break;
+    case 7: r = parse_long(a, v, 0, 1000, &epochs); break;
+    case 8: r = parse_long(a, v, 1, 60000, &batch); break;
+    case 9: r = parse_name(a, v, opt_names, &optimizer); break;
+    case 10: r = parse_double(a, v, 0, 0.999999, &momentum); break;
+    case 11: r = parse_name(a, v, onoff, &shuffle); break;
+    case 12: r = parse_long(a, v, 1, 100000000, &train_images); break;
+    case 13: r = parse_long(a, v, 1, 100000000, &test_images); break;
+    case 14: r = parse_long(a, v, 1, 100000000, &log_every); break;
+    case 15: save = *v ? v : (r = bad("--save needs a file name"), save); break;
+    case 16: load = *v ? v : (r = bad("--load needs a file name"), load); break;
+    case 17: r = parse_name(a, v, sched_names, &schedule); break;
+    }
+    if (r) return r;
+  }
+  if (data == 0 && fashion_only) return bad("%s applies only with --data fashion-mnist", fashion_only);
+  if (schedule < 0) schedule = optimizer == OPT_SGD; /* cosine for sgd, constant for adam */
+  if (schedule == 1 && optimizer == OPT_ADAM)
+    return bad("--schedule cosine needs --optimizer sgd (the core's Adam has a fixed learning rate)");
+  if (data == 1 && model == 2) return bad("--data fashion-mnist trains one model: --model mlp or cnn");
+  /* --verify: every op also runs on the CPU plugin in float64 (PARITY_VERIFY=cpu, read by libparity) */
+  if (verify) setenv("PARITY_VERIFY", "cpu", 1);
+  FILE *save_file = NULL;
+  if (save && !(save_file = open_output(save))) return bad("--save %s: cannot open for writing: %s", save, strerror(errno));
+
+  parity_context_t *ctx;
+  parity_device_t *dev;
+  CHECK(parity_context_create(NULL, &ctx));
+  if (parity_context_default_device(ctx, &dev) != PARITY_STATUS_OK) {
+    fprintf(stderr, "parity-train: %s\n", parity_last_error());
+    return 2;
+  }
+  parity_device_info_t info = {.struct_size = sizeof info};
+  parity_device_get_info(dev, &info);
+  printf("device: %s (plugin %s), dtype %s, seed %llu\n", info.name, parity_device_plugin_name(dev), dtype_names[dtype],
+         (unsigned long long)seed);
+  int rc = 0;
+  if (data == 0) {
+    int st = steps < 0 ? 20 : (int)steps;
+    double l = isnan(lr) ? 0.02 : lr;
+    if (model != 1) synthetic_train_mlp(dev, dtypes[dtype], st, (uint64_t)seed, l);
+    if (model != 0) synthetic_train_cnn(dev, dtypes[dtype], st, (uint64_t)seed, l);
+  } else {
+    fashion_opts o = {.dir = dir, .model = model == 1 ? MODEL_CNN : MODEL_MLP, .dtype = dtypes[dtype],
+                      .dtype_name = dtype_names[dtype], .epochs = epochs, .batch = batch, .steps = steps,
+                      .train_images = train_images, .test_images = test_images, .log_every = log_every,
+                      .optimizer = (optimizer_kind)optimizer,
+                      .lr = isnan(lr) ? (optimizer == OPT_ADAM ? 0.001 : model == 1 ? 0.02 : 0.05) : lr, .momentum = momentum,
+                      .seed = (uint64_t)seed, .shuffle = shuffle, .cosine = schedule == 1, .load = load, .save = save_file, .save_path = save};
+    rc = fashion_run(dev, &o);
+  }
+  if (verify) {
+    const char *r = parity_device_verify_report(dev);
+    if (r) {
+      printf("%s\n", r);
+      rc = 1;
+    } else {
+      printf("verify: %llu ops on %s agree with the CPU plugin in float64 within the conformance rule\n",
+             (unsigned long long)parity_device_verify_count(dev), parity_device_plugin_name(dev));
+    }
+  }
+  if (save_file && fclose(save_file) != 0 && rc == 0) {
+    fprintf(stderr, "parity-train: --save %s: %s\n", save, strerror(errno));
+    rc = 1;
+  }
+  parity_context_destroy(ctx);
+  return rc;
+}
