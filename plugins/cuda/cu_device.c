@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parity_support/env.h"
 #include "cu_internal.h"
 #include "parity_support/layout.h"
 
@@ -139,8 +140,9 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
       dev->pools = 0;
   }
   dev->max_blocks = (uint64_t)(s->sm_count > 0 ? s->sm_count : 1) * 32u;
-  const char *cap = getenv("PARITY_CUDA_MAX_BLOCKS"); /* test knob: force grid-stride loops */
-  if (cap && atoll(cap) > 0) dev->max_blocks = (uint64_t)atoll(cap);
+  const char *cap = psup_getenv("PARITY_CUDA_MAX_BLOCKS"); /* test knob: force grid-stride loops */
+  long long blocks = cap ? strtoll(cap, NULL, 10) : 0;
+  if (blocks > 0) dev->max_blocks = (uint64_t)blocks;
   /* load the elementwise f32 module now: a driver too old for the PTX fails here, with the
    * versions named, rather than at the first kernel */
   return load_module(dev, CU_FAM_EW, CU_CLASS_F);

@@ -9,12 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parity_support/env.h"
 #include "cu_internal.h"
 
 cu_driver_t cu_drv;
 
 const char *cu_driver_library(void) {
-  const char *lib = getenv("PARITY_CUDA_DRIVER_LIBRARY"); /* tests: a fake driver */
+  const char *lib = psup_getenv("PARITY_CUDA_DRIVER_LIBRARY"); /* tests: a fake driver */
   return lib && *lib ? lib : "libcuda.so.1";
 }
 

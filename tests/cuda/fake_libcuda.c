@@ -252,7 +252,10 @@ static CUresult f_cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n,
 typedef struct fake_fn_t {
   char name[64];
   const void *emu;
+  CUmodule module;
+  struct fake_fn_t *next; /* every live handle, so unloading its module frees it, as a driver does */
 } fake_fn_t;
+static fake_fn_t *fake_fns;
 
 static CUresult f_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
   GUARD;
@@ -268,11 +271,22 @@ static CUresult f_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *nam
 #else
   (void)m;
 #endif
+  fn->module = m;
+  fn->next = fake_fns;
+  fake_fns = fn;
   *f = (CUfunction)fn;
   return CUDA_SUCCESS;
 }
 static CUresult f_cuModuleUnload(CUmodule m) {
-  (void)m;
+  for (fake_fn_t **p = &fake_fns; *p;) {
+    fake_fn_t *fn = *p;
+    if (fn->module == m) {
+      *p = fn->next;
+      free(fn);
+    } else {
+      p = &fn->next;
+    }
+  }
   return CUDA_SUCCESS;
 }
 static CUresult f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,

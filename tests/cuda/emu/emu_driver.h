@@ -59,6 +59,12 @@ static const emu_kernel_t *emu_k;
 static void **emu_params;
 static emu_dim3 emu_tid[EMU_MAX_THREADS];
 
+/* the fake driver is dlclosed at plugin shutdown: give the fiber stacks back first */
+__attribute__((destructor)) static void emu_free_stacks(void) {
+  free(emu_stacks);
+  emu_stacks = NULL;
+}
+
 EXPORT void emu_syncthreads(void) { swapcontext(&emu_fib[emu_cur], &emu_sched); }
 
 static void emu_fiber(void) {
