@@ -8,6 +8,7 @@
  * usage: mpirun -np 2 parity-dist-bench [--max-mib M] [--bucket-mib B] */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +42,30 @@ int main(int argc, char **argv) {
   parity_dist_options_init(&opt);
   opt.timeout_s = 600;
   check(parity_dist_init(&argc, &argv, &opt, &g_d), "init");
-  for (int i = 1; i + 1 < argc; i++) {
-    if (!strcmp(argv[i], "--max-mib")) max_mib = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--bucket-mib")) bucket_mib = atof(argv[++i]);
+  for (int i = 1; i < argc; i++) { /* every argument checked; bad usage: message on rank 0, exit 2 */
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    char *end = NULL;
+    errno = 0;
+    if (!strcmp(argv[i], "--max-mib") && v) {
+      long x = strtol(v, &end, 10);
+      if (!errno && end != v && !*end && x >= 1 && x <= 4096) {
+        max_mib = (int)x;
+        i++;
+        continue;
+      }
+    } else if (!strcmp(argv[i], "--bucket-mib") && v) {
+      double x = strtod(v, &end);
+      if (!errno && end != v && !*end && x > 0 && x <= 4096) {
+        bucket_mib = x;
+        i++;
+        continue;
+      }
+    }
+    if (parity_dist_rank(g_d) == 0)
+      fprintf(stderr, "parity-dist-bench: bad argument '%s%s%s'; usage: parity-dist-bench [--max-mib 1..4096] "
+                      "[--bucket-mib (0, 4096]]\n", argv[i], v ? " " : "", v ? v : "");
+    parity_dist_finalize(g_d);
+    return 2;
   }
   int rank = parity_dist_rank(g_d), size = parity_dist_size(g_d);
   if (rank == 0)
