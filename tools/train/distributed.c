@@ -25,7 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "parity/parity.h"
+#undef CHECK /* here a failure also takes the other ranks down (die) */
 #ifdef PARITY_HAVE_DIST
 #include "parity/dist.h"
 #else
@@ -71,23 +73,13 @@ static void dist_die(const char *what) {
 }
 #endif
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* The same generator calls as tools/train/synthetic.c, so the models start from the same values. */
 static parity_tensor_t *randn(parity_device_t *dev, parity_dtype_t dt, uint32_t rank, const int64_t *shape,
                               double std, uint64_t seed, uint64_t stream, int param) {
   parity_tensor_t *t;
-  CHECK(parity_tensor_rand_normal(dev, dt, rank, shape, 0, std, seed, stream << 32, &t));
-  if (param) CHECK(parity_tensor_set_requires_grad(t, 1));
+  CHECK(train_randn(dev, dt, rank, shape, std, seed, stream, param, &t));
   return t;
-}
-
-static void release_all(parity_tensor_t **ts, int n) {
-  for (int i = 0; i < n; i++) parity_tensor_release(ts[i]);
 }
 
 /* One slice's forward: returns its share of the global loss (caller releases). */
@@ -117,7 +109,7 @@ static parity_tensor_t *forward(model_t *m, int64_t lo, int64_t hi, int64_t glob
     CHECK(parity_unary(PARITY_OP_TANH, t[0], &t[1]));
     CHECK(parity_linear(t[1], m->p[2], m->p[3], &t[2]));
     CHECK(parity_mse_loss(t[2], ts, &loss));
-    release_all(t, 3);
+    train_release_all(t, 3);
   } else {
     parity_tensor_t *t[5];
     CHECK(parity_conv2d(xs, m->p[0], m->p[1], &m->conv, &t[0]));
@@ -126,7 +118,7 @@ static parity_tensor_t *forward(model_t *m, int64_t lo, int64_t hi, int64_t glob
     CHECK(parity_reshape(t[2], 2, (int64_t[]){hi - lo, 64}, &t[3]));
     CHECK(parity_linear(t[3], m->p[2], m->p[3], &t[4]));
     CHECK(parity_cross_entropy(t[4], ts, &loss));
-    release_all(t, 5);
+    train_release_all(t, 5);
   }
   parity_tensor_release(xs);
   parity_tensor_release(ts);
@@ -198,7 +190,7 @@ static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name
 #endif
   for (int s = 0; s < o->steps; s++) {
     maybe_fault(o, s);
-    double t0 = now_ms();
+    double t0 = train_now_ms();
     for (int j = 0; j < k; j++) {
       parity_optimizer_zero_grad(opt);
       parity_tensor_t *loss = forward(m, (first + j) * bs, (first + j + 1) * bs, global);
@@ -247,7 +239,7 @@ static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name
     double loss;
     CHECK(parity_tensor_to_f64(loss_t, &loss, 1));
     parity_tensor_release(loss_t);
-    if (o->rank == 0) printf("%s step %3d loss %.9g time %.3f ms\n", name, s, loss, now_ms() - t0);
+    if (o->rank == 0) printf("%s step %3d loss %.9g time %.3f ms\n", name, s, loss, train_now_ms() - t0);
     fflush(stdout);
   }
 #ifdef PARITY_HAVE_DIST
@@ -271,9 +263,9 @@ static void run_mlp(dopts_t *o, parity_device_t *dev) {
   m.p[2] = randn(dev, dt, 2, (int64_t[]){4, 32}, 0.18, seed, 5, 1);
   m.p[3] = randn(dev, dt, 1, (int64_t[]){4}, 0.1, seed, 6, 1);
   train(o, dev, &m, "mlp", 64);
-  release_all(m.p, 4);
+  train_release_all(m.p, 4);
   parity_tensor_t *rest[4] = {m.x, teacher, proj, m.target};
-  release_all(rest, 4);
+  train_release_all(rest, 4);
 }
 
 static void run_cnn(dopts_t *o, parity_device_t *dev) {
@@ -293,9 +285,9 @@ static void run_cnn(dopts_t *o, parity_device_t *dev) {
   m.p[2] = randn(dev, dt, 2, (int64_t[]){3, 64}, 0.12, seed, 15, 1);
   m.p[3] = randn(dev, dt, 1, (int64_t[]){3}, 0.1, seed, 16, 1);
   train(o, dev, &m, "cnn", 16);
-  release_all(m.p, 4);
+  train_release_all(m.p, 4);
   parity_tensor_t *rest[5] = {m.x, flat, tl, m.target, teacher};
-  release_all(rest, 5);
+  train_release_all(rest, 5);
 }
 
 int train_distributed_wanted(int argc, char **argv) {

@@ -9,13 +9,8 @@
 static parity_tensor_t *randn(parity_device_t *dev, parity_dtype_t dt, uint32_t rank, const int64_t *shape,
                               double std, uint64_t seed, uint64_t stream, int param) {
   parity_tensor_t *t;
-  CHECK(parity_tensor_rand_normal(dev, dt, rank, shape, 0, std, seed, stream << 32, &t));
-  if (param) CHECK(parity_tensor_set_requires_grad(t, 1));
+  CHECK(train_randn(dev, dt, rank, shape, std, seed, stream, param, &t));
   return t;
-}
-
-static void release_all(parity_tensor_t **ts, int n) {
-  for (int i = 0; i < n; i++) parity_tensor_release(ts[i]);
 }
 
 /* Linear(8,32) -> tanh -> Linear(32,4), MSE against sin of a fixed teacher projection. */
@@ -43,12 +38,12 @@ void synthetic_train_mlp(parity_device_t *dev, parity_dtype_t dt, int steps, uin
     double loss;
     CHECK(parity_tensor_to_f64(t[3], &loss, 1));
     printf("mlp step %3d loss %.9g time %.3f ms\n", s, loss, train_now_ms() - t0);
-    release_all(t, 4);
+    train_release_all(t, 4);
   }
   parity_optimizer_destroy(opt);
-  release_all(p, 4);
+  train_release_all(p, 4);
   parity_tensor_t *rest[4] = {x, teacher, proj, target};
-  release_all(rest, 4);
+  train_release_all(rest, 4);
 }
 
 /* Conv(1->4, 3x3, pad 1) -> relu -> max_pool 2 -> Linear(64 -> 3), cross-entropy against the
@@ -82,10 +77,10 @@ void synthetic_train_cnn(parity_device_t *dev, parity_dtype_t dt, int steps, uin
     double loss;
     CHECK(parity_tensor_to_f64(t[5], &loss, 1));
     printf("cnn step %3d loss %.9g time %.3f ms\n", s, loss, train_now_ms() - t0);
-    release_all(t, 6);
+    train_release_all(t, 6);
   }
   parity_optimizer_destroy(opt);
-  release_all(p, 4);
+  train_release_all(p, 4);
   parity_tensor_t *rest[5] = {x, flat, tl, target, teacher};
-  release_all(rest, 5);
+  train_release_all(rest, 5);
 }
