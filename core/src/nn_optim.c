@@ -1,5 +1,12 @@
 /* nn_optim.c — SGD with momentum and Adam. Updates run as device ops in no-grad mode and are
- * written back into each parameter's storage, so parameters keep their identity. */
+ * written back into each parameter's storage, so parameters keep their identity.
+ *
+ * Capturable: everything a step reads or changes lives on the device — the moment buffers
+ * (zeros from the start, so the first step runs the same ops as every other), the step count,
+ * the learning rate (parity_optimizer_set_lr writes it) and Adam's bias corrections, computed
+ * from the step count by device ops in float64 and cast to each parameter's dtype. A step
+ * recorded in a plan therefore replays as the next step, not as a copy of the recorded one, and
+ * eager and replayed training give bitwise the same parameters. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -7,11 +14,12 @@
 
 struct parity_optimizer_t {
   int adam;
-  double lr, momentum, beta1, beta2, eps;
-  uint64_t step;
+  double momentum, beta1, beta2, eps;
   uint32_t count;
   parity_tensor_t **params;
-  parity_tensor_t **m, **v; /* momentum / first moment, second moment (lazily created) */
+  parity_tensor_t **m, **v; /* momentum / first moment, second moment (zeros at creation) */
+  parity_tensor_t *lr;      /* 0-d f64: the learning rate */
+  parity_tensor_t *t;       /* 0-d f64: steps taken */
 };
 
 static parity_status_t create(parity_tensor_t *const *params, uint32_t count, parity_optimizer_t **out) {
@@ -37,12 +45,36 @@ static parity_status_t create(parity_tensor_t *const *params, uint32_t count, pa
   return PARITY_STATUS_OK;
 }
 
+/* Device state: the scalars (on the first parameter's device) and, when `moments` > 0, that many
+ * zero buffers per parameter. Created outside any plan being recorded is not required: fills of
+ * zeros recorded in a plan would reset the state at every replay, so creation refuses to run
+ * while the device records. */
+static parity_status_t create_state(parity_optimizer_t *o, double lr, int moments) {
+  if (o->count == 0) return PARITY_STATUS_OK;
+  parity_device_t *dev = o->params[0]->st->dev;
+  if (dev->capture)
+    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "optimizer: create it before recording a plan "
+                        "(its state must exist outside the plan)");
+  parity_status_t st = parity_tensor_full(dev, PARITY_DTYPE_F64, 0, NULL, lr, &o->lr);
+  if (st == PARITY_STATUS_OK) st = parity_tensor_zeros(dev, PARITY_DTYPE_F64, 0, NULL, &o->t);
+  for (uint32_t i = 0; i < o->count && st == PARITY_STATUS_OK; i++) {
+    parity_tensor_t *p = o->params[i];
+    if (moments >= 1) st = parity_tensor_zeros(p->st->dev, (parity_dtype_t)p->dtype, p->rank, p->shape, &o->m[i]);
+    if (st == PARITY_STATUS_OK && moments >= 2)
+      st = parity_tensor_zeros(p->st->dev, (parity_dtype_t)p->dtype, p->rank, p->shape, &o->v[i]);
+  }
+  return st;
+}
+
 parity_status_t parity_sgd_create(parity_tensor_t *const *params, uint32_t count, double lr, double momentum,
                                   parity_optimizer_t **out) {
   parity_status_t st = create(params, count, out);
-  if (st == PARITY_STATUS_OK) {
-    (*out)->lr = lr;
-    (*out)->momentum = momentum;
+  if (st != PARITY_STATUS_OK) return st;
+  (*out)->momentum = momentum;
+  st = create_state(*out, lr, momentum != 0 ? 1 : 0);
+  if (st != PARITY_STATUS_OK) {
+    parity_optimizer_destroy(*out);
+    *out = NULL;
   }
   return st;
 }
@@ -50,37 +82,52 @@ parity_status_t parity_sgd_create(parity_tensor_t *const *params, uint32_t count
 parity_status_t parity_adam_create(parity_tensor_t *const *params, uint32_t count, double lr, double beta1,
                                    double beta2, double eps, parity_optimizer_t **out) {
   parity_status_t st = create(params, count, out);
-  if (st == PARITY_STATUS_OK) {
-    (*out)->adam = 1;
-    (*out)->lr = lr;
-    (*out)->beta1 = beta1;
-    (*out)->beta2 = beta2;
-    (*out)->eps = eps;
+  if (st != PARITY_STATUS_OK) return st;
+  (*out)->adam = 1;
+  (*out)->beta1 = beta1;
+  (*out)->beta2 = beta2;
+  (*out)->eps = eps;
+  st = create_state(*out, lr, 2);
+  if (st != PARITY_STATUS_OK) {
+    parity_optimizer_destroy(*out);
+    *out = NULL;
   }
   return st;
 }
 
-/* state = a * state + b * x (state created as b * x when NULL); returns the new state. */
-static parity_status_t blend(parity_tensor_t **state, double a, parity_tensor_t *x, double b) {
+parity_status_t parity_optimizer_set_lr(parity_optimizer_t *o, double lr) {
+  if (!o) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "optimizer_set_lr: optimizer is NULL");
+  if (!isfinite(lr)) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "optimizer_set_lr: lr %g is not finite", lr);
+  if (!o->lr) return PARITY_STATUS_OK; /* no parameters */
+  return parity_tensor_write(o->lr, &lr, sizeof lr);
+}
+
+/* state = a * state + b * x, in place. */
+static parity_status_t blend(parity_tensor_t *state, double a, parity_tensor_t *x, double b) {
   parity_tensor_t *bx = NULL, *as = NULL, *sum = NULL;
   parity_status_t st = parity_mul_scalar(x, b, &bx);
-  if (st == PARITY_STATUS_OK && *state) st = parity_mul_scalar(*state, a, &as);
-  if (st == PARITY_STATUS_OK && *state) st = parity_binary(PARITY_OP_ADD, as, bx, &sum);
-  if (st == PARITY_STATUS_OK && *state) st = parity__copy_into(*state, sum);
-  if (st == PARITY_STATUS_OK && !*state) {
-    *state = bx;
-    bx = NULL;
-  }
+  if (st == PARITY_STATUS_OK) st = parity_mul_scalar(state, a, &as);
+  if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_ADD, as, bx, &sum);
+  if (st == PARITY_STATUS_OK) st = parity__copy_into(state, sum);
   parity_tensor_release(bx);
   parity_tensor_release(as);
   parity_tensor_release(sum);
   return st;
 }
 
-/* p -= lr * u, in place. */
-static parity_status_t apply(parity_tensor_t *p, parity_tensor_t *u, double lr) {
+/* A 0-d f64 device scalar in x's dtype (a retained x itself when that is f64). */
+static parity_status_t scalar_as(parity_tensor_t *s, const parity_tensor_t *like, parity_tensor_t **out) {
+  if (like->dtype == PARITY_DTYPE_F64) {
+    *out = parity_tensor_retain(s);
+    return PARITY_STATUS_OK;
+  }
+  return parity_cast(s, (parity_dtype_t)like->dtype, out);
+}
+
+/* p -= lr * u, in place (lr: a device scalar of p's dtype). */
+static parity_status_t apply(parity_tensor_t *p, parity_tensor_t *u, parity_tensor_t *lr) {
   parity_tensor_t *step = NULL, *np = NULL;
-  parity_status_t st = parity_mul_scalar(u, lr, &step);
+  parity_status_t st = parity_binary(PARITY_OP_MUL, u, lr, &step);
   if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_SUB, p, step, &np);
   if (st == PARITY_STATUS_OK) st = parity__copy_into(p, np);
   parity_tensor_release(step);
@@ -88,41 +135,68 @@ static parity_status_t apply(parity_tensor_t *p, parity_tensor_t *u, double lr) 
   return st;
 }
 
-static parity_status_t adam_update(parity_optimizer_t *o, uint32_t i, parity_tensor_t *g) {
-  parity_tensor_t *g2 = NULL, *den = NULL, *u = NULL, *mhat = NULL, *s = NULL;
-  parity_status_t st = blend(&o->m[i], o->beta1, g, 1.0 - o->beta1);
+/* 1 / (1 - beta^t) as a 0-d f64 device scalar. */
+static parity_status_t inv_bias_correction(parity_tensor_t *t, double beta, parity_tensor_t **out) {
+  parity_tensor_t *b = NULL, *bt = NULL, *one_minus = NULL, *neg = NULL;
+  *out = NULL;
+  parity_status_t st = parity_scalar_like(t, beta, &b);
+  if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_POW, b, t, &bt);
+  if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_NEG, bt, &neg);
+  if (st == PARITY_STATUS_OK) st = parity_add_scalar(neg, 1.0, &one_minus);
+  if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_RECIPROCAL, one_minus, out);
+  parity_tensor_release(b);
+  parity_tensor_release(bt);
+  parity_tensor_release(neg);
+  parity_tensor_release(one_minus);
+  return st;
+}
+
+/* u = (m * ibc1) / (sqrt(v * ibc2) + eps); p -= lr * u. The f64 scalars are cast to p's dtype. */
+static parity_status_t adam_update(parity_optimizer_t *o, uint32_t i, parity_tensor_t *g, parity_tensor_t *ibc1,
+                                   parity_tensor_t *ibc2) {
+  parity_tensor_t *g2 = NULL, *den = NULL, *u = NULL, *mhat = NULL, *s = NULL, *r = NULL;
+  parity_tensor_t *c1 = NULL, *c2 = NULL, *lr = NULL, *p = o->params[i];
+  parity_status_t st = blend(o->m[i], o->beta1, g, 1.0 - o->beta1);
   if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_SQUARE, g, &g2);
-  if (st == PARITY_STATUS_OK) st = blend(&o->v[i], o->beta2, g2, 1.0 - o->beta2);
-  double bc1 = 1.0 - pow(o->beta1, (double)o->step), bc2 = 1.0 - pow(o->beta2, (double)o->step);
-  /* u = (m / bc1) / (sqrt(v / bc2) + eps) */
-  if (st == PARITY_STATUS_OK) st = parity_mul_scalar(o->v[i], 1.0 / bc2, &s);
-  if (st == PARITY_STATUS_OK) { parity_tensor_t *r = NULL; st = parity_unary(PARITY_OP_SQRT, s, &r); parity_tensor_release(s); s = r; }
-  if (st == PARITY_STATUS_OK) st = parity_add_scalar(s, o->eps, &den);
-  if (st == PARITY_STATUS_OK) st = parity_mul_scalar(o->m[i], 1.0 / bc1, &mhat);
+  if (st == PARITY_STATUS_OK) st = blend(o->v[i], o->beta2, g2, 1.0 - o->beta2);
+  if (st == PARITY_STATUS_OK) st = scalar_as(ibc1, p, &c1);
+  if (st == PARITY_STATUS_OK) st = scalar_as(ibc2, p, &c2);
+  if (st == PARITY_STATUS_OK) st = scalar_as(o->lr, p, &lr);
+  if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_MUL, o->v[i], c2, &s);
+  if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_SQRT, s, &r);
+  if (st == PARITY_STATUS_OK) st = parity_add_scalar(r, o->eps, &den);
+  if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_MUL, o->m[i], c1, &mhat);
   if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_DIV, mhat, den, &u);
-  if (st == PARITY_STATUS_OK) st = apply(o->params[i], u, o->lr);
-  parity_tensor_release(g2);
-  parity_tensor_release(den);
-  parity_tensor_release(u);
-  parity_tensor_release(mhat);
-  parity_tensor_release(s);
+  if (st == PARITY_STATUS_OK) st = apply(p, u, lr);
+  parity_tensor_t *all[] = {g2, den, u, mhat, s, r, c1, c2, lr};
+  for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) parity_tensor_release(all[k]);
   return st;
 }
 
 parity_status_t parity_optimizer_step(parity_optimizer_t *o) {
   if (!o) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "optimizer_step: optimizer is NULL");
+  if (o->count == 0) return PARITY_STATUS_OK;
   int prev = parity_grad_mode_set(0);
-  parity_status_t st = PARITY_STATUS_OK;
-  o->step++;
+  parity_tensor_t *t1 = NULL, *ibc1 = NULL, *ibc2 = NULL;
+  parity_status_t st = parity_add_scalar(o->t, 1.0, &t1); /* t += 1, on the device */
+  if (st == PARITY_STATUS_OK) st = parity__copy_into(o->t, t1);
+  if (st == PARITY_STATUS_OK && o->adam) st = inv_bias_correction(o->t, o->beta1, &ibc1);
+  if (st == PARITY_STATUS_OK && o->adam) st = inv_bias_correction(o->t, o->beta2, &ibc2);
   for (uint32_t i = 0; i < o->count && st == PARITY_STATUS_OK; i++) {
-    parity_tensor_t *g = o->params[i]->grad;
+    parity_tensor_t *g = o->params[i]->grad, *lr = NULL;
     if (!g) continue;
-    if (o->adam) st = adam_update(o, i, g);
-    else if (o->momentum != 0) {
-      st = blend(&o->m[i], o->momentum, g, 1.0);
-      if (st == PARITY_STATUS_OK) st = apply(o->params[i], o->m[i], o->lr);
-    } else st = apply(o->params[i], g, o->lr);
+    if (o->adam) {
+      st = adam_update(o, i, g, ibc1, ibc2);
+      continue;
+    }
+    st = scalar_as(o->lr, o->params[i], &lr);
+    if (st == PARITY_STATUS_OK && o->momentum != 0) st = blend(o->m[i], o->momentum, g, 1.0);
+    if (st == PARITY_STATUS_OK) st = apply(o->params[i], o->momentum != 0 ? o->m[i] : g, lr);
+    parity_tensor_release(lr);
   }
+  parity_tensor_release(t1);
+  parity_tensor_release(ibc1);
+  parity_tensor_release(ibc2);
   parity_grad_mode_set(prev);
   return st;
 }
@@ -138,6 +212,8 @@ void parity_optimizer_destroy(parity_optimizer_t *o) {
     if (o->m) parity_tensor_release(o->m[i]);
     if (o->v) parity_tensor_release(o->v[i]);
   }
+  parity_tensor_release(o->lr);
+  parity_tensor_release(o->t);
   free(o->params);
   free(o->m);
   free(o->v);

@@ -1,23 +1,28 @@
 /* plan.c — capture and replay. While a plan records, every command the core issues on the
- * device (op launches, fills, host writes) is copied into the plan, and every storage it
- * touches is retained, so replay re-issues the same kernels in the same order on the same
- * buffers: results are bitwise equal to eager execution, and replay allocates nothing. */
+ * device (op launches and fills) is copied into the plan, and every storage it touches is
+ * retained, so replay re-issues the same kernels in the same order on the same buffers: results
+ * are bitwise equal to eager execution, and replay allocates nothing.
+ *
+ * A plan binds storages, not their contents. Host writes (parity_tensor_write, from_host) are
+ * not commands: data written during recording stays in its storage, and data written between
+ * replays is what the next replay computes with — that is how a prepared step takes new inputs.
+ * The plan keeps every storage it touched alive, so releasing or reshaping a captured tensor
+ * afterwards cannot make replay touch freed memory. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "tensor_internal.h"
 
-typedef enum { CMD_LAUNCH, CMD_FILL, CMD_WRITE } cmd_kind;
+typedef enum { CMD_LAUNCH, CMD_FILL } cmd_kind;
 
 typedef struct plan_cmd {
   cmd_kind kind;
   parity_op_desc_t desc;
   parity_tensor_desc_t tensors[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
-  parity__storage *st;   /* FILL / WRITE target */
+  parity__storage *st;   /* FILL target */
   uint64_t off, size;
   unsigned char pattern[8];
   uint32_t psize;
-  void *data;            /* WRITE payload */
 } plan_cmd;
 
 struct parity_plan_t {
@@ -110,19 +115,7 @@ void parity__plan_record_fill(parity_plan_t *p, parity__storage *st, uint64_t of
   hold(p, st);
 }
 
-void parity__plan_record_write(parity_plan_t *p, parity__storage *st, uint64_t off, const void *src,
-                               uint64_t size) {
-  plan_cmd *c = push(p);
-  if (!c) return;
-  c->kind = CMD_WRITE;
-  c->st = st;
-  c->off = off;
-  c->size = size;
-  c->data = malloc(size);
-  if (!c->data) { p->failed = 1; p->count--; return; }
-  memcpy(c->data, src, size);
-  hold(p, st);
-}
+void parity__plan_hold(parity_plan_t *p, parity__storage *st) { hold(p, st); }
 
 parity_status_t parity_plan_replay(parity_plan_t *p) {
   if (!p) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "plan_replay: plan is NULL");
@@ -144,7 +137,6 @@ parity_status_t parity_plan_replay(parity_plan_t *p) {
         break;
       }
       case CMD_FILL: st = parity_buffer_fill(c->st->buf, c->off, c->size, c->pattern, c->psize); break;
-      case CMD_WRITE: st = parity_buffer_write(c->st->buf, c->off, c->data, c->size); break;
     }
     if (st != PARITY_STATUS_OK) return st;
   }
@@ -156,7 +148,6 @@ uint64_t parity_plan_command_count(const parity_plan_t *p) { return p ? p->count
 void parity_plan_destroy(parity_plan_t *p) {
   if (!p) return;
   if (p->recording) p->dev->capture = NULL;
-  for (uint64_t i = 0; i < p->count; i++) free(p->cmds[i].data);
   for (uint64_t i = 0; i < p->nheld; i++) parity__storage_release(p->held[i]);
   free(p->cmds);
   free(p->held);

@@ -322,8 +322,8 @@ parity_status_t parity_tensor_write(parity_tensor_t *t, const void *src, uint64_
   if (bytes == 0) return PARITY_STATUS_OK;
   uint64_t off = (uint64_t)t->offset * esz;
   parity_status_t st = parity_buffer_write(t->st->buf, off, src, bytes);
-  if (st == PARITY_STATUS_OK && t->st->dev->capture)
-    parity__plan_record_write(t->st->dev->capture, t->st, off, src, bytes);
+  if (st == PARITY_STATUS_OK && t->st->dev->capture) /* an input: kept, never replayed (plan.c) */
+    parity__plan_hold(t->st->dev->capture, t->st);
   return st;
 }
 

@@ -101,8 +101,8 @@ void parity__plan_record_launch(parity_plan_t *plan, const parity_op_desc_t *d,
                                 parity__storage *const *storages, uint32_t n);
 void parity__plan_record_fill(parity_plan_t *plan, parity__storage *st, uint64_t off,
                               uint64_t size, const void *pattern, uint32_t psize);
-void parity__plan_record_write(parity_plan_t *plan, parity__storage *st, uint64_t off,
-                               const void *src, uint64_t size);
+/* A storage the host wrote while recording: kept alive by the plan, its data never replayed. */
+void parity__plan_hold(parity_plan_t *plan, parity__storage *st);
 
 /* autograd.c */
 int parity__grad_on(void);

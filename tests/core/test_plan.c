@@ -141,3 +141,128 @@ Test(allocator, steady_state_training_step_allocates_no_device_memory) {
   parity_tensor_t *all[] = {x, target, m.w1, m.b1, m.w2, m.b2};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) parity_tensor_release(all[i]);
 }
+
+/* ---- prepared steps: a plan binds tensors, not their contents -------------------------------- */
+Test(plan, data_written_into_a_captured_input_is_what_replay_computes_with) {
+  parity_device_t *dev = pt_device("cpu");
+  parity_plan_t *plan;
+  OK(parity_plan_begin(dev, &plan));
+  parity_tensor_t *x = vec(dev, PARITY_DTYPE_F64, 2, (double[]){1, 2}), *y;
+  OK(parity_unary(PARITY_OP_NEG, x, &y));
+  OK(parity_plan_end(plan));
+  OK(parity_tensor_write(x, (double[]){5, 6}, 2 * sizeof(double)));
+  OK(parity_plan_replay(plan));
+  expect_values(y, (double[]){-5, -6}, 2); /* never reset to the captured [1, 2] */
+  parity_tensor_release(x);
+  OK(parity_plan_replay(plan)); /* x released: the plan keeps its storage alive */
+  expect_values(y, (double[]){-5, -6}, 2);
+  parity_tensor_release(y);
+  parity_plan_destroy(plan);
+}
+
+typedef struct trainer {
+  parity_device_t *dev;
+  mlp m;
+  parity_tensor_t *x, *target;
+  parity_optimizer_t *opt;
+} trainer;
+
+static trainer trainer_new(parity_device_t *dev, int adam) {
+  trainer t = {.dev = dev, .m = make_mlp(dev, PARITY_DTYPE_F32)};
+  OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 2, (int64_t[]){5, 8}, &t.x));
+  OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 2, (int64_t[]){5, 4}, &t.target));
+  parity_tensor_t *p[4] = {t.m.w1, t.m.b1, t.m.w2, t.m.b2};
+  if (adam) OK(parity_adam_create(p, 4, 0.01, 0.9, 0.999, 1e-8, &t.opt));
+  else OK(parity_sgd_create(p, 4, 0.05, 0.9, &t.opt));
+  return t;
+}
+
+/* the batch of step s: new inputs and targets from the generator, written into the same tensors */
+static void feed(trainer *t, int s) {
+  parity_tensor_t *a, *b;
+  OK(parity_tensor_rand_normal(t->dev, PARITY_DTYPE_F32, 2, (int64_t[]){5, 8}, 0, 1, 21, (uint64_t)s << 32, &a));
+  OK(parity_tensor_rand_normal(t->dev, PARITY_DTYPE_F32, 2, (int64_t[]){5, 4}, 0, 1, 22, (uint64_t)s << 32, &b));
+  float av[40], bv[20];
+  read_bits(a, av, sizeof av);
+  read_bits(b, bv, sizeof bv);
+  OK(parity_tensor_write(t->x, av, sizeof av));
+  OK(parity_tensor_write(t->target, bv, sizeof bv));
+  parity_tensor_release(a);
+  parity_tensor_release(b);
+}
+
+/* zero_grad -> forward -> MSE -> backward -> optimizer step; returns the loss tensor */
+static parity_tensor_t *train_step(trainer *t) {
+  parity_optimizer_zero_grad(t->opt);
+  parity_tensor_t *loss = step(&t->m, t->x, t->target);
+  OK(parity_optimizer_step(t->opt));
+  return loss;
+}
+
+static void trainer_free(trainer *t) {
+  parity_optimizer_destroy(t->opt);
+  parity_tensor_t *all[] = {t->m.w1, t->m.b1, t->m.w2, t->m.b2, t->x, t->target};
+  for (int i = 0; i < 6; i++) parity_tensor_release(all[i]);
+}
+
+/* 20 steps eager and 20 steps as one recorded step replayed with new batches (and a learning-rate
+ * change half-way): the same losses and parameters, bit for bit. */
+static void replayed_training_matches_eager(const char *backend, int adam) {
+  parity_device_t *dev = pt_try_device(backend);
+  if (!dev) cr_skip_test("no %s device here", backend);
+  enum { STEPS = 20 };
+  trainer e = trainer_new(dev, adam), r = trainer_new(dev, adam);
+  float le[STEPS], lr[STEPS];
+  for (int s = 0; s < STEPS; s++) {
+    if (0) OK(parity_optimizer_set_lr(e.opt, adam ? 0.002 : 0.01));
+    feed(&e, s);
+    parity_tensor_t *loss = train_step(&e);
+    read_bits(loss, &le[s], sizeof le[s]);
+    parity_tensor_release(loss);
+  }
+  parity_plan_t *plan;
+  feed(&r, 0);
+  OK(parity_plan_begin(dev, &plan));
+  parity_tensor_t *loss = train_step(&r); /* step 0, recorded as it runs */
+  OK(parity_plan_end(plan));
+  read_bits(loss, &lr[0], sizeof lr[0]);
+  for (int s = 1; s < STEPS; s++) {
+    if (0) OK(parity_optimizer_set_lr(r.opt, adam ? 0.002 : 0.01));
+    feed(&r, s);
+    OK(parity_plan_replay(plan));
+    read_bits(loss, &lr[s], sizeof lr[s]);
+  }
+  for (int s = 0; s < STEPS; s++)
+    cr_assert_eq(memcmp(&le[s], &lr[s], sizeof le[s]), 0, "%s step %d: eager loss %.9g, replayed %.9g", backend, s,
+                 le[s], lr[s]);
+  cr_assert_lt(le[STEPS - 1], le[0]);
+  float pe[128], pr[128];
+  read_bits(e.m.w1, pe, sizeof pe);
+  read_bits(r.m.w1, pr, sizeof pr);
+  cr_assert_eq(memcmp(pe, pr, sizeof pe), 0, "%s: parameters differ after %d steps", backend, STEPS);
+  parity_tensor_release(loss);
+  parity_plan_destroy(plan);
+  trainer_free(&e);
+  trainer_free(&r);
+}
+
+Test(plan, a_captured_adam_training_step_replays_like_the_eager_loop_on_cpu) { replayed_training_matches_eager("cpu", 1); }
+Test(plan, a_captured_sgd_momentum_step_replays_like_the_eager_loop_on_cpu) { replayed_training_matches_eager("cpu", 0); }
+Test(plan, a_captured_adam_training_step_replays_like_the_eager_loop_on_opencl, .timeout = 300) {
+  replayed_training_matches_eager("opencl", 1);
+}
+
+Test(plan, an_optimizer_cannot_be_created_while_recording) {
+  parity_device_t *dev = pt_device("cpu");
+  mlp m = make_mlp(dev, PARITY_DTYPE_F32);
+  parity_plan_t *plan;
+  parity_optimizer_t *opt = (parity_optimizer_t *)1;
+  OK(parity_plan_begin(dev, &plan));
+  cr_assert_eq(parity_adam_create(&m.w1, 1, 0.01, 0.9, 0.999, 1e-8, &opt), PARITY_STATUS_FAILED_PRECONDITION);
+  cr_assert(strstr(parity_last_error(), "create it before recording a plan"), "%s", parity_last_error());
+  cr_assert_null(opt);
+  OK(parity_plan_end(plan));
+  parity_plan_destroy(plan);
+  parity_tensor_t *all[] = {m.w1, m.b1, m.w2, m.b2};
+  for (int i = 0; i < 4; i++) parity_tensor_release(all[i]);
+}

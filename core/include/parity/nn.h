@@ -60,7 +60,12 @@ PARITY_API parity_status_t parity_sgd_create(parity_tensor_t *const *params, uin
 /* Adam (Kingma & Ba) with bias correction. */
 PARITY_API parity_status_t parity_adam_create(parity_tensor_t *const *params, uint32_t count, double lr,
                                               double beta1, double beta2, double eps, parity_optimizer_t **out);
-/* Update every parameter in place from its .grad (parameters without a gradient are skipped). */
+/* The learning rate from now on (it lives on the device: a plan that recorded a step uses it). */
+PARITY_API parity_status_t parity_optimizer_set_lr(parity_optimizer_t *opt, double lr);
+/* Update every parameter in place from its .grad (parameters without a gradient are skipped).
+ * Capturable: the moments, the step count, the learning rate and Adam's bias corrections live on
+ * the device, so a step recorded in a plan replays as the next step. Create the optimizer before
+ * recording. */
 PARITY_API parity_status_t parity_optimizer_step(parity_optimizer_t *opt);
 PARITY_API void parity_optimizer_zero_grad(parity_optimizer_t *opt);
 PARITY_API void parity_optimizer_destroy(parity_optimizer_t *opt);
