@@ -168,7 +168,13 @@ PARITY_API int parity_grad_mode_enabled(void);
 
 /* ---- plans: capture once, replay many ------------------------------------------------------ */
 typedef struct parity_plan_t parity_plan_t;
-/* Start recording every device command issued on dev by this thread. */
+/* Start recording every device command issued on dev by this thread.
+ * A plan binds tensors, not their contents: launches and fills are recorded, host writes are not,
+ * so data written into a tensor (during recording or between replays) is what replay computes
+ * with. A training step records whole: create the optimizer first (its state lives on the
+ * device), then record zero_grad, forward, loss, backward and optimizer_step once, and replay it
+ * after writing each new batch into the input tensors. The plan keeps every storage it touched
+ * alive: releasing or reshaping a captured tensor afterwards leaves replay well defined. */
 PARITY_API parity_status_t parity_plan_begin(parity_device_t *dev, parity_plan_t **out);
 /* Stop recording. Tensors created while recording keep their storage as long as the plan lives. */
 PARITY_API parity_status_t parity_plan_end(parity_plan_t *plan);
