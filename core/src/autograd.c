@@ -30,6 +30,16 @@ int parity__any_requires_grad(parity_tensor_t *const *ts, uint32_t n) {
   return 0;
 }
 
+static _Thread_local const char *outer_call;
+
+const char *parity__call_begin(const char *name) {
+  const char *prev = outer_call;
+  if (!prev) outer_call = name;
+  return prev;
+}
+
+void parity__call_end(const char *prev) { outer_call = prev; }
+
 parity__node *parity__node_new(const char *name, parity__backward_fn fn, uint32_t nin,
                                parity_tensor_t *const *in) {
   parity__node *n = calloc(1, sizeof *n);
@@ -38,6 +48,7 @@ parity__node *parity__node_new(const char *name, parity__backward_fn fn, uint32_
   n->refs = 1;
   n->seq = next_seq++;
   n->name = name;
+  n->call = outer_call && strcmp(outer_call, name) != 0 ? outer_call : NULL;
   n->backward = fn;
   n->nin = nin;
   for (uint32_t i = 0; i < nin; i++)
@@ -211,9 +222,11 @@ parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed, in
   /* every node must still hold what it saved */
   for (size_t i = 0; i < order.count; i++)
     if (order.items[i]->freed) {
-      st = parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "backward: the graph through %s was freed by an "
+      st = parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "backward: the graph through %s%s%s%s was freed by an "
                         "earlier backward; pass retain_graph = 1 to the first backward to go through it twice",
-                        order.items[i]->name);
+                        order.items[i]->call ? order.items[i]->call : order.items[i]->name,
+                        order.items[i]->call ? " (its " : "", order.items[i]->call ? order.items[i]->name : "",
+                        order.items[i]->call ? " step)" : "");
       free(order.items);
       goto done;
     }

@@ -58,7 +58,7 @@ parity_status_t parity_add_scalar(parity_tensor_t *a, double v, parity_tensor_t 
   return scalar_op(PARITY_OP_ADD, a, v, out);
 }
 
-parity_status_t parity_linear(parity_tensor_t *x, parity_tensor_t *w, parity_tensor_t *b, parity_tensor_t **out) {
+static parity_status_t linear_impl(parity_tensor_t *x, parity_tensor_t *w, parity_tensor_t *b, parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "linear: out is NULL");
   *out = NULL;
   if (!x || !w) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "linear: input or weight is NULL");
@@ -306,7 +306,7 @@ done:
   return st;
 }
 
-parity_status_t parity_mse_loss(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out) {
+static parity_status_t mse_loss_impl(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "mse_loss: out is NULL");
   *out = NULL;
   temps tl = {0};
@@ -320,7 +320,7 @@ done:
   return st;
 }
 
-parity_status_t parity_cross_entropy(parity_tensor_t *logits, parity_tensor_t *target, parity_tensor_t **out) {
+static parity_status_t cross_entropy_impl(parity_tensor_t *logits, parity_tensor_t *target, parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "cross_entropy: out is NULL");
   *out = NULL;
   if (!logits || !target || logits->rank < 1)
@@ -336,5 +336,26 @@ parity_status_t parity_cross_entropy(parity_tensor_t *logits, parity_tensor_t *t
   *out = take(&tl);
 done:
   temps_free(&tl);
+  return st;
+}
+
+parity_status_t parity_linear(parity_tensor_t *x, parity_tensor_t *w, parity_tensor_t *b, parity_tensor_t **out) {
+  const char *prev = parity__call_begin("linear");
+  parity_status_t st = linear_impl(x, w, b, out);
+  parity__call_end(prev);
+  return st;
+}
+
+parity_status_t parity_mse_loss(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out) {
+  const char *prev = parity__call_begin("mse_loss");
+  parity_status_t st = mse_loss_impl(a, b, out);
+  parity__call_end(prev);
+  return st;
+}
+
+parity_status_t parity_cross_entropy(parity_tensor_t *logits, parity_tensor_t *target, parity_tensor_t **out) {
+  const char *prev = parity__call_begin("cross_entropy");
+  parity_status_t st = cross_entropy_impl(logits, target, out);
+  parity__call_end(prev);
   return st;
 }

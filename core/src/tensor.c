@@ -84,14 +84,49 @@ parity_tensor_t *parity_tensor_retain(parity_tensor_t *t) {
   return t;
 }
 
-void parity_tensor_release(parity_tensor_t *t) {
-  if (!t || tensor_dead(t, "tensor_release") || --t->refs > 0) return;
+static void tensor_free(parity_tensor_t *t) {
   if (t->grad) parity_tensor_release(t->grad);
   if (t->node) parity__node_release(t->node);
   parity__storage_release(t->st);
   t->magic = PARITY__TENSOR_DEAD;
   uint32_t slot = atomic_fetch_add(&quarantine_pos, 1) % QUARANTINE;
   free(atomic_exchange(&quarantine[slot], t));
+}
+
+/* Releasing a tensor releases its node, which releases the node's inputs, and so on down the
+ * graph: done with a per-thread work list, not recursion, so a 300,000-op chain cannot overflow
+ * the stack. */
+#define PENDING_INLINE 64
+static _Thread_local parity_tensor_t *pending_inline[PENDING_INLINE];
+static _Thread_local parity_tensor_t **pending; /* pending_inline, or the heap when it overflows */
+static _Thread_local size_t npending, cap_pending;
+static _Thread_local int releasing;
+
+void parity_tensor_release(parity_tensor_t *t) {
+  if (!t || tensor_dead(t, "tensor_release") || --t->refs > 0) return;
+  if (releasing) { /* inside a release further up: queue it */
+    if (npending == cap_pending) {
+      size_t cap = cap_pending * 2;
+      parity_tensor_t **p = pending == pending_inline ? malloc(cap * sizeof *p) : realloc(pending, cap * sizeof *p);
+      if (!p) { /* no memory for the list: free it here (recursion, as a last resort) */
+        tensor_free(t);
+        return;
+      }
+      if (pending == pending_inline) memcpy(p, pending_inline, sizeof pending_inline);
+      pending = p;
+      cap_pending = cap;
+    }
+    pending[npending++] = t;
+    return;
+  }
+  releasing = 1;
+  pending = pending_inline;
+  cap_pending = PENDING_INLINE;
+  tensor_free(t);
+  while (npending) tensor_free(pending[--npending]);
+  if (pending != pending_inline) free(pending);
+  pending = NULL;
+  releasing = 0;
 }
 
 void parity__tensor_desc(const parity_tensor_t *t, parity_tensor_desc_t *d) {

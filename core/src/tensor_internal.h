@@ -42,6 +42,8 @@ typedef parity_status_t (*parity__backward_fn)(parity__node *n, parity_tensor_t 
 struct parity__node {
   int refs;
   const char *name;               /* for messages: "matmul", "reshape", ... */
+  const char *call;               /* the public function the user called, when it differs
+                                   * ("transpose" made a permute node); NULL otherwise */
   parity__backward_fn backward;
   uint32_t nin;
   parity_tensor_t *in[PARITY__NODE_MAX_IN];        /* parents (retained; NULL = no grad needed) */
@@ -105,6 +107,11 @@ void parity__plan_record_fill(parity_plan_t *plan, parity__storage *st, uint64_t
 void parity__plan_hold(parity_plan_t *plan, parity__storage *st);
 
 /* autograd.c */
+/* The public function the user called, for node messages: composites (transpose, squeeze,
+ * unsqueeze, linear, losses) set it around the ops they are made of; only the outermost counts.
+ * Returns the previous value for parity__call_end. */
+const char *parity__call_begin(const char *name);
+void parity__call_end(const char *prev);
 int parity__grad_on(void);
 /* New node with `nin` parents; parents that do not require grad are stored as NULL. */
 parity__node *parity__node_new(const char *name, parity__backward_fn fn, uint32_t nin,

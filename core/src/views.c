@@ -136,7 +136,10 @@ parity_status_t parity_transpose(parity_tensor_t *x, uint32_t a0, uint32_t a1, p
   for (uint32_t i = 0; i < x->rank; i++) axes[i] = i;
   axes[a0] = a1;
   axes[a1] = a0;
-  return parity_permute(x, axes, out);
+  const char *prev = parity__call_begin("transpose");
+  st = parity_permute(x, axes, out);
+  parity__call_end(prev);
+  return st;
 }
 
 /* ---- slice --------------------------------------------------------------------------------- */
@@ -234,7 +237,10 @@ parity_status_t parity_squeeze(parity_tensor_t *x, uint32_t axis, parity_tensor_
   uint32_t r = 0;
   for (uint32_t i = 0; i < x->rank; i++)
     if (i != axis) shape[r++] = x->shape[i];
-  return parity_reshape(x, r, shape, out);
+  const char *prev = parity__call_begin("squeeze");
+  st = parity_reshape(x, r, shape, out);
+  parity__call_end(prev);
+  return st;
 }
 
 parity_status_t parity_unsqueeze(parity_tensor_t *x, uint32_t axis, parity_tensor_t **out) {
@@ -244,5 +250,8 @@ parity_status_t parity_unsqueeze(parity_tensor_t *x, uint32_t axis, parity_tenso
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "unsqueeze: axis %u for a rank-%u tensor", axis, x->rank);
   int64_t shape[PARITY_MAX_RANK];
   for (uint32_t i = 0, r = 0; i <= x->rank; i++) shape[i] = i == axis ? 1 : x->shape[r++];
-  return parity_reshape(x, x->rank + 1, shape, out);
+  const char *prev = parity__call_begin("unsqueeze");
+  st = parity_reshape(x, x->rank + 1, shape, out);
+  parity__call_end(prev);
+  return st;
 }

@@ -280,3 +280,18 @@ Test(autograd, tensors_from_two_devices_are_rejected) {
   parity_tensor_release(b);
   parity_context_destroy(ctx);
 }
+
+Test(autograd, a_second_backward_through_a_freed_graph_names_the_call_the_user_made) {
+  parity_device_t *dev = pt_device("cpu");
+  parity_tensor_t *x, *t, *s;
+  OK(parity_tensor_ones(dev, PARITY_DTYPE_F64, 2, (int64_t[]){2, 3}, &x));
+  OK(parity_tensor_set_requires_grad(x, 1));
+  OK(parity_transpose(x, 0, 1, &t));
+  OK(parity_reduce(PARITY_OP_SUM, t, 3, 0, &s));
+  OK(parity_backward(s, NULL, 0));
+  cr_assert_eq(parity_backward(s, NULL, 0), PARITY_STATUS_FAILED_PRECONDITION);
+  cr_assert(strstr(parity_last_error(), "through transpose (its permute step) was freed"), "%s", parity_last_error());
+  parity_tensor_release(s);
+  parity_tensor_release(t);
+  parity_tensor_release(x);
+}

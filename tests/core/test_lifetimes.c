@@ -104,3 +104,19 @@ Test(cache, a_malformed_limit_is_noted_and_the_default_used) {
   cr_assert(noted);
   parity_context_destroy(ctx);
 }
+
+Test(lifetimes, releasing_a_300000_op_chain_does_not_overflow_the_stack, .timeout = 120) {
+  parity_device_t *dev;
+  parity_context_t *ctx = cpu_ctx(&dev);
+  parity_tensor_t *x = vec(dev, PARITY_DTYPE_F32, 1, (double[]){1}), *y = parity_tensor_retain(x);
+  OK(parity_tensor_set_requires_grad(x, 1));
+  for (int i = 0; i < 300000; i++) { /* each result holds its node, which holds the previous result */
+    parity_tensor_t *z;
+    OK(parity_unary(PARITY_OP_NEG, y, &z));
+    parity_tensor_release(y);
+    y = z;
+  }
+  parity_tensor_release(y); /* the whole chain goes here */
+  parity_tensor_release(x);
+  parity_context_destroy(ctx);
+}

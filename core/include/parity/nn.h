@@ -4,6 +4,8 @@
 #ifndef PARITY_NN_H
 #define PARITY_NN_H
 
+#include "parity/parity.h" /* the types; parity.h includes this header too */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -34,6 +34,7 @@ extern "C" {
 
 typedef struct parity_context_t parity_context_t;
 typedef struct parity_device_t parity_device_t;
+typedef struct parity_tensor_t parity_tensor_t; /* tensor.h; declared here so nn.h and tensor.h stand alone */
 
 /* ---- errors ----------------------------------------------------------------------------- */
 /* The message of the calling thread's last failure ("" if none). Valid until the next call. */

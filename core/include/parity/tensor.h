@@ -20,6 +20,8 @@
 #ifndef PARITY_TENSOR_H
 #define PARITY_TENSOR_H
 
+#include "parity/parity.h" /* the types; parity.h includes this header too */
+
 #include <stdint.h>
 
 #ifdef __cplusplus
