@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "models.h"
+#include "bench_prepared.h"
 #include "parity/parity.h"
 
 typedef parity_status_t (*bench_fn)(parity_tensor_t **in, parity_tensor_t **out);
@@ -129,11 +130,12 @@ static int train_figure(parity_device_t *dev, long steps) {
 
 int main(int argc, char **argv) {
   const char *only = NULL, *backends[8];
-  int nb = 0, reps = 5, log2n = 24, train = 0;
+  int nb = 0, reps = 5, log2n = 24, train = 0, prepared = 0;
   long train_steps = 50;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--backend") && i + 1 < argc && nb < 8) backends[nb++] = argv[++i];
     else if (!strcmp(argv[i], "--train")) train = 1;
+    else if (!strcmp(argv[i], "--prepared")) prepared = 1;
     else if (!strcmp(argv[i], "--train-steps") && i + 1 < argc) {
       char *end;
       train = 1;
@@ -151,11 +153,12 @@ int main(int argc, char **argv) {
     }
     else {
       fprintf(stderr, "usage: parity-bench [--backend NAME]... [--op NAME] [--reps N] [--log2n N] [--train]"
-                      " [--train-steps N]\n"
+                      " [--train-steps N] [--prepared]\n"
                       "  f32 throughput of add, exp, sum, rowsum, softmax (GB/s; 2^log2n elements, default 24)\n"
                       "  and matmul, conv2d (GFLOP/s) on every loaded backend, or those named;\n"
                       "  --train: also images/s of training the Fashion-MNIST CNN, batch 64 (--train-steps N timed\n"
-                      "  steps, default 50; 938 is one epoch), on generated images; --op train: only that\n");
+                      "  steps, default 50; 938 is one epoch), on generated images; --op train: only that\n"
+                      "  --prepared: the Dense(2,2) gradient eager and replayed, a 2-element add, in us (--op prepared)\n");
       return strcmp(argv[i], "--help") ? 2 : 0;
     }
   }
@@ -199,6 +202,7 @@ int main(int argc, char **argv) {
     for (size_t b = 0; b < sizeof benches / sizeof *benches; b++)
       if (!only || !strcmp(only, benches[b].name)) run(dev, &benches[b], reps, PARITY_DTYPE_F32);
     if (train || (only && !strcmp(only, "train"))) train_figure(dev, train_steps);
+    if (prepared || (only && !strcmp(only, "prepared"))) bench_prepared(dev);
   }
   parity_context_destroy(ctx);
   return failures ? 1 : 0;
