@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#include "parity_support/buffer_args.h"
 
 int32_t cpu_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out) {
   (void)dev;
@@ -30,11 +31,9 @@ void cpu_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) {
 }
 
 static int32_t range(const parity_plugin_buffer_t *b, uint64_t off, uint64_t size, const char *what) {
-  if (!b) return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: buffer is NULL", what);
-  if (off > b->size || size > b->size - off)
-    return cpu_fail(PARITY_STATUS_OUT_OF_RANGE, "cpu: %s: range [%llu, +%llu) outside a %llu-byte buffer",
-                    what, (unsigned long long)off, (unsigned long long)size, (unsigned long long)b->size);
-  return PARITY_STATUS_OK;
+  char msg[256];
+  int32_t st = psup_check_buffer_range(b != NULL, b ? b->size : 0, off, size, what, msg, sizeof msg);
+  return st == PARITY_STATUS_OK ? st : cpu_fail(st, "cpu: %s", msg);
 }
 
 int32_t cpu_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
@@ -67,13 +66,10 @@ int32_t cpu_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
   (void)dev;
   int32_t st = range(b, off, size, "buffer_fill");
   if (st != PARITY_STATUS_OK) return st;
-  if (!pattern || (psize != 1 && psize != 2 && psize != 4 && psize != 8) || size % psize)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: buffer_fill: bad pattern size %u", psize);
-  if (psize == 1) {
-    memset(b->data + off, *(const unsigned char *)pattern, size);
-    return PARITY_STATUS_OK;
-  }
-  for (uint64_t i = 0; i < size; i += psize) memcpy(b->data + off + i, pattern, psize);
+  char msg[64];
+  st = psup_check_fill_pattern(pattern, psize, size, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return cpu_fail(st, "cpu: %s", msg);
+  psup_fill_repeat(b->data + off, pattern, psize, size);
   return PARITY_STATUS_OK;
 }
 

@@ -227,8 +227,6 @@ void cu_iter_from_tensors(cu_iter_t *it, uint32_t nops, const parity_tensor_desc
   from_layout(it, &l);
 }
 
-int64_t cu_elem_base(const parity_tensor_desc_t *t) {
-  return t ? (int64_t)(t->offset_bytes / psup_dtype_size(t->dtype)) : 0;
-}
+int64_t cu_elem_base(const parity_tensor_desc_t *t) { return psup_elem_base(t); }
 
 CUdeviceptr cu_ptr_of(const parity_tensor_desc_t *t) { return t && t->buffer ? t->buffer->ptr : 0; }

@@ -248,7 +248,7 @@ _Static_assert(sizeof(cu_iter_t) == 512, "cu_iter_t must match iter_t in common.
 void cu_iter_from_tensors(cu_iter_t *it, uint32_t nops, const parity_tensor_desc_t *const *t);
 void cu_iter_build(cu_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t nops,
                    const int64_t *const *strides, const int64_t *bases);
-/* Element offset of a tensor (offset_bytes / element size; supports() checked divisibility). */
+/* Element offset of a tensor: psup_elem_base (supports() checked divisibility). */
 int64_t cu_elem_base(const parity_tensor_desc_t *t);
 /* The device pointer of a tensor's buffer (0 for a NULL tensor). */
 CUdeviceptr cu_ptr_of(const parity_tensor_desc_t *t);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cu_internal.h"
+#include "parity_support/buffer_args.h"
 
 int32_t cu_mem_alloc(parity_plugin_device_t *dev, uint64_t size, CUdeviceptr *out, const char *what) {
   *out = 0;
@@ -56,11 +57,9 @@ void cu_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) {
 }
 
 static int32_t range(const parity_plugin_buffer_t *b, uint64_t off, uint64_t size, const char *what) {
-  if (!b) return cu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cuda: %s: buffer is NULL", what);
-  if (off > b->size || size > b->size - off)
-    return cu_fail(PARITY_STATUS_OUT_OF_RANGE, "cuda: %s: range [%llu, +%llu) outside a %llu-byte buffer", what,
-                   (unsigned long long)off, (unsigned long long)size, (unsigned long long)b->size);
-  return PARITY_STATUS_OK;
+  char msg[256];
+  int32_t st = psup_check_buffer_range(b != NULL, b ? b->size : 0, off, size, what, msg, sizeof msg);
+  return st == PARITY_STATUS_OK ? st : cu_fail(st, "cuda: %s", msg);
 }
 
 int32_t cu_synchronize(parity_plugin_device_t *dev) {
@@ -121,8 +120,9 @@ int32_t cu_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, u
                        const void *pattern, uint32_t psize) {
   int32_t st = range(b, off, size, "buffer_fill");
   if (st != PARITY_STATUS_OK) return st;
-  if (!pattern || (psize != 1 && psize != 2 && psize != 4 && psize != 8) || size % psize)
-    return cu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cuda: buffer_fill: bad pattern size %u", psize);
+  char msg[64];
+  st = psup_check_fill_pattern(pattern, psize, size, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return cu_fail(st, "cuda: %s", msg);
   st = cu_enter(dev);
   if (st != PARITY_STATUS_OK || size == 0) return st;
   CUdeviceptr p = b->ptr + off;
@@ -157,7 +157,7 @@ int32_t cu_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, u
   /* the memsets want the address aligned to the pattern: write a host copy instead */
   unsigned char *host = malloc((size_t)size);
   if (!host) return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cuda: buffer_fill: out of host memory");
-  for (uint64_t i = 0; i < size; i += psize) memcpy(host + i, pattern, psize);
+  psup_fill_repeat(host, pattern, psize, size);
   st = cu_buffer_write(dev, b, off, host, size);
   free(host);
   return st;

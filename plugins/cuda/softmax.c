@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cu_internal.h"
+#include "parity_support/plan_softmax.h"
 
 /* mirrors smx_t in kernels/softmax.cu */
 typedef struct cu_smx_t {
@@ -15,36 +16,21 @@ typedef struct cu_smx_t {
 } cu_smx_t;
 _Static_assert(sizeof(cu_smx_t) == 336, "cu_smx_t must match smx_t in softmax.cu");
 
+/* Run kernel kid over the rows of the nops operands t (parity_support/plan_softmax.h). */
 static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int kid, uint32_t nops,
                    const parity_tensor_desc_t *const *t) {
-  const parity_tensor_desc_t *ref = t[0];
-  int64_t n = psup_numel(ref);
-  if (n == 0) return PARITY_STATUS_OK;
-  uint32_t axis = (uint32_t)d->params.softmax.axis;
+  psup_softmax_plan_t p;
+  if (!psup_softmax_plan(&p, d, nops, t)) return PARITY_STATUS_OK;
   cu_smx_t s;
   memset(&s, 0, sizeof s);
-  s.R = ref->shape[axis];
-  s.M = n / s.R;
-  for (uint32_t k = 0; k < nops; k++) {
-    s.base[k] = cu_elem_base(t[k]);
-    s.rstride[k] = t[k]->strides[axis];
-  }
-  for (uint32_t a = 0; a < ref->rank; a++) {
-    int64_t len = ref->shape[a];
-    if (a == axis || len == 1) continue;
-    int o = s.orank, merge = o > 0;
-    for (uint32_t k = 0; k < nops && merge; k++) merge = s.ostride[k][o - 1] == t[k]->strides[a] * len;
-    if (merge) {
-      s.oshape[o - 1] *= len;
-      for (uint32_t k = 0; k < nops; k++) s.ostride[k][o - 1] = t[k]->strides[a];
-    } else {
-      s.oshape[o] = len;
-      for (uint32_t k = 0; k < nops; k++) s.ostride[k][o] = t[k]->strides[a];
-      s.orank++;
-    }
-  }
+  memcpy(s.oshape, p.rows.shape, sizeof s.oshape);
+  memcpy(s.ostride, p.rows.strides, sizeof s.ostride);
+  memcpy(s.base, p.base, sizeof s.base);
+  memcpy(s.rstride, p.rstride, sizeof s.rstride);
+  s.M = p.M, s.R = p.R;
+  s.orank = p.rows.rank;
   s.op = d->op;
-  s.dt = ref->dtype;
+  s.dt = t[0]->dtype;
   int cls = cu_class_of(s.dt);
   CUdeviceptr m0 = cu_ptr_of(t[0]), m1 = cu_ptr_of(t[1]), m2 = nops > 2 ? cu_ptr_of(t[2]) : 0;
   void *args[] = {&s, &m0, &m1, &m2};

@@ -159,7 +159,7 @@ void ocl_iter_build(ocl_iter_t *it, uint32_t rank, const int64_t *shape, uint32_
 /* Same, from tensor descriptors sharing the first one's shape (NULL entries: absent). */
 void ocl_iter_from_tensors(ocl_iter_t *it, uint32_t nops, const parity_tensor_desc_t *const *t);
 
-/* Element offset of a tensor (offset_bytes / element size; supports() checked divisibility). */
+/* Element offset of a tensor: psup_elem_base (supports() checked divisibility). */
 int64_t ocl_elem_base(const parity_tensor_desc_t *t);
 /* The cl_mem of a tensor (NULL for a NULL tensor). */
 cl_mem ocl_mem_of(const parity_tensor_desc_t *t);

@@ -60,8 +60,6 @@ void ocl_iter_from_tensors(ocl_iter_t *it, uint32_t nops, const parity_tensor_de
   ocl_iter_build(it, ref ? ref->rank : 0, ref ? ref->shape : NULL, nops, strides, bases);
 }
 
-int64_t ocl_elem_base(const parity_tensor_desc_t *t) {
-  return t ? (int64_t)(t->offset_bytes / psup_dtype_size(t->dtype)) : 0;
-}
+int64_t ocl_elem_base(const parity_tensor_desc_t *t) { return psup_elem_base(t); }
 
 cl_mem ocl_mem_of(const parity_tensor_desc_t *t) { return t && t->buffer ? t->buffer->mem : NULL; }

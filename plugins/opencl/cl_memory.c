@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cl_internal.h"
+#include "parity_support/buffer_args.h"
 
 int32_t ocl_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out) {
   uint64_t max = dev->slot->info.max_buffer_bytes;
@@ -38,11 +39,9 @@ void ocl_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) {
 }
 
 static int32_t range(const parity_plugin_buffer_t *b, uint64_t off, uint64_t size, const char *what) {
-  if (!b) return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s: buffer is NULL", what);
-  if (off > b->size || size > b->size - off)
-    return ocl_fail(PARITY_STATUS_OUT_OF_RANGE, "opencl: %s: range [%llu, +%llu) outside a %llu-byte buffer",
-                    what, (unsigned long long)off, (unsigned long long)size, (unsigned long long)b->size);
-  return PARITY_STATUS_OK;
+  char msg[256];
+  int32_t st = psup_check_buffer_range(b != NULL, b ? b->size : 0, off, size, what, msg, sizeof msg);
+  return st == PARITY_STATUS_OK ? st : ocl_fail(st, "opencl: %s", msg);
 }
 
 int32_t ocl_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
@@ -91,8 +90,9 @@ int32_t ocl_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
                         const void *pattern, uint32_t psize) {
   int32_t st = range(b, off, size, "buffer_fill");
   if (st != PARITY_STATUS_OK) return st;
-  if (!pattern || (psize != 1 && psize != 2 && psize != 4 && psize != 8) || size % psize)
-    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: buffer_fill: bad pattern size %u", psize);
+  char msg[64];
+  st = psup_check_fill_pattern(pattern, psize, size, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return ocl_fail(st, "opencl: %s", msg);
   if (size == 0) return PARITY_STATUS_OK;
   if (off % psize == 0) {
     OCL_CHECK(clEnqueueFillBuffer(dev->queue, b->mem, pattern, psize, (size_t)off, (size_t)size, 0, NULL, NULL),
@@ -102,7 +102,7 @@ int32_t ocl_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
   /* clEnqueueFillBuffer wants the offset aligned to the pattern: write a host copy instead */
   unsigned char *host = malloc((size_t)size);
   if (!host) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "opencl: buffer_fill: out of host memory");
-  for (uint64_t i = 0; i < size; i += psize) memcpy(host + i, pattern, psize);
+  psup_fill_repeat(host, pattern, psize, size);
   st = ocl_buffer_write(dev, b, off, host, size);
   free(host);
   return st;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cl_internal.h"
+#include "parity_support/plan_softmax.h"
 
 /* mirrors smx_t in softmax.cl */
 typedef struct ocl_smx_t {
@@ -15,36 +16,21 @@ typedef struct ocl_smx_t {
 } ocl_smx_t;
 _Static_assert(sizeof(ocl_smx_t) == 336, "ocl_smx_t must match smx_t in softmax.cl");
 
+/* Run kernel kid over the rows of the nops operands t (parity_support/plan_softmax.h). */
 static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int kid, uint32_t nops,
                    const parity_tensor_desc_t *const *t) {
-  const parity_tensor_desc_t *ref = t[0];
-  int64_t n = psup_numel(ref);
-  if (n == 0) return PARITY_STATUS_OK;
-  uint32_t axis = (uint32_t)d->params.softmax.axis;
+  psup_softmax_plan_t p;
+  if (!psup_softmax_plan(&p, d, nops, t)) return PARITY_STATUS_OK;
   ocl_smx_t s;
   memset(&s, 0, sizeof s);
-  s.R = ref->shape[axis];
-  s.M = n / s.R;
-  for (uint32_t k = 0; k < nops; k++) {
-    s.base[k] = ocl_elem_base(t[k]);
-    s.rstride[k] = t[k]->strides[axis];
-  }
-  for (uint32_t a = 0; a < ref->rank; a++) {
-    int64_t len = ref->shape[a];
-    if (a == axis || len == 1) continue;
-    int o = s.orank, merge = o > 0;
-    for (uint32_t k = 0; k < nops && merge; k++) merge = s.ostride[k][o - 1] == t[k]->strides[a] * len;
-    if (merge) {
-      s.oshape[o - 1] *= len;
-      for (uint32_t k = 0; k < nops; k++) s.ostride[k][o - 1] = t[k]->strides[a];
-    } else {
-      s.oshape[o] = len;
-      for (uint32_t k = 0; k < nops; k++) s.ostride[k][o] = t[k]->strides[a];
-      s.orank++;
-    }
-  }
+  memcpy(s.oshape, p.rows.shape, sizeof s.oshape);
+  memcpy(s.ostride, p.rows.strides, sizeof s.ostride);
+  memcpy(s.base, p.base, sizeof s.base);
+  memcpy(s.rstride, p.rstride, sizeof s.rstride);
+  s.M = p.M, s.R = p.R;
+  s.orank = p.rows.rank;
   s.op = d->op;
-  s.dt = ref->dtype;
+  s.dt = t[0]->dtype;
   int cls = ocl_class_of(s.dt);
   cl_mem m0 = ocl_mem_of(t[0]), m1 = ocl_mem_of(t[1]), m2 = nops > 2 ? ocl_mem_of(t[2]) : NULL;
   ocl_arg_t args[] = {OCL_ARG(s), OCL_ARG(m0), OCL_ARG(m1), OCL_ARG(m2)};

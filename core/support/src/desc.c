@@ -24,6 +24,10 @@ int psup_is_contiguous(const parity_tensor_desc_t *t) {
   return 1;
 }
 
+int64_t psup_elem_base(const parity_tensor_desc_t *t) {
+  return t ? (int64_t)(t->offset_bytes / psup_dtype_size(t->dtype)) : 0;
+}
+
 void psup_tensor_init(parity_tensor_desc_t *t, int32_t dtype, uint32_t rank, const int64_t *shape,
                       parity_plugin_buffer_t *buffer, uint64_t offset_bytes) {
   memset(t, 0, sizeof *t);

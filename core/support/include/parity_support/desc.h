@@ -17,6 +17,9 @@ void psup_tensor_init(parity_tensor_desc_t *t, int32_t dtype, uint32_t rank, con
 /* Lowest and one-past-highest byte touched by the view (both 0 for an empty tensor). Returns 0
  * when the extent is representable, -1 when it underflows the offset or overflows int64. */
 int psup_byte_extent(const parity_tensor_desc_t *t, int64_t *out_lo, int64_t *out_hi);
+/* Element offset of the view's element 0 in its buffer: offset_bytes / element size (0 for a
+ * NULL tensor). */
+int64_t psup_elem_base(const parity_tensor_desc_t *t);
 
 /* Check what every entry needs of a descriptor: struct sizes, op known, direction, operand
  * counts for the op kind, ranks <= PARITY_MAX_RANK, non-negative shapes, valid dtypes, and
