@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cu_internal.h"
-#include "parity_support/plan_reduce.h"
+#include "parity_support/geom_reduce.h"
 
 #define RED_COUNT_TIES (-1)
 
@@ -25,7 +25,7 @@ _Static_assert(sizeof(cu_red_t) == 464, "cu_red_t must match red_t in reduce.cu"
 
 static uint32_t axes_of(const parity_op_desc_t *d) { return d->params.reduce.axes_mask; }
 
-/* The kernels' copy of the plan (parity_support/plan_reduce.h). */
+/* The kernels' copy of the plan (parity_support/geom_reduce.h). */
 static void red_pack(cu_red_t *r, const psup_reduce_plan_t *p, int32_t op, int32_t dt, int32_t odt) {
   memset(r, 0, sizeof *r);
   memcpy(r->oshape, p->kept.shape, sizeof r->oshape);

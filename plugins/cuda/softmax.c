@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cu_internal.h"
-#include "parity_support/plan_softmax.h"
+#include "parity_support/geom_softmax.h"
 
 /* mirrors smx_t in kernels/softmax.cu */
 typedef struct cu_smx_t {
@@ -16,7 +16,7 @@ typedef struct cu_smx_t {
 } cu_smx_t;
 _Static_assert(sizeof(cu_smx_t) == 336, "cu_smx_t must match smx_t in softmax.cu");
 
-/* Run kernel kid over the rows of the nops operands t (parity_support/plan_softmax.h). */
+/* Run kernel kid over the rows of the nops operands t (parity_support/geom_softmax.h). */
 static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int kid, uint32_t nops,
                    const parity_tensor_desc_t *const *t) {
   psup_softmax_plan_t p;

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cl_internal.h"
-#include "parity_support/plan_conv.h"
+#include "parity_support/geom_conv.h"
 
 /* mirrors cv_t in conv.cl */
 typedef struct ocl_cv_t {
@@ -19,7 +19,7 @@ _Static_assert(sizeof(ocl_cv_t) == 392, "ocl_cv_t must match cv_t in conv.cl");
 
 static int is_pool(const parity_op_desc_t *d) { return d->op != PARITY_OP_CONV2D; }
 
-/* The kernels' copy of the geometry (parity_support/plan_conv.h); operand strides are added by
+/* The kernels' copy of the geometry (parity_support/geom_conv.h); operand strides are added by
  * the caller. */
 static void cv_init(ocl_cv_t *c, const parity_op_desc_t *d) {
   psup_conv_plan_t g;

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cl_internal.h"
-#include "parity_support/plan_matmul.h"
+#include "parity_support/geom_matmul.h"
 
 #define MM_TILE 16
 
@@ -28,7 +28,7 @@ int32_t ocl_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
   return PARITY_STATUS_OK;
 }
 
-/* C = A B per batch for product `which` of d (parity_support/plan_matmul.h). */
+/* C = A B per batch for product `which` of d (parity_support/geom_matmul.h). */
 static int32_t mm_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d, int which) {
   psup_matmul_plan_t q;
   if (!psup_matmul_plan(&q, d, which)) return PARITY_STATUS_OK;

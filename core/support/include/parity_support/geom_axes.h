@@ -1,8 +1,8 @@
-/* plan_axes.h — a run of axes with one stride list per operand, each new axis merged into the
+/* geom_axes.h — a run of axes with one stride list per operand, each new axis merged into the
  * previous one when that one is contiguous over it for every operand. The outer geometry of the
- * reduce, softmax and matmul plans (plan_reduce.h, plan_softmax.h, plan_matmul.h). */
-#ifndef PARITY_SUPPORT_PLAN_AXES_H
-#define PARITY_SUPPORT_PLAN_AXES_H
+ * reduce, softmax and matmul plans (geom_reduce.h, geom_softmax.h, geom_matmul.h). */
+#ifndef PARITY_SUPPORT_GEOM_AXES_H
+#define PARITY_SUPPORT_GEOM_AXES_H
 
 #include <stdint.h>
 

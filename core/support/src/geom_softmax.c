@@ -1,5 +1,5 @@
-/* plan_softmax.c — see plan_softmax.h. */
-#include "parity_support/plan_softmax.h"
+/* geom_softmax.c — see geom_softmax.h. */
+#include "parity_support/geom_softmax.h"
 
 #include <string.h>
 

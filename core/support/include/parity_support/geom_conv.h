@@ -1,9 +1,9 @@
-/* plan_conv.h — the geometry of conv2d and max/avg pooling (NCHW) that the GPU plugins hand to
+/* geom_conv.h — the geometry of conv2d and max/avg pooling (NCHW) that the GPU plugins hand to
  * their kernels: sizes, output extents, stride, top/left padding, dilation, groups; and an
  * operand's four strides with its element base. Each plugin copies the plan into the parameter
  * struct its kernels mirror. */
-#ifndef PARITY_SUPPORT_PLAN_CONV_H
-#define PARITY_SUPPORT_PLAN_CONV_H
+#ifndef PARITY_SUPPORT_GEOM_CONV_H
+#define PARITY_SUPPORT_GEOM_CONV_H
 
 #include <stdint.h>
 

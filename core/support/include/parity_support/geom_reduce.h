@@ -1,15 +1,15 @@
-/* plan_reduce.h — the host-side plan of a reduction over a set of axes, shared by the GPU
+/* geom_reduce.h — the host-side plan of a reduction over a set of axes, shared by the GPU
  * plugins: x's axes split into kept ones (M outputs) and reduced ones (K terms each), size-1 axes
  * dropped and contiguous neighbours merged; the cut of large K into partials that a second pass
  * combines in a fixed order; and the broadcast strides the backward pass walks x's shape with.
  * Each plugin copies the plan into the parameter struct its kernels mirror. */
-#ifndef PARITY_SUPPORT_PLAN_REDUCE_H
-#define PARITY_SUPPORT_PLAN_REDUCE_H
+#ifndef PARITY_SUPPORT_GEOM_REDUCE_H
+#define PARITY_SUPPORT_GEOM_REDUCE_H
 
 #include <stdint.h>
 
 #include "parity_plugin.h"
-#include "parity_support/plan_axes.h"
+#include "parity_support/geom_axes.h"
 
 typedef struct psup_reduce_plan_t {
   psup_axes_t kept;    /* operands x, y (contiguous over the kept axes when absent), ref */

@@ -1,5 +1,5 @@
-/* plan_matmul.c — see plan_matmul.h. */
-#include "parity_support/plan_matmul.h"
+/* geom_matmul.c — see geom_matmul.h. */
+#include "parity_support/geom_matmul.h"
 
 #include <string.h>
 

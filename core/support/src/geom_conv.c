@@ -1,5 +1,5 @@
-/* plan_conv.c — see plan_conv.h. */
-#include "parity_support/plan_conv.h"
+/* geom_conv.c — see geom_conv.h. */
+#include "parity_support/geom_conv.h"
 
 #include <string.h>
 

@@ -1,14 +1,14 @@
-/* plan_matmul.h — the three products of a batched matmul op as C = A B per batch, shared by the
+/* geom_matmul.h — the three products of a batched matmul op as C = A B per batch, shared by the
  * GPU plugins: forward c = a b, backward da = dc b^T and db = a^T dc (transposed views through
  * explicit row/column strides), with the batch axes merged over A, B and C. Each plugin copies
  * the plan into the parameter struct its kernels mirror. */
-#ifndef PARITY_SUPPORT_PLAN_MATMUL_H
-#define PARITY_SUPPORT_PLAN_MATMUL_H
+#ifndef PARITY_SUPPORT_GEOM_MATMUL_H
+#define PARITY_SUPPORT_GEOM_MATMUL_H
 
 #include <stdint.h>
 
 #include "parity_plugin.h"
-#include "parity_support/plan_axes.h"
+#include "parity_support/geom_axes.h"
 
 enum { PSUP_MM_FORWARD, PSUP_MM_GRAD_A, PSUP_MM_GRAD_B };
 

@@ -1,14 +1,14 @@
-/* plan_softmax.h — the row geometry of softmax and log_softmax over one axis, shared by the GPU
+/* geom_softmax.h — the row geometry of softmax and log_softmax over one axis, shared by the GPU
  * plugins: R elements along the axis, M rows over every other axis (size-1 axes dropped,
  * contiguous neighbours merged), per operand its element base and axis stride. Each plugin
  * copies the plan into the parameter struct its kernels mirror. */
-#ifndef PARITY_SUPPORT_PLAN_SOFTMAX_H
-#define PARITY_SUPPORT_PLAN_SOFTMAX_H
+#ifndef PARITY_SUPPORT_GEOM_SOFTMAX_H
+#define PARITY_SUPPORT_GEOM_SOFTMAX_H
 
 #include <stdint.h>
 
 #include "parity_plugin.h"
-#include "parity_support/plan_axes.h"
+#include "parity_support/geom_axes.h"
 
 typedef struct psup_softmax_plan_t {
   psup_axes_t rows;   /* every axis but the softmax one */

@@ -1,5 +1,5 @@
-/* plan_reduce.c — see plan_reduce.h. */
-#include "parity_support/plan_reduce.h"
+/* geom_reduce.c — see geom_reduce.h. */
+#include "parity_support/geom_reduce.h"
 
 #include <string.h>
 
