@@ -405,6 +405,7 @@ static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
     return PARITY_STATUS_OK;
   }
   const int nth = p->threads;
+  (void)nth; /* without OpenMP only the pragma would read it */
   if (p->column) {
     const int64_t n = p->kshape[p->vk], xv = p->ks[RD_X][p->vk], yv = p->ks[RD_Y][p->vk];
     const int64_t ntiles = (n + RD_TW - 1) / RD_TW, items = p->M / n * ntiles;
@@ -453,6 +454,7 @@ static int32_t RD_FN(rd_bwd_broadcast)(const rd_plan *p, const RD_ST *dy, RD_ST 
   const int64_t n = nb ? p->bshape[nb - 1] : 1, rows = p->M * p->K / n;
   const int64_t sdy = nb ? p->bs[RD_DY][nb - 1] : 0, sdx = nb ? p->bs[RD_DX][nb - 1] : 0;
   const int mean = p->op == PARITY_OP_MEAN, nth = p->threads;
+  (void)nth; /* only the OpenMP pragma reads it */
   const double K = (double)p->K;
   CPU_OMP(omp parallel num_threads(nth) if (nth > 1 && rows > 1))
   {
@@ -586,6 +588,7 @@ static int32_t RD_FN(rd_backward)(const rd_plan *p, const void *xp, const void *
   RD_ST *dx = dxp;
   if (p->op == PARITY_OP_SUM || p->op == PARITY_OP_MEAN) return RD_FN(rd_bwd_broadcast)(p, dy, dx);
   const int nth = p->threads;
+  (void)nth; /* without OpenMP only the pragma would read it */
   if (p->column) {
     const uint32_t v = p->vk;
     const int64_t n = p->kshape[v], ntiles = (n + RD_TW - 1) / RD_TW, items = p->M / n * ntiles;

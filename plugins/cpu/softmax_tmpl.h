@@ -156,6 +156,7 @@ static int32_t SM_FN(sm_run)(const sm_plan *p, const void *a, const void *b, voi
   const SM_ST *A = a, *B = b;
   SM_ST *O = out;
   const int nth = p->threads;
+  (void)nth; /* without OpenMP only the pragma would read it */
   const int contiguous = p->s[0] == 1 && p->s[2] == 1 && (!backward || p->s[1] == 1);
   CPU_OMP(omp parallel num_threads(nth) if (nth > 1 && p->rows > 1))
   {
