@@ -176,4 +176,12 @@ static inline int dt_set_threads(int n) {
   return set != NULL;
 }
 
+/* Thread-count tests need OpenMP: a failure where the plugin was built with it (PARITY_CPU_OPENMP,
+ * from CMake), skipped where it was built without (PARITY_WITH_OPENMP=OFF, the strict CI job). */
+#define DT_NEED_THREADS()                                                                        \
+  do {                                                                                           \
+    if (!PARITY_CPU_OPENMP) cr_skip_test("the CPU plugin was built without OpenMP");             \
+    cr_assert(dt_set_threads(2), "the CPU plugin is built with OpenMP but libgomp is not loaded"); \
+  } while (0)
+
 #endif

@@ -308,7 +308,7 @@ static void run_once(parity_device_t *dev, int32_t dtype, const pt_tensor *a, co
 
 Test(matmul, results_are_bitwise_identical_run_to_run_and_for_1_or_2_threads) {
   parity_device_t *dev = pt_device("cpu");
-  cr_assert(dt_set_threads(2), "the CPU plugin is built with OpenMP");
+  DT_NEED_THREADS();
   const int32_t dts[] = {PARITY_DTYPE_F32, PARITY_DTYPE_F16, PARITY_DTYPE_F64};
   for (int d = 0; d < 3; d++) {
     uint64_t seed = 42;

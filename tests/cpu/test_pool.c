@@ -293,7 +293,7 @@ Test(pool2d, f32_f16_bf16_match_f64_within_tolerance) {
 
 Test(pool2d, strided_views_are_read_and_written_through_and_results_are_bitwise_identical_for_1_or_2_threads) {
   parity_device_t *dev = pt_device("cpu");
-  cr_assert(dt_set_threads(2), "the CPU plugin is built with OpenMP");
+  DT_NEED_THREADS();
   const pcfg_t c = {4, 16, 40, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0};
   int64_t sx[4], sy[4];
   shapes(&c, sx, sy);
