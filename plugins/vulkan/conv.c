@@ -5,8 +5,8 @@
  * psup_check_operands; supports() adds the Vulkan limits. */
 #include <string.h>
 
+#include "parity_support/geom_conv.h"
 #include "vk_internal.h"
-
 
 /* mirrors Params in shaders/conv.comp (std430, all int) */
 typedef struct vkp_cv_t {
@@ -72,22 +72,16 @@ static void strides4(const parity_tensor_desc_t *t, int32_t *s) {
   for (int i = 0; i < 4; i++) s[i] = (int32_t)t->strides[i];
 }
 
+/* The shaders' copy of the geometry (parity_support/geom_conv.h; 32-bit, windows are at most
+ * 2^31 bytes); operand strides and bases are added by the caller. */
 static void cv_init(vkp_cv_t *c, const parity_op_desc_t *d) {
-  const parity_conv2d_params_t *p = &d->params.conv2d;
-  const parity_tensor_desc_t *x = d->inputs[0];
+  psup_conv_plan_t g;
+  psup_conv_plan(&g, d);
   memset(c, 0, sizeof *c);
-  c->N = (int32_t)x->shape[0], c->C = (int32_t)x->shape[1], c->H = (int32_t)x->shape[2], c->W = (int32_t)x->shape[3];
-  if (is_pool(d)) {
-    c->O = c->C, c->KH = p->kernel[0], c->KW = p->kernel[1], c->groups = 1;
-  } else {
-    const parity_tensor_desc_t *w = d->inputs[1];
-    c->O = (int32_t)w->shape[0], c->KH = (int32_t)w->shape[2], c->KW = (int32_t)w->shape[3], c->groups = p->groups;
-  }
-  c->OH = (int32_t)psup_conv_out_extent(c->H, p->padding[0], p->padding[1], c->KH, p->dilation[0], p->stride[0]);
-  c->OW = (int32_t)psup_conv_out_extent(c->W, p->padding[2], p->padding[3], c->KW, p->dilation[1], p->stride[1]);
-  c->sh = p->stride[0], c->sw = p->stride[1], c->pt = p->padding[0], c->pl = p->padding[2];
-  c->dh = p->dilation[0], c->dw = p->dilation[1];
-  c->include_pad = p->count_include_pad;
+  c->N = (int32_t)g.N, c->C = (int32_t)g.C, c->H = (int32_t)g.H, c->W = (int32_t)g.W;
+  c->O = (int32_t)g.O, c->KH = (int32_t)g.KH, c->KW = (int32_t)g.KW, c->OH = (int32_t)g.OH, c->OW = (int32_t)g.OW;
+  c->sh = g.sh, c->sw = g.sw, c->pt = g.pt, c->pl = g.pl, c->dh = g.dh, c->dw = g.dw, c->groups = g.groups;
+  c->include_pad = g.include_pad;
 }
 
 /* One dispatch of kernel `k` over n items, operands in kernel order (NULL: unbound). */

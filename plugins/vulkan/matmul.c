@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "parity_support/env.h"
+#include "parity_support/geom_matmul.h"
 #include "vk_internal.h"
-
 
 #define MM_TILE 16
 
@@ -50,34 +50,23 @@ int32_t vkp_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
   return vkp_check_window(dev, d);
 }
 
-/* C = A B per batch, with A's, B's and C's row/column strides given explicitly (transposed views).
- * t: the tensors holding A, B, C (batch strides and bases come from them). */
-static int32_t mm_launch(parity_plugin_device_t *dev, const parity_tensor_desc_t *const *t, int64_t M, int64_t N,
-                         int64_t K, const int64_t *rc) {
-  const parity_tensor_desc_t *c = t[2];
-  uint32_t r = c->rank;
+/* C = A B per batch for product `which` of d (parity_support/geom_matmul.h), packed into the
+ * shaders' 32-bit copy (windows are at most 2^31 bytes). */
+static int32_t mm_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d, int which) {
+  psup_matmul_plan_t q;
+  if (!psup_matmul_plan(&q, d, which)) return PARITY_STATUS_OK;
+  const parity_tensor_desc_t *const *t = q.t, *c = q.t[2];
+  int64_t M = q.M, N = q.N, K = q.K, batch = q.count;
   vkp_mm_t p;
   memset(&p, 0, sizeof p);
-  int64_t batch = 1;
-  for (uint32_t a = 0; a + 2 < r; a++) {
-    int64_t n = c->shape[a];
-    batch *= n;
-    if (n == 1) continue;
-    int o = p.brank, merge = o > 0;
-    for (int k = 0; k < 3 && merge; k++) merge = p.bstride[k][o - 1] == t[k]->strides[a] * n;
-    if (merge) {
-      p.bshape[o - 1] *= (int32_t)n;
-      for (int k = 0; k < 3; k++) p.bstride[k][o - 1] = (int32_t)t[k]->strides[a];
-    } else {
-      p.bshape[o] = (int32_t)n;
-      for (int k = 0; k < 3; k++) p.bstride[k][o] = (int32_t)t[k]->strides[a];
-      p.brank++;
-    }
+  p.brank = q.batch.rank;
+  for (int i = 0; i < PARITY_MAX_RANK; i++) {
+    p.bshape[i] = (int32_t)q.batch.shape[i];
+    for (int k = 0; k < 3; k++) p.bstride[k][i] = (int32_t)q.batch.strides[k][i];
   }
-  if (batch == 0 || M == 0 || N == 0) return PARITY_STATUS_OK;
   p.M = (int32_t)M, p.N = (int32_t)N, p.K = (int32_t)K, p.batch = (int32_t)batch;
-  p.am = (int32_t)rc[0], p.ak = (int32_t)rc[1], p.bk = (int32_t)rc[2], p.bn = (int32_t)rc[3];
-  p.cm = (int32_t)rc[4], p.cn = (int32_t)rc[5];
+  p.am = (int32_t)q.am, p.ak = (int32_t)q.ak, p.bk = (int32_t)q.bk, p.bn = (int32_t)q.bn;
+  p.cm = (int32_t)q.cm, p.cn = (int32_t)q.cn;
 
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
@@ -120,31 +109,11 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_tensor_desc_t
 }
 
 int32_t vkp_matmul_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  const parity_tensor_desc_t *a = d->inputs[0], *b = d->inputs[1], *c = d->outputs[0];
-  uint32_t r = a->rank;
-  const parity_tensor_desc_t *t[3] = {a, b, c};
-  int64_t rc[6] = {a->strides[r - 2], a->strides[r - 1], b->strides[r - 2], b->strides[r - 1],
-                   c->strides[r - 2], c->strides[r - 1]};
-  return mm_launch(dev, t, c->shape[r - 2], c->shape[r - 1], a->shape[r - 1], rc);
+  return mm_launch(dev, d, PSUP_MM_FORWARD);
 }
 
 int32_t vkp_matmul_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  const parity_tensor_desc_t *a = d->inputs[0], *b = d->inputs[1], *dc = d->inputs[2];
-  const parity_tensor_desc_t *da = d->outputs[0], *db = d->num_outputs > 1 ? d->outputs[1] : NULL;
-  uint32_t r = a->rank;
-  int64_t m = a->shape[r - 2], k = a->shape[r - 1], n = b->shape[r - 1];
-  int32_t st = PARITY_STATUS_OK;
-  if (da) { /* da[m,k] = dc[m,n] b^T[n,k] */
-    const parity_tensor_desc_t *t[3] = {dc, b, da};
-    int64_t rc[6] = {dc->strides[r - 2], dc->strides[r - 1], b->strides[r - 1], b->strides[r - 2],
-                     da->strides[r - 2], da->strides[r - 1]};
-    st = mm_launch(dev, t, m, k, n, rc);
-  }
-  if (db && st == PARITY_STATUS_OK) { /* db[k,n] = a^T[k,m] dc[m,n] */
-    const parity_tensor_desc_t *t[3] = {a, dc, db};
-    int64_t rc[6] = {a->strides[r - 1], a->strides[r - 2], dc->strides[r - 2], dc->strides[r - 1],
-                     db->strides[r - 2], db->strides[r - 1]};
-    st = mm_launch(dev, t, k, n, m, rc);
-  }
+  int32_t st = mm_launch(dev, d, PSUP_MM_GRAD_A);
+  if (st == PARITY_STATUS_OK) st = mm_launch(dev, d, PSUP_MM_GRAD_B);
   return st;
 }

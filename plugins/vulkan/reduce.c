@@ -1,11 +1,13 @@
 /* reduce.c — sum, mean, max, min, argmax, argmin over any set of axes, forward and backward
  * (shaders/reduce.comp; the OpenCL plugin's algorithm). Forward splits x's axes into kept ones
- * (M outputs) and reduced ones (K terms each); one invocation reduces one output sequentially
+ * (M outputs) and reduced ones (K terms each; the plan is parity_support/geom_reduce.h's, this
+ * file packs it and adds the Vulkan limits); one invocation reduces one output sequentially
  * (pairwise float sums), and large K with few outputs is cut into partials (scratch) that a
  * second pass combines in a fixed order. Backward: sum/mean broadcast dy back; max/min count
  * each output's ties first (scratch), then share dy evenly among them. */
 #include <string.h>
 
+#include "parity_support/geom_reduce.h"
 #include "vk_internal.h"
 
 #define RED_COUNT_TIES (-1)
@@ -98,89 +100,35 @@ int32_t vkp_reduce_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
   return PARITY_STATUS_OK;
 }
 
-/* Split x into kept and reduced axes (size-1 axes dropped, contiguous neighbours merged).
- * Operand strides on the kept axes: x, y (NULL: contiguous over the kept axes), ref. Bases in
- * elements of each operand's window. */
-static void red_layout(vkp_red_t *r, const parity_tensor_desc_t *x, uint32_t mask, const parity_tensor_desc_t *y,
-                       const parity_tensor_desc_t *ref, const int64_t base[3]) {
+/* The shaders' copy of the plan (parity_support/geom_reduce.h; 32-bit, windows are at most 2^31
+ * bytes), with the operands' bases in their binding windows. */
+static void red_pack(vkp_red_t *r, const psup_reduce_plan_t *p, const int64_t base[3]) {
   memset(r, 0, sizeof *r);
-  int64_t oshape[PARITY_MAX_RANK] = {0}, ostride[3][PARITY_MAX_RANK] = {{0}}, kshape[PARITY_MAX_RANK] = {0},
-          kstride[PARITY_MAX_RANK] = {0};
-  int64_t contig[PARITY_MAX_RANK], c = 1, M = 1, K = 1;
-  int orank = 0, krank = 0;
-  for (int32_t a = (int32_t)x->rank - 1; a >= 0; a--) {
-    contig[a] = c;
-    if (!((mask >> a) & 1u)) c *= x->shape[a];
-  }
-  for (uint32_t a = 0; a < x->rank; a++) {
-    int64_t n = x->shape[a];
-    if ((mask >> a) & 1u) {
-      K *= n;
-      if (n == 1) continue;
-      if (krank > 0 && kstride[krank - 1] == x->strides[a] * n) {
-        kshape[krank - 1] *= n;
-        kstride[krank - 1] = x->strides[a];
-      } else {
-        kshape[krank] = n;
-        kstride[krank] = x->strides[a];
-        krank++;
-      }
-    } else {
-      M *= n;
-      if (n == 1) continue;
-      int64_t s[3] = {x->strides[a], y ? y->strides[a] : contig[a], ref ? ref->strides[a] : 0};
-      int merge = orank > 0;
-      for (int k = 0; k < 3 && merge; k++) merge = ostride[k][orank - 1] == s[k] * n;
-      if (merge) {
-        oshape[orank - 1] *= n;
-        for (int k = 0; k < 3; k++) ostride[k][orank - 1] = s[k];
-      } else {
-        oshape[orank] = n;
-        for (int k = 0; k < 3; k++) ostride[k][orank] = s[k];
-        orank++;
-      }
-    }
-  }
-  if (krank == 0 || K == 0) { /* nothing reduced, or an empty extent: one run of K terms */
-    kshape[0] = 1;
-    kstride[0] = 0;
-    krank = 1;
-  }
-  r->M = (int32_t)M;
-  r->K = (int32_t)K;
-  r->orank = orank;
-  r->krank = krank;
+  r->M = (int32_t)p->M, r->K = (int32_t)p->K, r->chunk = (int32_t)p->chunk, r->parts = (int32_t)p->parts;
+  r->orank = p->kept.rank;
+  r->krank = p->reduced.rank;
   for (int i = 0; i < PARITY_MAX_RANK; i++) {
-    r->oshape[i] = (int32_t)oshape[i];
-    r->kshape[i] = (int32_t)kshape[i];
-    r->kstride[i] = (int32_t)kstride[i];
-    for (int k = 0; k < 3; k++) r->ostride[k][i] = (int32_t)ostride[k][i];
+    r->oshape[i] = (int32_t)p->kept.shape[i];
+    r->kshape[i] = (int32_t)p->reduced.shape[i];
+    r->kstride[i] = (int32_t)p->reduced.strides[0][i];
+    for (int k = 0; k < 3; k++) r->ostride[k][i] = (int32_t)p->kept.strides[k][i];
   }
   for (int k = 0; k < 3; k++) r->base[k] = (int32_t)base[k];
 }
 
-/* How many partials each output is cut into: enough invocations to fill the device when there
- * are few outputs, at least ~2048 terms per partial. Returns the scratch words they need. */
-static uint64_t red_plan(const parity_plugin_device_t *dev, vkp_red_t *r, uint32_t local, uint32_t w) {
-  uint64_t target = (uint64_t)local * dev->max_groups;
-  r->parts = 1;
-  r->chunk = r->K;
-  if ((uint64_t)r->M < target && r->K > 4096) {
-    int64_t want = (int64_t)((target + (uint64_t)r->M - 1) / (uint64_t)r->M);
-    int64_t most = ((int64_t)r->K + 2047) / 2048;
-    int64_t parts = want < most ? want : most;
-    int64_t chunk = ((int64_t)r->K + parts - 1) / parts;
-    r->chunk = (int32_t)chunk;
-    r->parts = (int32_t)(((int64_t)r->K + chunk - 1) / chunk);
+/* How many partials each output is cut into (psup_reduce_partials: enough invocations to fill
+ * the device when there are few outputs), then at most RED_MAX_CHUNK terms per partial so that
+ * one fits the loop budget. Returns the scratch words they need: per partial a value of w words
+ * and a one-word index. */
+static uint64_t red_plan(const parity_plugin_device_t *dev, psup_reduce_plan_t *p, uint32_t local, uint32_t w) {
+  psup_reduce_partials(p, (uint64_t)local * dev->max_groups, 4u * w);
+  if (p->chunk > RED_MAX_CHUNK) {
+    int64_t parts = (p->K + RED_MAX_CHUNK - 1) / RED_MAX_CHUNK;
+    p->chunk = (p->K + parts - 1) / parts;
+    p->parts = (p->K + p->chunk - 1) / p->chunk;
   }
-  if (r->chunk > RED_MAX_CHUNK) {
-    int64_t parts = ((int64_t)r->K + RED_MAX_CHUNK - 1) / RED_MAX_CHUNK;
-    int64_t chunk = ((int64_t)r->K + parts - 1) / parts;
-    r->chunk = (int32_t)chunk;
-    r->parts = (int32_t)(((int64_t)r->K + chunk - 1) / chunk);
-  }
-  if (r->parts == 1) return 0;
-  return (uint64_t)r->M * (uint64_t)r->parts * (w + 1u);
+  if (p->parts == 1) return 0;
+  return (uint64_t)p->M * (uint64_t)p->parts * (w + 1u);
 }
 
 static parity_tensor_desc_t scratch_desc(parity_plugin_buffer_t *b, uint64_t words) {
@@ -218,13 +166,20 @@ static int32_t red_run(parity_plugin_device_t *dev, int32_t op, const parity_ten
   vkp_bind_bases(dev, &l, &b);
   const parity_tensor_desc_t *out = y ? y : yi;
   int64_t bases[3] = {b.base[OPD_X], y ? b.base[OPD_Y] : yi ? b.base[OPD_YI] : 0, b.base[OPD_REF]};
-  vkp_red_t r;
-  red_layout(&r, x, mask, out, ref, bases);
-  if (r.M == 0) return PARITY_STATUS_OK;
-  r.odt_i64 = odt_i64;
+  psup_reduce_plan_t p;
+  psup_reduce_layout(&p, x, mask, out, ref);
+  if (p.M == 0) return PARITY_STATUS_OK;
+  if (p.K == 0) { /* an empty extent: one run of K terms, as when nothing is reduced */
+    p.reduced.shape[0] = 1;
+    p.reduced.strides[0][0] = 0;
+    p.reduced.rank = 1;
+  }
   uint32_t w = words_of(x->dtype);
-  uint64_t cnt_words = op == RED_COUNT_TIES ? (uint64_t)r.M : 0;
-  uint64_t words = cnt_words + red_plan(dev, &r, l.local, w);
+  uint64_t cnt_words = op == RED_COUNT_TIES ? (uint64_t)p.M : 0;
+  uint64_t words = cnt_words + red_plan(dev, &p, l.local, w);
+  vkp_red_t r;
+  red_pack(&r, &p, bases);
+  r.odt_i64 = odt_i64;
   r.cnt_off = 0;
   r.val_off = (int32_t)cnt_words;
   r.idx_off = (int32_t)(cnt_words + (uint64_t)r.M * (uint64_t)r.parts * w);
@@ -261,11 +216,6 @@ int32_t vkp_reduce_forward(parity_plugin_device_t *dev, const parity_op_desc_t *
   return red_run(dev, d->op, x, mask, i64_out ? NULL : y, i64_out ? y : NULL, NULL, i64_out && !arg);
 }
 
-/* y-shaped tensor seen with x's shape: stride 0 on the reduced axes */
-static void broadcast_strides(const parity_tensor_desc_t *t, uint32_t mask, int64_t *out) {
-  for (uint32_t a = 0; a < t->rank; a++) out[a] = (mask >> a) & 1u ? 0 : t->strides[a];
-}
-
 /* an elementwise pass over x's shape with the given operands and stride lists */
 static int32_t iter_launch(parity_plugin_device_t *dev, vkp_launch_t *l, const parity_tensor_desc_t *x,
                            const int64_t *const *strides, int32_t divisor) {
@@ -294,24 +244,21 @@ int32_t vkp_reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   const parity_tensor_desc_t *x = d->inputs[0], *y = d->inputs[1], *dy = d->inputs[2], *dx = d->outputs[0];
   int64_t n = psup_numel(x);
   if (!dx || n == 0) return PARITY_STATUS_OK;
-  uint32_t mask = d->params.reduce.axes_mask, rank = x->rank;
+  uint32_t mask = d->params.reduce.axes_mask;
   const char *dn = psup_dtype_name(x->dtype);
   int64_t sy[PARITY_MAX_RANK], sdy[PARITY_MAX_RANK], scount[PARITY_MAX_RANK];
-  broadcast_strides(y, mask, sy);
-  broadcast_strides(dy, mask, sdy);
+  psup_reduce_broadcast_strides(y, mask, sy);
+  psup_reduce_broadcast_strides(dy, mask, sdy);
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
   if (d->op == PARITY_OP_SUM || d->op == PARITY_OP_MEAN) {
-    int64_t k = 1;
-    for (uint32_t a = 0; a < rank; a++)
-      if ((mask >> a) & 1u) k *= x->shape[a];
     l.spv = vkp_spv_find("red_bwd_sum", dn);
     if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
     l.op = d->op;
     l.noperands = 2;
     l.operands[0] = (vkp_operand_t){dy, 0};
     l.operands[1] = (vkp_operand_t){dx, 1};
-    int32_t divisor = d->op == PARITY_OP_MEAN ? (int32_t)k : 0;
+    int32_t divisor = d->op == PARITY_OP_MEAN ? (int32_t)psup_reduce_terms(x, mask) : 0;
     const int64_t *strides[2] = {sdy, dx->strides};
     return iter_launch(dev, &l, x, strides, divisor);
   }
@@ -322,11 +269,8 @@ int32_t vkp_reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
   int32_t st = red_run(dev, RED_COUNT_TIES, x, mask, NULL, NULL, y, 0);
   if (st != PARITY_STATUS_OK) return st;
-  int64_t c = 1, m = psup_numel(y);
-  for (int32_t a = (int32_t)rank - 1; a >= 0; a--) {
-    scount[a] = (mask >> a) & 1u ? 0 : c;
-    if (!((mask >> a) & 1u)) c *= x->shape[a];
-  }
+  int64_t m = psup_numel(y);
+  psup_reduce_kept_strides(x, mask, scount);
   parity_plugin_buffer_t *scratch;
   st = vkp_scratch(dev, (uint64_t)m * 4u, &scratch); /* the same buffer red_run filled */
   if (st != PARITY_STATUS_OK) return st;

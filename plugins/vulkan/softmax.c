@@ -1,11 +1,12 @@
 /* softmax.c — softmax and log_softmax over one axis, forward and backward
  * (shaders/softmax.comp): one work-group per row of the softmax axis (its invocations stride
  * through the row and meet in a fixed shared-memory tree); every other axis is a row index
- * (merged where the operands allow). Long launches are split over several dispatches so that
- * no invocation loops more than ~32k times per dispatch (lavapipe stops a shader after 65,535
- * loop iterations in total, silently). */
+ * (merged where the operands allow; the row geometry is parity_support/geom_softmax.h's). Long
+ * launches are split over several dispatches so that no invocation loops more than ~32k times
+ * per dispatch (lavapipe stops a shader after 65,535 loop iterations in total, silently). */
 #include <string.h>
 
+#include "parity_support/geom_softmax.h"
 #include "vk_internal.h"
 
 /* mirrors Params in shaders/softmax.comp */
@@ -51,48 +52,32 @@ int32_t vkp_softmax_supports(parity_plugin_device_t *dev, const parity_op_desc_t
 
 static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, const char *kernel, uint32_t nops,
                    const parity_tensor_desc_t *const *t) {
-  const parity_tensor_desc_t *ref = t[0];
-  int64_t n = psup_numel(ref);
-  if (n == 0) return PARITY_STATUS_OK;
-  uint32_t axis = (uint32_t)d->params.softmax.axis;
+  psup_softmax_plan_t p;
+  if (!psup_softmax_plan(&p, d, nops, t)) return PARITY_STATUS_OK;
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
-  l.spv = vkp_spv_find(kernel, psup_dtype_name(ref->dtype));
+  l.spv = vkp_spv_find(kernel, psup_dtype_name(t[0]->dtype));
   if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
   l.op = d->op;
-  l.local = smx_local(dev, ref->shape[axis]);
+  l.local = smx_local(dev, p.R);
   l.noperands = nops;
   for (uint32_t k = 0; k < nops; k++) l.operands[k] = (vkp_operand_t){t[k], k == nops - 1};
   vkp_bases_t b;
   vkp_bind_bases(dev, &l, &b);
+  /* the shaders' copy of the plan (parity_support/geom_softmax.h; 32-bit, windows are at most
+   * 2^31 bytes), with the operands' bases in their binding windows */
   vkp_smx_t s;
   memset(&s, 0, sizeof s);
-  int64_t oshape[PARITY_MAX_RANK] = {0}, ostride[3][PARITY_MAX_RANK] = {{0}};
-  int orank = 0;
   for (uint32_t k = 0; k < nops; k++) {
     s.base[k] = (int32_t)b.base[k];
-    s.rstride[k] = (int32_t)t[k]->strides[axis];
+    s.rstride[k] = (int32_t)p.rstride[k];
   }
-  for (uint32_t a = 0; a < ref->rank; a++) {
-    int64_t len = ref->shape[a];
-    if (a == axis || len == 1) continue;
-    int merge = orank > 0;
-    for (uint32_t k = 0; k < nops && merge; k++) merge = ostride[k][orank - 1] == t[k]->strides[a] * len;
-    if (merge) {
-      oshape[orank - 1] *= len;
-      for (uint32_t k = 0; k < nops; k++) ostride[k][orank - 1] = t[k]->strides[a];
-    } else {
-      oshape[orank] = len;
-      for (uint32_t k = 0; k < nops; k++) ostride[k][orank] = t[k]->strides[a];
-      orank++;
-    }
-  }
-  s.R = (int32_t)ref->shape[axis];
-  s.M = (int32_t)(n / ref->shape[axis]);
-  s.orank = orank;
+  s.R = (int32_t)p.R;
+  s.M = (int32_t)p.M;
+  s.orank = p.rows.rank;
   for (int i = 0; i < PARITY_MAX_RANK; i++) {
-    s.oshape[i] = (int32_t)oshape[i];
-    for (int k = 0; k < 3; k++) s.ostride[k][i] = (int32_t)ostride[k][i];
+    s.oshape[i] = (int32_t)p.rows.shape[i];
+    for (int k = 0; k < 3; k++) s.ostride[k][i] = (int32_t)p.rows.strides[k][i];
   }
   l.params = &s;
   l.params_size = sizeof s;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parity_support/buffer_args.h"
 #include "vk_internal.h"
 
 int32_t vkp_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out) {
@@ -53,11 +54,9 @@ void vkp_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) {
 }
 
 static int32_t range(const parity_plugin_buffer_t *b, uint64_t off, uint64_t size, const char *what) {
-  if (!b) return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "vulkan: %s: buffer is NULL", what);
-  if (off > b->size || size > b->size - off)
-    return vkp_fail(PARITY_STATUS_OUT_OF_RANGE, "vulkan: %s: range [%llu, +%llu) outside a %llu-byte buffer", what,
-                    (unsigned long long)off, (unsigned long long)size, (unsigned long long)b->size);
-  return PARITY_STATUS_OK;
+  char msg[256];
+  int32_t st = psup_check_buffer_range(b != NULL, b ? b->size : 0, off, size, what, msg, sizeof msg);
+  return st == PARITY_STATUS_OK ? st : vkp_fail(st, "vulkan: %s", msg);
 }
 
 static void mark_used(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) { b->last_use = dev->submitted + 1; }
@@ -75,7 +74,7 @@ static int32_t upload(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, ui
     int32_t st = vkp_staging(dev, n, 16, &h, &hoff);
     if (st != PARITY_STATUS_OK) return st;
     if (pattern_size) /* a repeated pattern (fill): src is one pattern */
-      for (uint64_t i = 0; i < n; i += pattern_size) memcpy(h->map + hoff + i, p, pattern_size);
+      psup_fill_repeat(h->map + hoff, p, pattern_size, n);
     else
       memcpy(h->map + hoff, p + done, n);
     st = vkp_hazard(dev, NULL, 0, &b->buf, 1);
@@ -172,9 +171,9 @@ int32_t vkp_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
                         const void *pattern, uint32_t psize) {
   int32_t st = range(b, off, size, "buffer_fill");
   if (st != PARITY_STATUS_OK) return st;
-  if (!pattern || (psize != 1 && psize != 2 && psize != 4 && psize != 8) || size % psize)
-    return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "vulkan: buffer_fill: pattern of %u bytes cannot fill %llu bytes "
-                    "(pattern size 1, 2, 4 or 8 dividing the size)", psize, (unsigned long long)size);
+  char msg[64];
+  st = psup_check_fill_pattern(pattern, psize, size, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return vkp_fail(st, "vulkan: %s", msg);
   if (size == 0) return PARITY_STATUS_OK;
   if (psize <= 4 && off % 4 == 0 && size % 4 == 0) {
     uint8_t word[4];
