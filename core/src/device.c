@@ -195,13 +195,18 @@ static parity_status_t check_operand_buffers(parity_device_t *dev, const parity_
   return PARITY_STATUS_OK;
 }
 
-parity_status_t parity_device_run(parity_device_t *dev, const parity_op_desc_t *desc) {
+/* caller_buffers: the descriptor came from outside libparity, so every operand's buffer is
+ * checked against the device's live buffers; the tensor layer and plan replay build theirs from
+ * storages they hold, whose extents they computed, and skip that lookup. */
+static parity_status_t run(parity_device_t *dev, const parity_op_desc_t *desc, int caller_buffers) {
   if (!dev) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_run: device is NULL");
   char msg[512];
   int32_t st = psup_check_op_desc(desc, 1, msg, sizeof msg);
   if (st != PARITY_STATUS_OK) return parity__fail(st, "%s", msg);
-  st = check_operand_buffers(dev, desc);
-  if (st != PARITY_STATUS_OK) return st;
+  if (caller_buffers) {
+    st = check_operand_buffers(dev, desc);
+    if (st != PARITY_STATUS_OK) return st;
+  }
   st = ask_supports(dev, desc);
   if (st != PARITY_STATUS_OK) return st;
   const parity_plugin_api_t *api = &dev->plugin->mod->api;
@@ -212,6 +217,12 @@ parity_status_t parity_device_run(parity_device_t *dev, const parity_op_desc_t *
     parity__fail(st, "%s %s on '%s' failed: %s", psup_op_name(desc->op),
                  psup_direction_name(desc->direction), dev->plugin->name, psup_status_name(st));
   return st;
+}
+
+parity_status_t parity_device_run(parity_device_t *dev, const parity_op_desc_t *desc) { return run(dev, desc, 1); }
+
+parity_status_t parity__device_run_owned(parity_device_t *dev, const parity_op_desc_t *desc) {
+  return run(dev, desc, 0);
 }
 
 /* ---- buffers ---------------------------------------------------------------------------- */

@@ -120,6 +120,9 @@ parity_status_t parity__device_open(parity_context_t *ctx, parity__plugin *p, ui
 void parity__device_close(parity_device_t *dev);
 /* alloc.c: the cache limit for a device (PARITY_CACHE_LIMIT or the default) */
 uint64_t parity__cache_limit(parity_context_t *ctx, const parity_device_info_t *info);
+/* parity_device_run for descriptors libparity built from storages it holds (tensor launches, plan
+ * replay): the same validation without the live-buffer lookup. */
+parity_status_t parity__device_run_owned(parity_device_t *dev, const parity_op_desc_t *desc);
 /* The live buffer of dev whose plugin handle is h, or NULL. */
 parity_buffer_t *parity__buffer_lookup(const parity_device_t *dev, const parity_plugin_buffer_t *h);
 

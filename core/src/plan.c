@@ -133,7 +133,7 @@ parity_status_t parity_plan_replay(parity_plan_t *p) {
           if (d.inputs[k]) d.inputs[k] = &c->tensors[k];
         for (uint32_t k = 0; k < d.num_outputs; k++)
           if (d.outputs[k]) d.outputs[k] = &c->tensors[PARITY_MAX_INPUTS + k];
-        st = parity_device_run(p->dev, &d);
+        st = parity__device_run_owned(p->dev, &d);
         break;
       }
       case CMD_FILL: st = parity_buffer_fill(c->st->buf, c->off, c->size, c->pattern, c->psize); break;

@@ -195,7 +195,7 @@ parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t directi
   }
   if (params) d.params = *params;
   if (total == 0) return PARITY_STATUS_OK; /* no kernel for zero elements */
-  parity_status_t st = parity_device_run(dev, &d);
+  parity_status_t st = parity__device_run_owned(dev, &d);
   dev->launches++;
   if (st == PARITY_STATUS_OK && dev->capture) parity__plan_record_launch(dev->capture, &d, storages, ns);
   if (st == PARITY_STATUS_OK) parity__verify_launch(dev, &d, ins, nin, outs, nout);

@@ -102,10 +102,12 @@ static int32_t check_tensor(const parity_tensor_desc_t *t, const char *role, uin
     snprintf(msg, n, "%s %u: invalid dtype %d", role, slot, t->dtype);
     return PARITY_STATUS_INVALID_ARGUMENT;
   }
-  char what[32];
-  snprintf(what, sizeof what, "%s %u", role, slot);
-  int32_t st = psup_shape_check(what, t->rank, t->shape, NULL, msg, n);
-  if (st != PARITY_STATUS_OK) return st;
+  char inner[200]; /* formatted only on failure: this runs for every operand of every op */
+  int32_t st = psup_shape_check(role, t->rank, t->shape, NULL, inner, sizeof inner);
+  if (st != PARITY_STATUS_OK) {
+    snprintf(msg, n, "%s %u%s", role, slot, inner + strlen(role));
+    return st;
+  }
   if (need_buffers && !t->buffer && psup_numel(t) > 0) {
     snprintf(msg, n, "%s %u: buffer is NULL", role, slot);
     return PARITY_STATUS_INVALID_ARGUMENT;
