@@ -90,6 +90,7 @@ parity_status_t parity_context_plugin(const parity_context_t *ctx, uint32_t inde
   if (index >= ctx->plugin_count)
     return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "context_plugin: index %u, only %u plugin(s)",
                         index, ctx->plugin_count);
+  parity__plugin_ensure((parity_context_t *)ctx, index); /* a listed plugin is a loaded one */
   const parity__plugin *p = &ctx->plugins[index];
   out->path = p->path;
   out->name = p->name;
@@ -114,7 +115,7 @@ const char *parity_context_backend_request(const parity_context_t *ctx) { return
 parity_status_t parity_context_device_info(const parity_context_t *ctx, uint32_t plugin,
                                            uint32_t device, parity_device_info_t *out) {
   if (!ctx || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_info: NULL argument");
-  if (plugin >= ctx->plugin_count || ctx->plugins[plugin].state != PARITY_PLUGIN_STATE_LOADED)
+  if (plugin >= ctx->plugin_count || !parity__plugin_ensure((parity_context_t *)ctx, plugin))
     return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "device_info: plugin %u is not loaded", plugin);
   const parity__plugin *p = &ctx->plugins[plugin];
   if (device >= p->device_count)
@@ -138,6 +139,7 @@ const char *parity_context_available(parity_context_t *ctx) {
   size_t n = 0, cap = sizeof ctx->available;
   ctx->available[0] = 0;
   for (uint32_t i = 0; i < ctx->plugin_count && n < cap; i++) {
+    parity__plugin_ensure(ctx, i);
     const parity__plugin *p = &ctx->plugins[i];
     const char *label = p->name[0] ? p->name : p->path;
     if (p->state == PARITY_PLUGIN_STATE_LOADED)
@@ -160,7 +162,7 @@ parity_status_t parity_context_find_plugin(parity_context_t *ctx, const char *na
     for (uint32_t i = 0; i < ctx->plugin_count; i++) {
       const parity__plugin *p = &ctx->plugins[i];
       if (strcmp(pass ? p->backend : p->name, name) != 0) continue;
-      if (p->state == PARITY_PLUGIN_STATE_LOADED) {
+      if (parity__plugin_ensure(ctx, i)) {
         *out_plugin = i;
         return PARITY_STATUS_OK;
       }
@@ -180,7 +182,7 @@ parity_status_t parity_context_find_plugin(parity_context_t *ctx, const char *na
 parity_status_t parity_context_open_device(parity_context_t *ctx, uint32_t plugin, uint32_t device,
                                            parity_device_t **out_dev) {
   if (!ctx || !out_dev) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "open_device: NULL argument");
-  if (plugin >= ctx->plugin_count || ctx->plugins[plugin].state != PARITY_PLUGIN_STATE_LOADED)
+  if (plugin >= ctx->plugin_count || !parity__plugin_ensure(ctx, plugin))
     return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "open_device: plugin %u is not loaded; "
                         "available: %s", plugin, parity_context_available(ctx));
   parity__plugin *p = &ctx->plugins[plugin];
@@ -209,7 +211,7 @@ static parity_status_t select_auto(parity_context_t *ctx, parity_device_t **out)
     const char *want = gpu_order[g]; /* NULL: any other backend */
     for (uint32_t i = 0; i < ctx->plugin_count; i++) {
       parity__plugin *p = &ctx->plugins[i];
-      if (p->state != PARITY_PLUGIN_STATE_LOADED) continue;
+      if (!parity__plugin_ensure(ctx, i)) continue;
       if (want && strcmp(p->backend, want) != 0) continue;
       if (!want && (strcmp(p->backend, "cuda") == 0 || strcmp(p->backend, "vulkan") == 0 ||
                     strcmp(p->backend, "opencl") == 0))
@@ -225,7 +227,7 @@ static parity_status_t select_auto(parity_context_t *ctx, parity_device_t **out)
   }
   for (uint32_t i = 0; i < ctx->plugin_count; i++) {
     parity__plugin *p = &ctx->plugins[i];
-    if (p->state != PARITY_PLUGIN_STATE_LOADED || strcmp(p->backend, "cpu") != 0) continue;
+    if (!parity__plugin_ensure(ctx, i) || strcmp(p->backend, "cpu") != 0) continue;
     for (uint32_t d = 0; d < p->device_count; d++) {
       parity_device_info_t info = {.struct_size = sizeof info};
       if (parity_context_device_info(ctx, i, d, &info) != PARITY_STATUS_OK ||

@@ -36,6 +36,7 @@ typedef struct parity__plugin {
   uint32_t abi_major, abi_minor;
   uint32_t device_count;
   parity_device_t **devices;       /* opened devices, by index (device_count entries) */
+  int deferred;                    /* identified only; loaded on first use (parity__plugin_ensure) */
 } parity__plugin;
 
 struct parity_context_t {
@@ -112,6 +113,8 @@ int32_t parity__plugin_device_info(const parity_plugin_api_t *api, uint32_t devi
 /* loader.c */
 void parity__load_plugins(parity_context_t *ctx, const char *plugin_path, int search_default_dirs);
 void parity__unload_plugins(parity_context_t *ctx);
+/* Load a deferred plugin now; 1 when it is loaded (state LOADED). */
+int parity__plugin_ensure(parity_context_t *ctx, uint32_t index);
 void parity__note(parity_context_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* device.c */

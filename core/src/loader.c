@@ -214,28 +214,16 @@ static int name_cmp(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void try_file(parity_context_t *ctx, const char *path) {
+/* Load, negotiate and initialise the plugin recorded in p (its path), filling its state. */
+static void load_now(parity_context_t *ctx, parity__plugin *p) {
   char real[PATH_MAX];
-  if (!realpath(path, real)) snprintf(real, sizeof real, "%s", path);
-  for (uint32_t i = 0; i < ctx->plugin_count; i++) {
-    char other[PATH_MAX];
-    if (realpath(ctx->plugins[i].path, other) && strcmp(other, real) == 0) return; /* same file */
-  }
-  if (ctx->plugin_count == PARITY_MAX_PLUGINS) {
-    parity__note(ctx, "too many plugins; ignoring %s", path);
-    return;
-  }
-  parity__plugin *p = &ctx->plugins[ctx->plugin_count++];
-  memset(p, 0, sizeof *p);
-  p->path = strdup(path);
-  parity__log(ctx, 2, "trying %s", path);
+  if (!realpath(p->path, real)) snprintf(real, sizeof real, "%s", p->path);
   pthread_mutex_lock(&modules_lock);
   p->mod = module_load(ctx, p, real);
   pthread_mutex_unlock(&modules_lock);
   if (!p->mod) return;
-  for (uint32_t i = 0; i + 1 < ctx->plugin_count; i++) {
-    parity__plugin *q = &ctx->plugins[i];
-    if (q->state == PARITY_PLUGIN_STATE_LOADED && strcmp(q->name, p->name) == 0) {
+  for (parity__plugin *q = ctx->plugins; q < p; q++) {
+    if ((q->state == PARITY_PLUGIN_STATE_LOADED || q->deferred) && strcmp(q->name, p->name) == 0) {
       module_release(p->mod);
       p->mod = NULL;
       skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "plugin name '%s' already provided by %s "
@@ -253,8 +241,70 @@ static void try_file(parity_context_t *ctx, const char *path) {
     return;
   }
   parity__log(ctx, 2, "loaded %s: plugin '%s' (backend %s, version %s), plugin ABI %u.%u, host "
-              "ABI %u.%u, %u device(s)", path, p->name, p->backend, p->version, p->abi_major,
+              "ABI %u.%u, %u device(s)", p->path, p->name, p->backend, p->version, p->abi_major,
               p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR, p->device_count);
+}
+
+/* Only the plugin's identity (name, backend, version, ABI) from its query: 0 when it answered.
+ * Nothing is initialised, so no driver or platform starts. */
+static int identify(parity__plugin *p, const char *real) {
+  void *dl = dlopen(real, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!dl) return -1;
+  parity_plugin_query_fn query;
+  *(void **)&query = dlsym(dl, PARITY_PLUGIN_ENTRY_NAME);
+  parity_plugin_info_t info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  int ok = query && query(PARITY_ABI_MAJOR, PARITY_ABI_MINOR, &parity__host_template, &info) == PARITY_STATUS_OK &&
+           info.abi_major == PARITY_ABI_MAJOR && info.name && info.name[0] && info.backend;
+  if (ok) {
+    copy_str(p->name, sizeof p->name, info.name);
+    copy_str(p->backend, sizeof p->backend, info.backend);
+    copy_str(p->version, sizeof p->version, info.version);
+    p->abi_major = info.abi_major;
+    p->abi_minor = info.abi_minor;
+  }
+  parity__clear_error();
+  dlclose(dl);
+  return ok ? 0 : -1;
+}
+
+/* Plugins are initialised lazily: when the context asks for a named backend, a plugin whose name
+ * and backend differ is only identified (no init, so selecting cpu never starts PoCL or a GPU
+ * driver) and initialised the first time anything asks for it (parity__plugin_ensure). */
+static void try_file(parity_context_t *ctx, const char *path) {
+  char real[PATH_MAX];
+  if (!realpath(path, real)) snprintf(real, sizeof real, "%s", path);
+  for (uint32_t i = 0; i < ctx->plugin_count; i++) {
+    char other[PATH_MAX];
+    if (realpath(ctx->plugins[i].path, other) && strcmp(other, real) == 0) return; /* same file */
+  }
+  if (ctx->plugin_count == PARITY_MAX_PLUGINS) {
+    parity__note(ctx, "too many plugins; ignoring %s", path);
+    return;
+  }
+  parity__plugin *p = &ctx->plugins[ctx->plugin_count++];
+  memset(p, 0, sizeof *p);
+  p->path = strdup(path);
+  parity__log(ctx, 2, "trying %s", path);
+  if (strcmp(ctx->backend, "auto") != 0 && identify(p, real) == 0 && strcmp(p->name, ctx->backend) != 0 &&
+      strcmp(p->backend, ctx->backend) != 0) {
+    p->deferred = 1;
+    parity__log(ctx, 2, "found %s: plugin '%s' (backend %s); initialised only when used", path, p->name,
+                p->backend);
+    return;
+  }
+  load_now(ctx, p);
+}
+
+int parity__plugin_ensure(parity_context_t *ctx, uint32_t index) {
+  if (index >= ctx->plugin_count) return 0;
+  parity__plugin *p = &ctx->plugins[index];
+  if (p->deferred) {
+    p->deferred = 0;
+    load_now(ctx, p);
+  }
+  return p->state == PARITY_PLUGIN_STATE_LOADED;
 }
 
 static void scan_dir(parity_context_t *ctx, const char *dir, int explicit) {

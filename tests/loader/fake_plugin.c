@@ -18,7 +18,8 @@
  *   QUERYNONUL   plugin name, backend and version with no NUL before a guard page, and a
  *                query-time report_error with no NUL
  *   NULLHANDLE   buffer_alloc says OK but returns no handle
- *   BADHANDLE    device_open says OK but returns no handle */
+ *   BADHANDLE    device_open says OK but returns no handle
+ *   INITCRASH    crashes in init (SIGSEGV): only a plugin that is never initialised is harmless */
 #define _DEFAULT_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@
 #define MODE_QUERYNONUL 12
 #define MODE_NULLHANDLE 13
 #define MODE_BADHANDLE 14
+#define MODE_INITCRASH 15
 
 static const parity_host_api_t *host;
 
@@ -66,6 +68,10 @@ static const char *unterminated(char c, size_t len) {
 }
 
 static int32_t f_init(void) {
+  if (FAKE_MODE == MODE_INITCRASH) {
+    volatile int *nowhere = NULL;
+    return *nowhere;
+  }
   if (FAKE_MODE == MODE_ERRNONUL) return fail(PARITY_STATUS_DEVICE_ERROR, unterminated('E', 2000));
   return FAKE_MODE == MODE_UNAVAILABLE ? fail(PARITY_STATUS_UNAVAILABLE, "no fake driver on this machine")
                                        : PARITY_STATUS_OK;

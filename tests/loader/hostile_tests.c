@@ -151,3 +151,48 @@ Test(hostile, device_info_never_writes_past_the_host_struct_whatever_struct_size
   for (size_t i = 0; i < sizeof mem.canary; i++) cr_assert_eq(mem.canary[i], 0xAB, "byte %zu written", i);
   parity_context_destroy(ctx);
 }
+
+/* Lazy initialisation: selecting one backend never initialises another plugin (here one whose
+ * init would crash the process), until something asks for it. */
+Test(lazy, selecting_cpu_never_initialises_another_plugin) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/initcrash", FAKE_HOSTILE_DIR);
+  parity_context_options_t o;
+  parity_context_options_init(&o);
+  o.backend = "cpu";
+  o.plugin_path = path;
+  o.log_level = 0;
+  parity_context_t *ctx = NULL;
+  cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_geq(parity_context_plugin_count(ctx), 2, "the crashing plugin was found (and identified)");
+  parity_device_t *dev;
+  cr_assert_eq(parity_context_default_device(ctx, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_str_eq(parity_device_plugin_name(dev), "cpu");
+  parity_tensor_t *x, *y;
+  cr_assert_eq(parity_tensor_from_f64(dev, PARITY_DTYPE_F64, 1, (int64_t[]){2}, (double[]){1, 2}, &x), PARITY_STATUS_OK);
+  cr_assert_eq(parity_unary(PARITY_OP_NEG, x, &y), PARITY_STATUS_OK);
+  parity_tensor_release(y);
+  parity_tensor_release(x);
+  parity_context_destroy(ctx);
+}
+
+Test(lazy, a_deferred_plugin_is_initialised_when_asked_for) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/namenonul", FAKE_HOSTILE_DIR);
+  parity_context_options_t o;
+  parity_context_options_init(&o);
+  o.backend = "cpu";
+  o.plugin_path = path;
+  o.log_level = 0;
+  parity_context_t *ctx = NULL;
+  cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  uint32_t i;
+  cr_assert_eq(parity_context_find_plugin(ctx, "namenonul", &i), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_device_t *dev;
+  cr_assert_eq(parity_context_open_device(ctx, i, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_plugin_record_t r;
+  cr_assert_eq(parity_context_plugin(ctx, i, &r), PARITY_STATUS_OK);
+  cr_assert_eq(r.state, PARITY_PLUGIN_STATE_LOADED);
+  cr_assert_eq(r.device_count, 1);
+  parity_context_destroy(ctx);
+}
