@@ -247,7 +247,12 @@ static void load_now(parity_context_t *ctx, parity__plugin *p) {
 
 /* Only the plugin's identity (name, backend, version, ABI) from its query: 0 when it answered.
  * Nothing is initialised, so no driver or platform starts. */
-static int identify(parity__plugin *p, const char *real) {
+static int identify_locked(parity__plugin *p, const char *real) {
+  for (parity__module *m = modules; m; m = m->next)
+    if (strcmp(m->realpath, real) == 0) { /* loaded by another context: no second query */
+      describe(p, m);
+      return 0;
+    }
   void *dl = dlopen(real, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!dl) return -1;
   parity_plugin_query_fn query;
@@ -267,6 +272,14 @@ static int identify(parity__plugin *p, const char *real) {
   parity__clear_error();
   dlclose(dl);
   return ok ? 0 : -1;
+}
+
+/* Queries are serialised with loading (modules_lock): a plugin's query may write its globals. */
+static int identify(parity__plugin *p, const char *real) {
+  pthread_mutex_lock(&modules_lock);
+  int rc = identify_locked(p, real);
+  pthread_mutex_unlock(&modules_lock);
+  return rc;
 }
 
 /* Plugins are initialised lazily: when the context asks for a named backend, a plugin whose name
