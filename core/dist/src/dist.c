@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "host_sum.h"
 #include "parity_support/dtype.h"
 
 enum { TAG_SIG = 11, TAG_SIGDESC = 12, TAG_BCAST = 13, TAG_P1 = 14, TAG_P2 = 15, TAG_BARRIER = 16,
@@ -368,80 +369,9 @@ static parity_status_t check_signature(parity_dist_t *d, int kind, int root, int
   return st;
 }
 
-/* ---- host arithmetic -------------------------------------------------------------------------- */
-static int is_float(parity_dtype_t dt) {
-  return dt == PARITY_DTYPE_F32 || dt == PARITY_DTYPE_F64 || dt == PARITY_DTYPE_F16 || dt == PARITY_DTYPE_BF16;
-}
-
-/* a[i] += b[i], rounded to the dtype once per addition. */
-static void add_into(parity_dtype_t dt, void *a, const void *b, uint64_t n) {
-  switch (dt) {
-  case PARITY_DTYPE_F32: {
-    float *x = a;
-    const float *y = b;
-    for (uint64_t i = 0; i < n; i++) x[i] = x[i] + y[i];
-    break;
-  }
-  case PARITY_DTYPE_F64: {
-    double *x = a;
-    const double *y = b;
-    for (uint64_t i = 0; i < n; i++) x[i] = x[i] + y[i];
-    break;
-  }
-  case PARITY_DTYPE_F16: {
-    uint16_t *x = a;
-    const uint16_t *y = b;
-    for (uint64_t i = 0; i < n; i++) x[i] = psup_f32_to_f16(psup_f16_to_f32(x[i]) + psup_f16_to_f32(y[i]));
-    break;
-  }
-  case PARITY_DTYPE_BF16: {
-    uint16_t *x = a;
-    const uint16_t *y = b;
-    for (uint64_t i = 0; i < n; i++) x[i] = psup_f32_to_bf16(psup_bf16_to_f32(x[i]) + psup_bf16_to_f32(y[i]));
-    break;
-  }
-  default:
-    break;
-  }
-}
-
-static void divide(parity_dtype_t dt, void *a, uint64_t n, int by) {
-  switch (dt) {
-  case PARITY_DTYPE_F32: {
-    float *x = a;
-    for (uint64_t i = 0; i < n; i++) x[i] = x[i] / (float)by;
-    break;
-  }
-  case PARITY_DTYPE_F64: {
-    double *x = a;
-    for (uint64_t i = 0; i < n; i++) x[i] = x[i] / (double)by;
-    break;
-  }
-  case PARITY_DTYPE_F16: {
-    uint16_t *x = a;
-    for (uint64_t i = 0; i < n; i++) x[i] = psup_f32_to_f16(psup_f16_to_f32(x[i]) / (float)by);
-    break;
-  }
-  case PARITY_DTYPE_BF16: {
-    uint16_t *x = a;
-    for (uint64_t i = 0; i < n; i++) x[i] = psup_f32_to_bf16(psup_bf16_to_f32(x[i]) / (float)by);
-    break;
-  }
-  default:
-    break;
-  }
-}
-
-/* slots: n buffers of `count` elements each (slot i = rank i's values); sum into slot 0 by the
- * fixed tree. */
-static void tree_in_place(parity_dtype_t dt, char *const *slot, uint32_t n, uint64_t count) {
-  for (uint32_t s = 1; s < n; s *= 2)
-    for (uint32_t r = 0; r + s < n; r += 2 * s) add_into(dt, slot[r], slot[r + s], count);
-}
-
 parity_status_t parity_dist_tree_sum(parity_dtype_t dt, uint64_t count, const void *const *parts, uint32_t n,
                                      void *out) {
-  if (!is_float(dt)) return fail(PARITY_STATUS_UNSUPPORTED, "parity_dist_tree_sum: %s is not a float dtype", psup_dtype_name(dt));
+  if (!dsum_is_float(dt)) return fail(PARITY_STATUS_UNSUPPORTED, "parity_dist_tree_sum: %s is not a float dtype", psup_dtype_name(dt));
   if (!n || !parts || !out) return fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_tree_sum: no parts");
   size_t es = psup_dtype_size(dt);
   if (n == 1) {
@@ -462,7 +392,7 @@ parity_status_t parity_dist_tree_sum(parity_dtype_t dt, uint64_t count, const vo
     slot[i] = tmp + es * count * (i - 1);
     memcpy(slot[i], parts[i], es * count);
   }
-  tree_in_place(dt, slot, n, count);
+  dsum_tree(dt, slot, n, count);
   free(slot);
   free(tmp);
   return PARITY_STATUS_OK;
@@ -487,7 +417,7 @@ static uint64_t chunk_lo(uint64_t count, int c, int n) { return (uint64_t)((unsi
 static parity_status_t ar_start(parity_dist_t *d, ar_t *a) {
   int n = d->size, me = d->rank;
   if (n == 1) {
-    if (a->op == PARITY_DIST_MEAN) divide(a->dt, a->buf, a->count, 1);
+    if (a->op == PARITY_DIST_MEAN) dsum_divide(a->dt, a->buf, a->count, 1);
     a->phase = 3;
     return PARITY_STATUS_OK;
   }
@@ -526,9 +456,9 @@ static parity_status_t ar_progress(parity_dist_t *d, ar_t *a, int *busy) {
     char *slot[64] = {0}, **sl = n <= 64 ? slot : malloc(sizeof *sl * (size_t)n);
     if (!sl) return fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", a->what);
     for (int r = 0; r < n; r++) sl[r] = a->slots + a->es * mine * (size_t)r;
-    tree_in_place(a->dt, sl, (uint32_t)n, mine);
+    dsum_tree(a->dt, sl, (uint32_t)n, mine);
     if (sl != slot) free(sl);
-    if (a->op == PARITY_DIST_MEAN) divide(a->dt, a->slots, mine, n);
+    if (a->op == PARITY_DIST_MEAN) dsum_divide(a->dt, a->slots, mine, n);
     memcpy(a->buf + a->es * lo, a->slots, a->es * mine);
     for (int c = 0; c < n && !st; c++)
       if (c != me) {
@@ -663,7 +593,7 @@ parity_status_t parity_dist_allreduce_host(parity_dist_t *d, void *data, uint64_
                                            parity_dist_op_t op) {
   if (!d || (!data && count)) return fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_allreduce_host: no context or data");
   if (op != PARITY_DIST_SUM && op != PARITY_DIST_MEAN) return fail(PARITY_STATUS_INVALID_ARGUMENT, "allreduce: unknown op %d", (int)op);
-  if (!is_float(dt)) return fail(PARITY_STATUS_UNSUPPORTED, "allreduce: %s is not a float dtype", psup_dtype_name(dt));
+  if (!dsum_is_float(dt)) return fail(PARITY_STATUS_UNSUPPORTED, "allreduce: %s is not a float dtype", psup_dtype_name(dt));
   desc_t one = {.dtype = dt, .rank = 1, .dims = {(int64_t)count}};
   parity_status_t st = check_signature(d, KIND_ALLREDUCE, 0, op, &one, 1, 0);
   if (st) return st;
@@ -683,7 +613,7 @@ parity_status_t parity_dist_allreduce(parity_dist_t *d, parity_tensor_t *const *
   if (!n) return PARITY_STATUS_OK;
   parity_dtype_t dt = parity_tensor_dtype(ts[0]);
   for (uint32_t i = 0; i < n; i++)
-    if (parity_tensor_dtype(ts[i]) != dt || !is_float(dt))
+    if (parity_tensor_dtype(ts[i]) != dt || !dsum_is_float(dt))
       return fail(PARITY_STATUS_UNSUPPORTED, "allreduce: tensor %u is %s, tensor 0 is %s: one float dtype per call", i,
                   psup_dtype_name(parity_tensor_dtype(ts[i])), psup_dtype_name(dt));
   uint64_t total = 0, count = 0;
@@ -754,7 +684,7 @@ parity_status_t parity_dist_buckets_create(parity_dist_t *d, parity_tensor_t *co
   if (st) return st;
   parity_dtype_t dt = parity_tensor_dtype(params[0]);
   for (uint32_t i = 0; i < n; i++)
-    if (parity_tensor_dtype(params[i]) != dt || !is_float(dt))
+    if (parity_tensor_dtype(params[i]) != dt || !dsum_is_float(dt))
       return fail(PARITY_STATUS_UNSUPPORTED, "buckets_create: parameter %u is %s, parameter 0 is %s: one float dtype",
                   i, psup_dtype_name(parity_tensor_dtype(params[i])), psup_dtype_name(dt));
   parity_dist_buckets_t *b = calloc(1, sizeof *b);
