@@ -126,6 +126,10 @@ uint64_t parity__cache_limit(parity_context_t *ctx, const parity_device_info_t *
 /* parity_device_run for descriptors libparity built from storages it holds (tensor launches, plan
  * replay): the same validation without the live-buffer lookup. */
 parity_status_t parity__device_run_owned(parity_device_t *dev, const parity_op_desc_t *desc);
+/* The plugin's kernel entry for desc's family and direction (NULL when it has none), and its
+ * function table: plan replay calls them directly. */
+parity_kernel_fn parity__device_entry(const parity_device_t *dev, const parity_op_desc_t *desc);
+const parity_plugin_api_t *parity__device_api(const parity_device_t *dev);
 /* The live buffer of dev whose plugin handle is h, or NULL. */
 parity_buffer_t *parity__buffer_lookup(const parity_device_t *dev, const parity_plugin_buffer_t *h);
 
