@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "parity_support/dtype.h"
+#include "pool.h"
 #include "tensor_internal.h"
 
 static _Thread_local int grad_disabled;
@@ -40,9 +41,12 @@ const char *parity__call_begin(const char *name) {
 
 void parity__call_end(const char *prev) { outer_call = prev; }
 
+static parity__pool node_pool = PARITY__POOL_INIT(PARITY__POOL_NODE, parity__node, gacc, 4096);
+
+
 parity__node *parity__node_new(const char *name, parity__backward_fn fn, uint32_t nin,
                                parity_tensor_t *const *in) {
-  parity__node *n = calloc(1, sizeof *n);
+  parity__node *n = parity__pool_get(&node_pool);
   if (!n) return NULL;
   static _Atomic uint64_t next_seq = 1;
   n->refs = 1;
@@ -73,7 +77,7 @@ void parity__node_release(parity__node *n) {
   node_free_saved(n);
   for (uint32_t i = 0; i < n->nin; i++) parity_tensor_release(n->in[i]);
   parity_tensor_release(n->gacc);
-  free(n);
+  parity__pool_put(&node_pool, n);
 }
 
 parity_status_t parity_tensor_set_requires_grad(parity_tensor_t *t, int requires_grad) {

@@ -1,6 +1,9 @@
-/* pool.c — free lists for per-op host structs (pool.h). */
+/* pool.c — free lists for per-op host structs (pool.h). Each thread keeps a few objects of
+ * every pool in a cache of its own (no atomics on the common path); the shared list behind it
+ * takes the overflow, and a thread's cache goes back to it when the thread exits. */
 #include "pool.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +18,16 @@
 #define POOLS_ON 1
 #endif
 
+#define LOCAL_MAX 32
+typedef struct local_cache {
+  parity__pool *pool;
+  uint32_t count;
+  void *items[LOCAL_MAX];
+} local_cache;
+static _Thread_local local_cache local[PARITY__POOL_KINDS];
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
 static void lock(parity__pool *p) {
   while (atomic_flag_test_and_set_explicit(&p->lock, memory_order_acquire)) {
   }
@@ -23,37 +36,61 @@ static void unlock(parity__pool *p) { atomic_flag_clear_explicit(&p->lock, memor
 
 static void **link_of(const parity__pool *p, void *obj) { return (void **)((char *)obj + p->link_off); }
 
+static void shared_put(parity__pool *p, void *obj) {
+  lock(p);
+  if (p->count < p->max) {
+    *link_of(p, obj) = p->head;
+    p->head = obj;
+    p->count++;
+    obj = NULL;
+  }
+  unlock(p);
+  free(obj);
+}
+
+static void flush_thread(void *unused) { /* thread exit: hand the cache back */
+  (void)unused;
+  for (int k = 0; k < PARITY__POOL_KINDS; k++)
+    while (local[k].count) shared_put(local[k].pool, local[k].items[--local[k].count]);
+}
+static void make_key(void) { pthread_key_create(&exit_key, flush_thread); }
+
 void *parity__pool_get(parity__pool *p) {
   void *obj = NULL;
   if (POOLS_ON) {
-    lock(p);
-    obj = p->head;
-    if (obj) {
-      p->head = *link_of(p, obj);
-      p->count--;
+    local_cache *c = &local[p->kind];
+    if (c->count) {
+      obj = c->items[--c->count];
+    } else {
+      lock(p);
+      obj = p->head;
+      if (obj) {
+        p->head = *link_of(p, obj);
+        p->count--;
+      }
+      unlock(p);
     }
-    unlock(p);
   }
-  if (!obj) {
-    atomic_fetch_add_explicit(&p->misses, 1, memory_order_relaxed);
-    return calloc(1, p->size);
-  }
-  atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
+  if (!obj) return calloc(1, p->size);
   memset(obj, 0, p->size);
   return obj;
 }
 
 void parity__pool_put(parity__pool *p, void *obj) {
   if (!obj) return;
-  if (POOLS_ON) {
-    lock(p);
-    if (p->count < p->max) {
-      *link_of(p, obj) = p->head;
-      p->head = obj;
-      p->count++;
-      obj = NULL;
-    }
-    unlock(p);
+  if (!POOLS_ON) {
+    free(obj);
+    return;
   }
-  free(obj);
+  local_cache *c = &local[p->kind];
+  if (!c->pool) { /* first use on this thread: make sure the cache is handed back at exit */
+    pthread_once(&exit_once, make_key);
+    pthread_setspecific(exit_key, local);
+    c->pool = p;
+  }
+  if (c->count < LOCAL_MAX) {
+    c->items[c->count++] = obj;
+    return;
+  }
+  shared_put(p, obj);
 }

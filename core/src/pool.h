@@ -1,7 +1,7 @@
 /* pool.h — free lists for the host structs made once or more per op (tensors, autodiff nodes,
  * storages), so an eager op or a released temporary costs no malloc/free in the steady state.
- * A pool keeps at most `max` objects; the rest go back to the heap. Thread-safe (a spin lock
- * held for a pointer swap). Objects come back zeroed. Under AddressSanitizer pools are off, so
+ * A pool keeps at most `max` objects in a shared list (a spin lock held for a pointer swap) plus
+ * a few per thread; the rest go back to the heap. Thread-safe. Objects come back zeroed. Under AddressSanitizer pools are off, so
  * a use after release still shows as one. */
 #ifndef PARITY_POOL_H
 #define PARITY_POOL_H
@@ -10,17 +10,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* one pool of each kind; each thread caches a few objects of every kind */
+enum { PARITY__POOL_TENSOR, PARITY__POOL_NODE, PARITY__POOL_STORAGE, PARITY__POOL_KINDS };
+
 typedef struct parity__pool {
   atomic_flag lock;
+  int kind;
   size_t size;     /* object size */
   size_t link_off; /* where a pooled object keeps the next pointer */
   uint32_t max, count;
   void *head;
-  _Atomic uint64_t hits, misses; /* for tests: how often get() found a pooled object */
 } parity__pool;
 
-#define PARITY__POOL_INIT(type, link_member, max_) \
-  { ATOMIC_FLAG_INIT, sizeof(type), offsetof(type, link_member), (max_), 0, NULL, 0, 0 }
+#define PARITY__POOL_INIT(kind, type, link_member, max_) \
+  { ATOMIC_FLAG_INIT, (kind), sizeof(type), offsetof(type, link_member), (max_), 0, NULL }
 
 void *parity__pool_get(parity__pool *p); /* zeroed; NULL when out of host memory */
 void parity__pool_put(parity__pool *p, void *obj);

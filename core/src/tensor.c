@@ -9,6 +9,7 @@
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
 #include "parity_support/shape.h"
+#include "pool.h"
 #include "tensor_internal.h"
 
 static parity_status_t check_shape(const char *what, uint32_t rank, const int64_t *shape, int64_t *numel) {
@@ -16,6 +17,10 @@ static parity_status_t check_shape(const char *what, uint32_t rank, const int64_
   int32_t st = psup_shape_check(what, rank, shape, numel, msg, sizeof msg);
   return st == PARITY_STATUS_OK ? PARITY_STATUS_OK : parity__fail((parity_status_t)st, "%s", msg);
 }
+
+/* Tensor structs come from a pool (pool.h); released ones pass through the quarantine first. */
+static parity__pool tensor_pool = PARITY__POOL_INIT(PARITY__POOL_TENSOR, parity_tensor_t, grad, 4096);
+
 
 parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32_t rank,
                                      const int64_t *shape, parity_tensor_t **out) {
@@ -26,12 +31,12 @@ parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32
   int64_t n;
   parity_status_t st = check_shape("tensor", rank, shape, &n);
   if (st != PARITY_STATUS_OK) return st;
-  parity_tensor_t *t = calloc(1, sizeof *t);
+  parity_tensor_t *t = parity__pool_get(&tensor_pool);
   if (!t) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "tensor: out of host memory");
   t->magic = PARITY__TENSOR_LIVE;
   st = parity__storage_new(dev, (uint64_t)n * psup_dtype_size(dtype), &t->st);
   if (st != PARITY_STATUS_OK) {
-    free(t);
+    parity__pool_put(&tensor_pool, t);
     return st;
   }
   t->refs = 1;
@@ -48,7 +53,7 @@ parity_status_t parity__tensor_empty_like(const parity_tensor_t *x, parity_tenso
 }
 
 parity_tensor_t *parity__tensor_alias(const parity_tensor_t *x) {
-  parity_tensor_t *t = calloc(1, sizeof *t);
+  parity_tensor_t *t = parity__pool_get(&tensor_pool);
   if (!t) return NULL;
   t->magic = PARITY__TENSOR_LIVE;
   t->refs = 1;
@@ -90,7 +95,7 @@ static void tensor_free(parity_tensor_t *t) {
   parity__storage_release(t->st);
   t->magic = PARITY__TENSOR_DEAD;
   uint32_t slot = atomic_fetch_add(&quarantine_pos, 1) % QUARANTINE;
-  free(atomic_exchange(&quarantine[slot], t));
+  parity__pool_put(&tensor_pool, atomic_exchange(&quarantine[slot], t));
 }
 
 /* Releasing a tensor releases its node, which releases the node's inputs, and so on down the
