@@ -125,6 +125,9 @@ void parity__device_close(parity_device_t *dev);
 uint64_t parity__cache_limit(parity_context_t *ctx, const parity_device_info_t *info);
 /* parity_device_run for descriptors libparity built from storages it holds (tensor launches, plan
  * replay): the same validation without the live-buffer lookup. */
+/* `axis` of a rank-`rank` tensor by the one axis rule (psup_axis: -1 = last) into *out, or a
+ * message naming `what` and the valid range. */
+parity_status_t parity__axis(const char *what, int64_t axis, uint32_t rank, uint32_t *out);
 parity_status_t parity__device_run_owned(parity_device_t *dev, const parity_op_desc_t *desc);
 /* The plugin's kernel entry for desc's family and direction (NULL when it has none), and its
  * function table: plan replay calls them directly. */

@@ -97,7 +97,7 @@ parity_status_t parity_bilinear(parity_tensor_t *x1, parity_tensor_t *x2, parity
   int64_t n = x1->shape[0], k = w->shape[0], in1 = w->shape[1], in2 = w->shape[2];
   temps tl = {0};
   parity_status_t st;
-  uint32_t perm[3] = {1, 0, 2};
+  int32_t perm[3] = {1, 0, 2};
   NEW(&tl, parity_permute(w, perm, slot(&tl)));                         /* [in1, k, in2] */
   NEW(&tl, parity_reshape(tl.t[tl.n - 1], 2, (int64_t[]){in1, k * in2}, slot(&tl)));
   NEW(&tl, parity_matmul(x1, tl.t[tl.n - 1], slot(&tl)));               /* [n, k*in2] */
@@ -262,7 +262,7 @@ static parity_status_t split_heads(temps *tl, parity_tensor_t *x, int64_t h) {
   int64_t n = x->shape[0], l = x->shape[1], e = x->shape[2];
   parity_status_t st;
   NEW(tl, parity_reshape(x, 4, (int64_t[]){n, l, h, e / h}, slot(tl)));
-  NEW(tl, parity_permute(tl->t[tl->n - 1], (uint32_t[]){0, 2, 1, 3}, slot(tl)));
+  NEW(tl, parity_permute(tl->t[tl->n - 1], (int32_t[]){0, 2, 1, 3}, slot(tl)));
 done:
   return st;
 }
@@ -297,7 +297,7 @@ parity_status_t parity_multi_head_attention(parity_tensor_t *q, parity_tensor_t 
   NEW(&tl, parity_mul_scalar(tl.t[tl.n - 1], 1.0 / sqrt((double)(e / h)), slot(&tl)));
   NEW(&tl, parity_softmax(PARITY_OP_SOFTMAX, tl.t[tl.n - 1], 3, slot(&tl)));
   NEW(&tl, parity_matmul(tl.t[tl.n - 1], vh, slot(&tl)));                   /* [N, H, Lq, D] */
-  NEW(&tl, parity_permute(tl.t[tl.n - 1], (uint32_t[]){0, 2, 1, 3}, slot(&tl)));
+  NEW(&tl, parity_permute(tl.t[tl.n - 1], (int32_t[]){0, 2, 1, 3}, slot(&tl)));
   NEW(&tl, parity_reshape(tl.t[tl.n - 1], 3, (int64_t[]){n, lq, e}, slot(&tl)));
   NEW(&tl, parity_linear(tl.t[tl.n - 1], w->w_o, w->b_o, slot(&tl)));
   *out = take(&tl);

@@ -370,7 +370,10 @@ parity_status_t parity_tensor_write(parity_tensor_t *t, const void *src, uint64_
 /* Accessors answer NULL with a neutral value (documented in tensor.h). */
 parity_dtype_t parity_tensor_dtype(const parity_tensor_t *t) { return t ? (parity_dtype_t)t->dtype : PARITY_DTYPE_INVALID; }
 uint32_t parity_tensor_rank(const parity_tensor_t *t) { return t ? t->rank : 0; }
-int64_t parity_tensor_dim(const parity_tensor_t *t, uint32_t axis) { return t && axis < t->rank ? t->shape[axis] : 0; }
+int64_t parity_tensor_dim(const parity_tensor_t *t, int32_t axis) {
+  uint32_t a;
+  return t && psup_axis(axis, t->rank, &a) == 0 ? t->shape[a] : 0;
+}
 const int64_t *parity_tensor_shape(const parity_tensor_t *t) { return t ? t->shape : NULL; }
 const int64_t *parity_tensor_strides(const parity_tensor_t *t) { return t ? t->strides : NULL; }
 parity_device_t *parity_tensor_device(const parity_tensor_t *t) { return t ? t->st->dev : NULL; }

@@ -149,7 +149,7 @@ static parity_status_t f_views(parity_tensor_t **in, uint32_t n, void *ctx, pari
   (void)n;
   (void)ctx;
   parity_tensor_t *t[8] = {0};
-  parity_status_t st = parity_permute(in[0], (uint32_t[]){2, 0, 1}, &t[0]);           /* [4,2,3] */
+  parity_status_t st = parity_permute(in[0], (int32_t[]){2, 0, 1}, &t[0]);           /* [4,2,3] */
   if (st == PARITY_STATUS_OK) st = parity_slice(t[0], 0, 1, 4, 2, &t[1]);           /* [2,2,3] */
   if (st == PARITY_STATUS_OK) st = parity_unsqueeze(t[1], 1, &t[2]);                /* [2,1,2,3] */
   if (st == PARITY_STATUS_OK) st = parity_expand(t[2], 4, (int64_t[]){2, 3, 2, 3}, &t[3]);

@@ -82,7 +82,7 @@ PARITY_API parity_status_t parity_tensor_write(parity_tensor_t *t, const void *s
  * rank, dim and numel 0, shape, strides and device NULL, is_contiguous and shares_storage 0. */
 PARITY_API parity_dtype_t parity_tensor_dtype(const parity_tensor_t *t);
 PARITY_API uint32_t parity_tensor_rank(const parity_tensor_t *t);
-PARITY_API int64_t parity_tensor_dim(const parity_tensor_t *t, uint32_t axis);
+PARITY_API int64_t parity_tensor_dim(const parity_tensor_t *t, int32_t axis);
 PARITY_API const int64_t *parity_tensor_shape(const parity_tensor_t *t);
 PARITY_API const int64_t *parity_tensor_strides(const parity_tensor_t *t);
 PARITY_API int64_t parity_tensor_numel(const parity_tensor_t *t);
@@ -91,22 +91,25 @@ PARITY_API int parity_tensor_is_contiguous(const parity_tensor_t *t);
 /* 1 when both tensors view the same storage. */
 PARITY_API int parity_tensor_shares_storage(const parity_tensor_t *a, const parity_tensor_t *b);
 
-/* ---- views (share storage; differentiable) --------------------------------------------------- */
+/* ---- views (share storage; differentiable) ---------------------------------------------------
+ * Every function that takes an axis takes it in [-rank, rank): negative axes count from the end
+ * (-1 = last); out of range is INVALID_ARGUMENT with the valid range in the message. */
 PARITY_API parity_status_t parity_reshape(parity_tensor_t *x, uint32_t rank, const int64_t *shape,
                                           parity_tensor_t **out); /* one -1 allowed; copies when
                                                                      the view is impossible */
-PARITY_API parity_status_t parity_permute(parity_tensor_t *x, const uint32_t *axes,
+PARITY_API parity_status_t parity_permute(parity_tensor_t *x, const int32_t *axes,
                                           parity_tensor_t **out);
-PARITY_API parity_status_t parity_transpose(parity_tensor_t *x, uint32_t axis0, uint32_t axis1,
+PARITY_API parity_status_t parity_transpose(parity_tensor_t *x, int32_t axis0, int32_t axis1,
                                             parity_tensor_t **out);
 /* Elements start, start+step, ... below stop on `axis` (step >= 1; stop clamped to the size). */
-PARITY_API parity_status_t parity_slice(parity_tensor_t *x, uint32_t axis, int64_t start,
+PARITY_API parity_status_t parity_slice(parity_tensor_t *x, int32_t axis, int64_t start,
                                         int64_t stop, int64_t step, parity_tensor_t **out);
 /* Broadcast size-1 axes (and new leading axes) to `shape` with zero strides. */
 PARITY_API parity_status_t parity_expand(parity_tensor_t *x, uint32_t rank, const int64_t *shape,
                                          parity_tensor_t **out);
-PARITY_API parity_status_t parity_squeeze(parity_tensor_t *x, uint32_t axis, parity_tensor_t **out);
-PARITY_API parity_status_t parity_unsqueeze(parity_tensor_t *x, uint32_t axis, parity_tensor_t **out);
+PARITY_API parity_status_t parity_squeeze(parity_tensor_t *x, int32_t axis, parity_tensor_t **out);
+/* A new size-1 axis at position `axis` of the result (-1 = a new last axis). */
+PARITY_API parity_status_t parity_unsqueeze(parity_tensor_t *x, int32_t axis, parity_tensor_t **out);
 /* A contiguous tensor with the same values (the same tensor, retained, when already so). */
 PARITY_API parity_status_t parity_contiguous(parity_tensor_t *x, parity_tensor_t **out);
 
@@ -127,6 +130,10 @@ PARITY_API parity_status_t parity_cast(parity_tensor_t *x, parity_dtype_t dtype,
 /* sum, mean, max, min, argmax, argmin over the axes in axes_mask (bit k = axis k; 0 = all). */
 PARITY_API parity_status_t parity_reduce(parity_op_t op, parity_tensor_t *x, uint32_t axes_mask,
                                          int keepdim, parity_tensor_t **out);
+/* The same over a list of axes (negative ones count from the end; each at most once; naxes 0 =
+ * all). argmax/argmin take exactly one axis or all. */
+PARITY_API parity_status_t parity_reduce_axes(parity_op_t op, parity_tensor_t *x, uint32_t naxes,
+                                              const int32_t *axes, int keepdim, parity_tensor_t **out);
 /* Batched [.., m, k] x [.., k, n] with broadcast batch axes (both ranks >= 2). */
 PARITY_API parity_status_t parity_matmul(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out);
 typedef struct parity_conv2d_options_t {
@@ -147,7 +154,7 @@ PARITY_API parity_status_t parity_pool2d(parity_op_t op /* max_pool2d | avg_pool
                                          parity_tensor_t *x, const parity_pool2d_options_t *opts,
                                          parity_tensor_t **out);
 /* softmax | log_softmax over `axis`. */
-PARITY_API parity_status_t parity_softmax(parity_op_t op, parity_tensor_t *x, uint32_t axis,
+PARITY_API parity_status_t parity_softmax(parity_op_t op, parity_tensor_t *x, int32_t axis,
                                           parity_tensor_t **out);
 
 /* ---- autodiff ------------------------------------------------------------------------------ */
