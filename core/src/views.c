@@ -99,6 +99,16 @@ parity_status_t parity_reshape(parity_tensor_t *x, uint32_t rank, const int64_t 
   return parity__finish(view_node(x, t, "reshape", reshape_backward, x->shape, x->rank), t, out);
 }
 
+void parity__read_options(const void *src, void *dst, size_t dst_size) {
+  memset(dst, 0, dst_size);
+  if (!src) return;
+  uint32_t size;
+  memcpy(&size, src, sizeof size);
+  if (size == 0 || size > dst_size) size = (uint32_t)dst_size;
+  memcpy(dst, src, size);
+  memcpy(dst, &(uint32_t){(uint32_t)dst_size}, sizeof size);
+}
+
 parity_status_t parity__axis(const char *what, int64_t axis, uint32_t rank, uint32_t *out) {
   if (psup_axis(axis, rank, out) == 0) return PARITY_STATUS_OK;
   if (rank == 0)

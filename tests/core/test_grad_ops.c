@@ -180,7 +180,7 @@ static parity_status_t f_bilinear(parity_tensor_t **in, uint32_t n, void *ctx, p
 static parity_status_t f_layer_norm(parity_tensor_t **in, uint32_t n, void *ctx, parity_tensor_t **out) {
   (void)n;
   (void)ctx;
-  return parity_layer_norm(in[0], in[1], in[2], 1e-5, out);
+  return parity_layer_norm(in[0], 1, in[1], in[2], 1e-5, out);
 }
 
 static parity_status_t f_batch_norm(parity_tensor_t **in, uint32_t n, void *ctx, parity_tensor_t **out) {
@@ -193,7 +193,7 @@ static parity_status_t f_mha(parity_tensor_t **in, uint32_t n, void *ctx, parity
   (void)n;
   (void)ctx;
   parity_mha_weights_t w = {.w_q = in[1], .w_k = in[2], .w_v = in[3], .w_o = in[4], .b_q = in[5], .num_heads = 2};
-  return parity_multi_head_attention(in[0], in[0], in[0], &w, out);
+  return parity_multi_head_attention(in[0], in[0], in[0], &w, NULL, out);
 }
 
 static parity_status_t f_losses(parity_tensor_t **in, uint32_t n, void *ctx, parity_tensor_t **out) {

@@ -136,20 +136,38 @@ PARITY_API parity_status_t parity_reduce_axes(parity_op_t op, parity_tensor_t *x
                                               const int32_t *axes, int keepdim, parity_tensor_t **out);
 /* Batched [.., m, k] x [.., k, n] with broadcast batch axes (both ranks >= 2). */
 PARITY_API parity_status_t parity_matmul(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out);
+/* Option structs: struct_size first (set by the _init function, or 0 for the layout in this
+ * header), and a zero field means its default, so `{0}`, designated initializers naming only
+ * what differs, and _init all work. Fields added later are appended; the library reads only
+ * within struct_size. */
 typedef struct parity_conv2d_options_t {
-  int32_t stride[2], padding[4] /* top, bottom, left, right */, dilation[2], groups;
+  uint32_t struct_size;
+  int32_t stride[2];         /* 0 = 1 */
+  int32_t padding[4];        /* top, bottom, left, right; 0 = none */
+  int32_t dilation[2];       /* 0 = 1 */
+  int32_t groups;            /* 0 = 1 */
+  int32_t output_padding[2]; /* conv_transpose2d only: rows/columns added at the bottom/right of
+                              * the output, each below its stride or its dilation; 0 = none */
 } parity_conv2d_options_t;
-/* NCHW; bias may be NULL; opts NULL = stride 1, no padding, dilation 1, groups 1. */
+PARITY_API void parity_conv2d_options_init(parity_conv2d_options_t *opts);
+/* NCHW; bias may be NULL; opts NULL = all defaults. */
 PARITY_API parity_status_t parity_conv2d(parity_tensor_t *x, parity_tensor_t *w, parity_tensor_t *bias,
                                          const parity_conv2d_options_t *opts, parity_tensor_t **out);
-/* Transposed convolution (the adjoint of conv2d): w is [C_in, C_out/groups, KH, KW]. */
+/* Transposed convolution (the adjoint of conv2d): w is [C_in, C_out/groups, KH, KW]; the output
+ * is (H - 1) * stride - pad_top - pad_bottom + dilation * (KH - 1) + 1 + output_padding rows. */
 PARITY_API parity_status_t parity_conv_transpose2d(parity_tensor_t *x, parity_tensor_t *w,
                                                    parity_tensor_t *bias,
                                                    const parity_conv2d_options_t *opts,
                                                    parity_tensor_t **out);
 typedef struct parity_pool2d_options_t {
-  int32_t kernel[2], stride[2], padding[4], dilation[2], count_include_pad;
+  uint32_t struct_size;
+  int32_t kernel[2];         /* required, >= 1 */
+  int32_t stride[2];         /* 0 = the kernel size */
+  int32_t padding[4];        /* top, bottom, left, right; 0 = none */
+  int32_t dilation[2];       /* 0 = 1 */
+  int32_t count_include_pad; /* avg_pool2d: padding counts in the divisor when non-zero */
 } parity_pool2d_options_t;
+PARITY_API void parity_pool2d_options_init(parity_pool2d_options_t *opts);
 PARITY_API parity_status_t parity_pool2d(parity_op_t op /* max_pool2d | avg_pool2d */,
                                          parity_tensor_t *x, const parity_pool2d_options_t *opts,
                                          parity_tensor_t **out);
