@@ -127,7 +127,7 @@ static parity_status_t accumulate(parity_tensor_t **acc, parity_tensor_t *g, int
     return st;
   }
   parity_tensor_release(*acc);
-  *acc = sum;
+  *acc = parity__adopt(sum); /* a gradient the library holds: no scope releases it */
   return PARITY_STATUS_OK;
 }
 
@@ -291,8 +291,8 @@ parity_status_t parity__record_xy(int32_t op, const char *name, parity_tensor_t 
   if (!n) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of host memory", name);
   n->op = op;
   if (params) n->params = *params;
-  n->saved[0] = parity__tensor_alias(x);
-  n->saved[1] = parity__tensor_alias(y);
+  n->saved[0] = parity__adopt(parity__tensor_alias(x));
+  n->saved[1] = parity__adopt(parity__tensor_alias(y));
   parity__node_attach(y, n);
   return PARITY_STATUS_OK;
 }

@@ -251,8 +251,7 @@ parity_status_t parity_dropout(parity_tensor_t *x, double p, int training, uint6
   if (!x) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "dropout: input is NULL");
   if (!(p >= 0 && p < 1)) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "dropout: p = %g must be in [0, 1)", p);
   if (!training || p == 0) {
-    *out = parity_tensor_retain(x);
-    return PARITY_STATUS_OK;
+    return parity__identity_view(x, "dropout", out);
   }
   temps tl = {0};
   parity_status_t st;

@@ -82,8 +82,8 @@ parity_status_t parity_matmul(parity_tensor_t *a, parity_tensor_t *b, parity_ten
     parity__node *n = parity__node_new("matmul", matmul_backward, 2, ab);
     if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "matmul: out of host memory");
     else {
-      n->saved[0] = ae;
-      n->saved[1] = be;
+      n->saved[0] = parity__adopt(ae);
+      n->saved[1] = parity__adopt(be);
       ae = be = NULL;
       parity__node_attach(c, n);
     }
@@ -202,8 +202,8 @@ parity_status_t parity_conv2d(parity_tensor_t *x, parity_tensor_t *w, parity_ten
     if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "conv2d: out of host memory");
     else {
       n->params = p;
-      n->saved[0] = parity__tensor_alias(x);
-      n->saved[1] = parity__tensor_alias(w);
+      n->saved[0] = parity__adopt(parity__tensor_alias(x));
+      n->saved[1] = parity__adopt(parity__tensor_alias(w));
       parity__node_attach(y, n);
     }
   }
@@ -275,8 +275,8 @@ parity_status_t parity_conv_transpose2d(parity_tensor_t *x, parity_tensor_t *w, 
     if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "conv_transpose2d: out of host memory");
     else {
       n->params = p;
-      n->saved[0] = parity__tensor_alias(x);
-      n->saved[1] = parity__tensor_alias(w);
+      n->saved[0] = parity__adopt(parity__tensor_alias(x));
+      n->saved[1] = parity__adopt(parity__tensor_alias(w));
       parity__node_attach(y, n);
     }
   }

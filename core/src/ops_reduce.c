@@ -148,7 +148,7 @@ parity_status_t parity_softmax(parity_op_t op, parity_tensor_t *x, int32_t axis_
     else {
       n->op = op;
       n->params = p;
-      n->saved[0] = parity__tensor_alias(y); /* backward uses the stored output only */
+      n->saved[0] = parity__adopt(parity__tensor_alias(y)); /* backward uses the stored output only */
       parity__node_attach(y, n);
     }
   }

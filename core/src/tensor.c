@@ -44,6 +44,7 @@ parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32
   t->rank = rank;
   for (uint32_t i = 0; i < rank; i++) t->shape[i] = shape[i];
   psup_contiguous_strides(rank, shape, t->strides);
+  parity__scope_register(t);
   *out = t;
   return PARITY_STATUS_OK;
 }
@@ -64,6 +65,7 @@ parity_tensor_t *parity__tensor_alias(const parity_tensor_t *x) {
   memcpy(t->shape, x->shape, sizeof t->shape);
   memcpy(t->strides, x->strides, sizeof t->strides);
   t->offset = x->offset;
+  parity__scope_register(t);
   return t;
 }
 
@@ -90,6 +92,7 @@ parity_tensor_t *parity_tensor_retain(parity_tensor_t *t) {
 }
 
 static void tensor_free(parity_tensor_t *t) {
+  parity__scope_forget(t);
   if (t->grad) parity_tensor_release(t->grad);
   if (t->node) parity__node_release(t->node);
   parity__storage_release(t->st);

@@ -34,13 +34,16 @@ static parity_status_t identity_backward(parity__node *n, parity_tensor_t *gy, p
   return PARITY_STATUS_OK;
 }
 
+parity_status_t parity__identity_view(parity_tensor_t *x, const char *name, parity_tensor_t **out) {
+  parity_tensor_t *t = parity__tensor_alias(x);
+  if (!t) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of host memory", name);
+  return parity__finish(view_node(x, t, name, identity_backward, NULL, 0), t, out);
+}
+
 parity_status_t parity_contiguous(parity_tensor_t *x, parity_tensor_t **out) {
   parity_status_t st = need(x, out, "contiguous");
   if (st != PARITY_STATUS_OK) return st;
-  if (parity_tensor_is_contiguous(x)) {
-    *out = parity_tensor_retain(x);
-    return PARITY_STATUS_OK;
-  }
+  if (parity_tensor_is_contiguous(x)) return parity__identity_view(x, "contiguous", out);
   parity_tensor_t *t;
   st = parity__tensor_empty_like(x, &t);
   if (st != PARITY_STATUS_OK) return st;

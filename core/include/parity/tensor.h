@@ -110,7 +110,7 @@ PARITY_API parity_status_t parity_expand(parity_tensor_t *x, uint32_t rank, cons
 PARITY_API parity_status_t parity_squeeze(parity_tensor_t *x, int32_t axis, parity_tensor_t **out);
 /* A new size-1 axis at position `axis` of the result (-1 = a new last axis). */
 PARITY_API parity_status_t parity_unsqueeze(parity_tensor_t *x, int32_t axis, parity_tensor_t **out);
-/* A contiguous tensor with the same values (the same tensor, retained, when already so). */
+/* A contiguous tensor with the same values (a view of x, no copy, when already so). */
 PARITY_API parity_status_t parity_contiguous(parity_tensor_t *x, parity_tensor_t **out);
 
 /* ---- ops (every op of the five kernel families) ---------------------------------------------
@@ -174,6 +174,26 @@ PARITY_API parity_status_t parity_pool2d(parity_op_t op /* max_pool2d | avg_pool
 /* softmax | log_softmax over `axis`. */
 PARITY_API parity_status_t parity_softmax(parity_op_t op, parity_tensor_t *x, int32_t axis,
                                           parity_tensor_t **out);
+
+/* ---- scopes ------------------------------------------------------------------------------------
+ * Every tensor a call on this thread hands out between parity_scope_begin and the matching
+ * parity_scope_end (results of ops, views, creation functions) is released at scope_end, unless
+ * kept: no release ladders, no arrays of temporaries.
+ *   parity_scope_begin();
+ *   parity_linear(x, w, b, &h); parity_unary(PARITY_OP_RELU, h, &a); parity_mse_loss(a, t, &loss);
+ *   parity_backward(loss, NULL, 0);       (gradients and optimizer state are never a scope's)
+ *   parity_scope_keep(loss);              (loss outlives the scope: the enclosing one's, or yours)
+ *   parity_scope_end();                   (h, a released)
+ * scope_end drops the reference the call handed out: a tensor retained meanwhile lives on, one
+ * released meanwhile is simply gone from the scope. Scopes nest (64 per thread) and belong to
+ * the thread that opened them: release or keep a tensor made in a scope on that thread. */
+PARITY_API parity_status_t parity_scope_begin(void);
+PARITY_API parity_status_t parity_scope_end(void);
+/* Move t out of its scope into the enclosing one (from the outermost: to the caller, who
+ * releases it). FAILED_PRECONDITION when t belongs to no open scope of this thread. */
+PARITY_API parity_status_t parity_scope_keep(parity_tensor_t *t);
+/* How many scopes are open on this thread. */
+PARITY_API uint32_t parity_scope_depth(void);
 
 /* ---- autodiff ------------------------------------------------------------------------------ */
 /* Only float tensors can require grad. */
