@@ -19,10 +19,13 @@
 #endif
 
 #define LOCAL_MAX 32
+#define DELAY 256
 typedef struct local_cache {
   parity__pool *pool;
   uint32_t count;
   void *items[LOCAL_MAX];
+  void *ring[DELAY]; /* parity__pool_put_delayed: the last DELAY objects, oldest at ring_pos */
+  uint32_t ring_pos;
 } local_cache;
 static _Thread_local local_cache local[PARITY__POOL_KINDS];
 static pthread_key_t exit_key;
@@ -48,10 +51,18 @@ static void shared_put(parity__pool *p, void *obj) {
   free(obj);
 }
 
-static void flush_thread(void *unused) { /* thread exit: hand the cache back */
+static void flush_thread(void *unused) { /* thread exit: hand the cache (and the delay ring) back */
   (void)unused;
-  for (int k = 0; k < PARITY__POOL_KINDS; k++)
-    while (local[k].count) shared_put(local[k].pool, local[k].items[--local[k].count]);
+  for (int k = 0; k < PARITY__POOL_KINDS; k++) {
+    local_cache *c = &local[k];
+    for (uint32_t i = 0; i < DELAY; i++)
+      if (c->ring[i]) {
+        void *obj = c->ring[i];
+        c->ring[i] = NULL;
+        parity__pool_put(c->pool, obj); /* frees where pools are off */
+      }
+    while (c->count) shared_put(c->pool, c->items[--c->count]);
+  }
 }
 static void make_key(void) { pthread_key_create(&exit_key, flush_thread); }
 
@@ -76,18 +87,31 @@ void *parity__pool_get(parity__pool *p) {
   return obj;
 }
 
-void parity__pool_put(parity__pool *p, void *obj) {
-  if (!obj) return;
-  if (!POOLS_ON) {
-    free(obj);
-    return;
-  }
+static local_cache *cache_of(parity__pool *p) {
   local_cache *c = &local[p->kind];
   if (!c->pool) { /* first use on this thread: make sure the cache is handed back at exit */
     pthread_once(&exit_once, make_key);
     pthread_setspecific(exit_key, local);
     c->pool = p;
   }
+  return c;
+}
+
+void parity__pool_put_delayed(parity__pool *p, void *obj) {
+  local_cache *c = cache_of(p);
+  void *old = c->ring[c->ring_pos];
+  c->ring[c->ring_pos] = obj;
+  c->ring_pos = (c->ring_pos + 1) % DELAY;
+  parity__pool_put(p, old);
+}
+
+void parity__pool_put(parity__pool *p, void *obj) {
+  if (!obj) return;
+  if (!POOLS_ON) {
+    free(obj);
+    return;
+  }
+  local_cache *c = cache_of(p);
   if (c->count < LOCAL_MAX) {
     c->items[c->count++] = obj;
     return;

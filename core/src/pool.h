@@ -27,5 +27,9 @@ typedef struct parity__pool {
 
 void *parity__pool_get(parity__pool *p); /* zeroed; NULL when out of host memory */
 void parity__pool_put(parity__pool *p, void *obj);
+/* Put obj back only after this thread has put back 256 more this way: until then its memory
+ * stays as the caller left it (released tensors stay marked dead, so a double release is seen).
+ * Also under AddressSanitizer, where the delayed put then frees. */
+void parity__pool_put_delayed(parity__pool *p, void *obj);
 
 #endif

@@ -1,6 +1,5 @@
 /* tensor.c — tensor objects: creation, host transfer, queries, descriptors and op launch. */
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,14 +68,10 @@ parity_tensor_t *parity__tensor_alias(const parity_tensor_t *x) {
   return t;
 }
 
-/* Released tensor structs wait in a quarantine of the last 256 before their memory is freed,
- * marked DEAD, so releasing (or retaining) one again is detected and refused with a message
- * instead of corrupting the heap. Older ones cannot be told apart from live memory; sanitizer
- * builds catch those. */
-#define QUARANTINE 256
-static parity_tensor_t *_Atomic quarantine[QUARANTINE];
-static _Atomic uint32_t quarantine_pos;
-
+/* Released tensor structs wait in a quarantine (the last 256 this thread released: pool.h's
+ * delayed put) before their memory is reused, marked DEAD, so releasing (or retaining) one again
+ * is detected and refused with a message instead of corrupting the heap. Older ones cannot be
+ * told apart from live memory; sanitizer builds catch those. */
 static int tensor_dead(const parity_tensor_t *t, const char *what) {
   if (t->magic == PARITY__TENSOR_LIVE) return 0;
   parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: the tensor was already released (double release "
@@ -97,8 +92,7 @@ static void tensor_free(parity_tensor_t *t) {
   if (t->node) parity__node_release(t->node);
   parity__storage_release(t->st);
   t->magic = PARITY__TENSOR_DEAD;
-  uint32_t slot = atomic_fetch_add(&quarantine_pos, 1) % QUARANTINE;
-  parity__pool_put(&tensor_pool, atomic_exchange(&quarantine[slot], t));
+  parity__pool_put_delayed(&tensor_pool, t);
 }
 
 /* Releasing a tensor releases its node, which releases the node's inputs, and so on down the
