@@ -5,64 +5,88 @@
  * GEMM_MC row block of A into MR-tall micro-panels and runs the MR×NR micro-kernel over the
  * tile, accumulating into an f32 C tile that is stored (and rounded) once at the end. Edge
  * tiles are zero-padded to full micro-tiles so every element takes the same arithmetic path. */
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "parity_support/env.h"
 #include "cpu_internal.h"
+#include "cpu_accum.h"
 #include "gemm.h"
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
+#ifndef CPU_ISA
+#error "gemm.c is compiled once per path, with -DCPU_ISA=<path>"
+#endif
+
+/* Micro-tile MR x NR per path: the AVX-512 kernel keeps a 12x32 tile in 24 zmm registers, the
+ * AVX2 one 6x16 in 12 ymm; the portable one uses the AVX2 shape. */
+#if defined(__AVX512F__)
+#define GEMM_MR 12
+#define GEMM_NR 32
+#define GEMM_MC 144
+#else
 #define GEMM_MR 6
 #define GEMM_NR 16
 #define GEMM_MC 72
+#endif
 #define GEMM_NC 512
 #define GEMM_MAX_CHUNK 6 /* GEMM_MC blocks of rows per task */
 #define GEMM_TAB (GEMM_NC > GEMM_KC ? GEMM_NC : GEMM_KC)
 
-int cpu_max_threads(void) {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
-
-gemm_axis_t gemm_axis_linear(int64_t dim, int64_t stride) {
-  gemm_axis_t ax;
-  memset(&ax, 0, sizeof ax);
-  ax.nd = 1;
-  ax.dim[0] = dim;
-  ax.stride[0] = stride;
-  return ax;
-}
-
 /* ---- micro-kernels: c[r*ldc + j] += sum_p a[p*MR + r] * b[p*NR + j] ----------------------- */
 typedef void (*gemm_kernel_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc);
 
-static void kernel_generic(int64_t kc, const float *a, const float *b, float *c, int64_t ldc) {
-  float acc[GEMM_MR][GEMM_NR];
-  memset(acc, 0, sizeof acc);
-  for (int64_t p = 0; p < kc; p++) {
-    const float *bp = b + p * GEMM_NR;
-    for (int r = 0; r < GEMM_MR; r++) {
-      float ar = a[p * GEMM_MR + r];
-      for (int j = 0; j < GEMM_NR; j++) acc[r][j] += ar * bp[j];
+/* One row of the tile at a time (p in order for each element, as in the SIMD kernels, but
+ * each product rounded before it is added): a shape every compiler vectorizes well. */
+static __attribute__((unused)) void kernel_generic(int64_t kc, const float *a, const float *b, float *c,
+                                                   int64_t ldc) {
+  for (int r = 0; r < GEMM_MR; r++) {
+    float acc[GEMM_NR];
+    for (int j = 0; j < GEMM_NR; j++) acc[j] = 0.0f;
+    for (int64_t p = 0; p < kc; p++) {
+      const float ar = a[p * GEMM_MR + r], *bp = b + p * GEMM_NR;
+      for (int j = 0; j < GEMM_NR; j++) acc[j] += ar * bp[j];
     }
+    for (int j = 0; j < GEMM_NR; j++) c[r * ldc + j] += acc[j];
   }
-  for (int r = 0; r < GEMM_MR; r++)
-    for (int j = 0; j < GEMM_NR; j++) c[r * ldc + j] += acc[r][j];
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__AVX512F__)
 #include <immintrin.h>
-#define GEMM_HAVE_AVX2 1
 
-__attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const float *a, const float *b,
+/* c[r*ldc + j] += sum_p a[p*12 + r] * b[p*32 + j]: 24 zmm accumulators, each element an FMA
+ * chain in p order from 0 (bitwise the AVX2 kernel's arithmetic). */
+static void kernel_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc) {
+#define K5_DECL_(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = _mm512_setzero_ps();
+#define K5_STEP_(r)                                  \
+  ar = _mm512_set1_ps(a[r]);                         \
+  c##r##0 = _mm512_fmadd_ps(ar, b0, c##r##0);        \
+  c##r##1 = _mm512_fmadd_ps(ar, b1, c##r##1);
+#define K5_ADD_(r)                                                                          \
+  _mm512_storeu_ps(c + (r) * ldc, _mm512_add_ps(_mm512_loadu_ps(c + (r) * ldc), c##r##0)); \
+  _mm512_storeu_ps(c + (r) * ldc + 16, _mm512_add_ps(_mm512_loadu_ps(c + (r) * ldc + 16), c##r##1));
+#define K5_ROWS_(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+  K5_ROWS_(K5_DECL_)
+  for (int64_t p = 0; p < kc; p++) {
+    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    __m512 ar;
+    K5_ROWS_(K5_STEP_)
+    a += GEMM_MR;
+    b += GEMM_NR;
+  }
+  K5_ROWS_(K5_ADD_)
+#undef K5_ROWS_
+#undef K5_ADD_
+#undef K5_STEP_
+#undef K5_DECL_
+}
+#define GEMM_KERNEL kernel_avx512
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+
+static void kernel_avx2(int64_t kc, const float *a, const float *b,
                                                              float *c, int64_t ldc) {
   __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
   __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
@@ -104,30 +128,10 @@ __attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const fl
   GEMM_ADD_ROW_(5, c50, c51)
 #undef GEMM_ADD_ROW_
 }
-#endif
-
-/* Chosen once per process: 1 = AVX2+FMA, 2 = portable C. */
-static atomic_int gemm_isa;
-
-static gemm_kernel_fn gemm_kernel(void) {
-  int isa = atomic_load_explicit(&gemm_isa, memory_order_relaxed);
-  if (isa == 0) {
-    const char *force = psup_getenv("PARITY_CPU_SIMD");
-    isa = 2;
-#ifdef GEMM_HAVE_AVX2
-    if (!(force && strcmp(force, "generic") == 0) && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("fma"))
-      isa = 1;
+#define GEMM_KERNEL kernel_avx2
 #else
-    (void)force;
+#define GEMM_KERNEL kernel_generic
 #endif
-    atomic_store_explicit(&gemm_isa, isa, memory_order_relaxed);
-  }
-#ifdef GEMM_HAVE_AVX2
-  if (isa == 1) return kernel_avx2;
-#endif
-  return kernel_generic;
-}
 
 /* ---- operand addressing ------------------------------------------------------------------ */
 static void axis_fill(const gemm_axis_t *ax, int64_t start, int64_t count, int64_t *off, int64_t *h,
@@ -504,7 +508,7 @@ static void reduce_row(const gemm_problem_t *p, const gemm_plan_t *pl, int64_t r
 
 static size_t align64(size_t n) { return (n + 63u) & ~(size_t)63u; }
 
-int32_t cpu_gemm_f32(const gemm_problem_t *problem, const char *what) {
+int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what) {
   gemm_problem_t simple = *problem;
   const gemm_problem_t *p = &simple;
   operand_simplify(&simple.a), operand_simplify(&simple.b), operand_simplify(&simple.c);
@@ -556,7 +560,7 @@ int32_t cpu_gemm_f32(const gemm_problem_t *problem, const char *what) {
     return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: %s: cannot allocate %zu bytes of packing buffers", what,
                     total);
   if (pl.ksplit > 1) pl.partial = (float *)(mem + pl.per_thread_bytes * (size_t)threads);
-  gemm_kernel_fn kernel = gemm_kernel();
+  gemm_kernel_fn kernel = GEMM_KERNEL;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
 #endif

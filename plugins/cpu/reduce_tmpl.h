@@ -634,9 +634,9 @@ static int32_t RD_FN(rd_backward)(const rd_plan *p, const void *xp, const void *
   return PARITY_STATUS_OK;
 }
 
-const rd_kernels RD_CAT(rd_kernels, RD_SFX) = {RD_FN(rd_forward), RD_FN(rd_backward)};
+const rd_kernels CPU_ISA_FN(RD_CAT(rd_kernels, RD_SFX)) = {RD_FN(rd_forward), RD_FN(rd_backward)};
 #else
-const rd_kernels RD_CAT(rd_kernels, RD_SFX) = {RD_FN(rd_forward), NULL};
+const rd_kernels CPU_ISA_FN(RD_CAT(rd_kernels, RD_SFX)) = {RD_FN(rd_forward), NULL};
 #endif
 
 #undef RD_BETTER

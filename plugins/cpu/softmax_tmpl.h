@@ -1,5 +1,5 @@
 /* softmax_tmpl.h — softmax and log_softmax rows for one floating dtype, stamped out by
- * softmax.c (included once per dtype, no include guard). The includer defines:
+ * softmax_kernels.c (included once per dtype, no include guard). The includer defines:
  *   SM_SFX       suffix of the generated names
  *   SM_ST        storage type; SM_AT compute and accumulation type (float or double)
  *   SM_LOAD(p)   SM_AT from const SM_ST *p (exact)
@@ -152,7 +152,7 @@ static inline __attribute__((always_inline)) void SM_FN(sm_backward_row)(const S
 }
 
 /* All rows; rows are shared among threads (each row is computed whole by one thread). */
-static int32_t SM_FN(sm_run)(const sm_plan *p, const void *a, const void *b, void *out, int backward) {
+int32_t CPU_ISA_FN(SM_FN(sm_run))(const sm_plan *p, const void *a, const void *b, void *out, int backward) {
   const SM_ST *A = a, *B = b;
   SM_ST *O = out;
   const int nth = p->threads;
