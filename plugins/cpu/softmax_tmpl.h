@@ -158,8 +158,7 @@ int32_t CPU_ISA_FN(SM_FN(sm_run))(const sm_plan *p, const void *a, const void *b
   const int nth = p->threads;
   (void)nth; /* without OpenMP only the pragma would read it */
   const int contiguous = p->s[0] == 1 && p->s[2] == 1 && (!backward || p->s[1] == 1);
-  CPU_OMP(omp parallel num_threads(nth) if (nth > 1 && p->rows > 1))
-  {
+  CPU_PARALLEL(nth > 1 && p->rows > 1, nth, {
     int64_t lo, hi;
     cpu_share(p->rows, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
     const int64_t *s[SM_NT] = {p->os[0], p->os[1], p->os[2]};
@@ -178,7 +177,7 @@ int32_t CPU_ISA_FN(SM_FN(sm_run))(const sm_plan *p, const void *a, const void *b
       else
         SM_FN(sm_forward_row)(A + it.off[0], p->s[0], O + it.off[2], p->s[2], p->n, p->logsm);
     }
-  }
+  });
   return PARITY_STATUS_OK;
 }
 
