@@ -11,44 +11,71 @@ static const char *const isa_names[CPU_ISA_COUNT] = {"portable", "avx2", "avx512
 
 const char *cpu_isa_name(int isa) { return isa >= 0 && isa < CPU_ISA_COUNT ? isa_names[isa] : "?"; }
 
-int cpu_isa_available(int isa, const char **why) {
-  const char *missing = NULL;
-  if (isa == CPU_ISA_PORTABLE) return 1;
+/* The features each path needs, as CPU_FEAT_* bits. */
+static const unsigned isa_needs[CPU_ISA_COUNT] = {
+    0,
+    CPU_FEAT_AVX2 | CPU_FEAT_FMA | CPU_FEAT_F16C,
+    CPU_FEAT_AVX2 | CPU_FEAT_FMA | CPU_FEAT_F16C | CPU_FEAT_AVX512F | CPU_FEAT_AVX512BW | CPU_FEAT_AVX512VL |
+        CPU_FEAT_AVX512DQ,
+};
+static const char *const feat_names[] = {"avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512dq"};
+
+unsigned cpu_isa_features(void) {
+  unsigned f = 0;
 #if PARITY_CPU_X86_ISAS
-  __builtin_cpu_init();
-  static const char *const avx2_set[] = {"avx2", "fma", "f16c"};
-  static const char *const avx512_set[] = {"avx512f", "avx512bw", "avx512vl", "avx512dq"};
-  if (isa == CPU_ISA_AVX2 || isa == CPU_ISA_AVX512) {
-    /* __builtin_cpu_supports needs string literals */
-    if (!__builtin_cpu_supports("avx2")) missing = avx2_set[0];
-    else if (!__builtin_cpu_supports("fma")) missing = avx2_set[1];
-    else if (!__builtin_cpu_supports("f16c")) missing = avx2_set[2];
-  }
-  if (!missing && isa == CPU_ISA_AVX512) {
-    if (!__builtin_cpu_supports("avx512f")) missing = avx512_set[0];
-    else if (!__builtin_cpu_supports("avx512bw")) missing = avx512_set[1];
-    else if (!__builtin_cpu_supports("avx512vl")) missing = avx512_set[2];
-    else if (!__builtin_cpu_supports("avx512dq")) missing = avx512_set[3];
-  }
-  if (isa < 0 || isa >= CPU_ISA_COUNT) missing = "a known path";
-  if (!missing) return 1;
-  if (why) {
-    static _Thread_local char buf[64];
-    snprintf(buf, sizeof buf, "this CPU lacks %s", missing);
-    *why = buf;
-  }
-  return 0;
-#else
-  (void)missing;
-  if (why) *why = "this build has no x86 paths (not x86-64 GCC or Clang)";
-  return 0;
+  __builtin_cpu_init(); /* __builtin_cpu_supports also checks that the OS saves the registers */
+  if (__builtin_cpu_supports("avx2")) f |= CPU_FEAT_AVX2;
+  if (__builtin_cpu_supports("fma")) f |= CPU_FEAT_FMA;
+  if (__builtin_cpu_supports("f16c")) f |= CPU_FEAT_F16C;
+  if (__builtin_cpu_supports("avx512f")) f |= CPU_FEAT_AVX512F;
+  if (__builtin_cpu_supports("avx512bw")) f |= CPU_FEAT_AVX512BW;
+  if (__builtin_cpu_supports("avx512vl")) f |= CPU_FEAT_AVX512VL;
+  if (__builtin_cpu_supports("avx512dq")) f |= CPU_FEAT_AVX512DQ;
 #endif
+  return f;
 }
 
-static int best_available(void) {
-  for (int isa = CPU_ISA_COUNT - 1; isa > 0; isa--)
-    if (cpu_isa_available(isa, NULL)) return isa;
-  return CPU_ISA_PORTABLE;
+/* Whether `isa` runs with `features`; when not, what it lacks goes to why[n]. */
+static int runs(int isa, unsigned features, char *why, size_t n) {
+#if !PARITY_CPU_X86_ISAS
+  if (isa != CPU_ISA_PORTABLE) {
+    snprintf(why, n, "this build has only the portable path (not x86-64 with GCC or Clang)");
+    return 0;
+  }
+#endif
+  unsigned missing = isa_needs[isa] & ~features;
+  if (!missing) return 1;
+  size_t len = (size_t)snprintf(why, n, "this CPU lacks");
+  for (unsigned b = 0; b < sizeof feat_names / sizeof *feat_names; b++)
+    if ((missing >> b & 1u) && len < n) len += (size_t)snprintf(why + len, n - len, " %s", feat_names[b]);
+  return 0;
+}
+
+int32_t cpu_isa_choose(const char *request, unsigned features, int *out, char *msg, size_t n) {
+  char why[96], avail[64] = "";
+  int best = CPU_ISA_PORTABLE;
+  for (int i = CPU_ISA_COUNT - 1; i >= 0; i--)
+    if (runs(i, features, why, sizeof why)) {
+      if (best == CPU_ISA_PORTABLE) best = i;
+      size_t len = strlen(avail);
+      snprintf(avail + len, sizeof avail - len, "%s%s", len ? ", " : "", isa_names[i]);
+    }
+  *out = best;
+  if (!request || !*request || strcmp(request, "auto") == 0) return PARITY_STATUS_OK;
+  int want = -1;
+  for (int i = 0; i < CPU_ISA_COUNT; i++)
+    if (strcmp(request, isa_names[i]) == 0) want = i;
+  if (want < 0) {
+    snprintf(msg, n, "PARITY_CPU_ISA=%.40s is not a kernel path (avx512, avx2, portable or auto; this machine "
+             "runs: %s)", request, avail);
+    return PARITY_STATUS_UNAVAILABLE;
+  }
+  if (!runs(want, features, why, sizeof why)) {
+    snprintf(msg, n, "PARITY_CPU_ISA=%s cannot run here: %s (this machine runs: %s)", request, why, avail);
+    return PARITY_STATUS_UNAVAILABLE;
+  }
+  *out = want;
+  return PARITY_STATUS_OK;
 }
 
 static const cpu_kernels_t *table_of(int isa) {
@@ -64,28 +91,12 @@ static _Atomic(const cpu_kernels_t *) active;
 
 int32_t cpu_isa_init(void) {
   const char *req = psup_getenv("PARITY_CPU_ISA");
-  int isa = best_available();
-  if (req && *req && strcmp(req, "auto") != 0) {
-    int want = -1;
-    for (int i = 0; i < CPU_ISA_COUNT; i++)
-      if (strcmp(req, isa_names[i]) == 0) want = i;
-    char avail[64] = "";
-    for (int i = CPU_ISA_COUNT - 1; i >= 0; i--)
-      if (cpu_isa_available(i, NULL))
-        snprintf(avail + strlen(avail), sizeof avail - strlen(avail), "%s%s", avail[0] ? ", " : "", isa_names[i]);
-    if (want < 0)
-      return cpu_fail(PARITY_STATUS_UNAVAILABLE,
-                      "cpu: PARITY_CPU_ISA=%.40s is not a kernel path (avx512, avx2, portable or auto; "
-                      "this machine can run: %s)", req, avail);
-    const char *why = NULL;
-    if (!cpu_isa_available(want, &why))
-      return cpu_fail(PARITY_STATUS_UNAVAILABLE, "cpu: PARITY_CPU_ISA=%s cannot run here: %s (available: %s)",
-                      req, why, avail);
-    isa = want;
-  }
+  char msg[256];
+  int isa;
+  int32_t st = cpu_isa_choose(req, cpu_isa_features(), &isa, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return cpu_fail(st, "cpu: %s", msg);
   atomic_store(&active, table_of(isa));
   if (cpu_host && cpu_host->log) {
-    char msg[96];
     snprintf(msg, sizeof msg, "cpu: %s kernels%s", isa_names[isa], req && *req ? " (PARITY_CPU_ISA)" : "");
     cpu_host->log(cpu_host->host_data, PARITY_LOG_DEBUG, msg);
   }
@@ -94,7 +105,11 @@ int32_t cpu_isa_init(void) {
 
 const cpu_kernels_t *cpu_kernels(void) {
   const cpu_kernels_t *k = atomic_load_explicit(&active, memory_order_acquire);
-  return k ? k : table_of(best_available()); /* before init (wrappers that skip it) */
+  if (k) return k;
+  int isa; /* before init (a wrapper that skips it): the best path */
+  char msg[8];
+  cpu_isa_choose(NULL, cpu_isa_features(), &isa, msg, sizeof msg);
+  return table_of(isa);
 }
 
 int cpu_isa_active(void) { return cpu_kernels()->isa; }

@@ -10,6 +10,7 @@
 #ifndef PARITY_CPU_ISA_H
 #define PARITY_CPU_ISA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum {
@@ -29,11 +30,25 @@ enum {
 
 /* "portable", "avx2", "avx512" */
 const char *cpu_isa_name(int isa);
-/* 1 when this build has the path and this CPU can run it. On 0, *why (when non-NULL) names
- * what is missing ("this CPU lacks avx512bw", "built without x86 paths"). */
-int cpu_isa_available(int isa, const char **why);
-/* Choose the path (PARITY_CPU_ISA, else the best available). Returns PARITY_STATUS_OK, or
- * reports PARITY_STATUS_UNAVAILABLE with a message naming the request and the choices. */
+
+/* CPU features the paths need. */
+enum {
+  CPU_FEAT_AVX2 = 1u << 0,
+  CPU_FEAT_FMA = 1u << 1,
+  CPU_FEAT_F16C = 1u << 2,
+  CPU_FEAT_AVX512F = 1u << 3,
+  CPU_FEAT_AVX512BW = 1u << 4,
+  CPU_FEAT_AVX512VL = 1u << 5,
+  CPU_FEAT_AVX512DQ = 1u << 6,
+};
+/* This CPU's features (0 in a build without the x86 paths). */
+unsigned cpu_isa_features(void);
+/* The path for a PARITY_CPU_ISA value (NULL, "" or "auto": the best path `features` runs).
+ * Returns PARITY_STATUS_OK with *out set, or PARITY_STATUS_UNAVAILABLE with msg[n] saying
+ * why (an unknown name, or what the CPU lacks) and the paths that would run. */
+int32_t cpu_isa_choose(const char *request, unsigned features, int *out, char *msg, size_t n);
+/* Choose the path at plugin init (PARITY_CPU_ISA through psup_getenv, this CPU's features);
+ * on failure reports the message through the host and returns PARITY_STATUS_UNAVAILABLE. */
 int32_t cpu_isa_init(void);
 /* The path in use (cpu_isa_init's choice; the best available before init). */
 int cpu_isa_active(void);
