@@ -316,14 +316,55 @@ typedef struct gemm_run_t {
       }                                                                                           \
       for (int64_t t = 0; t < lo; t++) dr[t] = 0.0f;                                              \
       const int64_t o0 = ob + off[t0];                                                            \
-      if (op->dtype == PARITY_DTYPE_F32 && (ru->step == 1 || len == 1))                           \
-        memcpy(dr + lo, (const float *)op->base + o0 + lo, sizeof(float) * (size_t)(hi - lo));    \
+      if (ru->step == 1) /* short runs: an inline loop, not a call to memcpy */                   \
+        for (int64_t t = lo; t < hi; t++) dr[t] = LOAD(op->base, o0 + t);                         \
       else                                                                                        \
         for (int64_t t = lo; t < hi; t++) dr[t] = LOAD(op->base, o0 + t * ru->step);              \
       for (int64_t t = hi; t < len; t++) dr[t] = 0.0f;                                            \
     }                                                                                             \
     for (int64_t t = cnt; t < GEMM_NR; t++) dp[t] = 0.0f;                                         \
   }
+
+/* The same panel cut along its rows: runs of rows on one image line, and for each column the
+ * in-bounds rows of a run found arithmetically. */
+#define GEMM_PACK_B_ROWS_(LOAD)                                                                 \
+  for (int64_t p0 = 0; p0 < kc;) {                                                              \
+    int64_t len = 1, ws = 1, st = 0;                                                            \
+    if (p0 + 1 < kc && rows->h[p0 + 1] == rows->h[p0] && rows->w[p0 + 1] > rows->w[p0]) {       \
+      ws = rows->w[p0 + 1] - rows->w[p0], st = rows->off[p0 + 1] - rows->off[p0];               \
+      while (p0 + len < kc && rows->h[p0 + len] == rows->h[p0] &&                               \
+             rows->w[p0 + len] - rows->w[p0 + len - 1] == ws &&                                 \
+             rows->off[p0 + len] - rows->off[p0 + len - 1] == st)                               \
+        len++;                                                                                  \
+    }                                                                                           \
+    float *dr = d + p0 * GEMM_NR;                                                               \
+    for (int64_t t = 0; t < cnt; t++) {                                                         \
+      int64_t lo = 0, hi = 0;                                                                   \
+      if ((uint64_t)(rows->h[p0] + h[t]) < (uint64_t)op->H) {                                   \
+        const int64_t first = rows->w[p0] + w[t];                                               \
+        lo = first >= 0 ? 0 : (-first + ws - 1) / ws;                                           \
+        hi = first < op->W ? (op->W - 1 - first) / ws + 1 : 0;                                  \
+        if (hi > len) hi = len;                                                                 \
+        if (lo > hi) lo = hi;                                                                   \
+      }                                                                                         \
+      const int64_t o0 = bo + rows->off[p0] + off[t];                                           \
+      for (int64_t q = 0; q < lo; q++) dr[q * GEMM_NR + t] = 0.0f;                              \
+      for (int64_t q = lo; q < hi; q++) dr[q * GEMM_NR + t] = LOAD(op->base, o0 + q * st);      \
+      for (int64_t q = hi; q < len; q++) dr[q * GEMM_NR + t] = 0.0f;                            \
+    }                                                                                           \
+    for (int64_t q = 0; q < len; q++)                                                           \
+      for (int64_t t = cnt; t < GEMM_NR; t++) dr[q * GEMM_NR + t] = 0.0f;                       \
+    p0 += len;                                                                                  \
+  }
+
+static void pack_b_masked_by_rows(const gemm_operand_t *op, int64_t bo, int64_t kc, const gemm_tab_t *rows,
+                                  const int64_t *off, const int64_t *h, const int64_t *w, int64_t cnt, float *d) {
+  switch (op->dtype) {
+    case PARITY_DTYPE_F16: GEMM_PACK_B_ROWS_(GEMM_LOAD_F16) break;
+    case PARITY_DTYPE_BF16: GEMM_PACK_B_ROWS_(GEMM_LOAD_BF16) break;
+    default: GEMM_PACK_B_ROWS_(GEMM_LOAD_F32) break;
+  }
+}
 
 static void pack_b_masked(const gemm_operand_t *op, int64_t bo, int64_t kc, const gemm_tab_t *rows,
                           const int64_t *off, const int64_t *h, const int64_t *w, int64_t cnt, float *d) {
@@ -339,6 +380,24 @@ static void pack_b_masked(const gemm_operand_t *op, int64_t bo, int64_t kc, cons
     }
     run[nruns++] = ru;
     t += ru.len;
+  }
+  /* When the columns make short runs (conv's weight gradient: the taps of one kernel row) but
+   * the rows make long ones (window origins along an output row), cut the rows instead. */
+  int64_t nrr = 0;
+  for (int64_t p = 0; p < kc && nrr <= nruns * kc / cnt;) {
+    int64_t len = 1;
+    if (p + 1 < kc && rows->h[p + 1] == rows->h[p] && rows->w[p + 1] > rows->w[p]) {
+      const int64_t ws = rows->w[p + 1] - rows->w[p], st = rows->off[p + 1] - rows->off[p];
+      while (p + len < kc && rows->h[p + len] == rows->h[p] && rows->w[p + len] - rows->w[p + len - 1] == ws &&
+             rows->off[p + len] - rows->off[p + len - 1] == st)
+        len++;
+    }
+    nrr++;
+    p += len;
+  }
+  if (nrr * cnt < nruns * kc) {
+    pack_b_masked_by_rows(op, bo, kc, rows, off, h, w, cnt, d);
+    return;
   }
   switch (op->dtype) {
     case PARITY_DTYPE_F16: GEMM_PACK_B_MASKED_(GEMM_LOAD_F16) break;
