@@ -3,11 +3,13 @@
  * Every floating sum of k terms is formed by one fixed tree that depends on k alone, never on
  * the thread count, so results are bitwise reproducible:
  *   - leaves of up to CPU_LEAF consecutive terms, each summed in CPU_LANES interleaved lanes
- *     (lane j takes terms j, j+16, ...; at most 64 terms per lane) combined pairwise;
+ *     (lane j takes terms j, j+64, ...; at most 32 terms per lane) combined pairwise;
  *   - a cascade (binary-counter pairwise summation) over the leaves of a group of CPU_GROUP
  *     leaves, and a second cascade over the group results in order.
  * Threads compute whole groups; the combination over groups is always serial and in order.
- * Worst-case error: (min(k/16, 64) + 4 + log2(k/1024 + 1)) u sum|x|, inside the conformance
+ * 64 lanes are 4 independent zmm (8 ymm) accumulators, enough to sum at cache speed; the tree
+ * is the same on every instruction-set path, so every path gives the same bits.
+ * Worst-case error: (min(k/64, 32) + 6 + log2(k/2048 + 1)) u sum|x|, inside the conformance
  * rule's c(k) = 4 ceil(sqrt k) + 4 for every k.
  *
  * Accumulators start at -0.0, the additive identity that keeps the sign of an all -0 sum. */
@@ -31,9 +33,22 @@ static inline int cpu_thread_id(void) { return 0; }
 static inline int cpu_thread_count(void) { return 1; }
 #endif
 
-#define CPU_LANES 16
-#define CPU_LEAF 1024  /* terms per leaf */
-#define CPU_GROUP 64   /* leaves per group: the unit of work a thread takes */
+/* Run the block on nth OpenMP threads when cond holds, else inline on the calling thread (an
+ * OpenMP region costs a fraction of a microsecond even under if(0), as much as a small
+ * reduction). The block splits its work with cpu_thread_id() and cpu_thread_count(). */
+#define CPU_PARALLEL(cond, nth, ...)        \
+  do {                                      \
+    if (cond) {                             \
+      CPU_OMP(omp parallel num_threads(nth)) \
+      { __VA_ARGS__ }                       \
+    } else {                                \
+      __VA_ARGS__                           \
+    }                                       \
+  } while (0)
+
+#define CPU_LANES 64
+#define CPU_LEAF 2048  /* terms per leaf */
+#define CPU_GROUP 32   /* leaves per group (65536 terms): the unit of work a thread takes */
 #define CPU_BATCH 1024 /* group partials held at once (stack) when one sum is split */
 #define CPU_CASCADE_LEVELS 64
 

@@ -5,12 +5,13 @@
 #include <unistd.h>
 
 #include "cpu_internal.h"
+#include "cpu_isa.h"
 
 const parity_host_api_t *cpu_host;
 
 void cpu_set_host(const parity_host_api_t *host) { cpu_host = host; }
 
-static int32_t cpu_init(void) { return PARITY_STATUS_OK; }
+static int32_t cpu_init(void) { return cpu_isa_init(); }
 static void cpu_shutdown(void) {}
 
 static int32_t cpu_get_device_count(uint32_t *out_count) {
@@ -43,7 +44,8 @@ static int32_t cpu_get_device_info(uint32_t index, parity_device_info_t *out) {
   char model[96];
   cpu_model_name(model, sizeof model);
   snprintf(info.name, sizeof info.name, "%s (%ld threads)", model, sysconf(_SC_NPROCESSORS_ONLN));
-  snprintf(info.driver, sizeof info.driver, "parity cpu plugin %u.%u", PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
+  snprintf(info.driver, sizeof info.driver, "parity cpu plugin %u.%u, %s kernels", PARITY_ABI_MAJOR, PARITY_ABI_MINOR,
+           cpu_isa_name(cpu_isa_active()));
   uint64_t mem = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
   info.memory_bytes = mem;
   info.max_buffer_bytes = mem;

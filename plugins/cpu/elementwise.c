@@ -3,6 +3,7 @@
  * elementwise_binary.c and elementwise_logic.c; the scalar semantics in elementwise_math.h. */
 #include <stdio.h>
 
+#include "cpu_kernels.h"
 #include "elementwise_internal.h"
 
 /* ---- operands ------------------------------------------------------------------------------ */
@@ -62,12 +63,13 @@ static const char *operands_str(const ew_operands_t *o, char *buf, size_t size) 
 /* ---- validation and row selection ------------------------------------------------------------ */
 
 static ew_row_fn pick_row(int32_t op, int32_t kind, int bwd, int32_t dtype, int32_t dst_dtype) {
+  const cpu_kernels_t *k = cpu_kernels();
   switch (kind) {
-    case PARITY_OP_KIND_UNARY: return bwd ? ew_unary_backward_row(op, dtype) : ew_unary_forward_row(op, dtype);
-    case PARITY_OP_KIND_BINARY: return bwd ? ew_binary_backward_row(op, dtype) : ew_binary_forward_row(op, dtype);
-    case PARITY_OP_KIND_COMPARE: return ew_compare_row(op, dtype);
-    case PARITY_OP_KIND_SELECT: return bwd ? ew_where_backward_row(dtype) : ew_where_forward_row(dtype);
-    case PARITY_OP_KIND_CAST: return ew_cast_row(dtype, dst_dtype);
+    case PARITY_OP_KIND_UNARY: return bwd ? k->unary_backward_row(op, dtype) : k->unary_forward_row(op, dtype);
+    case PARITY_OP_KIND_BINARY: return bwd ? k->binary_backward_row(op, dtype) : k->binary_forward_row(op, dtype);
+    case PARITY_OP_KIND_COMPARE: return k->compare_row(op, dtype);
+    case PARITY_OP_KIND_SELECT: return bwd ? k->where_backward_row(dtype) : k->where_forward_row(dtype);
+    case PARITY_OP_KIND_CAST: return k->cast_row(dtype, dst_dtype);
     default: return 0;
   }
 }

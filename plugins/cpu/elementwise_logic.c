@@ -49,7 +49,7 @@ CMP_OPS(CMP_ROWS)
    : (dtype) == PARITY_DTYPE_BOOL ? prefix##NAME##_BOOL     \
                                   : (ew_row_fn)0)
 
-ew_row_fn ew_compare_row(int32_t op, int32_t dtype) {
+ew_row_fn CPU_ISA_FN(ew_compare_row)(int32_t op, int32_t dtype) {
   switch (op) {
 #define X(NAME) case PARITY_OP_##NAME: return PICK_ANY(cmp_, NAME, dtype);
     CMP_OPS(X)
@@ -110,7 +110,7 @@ static void where_fwd_bool(int64_t n, unsigned char *const *p, const int64_t *s,
   for (int64_t i = 0; i < n; i++) c[i * sc] = (uint8_t)((m[i * sm] ? a[i * sa] : b[i * sb]) != 0);
 }
 
-ew_row_fn ew_where_forward_row(int32_t dtype) {
+ew_row_fn CPU_ISA_FN(ew_where_forward_row)(int32_t dtype) {
   if (dtype == PARITY_DTYPE_BOOL) return where_fwd_bool;
   switch (psup_dtype_size(dtype)) {
     case 2: return where_fwd_16;
@@ -121,7 +121,7 @@ ew_row_fn ew_where_forward_row(int32_t dtype) {
 }
 
 /* Gradients are floating; the all-zero bit pattern is +0 in each floating format. */
-ew_row_fn ew_where_backward_row(int32_t dtype) {
+ew_row_fn CPU_ISA_FN(ew_where_backward_row)(int32_t dtype) {
   switch (dtype) {
     case PARITY_DTYPE_F16: case PARITY_DTYPE_BF16: return where_bwd_16;
     case PARITY_DTYPE_F32: return where_bwd_32;
@@ -242,7 +242,7 @@ static inline uint8_t cv_i_BOOL(int64_t v) { return v != 0; }
   CAST_FROM(X, I64) CAST_FROM(X, BOOL)
 CAST_ALL(CAST_ROW)
 
-ew_row_fn ew_cast_row(int32_t src, int32_t dst) {
+ew_row_fn CPU_ISA_FN(ew_cast_row)(int32_t src, int32_t dst) {
 #define X(S, D) if (src == PARITY_DTYPE_##S && dst == PARITY_DTYPE_##D) return cast_##S##_##D;
   CAST_ALL(X)
 #undef X

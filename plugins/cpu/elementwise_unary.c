@@ -85,7 +85,7 @@ UN_INT_OPS(UN_INT_ROWS)
    : (dtype) == PARITY_DTYPE_BF16 ? prefix##name##_BF16     \
                                   : (ew_row_fn)0)
 
-ew_row_fn ew_unary_forward_row(int32_t op, int32_t dtype) {
+ew_row_fn CPU_ISA_FN(ew_unary_forward_row)(int32_t op, int32_t dtype) {
   if (dtype == PARITY_DTYPE_I32 || dtype == PARITY_DTYPE_I64) {
     int i64 = dtype == PARITY_DTYPE_I64;
     switch (op) {
@@ -103,7 +103,7 @@ ew_row_fn ew_unary_forward_row(int32_t op, int32_t dtype) {
   }
 }
 
-ew_row_fn ew_unary_backward_row(int32_t op, int32_t dtype) {
+ew_row_fn CPU_ISA_FN(ew_unary_backward_row)(int32_t op, int32_t dtype) {
   switch (op) {
 #define X(N, name) case PARITY_OP_##N: return PICK_FLOAT(unb_, name, dtype);
     UN_FLOAT_OPS(X)

@@ -9,60 +9,98 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parity_support/env.h"
 #include "cpu_internal.h"
+#include "cpu_accum.h"
 #include "gemm.h"
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
+#ifndef CPU_ISA
+#error "gemm.c is compiled once per path, with -DCPU_ISA=<path>"
+#endif
+
+/* Micro-tile MR x NR per path: the AVX-512 kernel keeps a 12x32 tile in 24 zmm registers, the
+ * AVX2 one 6x16 in 12 ymm; the portable one uses the AVX2 shape. */
+#if defined(__AVX512F__)
+#define GEMM_MR 12
+#define GEMM_NR 32
+#define GEMM_MC 144
+#else
 #define GEMM_MR 6
 #define GEMM_NR 16
 #define GEMM_MC 72
+#endif
 #define GEMM_NC 512
 #define GEMM_MAX_CHUNK 6 /* GEMM_MC blocks of rows per task */
 #define GEMM_TAB (GEMM_NC > GEMM_KC ? GEMM_NC : GEMM_KC)
 
-int cpu_max_threads(void) {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
-
-gemm_axis_t gemm_axis_linear(int64_t dim, int64_t stride) {
-  gemm_axis_t ax;
-  memset(&ax, 0, sizeof ax);
-  ax.nd = 1;
-  ax.dim[0] = dim;
-  ax.stride[0] = stride;
-  return ax;
-}
-
 /* ---- micro-kernels: c[r*ldc + j] += sum_p a[p*MR + r] * b[p*NR + j] ----------------------- */
 typedef void (*gemm_kernel_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc);
 
-static void kernel_generic(int64_t kc, const float *a, const float *b, float *c, int64_t ldc) {
-  float acc[GEMM_MR][GEMM_NR];
-  memset(acc, 0, sizeof acc);
-  for (int64_t p = 0; p < kc; p++) {
-    const float *bp = b + p * GEMM_NR;
-    for (int r = 0; r < GEMM_MR; r++) {
-      float ar = a[p * GEMM_MR + r];
-      for (int j = 0; j < GEMM_NR; j++) acc[r][j] += ar * bp[j];
+/* One row of the tile at a time (p in order for each element, as in the SIMD kernels, but
+ * each product rounded before it is added): a shape every compiler vectorizes well. */
+static __attribute__((unused)) void kernel_generic(int64_t kc, const float *a, const float *b, float *c,
+                                                   int64_t ldc) {
+  for (int r = 0; r < GEMM_MR; r++) {
+    float acc[GEMM_NR];
+    for (int j = 0; j < GEMM_NR; j++) acc[j] = 0.0f;
+    for (int64_t p = 0; p < kc; p++) {
+      const float ar = a[p * GEMM_MR + r], *bp = b + p * GEMM_NR;
+      for (int j = 0; j < GEMM_NR; j++) acc[j] += ar * bp[j];
     }
+    for (int j = 0; j < GEMM_NR; j++) c[r * ldc + j] += acc[j];
   }
-  for (int r = 0; r < GEMM_MR; r++)
-    for (int j = 0; j < GEMM_NR; j++) c[r * ldc + j] += acc[r][j];
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__AVX512F__)
 #include <immintrin.h>
-#define GEMM_HAVE_AVX2 1
 
-__attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const float *a, const float *b,
+/* c[r*ldc + j] += sum_p a[p*12 + r] * b[p*32 + j] for the first R rows (R = 12, 8 or 4; the
+ * shorter ones serve edge panels, whose padding rows would otherwise be computed): up to 24
+ * zmm accumulators, each element an FMA chain in p order from 0 (bitwise the AVX2 kernel's
+ * arithmetic, whatever R). */
+#define K5_DECL_(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = _mm512_setzero_ps();
+#define K5_STEP_(r)                           \
+  ar = _mm512_set1_ps(a[r]);                  \
+  c##r##0 = _mm512_fmadd_ps(ar, b0, c##r##0); \
+  c##r##1 = _mm512_fmadd_ps(ar, b1, c##r##1);
+#define K5_ADD_(r)                                                                          \
+  _mm512_storeu_ps(c + (r) * ldc, _mm512_add_ps(_mm512_loadu_ps(c + (r) * ldc), c##r##0)); \
+  _mm512_storeu_ps(c + (r) * ldc + 16, _mm512_add_ps(_mm512_loadu_ps(c + (r) * ldc + 16), c##r##1));
+#define K5_PF_(r) _mm_prefetch((const char *)(c + (r) * ldc), _MM_HINT_T0), _mm_prefetch((const char *)(c + (r) * ldc + 16), _MM_HINT_T0);
+#define K5_ROWS4_(X) X(0) X(1) X(2) X(3)
+#define K5_ROWS8_(X) K5_ROWS4_(X) X(4) X(5) X(6) X(7)
+#define K5_ROWS12_(X) K5_ROWS8_(X) X(8) X(9) X(10) X(11)
+#define K5_KERNEL_(R)                                                                                   \
+  static void kernel_avx512_##R(int64_t kc, const float *a, const float *b, float *c, int64_t ldc) {     \
+    K5_ROWS##R##_(K5_PF_)                                                                               \
+    K5_ROWS##R##_(K5_DECL_)                                                                             \
+    for (int64_t p = 0; p < kc; p++) {                                                                  \
+      const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);                               \
+      __m512 ar;                                                                                        \
+      K5_ROWS##R##_(K5_STEP_)                                                                           \
+      a += GEMM_MR;                                                                                     \
+      b += GEMM_NR;                                                                                     \
+    }                                                                                                   \
+    K5_ROWS##R##_(K5_ADD_)                                                                              \
+  }
+K5_KERNEL_(12)
+K5_KERNEL_(8)
+K5_KERNEL_(4)
+static void kernel_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc) {
+  kernel_avx512_12(kc, a, b, c, ldc);
+}
+/* The kernel for an edge panel of `rows` rows. */
+static gemm_kernel_fn kernel_for_rows(int64_t rows) {
+  return rows <= 4 ? kernel_avx512_4 : rows <= 8 ? kernel_avx512_8 : kernel_avx512_12;
+}
+#define GEMM_KERNEL kernel_avx512
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+
+static void kernel_avx2(int64_t kc, const float *a, const float *b,
                                                              float *c, int64_t ldc) {
   __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
   __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
@@ -104,30 +142,16 @@ __attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const fl
   GEMM_ADD_ROW_(5, c50, c51)
 #undef GEMM_ADD_ROW_
 }
-#endif
-
-/* Chosen once per process: 1 = AVX2+FMA, 2 = portable C. */
-static atomic_int gemm_isa;
-
-static gemm_kernel_fn gemm_kernel(void) {
-  int isa = atomic_load_explicit(&gemm_isa, memory_order_relaxed);
-  if (isa == 0) {
-    const char *force = psup_getenv("PARITY_CPU_SIMD");
-    isa = 2;
-#ifdef GEMM_HAVE_AVX2
-    if (!(force && strcmp(force, "generic") == 0) && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("fma"))
-      isa = 1;
+#define GEMM_KERNEL kernel_avx2
 #else
-    (void)force;
+#define GEMM_KERNEL kernel_generic
 #endif
-    atomic_store_explicit(&gemm_isa, isa, memory_order_relaxed);
-  }
-#ifdef GEMM_HAVE_AVX2
-  if (isa == 1) return kernel_avx2;
-#endif
-  return kernel_generic;
+#if !defined(__AVX512F__)
+static gemm_kernel_fn kernel_for_rows(int64_t rows) {
+  (void)rows;
+  return GEMM_KERNEL;
 }
+#endif
 
 /* ---- operand addressing ------------------------------------------------------------------ */
 static void axis_fill(const gemm_axis_t *ax, int64_t start, int64_t count, int64_t *off, int64_t *h,
@@ -266,45 +290,115 @@ static void pack_a(const gemm_operand_t *op, int64_t bo, int64_t i0, int64_t mc,
   }
 }
 
-/* One NR-wide panel of a masked B (im2col). When the panel's columns lie on one line of the
- * image (same h, evenly spaced w and offsets) the in-bounds taps of each row are one run,
- * found arithmetically; otherwise each tap is tested. Unit-stride f32 runs are memcpy. */
-#define GEMM_PACK_B_MASKED_(LOAD)                                                               \
-  for (int64_t p = 0; p < kc; p++) {                                                            \
-    float *dp = d + p * GEMM_NR;                                                                \
-    int64_t hr = rows->h[p], wr = rows->w[p], ob = bo + rows->off[p], lo = 0, hi = 0;           \
-    if (line) {                                                                                 \
-      if ((uint64_t)(hr + h[0]) < (uint64_t)op->H) {                                            \
-        int64_t first = wr + w[0]; /* w of tap t: first + t*wstep, valid in [0, W) */          \
-        lo = first >= 0 ? 0 : (-first + wstep - 1) / wstep;                                     \
-        hi = first < op->W ? (op->W - 1 - first) / wstep + 1 : 0;                               \
-        if (hi > cnt) hi = cnt;                                                                 \
+/* One NR-wide panel of a masked B (im2col). The panel's columns are cut once into runs that
+ * lie on one line of the image (same h, evenly spaced w and offsets); for each row the
+ * in-bounds taps of a run are one interval, found arithmetically, so no tap is tested alone.
+ * Unit-stride f32 runs are memcpy. */
+typedef struct gemm_run_t {
+  int64_t t0, len, wstep, step;
+} gemm_run_t;
+
+#define GEMM_PACK_B_MASKED_(LOAD)                                                                 \
+  for (int64_t p = 0; p < kc; p++) {                                                              \
+    float *dp = d + p * GEMM_NR;                                                                  \
+    const int64_t hr = rows->h[p], wr = rows->w[p], ob = bo + rows->off[p];                       \
+    for (int r = 0; r < nruns; r++) {                                                             \
+      const gemm_run_t *ru = &run[r];                                                             \
+      const int64_t t0 = ru->t0, len = ru->len, ws = ru->wstep;                                   \
+      float *dr = dp + t0;                                                                        \
+      int64_t lo = 0, hi = 0;                                                                     \
+      if ((uint64_t)(hr + h[t0]) < (uint64_t)op->H) {                                             \
+        const int64_t first = wr + w[t0]; /* w of tap t0+t: first + t*ws, valid in [0, W) */     \
+        lo = first >= 0 ? 0 : (-first + ws - 1) / ws;                                             \
+        hi = first < op->W ? (op->W - 1 - first) / ws + 1 : 0;                                    \
+        if (hi > len) hi = len;                                                                   \
+        if (lo > hi) lo = hi;                                                                     \
+      }                                                                                           \
+      for (int64_t t = 0; t < lo; t++) dr[t] = 0.0f;                                              \
+      const int64_t o0 = ob + off[t0];                                                            \
+      if (ru->step == 1) /* short runs: an inline loop, not a call to memcpy */                   \
+        for (int64_t t = lo; t < hi; t++) dr[t] = LOAD(op->base, o0 + t);                         \
+      else                                                                                        \
+        for (int64_t t = lo; t < hi; t++) dr[t] = LOAD(op->base, o0 + t * ru->step);              \
+      for (int64_t t = hi; t < len; t++) dr[t] = 0.0f;                                            \
+    }                                                                                             \
+    for (int64_t t = cnt; t < GEMM_NR; t++) dp[t] = 0.0f;                                         \
+  }
+
+/* The same panel cut along its rows: runs of rows on one image line, and for each column the
+ * in-bounds rows of a run found arithmetically. */
+#define GEMM_PACK_B_ROWS_(LOAD)                                                                 \
+  for (int64_t p0 = 0; p0 < kc;) {                                                              \
+    int64_t len = 1, ws = 1, st = 0;                                                            \
+    if (p0 + 1 < kc && rows->h[p0 + 1] == rows->h[p0] && rows->w[p0 + 1] > rows->w[p0]) {       \
+      ws = rows->w[p0 + 1] - rows->w[p0], st = rows->off[p0 + 1] - rows->off[p0];               \
+      while (p0 + len < kc && rows->h[p0 + len] == rows->h[p0] &&                               \
+             rows->w[p0 + len] - rows->w[p0 + len - 1] == ws &&                                 \
+             rows->off[p0 + len] - rows->off[p0 + len - 1] == st)                               \
+        len++;                                                                                  \
+    }                                                                                           \
+    float *dr = d + p0 * GEMM_NR;                                                               \
+    for (int64_t t = 0; t < cnt; t++) {                                                         \
+      int64_t lo = 0, hi = 0;                                                                   \
+      if ((uint64_t)(rows->h[p0] + h[t]) < (uint64_t)op->H) {                                   \
+        const int64_t first = rows->w[p0] + w[t];                                               \
+        lo = first >= 0 ? 0 : (-first + ws - 1) / ws;                                           \
+        hi = first < op->W ? (op->W - 1 - first) / ws + 1 : 0;                                  \
+        if (hi > len) hi = len;                                                                 \
         if (lo > hi) lo = hi;                                                                   \
       }                                                                                         \
-      for (int64_t t = 0; t < lo; t++) dp[t] = 0.0f;                                            \
-      if (unit_f32 && lo == 0 && hi == GEMM_NR) /* constant size: inlined */                  \
-        memcpy(dp, (const float *)op->base + ob + off[0], sizeof(float) * GEMM_NR);             \
-      else if (unit_f32)                                                                        \
-        memcpy(dp + lo, (const float *)op->base + ob + off[0] + lo, sizeof(float) * (size_t)(hi - lo)); \
-      else                                                                                      \
-        for (int64_t t = lo; t < hi; t++) dp[t] = LOAD(op->base, ob + off[0] + t * step);       \
-      for (int64_t t = hi; t < GEMM_NR; t++) dp[t] = 0.0f;                                      \
-      continue;                                                                                 \
+      const int64_t o0 = bo + rows->off[p0] + off[t];                                           \
+      for (int64_t q = 0; q < lo; q++) dr[q * GEMM_NR + t] = 0.0f;                              \
+      for (int64_t q = lo; q < hi; q++) dr[q * GEMM_NR + t] = LOAD(op->base, o0 + q * st);      \
+      for (int64_t q = hi; q < len; q++) dr[q * GEMM_NR + t] = 0.0f;                            \
     }                                                                                           \
-    for (int64_t t = 0; t < cnt; t++) {                                                         \
-      uint64_t hh = (uint64_t)(hr + h[t]), ww = (uint64_t)(wr + w[t]);                          \
-      dp[t] = hh < (uint64_t)op->H && ww < (uint64_t)op->W ? LOAD(op->base, ob + off[t]) : 0.0f; \
-    }                                                                                           \
-    for (int64_t t = cnt; t < GEMM_NR; t++) dp[t] = 0.0f;                                       \
+    for (int64_t q = 0; q < len; q++)                                                           \
+      for (int64_t t = cnt; t < GEMM_NR; t++) dr[q * GEMM_NR + t] = 0.0f;                       \
+    p0 += len;                                                                                  \
   }
+
+static void pack_b_masked_by_rows(const gemm_operand_t *op, int64_t bo, int64_t kc, const gemm_tab_t *rows,
+                                  const int64_t *off, const int64_t *h, const int64_t *w, int64_t cnt, float *d) {
+  switch (op->dtype) {
+    case PARITY_DTYPE_F16: GEMM_PACK_B_ROWS_(GEMM_LOAD_F16) break;
+    case PARITY_DTYPE_BF16: GEMM_PACK_B_ROWS_(GEMM_LOAD_BF16) break;
+    default: GEMM_PACK_B_ROWS_(GEMM_LOAD_F32) break;
+  }
+}
 
 static void pack_b_masked(const gemm_operand_t *op, int64_t bo, int64_t kc, const gemm_tab_t *rows,
                           const int64_t *off, const int64_t *h, const int64_t *w, int64_t cnt, float *d) {
-  int64_t step = cnt > 1 ? off[1] - off[0] : 0, wstep = cnt > 1 ? w[1] - w[0] : 1;
-  int line = wstep > 0;
-  for (int64_t t = 1; t < cnt && line; t++)
-    line = h[t] == h[0] && w[t] - w[t - 1] == wstep && off[t] - off[t - 1] == step;
-  int unit_f32 = op->dtype == PARITY_DTYPE_F32 && (step == 1 || cnt == 1);
+  gemm_run_t run[GEMM_NR];
+  int nruns = 0;
+  for (int64_t t = 0; t < cnt;) {
+    gemm_run_t ru = {t, 1, 1, 0};
+    if (t + 1 < cnt && h[t + 1] == h[t] && w[t + 1] > w[t]) {
+      ru.wstep = w[t + 1] - w[t], ru.step = off[t + 1] - off[t];
+      while (t + ru.len < cnt && h[t + ru.len] == h[t] && w[t + ru.len] - w[t + ru.len - 1] == ru.wstep &&
+             off[t + ru.len] - off[t + ru.len - 1] == ru.step)
+        ru.len++;
+    }
+    run[nruns++] = ru;
+    t += ru.len;
+  }
+  /* When the columns make short runs (conv's weight gradient: the taps of one kernel row) but
+   * the rows make long ones (window origins along an output row), cut the rows instead. */
+  int64_t nrr = 0;
+  for (int64_t p = 0; p < kc && nrr <= nruns * kc / cnt;) {
+    int64_t len = 1;
+    if (p + 1 < kc && rows->h[p + 1] == rows->h[p] && rows->w[p + 1] > rows->w[p]) {
+      const int64_t ws = rows->w[p + 1] - rows->w[p], st = rows->off[p + 1] - rows->off[p];
+      while (p + len < kc && rows->h[p + len] == rows->h[p] && rows->w[p + len] - rows->w[p + len - 1] == ws &&
+             rows->off[p + len] - rows->off[p + len - 1] == st)
+        len++;
+    }
+    nrr++;
+    p += len;
+  }
+  if (nrr * cnt < nruns * kc) {
+    pack_b_masked_by_rows(op, bo, kc, rows, off, h, w, cnt, d);
+    return;
+  }
   switch (op->dtype) {
     case PARITY_DTYPE_F16: GEMM_PACK_B_MASKED_(GEMM_LOAD_F16) break;
     case PARITY_DTYPE_BF16: GEMM_PACK_B_MASKED_(GEMM_LOAD_BF16) break;
@@ -473,9 +567,13 @@ static void run_task(const gemm_problem_t *p, const gemm_plan_t *pl, int64_t t, 
       int64_t mc = i_end - ic < GEMM_MC ? i_end - ic : GEMM_MC;
       pack_a(&p->a, ba, ic, mc, pc, kc, ws->pa, ws->rows, ws->cols);
       float *ctile = tile + (ic - i_start) * ldc;
-      for (int64_t jr = 0; jr < nc; jr += GEMM_NR)
-        for (int64_t ir = 0; ir < mc; ir += GEMM_MR)
+      const int64_t full = mc / GEMM_MR * GEMM_MR;
+      gemm_kernel_fn edge = kernel_for_rows(mc - full);
+      for (int64_t jr = 0; jr < nc; jr += GEMM_NR) {
+        for (int64_t ir = 0; ir < full; ir += GEMM_MR)
           kernel(kc, ws->pa + ir * kc, ws->pb + jr * kc, ctile + ir * ldc + jr, ldc);
+        if (full < mc) edge(kc, ws->pa + full * kc, ws->pb + jr * kc, ctile + full * ldc + jr, ldc);
+      }
     }
   }
   if (pl->ksplit == 1) {
@@ -504,7 +602,32 @@ static void reduce_row(const gemm_problem_t *p, const gemm_plan_t *pl, int64_t r
 
 static size_t align64(size_t n) { return (n + 63u) & ~(size_t)63u; }
 
-int32_t cpu_gemm_f32(const gemm_problem_t *problem, const char *what) {
+/* Packing buffers are kept for the next call (one block, at most GEMM_KEEP_BYTES): a fresh
+ * allocation of megabytes is fresh pages the OS zeroes on every call (a fifth of a 1024^3
+ * matmul's time). The first 64 bytes of a block hold its usable size. */
+#define GEMM_KEEP_BYTES ((size_t)32 << 20)
+static _Atomic(unsigned char *) ws_kept;
+
+static unsigned char *ws_take(size_t bytes) {
+  unsigned char *m = atomic_exchange(&ws_kept, NULL);
+  if (m && *(size_t *)m >= bytes) return m + 64;
+  free(m);
+  m = aligned_alloc(64, 64 + align64(bytes));
+  if (!m) return NULL;
+  *(size_t *)m = align64(bytes);
+  return m + 64;
+}
+
+static void ws_give(unsigned char *p) {
+  unsigned char *m = p - 64;
+  if (*(size_t *)m > GEMM_KEEP_BYTES) {
+    free(m);
+    return;
+  }
+  free(atomic_exchange(&ws_kept, m));
+}
+
+int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what) {
   gemm_problem_t simple = *problem;
   const gemm_problem_t *p = &simple;
   operand_simplify(&simple.a), operand_simplify(&simple.b), operand_simplify(&simple.c);
@@ -551,12 +674,12 @@ int32_t cpu_gemm_f32(const gemm_problem_t *problem, const char *what) {
   if (pl.tasks < threads) threads = (int)pl.tasks;
   size_t partial_bytes = pl.ksplit > 1 ? sizeof(float) * (size_t)(pl.ksplit * pl.batch * p->m * p->n) : 0;
   size_t total = pl.per_thread_bytes * (size_t)threads + align64(partial_bytes);
-  unsigned char *mem = aligned_alloc(64, total);
+  unsigned char *mem = ws_take(total);
   if (!mem)
     return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: %s: cannot allocate %zu bytes of packing buffers", what,
                     total);
   if (pl.ksplit > 1) pl.partial = (float *)(mem + pl.per_thread_bytes * (size_t)threads);
-  gemm_kernel_fn kernel = gemm_kernel();
+  gemm_kernel_fn kernel = GEMM_KERNEL;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
 #endif
@@ -587,6 +710,6 @@ int32_t cpu_gemm_f32(const gemm_problem_t *problem, const char *what) {
       for (int64_t r = 0; r < pl.batch * p->m; r++) reduce_row(p, &pl, r, &ws);
     }
   }
-  free(mem);
+  ws_give(mem);
   return PARITY_STATUS_OK;
 }

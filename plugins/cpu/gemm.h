@@ -11,9 +11,11 @@
  *  - Each C element is init + S_0 + S_1 + ..., where S_j is the sum over the j-th block of
  *    GEMM_KC consecutive k, accumulated from 0 in k order. Nothing else in the arithmetic
  *    depends on tiling, tasking or the number of threads, so results are bitwise identical
- *    run to run and for any thread count. The micro-kernel is chosen once per process
- *    (AVX2+FMA when the CPU has it, else portable C; PARITY_CPU_SIMD=generic forces the
- *    latter), so results are also fixed per machine.
+ *    run to run and for any thread count.
+ *  - The engine is compiled once per instruction-set path (cpu_isa.h). On the avx512 and avx2
+ *    paths each S_j is a chain of fused multiply-adds, so those two paths give the same bits;
+ *    the portable path rounds each product before adding it, so its bits differ (both meet
+ *    the tolerance rule).
  *
  * Threads: OpenMP over (batch, column block, row chunk) tasks; every task owns its C tile. */
 #ifndef PARITY_CPU_GEMM_H
@@ -64,11 +66,13 @@ typedef struct gemm_problem_t {
 /* A one-level axis: offset = i * stride. */
 gemm_axis_t gemm_axis_linear(int64_t dim, int64_t stride);
 
-/* Run the problem. Returns PARITY_STATUS_OK, or OUT_OF_MEMORY (reported through cpu_fail,
- * with `what` naming the op) when the packing buffers cannot be allocated. */
+/* Run the problem on the active path's engine (gemm_common.c). Returns PARITY_STATUS_OK, or
+ * OUT_OF_MEMORY (reported through cpu_fail, with `what` naming the op) when the packing
+ * buffers cannot be allocated. */
 int32_t cpu_gemm_f32(const gemm_problem_t *p, const char *what);
-
-/* Thread count the CPU kernels use (1 without OpenMP). */
-int cpu_max_threads(void);
+#ifdef CPU_ISA
+#include "cpu_isa.h"
+int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *p, const char *what); /* one path's engine (gemm.c) */
+#endif
 
 #endif

@@ -16,6 +16,7 @@
 #include "conv_internal.h"
 #include "cpu_internal.h"
 #include "dense_common.h"
+#include "cpu_accum.h"
 #include "gemm.h"
 
 #ifdef _OPENMP

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cpu_accum.h"
+#include "cpu_kernels.h"
 #include "reduce_internal.h"
 
 typedef struct rd_operands {
@@ -141,14 +142,15 @@ static void rd_plan_build(rd_plan *p, const parity_op_desc_t *d, const rd_operan
 }
 
 static const rd_kernels *rd_pick(int32_t dt, int32_t out_dt) {
+  const cpu_kernels_t *k = cpu_kernels();
   switch (dt) {
-    case PARITY_DTYPE_F64: return &rd_kernels_f64;
-    case PARITY_DTYPE_F32: return &rd_kernels_f32;
-    case PARITY_DTYPE_F16: return &rd_kernels_f16;
-    case PARITY_DTYPE_BF16: return &rd_kernels_bf16;
-    case PARITY_DTYPE_I32: return &rd_kernels_i32;
-    case PARITY_DTYPE_I64: return &rd_kernels_i64;
-    case PARITY_DTYPE_BOOL: return out_dt == PARITY_DTYPE_I64 ? &rd_kernels_b8_count : &rd_kernels_b8;
+    case PARITY_DTYPE_F64: return k->rd_f64;
+    case PARITY_DTYPE_F32: return k->rd_f32;
+    case PARITY_DTYPE_F16: return k->rd_f16;
+    case PARITY_DTYPE_BF16: return k->rd_bf16;
+    case PARITY_DTYPE_I32: return k->rd_i32;
+    case PARITY_DTYPE_I64: return k->rd_i64;
+    case PARITY_DTYPE_BOOL: return out_dt == PARITY_DTYPE_I64 ? k->rd_b8_count : k->rd_b8;
     default: return NULL;
   }
 }

@@ -106,8 +106,14 @@ static inline void rd_kept_iter(psup_iter_t *it, const rd_plan *p, int skip_v, i
   psup_iter_seek(it, pos);
 }
 
-/* b8: bool in and out; b8_count: bool in, i64 out (sum only) */
-extern const rd_kernels rd_kernels_f64, rd_kernels_f32, rd_kernels_f16, rd_kernels_bf16;
-extern const rd_kernels rd_kernels_i32, rd_kernels_i64, rd_kernels_b8, rd_kernels_b8_count;
+/* One path's tables (reduce_float.c, reduce_int.c; see cpu_isa.h); b8: bool in and out;
+ * b8_count: bool in, i64 out (sum only). reduce.c reaches them through cpu_kernels(). */
+#ifdef CPU_ISA
+#include "cpu_isa.h"
+extern const rd_kernels CPU_ISA_FN(rd_kernels_f64), CPU_ISA_FN(rd_kernels_f32), CPU_ISA_FN(rd_kernels_f16),
+    CPU_ISA_FN(rd_kernels_bf16);
+extern const rd_kernels CPU_ISA_FN(rd_kernels_i32), CPU_ISA_FN(rd_kernels_i64), CPU_ISA_FN(rd_kernels_b8),
+    CPU_ISA_FN(rd_kernels_b8_count);
+#endif
 
 #endif

@@ -43,7 +43,15 @@
 /* Values are compared through integer keys (RD_KEY) ordered like max/min order values, so the
  * loops have no branches. A lane keeps its best key, the first flat index reaching it, and its
  * first NaN's index; a NaN anywhere wins (value NaN, index of the first NaN). */
+/* Lanes per max/min scan. Results do not depend on it (the first index of the best value
+ * wins whatever lane saw it), so each path takes what fills its vectors. */
+#if defined(__AVX512F__)
+#define RD_LANES 32
+#elif defined(__AVX2__)
+#define RD_LANES 16
+#else
 #define RD_LANES 8
+#endif
 #define RD_NONE INT64_MAX
 #define RD_EXT_STEP(kb, ib, nb, v, f)                                                 \
   do {                                                                                \
@@ -79,6 +87,27 @@ RD_INLINE void RD_FN(rd_ext_seg)(const RD_ST *x, int64_t n, int64_t s, int64_t f
   for (; i < n; i++) RD_EXT_STEP(b->k[0], b->i[0], b->nan[0], RD_LOAD(x + i * s), f0 + i);
 }
 
+/* max/min without an index: best key and a NaN flag per lane, both of the key's width, in
+ * local arrays the compiler keeps in vector registers. */
+RD_INLINE void RD_FN(rd_val_seg)(const RD_ST *x, int64_t n, int64_t s, RD_KT *kb, RD_KT *nf, const int is_min) {
+  int64_t i = 0;
+  if (s == 1) {
+    for (; i + RD_LANES <= n; i += RD_LANES)
+      for (int w = 0; w < RD_LANES; w++) {
+        const RD_VT v = RD_LOAD(x + i + w);
+        const RD_KT k = RD_KEY(v);
+        kb[w] = (is_min ? k < kb[w] : k > kb[w]) ? k : kb[w];
+        nf[w] |= (RD_KT)RD_IS_NAN(v);
+      }
+  }
+  for (; i < n; i++) {
+    const RD_VT v = RD_LOAD(x + i * s);
+    const RD_KT k = RD_KEY(v);
+    kb[0] = (is_min ? k < kb[0] : k > kb[0]) ? k : kb[0];
+    nf[0] |= (RD_KT)RD_IS_NAN(v);
+  }
+}
+
 /* Best value and its first flat index among reduced elements [k0, k1) (k0 < k1). */
 RD_INLINE void RD_FN(rd_ext_range)(const rd_plan *p, const RD_ST *x, int64_t k0, int64_t k1, const int is_min,
                                    const int want_index, RD_VT *out_v, int64_t *out_i) {
@@ -86,8 +115,27 @@ RD_INLINE void RD_FN(rd_ext_range)(const rd_plan *p, const RD_ST *x, int64_t k0,
   int64_t j = k0 % L, base = k0 - j;
   psup_iter_t it;
   rd_rows_iter(&it, p, k0 / L);
-  RD_FN(rd_best_t) b;
   const RD_KT first = RD_KEY(RD_LOAD(x + it.off[RD_X] + j * s));
+  if (!want_index) {
+    RD_KT kb[RD_LANES], nf[RD_LANES];
+    for (int w = 0; w < RD_LANES; w++) kb[w] = first, nf[w] = 0;
+    for (; base + j < k1; base += L, j = 0, psup_iter_next(&it)) {
+      const int64_t jend = k1 - base < L ? k1 - base : L;
+      RD_FN(rd_val_seg)(x + it.off[RD_X] + j * s, jend - j, s, kb, nf, is_min);
+    }
+    RD_KT best = kb[0], nan = nf[0];
+    for (int w = 1; w < RD_LANES; w++) {
+      best = (is_min ? kb[w] < best : kb[w] > best) ? kb[w] : best;
+      nan |= nf[w];
+    }
+    *out_v = RD_UNKEY(best);
+    *out_i = k0;
+#if RD_FLOAT
+    if (nan) *out_v = (RD_VT)NAN;
+#endif
+    return;
+  }
+  RD_FN(rd_best_t) b;
   for (int w = 0; w < RD_LANES; w++) {
     b.k[w] = first;
     b.i[w] = k0;
@@ -409,8 +457,7 @@ static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
   if (p->column) {
     const int64_t n = p->kshape[p->vk], xv = p->ks[RD_X][p->vk], yv = p->ks[RD_Y][p->vk];
     const int64_t ntiles = (n + RD_TW - 1) / RD_TW, items = p->M / n * ntiles;
-    CPU_OMP(omp parallel num_threads(nth) if (nth > 1 && items > 1))
-    {
+    CPU_PARALLEL(nth > 1 && items > 1, nth, {
       int64_t lo, hi;
       cpu_share(items, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
       psup_iter_t it;
@@ -424,7 +471,7 @@ static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
           psup_iter_next(&it);
         }
       }
-    }
+    });
     return PARITY_STATUS_OK;
   }
   if (nth > 1 && p->M < nth) { /* few outputs: split each one's reduced set */
@@ -434,15 +481,14 @@ static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
       RD_FN(rd_one)(p, x + it.off[RD_X], y, it.off[RD_Y], nth);
     return PARITY_STATUS_OK;
   }
-  CPU_OMP(omp parallel num_threads(nth) if (nth > 1))
-  {
+  CPU_PARALLEL(nth > 1, nth, {
     int64_t lo, hi;
     cpu_share(p->M, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
     psup_iter_t it;
     rd_kept_iter(&it, p, 0, lo);
     for (int64_t o = lo; o < hi; o++, psup_iter_next(&it))
       RD_FN(rd_one)(p, x + it.off[RD_X], y, it.off[RD_Y], 1);
-  }
+  });
   return PARITY_STATUS_OK;
 }
 
@@ -456,8 +502,7 @@ static int32_t RD_FN(rd_bwd_broadcast)(const rd_plan *p, const RD_ST *dy, RD_ST 
   const int mean = p->op == PARITY_OP_MEAN, nth = p->threads;
   (void)nth; /* only the OpenMP pragma reads it */
   const double K = (double)p->K;
-  CPU_OMP(omp parallel num_threads(nth) if (nth > 1 && rows > 1))
-  {
+  CPU_PARALLEL(nth > 1 && rows > 1, nth, {
     int64_t lo, hi;
     cpu_share(rows, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
     const int64_t *s[RD_NT] = {p->bs[0], p->bs[1], p->bs[2], p->bs[3]};
@@ -478,7 +523,7 @@ static int32_t RD_FN(rd_bwd_broadcast)(const rd_plan *p, const RD_ST *dy, RD_ST 
         for (int64_t j = 0; j < n; j++) d[j * sdx] = g[j * sdy];
       }
     }
-  }
+  });
   return PARITY_STATUS_OK;
 }
 
@@ -592,8 +637,7 @@ static int32_t RD_FN(rd_backward)(const rd_plan *p, const void *xp, const void *
   if (p->column) {
     const uint32_t v = p->vk;
     const int64_t n = p->kshape[v], ntiles = (n + RD_TW - 1) / RD_TW, items = p->M / n * ntiles;
-    CPU_OMP(omp parallel num_threads(nth) if (nth > 1 && items > 1))
-    {
+    CPU_PARALLEL(nth > 1 && items > 1, nth, {
       int64_t lo, hi;
       cpu_share(items, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
       psup_iter_t it;
@@ -610,7 +654,7 @@ static int32_t RD_FN(rd_backward)(const rd_plan *p, const void *xp, const void *
           psup_iter_next(&it);
         }
       }
-    }
+    });
     return PARITY_STATUS_OK;
   }
   if (nth > 1 && p->M < nth) { /* few outputs: split each one's reduced set */
@@ -621,8 +665,7 @@ static int32_t RD_FN(rd_backward)(const rd_plan *p, const void *xp, const void *
                             dx + it.off[RD_DX], nth);
     return PARITY_STATUS_OK;
   }
-  CPU_OMP(omp parallel num_threads(nth) if (nth > 1))
-  {
+  CPU_PARALLEL(nth > 1, nth, {
     int64_t lo, hi;
     cpu_share(p->M, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
     psup_iter_t it;
@@ -630,13 +673,13 @@ static int32_t RD_FN(rd_backward)(const rd_plan *p, const void *xp, const void *
     for (int64_t o = lo; o < hi; o++, psup_iter_next(&it))
       RD_FN(rd_ext_bwd_one)(p, x + it.off[RD_X], RD_LOAD(y + it.off[RD_Y]), RD_LOAD(dy + it.off[RD_DY]),
                             dx + it.off[RD_DX], 1);
-  }
+  });
   return PARITY_STATUS_OK;
 }
 
-const rd_kernels RD_CAT(rd_kernels, RD_SFX) = {RD_FN(rd_forward), RD_FN(rd_backward)};
+const rd_kernels CPU_ISA_FN(RD_CAT(rd_kernels, RD_SFX)) = {RD_FN(rd_forward), RD_FN(rd_backward)};
 #else
-const rd_kernels RD_CAT(rd_kernels, RD_SFX) = {RD_FN(rd_forward), NULL};
+const rd_kernels CPU_ISA_FN(RD_CAT(rd_kernels, RD_SFX)) = {RD_FN(rd_forward), NULL};
 #endif
 
 #undef RD_BETTER

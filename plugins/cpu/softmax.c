@@ -6,72 +6,11 @@
  * m entries of +inf give 1/m there and 0 elsewhere (log_softmax: -log m and -inf). Backward
  * uses the stored y only. x, y (dy, dx) share one dtype and one shape; strides are free.
  * f64 uses libm's exp; the f32 forward uses cpu_expf_nonpos (<= 1 ulp, vectorizable). */
-#include <math.h>
 #include <string.h>
 
 #include "cpu_accum.h"
-#include "cpu_expf.h"
-
-enum { SM_NT = 3 }; /* iterator slots: forward x, -, y; backward y, dy, dx */
-
-typedef struct sm_plan {
-  int logsm;
-  int64_t n;            /* row length (the softmax axis) */
-  int64_t s[SM_NT];     /* strides along the axis */
-  int64_t rows;         /* product of the other axes */
-  uint32_t no;          /* other axes of size > 1 */
-  int64_t oshape[PARITY_MAX_RANK];
-  int64_t os[SM_NT][PARITY_MAX_RANK];
-  int threads;
-} sm_plan;
-
-#define SM_SFX f64
-#define SM_ST double
-#define SM_AT double
-#define SM_LOAD(p) (*(p))
-#define SM_STORE(p, v) (*(p) = (v))
-#define SM_EXP exp
-#define SM_EXP_NONPOS exp
-#define SM_LOG log
-#define SM_CASC f64
-#define SM_STORES_AT 1
-#include "softmax_tmpl.h"
-
-#define SM_SFX f32
-#define SM_ST float
-#define SM_AT float
-#define SM_LOAD(p) (*(p))
-#define SM_STORE(p, v) (*(p) = (v))
-#define SM_EXP expf
-#define SM_EXP_NONPOS cpu_expf_nonpos
-#define SM_LOG logf
-#define SM_CASC f32
-#define SM_STORES_AT 1
-#include "softmax_tmpl.h"
-
-#define SM_SFX f16
-#define SM_ST uint16_t
-#define SM_AT float
-#define SM_LOAD(p) psup_f16_to_f32(*(p))
-#define SM_STORE(p, v) (*(p) = psup_f32_to_f16(v))
-#define SM_EXP expf
-#define SM_EXP_NONPOS cpu_expf_nonpos
-#define SM_LOG logf
-#define SM_CASC f32
-#define SM_STORES_AT 0
-#include "softmax_tmpl.h"
-
-#define SM_SFX bf16
-#define SM_ST uint16_t
-#define SM_AT float
-#define SM_LOAD(p) psup_bf16_to_f32(*(p))
-#define SM_STORE(p, v) (*(p) = psup_f32_to_bf16(v))
-#define SM_EXP expf
-#define SM_EXP_NONPOS cpu_expf_nonpos
-#define SM_LOG logf
-#define SM_CASC f32
-#define SM_STORES_AT 0
-#include "softmax_tmpl.h"
+#include "cpu_kernels.h"
+#include "softmax_internal.h"
 
 int32_t cpu_softmax_supports(const parity_op_desc_t *d) {
   const int fwd = d->direction == PARITY_DIRECTION_FORWARD;
@@ -119,11 +58,12 @@ static int32_t sm_run(const parity_op_desc_t *d, int backward) {
   p.threads = cpu_threads_for(psup_numel(t[0]));
   const void *a = cpu_base(t[0]), *b = t[1] ? cpu_base(t[1]) : NULL;
   void *out = cpu_base(t[2]);
+  const cpu_kernels_t *k = cpu_kernels();
   switch (t[0]->dtype) {
-    case PARITY_DTYPE_F64: return sm_run_f64(&p, a, b, out, backward);
-    case PARITY_DTYPE_F32: return sm_run_f32(&p, a, b, out, backward);
-    case PARITY_DTYPE_F16: return sm_run_f16(&p, a, b, out, backward);
-    case PARITY_DTYPE_BF16: return sm_run_bf16(&p, a, b, out, backward);
+    case PARITY_DTYPE_F64: return k->sm_f64(&p, a, b, out, backward);
+    case PARITY_DTYPE_F32: return k->sm_f32(&p, a, b, out, backward);
+    case PARITY_DTYPE_F16: return k->sm_f16(&p, a, b, out, backward);
+    case PARITY_DTYPE_BF16: return k->sm_bf16(&p, a, b, out, backward);
     default: return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: %s: unsupported dtype", psup_op_name(d->op));
   }
 }

@@ -1,5 +1,5 @@
 /* softmax_tmpl.h — softmax and log_softmax rows for one floating dtype, stamped out by
- * softmax.c (included once per dtype, no include guard). The includer defines:
+ * softmax_kernels.c (included once per dtype, no include guard). The includer defines:
  *   SM_SFX       suffix of the generated names
  *   SM_ST        storage type; SM_AT compute and accumulation type (float or double)
  *   SM_LOAD(p)   SM_AT from const SM_ST *p (exact)
@@ -152,14 +152,13 @@ static inline __attribute__((always_inline)) void SM_FN(sm_backward_row)(const S
 }
 
 /* All rows; rows are shared among threads (each row is computed whole by one thread). */
-static int32_t SM_FN(sm_run)(const sm_plan *p, const void *a, const void *b, void *out, int backward) {
+int32_t CPU_ISA_FN(SM_FN(sm_run))(const sm_plan *p, const void *a, const void *b, void *out, int backward) {
   const SM_ST *A = a, *B = b;
   SM_ST *O = out;
   const int nth = p->threads;
   (void)nth; /* without OpenMP only the pragma would read it */
   const int contiguous = p->s[0] == 1 && p->s[2] == 1 && (!backward || p->s[1] == 1);
-  CPU_OMP(omp parallel num_threads(nth) if (nth > 1 && p->rows > 1))
-  {
+  CPU_PARALLEL(nth > 1 && p->rows > 1, nth, {
     int64_t lo, hi;
     cpu_share(p->rows, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
     const int64_t *s[SM_NT] = {p->os[0], p->os[1], p->os[2]};
@@ -178,7 +177,7 @@ static int32_t SM_FN(sm_run)(const sm_plan *p, const void *a, const void *b, voi
       else
         SM_FN(sm_forward_row)(A + it.off[0], p->s[0], O + it.off[2], p->s[2], p->n, p->logsm);
     }
-  }
+  });
   return PARITY_STATUS_OK;
 }
 

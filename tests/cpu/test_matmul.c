@@ -169,7 +169,7 @@ Test(matmul, f32_f16_bf16_match_f64_within_tolerance_for_every_size) {
 }
 
 Test(matmul, portable_kernel_matches_f64_within_tolerance) {
-  setenv("PARITY_CPU_SIMD", "generic", 1); /* read once, at the plugin's first matmul */
+  setenv("PARITY_CPU_ISA", "portable", 1); /* read once, at plugin init */
   parity_device_t *dev = pt_device("cpu");
   check_against_f64(dev, PARITY_DTYPE_F32, 1, 65, 63, 300, 11);
   check_against_f64(dev, PARITY_DTYPE_BF16, 2, 33, 31, 32, 12);
