@@ -3,6 +3,7 @@
 
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
+#include "parity_support/contract.h"
 #include "tensor_internal.h"
 
 static parity_status_t same_float_dtype(const char *op, parity_tensor_t *const *ts, uint32_t n) {
@@ -125,12 +126,6 @@ static void conv_params(const parity_conv2d_options_t *opts, parity_op_params_t 
   c->groups = o.groups ? o.groups : 1;
 }
 
-/* Output spatial size of a conv/pool along one axis; < 0 when the window does not fit. */
-static int64_t out_size(int64_t in, int32_t pa, int32_t pb, int32_t k, int32_t dil, int32_t stride) {
-  int64_t span = (int64_t)dil * (k - 1) + 1, padded = in + pa + pb;
-  return padded < span ? -1 : (padded - span) / stride + 1;
-}
-
 static parity_status_t check_conv_params(const char *op, const parity_conv2d_params_t *c) {
   if (c->stride[0] < 1 || c->stride[1] < 1 || c->dilation[0] < 1 || c->dilation[1] < 1 || c->groups < 1 ||
       c->padding[0] < 0 || c->padding[1] < 0 || c->padding[2] < 0 || c->padding[3] < 0)
@@ -185,8 +180,8 @@ parity_status_t parity_conv2d(parity_tensor_t *x, parity_tensor_t *w, parity_ten
   if (bias && (bias->rank != 1 || bias->shape[0] != O))
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv2d: bias %s must be [%lld]",
                         parity__shape_str(bias, sx, sizeof sx), (long long)O);
-  int64_t oh = out_size(x->shape[2], c->padding[0], c->padding[1], (int32_t)w->shape[2], c->dilation[0], c->stride[0]);
-  int64_t ow = out_size(x->shape[3], c->padding[2], c->padding[3], (int32_t)w->shape[3], c->dilation[1], c->stride[1]);
+  int64_t oh = psup_conv_out_extent(x->shape[2], c->padding[0], c->padding[1], w->shape[2], c->dilation[0], c->stride[0]);
+  int64_t ow = psup_conv_out_extent(x->shape[3], c->padding[2], c->padding[3], w->shape[3], c->dilation[1], c->stride[1]);
   if (oh < 0 || ow < 0)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv2d: kernel %s with dilation (%d,%d) does not fit "
                         "input %s with padding (%d,%d,%d,%d)", parity__shape_str(w, sw, sizeof sw), c->dilation[0],
@@ -323,8 +318,8 @@ parity_status_t parity_pool2d(parity_op_t op, parity_tensor_t *x, const parity_p
   if (x->rank != 4 || c->kernel[0] < 1 || c->kernel[1] < 1)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: input %s must be NCHW and the window (%d,%d) >= 1",
                         psup_op_name(op), parity__shape_str(x, sx, sizeof sx), c->kernel[0], c->kernel[1]);
-  int64_t oh = out_size(x->shape[2], c->padding[0], c->padding[1], c->kernel[0], c->dilation[0], c->stride[0]);
-  int64_t ow = out_size(x->shape[3], c->padding[2], c->padding[3], c->kernel[1], c->dilation[1], c->stride[1]);
+  int64_t oh = psup_conv_out_extent(x->shape[2], c->padding[0], c->padding[1], c->kernel[0], c->dilation[0], c->stride[0]);
+  int64_t ow = psup_conv_out_extent(x->shape[3], c->padding[2], c->padding[3], c->kernel[1], c->dilation[1], c->stride[1]);
   if (oh < 0 || ow < 0)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: window (%d,%d) does not fit input %s",
                         psup_op_name(op), c->kernel[0], c->kernel[1], parity__shape_str(x, sx, sizeof sx));
