@@ -1,14 +1,15 @@
-/* bench_prepared.c — parity-bench's prepared-step figures (issue: prepared steps must become
+/* prepared.c — parity-bench's prepared section (issue: prepared steps must become
  * cheap): the gradient of a Dense(2,2) layer (sum(x W^T + b), W and b requiring grad) computed
  * eagerly and as a replayed plan with a new x written before every replay, and the per-op cost of
  * a 2-element add, beside the same Dense(2,2) gradient written as a plain C loop on the host (the
- * floor). Medians of several runs of N iterations, in microseconds per iteration. */
+ * floor, the reference of all three figures). Medians of several runs of N iterations, in
+ * microseconds per iteration (lower is better). */
 #define _POSIX_C_SOURCE 200809L
-#include "bench_prepared.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "sections.h"
 
 static double now_us(void) {
   struct timespec t;
@@ -21,7 +22,8 @@ static int cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-enum { RUNS = 7, ITERS = 2000 };
+enum { RUNS = 7 };
+static int iters = 2000;
 typedef struct dense {
   parity_tensor_t *x, *w, *b;
 } dense;
@@ -43,7 +45,9 @@ static double median(double *t) {
   return t[RUNS / 2];
 }
 
-int bench_prepared(parity_device_t *dev) {
+void section_prepared(bench_run *run, parity_device_t *dev, const char *backend) {
+  if (!bench_wanted(run, "prepared")) return;
+  iters = run->o->quick ? 100 : 2000;
   dense d = {0};
   float xv[2] = {0.5f, -1.5f};
   int ok = parity_tensor_from_host(dev, PARITY_DTYPE_F32, 2, (int64_t[]){1, 2}, xv, &d.x) == PARITY_STATUS_OK &&
@@ -55,39 +59,39 @@ int bench_prepared(parity_device_t *dev) {
   parity_plan_t *plan = NULL;
   for (int r = 0; r < RUNS && ok; r++) { /* eager gradient */
     double t0 = now_us();
-    for (int i = 0; i < ITERS && ok; i++) {
+    for (int i = 0; i < iters && ok; i++) {
       xv[0] = (float)i;
       ok = parity_tensor_write(d.x, xv, sizeof xv) == PARITY_STATUS_OK && eager_grad(&d);
     }
     ok = ok && parity_device_synchronize(dev) == PARITY_STATUS_OK;
-    eager[r] = (now_us() - t0) / ITERS;
+    eager[r] = (now_us() - t0) / iters;
   }
   ok = ok && parity_plan_begin(dev, &plan) == PARITY_STATUS_OK && eager_grad(&d) &&
        parity_plan_end(plan) == PARITY_STATUS_OK;
   for (int r = 0; r < RUNS && ok; r++) { /* the same gradient, prepared: write x, replay */
     double t0 = now_us();
-    for (int i = 0; i < ITERS && ok; i++) {
+    for (int i = 0; i < iters && ok; i++) {
       xv[0] = (float)i;
       ok = parity_tensor_write(d.x, xv, sizeof xv) == PARITY_STATUS_OK && parity_plan_replay(plan) == PARITY_STATUS_OK;
     }
     ok = ok && parity_device_synchronize(dev) == PARITY_STATUS_OK;
-    replay[r] = (now_us() - t0) / ITERS;
+    replay[r] = (now_us() - t0) / iters;
   }
   for (int r = 0; r < RUNS && ok; r++) { /* one 2-element add, eager, result released */
     double t0 = now_us();
-    for (int i = 0; i < ITERS && ok; i++) {
+    for (int i = 0; i < iters && ok; i++) {
       parity_tensor_t *y = NULL;
       ok = parity_binary(PARITY_OP_ADD, d.b, d.b, &y) == PARITY_STATUS_OK;
       parity_tensor_release(y);
     }
     ok = ok && parity_device_synchronize(dev) == PARITY_STATUS_OK;
-    add[r] = (now_us() - t0) / ITERS;
+    add[r] = (now_us() - t0) / iters;
   }
   volatile float sink = 0;
   for (int r = 0; r < RUNS; r++) { /* the floor: the same gradient as a C loop */
     float w[4] = {0.1f, 0.2f, 0.3f, 0.4f}, gw[4], gb[2];
     double t0 = now_us();
-    for (int i = 0; i < ITERS; i++) {
+    for (int i = 0; i < iters; i++) {
       float x0 = (float)i, x1 = -1.5f;
       for (int o = 0; o < 2; o++) {
         gw[2 * o] = x0;
@@ -96,16 +100,26 @@ int bench_prepared(parity_device_t *dev) {
       }
       sink += gw[0] * w[0] + gw[3] * w[3] + gb[1];
     }
-    host[r] = (now_us() - t0) / ITERS;
+    host[r] = (now_us() - t0) / iters;
   }
-  if (ok)
-    printf("  prepared   Dense(2,2) gradient: eager %.2f us, replayed %.2f us (new x each time); 2-element add "
-           "%.2f us per op; host C loop %.4f us\n", median(eager), median(replay), median(add), median(host));
-  else
-    printf("  prepared   failed: %s\n", parity_last_error());
+  if (ok) {
+    const char *names[3] = {"dense22-eager", "dense22-replayed", "add2-per-op"};
+    double v[3] = {median(eager), median(replay), median(add)}, floor = median(host);
+    for (int k = 0; k < 3; k++) {
+      bench_figure *f = bench_add(run->results, "prepared", names[k], backend, k < 2 ? "2x2" : "2", k < 2 ? 4 : 2,
+                                  run->threads, v[k], "us");
+      if (!f) break;
+      bench_ref_value(f, "host C loop", floor);
+      if (k == 1) bench_ref_value(f, "dense22-eager", v[0]);
+    }
+    fprintf(run->log, "%s: prepared: Dense(2,2) gradient eager %.2f us, replayed %.2f us (new x each time); 2-element add "
+            "%.2f us per op; host C loop %.4f us\n", backend, v[0], v[1], v[2], floor);
+  } else {
+    fprintf(run->log, "%s: prepared failed: %s\n", backend, parity_last_error());
+    run->failures++;
+  }
   parity_plan_destroy(plan);
   parity_tensor_release(d.x);
   parity_tensor_release(d.w);
   parity_tensor_release(d.b);
-  return ok;
 }
