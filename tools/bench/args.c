@@ -1,4 +1,5 @@
 /* args.c — parity-bench's command line (args.h). */
+#define _POSIX_C_SOURCE 200809L
 #include "args.h"
 
 #include <errno.h>

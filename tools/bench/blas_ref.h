@@ -8,10 +8,13 @@
 
 #include "timing.h"
 
-/* Seconds per C = A B with A m x k, B k x n (row-major, f32); negative with why filled when
- * OpenBLAS is unavailable. */
-double blas_sgemm_seconds(int m, int n, int k, int threads, const bench_timing *t, char *why, size_t whylen);
-/* "OpenBLAS 0.3.21 ... (N threads)" after a successful call, else "". */
+typedef struct blas_gemm blas_gemm;
+/* C = A B with A m x k, B k x n (row-major f32) ready to time; NULL with why filled when OpenBLAS
+ * is unavailable. */
+blas_gemm *blas_gemm_create(int m, int n, int k, int threads, char *why, size_t whylen);
+bench_job blas_gemm_job(blas_gemm *g);
+void blas_gemm_destroy(blas_gemm *g);
+/* "OpenBLAS 0.3.21 ... (N threads)" once loaded, else "". */
 const char *blas_config(void);
 
 #endif

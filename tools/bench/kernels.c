@@ -67,29 +67,44 @@ void section_kernels(bench_run *run, parity_device_t *dev, const char *backend) 
   for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
     const kernel *k = &ks[i];
     if (!bench_wanted(run, k->name)) continue;
-    double s = bench_parity_op(run, dev, k->name, k->fn, k->nin, k->rank, k->shape, k->backward);
-    if (s <= 0) continue;
-    char shape[64];
-    shape_text(shape, sizeof shape, k);
     double elems = (double)k->shape[0][0] * (k->rank[0] > 1 ? (double)k->shape[0][1] : 1) *
                    (k->rank[0] > 2 ? (double)(k->shape[0][2] * k->shape[0][3]) : 1);
+    bench_op op;
+    if (!bench_op_init(run, &op, dev, k->name, k->fn, k->nin, k->rank, k->shape, k->backward)) continue;
+    /* parity's op and its C references, repetitions interleaved */
+    bench_job jobs[3] = {bench_op_job(&op)};
+    bench_loop loops[2] = {{0}, {0}};
+    int nloops = k->ref == REF_READ ? 1 : k->ref == REF_ADD ? 2 : 0, ok = 1;
+    for (int l = 0; l < nloops && ok; l++) {
+      ok = bench_loop_init(&loops[l], (size_t)elems, k->ref == REF_READ ? LOOP_READ : l ? LOOP_TRIAD : LOOP_ADD);
+      jobs[1 + l] = bench_loop_job(&loops[l]);
+    }
+    char why[200] = "";
+    blas_gemm *gemm = NULL;
+    if (k->ref == REF_GEMM && (gemm = blas_gemm_create((int)mm, (int)mm, (int)mm, run->threads, why, sizeof why)))
+      jobs[1] = blas_gemm_job(gemm);
+    int njobs = ok ? 1 + nloops + (gemm != NULL) : 1;
+    bench_time_jobs(jobs, njobs, &run->timing);
+    bench_op_release(&op);
+    for (int l = 0; l < nloops; l++) bench_loop_release(&loops[l]);
+    blas_gemm_destroy(gemm);
+    if (jobs[0].seconds <= 0) {
+      fprintf(run->log, "  %-16s unsupported: %s\n", k->name, parity_last_error());
+      continue;
+    }
+    char shape[64];
+    shape_text(shape, sizeof shape, k);
     bench_figure *f = bench_add(run->results, "kernels", k->name, backend, shape, elems, run->threads,
-                                k->work / s / 1e9, k->flops ? "GFLOP/s" : "GB/s");
+                                k->work / jobs[0].seconds / 1e9, k->flops ? "GFLOP/s" : "GB/s");
     if (!f) return;
     f->work = k->work;
-    char why[200];
-    if (k->ref == REF_READ) bench_ref_value(f, "read loop", bench_ref_read_gbs(run, (size_t)elems));
-    if (k->ref == REF_ADD) {
-      bench_ref_value(f, "STREAM add", bench_ref_add_gbs(run, (size_t)elems));
-      bench_ref_value(f, "STREAM triad", bench_ref_triad_gbs(run, (size_t)elems));
-    }
-    if (k->ref == REF_GEMM) {
-      double bs = blas_sgemm_seconds((int)mm, (int)mm, (int)mm, run->threads, &run->timing, why, sizeof why);
-      if (bs > 0) bench_ref_value(f, "OpenBLAS sgemm", k->work / bs / 1e9);
-      else bench_ref_missing(f, "OpenBLAS sgemm", why);
-    }
-    torch_ref_measure(f, k->torch, k->rank[0], k->shape[0], k->nin > 1 ? k->rank[1] : 0,
-                      k->shape[1]);
+    if (!ok) bench_ref_missing(f, nloops == 1 ? "read loop" : "STREAM add", "out of memory");
+    for (int l = 0; l < nloops && ok; l++)
+      bench_ref_value(f, loops[l].kind == LOOP_READ ? "read loop" : loops[l].kind == LOOP_ADD ? "STREAM add" : "STREAM triad",
+                      bench_loop_bytes(&loops[l]) / jobs[1 + l].seconds / 1e9);
+    if (gemm) bench_ref_value(f, "OpenBLAS sgemm", k->work / jobs[1].seconds / 1e9);
+    else if (k->ref == REF_GEMM) bench_ref_missing(f, "OpenBLAS sgemm", why);
+    torch_ref_measure(f, k->torch, k->rank[0], k->shape[0], k->nin > 1 ? k->rank[1] : 0, k->shape[1]);
     bench_print_row(run->log, f);
   }
 }

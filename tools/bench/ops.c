@@ -1,4 +1,4 @@
-/* ops.c — timing one parity op and the C reference loops, shared by the kernels and scaling
+/* ops.c — a parity op and the C reference loops as timing jobs, shared by the kernels and scaling
  * sections (sections.h). */
 #include <stdlib.h>
 #include <string.h>
@@ -10,15 +10,8 @@ int bench_wanted(const bench_run *run, const char *name) {
   return !run->o->only || !strcmp(run->o->only, name);
 }
 
-typedef struct op_call {
-  parity_device_t *dev;
-  bench_op_fn fn;
-  parity_tensor_t *in[2], *seed;
-  int nin, backward;
-} op_call;
-
 static int op_once(void *p) {
-  op_call *c = p;
+  bench_op *c = p;
   parity_tensor_t *out = NULL;
   int ok = c->fn(c->in, &out) == PARITY_STATUS_OK;
   if (ok && c->backward) {
@@ -32,64 +25,66 @@ static int op_once(void *p) {
 }
 
 static int op_sync(void *p) {
-  return parity_device_synchronize(((op_call *)p)->dev) == PARITY_STATUS_OK;
+  return parity_device_synchronize(((bench_op *)p)->dev) == PARITY_STATUS_OK;
 }
 
-double bench_parity_op(bench_run *run, parity_device_t *dev, const char *name, bench_op_fn fn, int nin,
-                       const int *rank, const int64_t (*shape)[4], int backward) {
-  op_call c = {dev, fn, {NULL, NULL}, NULL, nin, backward};
-  double s = -1;
-  int ok = 1;
-  for (int i = 0; i < nin && ok; i++) {
-    ok = parity_tensor_rand_uniform(dev, PARITY_DTYPE_F32, (uint32_t)rank[i], shape[i], -1, 1, 5, (uint64_t)i << 40,
-                                    &c.in[i]) == PARITY_STATUS_OK;
-    if (ok && backward) ok = parity_tensor_set_requires_grad(c.in[i], 1) == PARITY_STATUS_OK;
+int bench_op_init(bench_run *run, bench_op *c, parity_device_t *dev, const char *name, bench_op_fn fn, int nin,
+                  const int *rank, const int64_t (*shape)[4], int backward) {
+  *c = (bench_op){dev, fn, {NULL, NULL}, NULL, nin, backward};
+  for (int i = 0; i < nin; i++) {
+    if (parity_tensor_rand_uniform(dev, PARITY_DTYPE_F32, (uint32_t)rank[i], shape[i], -1, 1, 5, (uint64_t)i << 40,
+                                   &c->in[i]) != PARITY_STATUS_OK ||
+        (backward && parity_tensor_set_requires_grad(c->in[i], 1) != PARITY_STATUS_OK)) {
+      fprintf(run->log, "  %-16s cannot make its inputs: %s\n", name, parity_last_error());
+      run->failures++;
+      bench_op_release(c);
+      return 0;
+    }
   }
-  if (ok) s = bench_time(op_once, op_sync, &c, &run->timing);
-  if (s < 0) {
-    fprintf(run->log, "  %-18s unsupported: %s\n", name, parity_last_error());
-    run->failures += !ok; /* inputs that cannot be made are a failure; an unsupported op is not */
-  }
-  for (int i = 0; i < nin; i++) parity_tensor_release(c.in[i]);
-  parity_tensor_release(c.seed);
-  return s;
-}
-
-typedef struct ref_arrays {
-  float *a, *b, *c;
-  size_t n;
-  int kind;
-} ref_arrays;
-
-static volatile float sink;
-
-static int ref_once(void *p) {
-  ref_arrays *r = p;
-  if (r->kind == 0) sink += ref_read(r->a, r->n);
-  else if (r->kind == 1) ref_add(r->c, r->a, r->b, r->n);
-  else ref_triad(r->a, r->b, r->c, 0.5f, r->n);
   return 1;
 }
 
-static double ref_gbs(const bench_run *run, size_t n, int kind) {
-  ref_arrays r = {malloc(n * sizeof(float)), kind ? malloc(n * sizeof(float)) : NULL,
-                  kind ? malloc(n * sizeof(float)) : NULL, n, kind};
-  double gbs = -1;
-  if (r.a && (!kind || (r.b && r.c))) {
-    for (size_t i = 0; i < n; i++) r.a[i] = (float)(i % 17) * 0.0625f - 0.5f;
-    if (kind) {
-      memcpy(r.b, r.a, n * sizeof(float));
-      memset(r.c, 0, n * sizeof(float));
-    }
-    double s = bench_time(ref_once, NULL, &r, &run->timing);
-    if (s > 0) gbs = (kind ? 12.0 : 4.0) * (double)n / s / 1e9;
-  }
-  free(r.a);
-  free(r.b);
-  free(r.c);
-  return gbs;
+bench_job bench_op_job(bench_op *c) { return (bench_job){op_once, op_sync, c, -1}; }
+
+void bench_op_release(bench_op *c) {
+  for (int i = 0; i < 2; i++) parity_tensor_release(c->in[i]);
+  parity_tensor_release(c->seed);
+  c->in[0] = c->in[1] = c->seed = NULL;
 }
 
-double bench_ref_read_gbs(const bench_run *run, size_t n) { return ref_gbs(run, n, 0); }
-double bench_ref_add_gbs(const bench_run *run, size_t n) { return ref_gbs(run, n, 1); }
-double bench_ref_triad_gbs(const bench_run *run, size_t n) { return ref_gbs(run, n, 2); }
+static volatile float sink;
+
+static int loop_once(void *p) {
+  bench_loop *l = p;
+  if (l->kind == LOOP_READ) sink += ref_read(l->a, l->n);
+  else if (l->kind == LOOP_ADD) ref_add(l->c, l->a, l->b, l->n);
+  else ref_triad(l->a, l->b, l->c, 0.5f, l->n);
+  return 1;
+}
+
+int bench_loop_init(bench_loop *l, size_t n, int kind) {
+  int three = kind != LOOP_READ;
+  *l = (bench_loop){malloc(n * sizeof(float)), three ? malloc(n * sizeof(float)) : NULL,
+                    three ? malloc(n * sizeof(float)) : NULL, n, kind};
+  if (!l->a || (three && (!l->b || !l->c))) {
+    bench_loop_release(l);
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++) l->a[i] = (float)(i % 17) * 0.0625f - 0.5f;
+  if (three) {
+    memcpy(l->b, l->a, n * sizeof(float));
+    memset(l->c, 0, n * sizeof(float));
+  }
+  return 1;
+}
+
+bench_job bench_loop_job(bench_loop *l) { return (bench_job){loop_once, NULL, l, -1}; }
+
+double bench_loop_bytes(const bench_loop *l) { return (l->kind == LOOP_READ ? 4.0 : 12.0) * (double)l->n; }
+
+void bench_loop_release(bench_loop *l) {
+  free(l->a);
+  free(l->b);
+  free(l->c);
+  l->a = l->b = l->c = NULL;
+}

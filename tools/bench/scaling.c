@@ -20,18 +20,30 @@ void section_scaling(bench_run *run, parity_device_t *dev, const char *backend) 
     for (int add = 0; add < 2; add++) {
       const char *name = add ? "add" : "sum";
       if (!bench_wanted(run, name)) continue;
-      double s = bench_parity_op(run, dev, name, add ? s_add : s_sum, add ? 2 : 1, rank, shape, 0);
-      if (s <= 0) continue;
+      bench_op op;
+      if (!bench_op_init(run, &op, dev, name, add ? s_add : s_sum, add ? 2 : 1, rank, shape, 0)) continue;
+      bench_loop loops[2] = {{0}, {0}};
+      bench_job jobs[3] = {bench_op_job(&op)};
+      int nloops = add ? 2 : 1, ok = 1;
+      for (int l = 0; l < nloops && ok; l++) {
+        ok = bench_loop_init(&loops[l], (size_t)n, add ? (l ? LOOP_TRIAD : LOOP_ADD) : LOOP_READ);
+        jobs[1 + l] = bench_loop_job(&loops[l]);
+      }
+      bench_time_jobs(jobs, ok ? 1 + nloops : 1, &run->timing);
+      bench_op_release(&op);
+      for (int l = 0; l < nloops; l++) bench_loop_release(&loops[l]);
+      if (jobs[0].seconds <= 0) {
+        fprintf(run->log, "  %-16s unsupported: %s\n", name, parity_last_error());
+        continue;
+      }
       double work = (add ? 12.0 : 4.0) * (double)n;
-      bench_figure *f = bench_add(run->results, "scaling", name, backend, text, (double)n, run->threads, work / s / 1e9, "GB/s");
+      bench_figure *f = bench_add(run->results, "scaling", name, backend, text, (double)n, run->threads,
+                                  work / jobs[0].seconds / 1e9, "GB/s");
       if (!f) return;
       f->work = work;
-      if (add) {
-        bench_ref_value(f, "STREAM add", bench_ref_add_gbs(run, (size_t)n));
-        bench_ref_value(f, "STREAM triad", bench_ref_triad_gbs(run, (size_t)n));
-      } else {
-        bench_ref_value(f, "read loop", bench_ref_read_gbs(run, (size_t)n));
-      }
+      if (!ok) bench_ref_missing(f, add ? "STREAM add" : "read loop", "out of memory");
+      for (int l = 0; l < nloops && ok; l++)
+        bench_ref_value(f, add ? (l ? "STREAM triad" : "STREAM add") : "read loop", work / jobs[1 + l].seconds / 1e9);
       torch_ref_measure(f, name, 1, shape[0], add, shape[1]);
       bench_print_row(run->log, f);
     }

@@ -7,7 +7,7 @@
 #endif
 
 typedef float v16 __attribute__((vector_size(64)));
-#define CLONES __attribute__((target_clones("avx512f", "avx2", "default"), noinline))
+#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #define PAR_MIN ((size_t)1 << 16)
 
 

@@ -21,26 +21,47 @@ double bench_median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static int run_n(bench_call_fn call, bench_call_fn sync, void *ctx, long n) {
+static int run_n(const bench_job *j, long n) {
   for (long i = 0; i < n; i++)
-    if (!call(ctx)) return 0;
-  return !sync || sync(ctx);
+    if (!j->call(j->ctx)) return 0;
+  return !j->sync || j->sync(j->ctx);
+}
+
+enum { MAX_JOBS = 8, MAX_REPS = 64 };
+
+void bench_time_jobs(bench_job *jobs, int n, const bench_timing *t) {
+  long inner[MAX_JOBS];
+  double times[MAX_JOBS][MAX_REPS];
+  int reps = t->reps > MAX_REPS ? MAX_REPS : t->reps;
+  if (n > MAX_JOBS) n = MAX_JOBS;
+  for (int k = 0; k < n; k++) {
+    bench_job *j = &jobs[k];
+    j->seconds = -1;
+    inner[k] = 0;
+    if (!run_n(j, 1)) continue; /* warm-up */
+    double t0 = bench_now_s();
+    if (!run_n(j, 1)) continue; /* calibration */
+    double one = bench_now_s() - t0;
+    long in = 1;
+    if (one < t->min_rep_s) in = one > 0 ? (long)(t->min_rep_s / one) + 1 : 1000000;
+    inner[k] = in > 1000000 ? 1000000 : in;
+  }
+  for (int r = 0; r < reps; r++)
+    for (int k = 0; k < n; k++) {
+      if (!inner[k]) continue;
+      double t0 = bench_now_s();
+      if (!run_n(&jobs[k], inner[k])) {
+        inner[k] = 0;
+        continue;
+      }
+      times[k][r] = (bench_now_s() - t0) / (double)inner[k];
+    }
+  for (int k = 0; k < n; k++)
+    if (inner[k]) jobs[k].seconds = bench_median(times[k], reps);
 }
 
 double bench_time(bench_call_fn call, bench_call_fn sync, void *ctx, const bench_timing *t) {
-  if (!run_n(call, sync, ctx, 1)) return -1; /* warm-up */
-  double t0 = bench_now_s();
-  if (!run_n(call, sync, ctx, 1)) return -1; /* calibration */
-  double one = bench_now_s() - t0;
-  long inner = 1;
-  if (one < t->min_rep_s) inner = one > 0 ? (long)(t->min_rep_s / one) + 1 : 1000000;
-  if (inner > 1000000) inner = 1000000;
-  double times[64];
-  int reps = t->reps > 64 ? 64 : t->reps;
-  for (int r = 0; r < reps; r++) {
-    t0 = bench_now_s();
-    if (!run_n(call, sync, ctx, inner)) return -1;
-    times[r] = (bench_now_s() - t0) / (double)inner;
-  }
-  return bench_median(times, reps);
+  bench_job j = {call, sync, ctx, -1};
+  bench_time_jobs(&j, 1, t);
+  return j.seconds;
 }

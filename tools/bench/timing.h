@@ -1,7 +1,9 @@
-/* timing.h — one timing rule for every figure and reference parity-bench measures (the torch
- * script torch_ref.py follows the same rule): one warm-up call, one calibration call, then `reps`
- * timed repetitions, each running the call enough times to last min_rep_s, ending with `sync`;
- * the figure is the median repetition divided by its call count. */
+/* timing.h — one timing rule for every figure and reference parity-bench measures (torch_ref.py
+ * follows the same rule): one warm-up call, one calibration call, then `reps` timed repetitions,
+ * each running the call enough times to last min_rep_s and ending with `sync`; the figure is the
+ * median repetition divided by its call count. A figure and its references are timed together,
+ * their repetitions interleaved (figure, reference, figure, reference, ...), so that a change of
+ * load on a shared machine falls on both sides of the ratio. */
 #ifndef PARITY_BENCH_TIMING_H
 #define PARITY_BENCH_TIMING_H
 
@@ -12,8 +14,16 @@ typedef struct bench_timing {
   double min_rep_s;
 } bench_timing;
 
+typedef struct bench_job {
+  bench_call_fn call, sync; /* sync may be NULL */
+  void *ctx;
+  double seconds;           /* out: median seconds per call; negative when a call failed */
+} bench_job;
+
 double bench_now_s(void);
-/* Median seconds per call; negative when a call failed. sync may be NULL. */
+/* Time jobs[0..n) with interleaved repetitions (a job that fails is dropped from the rounds). */
+void bench_time_jobs(bench_job *jobs, int n, const bench_timing *t);
+/* One job alone: median seconds per call, negative on failure. */
 double bench_time(bench_call_fn call, bench_call_fn sync, void *ctx, const bench_timing *t);
 /* Median of n values (sorts them). */
 double bench_median(double *v, int n);
