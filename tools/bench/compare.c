@@ -60,11 +60,15 @@ int bench_compare(FILE *out, const json *baseline, const bench_results *r, doubl
       change = now / bratio;
       snprintf(ratio_text, sizeof ratio_text, "%.3g -> %.3g", bratio, now);
     }
+    double spread = json_num(b, "spread", 0);
+    if (f->spread > spread) spread = f->spread; /* the noisier of the two runs */
     const char *verdict = "ok";
     if (!(change >= 1 - tolerance)) verdict = "REGRESSION", regressions++;
     else if (change > 1 + tolerance) verdict = "better";
-    fprintf(out, "  %-52s %11.4g %11.4g %8.3f  %-22s %8.3f  %s%s\n", key, bv, f->value, speed, ratio_text, change,
-            verdict, strcmp(ratio_text, "-") ? "" : " (absolute)");
+    char noisy[64] = "";
+    if (spread > tolerance) snprintf(noisy, sizeof noisy, " (noisy: repetitions spread %.0f %%)", spread * 100);
+    fprintf(out, "  %-52s %11.4g %11.4g %8.3f  %-22s %8.3f  %s%s%s\n", key, bv, f->value, speed, ratio_text, change,
+            verdict, strcmp(ratio_text, "-") ? "" : " (absolute)", noisy);
   }
   for (const json *e = figs->child; e; e = e->next) {
     char bkey[200], key[200];

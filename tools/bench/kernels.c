@@ -98,6 +98,7 @@ void section_kernels(bench_run *run, parity_device_t *dev, const char *backend) 
                                 k->work / jobs[0].seconds / 1e9, k->flops ? "GFLOP/s" : "GB/s");
     if (!f) return;
     f->work = k->work;
+    f->spread = jobs[0].spread;
     if (!ok) bench_ref_missing(f, nloops == 1 ? "read loop" : "STREAM add", "out of memory");
     for (int l = 0; l < nloops && ok; l++)
       bench_ref_value(f, loops[l].kind == LOOP_READ ? "read loop" : loops[l].kind == LOOP_ADD ? "STREAM add" : "STREAM triad",

@@ -44,7 +44,7 @@ int bench_op_init(bench_run *run, bench_op *c, parity_device_t *dev, const char 
   return 1;
 }
 
-bench_job bench_op_job(bench_op *c) { return (bench_job){op_once, op_sync, c, -1}; }
+bench_job bench_op_job(bench_op *c) { return (bench_job){op_once, op_sync, c, -1, 0}; }
 
 void bench_op_release(bench_op *c) {
   for (int i = 0; i < 2; i++) parity_tensor_release(c->in[i]);
@@ -78,7 +78,7 @@ int bench_loop_init(bench_loop *l, size_t n, int kind) {
   return 1;
 }
 
-bench_job bench_loop_job(bench_loop *l) { return (bench_job){loop_once, NULL, l, -1}; }
+bench_job bench_loop_job(bench_loop *l) { return (bench_job){loop_once, NULL, l, -1, 0}; }
 
 double bench_loop_bytes(const bench_loop *l) { return (l->kind == LOOP_READ ? 4.0 : 12.0) * (double)l->n; }
 

@@ -105,11 +105,13 @@ void section_prepared(bench_run *run, parity_device_t *dev, const char *backend)
   }
   if (ok) {
     const char *names[3] = {"dense22-eager", "dense22-replayed", "add2-per-op"};
-    double v[3] = {median(eager), median(replay), median(add)}, floor = median(host);
+    double v[3] = {median(eager), median(replay), median(add)}, floor = median(host); /* median() sorts */
+    double *runs[3] = {eager, replay, add};
     for (int k = 0; k < 3; k++) {
       bench_figure *f = bench_add(run->results, "prepared", names[k], backend, k < 2 ? "2x2" : "2", k < 2 ? 4 : 2,
                                   run->threads, v[k], "us");
       if (!f) break;
+      f->spread = (runs[k][RUNS - 1] - runs[k][0]) / v[k];
       bench_ref_value(f, "host C loop", floor);
       if (k == 1) bench_ref_value(f, "dense22-eager", v[0]);
     }

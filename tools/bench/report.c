@@ -100,6 +100,7 @@ void bench_write_json(FILE *f, const bench_header *h, const bench_results *r) {
     fputs(", \"size\": ", f), num(f, g->size);
     fprintf(f, ", \"threads\": %d, \"value\": ", g->threads), num(f, g->value);
     fputs(", \"unit\": ", f), json_write_string(f, g->unit);
+    if (g->spread > 0) fputs(", \"spread\": ", f), num(f, g->spread);
     fprintf(f, ", \"better\": \"%s\",\n     \"reference\": ", g->lower_better ? "lower" : "higher");
     if (p) json_write_string(f, p->name);
     else fputs("null", f);

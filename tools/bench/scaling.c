@@ -41,6 +41,7 @@ void section_scaling(bench_run *run, parity_device_t *dev, const char *backend) 
                                   work / jobs[0].seconds / 1e9, "GB/s");
       if (!f) return;
       f->work = work;
+      f->spread = jobs[0].spread;
       if (!ok) bench_ref_missing(f, add ? "STREAM add" : "read loop", "out of memory");
       for (int l = 0; l < nloops && ok; l++)
         bench_ref_value(f, add ? (l ? "STREAM triad" : "STREAM add") : "read loop", work / jobs[1 + l].seconds / 1e9);

@@ -37,6 +37,7 @@ void bench_time_jobs(bench_job *jobs, int n, const bench_timing *t) {
   for (int k = 0; k < n; k++) {
     bench_job *j = &jobs[k];
     j->seconds = -1;
+    j->spread = 0;
     inner[k] = 0;
     if (!run_n(j, 1)) continue; /* warm-up */
     double t0 = bench_now_s();
@@ -57,11 +58,14 @@ void bench_time_jobs(bench_job *jobs, int n, const bench_timing *t) {
       times[k][r] = (bench_now_s() - t0) / (double)inner[k];
     }
   for (int k = 0; k < n; k++)
-    if (inner[k]) jobs[k].seconds = bench_median(times[k], reps);
+    if (inner[k]) {
+      jobs[k].seconds = bench_median(times[k], reps); /* sorts */
+      jobs[k].spread = jobs[k].seconds > 0 ? (times[k][reps - 1] - times[k][0]) / jobs[k].seconds : 0;
+    }
 }
 
 double bench_time(bench_call_fn call, bench_call_fn sync, void *ctx, const bench_timing *t) {
-  bench_job j = {call, sync, ctx, -1};
+  bench_job j = {call, sync, ctx, -1, 0};
   bench_time_jobs(&j, 1, t);
   return j.seconds;
 }

@@ -18,6 +18,7 @@ typedef struct bench_job {
   bench_call_fn call, sync; /* sync may be NULL */
   void *ctx;
   double seconds;           /* out: median seconds per call; negative when a call failed */
+  double spread;            /* out: (slowest - fastest repetition) / median */
 } bench_job;
 
 double bench_now_s(void);
