@@ -32,6 +32,9 @@ blas_gemm *blas_gemm_create(int m, int n, int k, int threads, char *why, size_t 
     snprintf(why, whylen, "turned off (PARITY_BENCH_OPENBLAS=none)");
     return NULL;
   }
+  /* OpenBLAS's idle workers spin for 2^28 cycles after each call, which would take a core from
+   * parity's repetition timed right after; 2^4 makes them sleep at once (read when it loads). */
+  setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
   if (!lib) lib = dlopen(name && *name ? name : "libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     snprintf(why, whylen, "%s not found (Debian: libopenblas0; sh tools/install-deps.sh bench)",
