@@ -28,11 +28,22 @@ void torch_ref_config(int enabled, int threads, const bench_timing *t) {
   if (!enabled) snprintf(T.status, sizeof T.status, "turned off (--no-torch)");
 }
 
+/* PARITY_BENCH_TORCH_SCRIPT, else share/parity/torch_ref.py beside an installed bin/, else the
+ * source tree's copy (a build tree). */
 static const char *script_path(void) {
+  static char installed[4096];
   const char *env = getenv("PARITY_BENCH_TORCH_SCRIPT");
   if (env && *env) return env;
-  if (access(PARITY_BENCH_TORCH_SCRIPT_SRC, R_OK) == 0) return PARITY_BENCH_TORCH_SCRIPT_SRC;
-  return PARITY_BENCH_TORCH_SCRIPT_INSTALLED;
+  char exe[4000];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;
+    snprintf(installed, sizeof installed, "%s/../%s", exe, PARITY_BENCH_TORCH_SCRIPT_REL);
+    if (access(installed, R_OK) == 0) return installed;
+  }
+  return PARITY_BENCH_TORCH_SCRIPT_SRC;
 }
 
 static void stop(void) {
@@ -85,7 +96,7 @@ static void start(void) {
   const char *pythons[] = {env && *env ? env : "/usr/bin/python3", env && *env ? NULL : "python3", NULL};
   char why[300] = "python3 not found";
   if (access(script, R_OK) != 0) {
-    snprintf(T.status, sizeof T.status, "unavailable: %s not found", script);
+    snprintf(T.status, sizeof T.status, "unavailable: %.300s not found", script);
     T.failed = 1;
     return;
   }
@@ -106,7 +117,7 @@ static void start(void) {
       return;
     }
     if (j) snprintf(why, sizeof why, "%s: %s", pythons[p], json_str(j, "reason", "torch unavailable"));
-    else if (strcmp(why, "python3 not found") == 0 || p == 0) snprintf(why, sizeof why, "%s did not run %s", pythons[p], script);
+    else snprintf(why, sizeof why, "%.60s did not run %.200s", pythons[p], script);
     json_free(j);
     stop();
   }
