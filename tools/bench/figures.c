@@ -109,18 +109,6 @@ void bench_print_header(void *file, const char *section) {
   fprintf(file, "  %-16s %-7s %-24s %10s %-8s %s\n", "figure", "backend", "shape", "value", "unit", "references");
 }
 
-void bench_print_table(void *file, const bench_results *r) {
-  const char *section = "";
-  for (size_t i = 0; i < r->n; i++) {
-    if (strcmp(section, r->fig[i].section)) {
-      section = r->fig[i].section;
-      fputc('\n', (FILE *)file);
-      bench_print_header(file, section);
-    }
-    bench_print_row(file, &r->fig[i]);
-  }
-}
-
 void bench_results_free(bench_results *r) {
   free(r->fig);
   r->fig = NULL;

@@ -49,10 +49,9 @@ double bench_ratio(const bench_figure *f, const bench_ref *ref);
 /* The figure's identity for matching against a baseline: section/name/backend/dtype/shape/threads. */
 void bench_key(char *out, size_t n, const char *section, const char *name, const char *backend, const char *dtype,
                const char *shape, int threads);
-/* One figure as a table row (flushed), a section's column header, every figure by section. */
+/* One figure as a table row (flushed, printed as soon as it is measured); a section's column header. */
 void bench_print_row(void *file, const bench_figure *f);
 void bench_print_header(void *file, const char *section);
-void bench_print_table(void *file, const bench_results *r);
 void bench_results_free(bench_results *r);
 
 #endif

@@ -32,15 +32,16 @@ typedef struct kernel {
   int flops, backward, ref;
 } kernel;
 
+/* "16777216", "512x32000", "1024x1024x1024" (matmul: M x K x N), "8x64x56x56 * 64x64x3x3" */
 static void shape_text(char *out, size_t n, const kernel *k) {
+  if (k->ref == REF_GEMM) {
+    snprintf(out, n, "%lldx%lldx%lld", (long long)k->shape[0][0], (long long)k->shape[0][1], (long long)k->shape[1][1]);
+    return;
+  }
   size_t w = 0;
   for (int i = 0; i < k->nin && w < n; i++) {
     if (i && k->rank[1] == k->rank[0] && !memcmp(k->shape[0], k->shape[1], sizeof k->shape[0])) break;
-    if (i) w += (size_t)snprintf(out + w, n - w, k->ref == REF_GEMM ? "x" : " * ");
-    if (k->ref == REF_GEMM && i) { /* matmul: MxKxN */
-      w += (size_t)snprintf(out + w, n - w, "%lld", (long long)k->shape[1][1]);
-      break;
-    }
+    if (i) w += (size_t)snprintf(out + w, n - w, " * ");
     for (int d = 0; d < k->rank[i] && w < n; d++)
       w += (size_t)snprintf(out + w, n - w, "%s%lld", d ? "x" : "", (long long)k->shape[i][d]);
   }

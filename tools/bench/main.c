@@ -135,7 +135,6 @@ int main(int argc, char **argv) {
   }
   snprintf(h.torch, sizeof h.torch, "%s", torch_ref_finish());
   snprintf(h.blas, sizeof h.blas, "%s", blas_config()[0] ? blas_config() : "not used or unavailable");
-  bench_print_table(run.log, &results);
 
   if (o.json_path) {
     FILE *f = strcmp(o.json_path, "-") ? fopen(o.json_path, "w") : stdout;
