@@ -105,7 +105,7 @@ void bench_print_row(void *file, const bench_figure *f) {
 }
 
 void bench_print_header(void *file, const char *section) {
-  fprintf(file, "%s (ratio = parity's speed / the reference's; > 1: parity faster)\n", section);
+  fprintf(file, "\n%s (ratio = parity's speed / the reference's; > 1: parity faster)\n", section);
   fprintf(file, "  %-16s %-7s %-24s %10s %-8s %s\n", "figure", "backend", "shape", "value", "unit", "references");
 }
 
