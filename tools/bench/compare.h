@@ -2,7 +2,9 @@
  * section, name, backend, dtype, shape and threads. When both runs measured the same primary
  * reference, the change is that of the ratio to it (new ratio / baseline ratio), which cancels
  * most of a noisy machine; otherwise it is the change of the figure itself (new / baseline,
- * inverted for figures in us). A change below 1 - tolerance is a regression. */
+ * inverted for figures in us). A change below 1 - tolerance is a regression, except that a figure
+ * whose repetitions spread more than the tolerance (in either run) is allowed its spread, up to
+ * 50 %: a change within its own noise is printed as "worse, within its noise" and not counted. */
 #ifndef PARITY_BENCH_COMPARE_H
 #define PARITY_BENCH_COMPARE_H
 

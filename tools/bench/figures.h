@@ -26,7 +26,7 @@ typedef struct bench_figure {
   const char *unit; /* GB/s, GFLOP/s, images/s (higher is better) or us (lower is better) */
   int lower_better;
   double work;      /* bytes or flops per run: references timed in seconds become work / s / 1e9 */
-  double spread;    /* (slowest - fastest repetition) / median of parity's repetitions; 0: not known */
+  double spread;    /* bench_spread (timing.h) of parity's repetitions; 0: not known */
   bench_ref refs[BENCH_MAX_REFS];
   int nrefs;
 } bench_figure;

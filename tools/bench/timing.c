@@ -21,6 +21,13 @@ double bench_median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+double bench_spread(const double *v, int n) {
+  if (n < 2) return 0;
+  double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  int lo = n >= 5 ? 1 : 0, hi = n >= 5 ? n - 2 : n - 1;
+  return med > 0 ? (v[hi] - v[lo]) / med : 0;
+}
+
 static int run_n(const bench_job *j, long n) {
   for (long i = 0; i < n; i++)
     if (!j->call(j->ctx)) return 0;
@@ -60,7 +67,7 @@ void bench_time_jobs(bench_job *jobs, int n, const bench_timing *t) {
   for (int k = 0; k < n; k++)
     if (inner[k]) {
       jobs[k].seconds = bench_median(times[k], reps); /* sorts */
-      jobs[k].spread = jobs[k].seconds > 0 ? (times[k][reps - 1] - times[k][0]) / jobs[k].seconds : 0;
+      jobs[k].spread = bench_spread(times[k], reps);
     }
 }
 

@@ -18,7 +18,7 @@ typedef struct bench_job {
   bench_call_fn call, sync; /* sync may be NULL */
   void *ctx;
   double seconds;           /* out: median seconds per call; negative when a call failed */
-  double spread;            /* out: (slowest - fastest repetition) / median */
+  double spread;            /* out: bench_spread of the repetitions */
 } bench_job;
 
 double bench_now_s(void);
@@ -28,5 +28,8 @@ void bench_time_jobs(bench_job *jobs, int n, const bench_timing *t);
 double bench_time(bench_call_fn call, bench_call_fn sync, void *ctx, const bench_timing *t);
 /* Median of n values (sorts them). */
 double bench_median(double *v, int n);
+/* How far sorted repetitions v[0..n) spread: (second slowest - second fastest) / median with 5 or
+ * more (one outlier either way is ignored), (slowest - fastest) / median below. */
+double bench_spread(const double *v, int n);
 
 #endif
