@@ -31,8 +31,9 @@ int bench_compare(FILE *out, const json *baseline, const bench_results *r, doubl
   const json *figs = json_get(baseline, "figures");
   const json *hdr = json_get(baseline, "header");
   int matched = 0, regressions = 0, noisy_worse = 0;
-  fprintf(out, "\ncompare with the baseline of %s (git %s, threads %d); tolerance %.0f %%\n", json_str(hdr, "date", "?"),
-          json_str(hdr, "git_rev", "?"), (int)json_num(hdr, "threads", 0), tolerance * 100);
+  fprintf(out, "\ncompare with the baseline of %s (git %s, threads %d, load average %.2f to %.2f); tolerance %.0f %%\n",
+          json_str(hdr, "date", "?"), json_str(hdr, "git_rev", "?"), (int)json_num(hdr, "threads", 0),
+          json_num(hdr, "load_start", -1), json_num(hdr, "load_end", -1), tolerance * 100);
   fprintf(out, "  %-52s %11s %11s %8s  %-22s %8s  %s\n", "figure", "baseline", "now", "now/base", "ratio to reference",
           "change", "verdict");
   for (size_t i = 0; i < r->n; i++) {

@@ -134,6 +134,8 @@ int main(int argc, char **argv) {
     }
   }
   snprintf(h.torch, sizeof h.torch, "%s", torch_ref_finish());
+  h.load_end = bench_loadavg();
+  fprintf(run.log, "\nload average %.2f at the start, %.2f at the end (%d cores)\n", h.load_start, h.load_end, h.cores);
   snprintf(h.blas, sizeof h.blas, "%s", blas_config()[0] ? blas_config() : "not used or unavailable");
 
   if (o.json_path) {

@@ -42,8 +42,19 @@ static void git_rev(char *out, size_t n) {
   pclose(p);
 }
 
+double bench_loadavg(void) {
+  double l = -1;
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f) {
+    if (fscanf(f, "%lf", &l) != 1) l = -1;
+    fclose(f);
+  }
+  return l;
+}
+
 void bench_header_init(bench_header *h, int argc, char **argv) {
   memset(h, 0, sizeof *h);
+  h->load_start = bench_loadavg();
   time_t now = time(NULL);
   struct tm tm;
   gmtime_r(&now, &tm);
@@ -83,6 +94,9 @@ void bench_write_json(FILE *f, const bench_header *h, const bench_results *r) {
   str_field(f, "    ", "build_type", h->build_type, 1);
   fprintf(f, "    \"threads\": %d,\n    \"threads_requested\": %d,\n    \"reps\": %d,\n    \"min_rep_s\": %g,\n"
              "    \"quick\": %s,\n", h->threads, h->threads_requested, h->reps, h->min_rep_s, h->quick ? "true" : "false");
+  fputs("    \"load_start\": ", f), num(f, h->load_start);
+  fputs(",\n    \"load_end\": ", f), num(f, h->load_end);
+  fputs(",\n", f);
   str_field(f, "    ", "devices", h->devices, 1);
   str_field(f, "    ", "openblas", h->blas, 1);
   str_field(f, "    ", "torch", h->torch, 1);

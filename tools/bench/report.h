@@ -25,10 +25,13 @@ typedef struct bench_header {
   char blas[200];       /* OpenBLAS config or why unavailable */
   char torch[200];      /* torch version or why unavailable */
   char command[512];
+  double load_start, load_end; /* 1-minute load average (/proc/loadavg) when the run began and ended */
 } bench_header;
 
 /* Fill date, host, cpu, isa, cores, version, git_rev, build_type and command. */
 void bench_header_init(bench_header *h, int argc, char **argv);
+/* The 1-minute load average, or -1 where /proc/loadavg cannot be read. */
+double bench_loadavg(void);
 void bench_write_json(FILE *f, const bench_header *h, const bench_results *r);
 
 #endif
