@@ -27,6 +27,7 @@ static const char usage[] =
     "  --compare F   compare with a saved --json file: ratio-to-reference change per figure (absolute\n"
     "                change where a figure has no common reference); exit 3 when one is worse than\n"
     "                --tolerance (percent, default 10)\n"
+    "  --op NAME     only figures of that name (conv2d: both conv2d figures; prepared, train: that section)\n"
     "  --quick       tiny shapes and short timings (a smoke run; the figures mean little)\n"
     "  --no-torch    skip the PyTorch references (PARITY_BENCH_PYTHON names the interpreter)\n"
     "  exit: 0 ran, 1 a backend failed, 2 bad usage, 3 --compare flagged a regression\n";
@@ -114,7 +115,16 @@ int bench_parse_args(int argc, char **argv, bench_options *o) {
     else if (!strcmp(a, "--backend")) {
       if (o->nb == 8) return bad("at most 8 --backend options, not more (at '%s')%s", v, "");
       o->backends[o->nb++] = v, i++;
-    } else if (!strcmp(a, "--op")) o->only = v, i++;
+    } else if (!strcmp(a, "--op")) {
+      static const char *ops[] = {"add", "exp", "sum", "rowsum", "softmax", "log_softmax", "matmul", "conv2d",
+                                  "conv2d-fwd", "conv2d-fwd-bwd", "prepared", "train"};
+      int known = 0;
+      for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) known |= !strcmp(v, ops[k]);
+      if (!known)
+        return bad("unknown op '%s'; known: add exp sum rowsum softmax log_softmax matmul conv2d (both), conv2d-fwd "
+                   "conv2d-fwd-bwd prepared train%s", v, "");
+      o->only = v, i++;
+    }
     else if (!strcmp(a, "--reps")) {
       if (parse_int(a, v, 1, 64, &x)) return 2;
       o->reps = (int)x, i++, reps_given = 1;

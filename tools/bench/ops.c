@@ -7,7 +7,9 @@
 #include "stream_ref.h"
 
 int bench_wanted(const bench_run *run, const char *name) {
-  return !run->o->only || !strcmp(run->o->only, name);
+  const char *only = run->o->only;
+  size_t n = only ? strlen(only) : 0;
+  return !only || !strcmp(only, name) || (!strncmp(name, only, n) && name[n] == '-'); /* conv2d: both */
 }
 
 static int op_once(void *p) {
