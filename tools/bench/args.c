@@ -26,7 +26,7 @@ static const char usage[] =
     "  --json FILE   machine-readable results ('-': stdout, the table then goes to stderr)\n"
     "  --compare F   compare with a saved --json file: ratio-to-reference change per figure (absolute\n"
     "                change where a figure has no common reference); exit 3 when one is worse than\n"
-    "                --tolerance (percent, default 10), or than its own repetitions' spread (up to 50 %%)\n"
+    "                --tolerance (percent, default 10), or than its own repetitions' spread (up to 50 %)\n"
     "  --op NAME     only figures of that name (conv2d: both conv2d figures; prepared, train: that section)\n"
     "  --quick       tiny shapes and short timings (a smoke run; the figures mean little)\n"
     "  --no-torch    skip the PyTorch references (PARITY_BENCH_PYTHON names the interpreter)\n"
