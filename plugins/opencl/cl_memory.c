@@ -61,6 +61,7 @@ int32_t ocl_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
   if (size == 0) return ocl_synchronize(dev);
   OCL_CHECK(clEnqueueReadBuffer(dev->queue, b->mem, CL_TRUE, (size_t)off, (size_t)size, dst, 0, NULL, NULL),
             "clEnqueueReadBuffer", "buffer_read");
+  ocl_cache_flush(dev); /* in order: every kernel queued before the read has run */
   return PARITY_STATUS_OK;
 }
 
@@ -110,5 +111,6 @@ int32_t ocl_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
 
 int32_t ocl_synchronize(parity_plugin_device_t *dev) {
   OCL_CHECK(clFinish(dev->queue), "clFinish", "synchronize");
+  ocl_cache_flush(dev);
   return PARITY_STATUS_OK;
 }
