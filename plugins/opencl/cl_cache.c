@@ -143,7 +143,7 @@ static int32_t make_kernel(parity_plugin_device_t *dev, ocl_prog_t *p, int kid) 
     clReleaseKernel(k);
     return ocl_cl_fail(e, "clGetKernelWorkGroupInfo", ocl_kernel_name(kid));
   }
-  size_t local = 64;
+  size_t local = dev->contiguous ? 1 : 64; /* contiguous: each work-item is its own run anyway */
   while (local > 1 && (local > wg || local > dev->max_local)) local /= 2;
   p->kern = k;
   p->local = local;

@@ -28,6 +28,14 @@ static const char *const kernel_names[OCL_K_COUNT] = {
 #undef OCL_X_
 };
 
+/* Fewest items per work-item on the contiguous layout: kernels whose items are single elements
+ * (elementwise) start a second work-item only past this many. */
+static const uint32_t kernel_grain[OCL_K_COUNT] = {
+#define OCL_X_(n, src) OCL_SRC_##src == OCL_SRC_EW ? 4096u : 1u,
+    OCL_KERNEL_LIST(OCL_X_)
+#undef OCL_X_
+};
+
 const char *ocl_kernel_name(int kid) { return kid >= 0 && kid < OCL_K_COUNT ? kernel_names[kid] : "?"; }
 
 void ocl_device_close(parity_plugin_device_t *dev) {
@@ -36,6 +44,7 @@ void ocl_device_close(parity_plugin_device_t *dev) {
   for (uint32_t i = 0; i < dev->prog_cap; i++) {
     if (dev->progs[i].kern) clReleaseKernel(dev->progs[i].kern);
     if (dev->progs[i].prog) clReleaseProgram(dev->progs[i].prog);
+    free(dev->progs[i].args);
   }
   free(dev->progs);
   if (dev->scratch) clReleaseMemObject(dev->scratch);
@@ -144,10 +153,23 @@ int32_t ocl_kernel(parity_plugin_device_t *dev, ocl_var_t v, int kid, cl_kernel 
   return st;
 }
 
+/* Set args[0..n) as arguments first.. of p's kernel, skipping values it already holds. */
 static int32_t set_args(ocl_prog_t *p, int kid, uint32_t first, uint32_t n, const ocl_arg_t *args) {
-  for (uint32_t i = 0; i < n; i++)
-    OCL_CHECK(clSetKernelArg(p->kern, first + i, args[i].size, args[i].value), "clSetKernelArg",
-              kernel_names[kid]);
+  if (!p->args) p->args = calloc(1, sizeof *p->args); /* without it every argument is set */
+  ocl_argcache_t *c = p->args;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t a = first + i;
+    size_t size = args[i].size;
+    int cacheable = c && !args[i].mem && a < OCL_MAX_ARGS && size <= OCL_ARG_CACHE_BYTES;
+    if (cacheable && c->size[a] == size && memcmp(c->value[a], args[i].value, size) == 0) continue;
+    cl_int e = clSetKernelArg(p->kern, a, size, args[i].value);
+    if (c && a < OCL_MAX_ARGS) c->size[a] = 0;
+    OCL_CHECK(e, "clSetKernelArg", kernel_names[kid]);
+    if (cacheable) {
+      memcpy(c->value[a], args[i].value, size);
+      c->size[a] = (uint16_t)size;
+    }
+  }
   return PARITY_STATUS_OK;
 }
 
@@ -169,7 +191,10 @@ int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t
   if (st != PARITY_STATUS_OK) return st;
   cl_kernel k = p->kern;
   uint64_t local = p->local;
-  uint64_t groups = ((uint64_t)items + local - 1) / local;
+  /* contiguous layout: at least kernel_grain[kid] items per work-item, so a small op is one
+   * work-item in one group (the least a driver like PoCL has to schedule) */
+  uint64_t grain = dev->contiguous ? kernel_grain[kid] : 1;
+  uint64_t groups = ((uint64_t)items + local * grain - 1) / (local * grain);
   if (groups > dev->max_groups) groups = dev->max_groups;
   uint64_t global = groups * local;
   /* CPU devices: contiguous runs of `per` items; GPUs: per = 0, stride by the global size */

@@ -99,11 +99,21 @@ struct parity_plugin_buffer_t {
   uint64_t size;
 };
 
+/* The argument values last set on a kernel, so that a launch sets only what changed
+ * (clSetKernelArg copies and allocates in some drivers: PoCL). */
+#define OCL_MAX_ARGS 12
+#define OCL_ARG_CACHE_BYTES 512
+typedef struct ocl_argcache_t {
+  uint16_t size[OCL_MAX_ARGS]; /* 0: not known */
+  unsigned char value[OCL_MAX_ARGS][OCL_ARG_CACHE_BYTES];
+} ocl_argcache_t;
+
 /* One kernel variant: its program, the kernel object and its work-group size. */
 typedef struct ocl_prog_t {
   cl_program prog;   /* NULL: free slot of the table */
   cl_kernel kern;
-  size_t local;      /* 1-D work-group size */
+  ocl_argcache_t *args; /* NULL until the first launch */
+  size_t local;      /* 1-D work-group size: 1 on the contiguous layout (CPU devices) */
   uint64_t key;      /* cache key (cl_cache.c) */
   ocl_var_t var;
   int kid;
@@ -151,12 +161,15 @@ void ocl_cache_flush(parity_plugin_device_t *dev);
 int32_t ocl_program(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_prog_t **out);
 int32_t ocl_kernel(parity_plugin_device_t *dev, ocl_var_t v, int kid, cl_kernel *out);
 
-/* A kernel argument: size and address of the value (cl_mem handles by address too). */
+/* A kernel argument: size and address of the value (cl_mem handles by address too); `mem` marks
+ * a cl_mem, which is set on every launch (a freed handle's address may come back as another
+ * buffer, and a driver may resolve the handle when the argument is set). */
 typedef struct ocl_arg_t {
   size_t size;
   const void *value;
+  int mem;
 } ocl_arg_t;
-#define OCL_ARG(v) ((ocl_arg_t){sizeof(v), &(v)})
+#define OCL_ARG(v) ((ocl_arg_t){sizeof(v), &(v), _Generic((v), cl_mem: 1, default: 0)})
 
 /* Enqueue a 1-D kernel over `items` work items (> 0; FOR_ITEMS in the .cl files). Kernel
  * arguments are args[0], then n and per (chosen here), then args[1..nargs-1]. */

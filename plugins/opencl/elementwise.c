@@ -24,13 +24,13 @@ static ocl_arg_t scalar_arg(const parity_plugin_device_t *dev, int cls, double v
       s->f.s[1] = (float)(v - (double)s->f.s[0]);
       s->f.s[2] = (float)(v - (double)s->f.s[0] - (double)s->f.s[1]);
       s->f.s[3] = 0;
-      return (ocl_arg_t){sizeof s->f, &s->f};
+      return (ocl_arg_t){sizeof s->f, &s->f, 0};
     case OCL_CLASS_D: break;
-    case OCL_CLASS_I: s->i = 0; return (ocl_arg_t){sizeof s->i, &s->i};
-    default: s->l = 0; return (ocl_arg_t){sizeof s->l, &s->l};
+    case OCL_CLASS_I: s->i = 0; return (ocl_arg_t){sizeof s->i, &s->i, 0};
+    default: s->l = 0; return (ocl_arg_t){sizeof s->l, &s->l, 0};
   }
   s->d = v;
-  return (ocl_arg_t){sizeof s->d, &s->d};
+  return (ocl_arg_t){sizeof s->d, &s->d, 0};
 }
 
 int32_t ocl_elementwise_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
