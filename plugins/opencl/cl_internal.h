@@ -135,6 +135,9 @@ struct parity_plugin_device_t {
   int contiguous;       /* 1: each work-item takes a contiguous run (CPU devices); 0: strided */
   cl_mem scratch;       /* grows on demand; in-order queue makes reuse safe */
   uint64_t scratch_size;
+  void **staging;       /* host copies of queued writes, freed once the queue has drained */
+  uint32_t staging_count, staging_cap;
+  uint64_t staging_bytes;
 };
 
 int32_t ocl_device_open(uint32_t index, parity_plugin_device_t **out_dev);
@@ -194,6 +197,9 @@ int32_t ocl_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src
 int32_t ocl_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
                         uint64_t size, const void *pattern, uint32_t psize);
 int32_t ocl_synchronize(parity_plugin_device_t *dev);
+/* After the queue has drained (clFinish or a blocking read): free the write staging copies and
+ * write pending cache files. */
+void ocl_queue_drained(parity_plugin_device_t *dev);
 
 /* ---- strided iteration (cl_iter.c) ------------------------------------------------------- */
 #define OCL_MAX_OPS 6

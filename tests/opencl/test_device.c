@@ -398,6 +398,48 @@ Test(ocl_device, buffers_write_read_copy_fill_including_overlap_and_odd_offsets)
   parity_buffer_free(z);
 }
 
+/* Writes queue without waiting for earlier work, from a copy: the caller's memory may be freed
+ * or overwritten as soon as write returns (AddressSanitizer sees a write that still reads it),
+ * and the queue keeps the order of writes, copies and kernels. */
+Test(ocl_device, writes_copy_the_callers_memory_and_keep_queue_order) {
+  parity_device_t *dev = ot_device();
+  enum { N = 4096, ROUNDS = 64 };
+  parity_buffer_t *a, *b;
+  cr_assert_eq(parity_buffer_alloc(dev, N * 4, &a), PARITY_STATUS_OK);
+  cr_assert_eq(parity_buffer_alloc(dev, N * 4, &b), PARITY_STATUS_OK);
+  for (int r = 0; r < ROUNDS; r++) {
+    uint32_t *src = malloc(N * 4);
+    cr_assert_not_null(src);
+    for (int i = 0; i < N; i++) src[i] = (uint32_t)(r * N + i);
+    cr_assert_eq(parity_buffer_write(a, 0, src, N * 4), PARITY_STATUS_OK);
+    memset(src, 0xee, N * 4);
+    free(src);
+    /* b[r] = a[r]: each copy sees the write just before it */
+    cr_assert_eq(parity_buffer_copy(a, (uint64_t)r * 4, b, (uint64_t)r * 4, 4), PARITY_STATUS_OK);
+  }
+  uint32_t got[N];
+  cr_assert_eq(parity_buffer_read(b, 0, got, ROUNDS * 4), PARITY_STATUS_OK);
+  for (int r = 0; r < ROUNDS; r++) cr_assert_eq(got[r], (uint32_t)(r * N + r), "round %d", r);
+  cr_assert_eq(parity_buffer_read(a, 0, got, N * 4), PARITY_STATUS_OK);
+  for (int i = 0; i < N; i++) cr_assert_eq(got[i], (uint32_t)((ROUNDS - 1) * N + i));
+  /* a write larger than the staging limit blocks instead, with the same result */
+  size_t big = (size_t)20 << 20;
+  parity_buffer_t *c;
+  cr_assert_eq(parity_buffer_alloc(dev, big, &c), PARITY_STATUS_OK);
+  unsigned char *host = malloc(big), *back = malloc(big);
+  cr_assert(host && back);
+  for (size_t i = 0; i < big; i++) host[i] = (unsigned char)(i * 31 + 7);
+  cr_assert_eq(parity_buffer_write(c, 0, host, big), PARITY_STATUS_OK);
+  memset(host, 0, big);
+  cr_assert_eq(parity_buffer_read(c, 0, back, big), PARITY_STATUS_OK);
+  for (size_t i = 0; i < big; i++) cr_assert_eq(back[i], (unsigned char)(i * 31 + 7), "byte %zu", i);
+  free(host);
+  free(back);
+  parity_buffer_free(a);
+  parity_buffer_free(b);
+  parity_buffer_free(c);
+}
+
 static void check_big_add_and_sum(parity_device_t *dev, int64_t n) {
   int64_t shape[1] = {n}, one[1] = {1};
   double *v = malloc(sizeof(double) * (size_t)n), *got = malloc(sizeof(double) * (size_t)n);
