@@ -95,6 +95,10 @@ static void add_device(cl_platform_id p, cl_device_id d) {
   s->cpu_like = (type & CL_DEVICE_TYPE_CPU) != 0;
   s->correct_divide = (single & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
   s->fma32 = (single & CL_FP_FMA) != 0;
+  char cver[128]; /* "OpenCL C 1.2 ..." */
+  dev_str(d, CL_DEVICE_OPENCL_C_VERSION, cver, sizeof cver);
+  int cmaj = 0, cmin = 0;
+  s->c12 = sscanf(cver, "OpenCL C %d.%d", &cmaj, &cmin) == 2 && (cmaj > 1 || (cmaj == 1 && cmin >= 2));
   snprintf(s->cache_key, sizeof s->cache_key, "%s|%s|%s|%s|%s", name, pname, pver, dver, drv);
 
   parity_device_info_t *info = &s->info;
