@@ -8,10 +8,10 @@
  * A file is keyed by a hash of the device name, platform and driver versions, build options,
  * class, kernel and the full source, and carries a header with that key and a checksum of the
  * binary (parity_support/cachefile.h). Anything unreadable, truncated, stale or rejected by the
- * driver falls back to building from source. A program built from source is written once its
- * first launch has finished (ocl_cache_flush), so that drivers which compile the kernel at first
- * launch (PoCL) store that code too and a warm process compiles nothing. Cache trouble is
- * logged, never fatal. */
+ * driver falls back to building from source. A program built from source is written after its
+ * first launch has finished (ocl_cache_flush: at device close, or once many are pending), so
+ * that drivers which compile the kernel at first launch (PoCL) store that code too and a warm
+ * process compiles nothing. Cache trouble is logged, never fatal. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdarg.h>
@@ -227,8 +227,8 @@ int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p) {
   return PARITY_STATUS_OK;
 }
 
-void ocl_cache_flush(parity_plugin_device_t *dev) {
-  if (!dev->saves_pending) return;
+void ocl_cache_flush(parity_plugin_device_t *dev, int force) {
+  if (!dev->saves_pending || (!force && dev->saves_pending < OCL_SAVE_BATCH)) return;
   for (uint32_t i = 0; i < dev->prog_cap; i++) {
     ocl_prog_t *p = &dev->progs[i];
     if (!p->prog || !p->save_pending) continue;

@@ -40,7 +40,10 @@ const char *ocl_kernel_name(int kid) { return kid >= 0 && kid < OCL_K_COUNT ? ke
 
 void ocl_device_close(parity_plugin_device_t *dev) {
   if (!dev) return;
-  if (dev->queue && clFinish(dev->queue) == CL_SUCCESS) ocl_queue_drained(dev);
+  if (dev->queue && clFinish(dev->queue) == CL_SUCCESS) {
+    ocl_queue_drained(dev);
+    ocl_cache_flush(dev, 1);
+  }
   /* if the queue did not drain, a queued write may still read its staging copy: leave it */
   free(dev->staging);
   for (uint32_t i = 0; i < dev->prog_cap; i++) {

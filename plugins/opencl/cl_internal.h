@@ -155,10 +155,14 @@ void ocl_device_close(parity_plugin_device_t *dev);
 /* Build p->kid in variant p->var (program and kernel object), from the on-disk binary cache
  * when it holds it, else from source (cl_cache.c). */
 int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p);
-/* Write the binaries of programs built from source since the last call. Called after the queue
- * has drained (read, synchronize, close): by then each kernel has run once, and drivers that
- * compile at first launch (PoCL) include that compiled code in the binary. */
-void ocl_cache_flush(parity_plugin_device_t *dev);
+/* Write the binaries of programs built from source since the last write, after the queue has
+ * drained: by then each kernel has run once, and drivers that compile at first launch (PoCL)
+ * include that compiled code in the binary. Asking PoCL for a binary also compiles a generic
+ * version of every kernel in it (about as long as the first launch's compile), so the writes
+ * wait for device close (`force`), or for OCL_SAVE_BATCH pending programs at a read or
+ * synchronize, off the path to the first results. */
+#define OCL_SAVE_BATCH 64
+void ocl_cache_flush(parity_plugin_device_t *dev, int force);
 
 /* Kernel `kid` in variant `v`, built on first use. */
 int32_t ocl_program(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_prog_t **out);
@@ -197,8 +201,8 @@ int32_t ocl_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src
 int32_t ocl_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
                         uint64_t size, const void *pattern, uint32_t psize);
 int32_t ocl_synchronize(parity_plugin_device_t *dev);
-/* After the queue has drained (clFinish or a blocking read): free the write staging copies and
- * write pending cache files. */
+/* After the queue has drained (clFinish or a blocking read): free the write staging copies (and
+ * write the cache files once many are pending: ocl_cache_flush). */
 void ocl_queue_drained(parity_plugin_device_t *dev);
 
 /* ---- strided iteration (cl_iter.c) ------------------------------------------------------- */

@@ -54,7 +54,7 @@ void ocl_queue_drained(parity_plugin_device_t *dev) {
   for (uint32_t i = 0; i < dev->staging_count; i++) free(dev->staging[i]);
   dev->staging_count = 0;
   dev->staging_bytes = 0;
-  ocl_cache_flush(dev);
+  ocl_cache_flush(dev, 0);
 }
 
 /* A host copy of src that lives until the queue drains, or NULL (then the write blocks). */

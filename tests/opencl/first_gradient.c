@@ -2,12 +2,20 @@
  * its first gradient of a small MLP (64x32 -> 64 tanh -> 10, log_softmax, NLL-like loss) on the
  * selected backend, and the per-launch time of a small add (2^10 f32) afterwards.
  *   PARITY_BACKEND=opencl PARITY_CACHE_DIR=$(mktemp -d) POCL_KERNEL_CACHE=0 build/tests/ocl_first_gradient
- * Prints: open ms, first gradient ms (after open), total ms since main, us per small add. */
+ * Prints: open ms, first gradient ms (after open), total ms since main and the process's CPU
+ * time by then (all threads: steadier than wall time on a shared machine), us per small add. */
 #define _POSIX_C_SOURCE 200809L
 #include <parity/parity.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
+
+static double cpu_ms(void) {
+  struct rusage r;
+  getrusage(RUSAGE_SELF, &r);
+  return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e3 + (r.ru_utime.tv_usec + r.ru_stime.tv_usec) * 1e-3;
+}
 
 static double now_ms(void) {
   struct timespec t;
@@ -49,7 +57,7 @@ int main(int argc, char **argv) {
   CK(parity_backward(loss, NULL, 0));
   float g[32 * 64];
   CK(parity_tensor_to_host(parity_tensor_grad(w1), g, sizeof g));
-  double t2 = now_ms();
+  double t2 = now_ms(), c2 = cpu_ms();
   /* small op launch time: 2^10 f32 adds, queued back to back, one sync at the end */
   parity_tensor_t *p, *q, *r;
   CK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 1, (int64_t[]){1024}, 0, 1, 6, 0, &p));
@@ -64,8 +72,8 @@ int main(int argc, char **argv) {
   }
   CK(parity_device_synchronize(dev));
   double t4 = now_ms();
-  printf("open %.1f ms, first gradient %.1f ms, total %.1f ms, small add %.2f us/op (g[0] %.6g)\n",
-         t1 - t0, t2 - t1, t2 - t0, adds ? (t4 - t3) * 1e3 / adds : 0.0, (double)g[0]);
+  printf("open %.1f ms, first gradient %.1f ms, total %.1f ms (CPU %.0f ms), small add %.2f us/op (g[0] %.6g)\n",
+         t1 - t0, t2 - t1, t2 - t0, c2, adds ? (t4 - t3) * 1e3 / adds : 0.0, (double)g[0]);
   parity_tensor_t *all[] = {x, w1, b1, w2, b2, h, hb, a, o, ob, ls, loss, p, q};
   for (int i = 0; i < 14; i++) parity_tensor_release(all[i]);
   parity_context_destroy(ctx);

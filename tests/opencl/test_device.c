@@ -276,11 +276,11 @@ Test(ocl_device, opening_compiles_nothing_kernels_build_alone_on_first_use_and_l
   /* the add built its own kernel and nothing else */
   cr_assert_eq(count_builds(log, "source", "ew_binary"), 1);
   cr_assert_eq(count_builds(log, "source", NULL), 1);
-  /* the binary is written once the first launch has run (a read or synchronize), not at build */
-  cr_assert_eq(list_cache(dir, files, 8), 0, "the binary was written before its first launch finished");
+  /* the binary is written after the first launch has run, at device close (asking PoCL for a
+   * binary compiles every kernel in it once more, so it stays off the path to the results) */
   pt_tensor_read(&c, got);
   for (int i = 0; i < 5; i++) cr_assert_eq(got[i], 2 * v[i]);
-  cr_assert_eq(list_cache(dir, files, 8), 1);
+  cr_assert_eq(list_cache(dir, files, 8), 0, "the binary was written before the device closed");
   /* the same op again builds nothing; another op is another variant */
   cr_assert_eq(pt_run(dev, PARITY_OP_ADD, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
   cr_assert_eq(count_builds(log, "source", NULL), 1);
