@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_half.h"
 #include "cpu_internal.h"
 #include "cpu_accum.h"
 #include "gemm.h"
@@ -216,7 +217,7 @@ typedef struct gemm_tab_t {
 } gemm_tab_t;
 
 #define GEMM_LOAD_F32(s, i) (((const float *)(s))[i])
-#define GEMM_LOAD_F16(s, i) psup_f16_to_f32(((const uint16_t *)(s))[i])
+#define GEMM_LOAD_F16(s, i) cpu_f16_to_f32(((const uint16_t *)(s))[i])
 #define GEMM_LOAD_BF16(s, i) psup_bf16_to_f32(((const uint16_t *)(s))[i])
 
 /* dst[t*ds] = element at bo + off(t) for t < count, where off(t) = t*lin when off is NULL
@@ -488,7 +489,7 @@ static void store_tile(const gemm_operand_t *op, int64_t bo, int64_t i0, int64_t
     int64_t cnt = mr - i0b < GEMM_TAB ? mr - i0b : GEMM_TAB;
     axis_fill(&op->row, i0 + i0b, cnt, rows->off, NULL, NULL);
     switch (op->dtype) {
-      case PARITY_DTYPE_F16: GEMM_STORE_LOOP_(uint16_t, psup_f32_to_f16) break;
+      case PARITY_DTYPE_F16: GEMM_STORE_LOOP_(uint16_t, cpu_f32_to_f16) break;
       case PARITY_DTYPE_BF16: GEMM_STORE_LOOP_(uint16_t, psup_f32_to_bf16) break;
       default: GEMM_STORE_LOOP_(float, GEMM_ID_) break;
     }
