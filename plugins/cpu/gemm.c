@@ -478,13 +478,17 @@ static void load_tile(const gemm_operand_t *op, int64_t bo, int64_t i0, int64_t 
   for (int64_t i = 0; i < cnt; i++) {                                               \
     T *dst = (T *)op->base + bo + rows->off[i];                                     \
     const float *src = tile + (i0b + i) * ldt;                                      \
-    for (int64_t j = 0; j < nc; j++) dst[cols->off[j]] = CONV(src[j]);              \
+    if (unit) /* contiguous columns: a loop that vectorizes */                      \
+      for (int64_t j = 0; j < nc; j++) dst[j0 + j] = CONV(src[j]);                  \
+    else                                                                            \
+      for (int64_t j = 0; j < nc; j++) dst[cols->off[j]] = CONV(src[j]);            \
   }
 #define GEMM_ID_(x) (x)
 
 static void store_tile(const gemm_operand_t *op, int64_t bo, int64_t i0, int64_t mr, int64_t j0, int64_t nc,
                        const float *tile, int64_t ldt, gemm_tab_t *rows, gemm_tab_t *cols) {
-  axis_fill(&op->col, j0, nc, cols->off, NULL, NULL);
+  const int unit = col_is_linear(op) && op->col.stride[0] == 1;
+  if (!unit) axis_fill(&op->col, j0, nc, cols->off, NULL, NULL);
   for (int64_t i0b = 0; i0b < mr; i0b += GEMM_TAB) {
     int64_t cnt = mr - i0b < GEMM_TAB ? mr - i0b : GEMM_TAB;
     axis_fill(&op->row, i0 + i0b, cnt, rows->off, NULL, NULL);
