@@ -4,8 +4,9 @@
  * GEMM_KC slice of k it packs the B block once into NR-wide micro-panels, then packs each
  * GEMM_MC row block of A into MR-tall micro-panels and runs the MR×NR micro-kernel over the
  * tile, accumulating into an f32 C tile that is stored (and rounded) once at the end. Edge
- * tiles are zero-padded to full micro-tiles so every element takes the same arithmetic path. */
-#include <stdatomic.h>
+ * tiles are zero-padded to full micro-tiles (the AVX-512 kernel skips whole padding rows of 4),
+ * so every element takes the same arithmetic path. Compiled once per instruction-set path
+ * (cpu_isa.h), with that path's micro-kernel and tile shape. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -607,31 +608,6 @@ static void reduce_row(const gemm_problem_t *p, const gemm_plan_t *pl, int64_t r
 
 static size_t align64(size_t n) { return (n + 63u) & ~(size_t)63u; }
 
-/* Packing buffers are kept for the next call (one block, at most GEMM_KEEP_BYTES): a fresh
- * allocation of megabytes is fresh pages the OS zeroes on every call (a fifth of a 1024^3
- * matmul's time). The first 64 bytes of a block hold its usable size. */
-#define GEMM_KEEP_BYTES ((size_t)32 << 20)
-static _Atomic(unsigned char *) ws_kept;
-
-static unsigned char *ws_take(size_t bytes) {
-  unsigned char *m = atomic_exchange(&ws_kept, NULL);
-  if (m && *(size_t *)m >= bytes) return m + 64;
-  free(m);
-  m = aligned_alloc(64, 64 + align64(bytes));
-  if (!m) return NULL;
-  *(size_t *)m = align64(bytes);
-  return m + 64;
-}
-
-static void ws_give(unsigned char *p) {
-  unsigned char *m = p - 64;
-  if (*(size_t *)m > GEMM_KEEP_BYTES) {
-    free(m);
-    return;
-  }
-  free(atomic_exchange(&ws_kept, m));
-}
-
 int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what) {
   gemm_problem_t simple = *problem;
   const gemm_problem_t *p = &simple;
@@ -679,7 +655,7 @@ int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what
   if (pl.tasks < threads) threads = (int)pl.tasks;
   size_t partial_bytes = pl.ksplit > 1 ? sizeof(float) * (size_t)(pl.ksplit * pl.batch * p->m * p->n) : 0;
   size_t total = pl.per_thread_bytes * (size_t)threads + align64(partial_bytes);
-  unsigned char *mem = ws_take(total);
+  unsigned char *mem = gemm_ws_take(total);
   if (!mem)
     return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: %s: cannot allocate %zu bytes of packing buffers", what,
                     total);
@@ -715,6 +691,6 @@ int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what
       for (int64_t r = 0; r < pl.batch * p->m; r++) reduce_row(p, &pl, r, &ws);
     }
   }
-  ws_give(mem);
+  gemm_ws_give(mem);
   return PARITY_STATUS_OK;
 }
