@@ -1,5 +1,8 @@
 /* cpu_isa.c — choosing the instruction-set path once, at plugin init (see cpu_isa.h). */
 #include <stdatomic.h>
+#if PARITY_CPU_X86_ISAS
+#include <cpuid.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 
@@ -26,7 +29,8 @@ unsigned cpu_isa_features(void) {
   __builtin_cpu_init(); /* __builtin_cpu_supports also checks that the OS saves the registers */
   if (__builtin_cpu_supports("avx2")) f |= CPU_FEAT_AVX2;
   if (__builtin_cpu_supports("fma")) f |= CPU_FEAT_FMA;
-  if (__builtin_cpu_supports("f16c")) f |= CPU_FEAT_F16C;
+  unsigned a, b, c, d; /* F16C: CPUID leaf 1, ECX bit 29 (not every compiler's cpu_supports knows it) */
+  if (__get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1u)) f |= CPU_FEAT_F16C;
   if (__builtin_cpu_supports("avx512f")) f |= CPU_FEAT_AVX512F;
   if (__builtin_cpu_supports("avx512bw")) f |= CPU_FEAT_AVX512BW;
   if (__builtin_cpu_supports("avx512vl")) f |= CPU_FEAT_AVX512VL;

@@ -132,6 +132,8 @@ RD_INLINE void RD_FN(rd_ext_range)(const rd_plan *p, const RD_ST *x, int64_t k0,
     *out_i = k0;
 #if RD_FLOAT
     if (nan) *out_v = (RD_VT)NAN;
+#else
+    (void)nan;
 #endif
     return;
   }
