@@ -12,7 +12,7 @@ else
 QUIET_TO = > $(BUILD)/$(1).log 2>&1 || { tail -n 60 $(BUILD)/$(1).log; echo "make: $(1) failed; full log: $(BUILD)/$(1).log"; exit 1; }
 endif
 
-.PHONY: all deps configure build conform test install clean
+.PHONY: all deps configure build conform test bench install clean
 
 all: build
 
@@ -33,6 +33,13 @@ conform: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Benchmarks beside their references (docs/benchmarks.md); installs the optional references
+# (PyTorch, OpenBLAS) first, and runs without them (reported unavailable) where it cannot.
+BENCH_ARGS ?= --json $(BUILD)/bench.json
+bench: build
+	@sh tools/install-deps.sh bench || echo "make: the optional bench references are missing; parity-bench reports them unavailable"
+	$(BUILD)/bin/parity-bench $(BENCH_ARGS)
 
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)

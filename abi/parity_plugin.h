@@ -305,7 +305,13 @@ typedef struct parity_host_api_t {
 } parity_host_api_t;
 
 /* ---- the plugin's function table -------------------------------------------------------- */
-/* Kernel entry: enqueue one op described by `desc` on the device's queue. */
+/* Kernel entry: enqueue one op described by `desc` on the device's queue.
+ * One validation per op: the host checks every descriptor against the operand contract (the
+ * OPERANDS rules above, as parity_support's psup_check_op_desc states them; every operand inside
+ * a live buffer of this device) before it calls supports(), and calls a kernel entry only with a
+ * descriptor supports() accepted on this device. Plugins need not check either again: entries
+ * check only what is cheap (psup_check_kernel_entry). A replayed plan calls the entries directly
+ * with the descriptors it recorded, each of which passed those checks when it was recorded. */
 typedef int32_t (*parity_kernel_fn)(parity_plugin_device_t *dev, const parity_op_desc_t *desc);
 
 typedef struct parity_plugin_api_t {
@@ -338,7 +344,8 @@ typedef struct parity_plugin_api_t {
   int32_t (*synchronize)(parity_plugin_device_t *dev);
 
   /* PARITY_STATUS_OK when the device can run `desc` (buffers NULL), else UNSUPPORTED with a
-   * message naming what is missing. Kernel entries may assume supports() said OK. */
+   * message naming what is missing. `desc` has passed the host's contract check. Kernel entries
+   * may assume supports() said OK. */
   int32_t (*supports)(parity_plugin_device_t *dev, const parity_op_desc_t *desc);
 
   /* kernel families; each may be NULL (everything in it unsupported) */

@@ -105,7 +105,7 @@ fi
 set -- --backend cpu
 has_gpu cuda && set -- "$@" --backend cuda
 has_gpu vulkan && set -- "$@" --backend vulkan
-step bench "$BIN/parity-bench" "$@" --reps 5
+step bench "$BIN/parity-bench" "$@" --reps 5 --no-torch --json "$DIR/bench.json"
 
 echo "== summary ($DIR)"
 cat "$SUMMARY"

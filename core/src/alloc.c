@@ -10,6 +10,7 @@
 
 #include "parity_support/env.h"
 
+#include "pool.h"
 #include "tensor_internal.h"
 
 static uint32_t size_class(uint64_t bytes) {
@@ -60,8 +61,11 @@ uint64_t parity_device_trim_cache(parity_device_t *dev) {
   return had;
 }
 
+static parity__pool storage_pool = PARITY__POOL_INIT(PARITY__POOL_STORAGE, parity__storage, buf, 4096);
+
+
 parity_status_t parity__storage_new(parity_device_t *dev, uint64_t bytes, parity__storage **out) {
-  parity__storage *st = calloc(1, sizeof *st);
+  parity__storage *st = parity__pool_get(&storage_pool);
   if (!st) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "out of host memory");
   uint32_t k = size_class(bytes);
   parity__cache_bin *bin = &dev->cache[k];
@@ -75,7 +79,7 @@ parity_status_t parity__storage_new(parity_device_t *dev, uint64_t bytes, parity
       s = parity_buffer_alloc(dev, 1ull << k, &st->buf);
     }
     if (s != PARITY_STATUS_OK) {
-      free(st);
+      parity__pool_put(&storage_pool, st);
       return s;
     }
   }
@@ -94,7 +98,7 @@ void parity__storage_release(parity__storage *st) {
   parity__cache_bin *bin = &dev->cache[k];
   if (dev->cached_bytes + (1ull << k) > dev->cache_limit) { /* over the limit: give it back */
     parity_buffer_free(st->buf);
-    free(st);
+    parity__pool_put(&storage_pool, st);
     parity__context_release(dev->ctx);
     return;
   }
@@ -103,7 +107,7 @@ void parity__storage_release(parity__storage *st) {
     parity_buffer_t **items = realloc(bin->items, cap * sizeof *items);
     if (!items) { /* cannot cache it: give it back */
       parity_buffer_free(st->buf);
-      free(st);
+      parity__pool_put(&storage_pool, st);
       parity__context_release(dev->ctx);
       return;
     }
@@ -112,6 +116,6 @@ void parity__storage_release(parity__storage *st) {
   }
   bin->items[bin->count++] = st->buf;
   dev->cached_bytes += 1ull << k;
-  free(st);
+  parity__pool_put(&storage_pool, st);
   parity__context_release(dev->ctx);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "parity_support/dtype.h"
+#include "pool.h"
 #include "tensor_internal.h"
 
 static _Thread_local int grad_disabled;
@@ -40,9 +41,12 @@ const char *parity__call_begin(const char *name) {
 
 void parity__call_end(const char *prev) { outer_call = prev; }
 
+static parity__pool node_pool = PARITY__POOL_INIT(PARITY__POOL_NODE, parity__node, gacc, 4096);
+
+
 parity__node *parity__node_new(const char *name, parity__backward_fn fn, uint32_t nin,
                                parity_tensor_t *const *in) {
-  parity__node *n = calloc(1, sizeof *n);
+  parity__node *n = parity__pool_get(&node_pool);
   if (!n) return NULL;
   static _Atomic uint64_t next_seq = 1;
   n->refs = 1;
@@ -73,7 +77,7 @@ void parity__node_release(parity__node *n) {
   node_free_saved(n);
   for (uint32_t i = 0; i < n->nin; i++) parity_tensor_release(n->in[i]);
   parity_tensor_release(n->gacc);
-  free(n);
+  parity__pool_put(&node_pool, n);
 }
 
 parity_status_t parity_tensor_set_requires_grad(parity_tensor_t *t, int requires_grad) {
@@ -123,7 +127,7 @@ static parity_status_t accumulate(parity_tensor_t **acc, parity_tensor_t *g, int
     return st;
   }
   parity_tensor_release(*acc);
-  *acc = sum;
+  *acc = parity__adopt(sum); /* a gradient the library holds: no scope releases it */
   return PARITY_STATUS_OK;
 }
 
@@ -287,8 +291,8 @@ parity_status_t parity__record_xy(int32_t op, const char *name, parity_tensor_t 
   if (!n) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of host memory", name);
   n->op = op;
   if (params) n->params = *params;
-  n->saved[0] = parity__tensor_alias(x);
-  n->saved[1] = parity__tensor_alias(y);
+  n->saved[0] = parity__adopt(parity__tensor_alias(x));
+  n->saved[1] = parity__adopt(parity__tensor_alias(y));
   parity__node_attach(y, n);
   return PARITY_STATUS_OK;
 }

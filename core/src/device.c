@@ -225,6 +225,12 @@ parity_status_t parity__device_run_owned(parity_device_t *dev, const parity_op_d
   return run(dev, desc, 0);
 }
 
+parity_kernel_fn parity__device_entry(const parity_device_t *dev, const parity_op_desc_t *desc) {
+  return family_entry(&dev->plugin->mod->api, desc);
+}
+
+const parity_plugin_api_t *parity__device_api(const parity_device_t *dev) { return &dev->plugin->mod->api; }
+
 /* ---- buffers ---------------------------------------------------------------------------- */
 parity_status_t parity_buffer_alloc(parity_device_t *dev, uint64_t size, parity_buffer_t **out) {
   if (!dev || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "buffer_alloc: NULL argument");

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "parity/parity.h"
+#include "parity/device.h"
 #include "parity_plugin.h"
 
 #define PARITY_MAX_PLUGINS 32
@@ -125,7 +125,17 @@ void parity__device_close(parity_device_t *dev);
 uint64_t parity__cache_limit(parity_context_t *ctx, const parity_device_info_t *info);
 /* parity_device_run for descriptors libparity built from storages it holds (tensor launches, plan
  * replay): the same validation without the live-buffer lookup. */
+/* A caller's option struct (struct_size first; 0 = the layout of this library's header) into a
+ * zeroed struct of the library's size, reading only within the caller's struct_size. */
+void parity__read_options(const void *src, void *dst, size_t dst_size);
+/* `axis` of a rank-`rank` tensor by the one axis rule (psup_axis: -1 = last) into *out, or a
+ * message naming `what` and the valid range. */
+parity_status_t parity__axis(const char *what, int64_t axis, uint32_t rank, uint32_t *out);
 parity_status_t parity__device_run_owned(parity_device_t *dev, const parity_op_desc_t *desc);
+/* The plugin's kernel entry for desc's family and direction (NULL when it has none), and its
+ * function table: plan replay calls them directly. */
+parity_kernel_fn parity__device_entry(const parity_device_t *dev, const parity_op_desc_t *desc);
+const parity_plugin_api_t *parity__device_api(const parity_device_t *dev);
 /* The live buffer of dev whose plugin handle is h, or NULL. */
 parity_buffer_t *parity__buffer_lookup(const parity_device_t *dev, const parity_plugin_buffer_t *h);
 

@@ -97,7 +97,7 @@ parity_status_t parity_bilinear(parity_tensor_t *x1, parity_tensor_t *x2, parity
   int64_t n = x1->shape[0], k = w->shape[0], in1 = w->shape[1], in2 = w->shape[2];
   temps tl = {0};
   parity_status_t st;
-  uint32_t perm[3] = {1, 0, 2};
+  int32_t perm[3] = {1, 0, 2};
   NEW(&tl, parity_permute(w, perm, slot(&tl)));                         /* [in1, k, in2] */
   NEW(&tl, parity_reshape(tl.t[tl.n - 1], 2, (int64_t[]){in1, k * in2}, slot(&tl)));
   NEW(&tl, parity_matmul(x1, tl.t[tl.n - 1], slot(&tl)));               /* [n, k*in2] */
@@ -151,20 +151,34 @@ done:
   return st;
 }
 
-parity_status_t parity_layer_norm(parity_tensor_t *x, parity_tensor_t *gamma, parity_tensor_t *beta, double eps,
-                                  parity_tensor_t **out) {
+static int same_dims(const parity_tensor_t *t, uint32_t rank, const int64_t *shape) {
+  if (t->rank != rank) return 0;
+  for (uint32_t i = 0; i < rank; i++)
+    if (t->shape[i] != shape[i]) return 0;
+  return 1;
+}
+
+parity_status_t parity_layer_norm(parity_tensor_t *x, uint32_t axes, parity_tensor_t *gamma, parity_tensor_t *beta,
+                                  double eps, parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "layer_norm: out is NULL");
   *out = NULL;
-  if (!x || x->rank < 1) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "layer_norm: input must have rank >= 1");
-  int64_t last = x->shape[x->rank - 1];
-  char a[96];
-  if ((gamma && (gamma->rank != 1 || gamma->shape[0] != last)) || (beta && (beta->rank != 1 || beta->shape[0] != last)))
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "layer_norm: gamma and beta must be [%lld] for input %s",
-                        (long long)last, parity__shape_str(x, a, sizeof a));
+  if (axes == 0) axes = 1;
+  if (!x || x->rank < axes)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "layer_norm: input must have rank >= %u (the normalised "
+                        "axes)%s", axes, x ? "" : ", got NULL");
+  const int64_t *norm = x->shape + (x->rank - axes); /* the normalised axes' sizes */
+  char a[96], g[96];
+  if ((gamma && !same_dims(gamma, axes, norm)) || (beta && !same_dims(beta, axes, norm))) {
+    parity_tensor_t *bad = gamma && !same_dims(gamma, axes, norm) ? gamma : beta;
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "layer_norm: gamma and beta must have the shape of the last "
+                        "%u axes of input %s; got %s", axes, parity__shape_str(x, a, sizeof a),
+                        parity__shape_str(bad, g, sizeof g));
+  }
+  uint32_t mask = (uint32_t)(((1ull << axes) - 1) << (x->rank - axes));
   temps tl = {0};
   parity_status_t st;
-  TRY(normalize(&tl, x, 1u << (x->rank - 1), eps, NULL, NULL));
-  TRY(affine(&tl, tl.t[tl.n - 1], gamma, beta, 1, &last));
+  TRY(normalize(&tl, x, mask, eps, NULL, NULL));
+  TRY(affine(&tl, tl.t[tl.n - 1], gamma, beta, axes, norm));
   *out = take(&tl);
 done:
   temps_free(&tl);
@@ -237,8 +251,7 @@ parity_status_t parity_dropout(parity_tensor_t *x, double p, int training, uint6
   if (!x) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "dropout: input is NULL");
   if (!(p >= 0 && p < 1)) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "dropout: p = %g must be in [0, 1)", p);
   if (!training || p == 0) {
-    *out = parity_tensor_retain(x);
-    return PARITY_STATUS_OK;
+    return parity__identity_view(x, "dropout", out);
   }
   temps tl = {0};
   parity_status_t st;
@@ -262,13 +275,48 @@ static parity_status_t split_heads(temps *tl, parity_tensor_t *x, int64_t h) {
   int64_t n = x->shape[0], l = x->shape[1], e = x->shape[2];
   parity_status_t st;
   NEW(tl, parity_reshape(x, 4, (int64_t[]){n, l, h, e / h}, slot(tl)));
-  NEW(tl, parity_permute(tl->t[tl->n - 1], (uint32_t[]){0, 2, 1, 3}, slot(tl)));
+  NEW(tl, parity_permute(tl->t[tl->n - 1], (int32_t[]){0, 2, 1, 3}, slot(tl)));
+done:
+  return st;
+}
+
+void parity_attention_options_init(parity_attention_options_t *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->struct_size = sizeof *o;
+}
+
+/* scores + the caller's additive mask (cast to the scores' dtype) + the causal mask. */
+static parity_status_t mask_scores(temps *tl, parity_tensor_t *scores, const parity_attention_options_t *o) {
+  parity_status_t st = PARITY_STATUS_OK;
+  int64_t lq = scores->shape[2], lk = scores->shape[3];
+  if (o->mask) {
+    parity_tensor_t *m = o->mask;
+    if (m->dtype != scores->dtype) {
+      NEW(tl, parity_cast(m, (parity_dtype_t)scores->dtype, slot(tl)));
+      m = tl->t[tl->n - 1];
+    }
+    NEW(tl, parity_binary(PARITY_OP_ADD, scores, m, slot(tl)));
+    scores = tl->t[tl->n - 1];
+  }
+  if (o->causal) {
+    double *c = malloc((size_t)(lq * lk) * sizeof *c);
+    if (!c) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "multi_head_attention: out of host memory");
+    for (int64_t i = 0; i < lq; i++)
+      for (int64_t j = 0; j < lk; j++) c[i * lk + j] = j <= i ? 0.0 : -INFINITY;
+    st = parity_tensor_from_f64(scores->st->dev, (parity_dtype_t)scores->dtype, 2, (int64_t[]){lq, lk}, c, slot(tl));
+    free(c);
+    if (st != PARITY_STATUS_OK) goto done;
+    tl->n++;
+    NEW(tl, parity_binary(PARITY_OP_ADD, scores, tl->t[tl->n - 1], slot(tl)));
+  }
 done:
   return st;
 }
 
 parity_status_t parity_multi_head_attention(parity_tensor_t *q, parity_tensor_t *k, parity_tensor_t *v,
-                                            const parity_mha_weights_t *w, parity_tensor_t **out) {
+                                            const parity_mha_weights_t *w, const parity_attention_options_t *opts,
+                                            parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "multi_head_attention: out is NULL");
   *out = NULL;
   if (!q || !k || !v || !w || !w->w_q || !w->w_k || !w->w_v || !w->w_o)
@@ -281,6 +329,27 @@ parity_status_t parity_multi_head_attention(parity_tensor_t *q, parity_tensor_t 
                         "sharing N and E, k and v sharing L, and %u heads dividing E",
                         parity__shape_str(q, sq, sizeof sq), parity__shape_str(k, sk, sizeof sk), w->num_heads);
   int64_t n = q->shape[0], lq = q->shape[1], e = q->shape[2], h = w->num_heads;
+  parity_attention_options_t o;
+  parity__read_options(opts, &o, sizeof o);
+  if (o.mask && !psup_dtype_is_float(o.mask->dtype))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "multi_head_attention: the mask is additive and must be a "
+                        "float tensor (-inf where a query must not attend), got %s", psup_dtype_name(o.mask->dtype));
+  if (o.mask) {
+    int64_t full[4] = {n, h, lq, k->shape[1]};
+    int fits = o.mask->rank <= 4;
+    for (uint32_t i = 0; fits && i < o.mask->rank; i++) {
+      int64_t d = o.mask->shape[o.mask->rank - 1 - i];
+      fits = d == 1 || d == full[3 - i];
+    }
+    char sm[96];
+    if (!fits)
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "multi_head_attention: mask %s does not broadcast to the "
+                          "scores [%lld, %lld, %lld, %lld] (N, heads, Lq, Lk)", parity__shape_str(o.mask, sm, sizeof sm),
+                          (long long)full[0], (long long)full[1], (long long)full[2], (long long)full[3]);
+  }
+  if (!isfinite(o.scale))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "multi_head_attention: scale %g is not finite", o.scale);
+  double scale = o.scale != 0 ? o.scale : 1.0 / sqrt((double)(e / h));
   temps tl = {0};
   parity_status_t st;
   NEW(&tl, parity_linear(q, w->w_q, w->b_q, slot(&tl)));
@@ -294,10 +363,11 @@ parity_status_t parity_multi_head_attention(parity_tensor_t *q, parity_tensor_t 
   parity_tensor_t *vh = tl.t[tl.n - 1];
   NEW(&tl, parity_transpose(kh, 2, 3, slot(&tl)));
   NEW(&tl, parity_matmul(qh, tl.t[tl.n - 1], slot(&tl)));                   /* [N, H, Lq, Lk] */
-  NEW(&tl, parity_mul_scalar(tl.t[tl.n - 1], 1.0 / sqrt((double)(e / h)), slot(&tl)));
+  NEW(&tl, parity_mul_scalar(tl.t[tl.n - 1], scale, slot(&tl)));
+  TRY(mask_scores(&tl, tl.t[tl.n - 1], &o));
   NEW(&tl, parity_softmax(PARITY_OP_SOFTMAX, tl.t[tl.n - 1], 3, slot(&tl)));
   NEW(&tl, parity_matmul(tl.t[tl.n - 1], vh, slot(&tl)));                   /* [N, H, Lq, D] */
-  NEW(&tl, parity_permute(tl.t[tl.n - 1], (uint32_t[]){0, 2, 1, 3}, slot(&tl)));
+  NEW(&tl, parity_permute(tl.t[tl.n - 1], (int32_t[]){0, 2, 1, 3}, slot(&tl)));
   NEW(&tl, parity_reshape(tl.t[tl.n - 1], 3, (int64_t[]){n, lq, e}, slot(&tl)));
   NEW(&tl, parity_linear(tl.t[tl.n - 1], w->w_o, w->b_o, slot(&tl)));
   *out = take(&tl);

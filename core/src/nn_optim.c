@@ -63,6 +63,13 @@ static parity_status_t create_state(parity_optimizer_t *o, double lr, int moment
     if (st == PARITY_STATUS_OK && moments >= 2)
       st = parity_tensor_zeros(p->st->dev, (parity_dtype_t)p->dtype, p->rank, p->shape, &o->v[i]);
   }
+  /* the optimizer's own state: no scope the caller has open may release it */
+  parity__adopt(o->lr);
+  parity__adopt(o->t);
+  for (uint32_t i = 0; i < o->count; i++) {
+    if (o->m) parity__adopt(o->m[i]);
+    if (o->v) parity__adopt(o->v[i]);
+  }
   return st;
 }
 

@@ -142,10 +142,7 @@ parity_status_t parity_cast(parity_tensor_t *x, parity_dtype_t dtype, parity_ten
   *out = NULL;
   if (!x) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "cast: input is NULL");
   if (!psup_dtype_size(dtype)) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "cast: invalid dtype %d", dtype);
-  if ((int32_t)dtype == x->dtype) {
-    *out = parity_tensor_retain(x);
-    return PARITY_STATUS_OK;
-  }
+  if ((int32_t)dtype == x->dtype) return parity__identity_view(x, "cast", out);
   parity_tensor_t *y;
   parity_status_t st = parity__tensor_empty(x->st->dev, dtype, x->rank, x->shape, &y);
   if (st != PARITY_STATUS_OK) return st;
@@ -224,9 +221,9 @@ static parity_status_t binary_like(const char *fn, int32_t op, int32_t kind, par
     if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of host memory", psup_op_name(op));
     else {
       n->op = op;
-      n->saved[0] = av;
-      n->saved[1] = bv;
-      n->saved[2] = parity__tensor_alias(c);
+      n->saved[0] = parity__adopt(av);
+      n->saved[1] = parity__adopt(bv);
+      n->saved[2] = parity__adopt(parity__tensor_alias(c));
       av = bv = NULL;
       parity__node_attach(c, n);
     }
@@ -296,7 +293,7 @@ parity_status_t parity_where(parity_tensor_t *cond, parity_tensor_t *a, parity_t
     parity__node *n = parity__node_new("where", where_backward, 2, parents);
     if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "where: out of host memory");
     else {
-      n->saved[0] = cv;
+      n->saved[0] = parity__adopt(cv);
       cv = NULL;
       parity__node_attach(c, n);
     }

@@ -3,6 +3,7 @@
 
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
+#include "parity_support/contract.h"
 #include "tensor_internal.h"
 
 static parity_status_t same_float_dtype(const char *op, parity_tensor_t *const *ts, uint32_t n) {
@@ -82,8 +83,8 @@ parity_status_t parity_matmul(parity_tensor_t *a, parity_tensor_t *b, parity_ten
     parity__node *n = parity__node_new("matmul", matmul_backward, 2, ab);
     if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "matmul: out of host memory");
     else {
-      n->saved[0] = ae;
-      n->saved[1] = be;
+      n->saved[0] = parity__adopt(ae);
+      n->saved[1] = parity__adopt(be);
       ae = be = NULL;
       parity__node_attach(c, n);
     }
@@ -94,23 +95,35 @@ parity_status_t parity_matmul(parity_tensor_t *a, parity_tensor_t *b, parity_ten
 }
 
 /* ---- conv2d --------------------------------------------------------------------------------- */
-static void conv_params(const parity_conv2d_options_t *o, parity_op_params_t *p) {
-  memset(p, 0, sizeof *p);
-  parity_conv2d_params_t *c = &p->conv2d;
-  c->stride[0] = c->stride[1] = 1;
-  c->dilation[0] = c->dilation[1] = 1;
-  c->groups = 1;
+void parity_conv2d_options_init(parity_conv2d_options_t *o) {
   if (!o) return;
-  memcpy(c->stride, o->stride, sizeof c->stride);
-  memcpy(c->padding, o->padding, sizeof c->padding);
-  memcpy(c->dilation, o->dilation, sizeof c->dilation);
-  c->groups = o->groups;
+  memset(o, 0, sizeof *o);
+  o->struct_size = sizeof *o;
+  o->stride[0] = o->stride[1] = 1;
+  o->dilation[0] = o->dilation[1] = 1;
+  o->groups = 1;
 }
 
-/* Output spatial size of a conv/pool along one axis; < 0 when the window does not fit. */
-static int64_t out_size(int64_t in, int32_t pa, int32_t pb, int32_t k, int32_t dil, int32_t stride) {
-  int64_t span = (int64_t)dil * (k - 1) + 1, padded = in + pa + pb;
-  return padded < span ? -1 : (padded - span) / stride + 1;
+void parity_pool2d_options_init(parity_pool2d_options_t *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->struct_size = sizeof *o;
+  o->dilation[0] = o->dilation[1] = 1;
+}
+
+/* The caller's options with every zero replaced by its default. */
+static void conv_params(const parity_conv2d_options_t *opts, parity_op_params_t *p, int32_t output_padding[2]) {
+  parity_conv2d_options_t o;
+  parity__read_options(opts, &o, sizeof o);
+  memset(p, 0, sizeof *p);
+  parity_conv2d_params_t *c = &p->conv2d;
+  for (int i = 0; i < 2; i++) {
+    c->stride[i] = o.stride[i] ? o.stride[i] : 1;
+    c->dilation[i] = o.dilation[i] ? o.dilation[i] : 1;
+    output_padding[i] = o.output_padding[i];
+  }
+  memcpy(c->padding, o.padding, sizeof c->padding);
+  c->groups = o.groups ? o.groups : 1;
 }
 
 static parity_status_t check_conv_params(const char *op, const parity_conv2d_params_t *c) {
@@ -148,9 +161,13 @@ parity_status_t parity_conv2d(parity_tensor_t *x, parity_tensor_t *w, parity_ten
   parity_status_t st = same_float_dtype("conv2d", all, 3);
   if (st != PARITY_STATUS_OK) return st;
   parity_op_params_t p;
-  conv_params(opts, &p);
+  int32_t opad[2];
+  conv_params(opts, &p, opad);
   parity_conv2d_params_t *c = &p.conv2d;
   if ((st = check_conv_params("conv2d", c)) != PARITY_STATUS_OK) return st;
+  if (opad[0] || opad[1])
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv2d: output_padding (%d,%d) applies to "
+                        "conv_transpose2d only", opad[0], opad[1]);
   char sx[96], sw[96];
   if (x->rank != 4 || w->rank != 4)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv2d: input %s and weight %s must be rank 4 (NCHW, OIHW)",
@@ -163,8 +180,8 @@ parity_status_t parity_conv2d(parity_tensor_t *x, parity_tensor_t *w, parity_ten
   if (bias && (bias->rank != 1 || bias->shape[0] != O))
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv2d: bias %s must be [%lld]",
                         parity__shape_str(bias, sx, sizeof sx), (long long)O);
-  int64_t oh = out_size(x->shape[2], c->padding[0], c->padding[1], (int32_t)w->shape[2], c->dilation[0], c->stride[0]);
-  int64_t ow = out_size(x->shape[3], c->padding[2], c->padding[3], (int32_t)w->shape[3], c->dilation[1], c->stride[1]);
+  int64_t oh = psup_conv_out_extent(x->shape[2], c->padding[0], c->padding[1], w->shape[2], c->dilation[0], c->stride[0]);
+  int64_t ow = psup_conv_out_extent(x->shape[3], c->padding[2], c->padding[3], w->shape[3], c->dilation[1], c->stride[1]);
   if (oh < 0 || ow < 0)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv2d: kernel %s with dilation (%d,%d) does not fit "
                         "input %s with padding (%d,%d,%d,%d)", parity__shape_str(w, sw, sizeof sw), c->dilation[0],
@@ -180,8 +197,8 @@ parity_status_t parity_conv2d(parity_tensor_t *x, parity_tensor_t *w, parity_ten
     if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "conv2d: out of host memory");
     else {
       n->params = p;
-      n->saved[0] = parity__tensor_alias(x);
-      n->saved[1] = parity__tensor_alias(w);
+      n->saved[0] = parity__adopt(parity__tensor_alias(x));
+      n->saved[1] = parity__adopt(parity__tensor_alias(w));
       parity__node_attach(y, n);
     }
   }
@@ -218,17 +235,23 @@ parity_status_t parity_conv_transpose2d(parity_tensor_t *x, parity_tensor_t *w, 
   parity_status_t st = same_float_dtype("conv_transpose2d", all, 3);
   if (st != PARITY_STATUS_OK) return st;
   parity_op_params_t p;
-  conv_params(opts, &p);
+  int32_t opad[2];
+  conv_params(opts, &p, opad);
   parity_conv2d_params_t *c = &p.conv2d;
   if ((st = check_conv_params("conv_transpose2d", c)) != PARITY_STATUS_OK) return st;
+  for (int i = 0; i < 2; i++)
+    if (opad[i] < 0 || (opad[i] >= c->stride[i] && opad[i] >= c->dilation[i]))
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv_transpose2d: output_padding (%d,%d) must be >= 0 "
+                          "and below the stride (%d,%d) or the dilation (%d,%d) on each axis", opad[0], opad[1],
+                          c->stride[0], c->stride[1], c->dilation[0], c->dilation[1]);
   char sx[96], sw[96];
   if (x->rank != 4 || w->rank != 4 || x->shape[1] != w->shape[0] || w->shape[0] % c->groups)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv_transpose2d: input %s and weight %s: need "
                         "[N, Cin, H, W] and [Cin, Cout/groups, KH, KW] with groups=%d dividing Cin",
                         parity__shape_str(x, sx, sizeof sx), parity__shape_str(w, sw, sizeof sw), c->groups);
   int64_t cout = w->shape[1] * c->groups;
-  int64_t oh = (x->shape[2] - 1) * c->stride[0] - c->padding[0] - c->padding[1] + (int64_t)c->dilation[0] * (w->shape[2] - 1) + 1;
-  int64_t ow = (x->shape[3] - 1) * c->stride[1] - c->padding[2] - c->padding[3] + (int64_t)c->dilation[1] * (w->shape[3] - 1) + 1;
+  int64_t oh = (x->shape[2] - 1) * c->stride[0] - c->padding[0] - c->padding[1] + (int64_t)c->dilation[0] * (w->shape[2] - 1) + 1 + opad[0];
+  int64_t ow = (x->shape[3] - 1) * c->stride[1] - c->padding[2] - c->padding[3] + (int64_t)c->dilation[1] * (w->shape[3] - 1) + 1 + opad[1];
   if (oh < 1 || ow < 1)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv_transpose2d: padding leaves an empty output");
   if (bias && (bias->rank != 1 || bias->shape[0] != cout))
@@ -247,8 +270,8 @@ parity_status_t parity_conv_transpose2d(parity_tensor_t *x, parity_tensor_t *w, 
     if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "conv_transpose2d: out of host memory");
     else {
       n->params = p;
-      n->saved[0] = parity__tensor_alias(x);
-      n->saved[1] = parity__tensor_alias(w);
+      n->saved[0] = parity__adopt(parity__tensor_alias(x));
+      n->saved[1] = parity__adopt(parity__tensor_alias(w));
       parity__node_attach(y, n);
     }
   }
@@ -275,34 +298,36 @@ parity_status_t parity_pool2d(parity_op_t op, parity_tensor_t *x, const parity_p
   if (!x || !opts) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: input or options NULL", psup_op_name(op));
   parity_status_t st = same_float_dtype(psup_op_name(op), &x, 1);
   if (st != PARITY_STATUS_OK) return st;
+  parity_pool2d_options_t o;
+  parity__read_options(opts, &o, sizeof o);
   parity_op_params_t p;
   memset(&p, 0, sizeof p);
   parity_conv2d_params_t *c = &p.conv2d;
-  memcpy(c->kernel, opts->kernel, sizeof c->kernel);
-  memcpy(c->stride, opts->stride, sizeof c->stride);
-  memcpy(c->padding, opts->padding, sizeof c->padding);
-  memcpy(c->dilation, opts->dilation, sizeof c->dilation);
+  memcpy(c->kernel, o.kernel, sizeof c->kernel);
+  memcpy(c->stride, o.stride, sizeof c->stride);
+  memcpy(c->padding, o.padding, sizeof c->padding);
+  memcpy(c->dilation, o.dilation, sizeof c->dilation);
   for (int i = 0; i < 2; i++) {
     if (c->stride[i] == 0) c->stride[i] = c->kernel[i];
     if (c->dilation[i] == 0) c->dilation[i] = 1;
   }
   c->groups = 1;
-  c->count_include_pad = opts->count_include_pad;
+  c->count_include_pad = o.count_include_pad;
   char sx[96];
   if ((st = check_conv_params(psup_op_name(op), c)) != PARITY_STATUS_OK) return st;
   if (x->rank != 4 || c->kernel[0] < 1 || c->kernel[1] < 1)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: input %s must be NCHW and the window (%d,%d) >= 1",
                         psup_op_name(op), parity__shape_str(x, sx, sizeof sx), c->kernel[0], c->kernel[1]);
-  int64_t oh = out_size(x->shape[2], c->padding[0], c->padding[1], c->kernel[0], c->dilation[0], c->stride[0]);
-  int64_t ow = out_size(x->shape[3], c->padding[2], c->padding[3], c->kernel[1], c->dilation[1], c->stride[1]);
+  int64_t oh = psup_conv_out_extent(x->shape[2], c->padding[0], c->padding[1], c->kernel[0], c->dilation[0], c->stride[0]);
+  int64_t ow = psup_conv_out_extent(x->shape[3], c->padding[2], c->padding[3], c->kernel[1], c->dilation[1], c->stride[1]);
   if (oh < 0 || ow < 0)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: window (%d,%d) does not fit input %s",
                         psup_op_name(op), c->kernel[0], c->kernel[1], parity__shape_str(x, sx, sizeof sx));
   int64_t shape[4] = {x->shape[0], x->shape[1], oh, ow};
   parity_tensor_t *y;
   if ((st = parity__tensor_empty(x->st->dev, x->dtype, 4, shape, &y)) != PARITY_STATUS_OK) return st;
-  parity_tensor_t *in[1] = {x}, *o[1] = {y};
-  st = parity__launch(x->st->dev, op, PARITY_DIRECTION_FORWARD, in, 1, o, 1, &p);
+  parity_tensor_t *in[1] = {x}, *outs[1] = {y};
+  st = parity__launch(x->st->dev, op, PARITY_DIRECTION_FORWARD, in, 1, outs, 1, &p);
   if (st == PARITY_STATUS_OK) st = parity__record_xy(op, psup_op_name(op), x, y, &p);
   return parity__finish(st, y, out);
 }

@@ -80,6 +80,24 @@ parity_status_t parity_reduce(parity_op_t op, parity_tensor_t *x, uint32_t axes_
   return parity__finish(st, y, out);
 }
 
+parity_status_t parity_reduce_axes(parity_op_t op, parity_tensor_t *x, uint32_t naxes, const int32_t *axes,
+                                   int keepdim, parity_tensor_t **out) {
+  if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "reduce_axes: out is NULL");
+  *out = NULL;
+  if (!x) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: input is NULL", psup_op_name(op));
+  if (naxes && !axes) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: axes is NULL", psup_op_name(op));
+  uint32_t mask = 0;
+  for (uint32_t i = 0; i < naxes; i++) {
+    uint32_t a;
+    parity_status_t st = parity__axis(psup_op_name(op), axes[i], x->rank, &a);
+    if (st != PARITY_STATUS_OK) return st;
+    if ((mask >> a) & 1u)
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: axis %u is named twice", psup_op_name(op), a);
+    mask |= 1u << a;
+  }
+  return parity_reduce(op, x, mask, keepdim, out);
+}
+
 parity_status_t parity__sum_to_shape(parity_tensor_t *g, uint32_t rank, const int64_t *shape, parity_tensor_t **out) {
   uint32_t lead = g->rank - rank, mask = 0;
   for (uint32_t i = 0; i < g->rank; i++)
@@ -103,16 +121,16 @@ static parity_status_t softmax_backward(parity__node *n, parity_tensor_t *gy, pa
   return parity__finish(st, dx, &gin[0]);
 }
 
-parity_status_t parity_softmax(parity_op_t op, parity_tensor_t *x, uint32_t axis, parity_tensor_t **out) {
+parity_status_t parity_softmax(parity_op_t op, parity_tensor_t *x, int32_t axis_arg, parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "softmax: out is NULL");
   *out = NULL;
   if (op != PARITY_OP_SOFTMAX && op != PARITY_OP_LOG_SOFTMAX)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "softmax: op must be softmax or log_softmax, got %s",
                         psup_op_name(op));
   if (!x) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: input is NULL", psup_op_name(op));
-  if (axis >= x->rank)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: axis %u, input has rank %u", psup_op_name(op), axis,
-                        x->rank);
+  uint32_t axis;
+  parity_status_t ast = parity__axis(psup_op_name(op), axis_arg, x->rank, &axis);
+  if (ast != PARITY_STATUS_OK) return ast;
   if (!psup_dtype_is_float(x->dtype))
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: needs a floating dtype, got %s", psup_op_name(op),
                         psup_dtype_name(x->dtype));
@@ -130,7 +148,7 @@ parity_status_t parity_softmax(parity_op_t op, parity_tensor_t *x, uint32_t axis
     else {
       n->op = op;
       n->params = p;
-      n->saved[0] = parity__tensor_alias(y); /* backward uses the stored output only */
+      n->saved[0] = parity__adopt(parity__tensor_alias(y)); /* backward uses the stored output only */
       parity__node_attach(y, n);
     }
   }

@@ -8,16 +8,19 @@
  * replays is what the next replay computes with — that is how a prepared step takes new inputs.
  * The plan keeps every storage it touched alive, so releasing or reshaping a captured tensor
  * afterwards cannot make replay touch freed memory. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tensor_internal.h"
+#include "parity_support/ops.h"
 
 typedef enum { CMD_LAUNCH, CMD_FILL } cmd_kind;
 
 typedef struct plan_cmd {
   cmd_kind kind;
-  parity_op_desc_t desc;
+  parity_kernel_fn fn;   /* the plugin's entry, resolved at plan_end */
+  parity_op_desc_t desc; /* at plan_end its pointers are fixed to `tensors` below */
   parity_tensor_desc_t tensors[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
   parity__storage *st;   /* FILL target */
   uint64_t off, size;
@@ -58,6 +61,18 @@ parity_status_t parity_plan_end(parity_plan_t *p) {
   p->dev->capture = NULL;
   if (p->failed) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_end: ran out of host memory while "
                                      "recording; the plan cannot be replayed");
+  /* Prepare the flat list: every command was validated and accepted by supports() when it ran
+   * eagerly during recording, so replay calls the kernel entries directly with descriptors
+   * whose pointers are fixed here (the array no longer moves). */
+  for (uint64_t i = 0; i < p->count; i++) {
+    plan_cmd *c = &p->cmds[i];
+    if (c->kind != CMD_LAUNCH) continue;
+    for (uint32_t k = 0; k < c->desc.num_inputs; k++)
+      if (c->desc.inputs[k]) c->desc.inputs[k] = &c->tensors[k];
+    for (uint32_t k = 0; k < c->desc.num_outputs; k++)
+      if (c->desc.outputs[k]) c->desc.outputs[k] = &c->tensors[PARITY_MAX_INPUTS + k];
+    c->fn = parity__device_entry(p->dev, &c->desc);
+  }
   return PARITY_STATUS_OK;
 }
 
@@ -117,28 +132,31 @@ void parity__plan_record_fill(parity_plan_t *p, parity__storage *st, uint64_t of
 
 void parity__plan_hold(parity_plan_t *p, parity__storage *st) { hold(p, st); }
 
+/* A command failed in replay: name it, keeping what the plugin said. */
+static parity_status_t plan_failed(parity_device_t *dev, int32_t st, uint64_t index, const parity_op_desc_t *d) {
+  char inner[768];
+  snprintf(inner, sizeof inner, "%s", parity_last_error()[0] ? parity_last_error() : psup_status_name(st));
+  if (d)
+    return parity__fail(st, "plan_replay: command %llu (%s %s) failed on '%s': %s", (unsigned long long)index,
+                        psup_op_name(d->op), psup_direction_name(d->direction), parity_device_plugin_name(dev), inner);
+  return parity__fail(st, "plan_replay: command %llu (fill) failed on '%s': %s", (unsigned long long)index,
+                      parity_device_plugin_name(dev), inner);
+}
+
 parity_status_t parity_plan_replay(parity_plan_t *p) {
   if (!p) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "plan_replay: plan is NULL");
   if (p->recording)
     return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_replay: the plan is still recording; call "
                         "parity_plan_end first");
   if (p->failed) return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_replay: recording failed");
+  const parity_plugin_api_t *api = parity__device_api(p->dev);
+  parity_plugin_device_t *h = p->dev->handle;
+  parity__clear_error();
   for (uint64_t i = 0; i < p->count; i++) {
-    plan_cmd *c = &p->cmds[i];
-    parity_status_t st = PARITY_STATUS_OK;
-    switch (c->kind) {
-      case CMD_LAUNCH: {
-        parity_op_desc_t d = c->desc;
-        for (uint32_t k = 0; k < d.num_inputs; k++)
-          if (d.inputs[k]) d.inputs[k] = &c->tensors[k];
-        for (uint32_t k = 0; k < d.num_outputs; k++)
-          if (d.outputs[k]) d.outputs[k] = &c->tensors[PARITY_MAX_INPUTS + k];
-        st = parity__device_run_owned(p->dev, &d);
-        break;
-      }
-      case CMD_FILL: st = parity_buffer_fill(c->st->buf, c->off, c->size, c->pattern, c->psize); break;
-    }
-    if (st != PARITY_STATUS_OK) return st;
+    const plan_cmd *c = &p->cmds[i];
+    int32_t st = c->kind == CMD_LAUNCH ? c->fn(h, &c->desc)
+                                       : api->buffer_fill(h, c->st->buf->handle, c->off, c->size, c->pattern, c->psize);
+    if (st != PARITY_STATUS_OK) return plan_failed(p->dev, st, i, c->kind == CMD_LAUNCH ? &c->desc : NULL);
   }
   return PARITY_STATUS_OK;
 }

@@ -1,6 +1,5 @@
 /* tensor.c — tensor objects: creation, host transfer, queries, descriptors and op launch. */
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
 #include "parity_support/shape.h"
+#include "pool.h"
 #include "tensor_internal.h"
 
 static parity_status_t check_shape(const char *what, uint32_t rank, const int64_t *shape, int64_t *numel) {
@@ -16,6 +16,10 @@ static parity_status_t check_shape(const char *what, uint32_t rank, const int64_
   int32_t st = psup_shape_check(what, rank, shape, numel, msg, sizeof msg);
   return st == PARITY_STATUS_OK ? PARITY_STATUS_OK : parity__fail((parity_status_t)st, "%s", msg);
 }
+
+/* Tensor structs come from a pool (pool.h); released ones pass through the quarantine first. */
+static parity__pool tensor_pool = PARITY__POOL_INIT(PARITY__POOL_TENSOR, parity_tensor_t, grad, 4096);
+
 
 parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32_t rank,
                                      const int64_t *shape, parity_tensor_t **out) {
@@ -26,12 +30,12 @@ parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32
   int64_t n;
   parity_status_t st = check_shape("tensor", rank, shape, &n);
   if (st != PARITY_STATUS_OK) return st;
-  parity_tensor_t *t = calloc(1, sizeof *t);
+  parity_tensor_t *t = parity__pool_get(&tensor_pool);
   if (!t) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "tensor: out of host memory");
   t->magic = PARITY__TENSOR_LIVE;
   st = parity__storage_new(dev, (uint64_t)n * psup_dtype_size(dtype), &t->st);
   if (st != PARITY_STATUS_OK) {
-    free(t);
+    parity__pool_put(&tensor_pool, t);
     return st;
   }
   t->refs = 1;
@@ -39,6 +43,7 @@ parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32
   t->rank = rank;
   for (uint32_t i = 0; i < rank; i++) t->shape[i] = shape[i];
   psup_contiguous_strides(rank, shape, t->strides);
+  parity__scope_register(t);
   *out = t;
   return PARITY_STATUS_OK;
 }
@@ -48,7 +53,7 @@ parity_status_t parity__tensor_empty_like(const parity_tensor_t *x, parity_tenso
 }
 
 parity_tensor_t *parity__tensor_alias(const parity_tensor_t *x) {
-  parity_tensor_t *t = calloc(1, sizeof *t);
+  parity_tensor_t *t = parity__pool_get(&tensor_pool);
   if (!t) return NULL;
   t->magic = PARITY__TENSOR_LIVE;
   t->refs = 1;
@@ -59,17 +64,14 @@ parity_tensor_t *parity__tensor_alias(const parity_tensor_t *x) {
   memcpy(t->shape, x->shape, sizeof t->shape);
   memcpy(t->strides, x->strides, sizeof t->strides);
   t->offset = x->offset;
+  parity__scope_register(t);
   return t;
 }
 
-/* Released tensor structs wait in a quarantine of the last 256 before their memory is freed,
- * marked DEAD, so releasing (or retaining) one again is detected and refused with a message
- * instead of corrupting the heap. Older ones cannot be told apart from live memory; sanitizer
- * builds catch those. */
-#define QUARANTINE 256
-static parity_tensor_t *_Atomic quarantine[QUARANTINE];
-static _Atomic uint32_t quarantine_pos;
-
+/* Released tensor structs wait in a quarantine (the last 256 this thread released: pool.h's
+ * delayed put) before their memory is reused, marked DEAD, so releasing (or retaining) one again
+ * is detected and refused with a message instead of corrupting the heap. Older ones cannot be
+ * told apart from live memory; sanitizer builds catch those. */
 static int tensor_dead(const parity_tensor_t *t, const char *what) {
   if (t->magic == PARITY__TENSOR_LIVE) return 0;
   parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: the tensor was already released (double release "
@@ -85,12 +87,12 @@ parity_tensor_t *parity_tensor_retain(parity_tensor_t *t) {
 }
 
 static void tensor_free(parity_tensor_t *t) {
+  parity__scope_forget(t);
   if (t->grad) parity_tensor_release(t->grad);
   if (t->node) parity__node_release(t->node);
   parity__storage_release(t->st);
   t->magic = PARITY__TENSOR_DEAD;
-  uint32_t slot = atomic_fetch_add(&quarantine_pos, 1) % QUARANTINE;
-  free(atomic_exchange(&quarantine[slot], t));
+  parity__pool_put_delayed(&tensor_pool, t);
 }
 
 /* Releasing a tensor releases its node, which releases the node's inputs, and so on down the
@@ -365,7 +367,10 @@ parity_status_t parity_tensor_write(parity_tensor_t *t, const void *src, uint64_
 /* Accessors answer NULL with a neutral value (documented in tensor.h). */
 parity_dtype_t parity_tensor_dtype(const parity_tensor_t *t) { return t ? (parity_dtype_t)t->dtype : PARITY_DTYPE_INVALID; }
 uint32_t parity_tensor_rank(const parity_tensor_t *t) { return t ? t->rank : 0; }
-int64_t parity_tensor_dim(const parity_tensor_t *t, uint32_t axis) { return t && axis < t->rank ? t->shape[axis] : 0; }
+int64_t parity_tensor_dim(const parity_tensor_t *t, int32_t axis) {
+  uint32_t a;
+  return t && psup_axis(axis, t->rank, &a) == 0 ? t->shape[a] : 0;
+}
 const int64_t *parity_tensor_shape(const parity_tensor_t *t) { return t ? t->shape : NULL; }
 const int64_t *parity_tensor_strides(const parity_tensor_t *t) { return t ? t->strides : NULL; }
 parity_device_t *parity_tensor_device(const parity_tensor_t *t) { return t ? t->st->dev : NULL; }

@@ -29,6 +29,8 @@ struct parity_tensor_t {
   int requires_grad;                /* leaves: set by the user; results: any input requires */
   parity_tensor_t *grad;            /* leaves only */
   parity__node *node;               /* the op that made it (NULL for leaves and no-grad results) */
+  uint32_t scope_level;             /* 1.. = the open scope (scope.c) that releases it; 0 = none */
+  uint32_t scope_slot;
 };
 
 /* Gradient function: given the gradient of the node's output, produce one gradient per input
@@ -93,6 +95,13 @@ parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t directi
                                parity_tensor_t *const *outs, uint32_t nout,
                                const parity_op_params_t *params);
 
+/* scope.c. register: a new tensor joins this thread's innermost open scope (if any); forget:
+ * it leaves its scope (released or adopted); adopt: the library keeps t (saved for backward, a
+ * gradient, optimizer state), so no scope may release it. Returns t. */
+void parity__scope_register(parity_tensor_t *t);
+void parity__scope_forget(parity_tensor_t *t);
+parity_tensor_t *parity__adopt(parity_tensor_t *t);
+
 /* alloc.c: caching allocator */
 parity_status_t parity__storage_new(parity_device_t *dev, uint64_t bytes, parity__storage **out);
 void parity__storage_release(parity__storage *st);
@@ -126,6 +135,9 @@ parity_status_t parity__record_xy(int32_t op, const char *name, parity_tensor_t 
                                   const parity_op_params_t *params);
 
 /* ops helpers shared by the op files */
+/* A new tensor viewing x as it is (gradient passes through unchanged): what a function returns
+ * when it has nothing to compute, so the caller (and its scope) gets a tensor of its own. */
+parity_status_t parity__identity_view(parity_tensor_t *x, const char *name, parity_tensor_t **out);
 parity_status_t parity__copy_into(parity_tensor_t *dst, parity_tensor_t *src); /* same shape+dtype */
 parity_status_t parity__sum_to_shape(parity_tensor_t *g, uint32_t rank, const int64_t *shape,
                                      parity_tensor_t **out);

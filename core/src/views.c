@@ -34,13 +34,16 @@ static parity_status_t identity_backward(parity__node *n, parity_tensor_t *gy, p
   return PARITY_STATUS_OK;
 }
 
+parity_status_t parity__identity_view(parity_tensor_t *x, const char *name, parity_tensor_t **out) {
+  parity_tensor_t *t = parity__tensor_alias(x);
+  if (!t) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of host memory", name);
+  return parity__finish(view_node(x, t, name, identity_backward, NULL, 0), t, out);
+}
+
 parity_status_t parity_contiguous(parity_tensor_t *x, parity_tensor_t **out) {
   parity_status_t st = need(x, out, "contiguous");
   if (st != PARITY_STATUS_OK) return st;
-  if (parity_tensor_is_contiguous(x)) {
-    *out = parity_tensor_retain(x);
-    return PARITY_STATUS_OK;
-  }
+  if (parity_tensor_is_contiguous(x)) return parity__identity_view(x, "contiguous", out);
   parity_tensor_t *t;
   st = parity__tensor_empty_like(x, &t);
   if (st != PARITY_STATUS_OK) return st;
@@ -99,43 +102,66 @@ parity_status_t parity_reshape(parity_tensor_t *x, uint32_t rank, const int64_t 
   return parity__finish(view_node(x, t, "reshape", reshape_backward, x->shape, x->rank), t, out);
 }
 
+void parity__read_options(const void *src, void *dst, size_t dst_size) {
+  memset(dst, 0, dst_size);
+  if (!src) return;
+  uint32_t size;
+  memcpy(&size, src, sizeof size);
+  if (size == 0 || size > dst_size) size = (uint32_t)dst_size;
+  memcpy(dst, src, size);
+  memcpy(dst, &(uint32_t){(uint32_t)dst_size}, sizeof size);
+}
+
+parity_status_t parity__axis(const char *what, int64_t axis, uint32_t rank, uint32_t *out) {
+  if (psup_axis(axis, rank, out) == 0) return PARITY_STATUS_OK;
+  if (rank == 0)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: axis %lld of a rank-0 tensor (it has no axes)", what,
+                        (long long)axis);
+  return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: axis %lld is out of range for rank %u (valid: %d to %u; "
+                      "-1 is the last)", what, (long long)axis, rank, -(int)rank, rank - 1);
+}
+
 /* ---- permute / transpose ------------------------------------------------------------------- */
 static parity_status_t permute_backward(parity__node *n, parity_tensor_t *gy, parity_tensor_t **gin) {
-  uint32_t inv[PARITY_MAX_RANK];
-  for (uint32_t i = 0; i < n->aux_rank; i++) inv[n->aux[i]] = i;
+  int32_t inv[PARITY_MAX_RANK];
+  for (uint32_t i = 0; i < n->aux_rank; i++) inv[n->aux[i]] = (int32_t)i;
   return parity_permute(gy, inv, &gin[0]);
 }
 
-parity_status_t parity_permute(parity_tensor_t *x, const uint32_t *axes, parity_tensor_t **out) {
+parity_status_t parity_permute(parity_tensor_t *x, const int32_t *axes, parity_tensor_t **out) {
   parity_status_t st = need(x, out, "permute");
   if (st != PARITY_STATUS_OK) return st;
-  uint32_t seen = 0;
+  uint32_t seen = 0, ax[PARITY_MAX_RANK];
+  if (x->rank && !axes) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "permute: axes is NULL");
   for (uint32_t i = 0; i < x->rank; i++) {
-    if (!axes || axes[i] >= x->rank || (seen >> axes[i]) & 1u)
-      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "permute: axes must be a permutation of 0..%u",
-                          x->rank ? x->rank - 1 : 0);
-    seen |= 1u << axes[i];
+    if ((st = parity__axis("permute", axes[i], x->rank, &ax[i])) != PARITY_STATUS_OK) return st;
+    if ((seen >> ax[i]) & 1u)
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "permute: axis %u appears twice; axes must be a "
+                          "permutation of 0..%u", ax[i], x->rank - 1);
+    seen |= 1u << ax[i];
   }
   parity_tensor_t *t = parity__tensor_alias(x);
   if (!t) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "permute: out of host memory");
   int64_t aux[PARITY_MAX_RANK];
   for (uint32_t i = 0; i < x->rank; i++) {
-    t->shape[i] = x->shape[axes[i]];
-    t->strides[i] = x->strides[axes[i]];
-    aux[i] = axes[i];
+    t->shape[i] = x->shape[ax[i]];
+    t->strides[i] = x->strides[ax[i]];
+    aux[i] = ax[i];
   }
   return parity__finish(view_node(x, t, "permute", permute_backward, aux, x->rank), t, out);
 }
 
-parity_status_t parity_transpose(parity_tensor_t *x, uint32_t a0, uint32_t a1, parity_tensor_t **out) {
+parity_status_t parity_transpose(parity_tensor_t *x, int32_t axis0, int32_t axis1, parity_tensor_t **out) {
   parity_status_t st = need(x, out, "transpose");
   if (st != PARITY_STATUS_OK) return st;
-  if (a0 >= x->rank || a1 >= x->rank)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "transpose: axes %u and %u, tensor has rank %u", a0, a1, x->rank);
-  uint32_t axes[PARITY_MAX_RANK];
-  for (uint32_t i = 0; i < x->rank; i++) axes[i] = i;
-  axes[a0] = a1;
-  axes[a1] = a0;
+  uint32_t a0, a1;
+  if ((st = parity__axis("transpose", axis0, x->rank, &a0)) != PARITY_STATUS_OK ||
+      (st = parity__axis("transpose", axis1, x->rank, &a1)) != PARITY_STATUS_OK)
+    return st;
+  int32_t axes[PARITY_MAX_RANK];
+  for (uint32_t i = 0; i < x->rank; i++) axes[i] = (int32_t)i;
+  axes[a0] = (int32_t)a1;
+  axes[a1] = (int32_t)a0;
   const char *prev = parity__call_begin("transpose");
   st = parity_permute(x, axes, out);
   parity__call_end(prev);
@@ -165,12 +191,12 @@ static parity_status_t slice_backward(parity__node *n, parity_tensor_t *gy, pari
   return PARITY_STATUS_OK;
 }
 
-parity_status_t parity_slice(parity_tensor_t *x, uint32_t axis, int64_t start, int64_t stop, int64_t step,
+parity_status_t parity_slice(parity_tensor_t *x, int32_t axis_arg, int64_t start, int64_t stop, int64_t step,
                              parity_tensor_t **out) {
   parity_status_t st = need(x, out, "slice");
   if (st != PARITY_STATUS_OK) return st;
-  if (axis >= x->rank)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "slice: axis %u, tensor has rank %u", axis, x->rank);
+  uint32_t axis;
+  if ((st = parity__axis("slice", axis_arg, x->rank, &axis)) != PARITY_STATUS_OK) return st;
   int64_t size = x->shape[axis];
   if (step < 1 || start < 0 || start > size || stop < start)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "slice: start %lld, stop %lld, step %lld on an axis of "
@@ -227,10 +253,12 @@ parity_status_t parity_expand(parity_tensor_t *x, uint32_t rank, const int64_t *
 }
 
 /* ---- squeeze / unsqueeze (reshapes) -------------------------------------------------------- */
-parity_status_t parity_squeeze(parity_tensor_t *x, uint32_t axis, parity_tensor_t **out) {
+parity_status_t parity_squeeze(parity_tensor_t *x, int32_t axis_arg, parity_tensor_t **out) {
   parity_status_t st = need(x, out, "squeeze");
   if (st != PARITY_STATUS_OK) return st;
-  if (axis >= x->rank || x->shape[axis] != 1)
+  uint32_t axis;
+  if ((st = parity__axis("squeeze", axis_arg, x->rank, &axis)) != PARITY_STATUS_OK) return st;
+  if (x->shape[axis] != 1)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "squeeze: axis %u is not a size-1 axis of a rank-%u tensor",
                         axis, x->rank);
   int64_t shape[PARITY_MAX_RANK];
@@ -243,11 +271,14 @@ parity_status_t parity_squeeze(parity_tensor_t *x, uint32_t axis, parity_tensor_
   return st;
 }
 
-parity_status_t parity_unsqueeze(parity_tensor_t *x, uint32_t axis, parity_tensor_t **out) {
+parity_status_t parity_unsqueeze(parity_tensor_t *x, int32_t axis_arg, parity_tensor_t **out) {
   parity_status_t st = need(x, out, "unsqueeze");
   if (st != PARITY_STATUS_OK) return st;
-  if (axis > x->rank || x->rank == PARITY_MAX_RANK)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "unsqueeze: axis %u for a rank-%u tensor", axis, x->rank);
+  if (x->rank == PARITY_MAX_RANK)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "unsqueeze: a rank-%u tensor cannot gain an axis (at most %d)",
+                        x->rank, PARITY_MAX_RANK);
+  uint32_t axis; /* a position in the result, which has rank + 1 axes */
+  if ((st = parity__axis("unsqueeze", axis_arg, x->rank + 1, &axis)) != PARITY_STATUS_OK) return st;
   int64_t shape[PARITY_MAX_RANK];
   for (uint32_t i = 0, r = 0; i <= x->rank; i++) shape[i] = i == axis ? 1 : x->shape[r++];
   const char *prev = parity__call_begin("unsqueeze");

@@ -608,6 +608,19 @@ static void reduce_row(const gemm_problem_t *p, const gemm_plan_t *pl, int64_t r
 
 static size_t align64(size_t n) { return (n + 63u) & ~(size_t)63u; }
 
+/* Thread tid's packing buffers and tables inside the workspace block. */
+static void thread_ws(const gemm_plan_t *pl, unsigned char *mem, int tid, gemm_ws_t *ws) {
+  unsigned char *base = mem + (size_t)tid * pl->per_thread_bytes;
+  ws->pa = (float *)base;
+  base += align64(pl->pa_floats * sizeof(float));
+  ws->pb = (float *)base;
+  base += align64(pl->pb_floats * sizeof(float));
+  ws->tile = (float *)base;
+  base += align64(pl->tile_floats * sizeof(float));
+  ws->rows = (gemm_tab_t *)base;
+  ws->cols = (gemm_tab_t *)(base + align64(sizeof(gemm_tab_t)));
+}
+
 int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what) {
   gemm_problem_t simple = *problem;
   const gemm_problem_t *p = &simple;
@@ -661,6 +674,15 @@ int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what
                     total);
   if (pl.ksplit > 1) pl.partial = (float *)(mem + pl.per_thread_bytes * (size_t)threads);
   gemm_kernel_fn kernel = GEMM_KERNEL;
+  if (threads == 1) { /* no parallel region: libgomp allocates a team for every 1-thread region */
+    gemm_ws_t ws;
+    thread_ws(&pl, mem, 0, &ws);
+    for (int64_t t = 0; t < pl.tasks; t++) run_task(p, &pl, t, &ws, kernel);
+    if (pl.ksplit > 1)
+      for (int64_t r = 0; r < pl.batch * p->m; r++) reduce_row(p, &pl, r, &ws);
+    gemm_ws_give(mem);
+    return PARITY_STATUS_OK;
+  }
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
 #endif
@@ -670,16 +692,8 @@ int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what
 #else
     int tid = 0;
 #endif
-    unsigned char *base = mem + (size_t)tid * pl.per_thread_bytes;
     gemm_ws_t ws;
-    ws.pa = (float *)base;
-    base += align64(pl.pa_floats * sizeof(float));
-    ws.pb = (float *)base;
-    base += align64(pl.pb_floats * sizeof(float));
-    ws.tile = (float *)base;
-    base += align64(pl.tile_floats * sizeof(float));
-    ws.rows = (gemm_tab_t *)base;
-    ws.cols = (gemm_tab_t *)(base + align64(sizeof(gemm_tab_t)));
+    thread_ws(&pl, mem, tid, &ws);
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif

@@ -170,22 +170,18 @@ static int32_t family_supports(parity_plugin_device_t *dev, const parity_op_desc
 }
 
 static int32_t cu_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  char msg[512];
-  int32_t st = psup_check_op_desc(d, 0, msg, sizeof msg);
-  if (st != PARITY_STATUS_OK) return cu_fail(st, "cuda: %s", msg);
+  /* the host validated the descriptor (parity_plugin.h): answer the capability question */
   return family_supports(dev, d);
 }
 
-static uint64_t buffer_size(const parity_plugin_buffer_t *b) { return b ? b->size : 0; }
-
-/* Every kernel entry validates the whole descriptor first (the host is not trusted), then
+/* Kernel entries check only what is cheap (the host validated the descriptor and asked
+ * supports() first: parity_plugin.h), then
  * refuses a poisoned context and makes the device's context current. */
 static int32_t validate(parity_plugin_device_t *dev, const parity_op_desc_t *d, int32_t family, int32_t direction) {
   char msg[512];
-  int32_t st = psup_check_kernel_entry(d, family, direction, buffer_size, msg, sizeof msg);
+  int32_t st = psup_check_kernel_entry(d, family, direction, msg, sizeof msg);
   if (st != PARITY_STATUS_OK) return cu_fail(st, "cuda: %s", msg);
-  st = family_supports(dev, d);
-  return st != PARITY_STATUS_OK ? st : cu_enter(dev);
+  return cu_enter(dev);
 }
 
 #define CU_ENTRY(name, FAMILY, dir, DIR)                                                       \

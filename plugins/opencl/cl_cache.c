@@ -1,12 +1,17 @@
-/* cl_cache.c — program build at device open, with an on-disk cache of program binaries.
+/* cl_cache.c — kernels built on first use, one program per kernel and compute class, with an
+ * on-disk cache of program binaries.
  *
- * Sources: a generated prelude (op and dtype codes from the X-macro lists, the compute class)
- * followed by the embedded .cl files. The cache lives in $PARITY_CACHE_DIR/opencl, else
- * $XDG_CACHE_HOME/parity/opencl, else ~/.cache/parity/opencl. A file is keyed by a hash of the
- * device name, platform and driver versions, build options and the full source, and carries a
- * header with that key and a checksum of the binary. Anything unreadable, truncated, stale or
- * rejected by the driver falls back to building from source, and the rebuilt binary replaces the
- * file atomically (temp file + rename). Cache trouble is logged, never fatal. */
+ * Sources: a generated prelude (op and dtype codes from the X-macro lists, the compute class,
+ * K_<kernel> set to 1 for the wanted kernel and 0 for the others) followed by common.cl and the
+ * kernel's own .cl file, whose other kernels the K_ guards leave out. The cache lives in
+ * $PARITY_CACHE_DIR/opencl, else $XDG_CACHE_HOME/parity/opencl, else ~/.cache/parity/opencl.
+ * A file is keyed by a hash of the device name, platform and driver versions, build options,
+ * class, kernel and the full source, and carries a header with that key and a checksum of the
+ * binary (parity_support/cachefile.h). Anything unreadable, truncated, stale or rejected by the
+ * driver falls back to building from source. A program built from source is written after its
+ * first launch has finished (ocl_cache_flush: at device close, or once many are pending), so
+ * that drivers which compile the kernel at first launch (PoCL) store that code too and a warm
+ * process compiles nothing. Cache trouble is logged, never fatal. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdarg.h>
@@ -22,7 +27,7 @@
 #include "cl_internal.h"
 #include "ocl_kernel_sources.h" /* generated: ocl_sources[], OCL_SOURCE_COUNT */
 
-#define CACHE_MAGIC "PARITYC2" /* format 2: the shared cachefile.h layout, class in the key */
+#define CACHE_MAGIC "PARITYC3" /* format 3: one program per kernel and class */
 #define CACHE_MAX_BINARY (1ull << 30)
 
 static void logf_(int32_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -36,7 +41,15 @@ static void logf_(int32_t level, const char *fmt, ...) {
   ocl_host->log(ocl_host->host_data, level, buf);
 }
 
-static size_t make_prelude(const ocl_slot_t *s, int cls, char *buf, size_t n) {
+static const int kernel_source[OCL_K_COUNT] = {
+#define OCL_X_(n, src) OCL_SRC_##src,
+    OCL_KERNEL_LIST(OCL_X_)
+#undef OCL_X_
+};
+
+static size_t make_prelude(const parity_plugin_device_t *dev, ocl_var_t v, int kid, char *buf, size_t n) {
+  const ocl_slot_t *s = dev->slot;
+  int cls = ocl_var_class(v);
   /* f32 accumulations fuse like the CPU plugin's f32 gemm; f64 ones do not, like its f64 path */
   int fma = cls == OCL_CLASS_F && s->fma32;
   size_t off = (size_t)snprintf(buf, n,
@@ -52,6 +65,12 @@ static size_t make_prelude(const ocl_slot_t *s, int cls, char *buf, size_t n) {
   if (off < n) off += (size_t)snprintf(buf + off, n - off, "#define DT_" #N " %d\n", v);
   PARITY_DTYPE_LIST(PARITY_X_)
 #undef PARITY_X_
+  for (int k = 0; k < OCL_K_COUNT; k++)
+    if (off < n) off += (size_t)snprintf(buf + off, n - off, "#define K_%s %d\n", ocl_kernel_name(k), k == kid);
+  if (off < n) off += (size_t)snprintf(buf + off, n - off, "#define OCL_CONTIG %d\n", dev->contiguous);
+  if (ocl_var_op(v) && off < n) off += (size_t)snprintf(buf + off, n - off, "#define SPEC_OP (%d)\n", ocl_var_op(v));
+  if (ocl_var_dt(v) && off < n) off += (size_t)snprintf(buf + off, n - off, "#define SPEC_DT %d\n", ocl_var_dt(v));
+  if (ocl_var_dt2(v) && off < n) off += (size_t)snprintf(buf + off, n - off, "#define SPEC_DT2 %d\n", ocl_var_dt2(v));
   return off < n ? off : n - 1;
 }
 
@@ -75,7 +94,7 @@ static void cache_write(cl_program prog, const char *path, uint64_t key) {
 
 /* clBuildProgram; on failure report with the head of the build log. */
 static int32_t build(parity_plugin_device_t *dev, cl_program prog, const char *options, int cls,
-                     const char *how) {
+                     int kid, const char *how) {
   cl_int e = clBuildProgram(prog, 1, &dev->slot->id, options, NULL, NULL);
   char what[700];
   char log[512] = "";
@@ -87,13 +106,13 @@ static int32_t build(parity_plugin_device_t *dev, cl_program prog, const char *o
   log[sizeof log - 1] = 0;
   if (e == CL_SUCCESS) {
     if (strspn(log, " \t\r\n") < strlen(log))
-      logf_(PARITY_LOG_DEBUG, "opencl: %s program build log: %s", ocl_class_name(cls), log);
+      logf_(PARITY_LOG_DEBUG, "opencl: %s %s build log: %s", ocl_class_name(cls), ocl_kernel_name(kid), log);
     return PARITY_STATUS_OK;
   }
   for (char *p = log; *p; p++)
     if (*p == '\n') *p = ' ';
-  snprintf(what, sizeof what, "%s program for %s from %s, options '%s'%s%.400s", ocl_class_name(cls),
-           dev->slot->info.name, how, options, log[0] ? ": " : "", log);
+  snprintf(what, sizeof what, "%s %s for %s from %s, options '%s'%s%.400s", ocl_class_name(cls),
+           ocl_kernel_name(kid), dev->slot->info.name, how, options, log[0] ? ": " : "", log);
   return ocl_cl_fail(e, "clBuildProgram", what);
 }
 
@@ -103,58 +122,120 @@ static double now_ms(void) {
   return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
 
-int32_t ocl_build_program(parity_plugin_device_t *dev, int cls, cl_program *out_prog) {
+/* PARITY_OPENCL_BUILD_LOG=file: one line per program built, for tests. */
+static void build_log(const char *how, int cls, int kid) {
+  const char *path = psup_getenv("PARITY_OPENCL_BUILD_LOG");
+  if (!path || !*path) return;
+  FILE *f = fopen(path, "a");
+  if (!f) return;
+  fprintf(f, "%s %s %s\n", how, ocl_class_name(cls), ocl_kernel_name(kid));
+  fclose(f);
+}
+
+/* The kernel object of a built program, and its work-group size (a power of two, at most 64). */
+static int32_t make_kernel(parity_plugin_device_t *dev, ocl_prog_t *p, int kid) {
+  cl_int e;
+  cl_kernel k = clCreateKernel(p->prog, ocl_kernel_name(kid), &e);
+  OCL_CHECK(e, "clCreateKernel", ocl_kernel_name(kid));
+  size_t wg = 1;
+  e = clGetKernelWorkGroupInfo(k, dev->slot->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+  if (e != CL_SUCCESS) {
+    clReleaseKernel(k);
+    return ocl_cl_fail(e, "clGetKernelWorkGroupInfo", ocl_kernel_name(kid));
+  }
+  size_t local = dev->contiguous ? 1 : 64; /* contiguous: each work-item is its own run anyway */
+  while (local > 1 && (local > wg || local > dev->max_local)) local /= 2;
+  p->kern = k;
+  p->local = local;
+  return PARITY_STATUS_OK;
+}
+
+static void cache_path(const parity_plugin_device_t *dev, const ocl_prog_t *p, char *out, size_t n) {
+  snprintf(out, n, "%s/%016llx-%s-%s.bin", dev->cache_dir, (unsigned long long)p->key,
+           ocl_class_name(ocl_var_class(p->var)), ocl_kernel_name(p->kid));
+}
+
+/* From the cache: 1 when loaded, 0 when absent or refused (logged). */
+static int load_cached(parity_plugin_device_t *dev, ocl_prog_t *p, const char *options) {
   const ocl_slot_t *s = dev->slot;
-  char prelude[4096], options[512];
-  make_prelude(s, cls, prelude, sizeof prelude);
+  int cls = ocl_var_class(p->var), kid = p->kid;
+  char path[1200];
+  cache_path(dev, p, path, sizeof path);
+  double t0 = now_ms();
+  const char *why = NULL;
+  size_t size = 0;
+  unsigned char *bin = psup_cache_read(path, CACHE_MAGIC, p->key, CACHE_MAX_BINARY, &size, &why);
+  if (bin) {
+    cl_int bst = CL_SUCCESS, e;
+    const unsigned char *bins[1] = {bin};
+    cl_program prog = clCreateProgramWithBinary(dev->ctx, 1, &s->id, &size, bins, &bst, &e);
+    free(bin);
+    if (e == CL_SUCCESS && bst == CL_SUCCESS && clBuildProgram(prog, 1, &s->id, options, NULL, NULL) == CL_SUCCESS) {
+      p->prog = prog;
+      if (make_kernel(dev, p, kid) == PARITY_STATUS_OK) {
+        logf_(PARITY_LOG_DEBUG, "opencl: %s %s loaded from cache %s in %.1f ms", ocl_class_name(cls),
+              ocl_kernel_name(kid), path, now_ms() - t0);
+        build_log("cache", cls, kid);
+        return 1;
+      }
+      p->prog = NULL;
+    }
+    if (e == CL_SUCCESS) clReleaseProgram(prog);
+    why = "rejected by the driver";
+  }
+  logf_(PARITY_LOG_DEBUG, "opencl: cache %s: %s; building from source", path, why);
+  return 0;
+}
+
+int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p) {
+  const ocl_slot_t *s = dev->slot;
+  int cls = ocl_var_class(p->var), kid = p->kid;
+  char prelude[6144], options[512];
+  make_prelude(dev, p->var, kid, prelude, sizeof prelude);
   const char *extra = psup_getenv("PARITY_OPENCL_BUILD_OPTIONS");
-  snprintf(options, sizeof options, "%s%s%s", s->correct_divide ? "-cl-fp32-correctly-rounded-divide-sqrt" : "",
-           extra && *extra ? " " : "", extra ? extra : "");
-  const char *srcs[1 + OCL_SOURCE_COUNT];
-  srcs[0] = prelude;
-  for (int i = 0; i < OCL_SOURCE_COUNT; i++) srcs[1 + i] = ocl_sources[i];
-  /* the key: device, platform and driver (cache_key), build options, the class and the full source */
+  snprintf(options, sizeof options, "%s%s%s%s", s->c12 ? "-cl-std=CL1.2 " : "",
+           s->correct_divide ? "-cl-fp32-correctly-rounded-divide-sqrt" : "", extra && *extra ? " " : "",
+           extra ? extra : "");
+  const char *srcs[3] = {prelude, ocl_sources[0], ocl_sources[kernel_source[kid]]};
+  /* the key: device, platform and driver (cache_key), build options, class, kernel, full source */
   uint64_t key = psup_fnv1a(PSUP_FNV_SEED, s->cache_key, strlen(s->cache_key) + 1);
   key = psup_fnv1a(key, options, strlen(options) + 1);
-  key = psup_fnv1a(key, &cls, sizeof cls);
-  for (int i = 0; i < 1 + OCL_SOURCE_COUNT; i++) key = psup_fnv1a(key, srcs[i], strlen(srcs[i]) + 1);
+  key = psup_fnv1a(key, &p->var, sizeof p->var);
+  key = psup_fnv1a(key, ocl_kernel_name(kid), strlen(ocl_kernel_name(kid)) + 1);
+  for (int i = 0; i < 3; i++) key = psup_fnv1a(key, srcs[i], strlen(srcs[i]) + 1);
+  p->key = key;
+  if (dev->cache_dir[0] && load_cached(dev, p, options)) return PARITY_STATUS_OK;
 
-  char dir[900], path[1100];
-  psup_cache_dir("opencl", dir, sizeof dir);
-  if (dir[0]) snprintf(path, sizeof path, "%s/%016llx-%s.bin", dir, (unsigned long long)key, ocl_class_name(cls));
+  double t0 = now_ms(), c0 = (double)clock() * 1e3 / CLOCKS_PER_SEC;
   cl_int e;
-  double t0 = now_ms();
-  if (dir[0]) {
-    const char *why = NULL;
-    size_t size = 0;
-    unsigned char *bin = psup_cache_read(path, CACHE_MAGIC, key, CACHE_MAX_BINARY, &size, &why);
-    if (bin) {
-      cl_int bst = CL_SUCCESS;
-      const unsigned char *bins[1] = {bin};
-      cl_program p = clCreateProgramWithBinary(dev->ctx, 1, &s->id, &size, bins, &bst, &e);
-      free(bin);
-      if (e == CL_SUCCESS && bst == CL_SUCCESS &&
-          clBuildProgram(p, 1, &s->id, options, NULL, NULL) == CL_SUCCESS) {
-        logf_(PARITY_LOG_DEBUG, "opencl: %s program loaded from cache %s in %.0f ms", ocl_class_name(cls),
-              path, now_ms() - t0);
-        *out_prog = p;
-        return PARITY_STATUS_OK;
-      }
-      if (e == CL_SUCCESS) clReleaseProgram(p);
-      why = "rejected by the driver";
-    }
-    logf_(PARITY_LOG_DEBUG, "opencl: cache %s: %s; building from source", path, why);
+  cl_program prog = clCreateProgramWithSource(dev->ctx, 3, srcs, NULL, &e);
+  OCL_CHECK(e, "clCreateProgramWithSource", ocl_kernel_name(kid));
+  int32_t st = build(dev, prog, options, cls, kid, "source");
+  if (st == PARITY_STATUS_OK) {
+    p->prog = prog;
+    st = make_kernel(dev, p, kid);
   }
-  cl_program p = clCreateProgramWithSource(dev->ctx, 1 + OCL_SOURCE_COUNT, srcs, NULL, &e);
-  OCL_CHECK(e, "clCreateProgramWithSource", ocl_class_name(cls));
-  int32_t st = build(dev, p, options, cls, "source");
   if (st != PARITY_STATUS_OK) {
-    clReleaseProgram(p);
+    clReleaseProgram(prog);
+    p->prog = NULL;
     return st;
   }
-  logf_(PARITY_LOG_DEBUG, "opencl: %s program built from source in %.0f ms", ocl_class_name(cls),
-        now_ms() - t0);
-  if (dir[0]) cache_write(p, path, key);
-  *out_prog = p;
+  logf_(PARITY_LOG_DEBUG, "opencl: %s %s built from source in %.1f ms (process CPU %.1f ms)", ocl_class_name(cls),
+        ocl_kernel_name(kid), now_ms() - t0, (double)clock() * 1e3 / CLOCKS_PER_SEC - c0);
+  build_log("source", cls, kid);
+  p->save_pending = dev->cache_dir[0] != 0; /* counted by the caller (cl_device.c) */
   return PARITY_STATUS_OK;
+}
+
+void ocl_cache_flush(parity_plugin_device_t *dev, int force) {
+  if (!dev->saves_pending || (!force && dev->saves_pending < OCL_SAVE_BATCH)) return;
+  for (uint32_t i = 0; i < dev->prog_cap; i++) {
+    ocl_prog_t *p = &dev->progs[i];
+    if (!p->prog || !p->save_pending) continue;
+    char path[1200];
+    cache_path(dev, p, path, sizeof path);
+    cache_write(p->prog, path, p->key);
+    p->save_pending = 0;
+  }
+  dev->saves_pending = 0;
 }

@@ -1,8 +1,10 @@
-/* cl_device.c — device open/close, kernels created on first use, launch geometry and the
- * scratch buffer. Programs are built at open (cl_cache.c). */
+/* cl_device.c — device open/close, kernels built on first use (each kernel of each class its own
+ * program: cl_cache.c), launch geometry and the scratch buffer. Opening a device compiles
+ * nothing. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "parity_support/cachefile.h"
 #include "parity_support/env.h"
 #include "cl_internal.h"
 
@@ -21,19 +23,35 @@ const char *ocl_class_name(int cls) {
 }
 
 static const char *const kernel_names[OCL_K_COUNT] = {
-#define OCL_X_(n) #n,
+#define OCL_X_(n, src) #n,
     OCL_KERNEL_LIST(OCL_X_)
 #undef OCL_X_
 };
 
+/* Fewest items per work-item on the contiguous layout: kernels whose items are single elements
+ * (elementwise) start a second work-item only past this many. */
+static const uint32_t kernel_grain[OCL_K_COUNT] = {
+#define OCL_X_(n, src) OCL_SRC_##src == OCL_SRC_EW ? 4096u : 1u,
+    OCL_KERNEL_LIST(OCL_X_)
+#undef OCL_X_
+};
+
+const char *ocl_kernel_name(int kid) { return kid >= 0 && kid < OCL_K_COUNT ? kernel_names[kid] : "?"; }
+
 void ocl_device_close(parity_plugin_device_t *dev) {
   if (!dev) return;
-  if (dev->queue) clFinish(dev->queue);
-  for (int c = 0; c < OCL_CLASS_COUNT; c++) {
-    for (int k = 0; k < OCL_K_COUNT; k++)
-      if (dev->kern[c][k]) clReleaseKernel(dev->kern[c][k]);
-    if (dev->prog[c]) clReleaseProgram(dev->prog[c]);
+  if (dev->queue && clFinish(dev->queue) == CL_SUCCESS) {
+    ocl_queue_drained(dev);
+    ocl_cache_flush(dev, 1);
   }
+  /* if the queue did not drain, a queued write may still read its staging copy: leave it */
+  free(dev->staging);
+  for (uint32_t i = 0; i < dev->prog_cap; i++) {
+    if (dev->progs[i].kern) clReleaseKernel(dev->progs[i].kern);
+    if (dev->progs[i].prog) clReleaseProgram(dev->progs[i].prog);
+    free(dev->progs[i].args);
+  }
+  free(dev->progs);
   if (dev->scratch) clReleaseMemObject(dev->scratch);
   if (dev->queue) clReleaseCommandQueue(dev->queue);
   if (dev->ctx) clReleaseContext(dev->ctx);
@@ -64,11 +82,7 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
   if (layout && strcmp(layout, "contiguous") == 0) dev->contiguous = 1;
   if (layout && strcmp(layout, "strided") == 0) dev->contiguous = 0;
   if (groups && atoll(groups) > 0) dev->max_groups = (uint64_t)atoll(groups);
-  for (int c = 0; c < OCL_CLASS_COUNT; c++) {
-    if (c == OCL_CLASS_D && !s->has_fp64) continue;
-    int32_t st = ocl_build_program(dev, c, &dev->prog[c]);
-    if (st != PARITY_STATUS_OK) return st;
-  }
+  psup_cache_dir("opencl", dev->cache_dir, sizeof dev->cache_dir);
   return PARITY_STATUS_OK;
 }
 
@@ -88,64 +102,112 @@ int32_t ocl_device_open(uint32_t index, parity_plugin_device_t **out_dev) {
   return PARITY_STATUS_OK;
 }
 
-int32_t ocl_kernel(parity_plugin_device_t *dev, int cls, int kid, cl_kernel *out) {
-  if (dev->kern[cls][kid]) {
-    *out = dev->kern[cls][kid];
-    return PARITY_STATUS_OK;
+static uint32_t prog_hash(ocl_var_t v, int kid) {
+  uint32_t h = v * 2654435761u ^ (uint32_t)kid * 40503u;
+  return h ^ (h >> 15);
+}
+
+/* The table slot of (kid, v): its entry, or the free slot where it belongs. */
+static ocl_prog_t *prog_slot(ocl_prog_t *t, uint32_t cap, ocl_var_t v, int kid) {
+  for (uint32_t i = prog_hash(v, kid) & (cap - 1);; i = (i + 1) & (cap - 1))
+    if (!t[i].prog || (t[i].kid == kid && t[i].var == v)) return &t[i];
+}
+
+static int32_t prog_grow(parity_plugin_device_t *dev) {
+  uint32_t cap = dev->prog_cap ? dev->prog_cap * 2 : 64;
+  ocl_prog_t *t = calloc(cap, sizeof *t);
+  if (!t) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "opencl: out of host memory for the kernel table");
+  for (uint32_t i = 0; i < dev->prog_cap; i++)
+    if (dev->progs[i].prog) *prog_slot(t, cap, dev->progs[i].var, dev->progs[i].kid) = dev->progs[i];
+  free(dev->progs);
+  dev->progs = t;
+  dev->prog_cap = cap;
+  return PARITY_STATUS_OK;
+}
+
+int32_t ocl_program(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_prog_t **out) {
+  if (dev->prog_cap) {
+    ocl_prog_t *p = prog_slot(dev->progs, dev->prog_cap, v, kid);
+    if (p->prog) {
+      *out = p;
+      return PARITY_STATUS_OK;
+    }
   }
-  if (!dev->prog[cls])
-    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: no %s program on %s", ocl_class_name(cls),
+  if (ocl_var_class(v) == OCL_CLASS_D && !dev->slot->has_fp64)
+    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: no f64 kernels on %s (no cl_khr_fp64)",
                     dev->slot->info.name);
-  cl_int e;
-  cl_kernel k = clCreateKernel(dev->prog[cls], kernel_names[kid], &e);
-  OCL_CHECK(e, "clCreateKernel", kernel_names[kid]);
-  size_t wg = 1;
-  e = clGetKernelWorkGroupInfo(k, dev->slot->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
-  if (e != CL_SUCCESS) {
-    clReleaseKernel(k);
-    return ocl_cl_fail(e, "clGetKernelWorkGroupInfo", kernel_names[kid]);
+  if ((dev->prog_count + 1) * 2 > dev->prog_cap) {
+    int32_t st = prog_grow(dev);
+    if (st != PARITY_STATUS_OK) return st;
   }
-  size_t local = 64;
-  while (local > 1 && (local > wg || local > dev->max_local)) local /= 2;
-  dev->kern[cls][kid] = k;
-  dev->kern_local[cls][kid] = local;
-  *out = k;
-  return PARITY_STATUS_OK;
-}
-
-static int32_t set_args(cl_kernel k, int kid, uint32_t first, uint32_t n, const ocl_arg_t *args) {
-  for (uint32_t i = 0; i < n; i++)
-    OCL_CHECK(clSetKernelArg(k, first + i, args[i].size, args[i].value), "clSetKernelArg",
-              kernel_names[kid]);
-  return PARITY_STATUS_OK;
-}
-
-int32_t ocl_run(parity_plugin_device_t *dev, int cls, int kid, uint32_t dims, const size_t *global,
-                const size_t *local, uint32_t nargs, const ocl_arg_t *args) {
-  cl_kernel k;
-  int32_t st = ocl_kernel(dev, cls, kid, &k);
-  if (st == PARITY_STATUS_OK) st = set_args(k, kid, 0, nargs, args);
+  ocl_prog_t *p = prog_slot(dev->progs, dev->prog_cap, v, kid);
+  ocl_prog_t fresh = {.var = v, .kid = kid};
+  int32_t st = ocl_build_kernel(dev, &fresh); /* sets prog and kern together, or neither */
   if (st != PARITY_STATUS_OK) return st;
-  OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, k, dims, NULL, global, local, 0, NULL, NULL),
+  *p = fresh;
+  dev->prog_count++;
+  if (p->save_pending) dev->saves_pending++;
+  *out = p;
+  return PARITY_STATUS_OK;
+}
+
+int32_t ocl_kernel(parity_plugin_device_t *dev, ocl_var_t v, int kid, cl_kernel *out) {
+  ocl_prog_t *p;
+  int32_t st = ocl_program(dev, v, kid, &p);
+  if (st == PARITY_STATUS_OK) *out = p->kern;
+  return st;
+}
+
+/* Set args[0..n) as arguments first.. of p's kernel, skipping values it already holds. */
+static int32_t set_args(ocl_prog_t *p, int kid, uint32_t first, uint32_t n, const ocl_arg_t *args) {
+  if (!p->args) p->args = calloc(1, sizeof *p->args); /* without it every argument is set */
+  ocl_argcache_t *c = p->args;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t a = first + i;
+    size_t size = args[i].size;
+    int cacheable = c && !args[i].mem && a < OCL_MAX_ARGS && size <= OCL_ARG_CACHE_BYTES;
+    if (cacheable && c->size[a] == size && memcmp(c->value[a], args[i].value, size) == 0) continue;
+    cl_int e = clSetKernelArg(p->kern, a, size, args[i].value);
+    if (c && a < OCL_MAX_ARGS) c->size[a] = 0;
+    OCL_CHECK(e, "clSetKernelArg", kernel_names[kid]);
+    if (cacheable) {
+      memcpy(c->value[a], args[i].value, size);
+      c->size[a] = (uint16_t)size;
+    }
+  }
+  return PARITY_STATUS_OK;
+}
+
+int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims, const size_t *global,
+                const size_t *local, uint32_t nargs, const ocl_arg_t *args) {
+  ocl_prog_t *p;
+  int32_t st = ocl_program(dev, v, kid, &p);
+  if (st == PARITY_STATUS_OK) st = set_args(p, kid, 0, nargs, args);
+  if (st != PARITY_STATUS_OK) return st;
+  OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, dims, NULL, global, local, 0, NULL, NULL),
             "clEnqueueNDRangeKernel", kernel_names[kid]);
   return PARITY_STATUS_OK;
 }
 
-int32_t ocl_run_items(parity_plugin_device_t *dev, int cls, int kid, int64_t items, uint32_t nargs,
+int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint32_t nargs,
                       const ocl_arg_t *args) {
-  cl_kernel k;
-  int32_t st = ocl_kernel(dev, cls, kid, &k);
+  ocl_prog_t *p;
+  int32_t st = ocl_program(dev, v, kid, &p);
   if (st != PARITY_STATUS_OK) return st;
-  uint64_t local = dev->kern_local[cls][kid];
-  uint64_t groups = ((uint64_t)items + local - 1) / local;
+  cl_kernel k = p->kern;
+  uint64_t local = p->local;
+  /* contiguous layout: at least kernel_grain[kid] items per work-item, so a small op is one
+   * work-item in one group (the least a driver like PoCL has to schedule) */
+  uint64_t grain = dev->contiguous ? kernel_grain[kid] : 1;
+  uint64_t groups = ((uint64_t)items + local * grain - 1) / (local * grain);
   if (groups > dev->max_groups) groups = dev->max_groups;
   uint64_t global = groups * local;
   /* CPU devices: contiguous runs of `per` items; GPUs: per = 0, stride by the global size */
   cl_long n = items, per = dev->contiguous ? (cl_long)(((uint64_t)items + global - 1) / global) : 0;
-  st = set_args(k, kid, 0, 1, args);
-  if (st == PARITY_STATUS_OK) st = set_args(k, kid, 1, 1, &OCL_ARG(n));
-  if (st == PARITY_STATUS_OK) st = set_args(k, kid, 2, 1, &OCL_ARG(per));
-  if (st == PARITY_STATUS_OK && nargs > 1) st = set_args(k, kid, 3, nargs - 1, args + 1);
+  st = set_args(p, kid, 0, 1, args);
+  if (st == PARITY_STATUS_OK) st = set_args(p, kid, 1, 1, &OCL_ARG(n));
+  if (st == PARITY_STATUS_OK) st = set_args(p, kid, 2, 1, &OCL_ARG(per));
+  if (st == PARITY_STATUS_OK && nargs > 1) st = set_args(p, kid, 3, nargs - 1, args + 1);
   if (st != PARITY_STATUS_OK) return st;
   size_t g = (size_t)global, l = (size_t)local;
   OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, k, 1, NULL, &g, &l, 0, NULL, NULL),

@@ -43,18 +43,41 @@ typedef enum { OCL_CLASS_F = 0, OCL_CLASS_D, OCL_CLASS_I, OCL_CLASS_L, OCL_CLASS
 int ocl_class_of(int32_t dtype);
 const char *ocl_class_name(int cls);
 
+/* Every kernel and the .cl file (index into the embedded sources after common.cl) it lives in.
+ * Each kernel of each class is its own program, built on first use (cl_cache.c). */
+enum { OCL_SRC_EW = 1, OCL_SRC_RED, OCL_SRC_SMX, OCL_SRC_MM, OCL_SRC_CONV };
 #define OCL_KERNEL_LIST(X)                                                                   \
-  X(ew_unary) X(ew_unary_bwd) X(ew_binary) X(ew_binary_bwd) X(ew_compare) X(ew_select)      \
-  X(ew_select_bwd) X(ew_cast) X(red_pass) X(red_final) X(red_bwd_sum) X(red_bwd_extreme)    \
-  X(smx_fwd) X(smx_bwd) X(mm_fwd) X(mm_blk) X(conv_fwd) X(conv_fwd_blk) X(conv_bwd_data) X(conv_bwd_weight)           \
-  X(conv_bwd_bias) X(pool_fwd) X(pool_bwd)
+  X(ew_unary, EW) X(ew_unary_bwd, EW) X(ew_binary, EW) X(ew_binary_bwd, EW)                  \
+  X(ew_compare, EW) X(ew_select, EW) X(ew_select_bwd, EW) X(ew_cast, EW)                     \
+  X(red_pass, RED) X(red_final, RED) X(red_bwd_sum, RED) X(red_bwd_extreme, RED)             \
+  X(smx_fwd, SMX) X(smx_bwd, SMX) X(mm_fwd, MM) X(mm_blk, MM) X(conv_fwd, CONV)              \
+  X(conv_fwd_blk, CONV) X(conv_bwd_data, CONV) X(conv_bwd_weight, CONV) X(conv_bwd_bias, CONV) \
+  X(pool_fwd, CONV) X(pool_bwd, CONV)
 
 typedef enum {
-#define OCL_X_(n) OCL_K_##n,
+#define OCL_X_(n, src) OCL_K_##n,
   OCL_KERNEL_LIST(OCL_X_)
 #undef OCL_X_
   OCL_K_COUNT
 } ocl_kernel_id_t;
+
+/* "ew_binary" */
+const char *ocl_kernel_name(int kid);
+
+/* A kernel variant: the compute class, and the op and dtypes the program fixes at build time
+ * (0: left to the run-time arguments; op -1 is reduce's internal tie count). A plain class is
+ * the variant that fixes nothing. */
+typedef uint32_t ocl_var_t;
+#define OCL_VAR(cls, op, dt, dt2)                                                          \
+  ((ocl_var_t)(cls) | ((ocl_var_t)(op) & 0xfffu) << 4 | ((ocl_var_t)(dt) & 0xffu) << 16 | \
+   ((ocl_var_t)(dt2) & 0xffu) << 24)
+static inline int ocl_var_class(ocl_var_t v) { return (int)(v & 15u); }
+static inline int ocl_var_op(ocl_var_t v) {
+  int op = (int)((v >> 4) & 0xfffu);
+  return op == 0xfff ? -1 : op;
+}
+static inline int ocl_var_dt(ocl_var_t v) { return (int)((v >> 16) & 0xffu); }
+static inline int ocl_var_dt2(ocl_var_t v) { return (int)((v >> 24) & 0xffu); }
 
 /* ---- devices, buffers ---------------------------------------------------------------------- */
 /* What init() learned about one device (read-only afterwards). */
@@ -64,6 +87,7 @@ typedef struct ocl_slot_t {
   parity_device_info_t info;
   int has_fp64, cpu_like, correct_divide;
   int fma32; /* CL_FP_FMA for f32: fma() is a hardware instruction */
+  int c12;   /* OpenCL C 1.2 or later: built with -cl-std=CL1.2 (a smaller header to parse than 3.0's) */
   char cache_key[512]; /* device name, platform and driver version: part of the cache key */
   psup_caps_t caps;    /* what the operand contract checks against (parity_support/contract.h) */
 } ocl_slot_t;
@@ -75,20 +99,45 @@ struct parity_plugin_buffer_t {
   uint64_t size;
 };
 
+/* The argument values last set on a kernel, so that a launch sets only what changed
+ * (clSetKernelArg copies and allocates in some drivers: PoCL). */
+#define OCL_MAX_ARGS 12
+#define OCL_ARG_CACHE_BYTES 512
+typedef struct ocl_argcache_t {
+  uint16_t size[OCL_MAX_ARGS]; /* 0: not known */
+  unsigned char value[OCL_MAX_ARGS][OCL_ARG_CACHE_BYTES];
+} ocl_argcache_t;
+
+/* One kernel variant: its program, the kernel object and its work-group size. */
+typedef struct ocl_prog_t {
+  cl_program prog;   /* NULL: free slot of the table */
+  cl_kernel kern;
+  ocl_argcache_t *args; /* NULL until the first launch */
+  size_t local;      /* 1-D work-group size: 1 on the contiguous layout (CPU devices) */
+  uint64_t key;      /* cache key (cl_cache.c) */
+  ocl_var_t var;
+  int kid;
+  int save_pending;  /* built from source: write the binary once its first launch has finished */
+} ocl_prog_t;
+
 struct parity_plugin_device_t {
   uint32_t index;
   const ocl_slot_t *slot;
   cl_context ctx;
   cl_command_queue queue;
-  cl_program prog[OCL_CLASS_COUNT]; /* NULL: class not available (D without cl_khr_fp64) */
-  cl_kernel kern[OCL_CLASS_COUNT][OCL_K_COUNT];
-  size_t kern_local[OCL_CLASS_COUNT][OCL_K_COUNT];
+  ocl_prog_t *progs;      /* open-addressing table by (kernel, variant), built on first use */
+  uint32_t prog_cap, prog_count;
+  uint32_t saves_pending; /* programs built from source whose binary is not yet on disk */
+  char cache_dir[900];    /* empty: no cache folder */
   uint32_t units;       /* compute units */
   size_t max_local;     /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
   uint64_t max_groups;  /* cap on work-groups per 1-D launch; kernels loop past it */
   int contiguous;       /* 1: each work-item takes a contiguous run (CPU devices); 0: strided */
   cl_mem scratch;       /* grows on demand; in-order queue makes reuse safe */
   uint64_t scratch_size;
+  void **staging;       /* host copies of queued writes, freed once the queue has drained */
+  uint32_t staging_count, staging_cap;
+  uint64_t staging_bytes;
 };
 
 int32_t ocl_device_open(uint32_t index, parity_plugin_device_t **out_dev);
@@ -99,27 +148,42 @@ void ocl_device_close(parity_plugin_device_t *dev);
  *                                                 on CPU devices, strided on GPUs)
  *   PARITY_OPENCL_MAX_GROUPS=n                    cap work-groups per launch (kernels loop)
  *   PARITY_OPENCL_BUILD_OPTIONS="..."             appended to the program build options
- *   PARITY_OPENCL_NO_FP64=1 (read at init)        treat every device as lacking cl_khr_fp64 */
+ *   PARITY_OPENCL_NO_FP64=1 (read at init)        treat every device as lacking cl_khr_fp64
+ *   PARITY_OPENCL_BUILD_LOG=file                  append "<source|cache> <class> <kernel>" per
+ *                                                 program built (tests count compiles with it) */
 
-/* Program build with the on-disk binary cache (cl_cache.c). */
-int32_t ocl_build_program(parity_plugin_device_t *dev, int cls, cl_program *out_prog);
+/* Build p->kid in variant p->var (program and kernel object), from the on-disk binary cache
+ * when it holds it, else from source (cl_cache.c). */
+int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p);
+/* Write the binaries of programs built from source since the last write, after the queue has
+ * drained: by then each kernel has run once, and drivers that compile at first launch (PoCL)
+ * include that compiled code in the binary. Asking PoCL for a binary also compiles a generic
+ * version of every kernel in it (about as long as the first launch's compile), so the writes
+ * wait for device close (`force`), or for OCL_SAVE_BATCH pending programs at a read or
+ * synchronize, off the path to the first results. */
+#define OCL_SAVE_BATCH 64
+void ocl_cache_flush(parity_plugin_device_t *dev, int force);
 
-/* The kernel `kid` of class `cls`, created on first use. */
-int32_t ocl_kernel(parity_plugin_device_t *dev, int cls, int kid, cl_kernel *out);
+/* Kernel `kid` in variant `v`, built on first use. */
+int32_t ocl_program(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_prog_t **out);
+int32_t ocl_kernel(parity_plugin_device_t *dev, ocl_var_t v, int kid, cl_kernel *out);
 
-/* A kernel argument: size and address of the value (cl_mem handles by address too). */
+/* A kernel argument: size and address of the value (cl_mem handles by address too); `mem` marks
+ * a cl_mem, which is set on every launch (a freed handle's address may come back as another
+ * buffer, and a driver may resolve the handle when the argument is set). */
 typedef struct ocl_arg_t {
   size_t size;
   const void *value;
+  int mem;
 } ocl_arg_t;
-#define OCL_ARG(v) ((ocl_arg_t){sizeof(v), &(v)})
+#define OCL_ARG(v) ((ocl_arg_t){sizeof(v), &(v), _Generic((v), cl_mem: 1, default: 0)})
 
 /* Enqueue a 1-D kernel over `items` work items (> 0; FOR_ITEMS in the .cl files). Kernel
  * arguments are args[0], then n and per (chosen here), then args[1..nargs-1]. */
-int32_t ocl_run_items(parity_plugin_device_t *dev, int cls, int kid, int64_t items, uint32_t nargs,
+int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint32_t nargs,
                       const ocl_arg_t *args);
 /* Set args and enqueue with explicit geometry. */
-int32_t ocl_run(parity_plugin_device_t *dev, int cls, int kid, uint32_t dims, const size_t *global,
+int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims, const size_t *global,
                 const size_t *local, uint32_t nargs, const ocl_arg_t *args);
 
 /* A device scratch buffer of at least `bytes` (contents undefined). */
@@ -137,6 +201,9 @@ int32_t ocl_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src
 int32_t ocl_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
                         uint64_t size, const void *pattern, uint32_t psize);
 int32_t ocl_synchronize(parity_plugin_device_t *dev);
+/* After the queue has drained (clFinish or a blocking read): free the write staging copies (and
+ * write the cache files once many are pending: ocl_cache_flush). */
+void ocl_queue_drained(parity_plugin_device_t *dev);
 
 /* ---- strided iteration (cl_iter.c) ------------------------------------------------------- */
 #define OCL_MAX_OPS 6

@@ -1,6 +1,9 @@
 /* cl_memory.c — buffers (a cl_mem each; tensors address them by byte offset, never through
- * sub-buffers) and the device's one in-order queue. Kernel entries and copy/fill enqueue and
- * return; write blocks until the host memory has been copied; read and synchronize wait. */
+ * sub-buffers) and the device's one in-order queue. Kernel entries, copy, fill and write enqueue
+ * and return; read and synchronize wait. A write copies the caller's memory into a host staging
+ * copy and queues a non-blocking write from it (the ABI lets the caller reuse its memory at once,
+ * and the queue need not drain first); the copies are freed when the queue has drained. Writes
+ * past OCL_STAGING_MAX, or while more than OCL_STAGING_LIMIT bytes wait, block instead. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,12 +47,46 @@ static int32_t range(const parity_plugin_buffer_t *b, uint64_t off, uint64_t siz
   return st == PARITY_STATUS_OK ? st : ocl_fail(st, "opencl: %s", msg);
 }
 
+#define OCL_STAGING_MAX (16ull << 20)   /* larger writes block */
+#define OCL_STAGING_LIMIT (64ull << 20) /* more waiting than this: drain the queue first */
+
+void ocl_queue_drained(parity_plugin_device_t *dev) {
+  for (uint32_t i = 0; i < dev->staging_count; i++) free(dev->staging[i]);
+  dev->staging_count = 0;
+  dev->staging_bytes = 0;
+  ocl_cache_flush(dev, 0);
+}
+
+/* A host copy of src that lives until the queue drains, or NULL (then the write blocks). */
+static void *stage(parity_plugin_device_t *dev, const void *src, uint64_t size) {
+  if (size > OCL_STAGING_MAX) return NULL;
+  if (dev->staging_bytes + size > OCL_STAGING_LIMIT) {
+    if (clFinish(dev->queue) != CL_SUCCESS) return NULL;
+    ocl_queue_drained(dev);
+  }
+  if (dev->staging_count == dev->staging_cap) {
+    uint32_t cap = dev->staging_cap ? dev->staging_cap * 2 : 16;
+    void **list = realloc(dev->staging, cap * sizeof *list);
+    if (!list) return NULL;
+    dev->staging = list;
+    dev->staging_cap = cap;
+  }
+  void *copy = malloc((size_t)size);
+  if (!copy) return NULL;
+  memcpy(copy, src, (size_t)size);
+  dev->staging[dev->staging_count++] = copy;
+  dev->staging_bytes += size;
+  return copy;
+}
+
 int32_t ocl_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
                          const void *src, uint64_t size) {
   int32_t st = range(b, off, size, "buffer_write");
   if (st != PARITY_STATUS_OK || size == 0) return st;
-  /* blocking: the caller may reuse src at once */
-  OCL_CHECK(clEnqueueWriteBuffer(dev->queue, b->mem, CL_TRUE, (size_t)off, (size_t)size, src, 0, NULL, NULL),
+  const void *copy = stage(dev, src, size);
+  /* without a copy, block: the caller may reuse src at once */
+  OCL_CHECK(clEnqueueWriteBuffer(dev->queue, b->mem, copy ? CL_FALSE : CL_TRUE, (size_t)off, (size_t)size,
+                                 copy ? copy : src, 0, NULL, NULL),
             "clEnqueueWriteBuffer", "buffer_write");
   return PARITY_STATUS_OK;
 }
@@ -61,6 +98,7 @@ int32_t ocl_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
   if (size == 0) return ocl_synchronize(dev);
   OCL_CHECK(clEnqueueReadBuffer(dev->queue, b->mem, CL_TRUE, (size_t)off, (size_t)size, dst, 0, NULL, NULL),
             "clEnqueueReadBuffer", "buffer_read");
+  ocl_queue_drained(dev); /* in order: everything queued before the read has run */
   return PARITY_STATUS_OK;
 }
 
@@ -110,5 +148,6 @@ int32_t ocl_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
 
 int32_t ocl_synchronize(parity_plugin_device_t *dev) {
   OCL_CHECK(clFinish(dev->queue), "clFinish", "synchronize");
+  ocl_queue_drained(dev);
   return PARITY_STATUS_OK;
 }

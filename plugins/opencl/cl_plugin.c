@@ -95,6 +95,10 @@ static void add_device(cl_platform_id p, cl_device_id d) {
   s->cpu_like = (type & CL_DEVICE_TYPE_CPU) != 0;
   s->correct_divide = (single & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
   s->fma32 = (single & CL_FP_FMA) != 0;
+  char cver[128]; /* "OpenCL C 1.2 ..." */
+  dev_str(d, CL_DEVICE_OPENCL_C_VERSION, cver, sizeof cver);
+  int cmaj = 0, cmin = 0;
+  s->c12 = sscanf(cver, "OpenCL C %d.%d", &cmaj, &cmin) == 2 && (cmaj > 1 || (cmaj == 1 && cmin >= 2));
   snprintf(s->cache_key, sizeof s->cache_key, "%s|%s|%s|%s|%s", name, pname, pver, dver, drv);
 
   parity_device_info_t *info = &s->info;
@@ -194,21 +198,19 @@ static int32_t family_supports(parity_plugin_device_t *dev, const parity_op_desc
 }
 
 static int32_t ocl_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  char msg[512];
-  int32_t st = psup_check_op_desc(d, 0, msg, sizeof msg);
-  if (st != PARITY_STATUS_OK) return ocl_fail(st, "opencl: %s", msg);
+  /* the host validated the descriptor (parity_plugin.h): answer the capability question */
   return family_supports(dev, d);
 }
 
-static uint64_t buffer_size(const parity_plugin_buffer_t *b) { return b ? b->size : 0; }
-
-/* Every kernel entry validates the whole descriptor first: the host is not trusted. */
+/* Kernel entries check only what is cheap (the host validated the descriptor and asked
+ * supports() first: parity_plugin.h). */
 static int32_t validate(parity_plugin_device_t *dev, const parity_op_desc_t *d, int32_t family,
                         int32_t direction) {
+  (void)dev;
   char msg[512];
-  int32_t st = psup_check_kernel_entry(d, family, direction, buffer_size, msg, sizeof msg);
+  int32_t st = psup_check_kernel_entry(d, family, direction, msg, sizeof msg);
   if (st != PARITY_STATUS_OK) return ocl_fail(st, "opencl: %s", msg);
-  return family_supports(dev, d);
+  return PARITY_STATUS_OK;
 }
 
 #define OCL_ENTRY(name, FAMILY, dir, DIR)                                                    \

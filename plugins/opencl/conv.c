@@ -45,7 +45,7 @@ int32_t ocl_conv2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *
   int cls = ocl_class_of(c.dt);
   if (is_pool(d)) {
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mx), OCL_ARG(my)};
-    return ocl_run_items(dev, cls, OCL_K_pool_fwd, n, 3, args);
+    return ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_pool_fwd, n, 3, args);
   }
   const parity_tensor_desc_t *w = d->inputs[1], *bias = d->inputs[2];
   psup_conv_operand(w, c.ws, &c.wb);
@@ -55,9 +55,9 @@ int32_t ocl_conv2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *
   if (dev->contiguous) { /* CPU devices: blocks of 4 output channels x 8 (f64: 4) columns */
     int64_t lanes = c.dt == PARITY_DTYPE_F64 ? 4 : 8, og = c.O / c.groups;
     int64_t items = c.N * c.OH * c.groups * ((og + 3) / 4) * ((c.OW + lanes - 1) / lanes);
-    return ocl_run_items(dev, cls, OCL_K_conv_fwd_blk, items, 5, args);
+    return ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_fwd_blk, items, 5, args);
   }
-  return ocl_run_items(dev, cls, OCL_K_conv_fwd, n, 5, args);
+  return ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_fwd, n, 5, args);
 }
 
 int32_t ocl_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
@@ -76,7 +76,7 @@ int32_t ocl_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
     psup_conv_operand(dy, c.gys, &c.gyb);
     cl_mem my = ocl_mem_of(y), mdy = ocl_mem_of(dy);
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mx), OCL_ARG(my), OCL_ARG(mdy), OCL_ARG(mdx)};
-    return ocl_run_items(dev, cls, OCL_K_pool_bwd, nx, 5, args);
+    return ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_pool_bwd, nx, 5, args);
   }
   const parity_tensor_desc_t *w = d->inputs[1], *dy = d->inputs[2], *dw = d->outputs[1], *db = d->outputs[2];
   psup_conv_operand(w, c.ws, &c.wb);
@@ -87,16 +87,16 @@ int32_t ocl_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   int32_t st = PARITY_STATUS_OK;
   if (dx && nx > 0) {
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mw), OCL_ARG(mdy), OCL_ARG(mdx)};
-    st = ocl_run_items(dev, cls, OCL_K_conv_bwd_data, nx, 4, args);
+    st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_data, nx, 4, args);
   }
   int64_t nw = dw ? psup_numel(dw) : 0;
   if (st == PARITY_STATUS_OK && nw > 0) {
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mx), OCL_ARG(mdy), OCL_ARG(mdw)};
-    st = ocl_run_items(dev, cls, OCL_K_conv_bwd_weight, nw, 4, args);
+    st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_weight, nw, 4, args);
   }
   if (st == PARITY_STATUS_OK && db && c.O > 0) {
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mdy), OCL_ARG(mdb)};
-    st = ocl_run_items(dev, cls, OCL_K_conv_bwd_bias, c.O, 3, args);
+    st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_bias, c.O, 3, args);
   }
   return st;
 }

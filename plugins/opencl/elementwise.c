@@ -24,13 +24,13 @@ static ocl_arg_t scalar_arg(const parity_plugin_device_t *dev, int cls, double v
       s->f.s[1] = (float)(v - (double)s->f.s[0]);
       s->f.s[2] = (float)(v - (double)s->f.s[0] - (double)s->f.s[1]);
       s->f.s[3] = 0;
-      return (ocl_arg_t){sizeof s->f, &s->f};
+      return (ocl_arg_t){sizeof s->f, &s->f, 0};
     case OCL_CLASS_D: break;
-    case OCL_CLASS_I: s->i = 0; return (ocl_arg_t){sizeof s->i, &s->i};
-    default: s->l = 0; return (ocl_arg_t){sizeof s->l, &s->l};
+    case OCL_CLASS_I: s->i = 0; return (ocl_arg_t){sizeof s->i, &s->i, 0};
+    default: s->l = 0; return (ocl_arg_t){sizeof s->l, &s->l, 0};
   }
   s->d = v;
-  return (ocl_arg_t){sizeof s->d, &s->d};
+  return (ocl_arg_t){sizeof s->d, &s->d, 0};
 }
 
 int32_t ocl_elementwise_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
@@ -49,7 +49,7 @@ int32_t ocl_elementwise_forward(parity_plugin_device_t *dev, const parity_op_des
       cl_mem x = ocl_mem_of(IN(0));
       ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(op), OCL_ARG(dt), scalar_arg(dev, cls, d->params.unary.alpha, &s),
                           OCL_ARG(x), OCL_ARG(y)};
-      return ocl_run_items(dev, cls, OCL_K_ew_unary, n, 6, args);
+      return ocl_run_items(dev, OCL_VAR(cls, op, dt, 0), OCL_K_ew_unary, n, 6, args);
     }
     case PARITY_OP_KIND_BINARY:
     case PARITY_OP_KIND_COMPARE: {
@@ -59,7 +59,7 @@ int32_t ocl_elementwise_forward(parity_plugin_device_t *dev, const parity_op_des
       cl_mem a = ocl_mem_of(IN(0)), b = ocl_mem_of(IN(1));
       ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(op), OCL_ARG(dt), OCL_ARG(a), OCL_ARG(b), OCL_ARG(y)};
       int kid = psup_op_info(d->op)->kind == PARITY_OP_KIND_BINARY ? OCL_K_ew_binary : OCL_K_ew_compare;
-      return ocl_run_items(dev, ocl_class_of(dt), kid, n, 6, args);
+      return ocl_run_items(dev, OCL_VAR(ocl_class_of(dt), op, dt, 0), kid, n, 6, args);
     }
     case PARITY_OP_KIND_SELECT: {
       const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), OUT(0)};
@@ -76,7 +76,7 @@ int32_t ocl_elementwise_forward(parity_plugin_device_t *dev, const parity_op_des
       int cls = (sdt == PARITY_DTYPE_F64 || ddt == PARITY_DTYPE_F64) ? OCL_CLASS_D : OCL_CLASS_F;
       cl_mem x = ocl_mem_of(IN(0));
       ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(sdt), OCL_ARG(ddt), OCL_ARG(x), OCL_ARG(y)};
-      return ocl_run_items(dev, cls, OCL_K_ew_cast, n, 5, args);
+      return ocl_run_items(dev, OCL_VAR(cls, 0, sdt, ddt), OCL_K_ew_cast, n, 5, args);
     }
   }
 }
@@ -98,7 +98,7 @@ int32_t ocl_elementwise_backward(parity_plugin_device_t *dev, const parity_op_de
       cl_mem x = ocl_mem_of(IN(0)), y = ocl_mem_of(IN(1)), dy = ocl_mem_of(IN(2)), dx = ocl_mem_of(OUT(0));
       ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(op), OCL_ARG(dt), scalar_arg(dev, cls, d->params.unary.alpha, &s),
                           OCL_ARG(x), OCL_ARG(y), OCL_ARG(dy), OCL_ARG(dx)};
-      return ocl_run_items(dev, cls, OCL_K_ew_unary_bwd, n, 8, args);
+      return ocl_run_items(dev, OCL_VAR(cls, op, dt, 0), OCL_K_ew_unary_bwd, n, 8, args);
     }
     case PARITY_OP_KIND_BINARY: { /* in a, b, c, dc; out da, db */
       const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), IN(3), OUT(0), OUT(1)};
@@ -107,7 +107,7 @@ int32_t ocl_elementwise_backward(parity_plugin_device_t *dev, const parity_op_de
       cl_mem da = ocl_mem_of(OUT(0)), db = ocl_mem_of(OUT(1));
       ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(op), OCL_ARG(dt), OCL_ARG(a), OCL_ARG(b),
                           OCL_ARG(c), OCL_ARG(dc), OCL_ARG(da), OCL_ARG(db)};
-      return ocl_run_items(dev, cls, OCL_K_ew_binary_bwd, n, 9, args);
+      return ocl_run_items(dev, OCL_VAR(cls, op, dt, 0), OCL_K_ew_binary_bwd, n, 9, args);
     }
     default: { /* where: in cond, dc; out da, db */
       const parity_tensor_desc_t *t[] = {IN(0), IN(1), OUT(0), OUT(1)};

@@ -47,10 +47,10 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d,
     int64_t nb = p.dt == PARITY_DTYPE_F64 ? 4 : 8;
     int64_t items = p.batch * ((p.M + 3) / 4) * ((p.N + nb - 1) / nb);
     ocl_arg_t args[] = {OCL_ARG(p), OCL_ARG(ma), OCL_ARG(mb), OCL_ARG(mc)};
-    return ocl_run_items(dev, cls, OCL_K_mm_blk, items, 4, args);
+    return ocl_run_items(dev, OCL_VAR(cls, 0, p.dt, 0), OCL_K_mm_blk, items, 4, args);
   }
   cl_kernel kern;
-  int32_t st = ocl_kernel(dev, cls, OCL_K_mm_fwd, &kern);
+  int32_t st = ocl_kernel(dev, OCL_VAR(cls, 0, p.dt, 0), OCL_K_mm_fwd, &kern);
   if (st != PARITY_STATUS_OK) return st;
   size_t wg = 0;
   if (clGetKernelWorkGroupInfo(kern, dev->slot->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) ==
@@ -62,7 +62,7 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d,
   uint64_t groups = tiles < (1u << 16) ? tiles : (1u << 16); /* groups loop over the rest */
   size_t global[2] = {(size_t)groups * MM_TILE, MM_TILE}, local[2] = {MM_TILE, MM_TILE};
   ocl_arg_t args[] = {OCL_ARG(p), OCL_ARG(ma), OCL_ARG(mb), OCL_ARG(mc)};
-  return ocl_run(dev, cls, OCL_K_mm_fwd, 2, global, local, 4, args);
+  return ocl_run(dev, OCL_VAR(cls, 0, p.dt, 0), OCL_K_mm_fwd, 2, global, local, 4, args);
 }
 
 int32_t ocl_matmul_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {

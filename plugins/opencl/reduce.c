@@ -43,10 +43,17 @@ static uint64_t part_tsize(int cls) { return (cls == OCL_CLASS_F || cls == OCL_C
 /* Cut the plan's terms into partials: enough work-items to fill the device when there are few
  * outputs and many terms (red_pass must exist: its work-group size counts). Returns the scratch
  * bytes the partials need (0 with one partial). */
-static uint64_t red_plan(parity_plugin_device_t *dev, psup_reduce_plan_t *p, int cls) {
-  uint64_t target = (uint64_t)dev->kern_local[cls][OCL_K_red_pass] * dev->max_groups;
-  return psup_reduce_partials(p, target, part_tsize(cls));
+static int32_t red_plan(parity_plugin_device_t *dev, psup_reduce_plan_t *p, ocl_var_t v, uint64_t *out_bytes) {
+  ocl_prog_t *pass;
+  int32_t st = ocl_program(dev, v, OCL_K_red_pass, &pass);
+  if (st != PARITY_STATUS_OK) return st;
+  uint64_t target = (uint64_t)pass->local * dev->max_groups;
+  *out_bytes = psup_reduce_partials(p, target, part_tsize(ocl_var_class(v)));
+  return PARITY_STATUS_OK;
 }
+
+/* The variant of red_pass / red_final: op, input and output dtypes fixed at build time. */
+static ocl_var_t red_var(int32_t op, int32_t dt, int32_t odt) { return OCL_VAR(ocl_class_of(dt), op, dt, odt); }
 
 /* Run the planned reduction from x into y (element base in p->base[1]); partials go to `part`
  * from byte part_off on. */
@@ -60,10 +67,10 @@ static int32_t red_launch(parity_plugin_device_t *dev, const psup_reduce_plan_t 
   cl_long idx_off = (cl_long)psup_reduce_index_offset(p, part_tsize(cls), part_off);
   ocl_arg_t args[] = {OCL_ARG(r), OCL_ARG(x), OCL_ARG(y), OCL_ARG(ref), OCL_ARG(part),
                       OCL_ARG(val_off), OCL_ARG(idx_off)};
-  int32_t st = ocl_run_items(dev, cls, OCL_K_red_pass, r.M * r.parts, 7, args);
+  int32_t st = ocl_run_items(dev, red_var(op, dt, odt), OCL_K_red_pass, r.M * r.parts, 7, args);
   if (st != PARITY_STATUS_OK || r.parts == 1) return st;
   ocl_arg_t fin[] = {OCL_ARG(r), OCL_ARG(part), OCL_ARG(val_off), OCL_ARG(idx_off), OCL_ARG(y)};
-  return ocl_run_items(dev, cls, OCL_K_red_final, r.M, 5, fin);
+  return ocl_run_items(dev, red_var(op, dt, odt), OCL_K_red_final, r.M, 5, fin);
 }
 
 int32_t ocl_reduce_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
@@ -71,10 +78,8 @@ int32_t ocl_reduce_forward(parity_plugin_device_t *dev, const parity_op_desc_t *
   psup_reduce_plan_t p;
   psup_reduce_layout(&p, x, axes_of(d), y, NULL);
   if (p.M == 0) return PARITY_STATUS_OK;
-  int cls = ocl_class_of(x->dtype);
-  cl_kernel k; /* created first: the plan reads its work-group size */
-  int32_t st = ocl_kernel(dev, cls, OCL_K_red_pass, &k);
-  uint64_t bytes = st == PARITY_STATUS_OK ? red_plan(dev, &p, cls) : 0;
+  uint64_t bytes = 0;
+  int32_t st = red_plan(dev, &p, red_var(d->op, x->dtype, y->dtype), &bytes);
   cl_mem part = NULL;
   if (st == PARITY_STATUS_OK && bytes) st = ocl_scratch(dev, bytes, &part);
   if (st != PARITY_STATUS_OK) return st;
@@ -99,16 +104,16 @@ int32_t ocl_reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
     ocl_iter_build(&it, rank, x->shape, 2, strides, bases);
     cl_long divisor = d->op == PARITY_OP_MEAN ? psup_reduce_terms(x, mask) : 0;
     ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(dt), OCL_ARG(divisor), OCL_ARG(mdy), OCL_ARG(mdx)};
-    return ocl_run_items(dev, cls, OCL_K_red_bwd_sum, n, 5, args);
+    return ocl_run_items(dev, OCL_VAR(cls, 0, dt, 0), OCL_K_red_bwd_sum, n, 5, args);
   }
   /* max/min: tie counts per output into the scratch (i64, contiguous over the kept axes) */
   psup_reduce_plan_t p;
   psup_reduce_layout(&p, x, mask, NULL, y);
   uint64_t counts_bytes = psup_reduce_count_bytes(&p);
-  cl_kernel k;
   cl_mem counts = NULL;
-  int32_t st = ocl_kernel(dev, cls, OCL_K_red_pass, &k);
-  if (st == PARITY_STATUS_OK) st = ocl_scratch(dev, counts_bytes + red_plan(dev, &p, cls), &counts);
+  uint64_t part_bytes = 0;
+  int32_t st = red_plan(dev, &p, red_var(RED_COUNT_TIES, dt, PARITY_DTYPE_I64), &part_bytes);
+  if (st == PARITY_STATUS_OK) st = ocl_scratch(dev, counts_bytes + part_bytes, &counts);
   if (st == PARITY_STATUS_OK)
     st = red_launch(dev, &p, RED_COUNT_TIES, dt, PARITY_DTYPE_I64, mx, counts, my, counts, counts_bytes);
   if (st != PARITY_STATUS_OK) return st;
@@ -118,5 +123,5 @@ int32_t ocl_reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   ocl_iter_build(&it, rank, x->shape, 5, strides, bases);
   ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(dt), OCL_ARG(mx), OCL_ARG(my), OCL_ARG(mdy), OCL_ARG(counts),
                       OCL_ARG(mdx)};
-  return ocl_run_items(dev, cls, OCL_K_red_bwd_extreme, n, 7, args);
+  return ocl_run_items(dev, OCL_VAR(cls, 0, dt, 0), OCL_K_red_bwd_extreme, n, 7, args);
 }

@@ -34,7 +34,7 @@ static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int k
   int cls = ocl_class_of(s.dt);
   cl_mem m0 = ocl_mem_of(t[0]), m1 = ocl_mem_of(t[1]), m2 = nops > 2 ? ocl_mem_of(t[2]) : NULL;
   ocl_arg_t args[] = {OCL_ARG(s), OCL_ARG(m0), OCL_ARG(m1), OCL_ARG(m2)};
-  return ocl_run_items(dev, cls, kid, s.M, nops + 1, args);
+  return ocl_run_items(dev, OCL_VAR(cls, s.op, s.dt, 0), kid, s.M, nops + 1, args);
 }
 
 int32_t ocl_softmax_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {

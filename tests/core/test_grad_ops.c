@@ -149,7 +149,7 @@ static parity_status_t f_views(parity_tensor_t **in, uint32_t n, void *ctx, pari
   (void)n;
   (void)ctx;
   parity_tensor_t *t[8] = {0};
-  parity_status_t st = parity_permute(in[0], (uint32_t[]){2, 0, 1}, &t[0]);           /* [4,2,3] */
+  parity_status_t st = parity_permute(in[0], (int32_t[]){2, 0, 1}, &t[0]);           /* [4,2,3] */
   if (st == PARITY_STATUS_OK) st = parity_slice(t[0], 0, 1, 4, 2, &t[1]);           /* [2,2,3] */
   if (st == PARITY_STATUS_OK) st = parity_unsqueeze(t[1], 1, &t[2]);                /* [2,1,2,3] */
   if (st == PARITY_STATUS_OK) st = parity_expand(t[2], 4, (int64_t[]){2, 3, 2, 3}, &t[3]);
@@ -180,7 +180,7 @@ static parity_status_t f_bilinear(parity_tensor_t **in, uint32_t n, void *ctx, p
 static parity_status_t f_layer_norm(parity_tensor_t **in, uint32_t n, void *ctx, parity_tensor_t **out) {
   (void)n;
   (void)ctx;
-  return parity_layer_norm(in[0], in[1], in[2], 1e-5, out);
+  return parity_layer_norm(in[0], 1, in[1], in[2], 1e-5, out);
 }
 
 static parity_status_t f_batch_norm(parity_tensor_t **in, uint32_t n, void *ctx, parity_tensor_t **out) {
@@ -193,7 +193,7 @@ static parity_status_t f_mha(parity_tensor_t **in, uint32_t n, void *ctx, parity
   (void)n;
   (void)ctx;
   parity_mha_weights_t w = {.w_q = in[1], .w_k = in[2], .w_v = in[3], .w_o = in[4], .b_q = in[5], .num_heads = 2};
-  return parity_multi_head_attention(in[0], in[0], in[0], &w, out);
+  return parity_multi_head_attention(in[0], in[0], in[0], &w, NULL, out);
 }
 
 static parity_status_t f_losses(parity_tensor_t **in, uint32_t n, void *ctx, parity_tensor_t **out) {

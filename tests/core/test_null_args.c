@@ -113,10 +113,10 @@ Test(null_args, nn_plan_and_optimizer_functions) {
   REFUSED(parity_linear(NULL, NULL, NULL, &y));
   REFUSED(parity_linear(x, NULL, NULL, &y));
   REFUSED(parity_bilinear(NULL, NULL, NULL, NULL, &y));
-  REFUSED(parity_layer_norm(NULL, NULL, NULL, 1e-5, &y));
+  REFUSED(parity_layer_norm(NULL, 0, NULL, NULL, 1e-5, &y));
   REFUSED(parity_batch_norm(NULL, NULL, NULL, NULL, NULL, 1, 0.1, 1e-5, &y));
   REFUSED(parity_dropout(NULL, 0.5, 1, 0, 0, &y));
-  REFUSED(parity_multi_head_attention(NULL, NULL, NULL, NULL, &y));
+  REFUSED(parity_multi_head_attention(NULL, NULL, NULL, NULL, NULL, &y));
   REFUSED(parity_mse_loss(NULL, x, &y));
   REFUSED(parity_cross_entropy(x, NULL, &y));
   parity_optimizer_t *opt = NULL;

@@ -1,4 +1,5 @@
 /* Plans (capture once, replay many) and the caching allocator. */
+#include <dlfcn.h>
 #include <string.h>
 
 #include "core_test.h"
@@ -265,4 +266,50 @@ Test(plan, an_optimizer_cannot_be_created_while_recording) {
   parity_plan_destroy(plan);
   parity_tensor_t *all[] = {m.w1, m.b1, m.w2, m.b2};
   for (int i = 0; i < 4; i++) parity_tensor_release(all[i]);
+}
+
+/* Replay is a flat list of prepared launches: the kernel entry is called directly with the
+ * recorded descriptor, without asking supports() or re-validating (parity_plugin.h: one
+ * validation per op). Counted in the loader tests' fake plugin. */
+Test(plan, replay_calls_kernel_entries_directly_without_asking_supports_again) {
+  parity_context_options_t o;
+  parity_context_options_init(&o);
+  o.plugin_path = FAKE_PLUGIN_DIR;
+  o.log_level = 0;
+  parity_context_t *ctx;
+  OK(parity_context_create(&o, &ctx));
+  uint32_t pf;
+  OK(parity_context_find_plugin(ctx, "fakenormal", &pf));
+  parity_device_t *dev;
+  OK(parity_context_open_device(ctx, pf, 0, &dev));
+  void *mod = dlopen(FAKE_PLUGIN_DIR "/parity-plugin-fakenormal.so", RTLD_NOW | RTLD_NOLOAD);
+  cr_assert(mod, "the fake plugin is loaded: %s", dlerror());
+  void (*counts)(uint64_t *, uint64_t *) = (void (*)(uint64_t *, uint64_t *))dlsym(mod, "fake_call_counts");
+  cr_assert(counts);
+  float v[3] = {1, -2, 3}, got[3];
+  parity_tensor_t *x, *y = NULL;
+  OK(parity_tensor_from_host(dev, PARITY_DTYPE_F32, 1, (int64_t[]){3}, v, &x));
+  parity_plan_t *plan;
+  OK(parity_plan_begin(dev, &plan));
+  OK(parity_unary(PARITY_OP_NEG, x, &y));
+  OK(parity_plan_end(plan));
+  uint64_t s0, e0, s1, e1;
+  counts(&s0, &e0);
+  cr_assert_eq(e0, 1, "eager: one entry call (got %llu)", (unsigned long long)e0);
+  cr_assert_geq(s0, 1, "eager: supports() was asked");
+  for (int i = 0; i < 100; i++) {
+    v[0] = (float)i;
+    OK(parity_tensor_write(x, v, sizeof v));
+    OK(parity_plan_replay(plan));
+  }
+  counts(&s1, &e1);
+  cr_assert_eq(e1 - e0, 100, "one entry call per replay (got %llu)", (unsigned long long)(e1 - e0));
+  cr_assert_eq(s1, s0, "replay asked supports() %llu more times", (unsigned long long)(s1 - s0));
+  OK(parity_tensor_to_host(y, got, sizeof got));
+  cr_assert(got[0] == -99.0f && got[1] == 2.0f && got[2] == -3.0f);
+  parity_plan_destroy(plan);
+  parity_tensor_release(x);
+  parity_tensor_release(y);
+  dlclose(mod);
+  parity_context_destroy(ctx);
 }

@@ -49,5 +49,5 @@ Test(tool_args, conform_cast_labels_still_select, .timeout = 60) {
 
 Test(tool_args, bench_numbers_are_checked, .timeout = 30) {
   USAGE_ERROR("./parity-bench --reps abc", "--reps takes an integer from 1");
-  USAGE_ERROR("./parity-bench --log2n 99", "--log2n takes an integer from 1 to 30");
+  USAGE_ERROR("./parity-bench --log2n 99", "--log2n takes an integer from 10 to 30");
 }

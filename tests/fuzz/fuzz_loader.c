@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parity/parity.h"
+#include "parity/device.h"
 
 static void (*set_input)(const uint8_t *, size_t);
 

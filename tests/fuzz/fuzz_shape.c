@@ -51,8 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint32_t r = (uint32_t)(take(&data, &size) & 7);
     if (r > PARITY_MAX_RANK) r = PARITY_MAX_RANK;
     for (uint32_t i = 0; i < r; i++) s[i] = take(&data, &size);
-    uint32_t axes[PARITY_MAX_RANK];
-    for (uint32_t i = 0; i < PARITY_MAX_RANK; i++) axes[i] = (uint32_t)s[i % (r ? r : 1)] % 8;
+    int32_t axes[PARITY_MAX_RANK]; /* -9..9: negative, in range and out of range */
+    for (uint32_t i = 0; i < PARITY_MAX_RANK; i++) axes[i] = (int32_t)((uint64_t)s[i % (r ? r : 1)] % 19) - 9;
     /* reshape (so squeeze and unsqueeze) and contiguous may copy: only on tensors small enough to allocate here (the views
      * themselves are checked at any size) */
     if ((op == 0 || op == 5 || op == 6 || op == 7) && parity_tensor_numel(x) > (1 << 20)) continue;
@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     switch (op) {
       case 0: st = parity_reshape(x, r, s, &y); break;
       case 1: st = parity_expand(x, r, s, &y); break;
-      case 2: st = parity_slice(x, (uint32_t)s[0], s[1], s[2], s[3], &y); break;
+      case 2: st = parity_slice(x, axes[0], s[1], s[2], s[3], &y); break;
       case 3: st = parity_permute(x, axes, &y); break;
       case 4: st = parity_transpose(x, axes[0], axes[1], &y); break;
       case 5: st = parity_squeeze(x, axes[0], &y); break;

@@ -164,16 +164,31 @@ static int is_contiguous_f32(const parity_tensor_desc_t *t) {
   return t->dtype == PARITY_DTYPE_F32;
 }
 
-static int32_t f_supports(parity_plugin_device_t *d, const parity_op_desc_t *desc) {
-  (void)d;
+/* How often the host called supports() and the kernel entry: the plan tests read them
+ * (dlsym of fake_call_counts) to check that replay calls the entry directly. */
+static uint64_t supports_calls, entry_calls;
+__attribute__((visibility("default"))) void fake_call_counts(uint64_t *supports, uint64_t *entries) {
+  *supports = supports_calls;
+  *entries = entry_calls;
+}
+
+static int32_t accepts(const parity_op_desc_t *desc) {
   if (desc->op == PARITY_OP_NEG && desc->direction == PARITY_DIRECTION_FORWARD &&
       is_contiguous_f32(desc->inputs[0]) && is_contiguous_f32(desc->outputs[0]))
     return PARITY_STATUS_OK;
   return fail(PARITY_STATUS_UNSUPPORTED, "fake plugin runs contiguous f32 neg only");
 }
 
+static int32_t f_supports(parity_plugin_device_t *d, const parity_op_desc_t *desc) {
+  (void)d;
+  supports_calls++;
+  return accepts(desc);
+}
+
 static int32_t f_neg(parity_plugin_device_t *d, const parity_op_desc_t *desc) {
-  int32_t st = f_supports(d, desc);
+  (void)d;
+  entry_calls++;
+  int32_t st = accepts(desc);
   if (st != PARITY_STATUS_OK) return st;
   const parity_tensor_desc_t *x = desc->inputs[0], *y = desc->outputs[0];
   int64_t n = 1;

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "parity/parity.h"
+#include "parity/device.h"
 
 static parity_context_t *open_with(const char *name) {
   char path[1024];

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "parity/parity.h"
+#include "parity/device.h"
 
 static parity_context_t *open_ctx(const char *backend, int device, const char *path) {
   parity_context_options_t o;

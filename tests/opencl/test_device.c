@@ -163,9 +163,18 @@ Test(ocl_device, a_build_failure_names_the_opencl_call_and_error) {
   uint32_t p;
   parity_context_t *ctx = fresh_context(&p);
   parity_device_t *dev = NULL;
-  parity_status_t st = parity_context_open_device(ctx, p, 0, &dev);
-  cr_assert_neq(st, PARITY_STATUS_OK);
+  /* opening compiles nothing, so it succeeds; the first op builds its kernel and fails */
+  cr_assert_eq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  int64_t shape[1] = {3};
+  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL), c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  const pt_tensor *in[] = {&a, &a}, *out[] = {&c};
+  cr_assert_neq(pt_run(dev, PARITY_OP_ADD, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK);
   cr_assert(strstr(parity_last_error(), "clBuildProgram: CL_"), "%s", parity_last_error());
+  cr_assert(strstr(parity_last_error(), "ew_binary"), "names the kernel: %s", parity_last_error());
+  /* and again: still a clear failure, not a crash */
+  cr_assert_neq(pt_run(dev, PARITY_OP_ADD, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK);
+  pt_tensor_free(&a);
+  pt_tensor_free(&c);
   parity_context_destroy(ctx);
 }
 
@@ -192,7 +201,8 @@ static int list_cache(const char *dir, cache_file *out, int max) {
   return n;
 }
 
-/* open the device in a fresh context and run a small add to prove the programs work */
+/* open the device in a fresh context and run add, mul and sub (three kernel variants, so three
+ * programs) to prove the programs work */
 static void open_and_add(void) {
   uint32_t p;
   parity_context_t *ctx = fresh_context(&p);
@@ -202,12 +212,105 @@ static void open_and_add(void) {
   double v[3] = {1, 2, 3}, got[3];
   pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v), c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
   const pt_tensor *in[] = {&a, &a}, *out[] = {&c};
-  cr_assert_eq(pt_run(dev, PARITY_OP_ADD, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
-  pt_tensor_read(&c, got);
-  cr_assert(got[0] == 2 && got[1] == 4 && got[2] == 6);
+  static const int32_t ops[3] = {PARITY_OP_ADD, PARITY_OP_MUL, PARITY_OP_SUB};
+  static const double want[3][3] = {{2, 4, 6}, {1, 4, 9}, {0, 0, 0}};
+  for (int k = 0; k < 3; k++) {
+    cr_assert_eq(pt_run(dev, ops[k], 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+    pt_tensor_read(&c, got);
+    for (int i = 0; i < 3; i++) cr_assert_eq(got[i], want[k][i], "op %d element %d: %g", ops[k], i, got[i]);
+  }
   pt_tensor_free(&a);
   pt_tensor_free(&c);
   parity_context_destroy(ctx);
+}
+
+/* The lines of the plugin's build log (PARITY_OPENCL_BUILD_LOG) that start with `how` and name
+ * `kernel` (NULL: any). */
+static int count_builds(const char *log, const char *how, const char *kernel) {
+  FILE *f = fopen(log, "r");
+  if (!f) return 0;
+  char line[256];
+  int n = 0;
+  while (fgets(line, sizeof line, f)) {
+    char h[32], cls[32], k[64];
+    if (sscanf(line, "%31s %31s %63s", h, cls, k) != 3) continue;
+    if (strcmp(h, how) == 0 && (!kernel || strcmp(k, kernel) == 0)) n++;
+  }
+  fclose(f);
+  return n;
+}
+
+/* a + a -> c, queued without waiting (pt_run synchronizes) */
+static void add_nosync(parity_device_t *dev, const pt_tensor *a, const pt_tensor *c) {
+  parity_op_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.op = PARITY_OP_ADD;
+  d.num_inputs = 2, d.num_outputs = 1;
+  d.inputs[0] = d.inputs[1] = &a->desc;
+  d.outputs[0] = &c->desc;
+  cr_assert_eq(parity_device_run(dev, &d), PARITY_STATUS_OK, "%s", parity_last_error());
+}
+
+Test(ocl_device, opening_compiles_nothing_kernels_build_alone_on_first_use_and_load_from_cache_after, .timeout = 600) {
+  char why[512];
+  if (!ot_have_opencl(why, sizeof why)) cr_skip_test("no OpenCL device here (%s)", why);
+  char dir[] = "/tmp/parity-cl-lazy-XXXXXX", log[600];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(log, sizeof log, "%s/builds.log", dir);
+  setenv("PARITY_CACHE_DIR", dir, 1);
+  setenv("PARITY_OPENCL_BUILD_LOG", log, 1);
+  uint32_t p;
+  parity_context_t *ctx = fresh_context(&p);
+  parity_device_t *dev = NULL;
+  cr_assert_eq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  cache_file files[8];
+  cr_assert_eq(count_builds(log, "source", NULL) + count_builds(log, "cache", NULL), 0, "opening the device built a program");
+  cr_assert_eq(list_cache(dir, files, 8), 0);
+
+  int64_t shape[1] = {5};
+  double v[5] = {1, 2, 3, 4, 5}, got[5];
+  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v), c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  const pt_tensor *in[] = {&a, &a}, *out[] = {&c};
+  add_nosync(dev, &a, &c);
+  /* the add built its own kernel and nothing else */
+  cr_assert_eq(count_builds(log, "source", "ew_binary"), 1);
+  cr_assert_eq(count_builds(log, "source", NULL), 1);
+  /* the binary is written after the first launch has run, at device close (asking PoCL for a
+   * binary compiles every kernel in it once more, so it stays off the path to the results) */
+  pt_tensor_read(&c, got);
+  for (int i = 0; i < 5; i++) cr_assert_eq(got[i], 2 * v[i]);
+  cr_assert_eq(list_cache(dir, files, 8), 0, "the binary was written before the device closed");
+  /* the same op again builds nothing; another op is another variant */
+  cr_assert_eq(pt_run(dev, PARITY_OP_ADD, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(count_builds(log, "source", NULL), 1);
+  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(count_builds(log, "source", "ew_binary"), 2);
+  pt_tensor_free(&a);
+  pt_tensor_free(&c);
+  parity_context_destroy(ctx); /* closing writes what is pending */
+  cr_assert_eq(list_cache(dir, files, 8), 2);
+
+  /* a second device open (as a second process would) loads both from the cache */
+  ctx = fresh_context(&p);
+  cr_assert_eq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v), c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  cr_assert_eq(pt_run(dev, PARITY_OP_ADD, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  pt_tensor_read(&c, got);
+  for (int i = 0; i < 5; i++) cr_assert_eq(got[i], v[i] * v[i]);
+  cr_assert_eq(count_builds(log, "source", NULL), 2, "the second open compiled again");
+  cr_assert_eq(count_builds(log, "cache", "ew_binary"), 2);
+  pt_tensor_free(&a);
+  pt_tensor_free(&c);
+  parity_context_destroy(ctx);
+  int n = list_cache(dir, files, 8);
+  for (int i = 0; i < n; i++) unlink(files[i].path);
+  unlink(log);
+  char sub[512];
+  snprintf(sub, sizeof sub, "%s/opencl", dir);
+  rmdir(sub);
+  rmdir(dir);
 }
 
 Test(ocl_device, program_binaries_are_cached_and_corrupt_files_rebuilt, .timeout = 600) {
@@ -219,7 +322,7 @@ Test(ocl_device, program_binaries_are_cached_and_corrupt_files_rebuilt, .timeout
   open_and_add(); /* builds from source, writes the cache */
   cache_file before[8], after[8];
   int n = list_cache(dir, before, 8);
-  cr_assert_geq(n, 3, "expected a cache file per program, found %d in %s/opencl", n, dir);
+  cr_assert_eq(n, 3, "expected a cache file per program (add, mul, sub), found %d in %s/opencl", n, dir);
 
   open_and_add(); /* hit: nothing rewritten */
   cr_assert_eq(list_cache(dir, after, 8), n);
@@ -250,7 +353,7 @@ Test(ocl_device, program_binaries_are_cached_and_corrupt_files_rebuilt, .timeout
         fclose(g);
         uint64_t size;
         memcpy(&size, head + 16, 8); /* cachefile.h: magic, key, size, checksum */
-        cr_assert_eq(memcmp(head, "PARITYC2", 8), 0, "%s", after[j].path);
+        cr_assert_eq(memcmp(head, "PARITYC3", 8), 0, "%s", after[j].path);
         cr_assert_eq((long long)size + 32, (long long)after[j].st.st_size, "%s", after[j].path);
       }
   open_and_add(); /* and the rebuilt files are hits: nothing rewritten */
@@ -293,6 +396,48 @@ Test(ocl_device, buffers_write_read_copy_fill_including_overlap_and_odd_offsets)
   parity_buffer_free(a);
   parity_buffer_free(b);
   parity_buffer_free(z);
+}
+
+/* Writes queue without waiting for earlier work, from a copy: the caller's memory may be freed
+ * or overwritten as soon as write returns (AddressSanitizer sees a write that still reads it),
+ * and the queue keeps the order of writes, copies and kernels. */
+Test(ocl_device, writes_copy_the_callers_memory_and_keep_queue_order) {
+  parity_device_t *dev = ot_device();
+  enum { N = 4096, ROUNDS = 64 };
+  parity_buffer_t *a, *b;
+  cr_assert_eq(parity_buffer_alloc(dev, N * 4, &a), PARITY_STATUS_OK);
+  cr_assert_eq(parity_buffer_alloc(dev, N * 4, &b), PARITY_STATUS_OK);
+  for (int r = 0; r < ROUNDS; r++) {
+    uint32_t *src = malloc(N * 4);
+    cr_assert_not_null(src);
+    for (int i = 0; i < N; i++) src[i] = (uint32_t)(r * N + i);
+    cr_assert_eq(parity_buffer_write(a, 0, src, N * 4), PARITY_STATUS_OK);
+    memset(src, 0xee, N * 4);
+    free(src);
+    /* b[r] = a[r]: each copy sees the write just before it */
+    cr_assert_eq(parity_buffer_copy(a, (uint64_t)r * 4, b, (uint64_t)r * 4, 4), PARITY_STATUS_OK);
+  }
+  uint32_t got[N];
+  cr_assert_eq(parity_buffer_read(b, 0, got, ROUNDS * 4), PARITY_STATUS_OK);
+  for (int r = 0; r < ROUNDS; r++) cr_assert_eq(got[r], (uint32_t)(r * N + r), "round %d", r);
+  cr_assert_eq(parity_buffer_read(a, 0, got, N * 4), PARITY_STATUS_OK);
+  for (int i = 0; i < N; i++) cr_assert_eq(got[i], (uint32_t)((ROUNDS - 1) * N + i));
+  /* a write larger than the staging limit blocks instead, with the same result */
+  size_t big = (size_t)20 << 20;
+  parity_buffer_t *c;
+  cr_assert_eq(parity_buffer_alloc(dev, big, &c), PARITY_STATUS_OK);
+  unsigned char *host = malloc(big), *back = malloc(big);
+  cr_assert(host && back);
+  for (size_t i = 0; i < big; i++) host[i] = (unsigned char)(i * 31 + 7);
+  cr_assert_eq(parity_buffer_write(c, 0, host, big), PARITY_STATUS_OK);
+  memset(host, 0, big);
+  cr_assert_eq(parity_buffer_read(c, 0, back, big), PARITY_STATUS_OK);
+  for (size_t i = 0; i < big; i++) cr_assert_eq(back[i], (unsigned char)(i * 31 + 7), "byte %zu", i);
+  free(host);
+  free(back);
+  parity_buffer_free(a);
+  parity_buffer_free(b);
+  parity_buffer_free(c);
 }
 
 static void check_big_add_and_sum(parity_device_t *dev, int64_t n) {

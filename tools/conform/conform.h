@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "parity/parity.h"
+#include "parity/device.h"
 #include "parity_support/desc.h"
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"

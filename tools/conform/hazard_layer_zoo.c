@@ -64,7 +64,7 @@ static parity_status_t conv_transpose(parity_tensor_t **p, parity_tensor_t **t) 
   return parity_conv_transpose2d(p[0], p[1], p[2], &o, &t[0]);
 }
 static parity_status_t layer_norm(parity_tensor_t **p, parity_tensor_t **t) {
-  return parity_layer_norm(p[0], p[1], p[2], 1e-5, &t[0]);
+  return parity_layer_norm(p[0], 1, p[1], p[2], 1e-5, &t[0]);
 }
 static parity_status_t batch_norm(parity_tensor_t **p, parity_tensor_t **t) {
   return parity_batch_norm(p[0], p[1], p[2], NULL, NULL, 1, 0.1, 1e-5, &t[0]);
@@ -72,7 +72,7 @@ static parity_status_t batch_norm(parity_tensor_t **p, parity_tensor_t **t) {
 static parity_status_t mha(parity_tensor_t **p, parity_tensor_t **t) {
   parity_mha_weights_t w = {.w_q = p[1], .w_k = p[2], .w_v = p[3], .w_o = p[4], .b_q = p[5], .b_k = p[6],
                             .b_v = p[7], .num_heads = 2};
-  return parity_multi_head_attention(p[0], p[0], p[0], &w, &t[0]);
+  return parity_multi_head_attention(p[0], p[0], p[0], &w, NULL, &t[0]);
 }
 
 #define F32 PARITY_DTYPE_F32

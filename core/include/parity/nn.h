@@ -24,9 +24,10 @@ PARITY_API parity_status_t parity_linear(parity_tensor_t *x, parity_tensor_t *w,
 /* y[n, k] = x1[n, :] · w[k, :, :] · x2[n, :] + b[k]. */
 PARITY_API parity_status_t parity_bilinear(parity_tensor_t *x1, parity_tensor_t *x2, parity_tensor_t *w,
                                            parity_tensor_t *b, parity_tensor_t **out);
-/* Normalise over the last axis, then * gamma + beta (both [last] or NULL). */
-PARITY_API parity_status_t parity_layer_norm(parity_tensor_t *x, parity_tensor_t *gamma, parity_tensor_t *beta,
-                                             double eps, parity_tensor_t **out);
+/* Normalise over the last `axes` axes (0 means 1: the last axis), then * gamma + beta, both
+ * shaped as those axes (or NULL). */
+PARITY_API parity_status_t parity_layer_norm(parity_tensor_t *x, uint32_t axes, parity_tensor_t *gamma,
+                                             parity_tensor_t *beta, double eps, parity_tensor_t **out);
 /* x[N, C, ...]. training: batch statistics (biased variance) and running stats updated in place
  * as (1 - momentum) * running + momentum * batch (unbiased variance); otherwise the running
  * statistics. gamma/beta [C] may be NULL; running_* [C] may be NULL in training. */
@@ -43,9 +44,20 @@ typedef struct parity_mha_weights_t {
   parity_tensor_t *b_q, *b_k, *b_v, *b_o; /* [E] or NULL */
   uint32_t num_heads;                     /* divides E */
 } parity_mha_weights_t;
-/* Multi-head attention: q[N, Lq, E], k and v [N, Lk, E] -> [N, Lq, E]. */
+/* Options of attention (struct_size first, zero fields mean their defaults: tensor.h). */
+typedef struct parity_attention_options_t {
+  uint32_t struct_size;
+  parity_tensor_t *mask; /* added to the scores before softmax: a float tensor broadcastable to
+                          * [N, heads, Lq, Lk] ([Lq, Lk], [N, 1, 1, Lk], ...), -inf where a query
+                          * must not attend; NULL = none */
+  int32_t causal;        /* non-zero: query i attends to keys j <= i only */
+  double scale;          /* scores = q k^T * scale; 0 = 1 / sqrt(E / heads) */
+} parity_attention_options_t;
+PARITY_API void parity_attention_options_init(parity_attention_options_t *opts);
+/* Multi-head attention: q[N, Lq, E], k and v [N, Lk, E] -> [N, Lq, E]. opts NULL = defaults. */
 PARITY_API parity_status_t parity_multi_head_attention(parity_tensor_t *q, parity_tensor_t *k, parity_tensor_t *v,
-                                                       const parity_mha_weights_t *w, parity_tensor_t **out);
+                                                       const parity_mha_weights_t *w,
+                                                       const parity_attention_options_t *opts, parity_tensor_t **out);
 
 /* ---- losses -------------------------------------------------------------------------------- */
 /* mean((a - b)^2) */

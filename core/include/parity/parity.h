@@ -8,6 +8,10 @@
  *     Devices belong to their context and are closed with it.
  *   - A context may be used from several threads only with external synchronization.
  *
+ * What an application needs is here (with tensor.h and nn.h, included below). The raw device
+ * API — buffers, op descriptors run directly, supports() queries, the allocation hook — is in
+ * parity/device.h, for tools, tests and backend authors.
+ *
  * ENVIRONMENT (read by parity_context_create when the options leave a field unset)
  *   PARITY_BACKEND      cpu | cuda | vulkan | opencl | a plugin's own name | auto (default)
  *   PARITY_DEVICE       device index within the selected backend (default 0)
@@ -120,33 +124,8 @@ PARITY_API parity_context_t *parity_device_context(const parity_device_t *dev);
 /* Copy the device info (caller sets out_info->struct_size). */
 PARITY_API parity_status_t parity_device_get_info(const parity_device_t *dev,
                                                   parity_device_info_t *out_info);
-/* Ask the plugin whether it can run `desc`; UNSUPPORTED comes with a message naming the
- * backend, op and dtype. */
-PARITY_API parity_status_t parity_device_supports(parity_device_t *dev, const parity_op_desc_t *desc);
-
-/* ---- raw device access (used by tools, tests and the tensor layer) ----------------------- */
-typedef struct parity_buffer_t parity_buffer_t;
-
-PARITY_API parity_status_t parity_buffer_alloc(parity_device_t *dev, uint64_t size_bytes,
-                                               parity_buffer_t **out_buf);
-PARITY_API void parity_buffer_free(parity_buffer_t *buf);
-PARITY_API uint64_t parity_buffer_size(const parity_buffer_t *buf);
-/* The plugin handle, for filling parity_tensor_desc_t.buffer. */
-PARITY_API parity_plugin_buffer_t *parity_buffer_handle(const parity_buffer_t *buf);
-PARITY_API parity_status_t parity_buffer_write(parity_buffer_t *buf, uint64_t offset,
-                                               const void *src, uint64_t size);
-PARITY_API parity_status_t parity_buffer_read(parity_buffer_t *buf, uint64_t offset, void *dst,
-                                              uint64_t size);
-PARITY_API parity_status_t parity_buffer_copy(parity_buffer_t *src, uint64_t src_offset,
-                                              parity_buffer_t *dst, uint64_t dst_offset,
-                                              uint64_t size);
-PARITY_API parity_status_t parity_buffer_fill(parity_buffer_t *buf, uint64_t offset, uint64_t size,
-                                              const void *pattern, uint32_t pattern_size);
+/* Wait until every command enqueued on dev has finished. */
 PARITY_API parity_status_t parity_device_synchronize(parity_device_t *dev);
-
-/* Validate `desc` (shapes, operand counts, buffers inside their allocations), ask supports(),
- * and enqueue the op on the device's queue. */
-PARITY_API parity_status_t parity_device_run(parity_device_t *dev, const parity_op_desc_t *desc);
 
 /* Shadow verification. With PARITY_VERIFY=cpu in the environment, every op run on a device is
  * also run on the CPU plugin in float64 with the same inputs and judged by the conformance rule
@@ -162,12 +141,6 @@ PARITY_API const char *parity_device_verify_report(const parity_device_t *dev);
  * returning how many bytes that was. Both answer 0 for NULL. */
 PARITY_API uint64_t parity_device_cache_bytes(const parity_device_t *dev);
 PARITY_API uint64_t parity_device_trim_cache(parity_device_t *dev);
-
-/* Counting hook for the device allocator: called with +size on every plugin buffer_alloc and
- * -size on every buffer_free made on behalf of this context. NULL removes it. */
-typedef void (*parity_alloc_hook_fn)(void *user, int64_t delta_bytes);
-PARITY_API void parity_context_set_alloc_hook(parity_context_t *ctx, parity_alloc_hook_fn hook,
-                                              void *user);
 
 #ifdef __cplusplus
 }

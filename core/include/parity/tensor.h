@@ -82,7 +82,7 @@ PARITY_API parity_status_t parity_tensor_write(parity_tensor_t *t, const void *s
  * rank, dim and numel 0, shape, strides and device NULL, is_contiguous and shares_storage 0. */
 PARITY_API parity_dtype_t parity_tensor_dtype(const parity_tensor_t *t);
 PARITY_API uint32_t parity_tensor_rank(const parity_tensor_t *t);
-PARITY_API int64_t parity_tensor_dim(const parity_tensor_t *t, uint32_t axis);
+PARITY_API int64_t parity_tensor_dim(const parity_tensor_t *t, int32_t axis);
 PARITY_API const int64_t *parity_tensor_shape(const parity_tensor_t *t);
 PARITY_API const int64_t *parity_tensor_strides(const parity_tensor_t *t);
 PARITY_API int64_t parity_tensor_numel(const parity_tensor_t *t);
@@ -91,23 +91,26 @@ PARITY_API int parity_tensor_is_contiguous(const parity_tensor_t *t);
 /* 1 when both tensors view the same storage. */
 PARITY_API int parity_tensor_shares_storage(const parity_tensor_t *a, const parity_tensor_t *b);
 
-/* ---- views (share storage; differentiable) --------------------------------------------------- */
+/* ---- views (share storage; differentiable) ---------------------------------------------------
+ * Every function that takes an axis takes it in [-rank, rank): negative axes count from the end
+ * (-1 = last); out of range is INVALID_ARGUMENT with the valid range in the message. */
 PARITY_API parity_status_t parity_reshape(parity_tensor_t *x, uint32_t rank, const int64_t *shape,
                                           parity_tensor_t **out); /* one -1 allowed; copies when
                                                                      the view is impossible */
-PARITY_API parity_status_t parity_permute(parity_tensor_t *x, const uint32_t *axes,
+PARITY_API parity_status_t parity_permute(parity_tensor_t *x, const int32_t *axes,
                                           parity_tensor_t **out);
-PARITY_API parity_status_t parity_transpose(parity_tensor_t *x, uint32_t axis0, uint32_t axis1,
+PARITY_API parity_status_t parity_transpose(parity_tensor_t *x, int32_t axis0, int32_t axis1,
                                             parity_tensor_t **out);
 /* Elements start, start+step, ... below stop on `axis` (step >= 1; stop clamped to the size). */
-PARITY_API parity_status_t parity_slice(parity_tensor_t *x, uint32_t axis, int64_t start,
+PARITY_API parity_status_t parity_slice(parity_tensor_t *x, int32_t axis, int64_t start,
                                         int64_t stop, int64_t step, parity_tensor_t **out);
 /* Broadcast size-1 axes (and new leading axes) to `shape` with zero strides. */
 PARITY_API parity_status_t parity_expand(parity_tensor_t *x, uint32_t rank, const int64_t *shape,
                                          parity_tensor_t **out);
-PARITY_API parity_status_t parity_squeeze(parity_tensor_t *x, uint32_t axis, parity_tensor_t **out);
-PARITY_API parity_status_t parity_unsqueeze(parity_tensor_t *x, uint32_t axis, parity_tensor_t **out);
-/* A contiguous tensor with the same values (the same tensor, retained, when already so). */
+PARITY_API parity_status_t parity_squeeze(parity_tensor_t *x, int32_t axis, parity_tensor_t **out);
+/* A new size-1 axis at position `axis` of the result (-1 = a new last axis). */
+PARITY_API parity_status_t parity_unsqueeze(parity_tensor_t *x, int32_t axis, parity_tensor_t **out);
+/* A contiguous tensor with the same values (a view of x, no copy, when already so). */
 PARITY_API parity_status_t parity_contiguous(parity_tensor_t *x, parity_tensor_t **out);
 
 /* ---- ops (every op of the five kernel families) ---------------------------------------------
@@ -127,28 +130,70 @@ PARITY_API parity_status_t parity_cast(parity_tensor_t *x, parity_dtype_t dtype,
 /* sum, mean, max, min, argmax, argmin over the axes in axes_mask (bit k = axis k; 0 = all). */
 PARITY_API parity_status_t parity_reduce(parity_op_t op, parity_tensor_t *x, uint32_t axes_mask,
                                          int keepdim, parity_tensor_t **out);
+/* The same over a list of axes (negative ones count from the end; each at most once; naxes 0 =
+ * all). argmax/argmin take exactly one axis or all. */
+PARITY_API parity_status_t parity_reduce_axes(parity_op_t op, parity_tensor_t *x, uint32_t naxes,
+                                              const int32_t *axes, int keepdim, parity_tensor_t **out);
 /* Batched [.., m, k] x [.., k, n] with broadcast batch axes (both ranks >= 2). */
 PARITY_API parity_status_t parity_matmul(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out);
+/* Option structs: struct_size first (set by the _init function, or 0 for the layout in this
+ * header), and a zero field means its default, so `{0}`, designated initializers naming only
+ * what differs, and _init all work. Fields added later are appended; the library reads only
+ * within struct_size. */
 typedef struct parity_conv2d_options_t {
-  int32_t stride[2], padding[4] /* top, bottom, left, right */, dilation[2], groups;
+  uint32_t struct_size;
+  int32_t stride[2];         /* 0 = 1 */
+  int32_t padding[4];        /* top, bottom, left, right; 0 = none */
+  int32_t dilation[2];       /* 0 = 1 */
+  int32_t groups;            /* 0 = 1 */
+  int32_t output_padding[2]; /* conv_transpose2d only: rows/columns added at the bottom/right of
+                              * the output, each below its stride or its dilation; 0 = none */
 } parity_conv2d_options_t;
-/* NCHW; bias may be NULL; opts NULL = stride 1, no padding, dilation 1, groups 1. */
+PARITY_API void parity_conv2d_options_init(parity_conv2d_options_t *opts);
+/* NCHW; bias may be NULL; opts NULL = all defaults. */
 PARITY_API parity_status_t parity_conv2d(parity_tensor_t *x, parity_tensor_t *w, parity_tensor_t *bias,
                                          const parity_conv2d_options_t *opts, parity_tensor_t **out);
-/* Transposed convolution (the adjoint of conv2d): w is [C_in, C_out/groups, KH, KW]. */
+/* Transposed convolution (the adjoint of conv2d): w is [C_in, C_out/groups, KH, KW]; the output
+ * is (H - 1) * stride - pad_top - pad_bottom + dilation * (KH - 1) + 1 + output_padding rows. */
 PARITY_API parity_status_t parity_conv_transpose2d(parity_tensor_t *x, parity_tensor_t *w,
                                                    parity_tensor_t *bias,
                                                    const parity_conv2d_options_t *opts,
                                                    parity_tensor_t **out);
 typedef struct parity_pool2d_options_t {
-  int32_t kernel[2], stride[2], padding[4], dilation[2], count_include_pad;
+  uint32_t struct_size;
+  int32_t kernel[2];         /* required, >= 1 */
+  int32_t stride[2];         /* 0 = the kernel size */
+  int32_t padding[4];        /* top, bottom, left, right; 0 = none */
+  int32_t dilation[2];       /* 0 = 1 */
+  int32_t count_include_pad; /* avg_pool2d: padding counts in the divisor when non-zero */
 } parity_pool2d_options_t;
+PARITY_API void parity_pool2d_options_init(parity_pool2d_options_t *opts);
 PARITY_API parity_status_t parity_pool2d(parity_op_t op /* max_pool2d | avg_pool2d */,
                                          parity_tensor_t *x, const parity_pool2d_options_t *opts,
                                          parity_tensor_t **out);
 /* softmax | log_softmax over `axis`. */
-PARITY_API parity_status_t parity_softmax(parity_op_t op, parity_tensor_t *x, uint32_t axis,
+PARITY_API parity_status_t parity_softmax(parity_op_t op, parity_tensor_t *x, int32_t axis,
                                           parity_tensor_t **out);
+
+/* ---- scopes ------------------------------------------------------------------------------------
+ * Every tensor a call on this thread hands out between parity_scope_begin and the matching
+ * parity_scope_end (results of ops, views, creation functions) is released at scope_end, unless
+ * kept: no release ladders, no arrays of temporaries.
+ *   parity_scope_begin();
+ *   parity_linear(x, w, b, &h); parity_unary(PARITY_OP_RELU, h, &a); parity_mse_loss(a, t, &loss);
+ *   parity_backward(loss, NULL, 0);       (gradients and optimizer state are never a scope's)
+ *   parity_scope_keep(loss);              (loss outlives the scope: the enclosing one's, or yours)
+ *   parity_scope_end();                   (h, a released)
+ * scope_end drops the reference the call handed out: a tensor retained meanwhile lives on, one
+ * released meanwhile is simply gone from the scope. Scopes nest (64 per thread) and belong to
+ * the thread that opened them: release or keep a tensor made in a scope on that thread. */
+PARITY_API parity_status_t parity_scope_begin(void);
+PARITY_API parity_status_t parity_scope_end(void);
+/* Move t out of its scope into the enclosing one (from the outermost: to the caller, who
+ * releases it). FAILED_PRECONDITION when t belongs to no open scope of this thread. */
+PARITY_API parity_status_t parity_scope_keep(parity_tensor_t *t);
+/* How many scopes are open on this thread. */
+PARITY_API uint32_t parity_scope_depth(void);
 
 /* ---- autodiff ------------------------------------------------------------------------------ */
 /* Only float tensors can require grad. */

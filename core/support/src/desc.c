@@ -251,13 +251,20 @@ int32_t psup_check_extents(const parity_op_desc_t *d, psup_buffer_size_fn buffer
   return PARITY_STATUS_OK;
 }
 
-int32_t psup_check_kernel_entry(const parity_op_desc_t *d, int32_t family, int32_t direction,
-                                psup_buffer_size_fn buffer_size, char *msg, size_t n) {
-  int32_t st = psup_check_op_desc(d, 1, msg, n);
-  if (st == PARITY_STATUS_OK) st = psup_check_extents(d, buffer_size, msg, n);
-  if (st != PARITY_STATUS_OK) return st;
-  if (psup_kind_family(psup_op_info(d->op)->kind) != family || d->direction != direction) {
-    snprintf(msg, n, "%s %s sent to the %s %s entry", psup_op_name(d->op), psup_direction_name(d->direction),
+int32_t psup_check_kernel_entry(const parity_op_desc_t *d, int32_t family, int32_t direction, char *msg,
+                                size_t n) {
+  if (!d) {
+    snprintf(msg, n, "descriptor is NULL");
+    return PARITY_STATUS_INVALID_ARGUMENT;
+  }
+  const psup_op_info_t *info = psup_op_info(d->op);
+  if (!info || d->num_inputs > PARITY_MAX_INPUTS || d->num_outputs > PARITY_MAX_OUTPUTS) {
+    snprintf(msg, n, "malformed descriptor (op %d, %u inputs, %u outputs)", (int)d->op, d->num_inputs,
+             d->num_outputs);
+    return PARITY_STATUS_INVALID_ARGUMENT;
+  }
+  if (psup_kind_family(info->kind) != family || d->direction != direction) {
+    snprintf(msg, n, "%s %s sent to the %s %s entry", info->name, psup_direction_name(d->direction),
              psup_family_name(family), psup_direction_name(direction));
     return PARITY_STATUS_INVALID_ARGUMENT;
   }

@@ -21,10 +21,22 @@ _Static_assert(sizeof(psup_ops) / sizeof(psup_ops[0]) == PSUP_OP_COUNT_, "op tab
 
 uint32_t psup_op_count(void) { return PSUP_OP_COUNT_; }
 
+/* each op's position in psup_ops, so psup_op_info is a jump table, not a search (it runs
+ * several times per launch) */
+enum {
+#define PARITY_OP(id, N, s, K, f) PSUP_AT_##N,
+#include "parity_ops.def"
+#undef PARITY_OP
+};
+
 const psup_op_info_t *psup_op_info(int32_t op) {
-  for (uint32_t i = 0; i < PSUP_OP_COUNT_; i++)
-    if (psup_ops[i].op == op) return &psup_ops[i];
-  return NULL;
+  switch (op) {
+#define PARITY_OP(id, N, s, K, f) \
+  case id: return &psup_ops[PSUP_AT_##N];
+#include "parity_ops.def"
+#undef PARITY_OP
+    default: return NULL;
+  }
 }
 
 const char *psup_op_name(int32_t op) {

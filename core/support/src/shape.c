@@ -49,3 +49,9 @@ int64_t psup_range_count(int64_t start, int64_t stop, int64_t step) {
   if (stop <= start || step < 1) return 0;
   return 1 + (stop - start - 1) / step;
 }
+
+int psup_axis(int64_t axis, uint32_t rank, uint32_t *out) {
+  if (axis < -(int64_t)rank || axis >= (int64_t)rank) return -1;
+  *out = (uint32_t)(axis < 0 ? axis + (int64_t)rank : axis);
+  return 0;
+}

@@ -1,8 +1,9 @@
 /* common.cl — shared by every kernel family of the OpenCL plugin.
  *
  * The plugin prepends a generated prelude (OP_* and DT_* codes from abi/parity_ops.def and the
- * dtype list, OCL_CLASS and the CLASS_* values) and compiles the concatenated family sources once
- * per compute class:
+ * dtype list, OCL_CLASS and the CLASS_* values, K_<kernel> (1 for the one kernel wanted), the
+ * launch layout OCL_CONTIG and the variant's SPEC_* values) and builds this file and one family
+ * file per kernel, class and variant:
  *   CLASS_F  compute in float;  storage f32, f16, bf16 (f16/bf16 through ushort, RNE on store)
  *   CLASS_D  compute in double; storage f64 (only where cl_khr_fp64 is present)
  *   CLASS_I  compute in int;    storage i32 and bool
@@ -19,6 +20,25 @@
 
 #define MAX_RANK 8
 #define MAX_OPS 6
+
+/* Variants: the prelude may fix a kernel's op and dtypes at build time (SPEC_OP, SPEC_DT,
+ * SPEC_DT2); each kernel starts by assigning them over its run-time arguments, so the compiler
+ * keeps one case of each switch. Unset, the arguments stay run-time values. */
+#ifdef SPEC_OP
+#define SPEC_SET_OP(v) ((v) = SPEC_OP)
+#else
+#define SPEC_SET_OP(v) ((void)0)
+#endif
+#ifdef SPEC_DT
+#define SPEC_SET_DT(v) ((v) = SPEC_DT)
+#else
+#define SPEC_SET_DT(v) ((void)0)
+#endif
+#ifdef SPEC_DT2
+#define SPEC_SET_DT2(v) ((v) = SPEC_DT2)
+#else
+#define SPEC_SET_DT2(v) ((void)0)
+#endif
 
 /* LIT(x): a floating literal in the compute type (no double literals without cl_khr_fp64) */
 #if OCL_CLASS == CLASS_F
@@ -48,7 +68,7 @@ typedef long SCALAR;
 #endif
 
 /* ---- f16 / bf16 storage ------------------------------------------------------------------ */
-inline float f16_to_f32(ushort h) {
+static inline float f16_to_f32(ushort h) {
   uint sign = (uint)(h & 0x8000u) << 16;
   uint e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
   if (e == 0) return as_float(as_uint((float)m * 0x1p-24f) | sign); /* exact, also when flushing */
@@ -56,7 +76,7 @@ inline float f16_to_f32(ushort h) {
   return as_float(sign | ((e + 112u) << 23) | (m << 13));
 }
 
-inline ushort f32_to_f16(float f) {
+static inline ushort f32_to_f16(float f) {
   uint x = as_uint(f);
   uint sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
   if (ax >= 0x7f800000u)
@@ -75,9 +95,9 @@ inline ushort f32_to_f16(float f) {
   return (ushort)(sign | q);
 }
 
-inline float bf16_to_f32(ushort h) { return as_float((uint)h << 16); }
+static inline float bf16_to_f32(ushort h) { return as_float((uint)h << 16); }
 
-inline ushort f32_to_bf16(float f) {
+static inline ushort f32_to_bf16(float f) {
   uint x = as_uint(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return (ushort)((x >> 16) | 0x40u);
   x += 0x7fffu + ((x >> 16) & 1u);
@@ -86,20 +106,20 @@ inline ushort f32_to_bf16(float f) {
 
 /* Round to odd: truncate toward zero and set the last bit when inexact. Rounding the result to
  * 8 or 11 bits (nearest even) equals rounding the wide value directly. */
-inline float i64_to_f32_odd(long v) {
+static inline float i64_to_f32_odd(long v) {
   float f = convert_float_rtz(v);
   if (convert_long(f) != v) f = as_float(as_uint(f) | 1u);
   return f;
 }
 
 /* ---- typed element access (offsets in elements) --------------------------------------------- */
-inline float ld_float(const global uchar *p, long i, int dt) {
+static inline float ld_float(const global uchar *p, long i, int dt) {
   if (dt == DT_F16) return f16_to_f32(((const global ushort *)p)[i]);
   if (dt == DT_BF16) return bf16_to_f32(((const global ushort *)p)[i]);
   return ((const global float *)p)[i];
 }
 
-inline void st_float(global uchar *p, long i, int dt, float v) {
+static inline void st_float(global uchar *p, long i, int dt, float v) {
   if (dt == DT_F16) ((global ushort *)p)[i] = f32_to_f16(v);
   else if (dt == DT_BF16) ((global ushort *)p)[i] = f32_to_bf16(v);
   else ((global float *)p)[i] = v;
@@ -113,10 +133,10 @@ inline void st_float(global uchar *p, long i, int dt, float v) {
 #define ST(p, i, dt, v) (((global double *)(p))[i] = (v))
 #elif OCL_CLASS == CLASS_I
 /* i32, or bool (any non-zero byte is true, read as 1) */
-inline int ld_int(const global uchar *p, long i, int dt) {
+static inline int ld_int(const global uchar *p, long i, int dt) {
   return dt == DT_BOOL ? (p[i] != 0) : ((const global int *)p)[i];
 }
-inline void st_int(global uchar *p, long i, int dt, int v) {
+static inline void st_int(global uchar *p, long i, int dt, int v) {
   if (dt == DT_BOOL) p[i] = (uchar)(v != 0);
   else ((global int *)p)[i] = v;
 }
@@ -139,7 +159,7 @@ typedef struct {
 } iter_t;
 
 /* Element offsets of linear index i (row-major over it->shape) for the first `nops` operands. */
-inline void iter_offsets(const iter_t *it, long i, long *off, int nops) {
+static inline void iter_offsets(const iter_t *it, long i, long *off, int nops) {
   for (int k = 0; k < nops; k++) off[k] = it->base[k];
   long rem = i;
   for (int d = it->rank - 1; d > 0; d--) {
@@ -153,12 +173,15 @@ inline void iter_offsets(const iter_t *it, long i, long *off, int nops) {
 }
 
 /* Items [0, n) spread over the launch: `per` > 0 gives each work-item a contiguous run of `per`
- * items (CPU devices: cache friendly); per == 0 strides by the global size (GPUs: coalesced). */
+ * items (CPU devices: cache friendly); per == 0 strides by the global size (GPUs: coalesced).
+ * The layout is fixed per device, so the prelude's OCL_CONTIG (1: the host passes per > 0, 0:
+ * per == 0) lets the compiler drop the other branch. */
+#define PER_ON(per) (OCL_CONTIG)
 #define FOR_ITEMS(i, n, per)                                                                  \
   for (long i##_g = get_global_id(0),                                                         \
-            i##_end = (per) ? min((long)(n), (i##_g + 1) * (long)(per)) : (long)(n),          \
-            i = (per) ? i##_g * (long)(per) : i##_g,                                          \
-            i##_step = (per) ? 1L : (long)get_global_size(0);                                 \
+            i##_end = PER_ON(per) ? min((long)(n), (i##_g + 1) * (long)(per)) : (long)(n),    \
+            i = PER_ON(per) ? i##_g * (long)(per) : i##_g,                                    \
+            i##_step = PER_ON(per) ? 1L : (long)get_global_size(0);                           \
        i < i##_end; i += i##_step)
 
 /* A position in an iteration, advanced in runs along the innermost axis (no division per
@@ -168,7 +191,7 @@ typedef struct {
   long off[MAX_OPS];
 } cursor_t;
 
-inline void cursor_seek(const iter_t *it, long i, cursor_t *c, int nops) {
+static inline void cursor_seek(const iter_t *it, long i, cursor_t *c, int nops) {
   for (int k = 0; k < nops; k++) c->off[k] = it->base[k];
   for (int d = it->rank - 1; d >= 0; d--) {
     long s = it->shape[d], q = d ? i / s : 0, idx = d ? i - q * s : i;
@@ -179,11 +202,11 @@ inline void cursor_seek(const iter_t *it, long i, cursor_t *c, int nops) {
 }
 
 /* Length of the run starting at the cursor, at most `left`. */
-inline long cursor_run(const iter_t *it, const cursor_t *c, long left) {
+static inline long cursor_run(const iter_t *it, const cursor_t *c, long left) {
   return min(left, it->shape[it->rank - 1] - c->idx[it->rank - 1]);
 }
 
-inline void cursor_advance(const iter_t *it, cursor_t *c, long len, int nops) {
+static inline void cursor_advance(const iter_t *it, cursor_t *c, long len, int nops) {
   int d = it->rank - 1;
   c->idx[d] += len;
   for (int k = 0; k < nops; k++) c->off[k] += len * it->strides[k][d];
@@ -202,7 +225,7 @@ inline void cursor_advance(const iter_t *it, cursor_t *c, long len, int nops) {
     long s_[MAX_OPS];                                                                         \
     for (int k_ = 0; k_ < (NOPS); k_++) s_[k_] = (it).strides[k_][(it).rank - 1];             \
     long g_ = get_global_id(0);                                                               \
-    if (per) {                                                                                \
+    if (PER_ON(per)) {                                                                        \
       long i_ = g_ * (long)(per), end_ = min((long)(n), i_ + (long)(per));                    \
       cursor_t cur_;                                                                          \
       if (i_ < end_) cursor_seek(&(it), i_, &cur_, (NOPS));                                   \
@@ -257,21 +280,21 @@ typedef struct {
 } pw_t;
 
 /* Sums start from -0 (the additive identity that keeps an all -0 sum -0); no terms give +0. */
-inline void pw_init(pw_t *s) {
+static inline void pw_init(pw_t *s) {
   s->block = -LIT(0.0);
   s->count = 0;
   s->depth = 0;
 }
 
 /* push a finished block sum */
-inline void pw_push(pw_t *s, T t) {
+static inline void pw_push(pw_t *s, T t) {
   long c = s->count / PW_BLOCK + 1;
   s->count = c * PW_BLOCK;
   for (; (c & 1) == 0; c >>= 1) t = s->stack[--s->depth] + t;
   s->stack[s->depth++] = t;
 }
 
-inline void pw_add(pw_t *s, T v) {
+static inline void pw_add(pw_t *s, T v) {
   s->block += v;
   if (((s->count + 1) & (PW_BLOCK - 1)) != 0) {
     s->count++;
@@ -283,7 +306,7 @@ inline void pw_add(pw_t *s, T v) {
 }
 
 /* add a*b (through MULADD) */
-inline void pw_fma(pw_t *s, T a, T b) {
+static inline void pw_fma(pw_t *s, T a, T b) {
   s->block = MULADD(a, b, s->block);
   if (((s->count + 1) & (PW_BLOCK - 1)) != 0) {
     s->count++;
@@ -294,7 +317,7 @@ inline void pw_fma(pw_t *s, T a, T b) {
   pw_push(s, t);
 }
 
-inline T pw_result(const pw_t *s) {
+static inline T pw_result(const pw_t *s) {
   if (s->count == 0) return (T)0;
   T t = s->block;
   for (int d = s->depth - 1; d >= 0; d--) t = s->stack[d] + t;

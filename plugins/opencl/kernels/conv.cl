@@ -16,7 +16,7 @@ typedef struct {
 } cv_t;
 
 /* split i into four indices of sizes (d0 implied), d1, d2, d3 */
-inline void split4(long i, long d1, long d2, long d3, long *q) {
+static inline void split4(long i, long d1, long d2, long d3, long *q) {
   q[3] = i % d3;
   i /= d3;
   q[2] = i % d2;
@@ -26,8 +26,10 @@ inline void split4(long i, long d1, long d2, long d3, long *q) {
 }
 
 /* operands x, w, bias (or NULL), y */
-kernel void conv_fwd(const cv_t p, long n, long per, const global uchar *x, const global uchar *w,
+#if K_conv_fwd
+kernel void conv_fwd(cv_t p, long n, long per, const global uchar *x, const global uchar *w,
                      const global uchar *bias, global uchar *y) {
+  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
   long cg = p.C / p.groups, og = p.O / p.groups;
   FOR_ITEMS(i, n, per) {
     long q[4];
@@ -54,6 +56,7 @@ kernel void conv_fwd(const cv_t p, long n, long per, const global uchar *x, cons
     ST(y, p.yb + q[0] * p.ys[0] + q[1] * p.ys[1] + q[2] * p.ys[2] + q[3] * p.ys[3], p.dt, v);
   }
 }
+#endif
 
 /* conv2d forward for the contiguous layout (CPU devices): each item computes CB_O output
  * channels x CB_W output columns of one output row with vector accumulators (lanes along ow).
@@ -76,8 +79,10 @@ typedef int8 CM;
 #define CB_LANES ((CM)(0, 1, 2, 3, 4, 5, 6, 7))
 #endif
 
-kernel void conv_fwd_blk(const cv_t p, long n, long per, const global uchar *x, const global uchar *w,
+#if K_conv_fwd_blk
+kernel void conv_fwd_blk(cv_t p, long n, long per, const global uchar *x, const global uchar *w,
                          const global uchar *bias, global uchar *y) {
+  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
   long cg = p.C / p.groups, og = p.O / p.groups;
   long ob_per_group = (og + CB_O - 1) / CB_O, wb = (p.OW + CB_W - 1) / CB_W;
   FOR_ITEMS(t, n, per) {
@@ -140,10 +145,13 @@ kernel void conv_fwd_blk(const cv_t p, long n, long per, const global uchar *x, 
     }
   }
 }
+#endif
 
 /* dx[n,c,h,w] = sum over (o in c's group, kh, kw) hitting (h, w) of dy * w */
-kernel void conv_bwd_data(const cv_t p, long n, long per, const global uchar *w,
+#if K_conv_bwd_data
+kernel void conv_bwd_data(cv_t p, long n, long per, const global uchar *w,
                           const global uchar *dy, global uchar *dx) {
+  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
   long cg = p.C / p.groups, og = p.O / p.groups;
   FOR_ITEMS(i, n, per) {
     long q[4];
@@ -171,10 +179,13 @@ kernel void conv_bwd_data(const cv_t p, long n, long per, const global uchar *w,
        pw_result(&acc));
   }
 }
+#endif
 
 /* dw[o,c,kh,kw] = sum over (n, oh, ow) of dy * x */
-kernel void conv_bwd_weight(const cv_t p, long n, long per, const global uchar *x,
+#if K_conv_bwd_weight
+kernel void conv_bwd_weight(cv_t p, long n, long per, const global uchar *x,
                             const global uchar *dy, global uchar *dw) {
+  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
   long cg = p.C / p.groups, og = p.O / p.groups;
   FOR_ITEMS(i, n, per) {
     long q[4];
@@ -198,9 +209,12 @@ kernel void conv_bwd_weight(const cv_t p, long n, long per, const global uchar *
        pw_result(&acc));
   }
 }
+#endif
 
-kernel void conv_bwd_bias(const cv_t p, long n, long per, const global uchar *dy,
+#if K_conv_bwd_bias
+kernel void conv_bwd_bias(cv_t p, long n, long per, const global uchar *dy,
                           global uchar *dbias) {
+  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
   FOR_ITEMS(o, n, per) {
     pw_t acc;
     pw_init(&acc);
@@ -211,6 +225,7 @@ kernel void conv_bwd_bias(const cv_t p, long n, long per, const global uchar *dy
     ST(dbias, p.gbb + o * p.gbs, p.dt, pw_result(&acc));
   }
 }
+#endif
 
 /* One pooling window: the max (NaN wins) or the sum, and how many positions are inside. */
 typedef struct {
@@ -218,7 +233,7 @@ typedef struct {
   long inside;
 } window_t;
 
-inline window_t pool_window(const cv_t *p, const global uchar *x, long b, long c, long oh, long ow) {
+static inline window_t pool_window(const cv_t *p, const global uchar *x, long b, long c, long oh, long ow) {
   window_t r;
   r.best = -INFINITY;
   r.sum = 0;
@@ -241,7 +256,7 @@ inline window_t pool_window(const cv_t *p, const global uchar *x, long b, long c
   return r;
 }
 
-inline long pool_inside(const cv_t *p, long oh, long ow) {
+static inline long pool_inside(const cv_t *p, long oh, long ow) {
   long nh = 0, nw = 0;
   for (long kh = 0; kh < p->KH; kh++) {
     long ih = oh * p->sh - p->pt + kh * p->dh;
@@ -254,11 +269,13 @@ inline long pool_inside(const cv_t *p, long oh, long ow) {
   return nh * nw;
 }
 
-inline T pool_divisor(const cv_t *p, long inside) {
+static inline T pool_divisor(const cv_t *p, long inside) {
   return p->include_pad ? (T)(p->KH * p->KW) : (T)inside;
 }
 
-kernel void pool_fwd(const cv_t p, long n, long per, const global uchar *x, global uchar *y) {
+#if K_pool_fwd
+kernel void pool_fwd(cv_t p, long n, long per, const global uchar *x, global uchar *y) {
+  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
   FOR_ITEMS(i, n, per) {
     long q[4];
     split4(i, p.C, p.OH, p.OW, q);
@@ -267,11 +284,14 @@ kernel void pool_fwd(const cv_t p, long n, long per, const global uchar *x, glob
     ST(y, p.yb + q[0] * p.ys[0] + q[1] * p.ys[1] + q[2] * p.ys[2] + q[3] * p.ys[3], p.dt, v);
   }
 }
+#endif
 
 /* dx[n,c,h,w] = sum over the windows holding (h, w): avg dy / divisor; max dy / ties when x
  * ties the window's stored y (two NaNs tie). */
-kernel void pool_bwd(const cv_t p, long n, long per, const global uchar *x, const global uchar *y,
+#if K_pool_bwd
+kernel void pool_bwd(cv_t p, long n, long per, const global uchar *x, const global uchar *y,
                      const global uchar *dy, global uchar *dx) {
+  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
   FOR_ITEMS(i, n, per) {
     long q[4];
     split4(i, p.C, p.H, p.W, q);
@@ -314,4 +334,5 @@ kernel void pool_bwd(const cv_t p, long n, long per, const global uchar *x, cons
        pw_result(&acc));
   }
 }
+#endif
 #endif

@@ -10,7 +10,7 @@
 #define RSQRT2PI LIT(0.39894228040143267794) /* 1/sqrt(2 pi) */
 
 /* slope * v rounded once from the exact product with the f64 slope */
-inline T times_alpha(SCALAR alpha, T v) {
+static inline T times_alpha(SCALAR alpha, T v) {
 #if OCL_CLASS == CLASS_D
   return alpha * v;
 #elif HAS_FP64
@@ -23,7 +23,7 @@ inline T times_alpha(SCALAR alpha, T v) {
 #endif
 }
 
-inline T sigmoid_of(T x) {
+static inline T sigmoid_of(T x) {
   if (x >= 0) return ONE / (ONE + exp(-x));
   T e = exp(x);
   return e / (ONE + e);
@@ -32,7 +32,7 @@ inline T sigmoid_of(T x) {
 #if OCL_CLASS == CLASS_D
 /* erfc(-x / sqrt 2) = 2 Phi(x), without the cancellation of 1 + erf; the rounding of the
  * argument recovered with fma and corrected to first order (as the CPU plugin's f64 path) */
-inline T erfc_neg_scaled(T x) {
+static inline T erfc_neg_scaled(T x) {
   const double c_hi = 0.70710678118654757, c_lo = -4.8336466567264567e-17; /* c_hi + c_lo = 1/sqrt 2 */
   double a = -x * c_hi;
   double d = fma(-x, c_hi, -a) - x * c_lo;
@@ -41,7 +41,7 @@ inline T erfc_neg_scaled(T x) {
   return e;
 }
 /* exp(-x^2/2): x^2/2 = h + d exactly (fma), d corrected to first order */
-inline T exp_neg_half_sq(T x) {
+static inline T exp_neg_half_sq(T x) {
   double xx = x * x, h = 0.5 * xx, d = 0.5 * fma(x, x, -xx);
   double e = exp(-h);
   if (h < 746.0) e -= e * d;
@@ -50,7 +50,7 @@ inline T exp_neg_half_sq(T x) {
 #else
 /* erfc magnifies the relative error of its argument by about 2a^2 in the tail: the rounding of
  * a = -x/sqrt 2 is recovered with fma and corrected to first order, as the CPU plugin does. */
-inline T erfc_neg_scaled(T x) {
+static inline T erfc_neg_scaled(T x) {
   const float c_hi = 0.70710677f, c_lo = 1.21016175e-08f; /* c_hi + c_lo = 1/sqrt 2 */
   float af = -x * c_hi;
   float d = fma(-x, c_hi, -af) - x * c_lo; /* a - af */
@@ -60,7 +60,7 @@ inline T erfc_neg_scaled(T x) {
 }
 
 /* exp(-x^2/2): x^2/2 = hf + d exactly (fma), the rounding d corrected to first order */
-inline T exp_neg_half_sq(T x) {
+static inline T exp_neg_half_sq(T x) {
   float xx = x * x;
   float hf = 0.5f * xx, d = 0.5f * fma(x, x, -xx);
   float e = exp(-hf);
@@ -69,7 +69,7 @@ inline T exp_neg_half_sq(T x) {
 }
 #endif
 
-inline T unary_fwd(int op, T x, SCALAR alpha) {
+static inline T unary_fwd(int op, T x, SCALAR alpha) {
   switch (op) {
     case OP_NEG: return -x;
     case OP_ABS: return fabs(x);
@@ -95,7 +95,7 @@ inline T unary_fwd(int op, T x, SCALAR alpha) {
 
 /* dx from the stored x, y and dy (the CPU plugin's elementwise_math.h formulas). A NaN x gives
  * a NaN dx for abs, relu and leaky_relu; kinks take 0 (relu, abs) or the left slope. */
-inline T unary_bwd(int op, T x, T y, T dy, SCALAR alpha) {
+static inline T unary_bwd(int op, T x, T y, T dy, SCALAR alpha) {
   switch (op) {
     case OP_NEG: return -dy;
     case OP_ABS: return x > 0 ? dy : x < 0 ? -dy : isnan(x) ? x : (T)0;
@@ -117,7 +117,7 @@ inline T unary_bwd(int op, T x, T y, T dy, SCALAR alpha) {
   }
 }
 
-inline T binary_fwd(int op, T a, T b) {
+static inline T binary_fwd(int op, T a, T b) {
   switch (op) {
     case OP_ADD: return a + b;
     case OP_SUB: return a - b;
@@ -135,7 +135,7 @@ inline T binary_fwd(int op, T a, T b) {
 
 /* Gradient maximum/minimum sends to a (from_a) or b: all of dc to the winner, dc/2 each on a
  * tie (-0 == +0) or when both are NaN, a NaN operand takes all. Losers get exactly 0. */
-inline T extreme_grad(int op, T a, T b, T dc, int from_a) {
+static inline T extreme_grad(int op, T a, T b, T dc, int from_a) {
   int an = isnan(a), bn = isnan(b);
   if (an || bn) return (from_a ? an : bn) ? (an && bn ? dc * HALF : dc) : (T)0;
   if (a == b) return dc * HALF;
@@ -145,7 +145,7 @@ inline T extreme_grad(int op, T a, T b, T dc, int from_a) {
 
 #else /* integer classes: wrap through the unsigned type */
 
-inline T unary_fwd(int op, T x, SCALAR alpha) {
+static inline T unary_fwd(int op, T x, SCALAR alpha) {
   switch (op) {
     case OP_NEG: return (T)((U)0 - (U)x);
     case OP_ABS: return x < 0 ? (T)((U)0 - (U)x) : x;
@@ -156,7 +156,7 @@ inline T unary_fwd(int op, T x, SCALAR alpha) {
   }
 }
 
-inline T binary_fwd(int op, T a, T b) {
+static inline T binary_fwd(int op, T a, T b) {
   switch (op) {
     case OP_ADD: return (T)((U)a + (U)b);
     case OP_SUB: return (T)((U)a - (U)b);
@@ -168,7 +168,7 @@ inline T binary_fwd(int op, T a, T b) {
 }
 #endif
 
-inline int compare_of(int op, T a, T b) {
+static inline int compare_of(int op, T a, T b) {
   switch (op) {
     case OP_EQ: return a == b;
     case OP_NE: return a != b;
@@ -201,7 +201,7 @@ inline int compare_of(int op, T a, T b) {
     default: break;              \
   }
 
-inline void unary_run(int op, int dt, SCALAR alpha, const global uchar *x, global uchar *y, const long *o,
+static inline void unary_run(int op, int dt, SCALAR alpha, const global uchar *x, global uchar *y, const long *o,
                       const long *s, long len) {
   if (dt == FAST_DT) {
     const global T *px = (const global T *)x + o[0];
@@ -225,7 +225,7 @@ inline void unary_run(int op, int dt, SCALAR alpha, const global uchar *x, globa
 #undef L_
 }
 
-inline void binary_run(int op, int dt, const global uchar *a, const global uchar *b, global uchar *c,
+static inline void binary_run(int op, int dt, const global uchar *a, const global uchar *b, global uchar *c,
                        const long *o, const long *s, long len) {
   if (dt == FAST_DT) {
     const global T *pa = (const global T *)a + o[0], *pb = (const global T *)b + o[1];
@@ -250,7 +250,7 @@ inline void binary_run(int op, int dt, const global uchar *a, const global uchar
 #undef L_
 }
 
-inline void compare_run(int op, int dt, const global uchar *a, const global uchar *b, global uchar *c,
+static inline void compare_run(int op, int dt, const global uchar *a, const global uchar *b, global uchar *c,
                         const long *o, const long *s, long len) {
 #define L_(OP)                                                                                  \
   case OP:                                                                                      \
@@ -261,30 +261,39 @@ inline void compare_run(int op, int dt, const global uchar *a, const global ucha
 #undef L_
 }
 
+#if K_ew_unary
 kernel void ew_unary(const iter_t it, long n, long per, int op, int dt, SCALAR alpha,
                      const global uchar *x, global uchar *y) {
+  SPEC_SET_OP(op); SPEC_SET_DT(dt);
 #define RUN_(o, s, len) unary_run(op, dt, alpha, x, y, o, s, len)
   FOR_RUNS(it, n, per, 2, RUN_)
 #undef RUN_
 }
+#endif
 
+#if K_ew_binary
 kernel void ew_binary(const iter_t it, long n, long per, int op, int dt, const global uchar *a,
                       const global uchar *b, global uchar *c) {
+  SPEC_SET_OP(op); SPEC_SET_DT(dt);
 #define RUN_(o, s, len) binary_run(op, dt, a, b, c, o, s, len)
   FOR_RUNS(it, n, per, 3, RUN_)
 #undef RUN_
 }
+#endif
 
+#if K_ew_compare
 kernel void ew_compare(const iter_t it, long n, long per, int op, int dt, const global uchar *a,
                        const global uchar *b, global uchar *c) {
+  SPEC_SET_OP(op); SPEC_SET_DT(dt);
 #define RUN_(o, s, len) compare_run(op, dt, a, b, c, o, s, len)
   FOR_RUNS(it, n, per, 3, RUN_)
 #undef RUN_
 }
+#endif
 
 #if IS_FLOAT
 /* operands: x, y, dy, dx */
-inline void unary_bwd_run(int op, int dt, SCALAR alpha, const global uchar *x, const global uchar *y,
+static inline void unary_bwd_run(int op, int dt, SCALAR alpha, const global uchar *x, const global uchar *y,
                           const global uchar *dy, global uchar *dx, const long *o, const long *s, long len) {
 #define L_(OP)                                                                                   \
   case OP:                                                                                       \
@@ -296,16 +305,19 @@ inline void unary_bwd_run(int op, int dt, SCALAR alpha, const global uchar *x, c
 #undef L_
 }
 
+#if K_ew_unary_bwd
 kernel void ew_unary_bwd(const iter_t it, long n, long per, int op, int dt, SCALAR alpha,
                          const global uchar *x, const global uchar *y, const global uchar *dy,
                          global uchar *dx) {
+  SPEC_SET_OP(op); SPEC_SET_DT(dt);
 #define RUN_(o, s, len) unary_bwd_run(op, dt, alpha, x, y, dy, dx, o, s, len)
   FOR_RUNS(it, n, per, 4, RUN_)
 #undef RUN_
 }
+#endif
 
 /* gradients of a and b for one element (div and pow use the stored c) */
-inline void binary_grads(int op, T av, T bv, T cv, T g, T *ga, T *gb) {
+static inline void binary_grads(int op, T av, T bv, T cv, T g, T *ga, T *gb) {
   switch (op) {
     case OP_ADD: *ga = g; *gb = g; break;
     case OP_SUB: *ga = g; *gb = -g; break;
@@ -321,7 +333,7 @@ inline void binary_grads(int op, T av, T bv, T cv, T g, T *ga, T *gb) {
   }
 }
 
-inline void binary_bwd_run(int op, int dt, const global uchar *a, const global uchar *b, const global uchar *c,
+static inline void binary_bwd_run(int op, int dt, const global uchar *a, const global uchar *b, const global uchar *c,
                            const global uchar *dc, global uchar *da, global uchar *db, const long *o,
                            const long *s, long len) {
 #define L_(OP)                                                                                     \
@@ -339,18 +351,21 @@ inline void binary_bwd_run(int op, int dt, const global uchar *a, const global u
 }
 
 /* operands: a, b, c, dc, da, db; da or db may be NULL */
+#if K_ew_binary_bwd
 kernel void ew_binary_bwd(const iter_t it, long n, long per, int op, int dt, const global uchar *a,
                           const global uchar *b, const global uchar *c, const global uchar *dc,
                           global uchar *da, global uchar *db) {
+  SPEC_SET_OP(op); SPEC_SET_DT(dt);
 #define RUN_(o, s, len) binary_bwd_run(op, dt, a, b, c, dc, da, db, o, s, len)
   FOR_RUNS(it, n, per, 6, RUN_)
 #undef RUN_
 }
 #endif
+#endif
 
 #if OCL_CLASS == CLASS_F
 /* Raw element copy of `esize` bytes; a 1-byte element is a bool, stored canonically as 0/1. */
-inline void copy_elem(global uchar *dst, long di, const global uchar *src, long si, int esize) {
+static inline void copy_elem(global uchar *dst, long di, const global uchar *src, long si, int esize) {
   switch (esize) {
     case 1: dst[di] = (uchar)(src[si] != 0); break;
     case 2: ((global ushort *)dst)[di] = ((const global ushort *)src)[si]; break;
@@ -359,7 +374,7 @@ inline void copy_elem(global uchar *dst, long di, const global uchar *src, long 
   }
 }
 
-inline void zero_elem(global uchar *dst, long di, int esize) {
+static inline void zero_elem(global uchar *dst, long di, int esize) {
   switch (esize) {
     case 1: dst[di] = 0; break;
     case 2: ((global ushort *)dst)[di] = 0; break;
@@ -369,6 +384,7 @@ inline void zero_elem(global uchar *dst, long di, int esize) {
 }
 
 /* where: operands cond, a, b, c. Dtype-free: a selected element is copied bit for bit (bool: 0/1). */
+#if K_ew_select
 kernel void ew_select(const iter_t it, long n, long per, int esize, const global uchar *cond,
                       const global uchar *a, const global uchar *b, global uchar *c) {
 #define RUN_(o, s, len)                                                            \
@@ -379,10 +395,11 @@ kernel void ew_select(const iter_t it, long n, long per, int esize, const global
   FOR_RUNS(it, n, per, 4, RUN_)
 #undef RUN_
 }
+#endif
 
 /* where backward: operands cond, dc, da, db. The gradient is copied, the other side gets +0
  * (all-zero bits in every floating dtype). */
-inline void select_bwd_one(int t, int esize, const global uchar *dc, long odc, global uchar *da, long oda,
+static inline void select_bwd_one(int t, int esize, const global uchar *dc, long odc, global uchar *da, long oda,
                            global uchar *db, long odb) {
   if (da) {
     if (t) copy_elem(da, oda, dc, odc, esize);
@@ -394,6 +411,7 @@ inline void select_bwd_one(int t, int esize, const global uchar *dc, long odc, g
   }
 }
 
+#if K_ew_select_bwd
 kernel void ew_select_bwd(const iter_t it, long n, long per, int esize, const global uchar *cond,
                           const global uchar *dc, global uchar *da, global uchar *db) {
 #define RUN_(o, s, len)                                                                             \
@@ -403,17 +421,18 @@ kernel void ew_select_bwd(const iter_t it, long n, long per, int esize, const gl
   FOR_RUNS(it, n, per, 4, RUN_)
 #undef RUN_
 }
+#endif
 
 /* Casts between every dtype but f64: integers and bool travel as long, f32/f16/bf16 as float. */
-inline int is_float_dt(int dt) { return dt == DT_F32 || dt == DT_F16 || dt == DT_BF16; }
+static inline int is_float_dt(int dt) { return dt == DT_F32 || dt == DT_F16 || dt == DT_BF16; }
 
-inline long ld_long_any(const global uchar *p, long i, int dt) {
+static inline long ld_long_any(const global uchar *p, long i, int dt) {
   if (dt == DT_BOOL) return p[i] != 0;
   if (dt == DT_I32) return ((const global int *)p)[i];
   return ((const global long *)p)[i];
 }
 
-inline void st_long_any(global uchar *p, long i, int dt, long v) {
+static inline void st_long_any(global uchar *p, long i, int dt, long v) {
   if (dt == DT_BOOL) p[i] = (uchar)(v != 0);
   else if (dt == DT_I32) ((global int *)p)[i] = as_int((uint)(ulong)v); /* wraps */
   else if (dt == DT_I64) ((global long *)p)[i] = v;
@@ -421,7 +440,7 @@ inline void st_long_any(global uchar *p, long i, int dt, long v) {
   else st_float(p, i, dt, i64_to_f32_odd(v));
 }
 
-inline void st_from_float(global uchar *p, long i, int dt, float v) {
+static inline void st_from_float(global uchar *p, long i, int dt, float v) {
   if (is_float_dt(dt)) st_float(p, i, dt, v);
   else if (dt == DT_BOOL) p[i] = (uchar)(v != 0.0f); /* NaN -> true */
   else if (dt == DT_I32) ((global int *)p)[i] = isnan(v) ? 0 : convert_int_sat_rtz(v);
@@ -429,22 +448,25 @@ inline void st_from_float(global uchar *p, long i, int dt, float v) {
 }
 
 /* operands x, y */
-inline void cast_one(int sdt, int ddt, const global uchar *x, long ox, global uchar *y, long oy) {
+static inline void cast_one(int sdt, int ddt, const global uchar *x, long ox, global uchar *y, long oy) {
   if (is_float_dt(sdt)) st_from_float(y, oy, ddt, ld_float(x, ox, sdt));
   else st_long_any(y, oy, ddt, ld_long_any(x, ox, sdt));
 }
 
+#if K_ew_cast
 kernel void ew_cast(const iter_t it, long n, long per, int sdt, int ddt, const global uchar *x,
                     global uchar *y) {
+  SPEC_SET_DT(sdt); SPEC_SET_DT2(ddt);
 #define RUN_(o, s, len) for (long j = 0; j < len; j++) cast_one(sdt, ddt, x, o[0] + j * s[0], y, o[1] + j * s[1]);
   FOR_RUNS(it, n, per, 2, RUN_)
 #undef RUN_
 }
 #endif
+#endif
 
 #if OCL_CLASS == CLASS_D
 /* Casts with f64 on one side or both. f64 -> f16/bf16 rounds once, through round-to-odd f32. */
-inline double ld_double_any(const global uchar *p, long i, int dt) {
+static inline double ld_double_any(const global uchar *p, long i, int dt) {
   switch (dt) {
     case DT_F64: return ((const global double *)p)[i];
     case DT_F32: case DT_F16: case DT_BF16: return (double)ld_float(p, i, dt);
@@ -454,13 +476,13 @@ inline double ld_double_any(const global uchar *p, long i, int dt) {
   }
 }
 
-inline float f64_to_f32_odd(double d) {
+static inline float f64_to_f32_odd(double d) {
   float f = convert_float_rtz(d);
   if (!isnan(d) && (double)f != d) f = as_float(as_uint(f) | 1u);
   return f;
 }
 
-inline void cast_one(int sdt, int ddt, const global uchar *x, long ox, global uchar *y, long oy) {
+static inline void cast_one(int sdt, int ddt, const global uchar *x, long ox, global uchar *y, long oy) {
   double v = ld_double_any(x, ox, sdt);
   switch (ddt) {
     case DT_F64: ((global double *)y)[oy] = v; break;
@@ -472,10 +494,13 @@ inline void cast_one(int sdt, int ddt, const global uchar *x, long ox, global uc
   }
 }
 
+#if K_ew_cast
 kernel void ew_cast(const iter_t it, long n, long per, int sdt, int ddt, const global uchar *x,
                     global uchar *y) {
+  SPEC_SET_DT(sdt); SPEC_SET_DT2(ddt);
 #define RUN_(o, s, len) for (long j = 0; j < len; j++) cast_one(sdt, ddt, x, o[0] + j * s[0], y, o[1] + j * s[1]);
   FOR_RUNS(it, n, per, 2, RUN_)
 #undef RUN_
 }
+#endif
 #endif

@@ -16,8 +16,10 @@ typedef struct {
   int brank, dt, pad[2];
 } mm_t;
 
+#if K_mm_fwd
 kernel __attribute__((reqd_work_group_size(MM_TILE, MM_TILE, 1)))
-void mm_fwd(const mm_t p, const global uchar *a, const global uchar *b, global uchar *c) {
+void mm_fwd(mm_t p, const global uchar *a, const global uchar *b, global uchar *c) {
+  SPEC_SET_DT(p.dt);
   local T ta[MM_TILE][MM_TILE + 1];
   local T tb[MM_TILE][MM_TILE + 1];
   int lx = get_local_id(0), ly = get_local_id(1);
@@ -49,6 +51,7 @@ void mm_fwd(const mm_t p, const global uchar *a, const global uchar *b, global u
   }
 }
 #endif
+#endif
 
 #if IS_FLOAT
 /* Register-blocked matmul for the contiguous layout (CPU devices: no local memory, no barriers).
@@ -69,7 +72,9 @@ typedef float8 TV;
 #endif
 #define MB_BLOCK 64
 
-kernel void mm_blk(const mm_t p, long n, long per, const global uchar *a, const global uchar *b, global uchar *c) {
+#if K_mm_blk
+kernel void mm_blk(mm_t p, long n, long per, const global uchar *a, const global uchar *b, global uchar *c) {
+  SPEC_SET_DT(p.dt);
   long tiles_n = (p.N + MB_N - 1) / MB_N, tiles_m = (p.M + MB_M - 1) / MB_M, per_batch = tiles_m * tiles_n;
   FOR_ITEMS(t, n, per) {
     long bt = t / per_batch, r = t - bt * per_batch;
@@ -122,4 +127,5 @@ kernel void mm_blk(const mm_t p, long n, long per, const global uchar *a, const 
     }
   }
 }
+#endif
 #endif

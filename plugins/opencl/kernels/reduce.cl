@@ -21,7 +21,7 @@ typedef struct {
   int odt;                   /* output dtype (bool sums may count into i64) */
 } red_t;
 
-inline void red_outer(const red_t *r, long m, long *off) {
+static inline void red_outer(const red_t *r, long m, long *off) {
   off[0] = r->base[0];
   off[1] = r->base[1];
   off[2] = r->base[2];
@@ -32,7 +32,7 @@ inline void red_outer(const red_t *r, long m, long *off) {
   }
 }
 
-inline long red_inner(const red_t *r, long k) {
+static inline long red_inner(const red_t *r, long k) {
   long off = 0;
   for (int d = r->krank - 1; d >= 0; d--) {
     long s = r->kshape[d], idx = k % s;
@@ -42,7 +42,7 @@ inline long red_inner(const red_t *r, long k) {
   return off;
 }
 
-inline int is_nan_t(T v) {
+static inline int is_nan_t(T v) {
 #if IS_FLOAT
   return isnan(v);
 #else
@@ -52,7 +52,7 @@ inline int is_nan_t(T v) {
 
 /* 1 when v replaces the current extreme `best`: NaN is the extreme and the first one wins;
  * -0 < +0; among equal values the first stays. */
-inline int beats(int want_max, T v, T best) {
+static inline int beats(int want_max, T v, T best) {
   if (is_nan_t(best)) return 0;
   if (is_nan_t(v)) return 1;
 #if IS_FLOAT
@@ -76,7 +76,7 @@ typedef struct {
   int any;   /* saw at least one term */
 } red_acc_t;
 
-inline void acc_init(red_acc_t *a) {
+static inline void acc_init(red_acc_t *a) {
 #if IS_FLOAT
   pw_init(&a->sum);
 #else
@@ -87,7 +87,7 @@ inline void acc_init(red_acc_t *a) {
   a->any = 0;
 }
 
-inline void acc_add(red_acc_t *a, int op, T v, long k, T ref) {
+static inline void acc_add(red_acc_t *a, int op, T v, long k, T ref) {
   switch (op) {
     case OP_SUM: case OP_MEAN:
 #if IS_FLOAT
@@ -113,13 +113,13 @@ inline void acc_add(red_acc_t *a, int op, T v, long k, T ref) {
 
 #if IS_FLOAT
 typedef T SUM_T;
-inline SUM_T acc_sum(const red_acc_t *a) { return pw_result(&a->sum); }
+static inline SUM_T acc_sum(const red_acc_t *a) { return pw_result(&a->sum); }
 #else
-inline SUM_T acc_sum(const red_acc_t *a) { return a->sum; }
+static inline SUM_T acc_sum(const red_acc_t *a) { return a->sum; }
 #endif
 
 /* store the finished reduction of one output */
-inline void red_store(const red_t *r, global uchar *y, long off, SUM_T sum, T best, long idx) {
+static inline void red_store(const red_t *r, global uchar *y, long off, SUM_T sum, T best, long idx) {
   switch (r->op) {
 #if IS_FLOAT
     case OP_SUM: ST(y, off, r->dt, sum); break;
@@ -159,25 +159,25 @@ typedef struct {
   pw_t casc;
 } leafsum_t;
 
-inline void leaf_clear(leafsum_t *l) {
+static inline void leaf_clear(leafsum_t *l) {
   for (int i = 0; i < 4; i++) l->v[i] = (T4)(-LIT(0.0));
   l->cnt = 0;
 }
 
-inline void leaf_init(leafsum_t *l) {
+static inline void leaf_init(leafsum_t *l) {
   leaf_clear(l);
   pw_init(&l->casc);
 }
 
 /* lanes j += j + 8, then j + 4, j + 2, j + 1 */
-inline void leaf_flush(leafsum_t *l) {
+static inline void leaf_flush(leafsum_t *l) {
   T4 a = (l->v[0] + l->v[2]) + (l->v[1] + l->v[3]);
   T2 b = a.lo + a.hi;
   pw_push(&l->casc, b.lo + b.hi);
   leaf_clear(l);
 }
 
-inline void leaf_add1(leafsum_t *l, T x) {
+static inline void leaf_add1(leafsum_t *l, T x) {
   int lane = (int)(l->cnt & 15), q = lane >> 2;
   l->v[q] = select(l->v[q], l->v[q] + x, (M4)(lane & 3) == (M4)(0, 1, 2, 3));
   if (++l->cnt == LEAF) leaf_flush(l);
@@ -186,7 +186,7 @@ inline void leaf_add1(leafsum_t *l, T x) {
 #define LD4(x, o, s, dt) ((T4)(LD(x, (o), dt), LD(x, (o) + (s), dt), LD(x, (o) + 2 * (s), dt), LD(x, (o) + 3 * (s), dt)))
 
 /* len terms at x[xo], x[xo + s], ... */
-inline void leaf_add_run(leafsum_t *l, const global uchar *x, long xo, long s, long len, int dt) {
+static inline void leaf_add_run(leafsum_t *l, const global uchar *x, long xo, long s, long len, int dt) {
   while (len > 0) {
     if ((l->cnt & 15) == 0 && len >= 16) {
       long m = min(len & ~15L, LEAF - l->cnt);
@@ -221,7 +221,7 @@ inline void leaf_add_run(leafsum_t *l, const global uchar *x, long xo, long s, l
   }
 }
 
-inline T leaf_result(leafsum_t *l) {
+static inline T leaf_result(leafsum_t *l) {
   if (l->cnt) leaf_flush(l);
   return pw_result(&l->casc);
 }
@@ -229,7 +229,7 @@ inline T leaf_result(leafsum_t *l) {
 
 /* max/min (and arg*) over len terms at x[xo], x[xo + s], ... with flat indices from k. Call
  * with a constant want_max so the comparisons fold; stops at the first NaN (the extreme). */
-inline void extreme_run(int want_max, red_acc_t *a, const global uchar *x, long xo, long s, long len,
+static inline void extreme_run(int want_max, red_acc_t *a, const global uchar *x, long xo, long s, long len,
                         long k, int dt) {
   if (len <= 0) return;
   if (!a->any) {
@@ -292,8 +292,10 @@ inline void extreme_run(int want_max, red_acc_t *a, const global uchar *x, long 
 
 /* part: scratch with one partial per (output, part): values of T at val_off bytes, longs (index,
  * tie count, integer sum, or -1 for an empty partial) at idx_off bytes; unused with one partial */
-kernel void red_pass(const red_t r, long n, long per, const global uchar *x, global uchar *y,
+#if K_red_pass
+kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uchar *y,
                      const global uchar *ref, global uchar *part, long val_off, long idx_off) {
+  SPEC_SET_OP(r.op); SPEC_SET_DT(r.dt); SPEC_SET_DT2(r.odt);
   global T *pv = (global T *)(part + val_off);
   global long *pi = (global long *)(part + idx_off);
   int is_sum = r.op == OP_SUM || r.op == OP_MEAN;
@@ -351,9 +353,12 @@ kernel void red_pass(const red_t r, long n, long per, const global uchar *x, glo
     }
   }
 }
+#endif
 
-kernel void red_final(const red_t r, long n, long per, const global uchar *part, long val_off,
+#if K_red_final
+kernel void red_final(red_t r, long n, long per, const global uchar *part, long val_off,
                       long idx_off, global uchar *y) {
+  SPEC_SET_OP(r.op); SPEC_SET_DT(r.dt); SPEC_SET_DT2(r.odt);
   const global T *pv = (const global T *)(part + val_off);
   const global long *pi = (const global long *)(part + idx_off);
   FOR_ITEMS(m, n, per) {
@@ -408,11 +413,14 @@ kernel void red_final(const red_t r, long n, long per, const global uchar *part,
     red_store(&r, y, off[1], sum, best, idx);
   }
 }
+#endif
 
 #if IS_FLOAT
 /* sum/mean backward: operands dy (zero strides on reduced axes), dx */
+#if K_red_bwd_sum
 kernel void red_bwd_sum(const iter_t it, long n, long per, int dt, long divisor,
                         const global uchar *dy, global uchar *dx) {
+  SPEC_SET_DT(dt);
 #define RUN_(o, s, len)                                                              \
   for (long j = 0; j < len; j++) {                                                   \
     T g = LD(dy, o[0] + j * s[0], dt);                                               \
@@ -421,9 +429,10 @@ kernel void red_bwd_sum(const iter_t it, long n, long per, int dt, long divisor,
   FOR_RUNS(it, n, per, 2, RUN_)
 #undef RUN_
 }
+#endif
 
 /* max/min backward: operands x, y, dy, count (i64), dx; ties share the gradient evenly */
-inline void extreme_share_one(int dt, const global uchar *x, long ox, const global uchar *y, long oy,
+static inline void extreme_share_one(int dt, const global uchar *x, long ox, const global uchar *y, long oy,
                               const global uchar *dy, long ody, const global long *count, long oc,
                               global uchar *dx, long odx) {
   T xv = LD(x, ox, dt), yv = LD(y, oy, dt);
@@ -431,9 +440,11 @@ inline void extreme_share_one(int dt, const global uchar *x, long ox, const glob
   ST(dx, odx, dt, tie ? LD(dy, ody, dt) / (T)count[oc] : (T)0);
 }
 
+#if K_red_bwd_extreme
 kernel void red_bwd_extreme(const iter_t it, long n, long per, int dt, const global uchar *x,
                             const global uchar *y, const global uchar *dy,
                             const global long *count, global uchar *dx) {
+  SPEC_SET_DT(dt);
 #define RUN_(o, s, len)                                                                               \
   for (long j = 0; j < len; j++)                                                                      \
     extreme_share_one(dt, x, o[0] + j * s[0], y, o[1] + j * s[1], dy, o[2] + j * s[2], count,         \
@@ -441,4 +452,5 @@ kernel void red_bwd_extreme(const iter_t it, long n, long per, int dt, const glo
   FOR_RUNS(it, n, per, 5, RUN_)
 #undef RUN_
 }
+#endif
 #endif

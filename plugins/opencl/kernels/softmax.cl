@@ -15,7 +15,7 @@ typedef struct {
   int orank, op, dt, pad;
 } smx_t;
 
-inline void smx_rows(const smx_t *s, long m, long *off) {
+static inline void smx_rows(const smx_t *s, long m, long *off) {
   for (int k = 0; k < 3; k++) off[k] = s->base[k];
   for (int d = s->orank - 1; d >= 0; d--) {
     long n = s->oshape[d], idx = m % n;
@@ -24,7 +24,9 @@ inline void smx_rows(const smx_t *s, long m, long *off) {
   }
 }
 
-kernel void smx_fwd(const smx_t s, long n, long per, const global uchar *x, global uchar *y) {
+#if K_smx_fwd
+kernel void smx_fwd(smx_t s, long n, long per, const global uchar *x, global uchar *y) {
+  SPEC_SET_OP(s.op); SPEC_SET_DT(s.dt);
   int is_log = s.op == OP_LOG_SOFTMAX;
   FOR_ITEMS(m, n, per) {
     long off[3];
@@ -57,10 +59,13 @@ kernel void smx_fwd(const smx_t s, long n, long per, const global uchar *x, glob
     }
   }
 }
+#endif
 
 /* operands y, dy, dx */
-kernel void smx_bwd(const smx_t s, long n, long per, const global uchar *y, const global uchar *dy,
+#if K_smx_bwd
+kernel void smx_bwd(smx_t s, long n, long per, const global uchar *y, const global uchar *dy,
                     global uchar *dx) {
+  SPEC_SET_OP(s.op); SPEC_SET_DT(s.dt);
   int is_log = s.op == OP_LOG_SOFTMAX;
   FOR_ITEMS(m, n, per) {
     long off[3];
@@ -79,4 +84,5 @@ kernel void smx_bwd(const smx_t s, long n, long per, const global uchar *y, cons
     }
   }
 }
+#endif
 #endif

@@ -77,9 +77,10 @@ const char *psup_tensor_str(const parity_tensor_desc_t *t, char *buf, size_t siz
 typedef uint64_t (*psup_buffer_size_fn)(const parity_plugin_buffer_t *buf);
 int32_t psup_check_extents(const parity_op_desc_t *d, psup_buffer_size_fn buffer_size, char *msg,
                            size_t msg_size);
-/* Everything a kernel entry checks before the family's own supports(): the descriptor
- * (psup_check_op_desc with buffers), every operand inside its buffer, and that the op belongs to
- * this entry's family and direction. */
-int32_t psup_check_kernel_entry(const parity_op_desc_t *d, int32_t family, int32_t direction,
-                                psup_buffer_size_fn buffer_size, char *msg, size_t msg_size);
+/* What a kernel entry checks: only what is cheap. The host validated the whole descriptor
+ * (psup_check_op_desc; operands inside live buffers) and asked supports() before calling the
+ * entry (parity_plugin.h), so an entry checks that the descriptor is there, well-formed in its
+ * counts, and that its op belongs to this entry's family and direction. */
+int32_t psup_check_kernel_entry(const parity_op_desc_t *d, int32_t family, int32_t direction, char *msg,
+                                size_t msg_size);
 #endif

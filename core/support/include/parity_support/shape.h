@@ -32,5 +32,9 @@ void psup_contiguous_strides(uint32_t rank, const int64_t *shape, int64_t *strid
 /* Number of elements of range(start, stop, step) for 0 <= start <= stop and step >= 1, without
  * overflow for any step. */
 int64_t psup_range_count(int64_t start, int64_t stop, int64_t step);
+/* The one axis rule: an axis of a rank-`rank` tensor is in [-rank, rank), negative ones counting
+ * from the end (-1 = last). 0 with *out set, or -1 when out of range. For an axis that names a
+ * position to insert at (unsqueeze), pass rank + 1. */
+int psup_axis(int64_t axis, uint32_t rank, uint32_t *out);
 
 #endif

@@ -1,0 +1,52 @@
+/* scaling.c — the scaling section: parity's sum and add of f32 arrays of 2^lo ... 2^hi elements
+ * (GB/s: 4n bytes for sum, 12n for add) beside a vectorised C read loop (for sum) and STREAM's add
+ * and triad (for add) of the same size, measured in the same run, and torch.sum / torch.add. */
+#include <stdio.h>
+
+#include "sections.h"
+
+static parity_status_t s_sum(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_SUM, in[0], 0, 0, out); }
+static parity_status_t s_add(parity_tensor_t **in, parity_tensor_t **out) { return parity_binary(PARITY_OP_ADD, in[0], in[1], out); }
+
+void section_scaling(bench_run *run, parity_device_t *dev, const char *backend) {
+  const bench_options *o = run->o;
+  bench_print_header(run->log, "scaling");
+  for (int l = o->lo; l <= o->hi; l += o->step) {
+    int64_t n = 1ll << l;
+    const int rank[2] = {1, 1};
+    const int64_t shape[2][4] = {{n}, {n}};
+    char text[32];
+    snprintf(text, sizeof text, "%lld", (long long)n);
+    for (int add = 0; add < 2; add++) {
+      const char *name = add ? "add" : "sum";
+      if (!bench_wanted(run, name)) continue;
+      bench_op op;
+      if (!bench_op_init(run, &op, dev, name, add ? s_add : s_sum, add ? 2 : 1, rank, shape, 0)) continue;
+      bench_loop loops[2] = {{0}, {0}};
+      bench_job jobs[3] = {bench_op_job(&op)};
+      int nloops = add ? 2 : 1, ok = 1;
+      for (int l = 0; l < nloops && ok; l++) {
+        ok = bench_loop_init(&loops[l], (size_t)n, add ? (l ? LOOP_TRIAD : LOOP_ADD) : LOOP_READ);
+        jobs[1 + l] = bench_loop_job(&loops[l]);
+      }
+      bench_time_jobs(jobs, ok ? 1 + nloops : 1, &run->timing);
+      bench_op_release(&op);
+      for (int l = 0; l < nloops; l++) bench_loop_release(&loops[l]);
+      if (jobs[0].seconds <= 0) {
+        fprintf(run->log, "  %-16s unsupported: %s\n", name, parity_last_error());
+        continue;
+      }
+      double work = (add ? 12.0 : 4.0) * (double)n;
+      bench_figure *f = bench_add(run->results, "scaling", name, backend, text, (double)n, run->threads,
+                                  work / jobs[0].seconds / 1e9, "GB/s");
+      if (!f) return;
+      f->work = work;
+      f->spread = jobs[0].spread;
+      if (!ok) bench_ref_missing(f, add ? "STREAM add" : "read loop", "out of memory");
+      for (int l = 0; l < nloops && ok; l++)
+        bench_ref_value(f, add ? (l ? "STREAM triad" : "STREAM add") : "read loop", work / jobs[1 + l].seconds / 1e9);
+      torch_ref_measure(f, name, 1, shape[0], add, shape[1]);
+      bench_print_row(run->log, f);
+    }
+  }
+}

@@ -1,0 +1,57 @@
+/* sections.h — parity-bench's sections: each measures parity's figures on one device and the
+ * references beside them, adding both to the results (kernels.c, scaling.c, prepared.c, train.c). */
+#ifndef PARITY_BENCH_SECTIONS_H
+#define PARITY_BENCH_SECTIONS_H
+
+#include <stdio.h>
+
+#include "args.h"
+#include "figures.h"
+#include "parity/parity.h"
+#include "timing.h"
+#include "torch_ref.h"
+
+typedef struct bench_run {
+  const bench_options *o;
+  bench_timing timing;
+  bench_results *results;
+  int threads;        /* the CPU plugin's OpenMP threads, as measured */
+  FILE *log;          /* progress lines */
+  int failures;
+} bench_run;
+
+/* 1 when figure `name` is wanted (--op). */
+int bench_wanted(const bench_run *run, const char *name);
+/* One parity op on dev, ready to time (inputs uniform in [-1, 1]); with backward, each call also
+ * runs a backward pass (seed of ones) after zeroing the inputs' gradients. init prints why and
+ * answers 0 when the inputs cannot be made. */
+typedef parity_status_t (*bench_op_fn)(parity_tensor_t **in, parity_tensor_t **out);
+typedef struct bench_op {
+  parity_device_t *dev;
+  bench_op_fn fn;
+  parity_tensor_t *in[2], *seed;
+  int nin, backward;
+} bench_op;
+int bench_op_init(bench_run *run, bench_op *c, parity_device_t *dev, const char *name, bench_op_fn fn, int nin,
+                  const int *rank, const int64_t (*shape)[4], int backward);
+bench_job bench_op_job(bench_op *c);
+void bench_op_release(bench_op *c);
+
+/* A C reference loop over arrays of n floats: read (4n bytes per call), STREAM add or triad (12n). */
+enum { LOOP_READ, LOOP_ADD, LOOP_TRIAD };
+typedef struct bench_loop {
+  float *a, *b, *c;
+  size_t n;
+  int kind;
+} bench_loop;
+int bench_loop_init(bench_loop *l, size_t n, int kind); /* 0 when out of memory */
+bench_job bench_loop_job(bench_loop *l);
+double bench_loop_bytes(const bench_loop *l);
+void bench_loop_release(bench_loop *l);
+
+void section_kernels(bench_run *run, parity_device_t *dev, const char *backend);
+void section_scaling(bench_run *run, parity_device_t *dev, const char *backend);
+void section_prepared(bench_run *run, parity_device_t *dev, const char *backend);
+void section_train(bench_run *run, parity_device_t *dev, const char *backend);
+
+#endif

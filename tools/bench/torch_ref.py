@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""torch_ref.py: PyTorch references for parity-bench, run as a subprocess that parity-bench talks
+to one JSON line at a time, so that each torch figure is measured right after parity's own.
+
+First line in:  {"threads": N, "reps": R, "min_rep_s": S}
+First line out: {"available": true, "torch": "1.13.1", "threads": N}
+                (or {"available": false, "reason": "..."} and exit, when torch cannot be imported)
+Then per line in:  {"id": 0, "op": "sum", "a": [16777216], "b": []}
+         line out: {"id": 0, "seconds": 0.00123}  or  {"id": 0, "error": "..."}
+until end of input. Timing follows parity-bench's rule (tools/bench/timing.h): one warm-up call,
+one calibration call, then R repetitions each lasting at least S seconds; the median seconds per
+call. Tensors are float32 on the CPU; forward-only figures run under torch.no_grad().
+"""
+import json
+import sys
+import time
+
+
+def timed(fn, reps, min_rep_s):
+    fn()
+    t0 = time.perf_counter()
+    fn()
+    one = time.perf_counter() - t0
+    inner = 1 if one >= min_rep_s else (int(min_rep_s / one) + 1 if one > 0 else 1000000)
+    inner = min(inner, 1000000)
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        times.append((time.perf_counter() - t0) / inner)
+    times.sort()
+    n = len(times)
+    return times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])
+
+
+def make_job(torch, op, a_shape, b_shape):
+    F = torch.nn.functional
+    gen = torch.Generator().manual_seed(5)
+    a = torch.rand(a_shape, generator=gen) * 2 - 1
+    b = torch.rand(b_shape, generator=gen) * 2 - 1 if b_shape else None
+    if op == "add":
+        return lambda: torch.add(a, b)
+    if op == "exp":
+        return lambda: torch.exp(a)
+    if op == "sum":
+        return lambda: torch.sum(a)
+    if op == "rowsum":
+        return lambda: torch.sum(a, dim=1)
+    if op == "softmax":
+        return lambda: torch.softmax(a, dim=1)
+    if op == "log_softmax":
+        return lambda: torch.log_softmax(a, dim=1)
+    if op == "matmul":
+        return lambda: torch.matmul(a, b)
+    if op == "conv2d-fwd":
+        return lambda: F.conv2d(a, b, padding=1)
+    if op == "conv2d-fwd-bwd":
+        a.requires_grad_(True)
+        b.requires_grad_(True)
+        seed = torch.ones(F.conv2d(a, b, padding=1).shape)
+
+        def step():
+            a.grad = None
+            b.grad = None
+            F.conv2d(a, b, padding=1).backward(seed)
+        return step
+    raise ValueError("unknown op " + op)
+
+
+def reply(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def main():
+    line = sys.stdin.readline()
+    cfg = json.loads(line) if line.strip() else {}
+    try:
+        import torch
+    except Exception as e:  # ImportError, or a broken install
+        reply({"available": False, "reason": "cannot import torch: %s" % e})
+        return 0
+    torch.set_num_threads(int(cfg.get("threads", 1)))
+    reps, min_rep_s = int(cfg.get("reps", 5)), float(cfg.get("min_rep_s", 0.02))
+    reply({"available": True, "torch": torch.__version__, "threads": torch.get_num_threads()})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        job = json.loads(line)
+        try:
+            fn = make_job(torch, job["op"], job["a"], job.get("b") or [])
+            if job["op"] == "conv2d-fwd-bwd":
+                s = timed(fn, reps, min_rep_s)
+            else:
+                with torch.no_grad():
+                    s = timed(fn, reps, min_rep_s)
+            reply({"id": job["id"], "seconds": s})
+        except Exception as e:
+            reply({"id": job["id"], "error": str(e)})
+        fn = None
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
