@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_half.h"
 #include "conv_internal.h"
 #include "cpu_internal.h"
 #include "dense_common.h"
@@ -214,7 +215,7 @@ static int32_t weight_grad_gemm(const conv_geom_t *g, const parity_tensor_desc_t
 #define CONV_F32_(v) (v)
 static inline float load_f32(const unsigned char *base, int32_t dtype, int64_t off) {
   switch (dtype) {
-    case PARITY_DTYPE_F16: return CONV_LOAD_(uint16_t, psup_f16_to_f32);
+    case PARITY_DTYPE_F16: return CONV_LOAD_(uint16_t, cpu_f16_to_f32);
     case PARITY_DTYPE_BF16: return CONV_LOAD_(uint16_t, psup_bf16_to_f32);
     default: return CONV_LOAD_(float, CONV_F32_);
   }
@@ -222,7 +223,7 @@ static inline float load_f32(const unsigned char *base, int32_t dtype, int64_t o
 
 static inline void store_f32(unsigned char *base, int32_t dtype, int64_t off, float v) {
   switch (dtype) {
-    case PARITY_DTYPE_F16: ((uint16_t *)base)[off] = psup_f32_to_f16(v); break;
+    case PARITY_DTYPE_F16: ((uint16_t *)base)[off] = cpu_f32_to_f16(v); break;
     case PARITY_DTYPE_BF16: ((uint16_t *)base)[off] = psup_f32_to_bf16(v); break;
     default: ((float *)base)[off] = v; break;
   }

@@ -1,5 +1,8 @@
 /* cpu_isa.c — choosing the instruction-set path once, at plugin init (see cpu_isa.h). */
 #include <stdatomic.h>
+#if PARITY_CPU_X86_ISAS
+#include <cpuid.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 
@@ -20,18 +23,14 @@ static const unsigned isa_needs[CPU_ISA_COUNT] = {
 };
 static const char *const feat_names[] = {"avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512dq"};
 
-#if PARITY_CPU_X86_ISAS
-#include <cpuid.h>
-#endif
-
 unsigned cpu_isa_features(void) {
   unsigned f = 0;
 #if PARITY_CPU_X86_ISAS
   __builtin_cpu_init(); /* __builtin_cpu_supports also checks that the OS saves the registers */
   if (__builtin_cpu_supports("avx2")) f |= CPU_FEAT_AVX2;
   if (__builtin_cpu_supports("fma")) f |= CPU_FEAT_FMA;
-  unsigned a, b, c, d; /* clang's __builtin_cpu_supports has no "f16c": CPUID leaf 1, ECX bit 29 */
-  if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C)) f |= CPU_FEAT_F16C;
+  unsigned a, b, c, d; /* F16C: CPUID leaf 1, ECX bit 29 (not every compiler's cpu_supports knows it) */
+  if (__get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1u)) f |= CPU_FEAT_F16C;
   if (__builtin_cpu_supports("avx512f")) f |= CPU_FEAT_AVX512F;
   if (__builtin_cpu_supports("avx512bw")) f |= CPU_FEAT_AVX512BW;
   if (__builtin_cpu_supports("avx512vl")) f |= CPU_FEAT_AVX512VL;

@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "cpu_half.h"
 #include "cpu_internal.h"
 
 /* Binary backward has the most operands: a, b, c, dc, da, db. */
@@ -66,8 +67,8 @@ ew_row_fn CPU_ISA_FN(ew_cast_row)(int32_t src_dtype, int32_t dst_dtype);
 
 #define EW_ST_F16 uint16_t
 #define EW_CT_F16 float
-#define EW_LD_F16(v) psup_f16_to_f32(v)
-#define EW_SV_F16(v) psup_f32_to_f16(v)
+#define EW_LD_F16(v) cpu_f16_to_f32(v)
+#define EW_SV_F16(v) cpu_f32_to_f16(v)
 #define EW_FN_F16(name) ew_##name##_f
 
 #define EW_ST_BF16 uint16_t

@@ -6,6 +6,7 @@
  *  - where: c = cond ? a : b, copying a's or b's bits (a bool c is stored as 0/1);
  *    backward da = cond ? dc : +0, db = cond ? +0 : dc.
  *  - cast: see the conversion functions below. */
+#include "cpu_half.h"
 #include "elementwise_internal.h"
 
 /* ---- compare -------------------------------------------------------------------------------- */
@@ -177,9 +178,9 @@ static inline float cv_i_F32(int64_t v) { return (float)v; }
 static inline double cv_f_F64(float v) { return v; }
 static inline double cv_d_F64(double v) { return v; }
 static inline double cv_i_F64(int64_t v) { return (double)v; }
-static inline uint16_t cv_f_F16(float v) { return psup_f32_to_f16(v); }
-static inline uint16_t cv_d_F16(double v) { return psup_f64_to_f16(v); }
-static inline uint16_t cv_i_F16(int64_t v) { return psup_f32_to_f16(cv_i64_to_f32_odd(v)); }
+static inline uint16_t cv_f_F16(float v) { return cpu_f32_to_f16(v); }
+static inline uint16_t cv_d_F16(double v) { return cpu_f32_to_f16(psup_f64_to_f32_odd(v)); }
+static inline uint16_t cv_i_F16(int64_t v) { return cpu_f32_to_f16(cv_i64_to_f32_odd(v)); }
 static inline uint16_t cv_f_BF16(float v) { return psup_f32_to_bf16(v); }
 static inline uint16_t cv_d_BF16(double v) { return psup_f64_to_bf16(v); }
 static inline uint16_t cv_i_BF16(int64_t v) { return psup_f32_to_bf16(cv_i64_to_f32_odd(v)); }
@@ -203,7 +204,7 @@ static inline uint8_t cv_i_BOOL(int64_t v) { return v != 0; }
 #define CV_KIND_BOOL i
 #define CV_LD_F64(v) (v)
 #define CV_LD_F32(v) (v)
-#define CV_LD_F16(v) psup_f16_to_f32(v)
+#define CV_LD_F16(v) cpu_f16_to_f32(v)
 #define CV_LD_BF16(v) psup_bf16_to_f32(v)
 #define CV_LD_I32(v) ((int64_t)(v))
 #define CV_LD_I64(v) (v)

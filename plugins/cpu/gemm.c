@@ -4,11 +4,13 @@
  * GEMM_KC slice of k it packs the B block once into NR-wide micro-panels, then packs each
  * GEMM_MC row block of A into MR-tall micro-panels and runs the MR×NR micro-kernel over the
  * tile, accumulating into an f32 C tile that is stored (and rounded) once at the end. Edge
- * tiles are zero-padded to full micro-tiles so every element takes the same arithmetic path. */
-#include <stdatomic.h>
+ * tiles are zero-padded to full micro-tiles (the AVX-512 kernel skips whole padding rows of 4),
+ * so every element takes the same arithmetic path. Compiled once per instruction-set path
+ * (cpu_isa.h), with that path's micro-kernel and tile shape. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_half.h"
 #include "cpu_internal.h"
 #include "cpu_accum.h"
 #include "gemm.h"
@@ -216,7 +218,7 @@ typedef struct gemm_tab_t {
 } gemm_tab_t;
 
 #define GEMM_LOAD_F32(s, i) (((const float *)(s))[i])
-#define GEMM_LOAD_F16(s, i) psup_f16_to_f32(((const uint16_t *)(s))[i])
+#define GEMM_LOAD_F16(s, i) cpu_f16_to_f32(((const uint16_t *)(s))[i])
 #define GEMM_LOAD_BF16(s, i) psup_bf16_to_f32(((const uint16_t *)(s))[i])
 
 /* dst[t*ds] = element at bo + off(t) for t < count, where off(t) = t*lin when off is NULL
@@ -477,18 +479,22 @@ static void load_tile(const gemm_operand_t *op, int64_t bo, int64_t i0, int64_t 
   for (int64_t i = 0; i < cnt; i++) {                                               \
     T *dst = (T *)op->base + bo + rows->off[i];                                     \
     const float *src = tile + (i0b + i) * ldt;                                      \
-    for (int64_t j = 0; j < nc; j++) dst[cols->off[j]] = CONV(src[j]);              \
+    if (unit) /* contiguous columns: a loop that vectorizes */                      \
+      for (int64_t j = 0; j < nc; j++) dst[j0 + j] = CONV(src[j]);                  \
+    else                                                                            \
+      for (int64_t j = 0; j < nc; j++) dst[cols->off[j]] = CONV(src[j]);            \
   }
 #define GEMM_ID_(x) (x)
 
 static void store_tile(const gemm_operand_t *op, int64_t bo, int64_t i0, int64_t mr, int64_t j0, int64_t nc,
                        const float *tile, int64_t ldt, gemm_tab_t *rows, gemm_tab_t *cols) {
-  axis_fill(&op->col, j0, nc, cols->off, NULL, NULL);
+  const int unit = col_is_linear(op) && op->col.stride[0] == 1;
+  if (!unit) axis_fill(&op->col, j0, nc, cols->off, NULL, NULL);
   for (int64_t i0b = 0; i0b < mr; i0b += GEMM_TAB) {
     int64_t cnt = mr - i0b < GEMM_TAB ? mr - i0b : GEMM_TAB;
     axis_fill(&op->row, i0 + i0b, cnt, rows->off, NULL, NULL);
     switch (op->dtype) {
-      case PARITY_DTYPE_F16: GEMM_STORE_LOOP_(uint16_t, psup_f32_to_f16) break;
+      case PARITY_DTYPE_F16: GEMM_STORE_LOOP_(uint16_t, cpu_f32_to_f16) break;
       case PARITY_DTYPE_BF16: GEMM_STORE_LOOP_(uint16_t, psup_f32_to_bf16) break;
       default: GEMM_STORE_LOOP_(float, GEMM_ID_) break;
     }
@@ -602,31 +608,6 @@ static void reduce_row(const gemm_problem_t *p, const gemm_plan_t *pl, int64_t r
 
 static size_t align64(size_t n) { return (n + 63u) & ~(size_t)63u; }
 
-/* Packing buffers are kept for the next call (one block, at most GEMM_KEEP_BYTES): a fresh
- * allocation of megabytes is fresh pages the OS zeroes on every call (a fifth of a 1024^3
- * matmul's time). The first 64 bytes of a block hold its usable size. */
-#define GEMM_KEEP_BYTES ((size_t)32 << 20)
-static _Atomic(unsigned char *) ws_kept;
-
-static unsigned char *ws_take(size_t bytes) {
-  unsigned char *m = atomic_exchange(&ws_kept, NULL);
-  if (m && *(size_t *)m >= bytes) return m + 64;
-  free(m);
-  m = aligned_alloc(64, 64 + align64(bytes));
-  if (!m) return NULL;
-  *(size_t *)m = align64(bytes);
-  return m + 64;
-}
-
-static void ws_give(unsigned char *p) {
-  unsigned char *m = p - 64;
-  if (*(size_t *)m > GEMM_KEEP_BYTES) {
-    free(m);
-    return;
-  }
-  free(atomic_exchange(&ws_kept, m));
-}
-
 /* Thread tid's packing buffers and tables inside the workspace block. */
 static void thread_ws(const gemm_plan_t *pl, unsigned char *mem, int tid, gemm_ws_t *ws) {
   unsigned char *base = mem + (size_t)tid * pl->per_thread_bytes;
@@ -687,7 +668,7 @@ int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what
   if (pl.tasks < threads) threads = (int)pl.tasks;
   size_t partial_bytes = pl.ksplit > 1 ? sizeof(float) * (size_t)(pl.ksplit * pl.batch * p->m * p->n) : 0;
   size_t total = pl.per_thread_bytes * (size_t)threads + align64(partial_bytes);
-  unsigned char *mem = ws_take(total);
+  unsigned char *mem = gemm_ws_take(total);
   if (!mem)
     return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: %s: cannot allocate %zu bytes of packing buffers", what,
                     total);
@@ -699,7 +680,7 @@ int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what
     for (int64_t t = 0; t < pl.tasks; t++) run_task(p, &pl, t, &ws, kernel);
     if (pl.ksplit > 1)
       for (int64_t r = 0; r < pl.batch * p->m; r++) reduce_row(p, &pl, r, &ws);
-    ws_give(mem);
+    gemm_ws_give(mem);
     return PARITY_STATUS_OK;
   }
 #ifdef _OPENMP
@@ -724,6 +705,6 @@ int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what
       for (int64_t r = 0; r < pl.batch * p->m; r++) reduce_row(p, &pl, r, &ws);
     }
   }
-  ws_give(mem);
+  gemm_ws_give(mem);
   return PARITY_STATUS_OK;
 }

@@ -70,6 +70,14 @@ gemm_axis_t gemm_axis_linear(int64_t dim, int64_t stride);
  * OUT_OF_MEMORY (reported through cpu_fail, with `what` naming the op) when the packing
  * buffers cannot be allocated. */
 int32_t cpu_gemm_f32(const gemm_problem_t *p, const char *what);
+/* Packing buffers (64-byte aligned): gemm_ws_take returns a block of at least `bytes` (NULL
+ * when out of memory), the one kept from the last call when big enough; gemm_ws_give keeps it
+ * for the next call (or frees it when large); gemm_ws_release frees the kept one (shutdown). */
+#include <stddef.h>
+unsigned char *gemm_ws_take(size_t bytes);
+void gemm_ws_give(unsigned char *p);
+void gemm_ws_release(void);
+
 #ifdef CPU_ISA
 #include "cpu_isa.h"
 int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *p, const char *what); /* one path's engine (gemm.c) */

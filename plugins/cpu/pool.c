@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_half.h"
 #include "conv_internal.h"
 #include "cpu_internal.h"
 #include "dense_common.h"
@@ -120,7 +121,7 @@ int32_t cpu_pool2d_supports(const parity_op_desc_t *d) {
                                int64_t cols, int64_t rs, int64_t cs, T *dst) {                       \
     switch (dtype) {                                                                                  \
       case PARITY_DTYPE_F64: POOL_LOAD_PLANE_(T, double, POOL_ID_) break;                             \
-      case PARITY_DTYPE_F16: POOL_LOAD_PLANE_(T, uint16_t, psup_f16_to_f32) break;                    \
+      case PARITY_DTYPE_F16: POOL_LOAD_PLANE_(T, uint16_t, cpu_f16_to_f32) break;                    \
       case PARITY_DTYPE_BF16: POOL_LOAD_PLANE_(T, uint16_t, psup_bf16_to_f32) break;                  \
       default: POOL_LOAD_PLANE_(T, float, POOL_ID_) break;                                            \
     }                                                                                                 \
@@ -129,7 +130,7 @@ int32_t cpu_pool2d_supports(const parity_op_desc_t *d) {
                                 int64_t rs, int64_t cs, const T *src) {                               \
     switch (dtype) {                                                                                  \
       case PARITY_DTYPE_F64: POOL_STORE_PLANE_(double, (double)) break;                               \
-      case PARITY_DTYPE_F16: POOL_STORE_PLANE_(uint16_t, psup_f32_to_f16) break;                      \
+      case PARITY_DTYPE_F16: POOL_STORE_PLANE_(uint16_t, cpu_f32_to_f16) break;                      \
       case PARITY_DTYPE_BF16: POOL_STORE_PLANE_(uint16_t, psup_f32_to_bf16) break;                    \
       default: POOL_STORE_PLANE_(float, (float)) break;                                               \
     }                                                                                                 \

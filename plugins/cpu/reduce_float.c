@@ -2,6 +2,7 @@
  * are storage: they load exactly into f32, accumulate in f32 and round once on store. */
 #include <math.h>
 
+#include "cpu_half.h"
 #include "cpu_accum.h"
 #include "reduce_internal.h"
 
@@ -43,9 +44,9 @@
 #define RD_AT float
 #define RD_CASC f32
 #define RD_FLOAT 1
-#define RD_LOAD(p) psup_f16_to_f32(*(p))
-#define RD_STORE_F64(p, d) (*(p) = psup_f64_to_f16(d))
-#define RD_STORE_VAL(p, v) (*(p) = psup_f32_to_f16(v))
+#define RD_LOAD(p) cpu_f16_to_f32(*(p))
+#define RD_STORE_F64(p, d) (*(p) = cpu_f32_to_f16(psup_f64_to_f32_odd(d)))
+#define RD_STORE_VAL(p, v) (*(p) = cpu_f32_to_f16(v))
 #include "reduce_tmpl.h"
 
 #define RD_SFX bf16

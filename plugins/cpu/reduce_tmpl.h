@@ -87,26 +87,56 @@ RD_INLINE void RD_FN(rd_ext_seg)(const RD_ST *x, int64_t n, int64_t s, int64_t f
   for (; i < n; i++) RD_EXT_STEP(b->k[0], b->i[0], b->nan[0], RD_LOAD(x + i * s), f0 + i);
 }
 
-/* max/min without an index: best key and a NaN flag per lane, both of the key's width, in
- * local arrays the compiler keeps in vector registers. */
-RD_INLINE void RD_FN(rd_val_seg)(const RD_ST *x, int64_t n, int64_t s, RD_KT *kb, RD_KT *nf, const int is_min) {
+/* max/min without an index: per lane the best value (floats: compared as values, so one
+ * vector max/min per load; NaNs are left out and flagged) or the best key (integers), and a
+ * NaN flag of the key's width, in local arrays the compiler keeps in vector registers. A
+ * float result of zero has its sign fixed afterwards (rd_zero_sign), since comparing values
+ * does not order -0 below +0. */
+RD_INLINE void RD_FN(rd_val_seg)(const RD_ST *x, int64_t n, int64_t s, RD_VT *vb, RD_KT *kb, RD_KT *nf,
+                                 const int is_min) {
   int64_t i = 0;
-  if (s == 1) {
+#if RD_FLOAT
+  (void)kb;
+#define RD_VAL_STEP_(w, e)                                                    \
+  do {                                                                        \
+    const RD_VT v = RD_LOAD(e);                                               \
+    vb[w] = (is_min ? v < vb[w] : v > vb[w]) ? v : vb[w];                     \
+    nf[w] |= (RD_KT)(v != v);                                                 \
+  } while (0)
+#else
+  (void)vb, (void)nf;
+#define RD_VAL_STEP_(w, e)                                                    \
+  do {                                                                        \
+    const RD_KT k = RD_KEY(RD_LOAD(e));                                       \
+    kb[w] = (is_min ? k < kb[w] : k > kb[w]) ? k : kb[w];                     \
+  } while (0)
+#endif
+  if (s == 1)
     for (; i + RD_LANES <= n; i += RD_LANES)
-      for (int w = 0; w < RD_LANES; w++) {
-        const RD_VT v = RD_LOAD(x + i + w);
-        const RD_KT k = RD_KEY(v);
-        kb[w] = (is_min ? k < kb[w] : k > kb[w]) ? k : kb[w];
-        nf[w] |= (RD_KT)RD_IS_NAN(v);
-      }
-  }
-  for (; i < n; i++) {
-    const RD_VT v = RD_LOAD(x + i * s);
-    const RD_KT k = RD_KEY(v);
-    kb[0] = (is_min ? k < kb[0] : k > kb[0]) ? k : kb[0];
-    nf[0] |= (RD_KT)RD_IS_NAN(v);
-  }
+      for (int w = 0; w < RD_LANES; w++) RD_VAL_STEP_(w, x + i + w);
+  for (; i < n; i++) RD_VAL_STEP_(0, x + i * s);
+#undef RD_VAL_STEP_
 }
+
+#if RD_FLOAT
+/* Whether [k0, k1) holds a zero of the given sign. */
+static int RD_FN(rd_zero_sign)(const rd_plan *p, const RD_ST *x, int64_t k0, int64_t k1, int negative) {
+  const int64_t L = p->L, s = rd_inner(p, RD_X);
+  int64_t j = k0 % L, base = k0 - j;
+  int found = 0;
+  psup_iter_t it;
+  rd_rows_iter(&it, p, k0 / L);
+  for (; base + j < k1 && !found; base += L, j = 0, psup_iter_next(&it)) {
+    const RD_ST *row = x + it.off[RD_X];
+    const int64_t jend = k1 - base < L ? k1 - base : L;
+    for (; j < jend; j++) {
+      const RD_VT v = RD_LOAD(row + j * s);
+      found |= v == 0 && !!signbit(v) == negative;
+    }
+  }
+  return found;
+}
+#endif
 
 /* Best value and its first flat index among reduced elements [k0, k1) (k0 < k1). */
 RD_INLINE void RD_FN(rd_ext_range)(const rd_plan *p, const RD_ST *x, int64_t k0, int64_t k1, const int is_min,
@@ -117,21 +147,32 @@ RD_INLINE void RD_FN(rd_ext_range)(const rd_plan *p, const RD_ST *x, int64_t k0,
   rd_rows_iter(&it, p, k0 / L);
   const RD_KT first = RD_KEY(RD_LOAD(x + it.off[RD_X] + j * s));
   if (!want_index) {
+    RD_VT vb[RD_LANES];
     RD_KT kb[RD_LANES], nf[RD_LANES];
-    for (int w = 0; w < RD_LANES; w++) kb[w] = first, nf[w] = 0;
+    const RD_VT fv = RD_LOAD(x + it.off[RD_X] + j * s);
+    for (int w = 0; w < RD_LANES; w++) vb[w] = fv, kb[w] = first, nf[w] = 0;
     for (; base + j < k1; base += L, j = 0, psup_iter_next(&it)) {
       const int64_t jend = k1 - base < L ? k1 - base : L;
-      RD_FN(rd_val_seg)(x + it.off[RD_X] + j * s, jend - j, s, kb, nf, is_min);
+      RD_FN(rd_val_seg)(x + it.off[RD_X] + j * s, jend - j, s, vb, kb, nf, is_min);
     }
-    RD_KT best = kb[0], nan = nf[0];
-    for (int w = 1; w < RD_LANES; w++) {
-      best = (is_min ? kb[w] < best : kb[w] > best) ? kb[w] : best;
-      nan |= nf[w];
-    }
-    *out_v = RD_UNKEY(best);
     *out_i = k0;
 #if RD_FLOAT
-    if (nan) *out_v = (RD_VT)NAN;
+    RD_VT best = vb[0];
+    RD_KT nan = nf[0];
+    for (int w = 1; w < RD_LANES; w++) {
+      best = (is_min ? vb[w] < best : vb[w] > best) || best != best ? vb[w] : best;
+      nan |= nf[w];
+    }
+    if (nan) best = (RD_VT)NAN;
+    else if (best == 0) /* max: +0 when there is one; min: -0 when there is one */
+      best = RD_FN(rd_zero_sign)(p, x, k0, k1, is_min) ? (is_min ? (RD_VT)-0.0 : (RD_VT)0.0)
+                                                       : (is_min ? (RD_VT)0.0 : (RD_VT)-0.0);
+    *out_v = best;
+#else
+    RD_KT best = kb[0];
+    for (int w = 1; w < RD_LANES; w++) best = (is_min ? kb[w] < best : kb[w] > best) ? kb[w] : best;
+    *out_v = RD_UNKEY(best);
+    (void)nf;
 #endif
     return;
   }

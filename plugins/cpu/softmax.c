@@ -5,7 +5,8 @@
  * a constant give the same result); any NaN in a row, or a row of -inf only, gives a NaN row;
  * m entries of +inf give 1/m there and 0 elsewhere (log_softmax: -log m and -inf). Backward
  * uses the stored y only. x, y (dy, dx) share one dtype and one shape; strides are free.
- * f64 uses libm's exp; the f32 forward uses cpu_expf_nonpos (<= 1 ulp, vectorizable). */
+ * This file validates and plans; the rows run in softmax_kernels.c, once per instruction-set
+ * path (cpu_isa.h). */
 #include <string.h>
 
 #include "cpu_accum.h"

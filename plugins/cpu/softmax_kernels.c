@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cpu_half.h"
 #include "cpu_accum.h"
 #include "cpu_expf.h"
 #include "softmax_internal.h"
@@ -36,8 +37,8 @@
 #define SM_SFX f16
 #define SM_ST uint16_t
 #define SM_AT float
-#define SM_LOAD(p) psup_f16_to_f32(*(p))
-#define SM_STORE(p, v) (*(p) = psup_f32_to_f16(v))
+#define SM_LOAD(p) cpu_f16_to_f32(*(p))
+#define SM_STORE(p, v) (*(p) = cpu_f32_to_f16(v))
 #define SM_EXP expf
 #define SM_EXP_NONPOS cpu_expf_nonpos
 #define SM_LOG logf

@@ -5,6 +5,7 @@
  * path's (matmul and conv2d on avx2 and avx512). Each path runs in its own child process, since
  * the plugin chooses its path once, at init. */
 #define _GNU_SOURCE
+#include <cpuid.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,7 +203,9 @@ static run run_path(const char *isa) {
 static int cpu_runs(int isa) {
   __builtin_cpu_init();
   if (isa == 0) return 1;
-  int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  unsigned a, b, c, d; /* F16C: CPUID leaf 1, ECX bit 29 */
+  int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1u);
+  int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
   if (isa == 1) return avx2;
   return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");

@@ -366,6 +366,30 @@ Test(reduce, max_orders_plus_zero_above_minus_zero_in_any_order) {
   for (int i = 0; i < 3; i++) cr_assert(rs_same(dx[i], 1.0), "dx[%d] = %g", i, dx[i]);
 }
 
+/* Long rows are scanned in many lanes by value (plugins/cpu/reduce_tmpl.h, rd_val_seg); the
+ * sign of a zero result is settled apart, whichever lanes hold the zeros. */
+Test(reduce, long_rows_order_plus_zero_above_minus_zero_whichever_lane_holds_them) {
+  parity_device_t *dev = pt_device("cpu");
+  enum { N = 1000 };
+  static double x[N];
+  const int spots[][2] = {{37, 500}, {500, 37}, {0, N - 1}, {N - 1, 0}, {64, 65}};
+  for (int dt = PARITY_DTYPE_F32; dt <= PARITY_DTYPE_BF16; dt++)
+    for (size_t k = 0; k < sizeof spots / sizeof *spots; k++) {
+      for (int i = 0; i < N; i++) x[i] = -1.0 - (i % 7);
+      x[spots[k][0]] = -0.0, x[spots[k][1]] = 0.0;
+      cr_assert(rs_same(one_fwd(dev, PARITY_OP_MAX, dt, N, x), 0.0), "%s max, case %zu", psup_dtype_name(dt), k);
+      x[spots[k][1]] = -0.0;
+      cr_assert(rs_same(one_fwd(dev, PARITY_OP_MAX, dt, N, x), -0.0), "%s max of -0s, case %zu", psup_dtype_name(dt), k);
+      for (int i = 0; i < N; i++) x[i] = 1.0 + (i % 7);
+      x[spots[k][0]] = 0.0, x[spots[k][1]] = -0.0;
+      cr_assert(rs_same(one_fwd(dev, PARITY_OP_MIN, dt, N, x), -0.0), "%s min, case %zu", psup_dtype_name(dt), k);
+      x[spots[k][1]] = 0.0;
+      cr_assert(rs_same(one_fwd(dev, PARITY_OP_MIN, dt, N, x), 0.0), "%s min of +0s, case %zu", psup_dtype_name(dt), k);
+      x[spots[k][0]] = NAN;
+      cr_assert(isnan(one_fwd(dev, PARITY_OP_MIN, dt, N, x)), "%s min with a NaN, case %zu", psup_dtype_name(dt), k);
+    }
+}
+
 Test(reduce, max_and_min_propagate_nan) {
   parity_device_t *dev = pt_device("cpu");
   double x[5] = {1, NAN, 9, -INFINITY, 2};
