@@ -16,6 +16,7 @@
 
 #include "cpu_half.h"
 #include "conv_internal.h"
+#include "parity_support/contract.h"
 #include "cpu_internal.h"
 #include "dense_common.h"
 #include "cpu_accum.h"
@@ -25,11 +26,6 @@
 #include <omp.h>
 #endif
 
-int64_t conv_out_size(int64_t in, int64_t pad0, int64_t pad1, int64_t k, int64_t dil, int64_t stride) {
-  __int128 span = (__int128)dil * (k - 1) + 1, padded = (__int128)in + pad0 + pad1;
-  if (k < 1 || span > padded) return -1;
-  return (int64_t)((padded - span) / stride + 1);
-}
 
 static int is_pool(const parity_op_desc_t *d) {
   return psup_op_info(d->op)->kind == PARITY_OP_KIND_POOL2D;
@@ -92,8 +88,8 @@ static int32_t conv_check(const parity_op_desc_t *d, conv_geom_t *g) {
   if (g->kh < 1 || g->kw < 1)
     return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: weight kernel is %lldx%lld, needs at least 1x1", what,
                     (long long)g->kh, (long long)g->kw);
-  g->oh = conv_out_size(g->h, g->pt, g->pb, g->kh, g->dh, g->sh);
-  g->ow = conv_out_size(g->w, g->pl, g->pr, g->kw, g->dw, g->sw);
+  g->oh = psup_conv_out_extent(g->h, g->pt, g->pb, g->kh, g->dh, g->sh);
+  g->ow = psup_conv_out_extent(g->w, g->pl, g->pr, g->kw, g->dw, g->sw);
   if (g->oh < 0 || g->ow < 0)
     return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
                     "cpu: %s: kernel %lldx%lld with dilation (%d,%d) is larger than the padded input %lldx%lld", what,

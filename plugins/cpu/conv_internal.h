@@ -18,9 +18,6 @@ typedef struct conv_geom_t {
   int64_t sh, sw, pt, pb, pl, pr, dh, dw;
 } conv_geom_t;
 
-/* Output size along one axis, or -1 when the dilated window does not fit in the padded input. */
-int64_t conv_out_size(int64_t in, int64_t pad0, int64_t pad1, int64_t k, int64_t dil, int64_t stride);
-
 /* f64 reference kernels (conv_f64.c). Operands as in parity_plugin.h; NULL = absent.
  * OK, or OUT_OF_MEMORY (reported) when the per-thread plane scratch cannot be allocated. */
 int32_t conv_f64_forward(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *w,

@@ -15,6 +15,7 @@
 
 #include "cpu_half.h"
 #include "conv_internal.h"
+#include "parity_support/contract.h"
 #include "cpu_internal.h"
 #include "dense_common.h"
 #include "cpu_accum.h"
@@ -59,8 +60,8 @@ static int32_t pool_check(const parity_op_desc_t *d, conv_geom_t *g) {
   g->kh = p->kernel[0], g->kw = p->kernel[1];
   g->sh = p->stride[0], g->sw = p->stride[1], g->dh = p->dilation[0], g->dw = p->dilation[1];
   g->pt = p->padding[0], g->pb = p->padding[1], g->pl = p->padding[2], g->pr = p->padding[3];
-  g->oh = conv_out_size(g->h, g->pt, g->pb, g->kh, g->dh, g->sh);
-  g->ow = conv_out_size(g->w, g->pl, g->pr, g->kw, g->dw, g->sw);
+  g->oh = psup_conv_out_extent(g->h, g->pt, g->pb, g->kh, g->dh, g->sh);
+  g->ow = psup_conv_out_extent(g->w, g->pl, g->pr, g->kw, g->dw, g->sw);
   if (g->oh < 0 || g->ow < 0)
     return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
                     "cpu: %s: window %lldx%lld with dilation (%d,%d) is larger than the padded input %lldx%lld", what,
