@@ -17,27 +17,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "host_sum.h"
+#include "dist_internal.h"
 #include "parity_support/dtype.h"
 
-enum { TAG_SIG = 11, TAG_SIGDESC = 12, TAG_BCAST = 13, TAG_P1 = 14, TAG_P2 = 15, TAG_BARRIER = 16,
-       TAG_BUCKET0 = 100 };
-enum { KIND_BARRIER = 1, KIND_BCAST = 2, KIND_ALLREDUCE = 3, KIND_BUCKETS = 4 };
 static const char *kind_name(int k) {
   return k == KIND_BARRIER ? "barrier" : k == KIND_BCAST ? "broadcast" : k == KIND_ALLREDUCE ? "allreduce"
        : k == KIND_BUCKETS ? "buckets_create" : "unknown call";
 }
-
-#define MAX_DIMS 8
-struct parity_dist_t {
-  MPI_Comm comm;
-  int rank, size, owns_mpi, abort_on_fault;
-  double timeout_s;
-  uint64_t seq; /* collective calls made so far */
-  /* reused between calls: fresh large allocations would page-fault on every call */
-  char *stage, *slots;
-  uint64_t stage_cap, slots_cap;
-};
 
 /* Grow-only scratch buffer. */
 static char *scratch(char **buf, uint64_t *cap, uint64_t need) {
@@ -53,7 +39,7 @@ static char *scratch(char **buf, uint64_t *cap, uint64_t need) {
 static _Thread_local char g_err[1024];
 const char *parity_dist_last_error(void) { return g_err; }
 
-static parity_status_t fail(parity_status_t st, const char *fmt, ...) {
+parity_status_t dist_fail(parity_status_t st, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(g_err, sizeof g_err, fmt, ap);
@@ -61,7 +47,7 @@ static parity_status_t fail(parity_status_t st, const char *fmt, ...) {
   return st;
 }
 
-static double now_s(void) {
+double dist_now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;
@@ -75,25 +61,25 @@ void parity_dist_options_init(parity_dist_options_t *o) {
 
 parity_status_t parity_dist_init(int *argc, char ***argv, const parity_dist_options_t *opts,
                                  parity_dist_t **out) {
-  if (!out) return fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_init: out is NULL");
+  if (!out) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_init: out is NULL");
   *out = NULL;
   parity_dist_options_t o;
   parity_dist_options_init(&o);
   if (opts) memcpy(&o, opts, opts->struct_size < sizeof o ? opts->struct_size : sizeof o);
   parity_dist_t *d = calloc(1, sizeof *d);
-  if (!d) return fail(PARITY_STATUS_OUT_OF_MEMORY, "parity_dist_init: out of memory");
+  if (!d) return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "parity_dist_init: out of memory");
   int inited = 0;
   MPI_Initialized(&inited);
   if (!inited) {
     if (MPI_Init(argc, argv) != MPI_SUCCESS) {
       free(d);
-      return fail(PARITY_STATUS_UNAVAILABLE, "parity_dist_init: MPI_Init failed");
+      return dist_fail(PARITY_STATUS_UNAVAILABLE, "parity_dist_init: MPI_Init failed");
     }
     d->owns_mpi = 1;
   }
   if (MPI_Comm_dup(MPI_COMM_WORLD, &d->comm) != MPI_SUCCESS) {
     free(d);
-    return fail(PARITY_STATUS_UNAVAILABLE, "parity_dist_init: MPI_Comm_dup failed");
+    return dist_fail(PARITY_STATUS_UNAVAILABLE, "parity_dist_init: MPI_Comm_dup failed");
   }
   MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(d->comm, &d->rank);
@@ -145,12 +131,6 @@ static parity_status_t fault(parity_dist_t *d, const char *fmt, ...) {
 }
 
 /* ---- bounded waiting ------------------------------------------------------------------------ */
-typedef struct reqset_t {
-  MPI_Request *req;
-  int *peer;   /* the rank at the other end */
-  int *is_recv;
-  int n, cap;
-} reqset_t;
 
 static int reqset_add(reqset_t *s, int peer, int is_recv) {
   if (s->n == s->cap) {
@@ -179,10 +159,10 @@ static void reqset_free(reqset_t *s) {
 static parity_status_t post(parity_dist_t *d, reqset_t *s, int is_recv, void *buf, uint64_t bytes, int peer,
                             int tag, const char *what) {
   if (bytes > (uint64_t)0x7fffffff)
-    return fail(PARITY_STATUS_OUT_OF_RANGE, "%s: a message of %llu bytes is larger than MPI's int count", what,
+    return dist_fail(PARITY_STATUS_OUT_OF_RANGE, "%s: a message of %llu bytes is larger than MPI's int count", what,
                 (unsigned long long)bytes);
   int i = reqset_add(s, peer, is_recv);
-  if (i < 0) return fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
+  if (i < 0) return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
   int rc = is_recv ? MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, d->comm, &s->req[i])
                    : MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, d->comm, &s->req[i]);
   if (rc != MPI_SUCCESS) {
@@ -214,8 +194,8 @@ static parity_status_t test_all(parity_dist_t *d, reqset_t *s, const char *what,
   return PARITY_STATUS_OK;
 }
 
-static void relax(double started) {
-  if (now_s() - started < 0.05) sched_yield();
+void dist_relax(double started) {
+  if (dist_now_s() - started < 0.05) sched_yield();
   else {
     struct timespec ts = {0, 50000};
     nanosleep(&ts, NULL);
@@ -224,7 +204,7 @@ static void relax(double started) {
 
 /* Name every peer still owing us a message (pending receives: those ranks did not send; when
  * only sends are pending, their receivers did not take them). */
-static parity_status_t timed_out(parity_dist_t *d, reqset_t *s, const char *what) {
+parity_status_t dist_timed_out(parity_dist_t *d, reqset_t *s, const char *what) {
   char list[256] = "";
   int found = 0;
   for (int pass = 0; pass < 2 && !found; pass++)
@@ -242,13 +222,13 @@ static parity_status_t timed_out(parity_dist_t *d, reqset_t *s, const char *what
 }
 
 static parity_status_t wait_all(parity_dist_t *d, reqset_t *s, const char *what) {
-  double t0 = now_s(), deadline = t0 + d->timeout_s;
+  double t0 = dist_now_s(), deadline = t0 + d->timeout_s;
   for (;;) {
     int done = 0;
     parity_status_t st = test_all(d, s, what, &done);
     if (st || done) return st;
-    if (now_s() > deadline) return timed_out(d, s, what);
-    relax(t0);
+    if (dist_now_s() > deadline) return dist_timed_out(d, s, what);
+    dist_relax(t0);
   }
 }
 
@@ -262,10 +242,6 @@ typedef struct sig_t {
   uint64_t hash; /* of every tensor's descriptor */
 } sig_t;
 
-typedef struct desc_t {
-  int32_t dtype, rank;
-  int64_t dims[MAX_DIMS];
-} desc_t;
 
 static void describe(parity_tensor_t *t, desc_t *o) {
   memset(o, 0, sizeof *o);
@@ -291,7 +267,7 @@ static void desc_str(const desc_t *x, char *out, size_t cap) {
 
 /* Exchange (kind, seq, count, descriptors) with every rank; identical verdict on every rank.
  * descs may be NULL when count == 0. */
-static parity_status_t check_signature(parity_dist_t *d, int kind, int root, int op, const desc_t *descs,
+parity_status_t dist_check_signature(parity_dist_t *d, int kind, int root, int op, const desc_t *descs,
                                        uint32_t count, uint32_t extra) {
   const char *what = kind_name(kind);
   uint64_t seq = ++d->seq;
@@ -300,7 +276,7 @@ static parity_status_t check_signature(parity_dist_t *d, int kind, int root, int
                  .extra = extra};
   mine.hash = fnv(1469598103934665603ull, descs, sizeof *descs * count);
   sig_t *all = calloc((size_t)d->size, sizeof *all);
-  if (!all) return fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
+  if (!all) return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
   all[d->rank] = mine;
   reqset_t s = {0};
   char label[96];
@@ -322,20 +298,20 @@ static parity_status_t check_signature(parity_dist_t *d, int kind, int root, int
   for (int r = 1; r < d->size && !st; r++) {
     const sig_t *x = &all[r];
     if (x->magic != ref->magic || x->kind != ref->kind || x->seq != ref->seq)
-      st = fail(PARITY_STATUS_INVALID_ARGUMENT,
+      st = dist_fail(PARITY_STATUS_INVALID_ARGUMENT,
                 "ranks out of step: rank %d is in %s #%llu while rank 0 is in %s #%llu", r, kind_name((int)x->kind),
                 (unsigned long long)x->seq, kind_name((int)ref->kind), (unsigned long long)ref->seq);
     else if (x->count != ref->count)
-      st = fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %d passed %u tensors, rank 0 passed %u", what, r,
+      st = dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %d passed %u tensors, rank 0 passed %u", what, r,
                 x->count, ref->count);
     else if (x->root != ref->root)
-      st = fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %d names root %d, rank 0 names root %d", what, r,
+      st = dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %d names root %d, rank 0 names root %d", what, r,
                 x->root, ref->root);
     else if (x->op != ref->op)
-      st = fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %d asks for %s, rank 0 for %s", what, r,
+      st = dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %d asks for %s, rank 0 for %s", what, r,
                 x->op ? "mean" : "sum", ref->op ? "mean" : "sum");
     else if (x->extra != ref->extra)
-      st = fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %d uses buckets of %u bytes, rank 0 of %u", what, r,
+      st = dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %d uses buckets of %u bytes, rank 0 of %u", what, r,
                 x->extra, ref->extra);
     else if (x->hash != ref->hash)
       need_descs = 1;
@@ -344,7 +320,7 @@ static parity_status_t check_signature(parity_dist_t *d, int kind, int root, int
   if (st || !need_descs) return st;
   /* Some descriptor differs: exchange them all (every rank took this branch) and name the first. */
   desc_t *alld = calloc((size_t)d->size * count, sizeof *alld);
-  if (!alld) return fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
+  if (!alld) return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
   memcpy(alld + (size_t)d->rank * count, descs, sizeof *descs * count);
   for (int r = 0; r < d->size && !st; r++)
     if (r != d->rank) st = post(d, &s, 1, alld + (size_t)r * count, sizeof *descs * count, r, TAG_SIGDESC, label);
@@ -359,20 +335,20 @@ static parity_status_t check_signature(parity_dist_t *d, int kind, int root, int
         char sa[160], sb[160];
         desc_str(a, sa, sizeof sa);
         desc_str(b, sb, sizeof sb);
-        st = fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: tensor %u differs across ranks: rank %d has %s, rank 0 has %s",
+        st = dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: tensor %u differs across ranks: rank %d has %s, rank 0 has %s",
                   what, i, r, sa, sb);
         break;
       }
     }
   free(alld);
-  if (!st) st = fail(PARITY_STATUS_INTERNAL, "%s: signatures differ but no descriptor does", what);
+  if (!st) st = dist_fail(PARITY_STATUS_INTERNAL, "%s: signatures differ but no descriptor does", what);
   return st;
 }
 
 parity_status_t parity_dist_tree_sum(parity_dtype_t dt, uint64_t count, const void *const *parts, uint32_t n,
                                      void *out) {
-  if (!dsum_is_float(dt)) return fail(PARITY_STATUS_UNSUPPORTED, "parity_dist_tree_sum: %s is not a float dtype", psup_dtype_name(dt));
-  if (!n || !parts || !out) return fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_tree_sum: no parts");
+  if (!dsum_is_float(dt)) return dist_fail(PARITY_STATUS_UNSUPPORTED, "parity_dist_tree_sum: %s is not a float dtype", psup_dtype_name(dt));
+  if (!n || !parts || !out) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_tree_sum: no parts");
   size_t es = psup_dtype_size(dt);
   if (n == 1) {
     if (out != parts[0]) memmove(out, parts[0], es * count);
@@ -384,7 +360,7 @@ parity_status_t parity_dist_tree_sum(parity_dtype_t dt, uint64_t count, const vo
   if (!slot || !tmp) {
     free(slot);
     free(tmp);
-    return fail(PARITY_STATUS_OUT_OF_MEMORY, "parity_dist_tree_sum: out of memory");
+    return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "parity_dist_tree_sum: out of memory");
   }
   if (out != parts[0]) memmove(out, parts[0], es * count);
   slot[0] = out;
@@ -399,22 +375,10 @@ parity_status_t parity_dist_tree_sum(parity_dtype_t dt, uint64_t count, const vo
 }
 
 /* ---- the all-reduce state machine (shared by the simple and the bucketed path) ------------------ */
-typedef struct ar_t {
-  parity_dtype_t dt;
-  size_t es;
-  uint64_t count;
-  char *buf;     /* count elements: input, then the result */
-  char *slots;   /* size * my-chunk elements: phase-1 contributions (kept between calls) */
-  uint64_t slots_cap;
-  int tag1, tag2, phase; /* phase 0 idle, 1 scatter in flight, 2 gather in flight, 3 done */
-  parity_dist_op_t op;
-  reqset_t rs;
-  char what[96];
-} ar_t;
 
 static uint64_t chunk_lo(uint64_t count, int c, int n) { return (uint64_t)((unsigned __int128)count * (unsigned)c / (unsigned)n); }
 
-static parity_status_t ar_start(parity_dist_t *d, ar_t *a) {
+parity_status_t dist_ar_start(parity_dist_t *d, ar_t *a) {
   int n = d->size, me = d->rank;
   if (n == 1) {
     if (a->op == PARITY_DIST_MEAN) dsum_divide(a->dt, a->buf, a->count, 1);
@@ -423,7 +387,7 @@ static parity_status_t ar_start(parity_dist_t *d, ar_t *a) {
   }
   uint64_t lo = chunk_lo(a->count, me, n), hi = chunk_lo(a->count, me + 1, n), mine = hi - lo;
   if (!scratch(&a->slots, &a->slots_cap, a->es * mine * (uint64_t)n + 1))
-    return fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", a->what);
+    return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", a->what);
   memcpy(a->slots + a->es * mine * (size_t)me, a->buf + a->es * lo, a->es * mine);
   parity_status_t st = PARITY_STATUS_OK;
   for (int r = 0; r < n && !st; r++)
@@ -438,7 +402,7 @@ static parity_status_t ar_start(parity_dist_t *d, ar_t *a) {
 }
 
 /* Advance without blocking; *busy stays 1 while messages are in flight. */
-static parity_status_t ar_progress(parity_dist_t *d, ar_t *a, int *busy) {
+parity_status_t dist_ar_progress(parity_dist_t *d, ar_t *a, int *busy) {
   *busy = 0;
   if (a->phase == 0 || a->phase == 3) return PARITY_STATUS_OK;
   int done = 0;
@@ -454,7 +418,7 @@ static parity_status_t ar_progress(parity_dist_t *d, ar_t *a, int *busy) {
     /* The phase-1 sends read buf's other chunks; all complete now, so buf may be overwritten. */
     uint64_t lo = chunk_lo(a->count, me, n), hi = chunk_lo(a->count, me + 1, n), mine = hi - lo;
     char *slot[64] = {0}, **sl = n <= 64 ? slot : malloc(sizeof *sl * (size_t)n);
-    if (!sl) return fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", a->what);
+    if (!sl) return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", a->what);
     for (int r = 0; r < n; r++) sl[r] = a->slots + a->es * mine * (size_t)r;
     dsum_tree(a->dt, sl, (uint32_t)n, mine);
     if (sl != slot) free(sl);
@@ -476,17 +440,17 @@ static parity_status_t ar_progress(parity_dist_t *d, ar_t *a, int *busy) {
 }
 
 static parity_status_t ar_wait(parity_dist_t *d, ar_t *a) {
-  double t0 = now_s(), deadline = t0 + d->timeout_s;
+  double t0 = dist_now_s(), deadline = t0 + d->timeout_s;
   for (;;) {
     int busy = 0;
-    parity_status_t st = ar_progress(d, a, &busy);
+    parity_status_t st = dist_ar_progress(d, a, &busy);
     if (st || !busy) return st;
-    if (now_s() > deadline) return timed_out(d, &a->rs, a->what);
-    relax(t0);
+    if (dist_now_s() > deadline) return dist_timed_out(d, &a->rs, a->what);
+    dist_relax(t0);
   }
 }
 
-static void ar_free(ar_t *a) {
+void dist_ar_free(ar_t *a) {
   free(a->slots);
   a->slots = NULL;
   reqset_free(&a->rs);
@@ -502,7 +466,7 @@ static parity_status_t stage_out(parity_tensor_t *const *ts, uint32_t n, char *b
   for (uint32_t i = 0; i < n; i++) {
     uint64_t b = tensor_bytes(ts[i]);
     if (parity_tensor_to_host(ts[i], buf + off, b) != PARITY_STATUS_OK)
-      return fail(PARITY_STATUS_DEVICE_ERROR, "%s: reading tensor %u: %s", what, i, parity_last_error());
+      return dist_fail(PARITY_STATUS_DEVICE_ERROR, "%s: reading tensor %u: %s", what, i, parity_last_error());
     off += b;
   }
   return PARITY_STATUS_OK;
@@ -513,21 +477,21 @@ static parity_status_t stage_in(parity_tensor_t *const *ts, uint32_t n, const ch
   for (uint32_t i = 0; i < n; i++) {
     uint64_t b = tensor_bytes(ts[i]);
     if (parity_tensor_write(ts[i], buf + off, b) != PARITY_STATUS_OK)
-      return fail(PARITY_STATUS_DEVICE_ERROR, "%s: writing tensor %u: %s", what, i, parity_last_error());
+      return dist_fail(PARITY_STATUS_DEVICE_ERROR, "%s: writing tensor %u: %s", what, i, parity_last_error());
     off += b;
   }
   return PARITY_STATUS_OK;
 }
 
-static parity_status_t describe_all(parity_tensor_t *const *ts, uint32_t n, desc_t **out, const char *what) {
+parity_status_t dist_describe_all(parity_tensor_t *const *ts, uint32_t n, desc_t **out, const char *what) {
   *out = NULL;
-  if (n && !ts) return fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: tensors is NULL", what);
+  if (n && !ts) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: tensors is NULL", what);
   desc_t *dd = calloc(n ? n : 1, sizeof *dd);
-  if (!dd) return fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
+  if (!dd) return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
   for (uint32_t i = 0; i < n; i++) {
     if (!ts[i]) {
       free(dd);
-      return fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: tensor %u is NULL", what, i);
+      return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: tensor %u is NULL", what, i);
     }
     describe(ts[i], &dd[i]);
   }
@@ -537,24 +501,24 @@ static parity_status_t describe_all(parity_tensor_t *const *ts, uint32_t n, desc
 
 /* ---- public collectives --------------------------------------------------------------------------- */
 parity_status_t parity_dist_barrier(parity_dist_t *d) {
-  if (!d) return fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_barrier: no context");
-  return check_signature(d, KIND_BARRIER, 0, 0, NULL, 0, 0);
+  if (!d) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_barrier: no context");
+  return dist_check_signature(d, KIND_BARRIER, 0, 0, NULL, 0, 0);
 }
 
 parity_status_t parity_dist_broadcast(parity_dist_t *d, parity_tensor_t *const *ts, uint32_t n, int root) {
-  if (!d) return fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_broadcast: no context");
+  if (!d) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_broadcast: no context");
   if (root < 0 || root >= d->size)
-    return fail(PARITY_STATUS_OUT_OF_RANGE, "broadcast: root %d is not a rank (world size %d)", root, d->size);
+    return dist_fail(PARITY_STATUS_OUT_OF_RANGE, "broadcast: root %d is not a rank (world size %d)", root, d->size);
   desc_t *dd;
-  parity_status_t st = describe_all(ts, n, &dd, "broadcast");
+  parity_status_t st = dist_describe_all(ts, n, &dd, "broadcast");
   if (st) return st;
-  st = check_signature(d, KIND_BCAST, root, 0, dd, n, 0);
+  st = dist_check_signature(d, KIND_BCAST, root, 0, dd, n, 0);
   free(dd);
   if (st || d->size == 1) return st;
   uint64_t total = 0;
   for (uint32_t i = 0; i < n; i++) total += tensor_bytes(ts[i]);
   char *buf = malloc(total + 1);
-  if (!buf) return fail(PARITY_STATUS_OUT_OF_MEMORY, "broadcast: out of memory for %llu bytes", (unsigned long long)total);
+  if (!buf) return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "broadcast: out of memory for %llu bytes", (unsigned long long)total);
   char what[64];
   snprintf(what, sizeof what, "broadcast #%llu from rank %d", (unsigned long long)d->seq, root);
   reqset_t s = {0};
@@ -580,41 +544,41 @@ static parity_status_t allreduce_buf(parity_dist_t *d, void *data, uint64_t coun
   ar_t a = {.dt = dt, .es = psup_dtype_size(dt), .count = count, .buf = data, .tag1 = TAG_P1, .tag2 = TAG_P2, .op = op,
             .slots = d->slots, .slots_cap = d->slots_cap};
   snprintf(a.what, sizeof a.what, "allreduce #%llu", (unsigned long long)d->seq);
-  parity_status_t st = ar_start(d, &a);
+  parity_status_t st = dist_ar_start(d, &a);
   if (!st) st = ar_wait(d, &a);
   d->slots = a.slots; /* kept for the next call */
   d->slots_cap = a.slots_cap;
   a.slots = NULL;
-  ar_free(&a);
+  dist_ar_free(&a);
   return st;
 }
 
 parity_status_t parity_dist_allreduce_host(parity_dist_t *d, void *data, uint64_t count, parity_dtype_t dt,
                                            parity_dist_op_t op) {
-  if (!d || (!data && count)) return fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_allreduce_host: no context or data");
-  if (op != PARITY_DIST_SUM && op != PARITY_DIST_MEAN) return fail(PARITY_STATUS_INVALID_ARGUMENT, "allreduce: unknown op %d", (int)op);
-  if (!dsum_is_float(dt)) return fail(PARITY_STATUS_UNSUPPORTED, "allreduce: %s is not a float dtype", psup_dtype_name(dt));
+  if (!d || (!data && count)) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_allreduce_host: no context or data");
+  if (op != PARITY_DIST_SUM && op != PARITY_DIST_MEAN) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "allreduce: unknown op %d", (int)op);
+  if (!dsum_is_float(dt)) return dist_fail(PARITY_STATUS_UNSUPPORTED, "allreduce: %s is not a float dtype", psup_dtype_name(dt));
   desc_t one = {.dtype = dt, .rank = 1, .dims = {(int64_t)count}};
-  parity_status_t st = check_signature(d, KIND_ALLREDUCE, 0, op, &one, 1, 0);
+  parity_status_t st = dist_check_signature(d, KIND_ALLREDUCE, 0, op, &one, 1, 0);
   if (st) return st;
   return allreduce_buf(d, data, count, dt, op);
 }
 
 parity_status_t parity_dist_allreduce(parity_dist_t *d, parity_tensor_t *const *ts, uint32_t n, parity_dist_op_t op) {
-  if (!d) return fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_allreduce: no context");
-  if (op != PARITY_DIST_SUM && op != PARITY_DIST_MEAN) return fail(PARITY_STATUS_INVALID_ARGUMENT, "allreduce: unknown op %d", (int)op);
+  if (!d) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_allreduce: no context");
+  if (op != PARITY_DIST_SUM && op != PARITY_DIST_MEAN) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "allreduce: unknown op %d", (int)op);
   desc_t *dd;
-  parity_status_t st = describe_all(ts, n, &dd, "allreduce");
+  parity_status_t st = dist_describe_all(ts, n, &dd, "allreduce");
   if (st) return st;
   /* Local checks become collective verdicts through the signature: check it first. */
-  st = check_signature(d, KIND_ALLREDUCE, 0, op, dd, n, 0);
+  st = dist_check_signature(d, KIND_ALLREDUCE, 0, op, dd, n, 0);
   free(dd);
   if (st) return st;
   if (!n) return PARITY_STATUS_OK;
   parity_dtype_t dt = parity_tensor_dtype(ts[0]);
   for (uint32_t i = 0; i < n; i++)
     if (parity_tensor_dtype(ts[i]) != dt || !dsum_is_float(dt))
-      return fail(PARITY_STATUS_UNSUPPORTED, "allreduce: tensor %u is %s, tensor 0 is %s: one float dtype per call", i,
+      return dist_fail(PARITY_STATUS_UNSUPPORTED, "allreduce: tensor %u is %s, tensor 0 is %s: one float dtype per call", i,
                   psup_dtype_name(parity_tensor_dtype(ts[i])), psup_dtype_name(dt));
   uint64_t total = 0, count = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -622,214 +586,12 @@ parity_status_t parity_dist_allreduce(parity_dist_t *d, parity_tensor_t *const *
     count += (uint64_t)parity_tensor_numel(ts[i]);
   }
   char *buf = scratch(&d->stage, &d->stage_cap, total + 1);
-  if (!buf) return fail(PARITY_STATUS_OUT_OF_MEMORY, "allreduce: out of memory for %llu bytes", (unsigned long long)total);
+  if (!buf) return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "allreduce: out of memory for %llu bytes", (unsigned long long)total);
   st = stage_out(ts, n, buf, "allreduce");
   /* The signature matched everywhere, so peers are already sending: a local failure cannot be
    * taken back consistently. */
   if (st) parity_dist_abort(d, 70, g_err);
   st = allreduce_buf(d, buf, count, dt, op);
   if (!st) st = stage_in(ts, n, buf, "allreduce");
-  return st;
-}
-
-/* ---- buckets ----------------------------------------------------------------------------------- */
-typedef struct bucket_t {
-  uint32_t first, count;   /* into b->order */
-  uint32_t ready;
-  uint64_t elems;
-  char *buf;
-  parity_tensor_t **grads; /* borrowed at ready time */
-  ar_t ar;
-} bucket_t;
-
-struct parity_dist_buckets_t {
-  parity_dist_t *d;
-  parity_tensor_t **params;
-  uint32_t count, nb;
-  uint32_t *order;     /* parameters in bucket order (reverse) */
-  uint32_t *bucket_of; /* parameter -> bucket */
-  uint8_t *is_ready;
-  bucket_t *b;
-  parity_dtype_t dt;
-  parity_dist_op_t op;
-};
-
-uint32_t parity_dist_buckets_count(const parity_dist_buckets_t *b) { return b ? b->nb : 0; }
-
-void parity_dist_buckets_destroy(parity_dist_buckets_t *b) {
-  if (!b) return;
-  for (uint32_t i = 0; i < b->nb; i++) {
-    free(b->b[i].buf);
-    free(b->b[i].grads);
-    ar_free(&b->b[i].ar);
-  }
-  free(b->b);
-  free(b->params);
-  free(b->order);
-  free(b->bucket_of);
-  free(b->is_ready);
-  free(b);
-}
-
-parity_status_t parity_dist_buckets_create(parity_dist_t *d, parity_tensor_t *const *params, uint32_t n,
-                                           uint64_t bucket_bytes, parity_dist_op_t op, parity_dist_buckets_t **out) {
-  if (!d || !out || !n) return fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_buckets_create: no context, output or parameters");
-  *out = NULL;
-  desc_t *dd;
-  parity_status_t st = describe_all(params, n, &dd, "buckets_create");
-  if (st) return st;
-  st = check_signature(d, KIND_BUCKETS, 0, op, dd, n,
-                       bucket_bytes > 0xffffffffu ? 0xffffffffu : (uint32_t)bucket_bytes);
-  free(dd);
-  if (st) return st;
-  parity_dtype_t dt = parity_tensor_dtype(params[0]);
-  for (uint32_t i = 0; i < n; i++)
-    if (parity_tensor_dtype(params[i]) != dt || !dsum_is_float(dt))
-      return fail(PARITY_STATUS_UNSUPPORTED, "buckets_create: parameter %u is %s, parameter 0 is %s: one float dtype",
-                  i, psup_dtype_name(parity_tensor_dtype(params[i])), psup_dtype_name(dt));
-  parity_dist_buckets_t *b = calloc(1, sizeof *b);
-  if (!b) return fail(PARITY_STATUS_OUT_OF_MEMORY, "buckets_create: out of memory");
-  b->d = d;
-  b->count = n;
-  b->dt = dt;
-  b->op = op;
-  b->params = calloc(n, sizeof *b->params);
-  b->order = calloc(n, sizeof *b->order);
-  b->bucket_of = calloc(n, sizeof *b->bucket_of);
-  b->is_ready = calloc(n, 1);
-  b->b = calloc(n, sizeof *b->b);
-  if (!b->params || !b->order || !b->bucket_of || !b->is_ready || !b->b) {
-    parity_dist_buckets_destroy(b);
-    return fail(PARITY_STATUS_OUT_OF_MEMORY, "buckets_create: out of memory");
-  }
-  size_t es = psup_dtype_size(dt);
-  uint64_t bytes = 0;
-  for (uint32_t k = 0; k < n; k++) {
-    uint32_t i = n - 1 - k;
-    b->params[i] = params[i];
-    b->order[k] = i;
-    uint64_t pb = (uint64_t)parity_tensor_numel(params[i]) * es;
-    if (b->nb == 0 || (bytes + pb > bucket_bytes && bytes > 0)) {
-      b->b[b->nb].first = k;
-      b->nb++;
-      bytes = 0;
-    }
-    bucket_t *bk = &b->b[b->nb - 1];
-    bk->count++;
-    bk->elems += (uint64_t)parity_tensor_numel(params[i]);
-    b->bucket_of[i] = b->nb - 1;
-    bytes += pb;
-  }
-  if (b->nb > 8000) {
-    parity_dist_buckets_destroy(b);
-    return fail(PARITY_STATUS_OUT_OF_RANGE, "buckets_create: more than 8000 buckets; use larger buckets");
-  }
-  for (uint32_t j = 0; j < b->nb; j++) {
-    bucket_t *bk = &b->b[j];
-    bk->buf = malloc(bk->elems * es + 1);
-    bk->grads = calloc(bk->count, sizeof *bk->grads);
-    if (!bk->buf || !bk->grads) {
-      parity_dist_buckets_destroy(b);
-      return fail(PARITY_STATUS_OUT_OF_MEMORY, "buckets_create: out of memory");
-    }
-    bk->ar = (ar_t){.dt = dt, .es = es, .count = bk->elems, .buf = bk->buf, .tag1 = TAG_BUCKET0 + 2 * (int)j,
-                    .tag2 = TAG_BUCKET0 + 2 * (int)j + 1, .op = op};
-  }
-  *out = b;
-  return PARITY_STATUS_OK;
-}
-
-static parity_status_t buckets_progress(parity_dist_buckets_t *b, int *busy) {
-  *busy = 0;
-  for (uint32_t j = 0; j < b->nb; j++) {
-    int bz = 0;
-    parity_status_t st = ar_progress(b->d, &b->b[j].ar, &bz);
-    if (st) return st;
-    *busy |= bz;
-  }
-  return PARITY_STATUS_OK;
-}
-
-static parity_status_t bucket_launch(parity_dist_buckets_t *b, uint32_t j) {
-  bucket_t *bk = &b->b[j];
-  size_t es = psup_dtype_size(b->dt);
-  uint64_t off = 0;
-  for (uint32_t k = 0; k < bk->count; k++) {
-    uint32_t i = b->order[bk->first + k];
-    parity_tensor_t *g = parity_tensor_grad(b->params[i]);
-    uint64_t bytes = (uint64_t)parity_tensor_numel(b->params[i]) * es;
-    bk->grads[k] = g;
-    if (!g) memset(bk->buf + off, 0, bytes); /* an unused parameter contributes zeros */
-    else if (parity_tensor_to_host(g, bk->buf + off, bytes) != PARITY_STATUS_OK) {
-      char msg[900];
-      snprintf(msg, sizeof msg, "bucket %u: reading the gradient of parameter %u: %s", j, i, parity_last_error());
-      parity_dist_abort(b->d, 70, msg);
-    }
-    off += bytes;
-  }
-  snprintf(bk->ar.what, sizeof bk->ar.what, "bucket %u of step #%llu", j, (unsigned long long)b->d->seq);
-  bk->ar.phase = 0;
-  return ar_start(b->d, &bk->ar);
-}
-
-parity_status_t parity_dist_buckets_ready(parity_dist_buckets_t *b, uint32_t i) {
-  if (!b || i >= b->count) return fail(PARITY_STATUS_OUT_OF_RANGE, "buckets_ready: parameter %u out of range", i);
-  if (b->is_ready[i]) return fail(PARITY_STATUS_FAILED_PRECONDITION, "buckets_ready: parameter %u marked twice", i);
-  b->is_ready[i] = 1;
-  bucket_t *bk = &b->b[b->bucket_of[i]];
-  parity_status_t st = PARITY_STATUS_OK;
-  if (++bk->ready == bk->count) st = bucket_launch(b, b->bucket_of[i]);
-  int busy;
-  if (!st) st = buckets_progress(b, &busy);
-  return st;
-}
-
-parity_status_t parity_dist_buckets_finish(parity_dist_buckets_t *b) {
-  if (!b) return fail(PARITY_STATUS_INVALID_ARGUMENT, "buckets_finish: NULL");
-  parity_status_t st = PARITY_STATUS_OK;
-  for (uint32_t k = 0; k < b->count && !st; k++)
-    if (!b->is_ready[b->order[k]]) st = parity_dist_buckets_ready(b, b->order[k]);
-  size_t es = psup_dtype_size(b->dt);
-  double t0 = now_s(), deadline = t0 + b->d->timeout_s;
-  uint32_t written = 0;
-  uint8_t *done = calloc(b->nb, 1);
-  if (!done) return fail(PARITY_STATUS_OUT_OF_MEMORY, "buckets_finish: out of memory");
-  /* Write back buckets as they complete, in bucket order, while later ones are in flight. */
-  while (!st && written < b->nb) {
-    int busy = 0;
-    st = buckets_progress(b, &busy);
-    for (uint32_t j = 0; j < b->nb && !st; j++) {
-      bucket_t *bk = &b->b[j];
-      if (done[j] || bk->ar.phase != 3) continue;
-      uint64_t off = 0;
-      for (uint32_t k = 0; k < bk->count && !st; k++) {
-        uint32_t i = b->order[bk->first + k];
-        uint64_t bytes = (uint64_t)parity_tensor_numel(b->params[i]) * es;
-        if (bk->grads[k] && parity_tensor_write(bk->grads[k], bk->buf + off, bytes) != PARITY_STATUS_OK)
-          st = fail(PARITY_STATUS_DEVICE_ERROR, "bucket %u: writing the gradient of parameter %u: %s", j, i,
-                    parity_last_error());
-        off += bytes;
-      }
-      done[j] = 1;
-      written++;
-    }
-    if (st || written == b->nb) break;
-    if (now_s() > deadline) {
-      for (uint32_t j = 0; j < b->nb; j++)
-        if (b->b[j].ar.phase != 3) {
-          st = timed_out(b->d, &b->b[j].ar.rs, b->b[j].ar.what);
-          break;
-        }
-    }
-    if (!st) relax(t0);
-  }
-  free(done);
-  for (uint32_t j = 0; j < b->nb; j++) {
-    b->b[j].ready = 0;
-    b->b[j].ar.phase = 0;
-    b->b[j].ar.rs.n = 0;
-  }
-  memset(b->is_ready, 0, b->count);
-  b->d->seq++;
   return st;
 }
