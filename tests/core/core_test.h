@@ -21,6 +21,26 @@ static inline parity_tensor_t *mat(parity_device_t *dev, int32_t dtype, uint32_t
   return t;
 }
 
+/* A context that also loads the loader tests' fake plugins (FAKE_PLUGIN_DIR), quiet. */
+static inline parity_context_t *context_with_fake_plugins(void) {
+  parity_context_options_t o;
+  parity_context_options_init(&o);
+  o.plugin_path = FAKE_PLUGIN_DIR;
+  o.log_level = 0;
+  parity_context_t *ctx;
+  OK(parity_context_create(&o, &ctx));
+  return ctx;
+}
+
+/* Device 0 of the plugin called `name`. */
+static inline parity_device_t *named_device(parity_context_t *ctx, const char *name) {
+  uint32_t p;
+  OK(parity_context_find_plugin(ctx, name, &p));
+  parity_device_t *dev;
+  OK(parity_context_open_device(ctx, p, 0, &dev));
+  return dev;
+}
+
 /* Read all values; asserts they equal `want` exactly (NaN equals NaN). */
 static inline void expect_values(parity_tensor_t *t, const double *want, int64_t n) {
   double got[4096];

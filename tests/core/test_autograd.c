@@ -258,18 +258,8 @@ Test(autograd, backward_twice_through_a_freed_graph_is_an_error) {
 }
 
 Test(autograd, tensors_from_two_devices_are_rejected) {
-  parity_context_options_t o;
-  parity_context_options_init(&o);
-  o.plugin_path = FAKE_PLUGIN_DIR;
-  o.log_level = 0;
-  parity_context_t *ctx;
-  OK(parity_context_create(&o, &ctx));
-  uint32_t pc, pf;
-  OK(parity_context_find_plugin(ctx, "cpu", &pc));
-  OK(parity_context_find_plugin(ctx, "fakenormal", &pf));
-  parity_device_t *cpu, *fake;
-  OK(parity_context_open_device(ctx, pc, 0, &cpu));
-  OK(parity_context_open_device(ctx, pf, 0, &fake));
+  parity_context_t *ctx = context_with_fake_plugins();
+  parity_device_t *cpu = named_device(ctx, "cpu"), *fake = named_device(ctx, "fakenormal");
   double v[2] = {1, 2};
   parity_tensor_t *a = vec(cpu, PARITY_DTYPE_F32, 2, v), *b = vec(fake, PARITY_DTYPE_F32, 2, v), *out = NULL;
   cr_assert_eq(parity_binary(PARITY_OP_ADD, a, b, &out), PARITY_STATUS_INVALID_ARGUMENT);

@@ -272,16 +272,8 @@ Test(plan, an_optimizer_cannot_be_created_while_recording) {
  * recorded descriptor, without asking supports() or re-validating (parity_plugin.h: one
  * validation per op). Counted in the loader tests' fake plugin. */
 Test(plan, replay_calls_kernel_entries_directly_without_asking_supports_again) {
-  parity_context_options_t o;
-  parity_context_options_init(&o);
-  o.plugin_path = FAKE_PLUGIN_DIR;
-  o.log_level = 0;
-  parity_context_t *ctx;
-  OK(parity_context_create(&o, &ctx));
-  uint32_t pf;
-  OK(parity_context_find_plugin(ctx, "fakenormal", &pf));
-  parity_device_t *dev;
-  OK(parity_context_open_device(ctx, pf, 0, &dev));
+  parity_context_t *ctx = context_with_fake_plugins();
+  parity_device_t *dev = named_device(ctx, "fakenormal");
   void *mod = dlopen(FAKE_PLUGIN_DIR "/parity-plugin-fakenormal.so", RTLD_NOW | RTLD_NOLOAD);
   cr_assert(mod, "the fake plugin is loaded: %s", dlerror());
   void (*counts)(uint64_t *, uint64_t *) = (void (*)(uint64_t *, uint64_t *))dlsym(mod, "fake_call_counts");
