@@ -1,4 +1,4 @@
-/* parity_plugin.h — the stable plugin ABI of parity, version 1.0.
+/* parity_plugin.h — the stable plugin ABI of parity, version 1.1.
  *
  * A backend author writes a plugin against this header alone (plus parity_ops.def beside it).
  * It depends only on the C standard headers <stdint.h> and <stddef.h>.
@@ -69,7 +69,7 @@ extern "C" {
 #endif
 
 #define PARITY_ABI_MAJOR 1u
-#define PARITY_ABI_MINOR 0u
+#define PARITY_ABI_MINOR 1u
 
 #define PARITY_PLUGIN_ENTRY_NAME "parity_plugin_query"
 
@@ -314,6 +314,32 @@ typedef struct parity_host_api_t {
  * with the descriptors it recorded, each of which passed those checks when it was recorded. */
 typedef int32_t (*parity_kernel_fn)(parity_plugin_device_t *dev, const parity_op_desc_t *desc);
 
+/* ---- prepared plans (ABI 1.1, optional) ------------------------------------------------- */
+/* A plan is a recorded sequence of commands the host replays many times (a prepared training
+ * step: parity_plan_begin/end/replay). A plugin that offers plan_prepare receives the whole
+ * sequence once and may turn it into whatever replays fastest on its device (a CUDA graph, a
+ * pre-recorded command buffer, a list of kernels with their geometry derived once). */
+typedef struct parity_plugin_plan_t parity_plugin_plan_t; /* defined by each plugin */
+
+typedef enum parity_plan_command_kind_t {
+  PARITY_PLAN_COMMAND_KERNEL = 1, /* `op`: what the op's kernel entry would do with it */
+  PARITY_PLAN_COMMAND_FILL = 2,   /* what buffer_fill(buffer, offset_bytes, size_bytes, pattern,
+                                     pattern_size) would do */
+  PARITY_PLAN_COMMAND_FORCE_32 = 0x7fffffff
+} parity_plan_command_kind_t;
+
+typedef struct parity_plan_command_t {
+  uint32_t struct_size;
+  int32_t kind;                   /* parity_plan_command_kind_t */
+  const parity_op_desc_t *op;     /* KERNEL: a descriptor supports() accepted on this device */
+  parity_plugin_buffer_t *buffer; /* FILL */
+  uint64_t offset_bytes;          /* FILL */
+  uint64_t size_bytes;            /* FILL: a multiple of pattern_size */
+  uint8_t pattern[8];             /* FILL: the first pattern_size bytes (1, 2, 4 or 8) */
+  uint32_t pattern_size;          /* FILL */
+  uint32_t reserved0;
+} parity_plan_command_t;
+
 typedef struct parity_plugin_api_t {
   uint32_t struct_size;
   uint32_t reserved0;
@@ -359,6 +385,21 @@ typedef struct parity_plugin_api_t {
   parity_kernel_fn conv2d_backward;
   parity_kernel_fn softmax_forward;
   parity_kernel_fn softmax_backward;
+
+  /* ABI 1.1, optional (all three, or none: a NULL entry or a table whose struct_size ends
+   * before them means the host replays a plan by calling the kernel entries one by one).
+   * plan_prepare: `commands` (borrowed for this call only) is a sequence the host issued
+   *   eagerly on this device while recording, every descriptor one the host validated and
+   *   supports() accepted. Every buffer it names stays alive, at the same size, until
+   *   plan_release; their contents change between runs (the host writes new inputs).
+   *   UNSUPPORTED (with a message) declines: the host then replays command by command.
+   * plan_run: enqueue the whole sequence once, in order, with the same results, bit for bit,
+   *   as issuing its commands one by one. Errors as a kernel entry reports them.
+   * plan_release: free the plan; called once per prepared plan, after its last run. */
+  int32_t (*plan_prepare)(parity_plugin_device_t *dev, const parity_plan_command_t *commands, uint32_t count,
+                          parity_plugin_plan_t **out_plan);
+  int32_t (*plan_run)(parity_plugin_device_t *dev, parity_plugin_plan_t *plan);
+  void (*plan_release)(parity_plugin_device_t *dev, parity_plugin_plan_t *plan);
 } parity_plugin_api_t;
 
 /* ---- negotiation ------------------------------------------------------------------------ */

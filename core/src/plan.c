@@ -7,7 +7,14 @@
  * not commands: data written during recording stays in its storage, and data written between
  * replays is what the next replay computes with — that is how a prepared step takes new inputs.
  * The plan keeps every storage it touched alive, so releasing or reshaping a captured tensor
- * afterwards cannot make replay touch freed memory. */
+ * afterwards cannot make replay touch freed memory.
+ *
+ * At plan_end the commands become a flat list of prepared launches (descriptor pointers fixed,
+ * kernel entries resolved), and a plugin that offers the optional plan entries (ABI 1.1:
+ * plan_prepare/run/release) receives the whole list once, to replay it its own way (a CUDA
+ * graph, a recorded command buffer, kernels with their geometry derived once). A plugin may
+ * decline (UNSUPPORTED); replay then calls the entries one by one. PARITY_PLAN_PREPARE=0 makes
+ * the host never offer it (to compare both replays). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +43,67 @@ struct parity_plan_t {
   uint64_t nheld, capheld;
   int recording;
   int failed;            /* host memory ran out while recording */
+  parity_plugin_plan_t *prepared; /* the plugin's own plan (plan_prepare), or NULL */
 };
+
+/* The plugin's plan entries when it offers all three (ABI 1.1) and the user did not turn
+ * them off; NULL otherwise. */
+static const parity_plugin_api_t *plan_api(const parity_device_t *dev) {
+  const parity_plugin_api_t *api = parity__device_api(dev);
+  if (!PARITY_HAS_FIELD(api, parity_plugin_api_t, plan_release) || !api->plan_prepare || !api->plan_run ||
+      !api->plan_release)
+    return NULL;
+  const char *off = getenv("PARITY_PLAN_PREPARE");
+  return off && strcmp(off, "0") == 0 ? NULL : api;
+}
+
+/* Offer the prepared list to the plugin. A refusal (UNSUPPORTED) keeps the host's replay; any
+ * other failure, or success without a plan, fails plan_end: the plugin's answer is untrusted. */
+static parity_status_t offer_plan(parity_plan_t *p) {
+  const parity_plugin_api_t *api = plan_api(p->dev);
+  if (!api || p->count == 0 || p->count > UINT32_MAX) return PARITY_STATUS_OK;
+  parity_plan_command_t *cmds = calloc(p->count, sizeof *cmds);
+  if (!cmds) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_end: out of host memory");
+  for (uint64_t i = 0; i < p->count; i++) {
+    const plan_cmd *c = &p->cmds[i];
+    parity_plan_command_t *o = &cmds[i];
+    o->struct_size = sizeof *o;
+    if (c->kind == CMD_LAUNCH) {
+      o->kind = PARITY_PLAN_COMMAND_KERNEL;
+      o->op = &c->desc;
+    } else {
+      o->kind = PARITY_PLAN_COMMAND_FILL;
+      o->buffer = c->st->buf->handle;
+      o->offset_bytes = c->off;
+      o->size_bytes = c->size;
+      memcpy(o->pattern, c->pattern, sizeof o->pattern);
+      o->pattern_size = c->psize;
+    }
+  }
+  parity_plugin_plan_t *h = NULL;
+  parity__clear_error();
+  int32_t st = api->plan_prepare(p->dev->handle, cmds, (uint32_t)p->count, &h);
+  free(cmds);
+  const char *name = parity_device_plugin_name(p->dev);
+  if (st == PARITY_STATUS_UNSUPPORTED) {
+    parity__log(p->dev->ctx, 2, "plan: '%s' declined to prepare a plan of %llu commands (%s); the host "
+                "replays it command by command", name, (unsigned long long)p->count, parity_last_error());
+    if (h) api->plan_release(p->dev->handle, h);
+    parity__clear_error();
+    return PARITY_STATUS_OK;
+  }
+  if (st != PARITY_STATUS_OK) {
+    char inner[512];
+    snprintf(inner, sizeof inner, "%s", parity_last_error()[0] ? parity_last_error() : psup_status_name(st));
+    return parity__fail(st, "plan_end: '%s' failed to prepare the plan (%llu commands): %s", name,
+                        (unsigned long long)p->count, inner);
+  }
+  if (!h)
+    return parity__fail(PARITY_STATUS_INTERNAL, "plan_end: plugin '%s' said plan_prepare succeeded but returned "
+                        "no plan", name);
+  p->prepared = h;
+  return PARITY_STATUS_OK;
+}
 
 parity_status_t parity_plan_begin(parity_device_t *dev, parity_plan_t **out) {
   if (!dev || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "plan_begin: NULL argument");
@@ -73,7 +140,9 @@ parity_status_t parity_plan_end(parity_plan_t *p) {
       if (c->desc.outputs[k]) c->desc.outputs[k] = &c->tensors[PARITY_MAX_INPUTS + k];
     c->fn = parity__device_entry(p->dev, &c->desc);
   }
-  return PARITY_STATUS_OK;
+  parity_status_t st = offer_plan(p);
+  if (st != PARITY_STATUS_OK) p->failed = 1;
+  return st;
 }
 
 static void hold(parity_plan_t *p, parity__storage *st) {
@@ -127,6 +196,7 @@ void parity__plan_record_fill(parity_plan_t *p, parity__storage *st, uint64_t of
   c->size = size;
   memcpy(c->pattern, pattern, psize);
   c->psize = psize;
+  st->plan_fills++; /* its contents are the plan's constant now: parity_tensor_write refuses */
   hold(p, st);
 }
 
@@ -148,10 +218,20 @@ parity_status_t parity_plan_replay(parity_plan_t *p) {
   if (p->recording)
     return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_replay: the plan is still recording; call "
                         "parity_plan_end first");
-  if (p->failed) return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_replay: recording failed");
+  if (p->failed)
+    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_replay: the plan failed to record or "
+                        "prepare (plan_end said why)");
   const parity_plugin_api_t *api = parity__device_api(p->dev);
   parity_plugin_device_t *h = p->dev->handle;
   parity__clear_error();
+  if (p->prepared) {
+    int32_t st = api->plan_run(h, p->prepared);
+    if (st == PARITY_STATUS_OK) return PARITY_STATUS_OK;
+    char inner[768];
+    snprintf(inner, sizeof inner, "%s", parity_last_error()[0] ? parity_last_error() : psup_status_name(st));
+    return parity__fail(st, "plan_replay: the prepared plan (%llu commands) failed on '%s': %s",
+                        (unsigned long long)p->count, parity_device_plugin_name(p->dev), inner);
+  }
   for (uint64_t i = 0; i < p->count; i++) {
     const plan_cmd *c = &p->cmds[i];
     int32_t st = c->kind == CMD_LAUNCH ? c->fn(h, &c->desc)
@@ -166,6 +246,9 @@ uint64_t parity_plan_command_count(const parity_plan_t *p) { return p ? p->count
 void parity_plan_destroy(parity_plan_t *p) {
   if (!p) return;
   if (p->recording) p->dev->capture = NULL;
+  if (p->prepared) parity__device_api(p->dev)->plan_release(p->dev->handle, p->prepared); /* before its buffers go */
+  for (uint64_t i = 0; i < p->count; i++)
+    if (p->cmds[i].kind == CMD_FILL) p->cmds[i].st->plan_fills--;
   for (uint64_t i = 0; i < p->nheld; i++) parity__storage_release(p->held[i]);
   free(p->cmds);
   free(p->held);

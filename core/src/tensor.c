@@ -356,6 +356,10 @@ parity_status_t parity_tensor_write(parity_tensor_t *t, const void *src, uint64_
   if (!parity_tensor_is_contiguous(t))
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_write: tensor is a non-contiguous view; "
                         "write into a contiguous tensor");
+  if (t->st->plan_fills)
+    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "tensor_write: a plan refills this tensor's memory "
+                        "on every replay (it was filled, e.g. by parity_tensor_full, while the plan recorded), so "
+                        "the write would be undone; create inputs before parity_plan_begin (or destroy the plan)");
   if (bytes == 0) return PARITY_STATUS_OK;
   uint64_t off = (uint64_t)t->offset * esz;
   parity_status_t st = parity_buffer_write(t->st->buf, off, src, bytes);

@@ -10,6 +10,7 @@ typedef struct parity__storage {
   parity_device_t *dev;
   parity_buffer_t *buf;
   uint64_t bytes;     /* usable size (the buffer may be larger: its size class) */
+  uint32_t plan_fills; /* fills that live plans re-run on every replay (plan.c): writes are refused */
 } parity__storage;
 
 typedef struct parity__node parity__node;

@@ -52,4 +52,23 @@ CPU_FAMILY(conv2d)
 CPU_FAMILY(softmax)
 #undef CPU_FAMILY
 
+/* A step of a prepared plan (cpu_plan.c): run(state) does what the family's kernel entry does
+ * with the descriptor the step was prepared from, through the same kernels (so the same bits),
+ * with everything derivable from the descriptor derived once. state is one malloc block, freed
+ * with the plan. A family's prepare fills the step from a descriptor supports() accepted; it
+ * may answer UNSUPPORTED (no message needed) to have the plan call the entry instead. */
+typedef struct cpu_step_t {
+  int32_t (*run)(const void *state);
+  void *state;
+} cpu_step_t;
+int32_t cpu_elementwise_prepare(const parity_op_desc_t *d, cpu_step_t *step);
+int32_t cpu_reduce_prepare(const parity_op_desc_t *d, cpu_step_t *step);
+int32_t cpu_matmul_prepare(const parity_op_desc_t *d, cpu_step_t *step);
+
+/* The ABI 1.1 plan entries (cpu_plan.c). */
+int32_t cpu_plan_prepare(parity_plugin_device_t *dev, const parity_plan_command_t *cmds, uint32_t count,
+                         parity_plugin_plan_t **out);
+int32_t cpu_plan_run(parity_plugin_device_t *dev, parity_plugin_plan_t *plan);
+void cpu_plan_release(parity_plugin_device_t *dev, parity_plugin_plan_t *plan);
+
 #endif

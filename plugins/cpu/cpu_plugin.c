@@ -150,6 +150,9 @@ static const parity_plugin_api_t cpu_api = {
     .conv2d_backward = entry_conv2d_backward,
     .softmax_forward = entry_softmax_forward,
     .softmax_backward = entry_softmax_backward,
+    .plan_prepare = cpu_plan_prepare,
+    .plan_run = cpu_plan_run,
+    .plan_release = cpu_plan_release,
 };
 
 const parity_plugin_api_t *cpu_plugin_api(void) { return &cpu_api; }

@@ -2,6 +2,8 @@
  * parallel walk over operands. The row kernels live in elementwise_unary.c,
  * elementwise_binary.c and elementwise_logic.c; the scalar semantics in elementwise_math.h. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cpu_kernels.h"
 #include "elementwise_internal.h"
@@ -230,23 +232,27 @@ static void walk(const ew_plan_t *pl, int64_t start, int64_t end, ew_row_fn row,
   }
 }
 
-void ew_run(const parity_tensor_desc_t *const *operands, uint32_t count, ew_row_fn row,
-            const ew_args_t *args) {
-  ew_plan_t pl;
-  plan_init(&pl, operands, count);
-  if (pl.numel == 0) return;
-  if (pl.numel < CPU_PARALLEL_MIN_ELEMENTS) {
-    walk(&pl, 0, pl.numel, row, args);
+static void exec(const ew_plan_t *pl, ew_row_fn row, const ew_args_t *args) {
+  if (pl->numel == 0) return;
+  if (pl->numel < CPU_PARALLEL_MIN_ELEMENTS) {
+    walk(pl, 0, pl->numel, row, args);
     return;
   }
-  const int64_t blocks = (pl.numel + EW_BLOCK - 1) / EW_BLOCK;
+  const int64_t blocks = (pl->numel + EW_BLOCK - 1) / EW_BLOCK;
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(static)
 #endif
   for (int64_t b = 0; b < blocks; b++) {
     int64_t end = (b + 1) * EW_BLOCK;
-    walk(&pl, b * EW_BLOCK, end < pl.numel ? end : pl.numel, row, args);
+    walk(pl, b * EW_BLOCK, end < pl->numel ? end : pl->numel, row, args);
   }
+}
+
+void ew_run(const parity_tensor_desc_t *const *operands, uint32_t count, ew_row_fn row,
+            const ew_args_t *args) {
+  ew_plan_t pl;
+  plan_init(&pl, operands, count);
+  exec(&pl, row, args);
 }
 
 /* ---- entries ------------------------------------------------------------------------------------ */
@@ -257,17 +263,49 @@ int32_t cpu_elementwise_supports(const parity_op_desc_t *d) {
   return prepare(d, &o, &row);
 }
 
-static int32_t run(const parity_op_desc_t *d) {
-  ew_operands_t o;
+/* Everything a launch derives from its descriptor: the walk, the row kernel, its arguments. */
+typedef struct ew_launch_t {
+  int skip; /* no output wanted, or no elements */
+  ew_plan_t pl;
   ew_row_fn row;
-  int32_t st = prepare(d, &o, &row);
+  ew_args_t args;
+} ew_launch_t;
+
+static int32_t derive(const parity_op_desc_t *d, ew_launch_t *l) {
+  ew_operands_t o;
+  int32_t st = prepare(d, &o, &l->row);
   if (st != PARITY_STATUS_OK) return st;
   int any_output = 0;
   for (uint32_t k = o.num_inputs; k < o.count; k++) any_output |= o.t[k] != NULL;
-  if (!any_output || psup_numel(o.t[0]) == 0) return PARITY_STATUS_OK;
-  ew_args_t args = {0};
-  if (d->op == PARITY_OP_LEAKY_RELU) args.alpha = d->params.unary.alpha;
-  ew_run(o.t, o.count, row, &args);
+  l->skip = !any_output || psup_numel(o.t[0]) == 0;
+  memset(&l->args, 0, sizeof l->args);
+  if (d->op == PARITY_OP_LEAKY_RELU) l->args.alpha = d->params.unary.alpha;
+  if (!l->skip) plan_init(&l->pl, o.t, o.count);
+  return PARITY_STATUS_OK;
+}
+
+static int32_t launch(const void *state) {
+  const ew_launch_t *l = state;
+  if (!l->skip) exec(&l->pl, l->row, &l->args);
+  return PARITY_STATUS_OK;
+}
+
+static int32_t run(const parity_op_desc_t *d) {
+  ew_launch_t l;
+  int32_t st = derive(d, &l);
+  return st == PARITY_STATUS_OK ? launch(&l) : st;
+}
+
+int32_t cpu_elementwise_prepare(const parity_op_desc_t *d, cpu_step_t *step) {
+  ew_launch_t *l = malloc(sizeof *l);
+  if (!l) return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: plan_prepare: out of host memory");
+  int32_t st = derive(d, l);
+  if (st != PARITY_STATUS_OK) {
+    free(l);
+    return st;
+  }
+  step->run = launch;
+  step->state = l;
   return PARITY_STATUS_OK;
 }
 

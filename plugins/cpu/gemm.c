@@ -7,6 +7,7 @@
  * tiles are zero-padded to full micro-tiles (the AVX-512 kernel skips whole padding rows of 4),
  * so every element takes the same arithmetic path. Compiled once per instruction-set path
  * (cpu_isa.h), with that path's micro-kernel and tile shape. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,6 +187,7 @@ static void axis_fill(const gemm_axis_t *ax, int64_t start, int64_t count, int64
 /* Drop size-1 levels and merge a level into the next inner one when offsets and mask
  * coordinates compose, so contiguous multi-level axes take the linear packing paths. */
 static void axis_simplify(gemm_axis_t *ax) {
+  if (ax->nd == 1 && ax->dim[0] != 1) return; /* already simple (matmul's operands) */
   gemm_axis_t out = *ax;
   out.nd = 0;
   for (int l = 0; l < ax->nd; l++) {
@@ -621,7 +623,55 @@ static void thread_ws(const gemm_plan_t *pl, unsigned char *mem, int tid, gemm_w
   ws->cols = (gemm_tab_t *)(base + align64(sizeof(gemm_tab_t)));
 }
 
+/* ---- small problems ----------------------------------------------------------------------- */
+/* Problems of at most GEMM_SMALL_MACS multiply-adds with k <= GEMM_KC on plain (unmasked,
+ * one-level) f32 operands skip packing and tiling: each C element is computed as the blocked
+ * path computes it (init, plus S_0, an FMA chain in k order from +0 on the FMA paths, a
+ * rounded-product chain on the portable one), so both give the same bits. Packing a tile for
+ * a 2x2 product cost more than the product. */
+#define GEMM_SMALL_MACS 4096
+
+static int small_operand(const gemm_operand_t *op) {
+  return op->dtype == PARITY_DTYPE_F32 && !op->masked && op->row.nd == 1 && op->col.nd == 1;
+}
+
+static int small_problem(const gemm_problem_t *p, int64_t batch) {
+  if (p->k > GEMM_KC || (double)batch * (double)p->m * (double)p->n * (double)p->k > GEMM_SMALL_MACS) return 0;
+  if (!small_operand(&p->a) || !small_operand(&p->b) || !small_operand(&p->c)) return 0;
+  return p->init != GEMM_INIT_ROW_BIAS || small_operand(&p->bias);
+}
+
+static void gemm_small(const gemm_problem_t *p, int64_t batch) {
+  const gemm_operand_t *A = &p->a, *B = &p->b, *C = &p->c, *Z = &p->bias;
+  for (int64_t bi = 0; bi < batch; bi++) {
+    const float *a = (const float *)A->base + batch_offset(p, A, bi) + A->row.off0 + A->col.off0;
+    const float *b = (const float *)B->base + batch_offset(p, B, bi) + B->row.off0 + B->col.off0;
+    float *c = (float *)C->base + batch_offset(p, C, bi) + C->row.off0 + C->col.off0;
+    const float *z = p->init == GEMM_INIT_ROW_BIAS ? (const float *)Z->base + batch_offset(p, Z, bi) + Z->row.off0 : NULL;
+    for (int64_t i = 0; i < p->m; i++)
+      for (int64_t j = 0; j < p->n; j++) {
+        float *cij = c + i * C->row.stride[0] + j * C->col.stride[0];
+        float t = p->init == GEMM_INIT_ACCUMULATE ? *cij : z ? z[i * Z->row.stride[0]] : 0.0f, s = 0.0f;
+        for (int64_t q = 0; q < p->k; q++) {
+          float x = a[i * A->row.stride[0] + q * A->col.stride[0]], y = b[q * B->row.stride[0] + j * B->col.stride[0]];
+#if defined(__FMA__)
+          s = fmaf(x, y, s);
+#else
+          s += x * y;
+#endif
+        }
+        *cij = p->k ? t + s : t; /* k = 0: the blocked path stores init untouched (-0 stays) */
+      }
+  }
+}
+
 int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what) {
+  int64_t batch = 1;
+  for (int32_t a = 0; a < problem->batch_rank; a++) batch *= problem->batch_shape[a];
+  if (batch > 0 && problem->m > 0 && problem->n > 0 && small_problem(problem, batch)) {
+    gemm_small(problem, batch); /* one-level axes need no simplifying */
+    return PARITY_STATUS_OK;
+  }
   gemm_problem_t simple = *problem;
   const gemm_problem_t *p = &simple;
   operand_simplify(&simple.a), operand_simplify(&simple.b), operand_simplify(&simple.c);

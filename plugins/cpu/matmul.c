@@ -3,6 +3,7 @@
  * Operands may be strided, transposed or broadcast (stride 0); k = 0 gives zeros.
  * f32/f16/bf16 run on the blocked engine (gemm.c); f64 is the plain reference loop below. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu_internal.h"
@@ -170,25 +171,57 @@ static int32_t run(const gemm_problem_t *p, const char *what) {
   return cpu_gemm_f32(p, what);
 }
 
+/* Everything a launch derives from its descriptor: up to two problems (backward: da, db). */
+typedef struct mm_launch {
+  int count;
+  gemm_problem_t p[2];
+  const char *what[2];
+} mm_launch;
+
+static void derive(const parity_op_desc_t *d, mm_launch *l) {
+  l->count = 0;
+  if (d->direction == PARITY_DIRECTION_FORWARD) {
+    make_problem(&l->p[0], d->inputs[0], 0, d->inputs[1], 0, d->outputs[0]);
+    l->what[l->count++] = "matmul forward";
+    return;
+  }
+  const parity_tensor_desc_t *a = d->inputs[0], *b = d->inputs[1], *dc = d->inputs[2];
+  if (d->outputs[0]) { /* da[m,k] = dc[m,n] · bᵀ[n,k] */
+    make_problem(&l->p[l->count], dc, 0, b, 1, d->outputs[0]);
+    l->what[l->count++] = "matmul backward (da)";
+  }
+  if (d->outputs[1]) { /* db[k,n] = aᵀ[k,m] · dc[m,n] */
+    make_problem(&l->p[l->count], a, 1, dc, 0, d->outputs[1]);
+    l->what[l->count++] = "matmul backward (db)";
+  }
+}
+
+static int32_t launch(const void *state) {
+  const mm_launch *l = state;
+  int32_t st = PARITY_STATUS_OK;
+  for (int i = 0; i < l->count && st == PARITY_STATUS_OK; i++) st = run(&l->p[i], l->what[i]);
+  return st;
+}
+
 int32_t cpu_matmul_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   (void)dev;
-  gemm_problem_t p;
-  make_problem(&p, d->inputs[0], 0, d->inputs[1], 0, d->outputs[0]);
-  return run(&p, "matmul forward");
+  mm_launch l;
+  derive(d, &l);
+  return launch(&l);
 }
 
 int32_t cpu_matmul_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   (void)dev;
-  const parity_tensor_desc_t *a = d->inputs[0], *b = d->inputs[1], *dc = d->inputs[2];
-  gemm_problem_t p;
-  int32_t st = PARITY_STATUS_OK;
-  if (d->outputs[0]) { /* da[m,k] = dc[m,n] · bᵀ[n,k] */
-    make_problem(&p, dc, 0, b, 1, d->outputs[0]);
-    st = run(&p, "matmul backward (da)");
-  }
-  if (st == PARITY_STATUS_OK && d->outputs[1]) { /* db[k,n] = aᵀ[k,m] · dc[m,n] */
-    make_problem(&p, a, 1, dc, 0, d->outputs[1]);
-    st = run(&p, "matmul backward (db)");
-  }
-  return st;
+  mm_launch l;
+  derive(d, &l);
+  return launch(&l);
+}
+
+int32_t cpu_matmul_prepare(const parity_op_desc_t *d, cpu_step_t *step) {
+  mm_launch *l = malloc(sizeof *l);
+  if (!l) return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: plan_prepare: out of host memory");
+  derive(d, l);
+  step->run = launch;
+  step->state = l;
+  return PARITY_STATUS_OK;
 }

@@ -159,22 +159,53 @@ static const void *rd_ptr(const parity_tensor_desc_t *t) {
   return t && t->buffer ? cpu_base(t) : NULL;
 }
 
+/* Everything a launch derives from its descriptor. */
+typedef struct rd_launch {
+  int skip, backward;
+  rd_plan p;
+  const rd_kernels *k;
+  const void *x, *y, *dy;
+  void *out; /* y (forward) or dx */
+} rd_launch;
+
+static void derive(const parity_op_desc_t *d, rd_launch *l) {
+  const rd_operands o = rd_get(d);
+  l->backward = d->direction == PARITY_DIRECTION_BACKWARD;
+  l->skip = l->backward ? !o.dx || psup_numel(o.dx) == 0 : psup_numel(o.y) == 0;
+  if (l->skip) return;
+  rd_plan_build(&l->p, d, &o);
+  l->k = rd_pick(o.x->dtype, o.y->dtype);
+  l->x = rd_ptr(o.x);
+  l->y = l->backward ? rd_ptr(o.y) : NULL;
+  l->dy = rd_ptr(o.dy);
+  l->out = l->backward ? cpu_base(o.dx) : cpu_base(o.y);
+}
+
+static int32_t launch(const void *state) {
+  const rd_launch *l = state;
+  if (l->skip) return PARITY_STATUS_OK;
+  return l->backward ? l->k->backward(&l->p, l->x, l->y, l->dy, l->out) : l->k->forward(&l->p, l->x, l->out);
+}
+
 int32_t cpu_reduce_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   (void)dev;
-  const rd_operands o = rd_get(d);
-  if (psup_numel(o.y) == 0) return PARITY_STATUS_OK;
-  rd_plan p;
-  rd_plan_build(&p, d, &o);
-  const rd_kernels *k = rd_pick(o.x->dtype, o.y->dtype);
-  return k->forward(&p, rd_ptr(o.x), cpu_base(o.y));
+  rd_launch l;
+  derive(d, &l);
+  return launch(&l);
 }
 
 int32_t cpu_reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   (void)dev;
-  const rd_operands o = rd_get(d);
-  if (!o.dx || psup_numel(o.dx) == 0) return PARITY_STATUS_OK;
-  rd_plan p;
-  rd_plan_build(&p, d, &o);
-  const rd_kernels *k = rd_pick(o.x->dtype, o.y->dtype);
-  return k->backward(&p, rd_ptr(o.x), rd_ptr(o.y), rd_ptr(o.dy), cpu_base(o.dx));
+  rd_launch l;
+  derive(d, &l);
+  return launch(&l);
+}
+
+int32_t cpu_reduce_prepare(const parity_op_desc_t *d, cpu_step_t *step) {
+  rd_launch *l = malloc(sizeof *l);
+  if (!l) return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: plan_prepare: out of host memory");
+  derive(d, l);
+  step->run = launch;
+  step->state = l;
+  return PARITY_STATUS_OK;
 }

@@ -330,6 +330,17 @@ static RD_AT RD_FN(rd_sum_group)(const rd_plan *p, const RD_ST *x, int64_t g, in
 /* The sum of one output's reduced set (K > 0): groups computed by nth threads in batches,
  * combined in order by a cascade. The arithmetic does not depend on nth. */
 static RD_AT RD_FN(rd_sum_one)(const rd_plan *p, const RD_ST *x, int nth) {
+  if (p->nr <= 1 && p->K <= CPU_LANES) { /* one short row: one leaf, whose lanes past the next power */
+    RD_AT a[CPU_LANES];                   /* of two past K hold -0 and fold into nothing: skip them */
+    const int64_t K = p->K, s = rd_inner(p, RD_X);
+    int w = 1;
+    while (w < K) w <<= 1;
+    for (int j = 0; j < w; j++) a[j] = (RD_AT)-0.0;
+    for (int64_t j = 0; j < K; j++) a[j] += (RD_AT)RD_LOAD(x + j * s);
+    for (w >>= 1; w > 0; w >>= 1)
+      for (int j = 0; j < w; j++) a[j] += a[j + w];
+    return a[0];
+  }
   const int64_t cpr = (p->L + CPU_LEAF - 1) / CPU_LEAF, nleaves = p->K / p->L * cpr;
   const int64_t ngroups = (nleaves + CPU_GROUP - 1) / CPU_GROUP;
   RD_CASC_T outer;

@@ -305,3 +305,211 @@ Test(plan, replay_calls_kernel_entries_directly_without_asking_supports_again) {
   dlclose(mod);
   parity_context_destroy(ctx);
 }
+
+/* ---- the plugin's own plans (ABI 1.1 plan entries), on the NEWER fake ------------------------ */
+typedef struct fake_plan_ctl {
+  void *mod;
+  void (*mode)(int);
+  void (*counts)(uint64_t *, uint64_t *, uint64_t *);
+  void (*calls)(uint64_t *, uint64_t *);
+} fake_plan_ctl;
+
+static fake_plan_ctl fake_plan(int mode) {
+  fake_plan_ctl c;
+  c.mod = dlopen(FAKE_PLUGIN_DIR "/parity-plugin-fakenewer.so", RTLD_NOW | RTLD_NOLOAD);
+  cr_assert(c.mod, "the newer fake plugin is loaded: %s", dlerror());
+  c.mode = (void (*)(int))dlsym(c.mod, "fake_plan_mode");
+  c.counts = (void (*)(uint64_t *, uint64_t *, uint64_t *))dlsym(c.mod, "fake_plan_counts");
+  c.calls = (void (*)(uint64_t *, uint64_t *))dlsym(c.mod, "fake_call_counts");
+  cr_assert(c.mode && c.counts && c.calls);
+  c.mode(mode);
+  return c;
+}
+
+/* Record y = neg(x) on the newer fake with the given plan mode; returns the plan_end status. */
+static parity_status_t record_neg(parity_device_t *dev, parity_tensor_t **x, parity_tensor_t **y, parity_plan_t **plan) {
+  float v[3] = {1, -2, 3};
+  OK(parity_tensor_from_host(dev, PARITY_DTYPE_F32, 1, (int64_t[]){3}, v, x));
+  OK(parity_plan_begin(dev, plan));
+  OK(parity_unary(PARITY_OP_NEG, *x, y));
+  return parity_plan_end(*plan);
+}
+
+Test(plan, a_plugin_with_plan_entries_receives_the_plan_once_and_replays_it_whole) {
+  parity_context_t *ctx = context_with_fake_plugins();
+  parity_device_t *dev = named_device(ctx, "fakenewer");
+  fake_plan_ctl c = fake_plan(0);
+  uint64_t p0, r0, l0, s0, e0, p1, r1, l1, s1, e1;
+  c.counts(&p0, &r0, &l0);
+  parity_tensor_t *x, *y;
+  parity_plan_t *plan;
+  OK(record_neg(dev, &x, &y, &plan));
+  c.calls(&s0, &e0);
+  float v[3] = {0, -2, 3}, got[3];
+  for (int i = 0; i < 50; i++) {
+    v[0] = (float)i;
+    OK(parity_tensor_write(x, v, sizeof v));
+    OK(parity_plan_replay(plan));
+  }
+  c.counts(&p1, &r1, &l1);
+  c.calls(&s1, &e1);
+  cr_assert_eq(p1 - p0, 1, "plan_prepare once at plan_end (got %llu)", (unsigned long long)(p1 - p0));
+  cr_assert_eq(r1 - r0, 50, "plan_run once per replay (got %llu)", (unsigned long long)(r1 - r0));
+  cr_assert_eq(s1, s0, "no supports() in replay");
+  cr_assert_eq(e1 - e0, 50, "the plugin's plan ran its neg 50 times (got %llu)", (unsigned long long)(e1 - e0));
+  OK(parity_tensor_to_host(y, got, sizeof got));
+  cr_assert(got[0] == -49.0f && got[1] == 2.0f && got[2] == -3.0f, "replay used the new input: %g %g %g", got[0],
+            got[1], got[2]);
+  parity_plan_destroy(plan);
+  c.counts(&p1, &r1, &l1);
+  cr_assert_eq(l1 - l0, 1, "plan_release once when the plan is destroyed");
+  parity_tensor_release(x);
+  parity_tensor_release(y);
+  dlclose(c.mod);
+  parity_context_destroy(ctx);
+}
+
+Test(plan, a_plugin_that_declines_is_replayed_command_by_command) {
+  parity_context_t *ctx = context_with_fake_plugins();
+  parity_device_t *dev = named_device(ctx, "fakenewer");
+  fake_plan_ctl c = fake_plan(1);
+  uint64_t p0, r0, l0, s0, e0, p1, r1, l1, s1, e1;
+  c.counts(&p0, &r0, &l0);
+  parity_tensor_t *x, *y;
+  parity_plan_t *plan;
+  OK(record_neg(dev, &x, &y, &plan));
+  c.calls(&s0, &e0);
+  for (int i = 0; i < 10; i++) OK(parity_plan_replay(plan));
+  c.counts(&p1, &r1, &l1);
+  c.calls(&s1, &e1);
+  cr_assert_eq(p1 - p0, 1);
+  cr_assert_eq(r1 - r0, 0, "a declined plan is never run");
+  cr_assert_eq(e1 - e0, 10, "the host called the entry per replay (got %llu)", (unsigned long long)(e1 - e0));
+  parity_plan_destroy(plan);
+  parity_tensor_release(x);
+  parity_tensor_release(y);
+  c.mode(0);
+  dlclose(c.mod);
+  parity_context_destroy(ctx);
+}
+
+Test(plan, a_plugin_claiming_a_plan_it_did_not_return_fails_plan_end_clearly) {
+  parity_context_t *ctx = context_with_fake_plugins();
+  parity_device_t *dev = named_device(ctx, "fakenewer");
+  fake_plan_ctl c = fake_plan(2);
+  parity_tensor_t *x, *y;
+  parity_plan_t *plan;
+  cr_assert_eq(record_neg(dev, &x, &y, &plan), PARITY_STATUS_INTERNAL);
+  cr_assert(strstr(parity_last_error(), "'fakenewer' said plan_prepare succeeded but returned no plan"), "%s",
+            parity_last_error());
+  cr_assert_eq(parity_plan_replay(plan), PARITY_STATUS_FAILED_PRECONDITION);
+  cr_assert(strstr(parity_last_error(), "plan_end said why"), "%s", parity_last_error());
+  parity_plan_destroy(plan);
+  parity_tensor_release(x);
+  parity_tensor_release(y);
+  c.mode(0);
+  dlclose(c.mod);
+  parity_context_destroy(ctx);
+}
+
+Test(plan, a_failing_prepared_plan_names_the_plugin_and_its_reason) {
+  parity_context_t *ctx = context_with_fake_plugins();
+  parity_device_t *dev = named_device(ctx, "fakenewer");
+  fake_plan_ctl c = fake_plan(3);
+  parity_tensor_t *x, *y;
+  parity_plan_t *plan;
+  OK(record_neg(dev, &x, &y, &plan));
+  cr_assert_eq(parity_plan_replay(plan), PARITY_STATUS_DEVICE_ERROR);
+  cr_assert(strstr(parity_last_error(), "plan_replay: the prepared plan (1 commands) failed on 'fakenewer'") &&
+                strstr(parity_last_error(), "device fault (simulated)"),
+            "%s", parity_last_error());
+  parity_plan_destroy(plan);
+  parity_tensor_release(x);
+  parity_tensor_release(y);
+  c.mode(0);
+  dlclose(c.mod);
+  parity_context_destroy(ctx);
+}
+
+/* The CPU plugin's prepared plan against the host's command-by-command replay and against eager
+ * execution: the same bits, for every family (conv, pooling, softmax, reductions over axes,
+ * broadcasting elementwise, batched matmul, fills). */
+Test(plan, cpu_prepared_plans_give_the_bits_of_eager_execution) {
+  parity_device_t *dev = pt_device("cpu");
+  parity_tensor_t *x, *w, *xm, *wm;
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 4, (int64_t[]){2, 3, 9, 9}, 0, 1, 21, 0, &x));
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 4, (int64_t[]){4, 3, 3, 3}, 0, 0.3, 22, 0, &w));
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 3, (int64_t[]){2, 7, 5}, 0, 1, 23, 0, &xm));
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 2, (int64_t[]){5, 6}, 0, 1, 24, 0, &wm));
+  parity_tensor_t *params[2] = {w, wm};
+  for (int i = 0; i < 2; i++) OK(parity_tensor_set_requires_grad(params[i], 1));
+  float out[3][2][108];
+  parity_plan_t *plans[2] = {NULL, NULL};
+  for (int pass = 0; pass < 3; pass++) { /* 0 eager, 1 prepared replay, 2 command-by-command replay */
+    if (pass == 2) setenv("PARITY_PLAN_PREPARE", "0", 1);
+    if (pass >= 1) OK(parity_plan_begin(dev, &plans[pass - 1]));
+    parity_tensor_zero_grad(w);
+    parity_tensor_zero_grad(wm);
+    parity_conv2d_options_t co;
+    parity_conv2d_options_init(&co);
+    co.stride[0] = co.stride[1] = 2;
+    co.padding[0] = co.padding[1] = co.padding[2] = co.padding[3] = 1;
+    parity_pool2d_options_t po;
+    parity_pool2d_options_init(&po);
+    po.kernel[0] = po.kernel[1] = 2;
+    parity_tensor_t *c, *pool, *sm, *mm, *t, *s1, *s2, *loss;
+    OK(parity_conv2d(x, w, NULL, &co, &c));
+    OK(parity_pool2d(PARITY_OP_MAX_POOL2D, c, &po, &pool));
+    OK(parity_softmax(PARITY_OP_SOFTMAX, pool, -1, &sm));
+    OK(parity_matmul(xm, wm, &mm));
+    OK(parity_unary(PARITY_OP_TANH, mm, &t));
+    OK(parity_reduce(PARITY_OP_SUM, sm, 0x3, 1, &s1));
+    OK(parity_reduce(PARITY_OP_MEAN, t, 0x7, 0, &s2));
+    OK(parity_binary(PARITY_OP_MUL, s2, s2, &loss));
+    parity_tensor_t *l2;
+    OK(parity_reduce(PARITY_OP_SUM, s1, 0xf, 0, &l2));
+    parity_tensor_t *total;
+    OK(parity_binary(PARITY_OP_ADD, loss, l2, &total));
+    OK(parity_backward(total, NULL, 0));
+    if (pass >= 1) {
+      OK(parity_plan_end(plans[pass - 1]));
+      OK(parity_plan_replay(plans[pass - 1]));
+    }
+    cr_assert_eq(parity_tensor_numel(parity_tensor_grad(w)), 108);
+    OK(parity_tensor_to_host(parity_tensor_grad(w), out[pass][0], sizeof out[pass][0]));
+    OK(parity_tensor_to_host(parity_tensor_grad(wm), out[pass][1], 30 * sizeof(float)));
+    parity_tensor_t *tmp[] = {c, pool, sm, mm, t, s1, s2, loss, l2, total};
+    for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++) parity_tensor_release(tmp[i]);
+  }
+  unsetenv("PARITY_PLAN_PREPARE");
+  cr_assert(memcmp(out[0][0], out[1][0], sizeof out[0][0]) == 0, "conv weight gradient: prepared replay != eager");
+  cr_assert(memcmp(out[0][1], out[1][1], 30 * sizeof(float)) == 0, "matmul gradient: prepared replay != eager");
+  cr_assert(memcmp(out[2][0], out[1][0], sizeof out[0][0]) == 0, "conv: prepared != command-by-command replay");
+  cr_assert(memcmp(out[2][1], out[1][1], 30 * sizeof(float)) == 0, "matmul: prepared != command-by-command replay");
+  for (int i = 0; i < 2; i++) parity_plan_destroy(plans[i]);
+  parity_tensor_t *all[] = {x, w, xm, wm};
+  for (int i = 0; i < 4; i++) parity_tensor_release(all[i]);
+}
+
+/* A tensor the plan fills (full, zeros, ones while recording) is refilled on every replay: a
+ * write into it would be silently undone, so it is refused until the plan is destroyed. */
+Test(plan, writing_into_a_tensor_the_plan_refills_is_an_error_not_silently_undone) {
+  parity_device_t *dev = pt_device("cpu");
+  parity_plan_t *plan;
+  parity_tensor_t *c, *y;
+  OK(parity_plan_begin(dev, &plan));
+  OK(parity_tensor_full(dev, PARITY_DTYPE_F32, 1, (int64_t[]){3}, 2.0, &c));
+  OK(parity_unary(PARITY_OP_NEG, c, &y));
+  OK(parity_plan_end(plan));
+  float v[3] = {5, 6, 7}, got[3];
+  cr_assert_eq(parity_tensor_write(c, v, sizeof v), PARITY_STATUS_FAILED_PRECONDITION);
+  cr_assert(strstr(parity_last_error(), "a plan refills this tensor's memory on every replay"), "%s",
+            parity_last_error());
+  OK(parity_plan_replay(plan));
+  OK(parity_tensor_to_host(y, got, sizeof got));
+  cr_assert(got[0] == -2.0f && got[2] == -2.0f, "the constant stays the plan's: %g", got[0]);
+  parity_plan_destroy(plan);
+  OK(parity_tensor_write(c, v, sizeof v)); /* the plan is gone: an ordinary tensor again */
+  parity_tensor_release(c);
+  parity_tensor_release(y);
+}

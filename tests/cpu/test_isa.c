@@ -268,7 +268,7 @@ Test(cpu_isa, the_driver_string_names_the_path_in_use) {
       continue;
     }
     char want[64];
-    snprintf(want, sizeof want, "parity cpu plugin 1.0, %s kernels", isa_names[i]);
+    snprintf(want, sizeof want, "parity cpu plugin %u.%u, %s kernels", PARITY_ABI_MAJOR, PARITY_ABI_MINOR, isa_names[i]);
     cr_assert_eq(rc, 0, "%s: %s", isa_names[i], out);
     cr_assert(strstr(out, want), "%s: %s", isa_names[i], out);
   }

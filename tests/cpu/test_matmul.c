@@ -376,3 +376,37 @@ Test(matmul, malformed_descriptors_are_rejected_with_a_message_and_output_untouc
   int64_t wrong_da[2] = {3, 5};
   expect_rejected(dev, F, a34, F, b45, F, wrong_da, 2, 1, PARITY_STATUS_INVALID_ARGUMENT, "da is [3,5] but must have the shape of a [3,4]");
 }
+
+/* Small products (at most 4096 multiply-adds, k <= 256) skip packing (gemm.c): each element must
+ * still get the blocked path's arithmetic. Row i of a large product (blocked) against the same
+ * row computed alone (small), bitwise, with k up to the block size and with -0 and accumulation
+ * order-sensitive values. */
+#define MM_OK(x) cr_assert_eq((x), PARITY_STATUS_OK, "%s: %s", #x, parity_last_error())
+Test(matmul, small_products_give_the_bits_of_the_blocked_path) {
+  parity_device_t *dev = pt_device("cpu");
+  const int64_t ks[] = {1, 2, 7, 64, 255, 256};
+  for (size_t t = 0; t < sizeof ks / sizeof *ks; t++) {
+    int64_t m = 48, k = ks[t], n = 16; /* 48*k*16 > 4096 from k = 6 on: blocked; one row: small */
+    parity_tensor_t *a, *b, *c, *row, *crow;
+    MM_OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 2, (int64_t[]){m, k}, 0, 1, 31, (uint64_t)t, &a));
+    MM_OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 2, (int64_t[]){k, n}, 0, 1e3, 32, (uint64_t)t, &b));
+    MM_OK(parity_matmul(a, b, &c));
+    float *ah = malloc((size_t)(m * k) * sizeof(float)), *ch = malloc((size_t)(m * n) * sizeof(float)), rh[16];
+    MM_OK(parity_tensor_to_host(a, ah, (uint64_t)(m * k) * sizeof(float)));
+    MM_OK(parity_tensor_to_host(c, ch, (uint64_t)(m * n) * sizeof(float)));
+    for (int64_t i = 0; i < m; i += 13) {
+      MM_OK(parity_tensor_from_host(dev, PARITY_DTYPE_F32, 2, (int64_t[]){1, k}, ah + i * k, &row));
+      MM_OK(parity_matmul(row, b, &crow));
+      MM_OK(parity_tensor_to_host(crow, rh, sizeof rh));
+      cr_assert(memcmp(rh, ch + i * n, sizeof rh) == 0, "k=%lld row %lld: small %a vs blocked %a", (long long)k,
+                (long long)i, rh[0], ch[i * n]);
+      parity_tensor_release(row);
+      parity_tensor_release(crow);
+    }
+    free(ah);
+    free(ch);
+    parity_tensor_release(a);
+    parity_tensor_release(b);
+    parity_tensor_release(c);
+  }
+}

@@ -24,6 +24,6 @@ echo "$out" | grep -Eq '^  cuda +unavailable ' || { echo "FAIL: cuda is not list
 echo "$out" | grep -Fq 'unavailable: cuda: no NVIDIA driver (libcuda.so.1 not found)' ||
   { echo "FAIL: the reason is missing"; exit 1; }
 json=$(LD_LIBRARY_PATH="$STUBS" PARITY_BACKEND=cpu "$INFO" --json 2>&1)
-echo "$json" | grep -Eq '"name":"cuda","backend":"cuda","path":"[^"]*","state":"unavailable","abi":"1.0","reason":"[^"]*no NVIDIA driver \(libcuda.so.1 not found\)' ||
+echo "$json" | grep -Eq '"name":"cuda","backend":"cuda","path":"[^"]*","state":"unavailable","abi":"1\.[0-9]+","reason":"[^"]*no NVIDIA driver \(libcuda.so.1 not found\)' ||
   { echo "FAIL: --json does not list cuda as unavailable with the reason"; echo "$json"; exit 1; }
 echo "parity-info lists cuda as unavailable with the reason"

@@ -201,6 +201,64 @@ static int32_t f_neg(parity_plugin_device_t *d, const parity_op_desc_t *desc) {
 
 static int32_t f_future(void) { return PARITY_STATUS_OK; }
 
+/* The NEWER plugin offers the ABI 1.1 plan entries. fake_plan_mode picks how they behave, so
+ * the plan tests can show the host's rules failing on a plugin that breaks them:
+ *   0 prepares (a copy of each neg descriptor) and runs the copies,
+ *   1 declines (UNSUPPORTED), 2 says OK but returns no plan, 3 prepares but every run fails. */
+struct parity_plugin_plan_t {
+  uint32_t count;
+  parity_op_desc_t desc[16];
+  parity_tensor_desc_t t[16][2];
+};
+static int plan_mode;
+static uint64_t plan_prepares, plan_runs, plan_releases;
+__attribute__((visibility("default"))) void fake_plan_mode(int mode) { plan_mode = mode; }
+__attribute__((visibility("default"))) void fake_plan_counts(uint64_t *prepares, uint64_t *runs, uint64_t *releases) {
+  *prepares = plan_prepares, *runs = plan_runs, *releases = plan_releases;
+}
+
+static int32_t f_plan_prepare(parity_plugin_device_t *d, const parity_plan_command_t *cmds, uint32_t count,
+                              parity_plugin_plan_t **out) {
+  (void)d;
+  plan_prepares++;
+  if (plan_mode == 1) return fail(PARITY_STATUS_UNSUPPORTED, "fake: declines to prepare plans (simulated)");
+  if (plan_mode == 2) return PARITY_STATUS_OK; /* *out left NULL: a broken plugin */
+  parity_plugin_plan_t *p = calloc(1, sizeof *p);
+  if (!p || count > 16) {
+    free(p);
+    return fail(PARITY_STATUS_UNSUPPORTED, "fake: plans of up to 16 kernels only");
+  }
+  for (uint32_t i = 0; i < count; i++) {
+    if (cmds[i].kind != PARITY_PLAN_COMMAND_KERNEL) {
+      free(p);
+      return fail(PARITY_STATUS_UNSUPPORTED, "fake: kernels only");
+    }
+    p->desc[i] = *cmds[i].op;
+    p->t[i][0] = *cmds[i].op->inputs[0], p->t[i][1] = *cmds[i].op->outputs[0];
+    p->desc[i].inputs[0] = &p->t[i][0], p->desc[i].outputs[0] = &p->t[i][1];
+  }
+  p->count = count;
+  *out = p;
+  return PARITY_STATUS_OK;
+}
+
+static int32_t f_neg(parity_plugin_device_t *d, const parity_op_desc_t *desc);
+static int32_t f_plan_run(parity_plugin_device_t *d, parity_plugin_plan_t *p) {
+  plan_runs++;
+  if (plan_mode == 3) return fail(PARITY_STATUS_DEVICE_ERROR, "fake: the prepared plan hit a device fault (simulated)");
+  for (uint32_t i = 0; i < p->count; i++) {
+    int32_t st = f_neg(d, &p->desc[i]);
+    if (st != PARITY_STATUS_OK) return st;
+  }
+  return PARITY_STATUS_OK;
+}
+
+static void f_plan_release(parity_plugin_device_t *d, parity_plugin_plan_t *p) {
+  (void)d;
+  plan_releases++;
+  free(p);
+}
+
 /* The newer plugin's table: 1.0's entries plus one appended in "1.1". */
 typedef struct { parity_plugin_api_t base; int32_t (*future_entry)(void); } api_v1_1;
 
@@ -216,6 +274,9 @@ static const api_v1_1 table = {
         .synchronize = f_sync, .supports = FAKE_MODE == MODE_NULLFN ? NULL : f_supports, .elementwise_forward = f_neg,
         /* present in the struct, but outside an OLDER plugin's struct_size: must never be used */
         .softmax_forward = f_neg,
+        .plan_prepare = FAKE_MODE == MODE_NEWER ? f_plan_prepare : NULL,
+        .plan_run = FAKE_MODE == MODE_NEWER ? f_plan_run : NULL,
+        .plan_release = FAKE_MODE == MODE_NEWER ? f_plan_release : NULL,
     },
     .future_entry = f_future,
 };
@@ -228,7 +289,7 @@ PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t h
   out->backend = FAKE_BACKEND;
   out->version = "test";
   out->abi_major = FAKE_MODE == MODE_REFUSE ? 2 : PARITY_ABI_MAJOR;
-  out->abi_minor = FAKE_MODE == MODE_NEWER ? PARITY_ABI_MINOR + 1 : PARITY_ABI_MINOR;
+  out->abi_minor = FAKE_MODE == MODE_NEWER ? PARITY_ABI_MINOR + 1 : FAKE_MODE == MODE_REFUSE ? 0 : PARITY_ABI_MINOR;
   if (FAKE_MODE == MODE_REFUSE || host_major != PARITY_ABI_MAJOR) {
     out->refusal = "this plugin needs a host speaking ABI 2.x";
     return PARITY_STATUS_VERSION_MISMATCH;
