@@ -274,6 +274,10 @@ typedef enum parity_denormals_t {
 enum {
   PARITY_DEVICE_FLAG_FLOAT64 = 1u << 0,       /* every floating op runs in f64 */
   PARITY_DEVICE_FLAG_DETERMINISTIC = 1u << 1, /* same inputs give bitwise-same outputs */
+  /* ABI 1.1: supports() answers OK alike for every valid descriptor of one class (op, direction,
+   * rank, each operand's dtype and presence), whatever the shapes, strides and buffers: the host
+   * may remember an OK per class for the descriptors it builds itself and not ask again. */
+  PARITY_DEVICE_FLAG_SUPPORTS_BY_CLASS = 1u << 2,
 };
 
 /* Filled by get_device_info(). The host zeroes it and sets struct_size; the plugin writes only

@@ -117,6 +117,12 @@ static parity_status_t accumulate(parity_tensor_t **acc, parity_tensor_t *g, int
       *acc = parity_tensor_retain(g);
       return PARITY_STATUS_OK;
     }
+    /* a gradient nothing else can see (its only reference, the only tensor on its memory, a
+     * plain contiguous one) becomes the leaf's gradient as it is: the copy would have the same bits */
+    if (g->refs == 1 && g->st->refs == 1 && !g->node && g->offset == 0 && parity_tensor_is_contiguous(g)) {
+      *acc = parity__adopt(parity_tensor_retain(g));
+      return PARITY_STATUS_OK;
+    }
     st = parity__tensor_empty_like(g, &sum);
     if (st == PARITY_STATUS_OK) st = parity__copy_into(sum, g);
   } else {

@@ -140,6 +140,30 @@ static parity_kernel_fn family_entry(const parity_plugin_api_t *api, const parit
   }
 }
 
+/* A descriptor's class (PARITY_DEVICE_FLAG_SUPPORTS_BY_CLASS): op, direction, rank and each
+ * operand's dtype and presence, packed into 64 bits (never 0); 0 when it does not fit. */
+static uint64_t class_key(const parity_op_desc_t *d) {
+  if ((uint32_t)d->op > 0xffffu) return 0;
+  uint64_t k = (uint64_t)(uint32_t)d->op << 48 | (uint64_t)(d->direction & 1) << 47 | 1ull << 46;
+  uint32_t slot = 0, rank = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    uint32_t count = pass ? d->num_outputs : d->num_inputs;
+    for (uint32_t i = 0; i < count; i++, slot++) {
+      const parity_tensor_desc_t *t = pass ? d->outputs[i] : d->inputs[i];
+      if (!t) continue;
+      if ((uint32_t)t->dtype > 15) return 0;
+      k |= (uint64_t)(t->dtype + 1) << (4 * slot); /* slots 0..6: 28 bits, 0 = absent */
+      rank = t->rank;
+    }
+  }
+  return k | (uint64_t)(rank & 0xf) << 40;
+}
+
+static uint64_t *class_slot(parity_device_t *dev, uint64_t key) {
+  uint64_t h = key * 0x9e3779b97f4a7c15ull;
+  return &dev->supported[h >> 58]; /* 64 slots, direct-mapped: a clash only costs a question */
+}
+
 /* Ask the plugin; on failure prefix its message with backend, op and dtype. */
 static parity_status_t ask_supports(parity_device_t *dev, const parity_op_desc_t *d) {
   const parity_plugin_api_t *api = &dev->plugin->mod->api;
@@ -201,14 +225,23 @@ static parity_status_t check_operand_buffers(parity_device_t *dev, const parity_
 static parity_status_t run(parity_device_t *dev, const parity_op_desc_t *desc, int caller_buffers) {
   if (!dev) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_run: device is NULL");
   char msg[512];
-  int32_t st = psup_check_op_desc(desc, 1, msg, sizeof msg);
+  /* a caller's descriptor is checked whole; libparity's own (built from tensors, whose dtype,
+   * shape and strides were checked when each tensor was made) for the op's structure */
+  int32_t st = caller_buffers ? psup_check_op_desc(desc, 1, msg, sizeof msg) : psup_check_op_structure(desc, msg, sizeof msg);
   if (st != PARITY_STATUS_OK) return parity__fail(st, "%s", msg);
   if (caller_buffers) {
     st = check_operand_buffers(dev, desc);
     if (st != PARITY_STATUS_OK) return st;
   }
-  st = ask_supports(dev, desc);
-  if (st != PARITY_STATUS_OK) return st;
+  /* libparity's own descriptors have shapes its ops computed: a plugin that answers by class is
+   * asked once per class (a caller's descriptor is always asked: its shapes are unchecked) */
+  uint64_t key = !caller_buffers && (dev->info.flags & PARITY_DEVICE_FLAG_SUPPORTS_BY_CLASS) ? class_key(desc) : 0;
+  uint64_t *slot = key ? class_slot(dev, key) : NULL;
+  if (!slot || *slot != key) {
+    st = ask_supports(dev, desc);
+    if (st != PARITY_STATUS_OK) return st;
+    if (slot) *slot = key;
+  }
   const parity_plugin_api_t *api = &dev->plugin->mod->api;
   parity_kernel_fn fn = family_entry(api, desc);
   parity__clear_error();

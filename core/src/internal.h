@@ -72,6 +72,7 @@ struct parity_device_t {
   parity__cache_bin cache[64];   /* caching allocator, by log2 of the size class */
   uint64_t cached_bytes;
   uint64_t cache_limit;          /* most bytes kept cached (PARITY_CACHE_LIMIT; see alloc.c) */
+  uint64_t supported[64];         /* classes supports() said OK to (PARITY_DEVICE_FLAG_SUPPORTS_BY_CLASS); 0 = empty */
   parity_plan_t *capture;        /* plan being recorded on this device, if any */
   uint64_t launches;             /* ops enqueued (numbers them in verification reports) */
   uint64_t verify_checked;       /* PARITY_VERIFY=cpu: ops compared with the CPU plugin */

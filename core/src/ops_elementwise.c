@@ -181,9 +181,12 @@ static parity_status_t binary_backward(parity__node *n, parity_tensor_t *gy, par
 static parity_status_t promote_pair(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **pa,
                                     parity_tensor_t **pb) {
   int32_t dt = promote(a->dtype, b->dtype);
-  parity_status_t st = parity_cast(a, (parity_dtype_t)dt, pa);
+  /* an operand of the promoted dtype is used as it is (retained: this is internal, so it needs
+   * no handle of its own, and the gradient reaches it without an identity step) */
+  parity_status_t st = a->dtype == dt ? (*pa = parity_tensor_retain(a), PARITY_STATUS_OK)
+                                      : parity_cast(a, (parity_dtype_t)dt, pa);
   if (st != PARITY_STATUS_OK) return st;
-  st = parity_cast(b, (parity_dtype_t)dt, pb);
+  st = b->dtype == dt ? (*pb = parity_tensor_retain(b), PARITY_STATUS_OK) : parity_cast(b, (parity_dtype_t)dt, pb);
   if (st != PARITY_STATUS_OK) {
     parity_tensor_release(*pa);
     *pa = NULL;

@@ -101,7 +101,7 @@ parity_status_t parity_reduce_axes(parity_op_t op, parity_tensor_t *x, uint32_t 
 parity_status_t parity__sum_to_shape(parity_tensor_t *g, uint32_t rank, const int64_t *shape, parity_tensor_t **out) {
   uint32_t lead = g->rank - rank, mask = 0;
   for (uint32_t i = 0; i < g->rank; i++)
-    if (i < lead || (shape[i - lead] == 1 && g->shape[i] != 1)) mask |= 1u << i;
+    if (g->shape[i] != 1 && (i < lead || shape[i - lead] == 1)) mask |= 1u << i; /* size-1 axes: a reshape */
   if (!mask) return parity_reshape(g, rank, shape, out);
   parity_tensor_t *s = NULL;
   parity_status_t st = reduce_keep(PARITY_OP_SUM, g, mask, &s);

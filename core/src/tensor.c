@@ -132,12 +132,13 @@ void parity_tensor_release(parity_tensor_t *t) {
 }
 
 void parity__tensor_desc(const parity_tensor_t *t, parity_tensor_desc_t *d) {
-  memset(d, 0, sizeof *d);
   d->struct_size = sizeof *d;
   d->dtype = t->dtype;
   d->rank = t->rank;
+  d->reserved0 = 0;
   memcpy(d->shape, t->shape, sizeof d->shape);
   memcpy(d->strides, t->strides, sizeof d->strides);
+  for (uint32_t a = t->rank; a < PARITY_MAX_RANK; a++) d->shape[a] = d->strides[a] = 0; /* past the rank: 0 */
   d->buffer = parity_buffer_handle(t->st->buf);
   d->offset_bytes = (uint64_t)t->offset * psup_dtype_size(t->dtype);
 }
@@ -179,7 +180,9 @@ parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t directi
   parity__storage *storages[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
   uint32_t ns = 0;
   parity_op_desc_t d;
-  memset(&d, 0, sizeof d);
+  memset(&d, 0, offsetof(parity_op_desc_t, params)); /* params: copied below, or zeroed */
+  if (params) d.params = *params;
+  else memset(&d.params, 0, sizeof d.params);
   d.struct_size = sizeof d;
   d.op = op;
   d.direction = direction;
@@ -195,7 +198,6 @@ parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t directi
     storages[ns++] = t->st;
     if (i >= nin) total += psup_numel(&descs[i]);
   }
-  if (params) d.params = *params;
   if (total == 0) return PARITY_STATUS_OK; /* no kernel for zero elements */
   parity_status_t st = parity__device_run_owned(dev, &d);
   dev->launches++;

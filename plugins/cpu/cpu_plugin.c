@@ -54,7 +54,8 @@ static int32_t cpu_get_device_info(uint32_t index, parity_device_info_t *out) {
                     PARITY_DTYPE_BIT(PARITY_DTYPE_F16) | PARITY_DTYPE_BIT(PARITY_DTYPE_BF16) |
                     PARITY_DTYPE_BIT(PARITY_DTYPE_I32) | PARITY_DTYPE_BIT(PARITY_DTYPE_I64) |
                     PARITY_DTYPE_BIT(PARITY_DTYPE_BOOL);
-  info.flags = PARITY_DEVICE_FLAG_FLOAT64 | PARITY_DEVICE_FLAG_DETERMINISTIC;
+  /* supports() refuses by dtype alone (the rest it checks is validity the host already checked) */
+  info.flags = PARITY_DEVICE_FLAG_FLOAT64 | PARITY_DEVICE_FLAG_DETERMINISTIC | PARITY_DEVICE_FLAG_SUPPORTS_BY_CLASS;
   info.denormals = PARITY_DENORMALS_PRESERVED;
   /* write only what the host's struct has room for */
   uint32_t size = out->struct_size < sizeof info ? out->struct_size : (uint32_t)sizeof info;

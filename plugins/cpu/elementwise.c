@@ -271,9 +271,21 @@ typedef struct ew_launch_t {
   ew_args_t args;
 } ew_launch_t;
 
+/* The entry's share of prepare(): supports() validated the descriptor (parity_plugin.h), so
+ * only the operands and the row kernel are looked up here. */
+static int32_t select_row(const parity_op_desc_t *d, ew_operands_t *o, ew_row_fn *out_row) {
+  const psup_op_info_t *info = psup_op_info(d->op);
+  if (!info || !gather(d, info->kind, o))
+    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: not an elementwise descriptor", psup_op_name(d->op));
+  uint32_t first = info->kind == PARITY_OP_KIND_SELECT ? 1 : 0;
+  int32_t dtype = o->t[first]->dtype, dst = info->kind == PARITY_OP_KIND_CAST ? o->t[1]->dtype : dtype;
+  *out_row = pick_row(d->op, info->kind, d->direction == PARITY_DIRECTION_BACKWARD, dtype, dst);
+  return *out_row ? PARITY_STATUS_OK : prepare(d, o, out_row); /* prepare says why */
+}
+
 static int32_t derive(const parity_op_desc_t *d, ew_launch_t *l) {
   ew_operands_t o;
-  int32_t st = prepare(d, &o, &l->row);
+  int32_t st = select_row(d, &o, &l->row);
   if (st != PARITY_STATUS_OK) return st;
   int any_output = 0;
   for (uint32_t k = o.num_inputs; k < o.count; k++) any_output |= o.t[k] != NULL;

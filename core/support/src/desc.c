@@ -120,7 +120,17 @@ static int32_t check_tensor(const parity_tensor_desc_t *t, const char *role, uin
   return PARITY_STATUS_OK;
 }
 
+static int32_t check_desc(const parity_op_desc_t *d, int need_buffers, int tensors, char *msg, size_t n);
+
 int32_t psup_check_op_desc(const parity_op_desc_t *d, int need_buffers, char *msg, size_t n) {
+  return check_desc(d, need_buffers, 1, msg, n);
+}
+
+int32_t psup_check_op_structure(const parity_op_desc_t *d, char *msg, size_t n) {
+  return check_desc(d, 0, 0, msg, n);
+}
+
+static int32_t check_desc(const parity_op_desc_t *d, int need_buffers, int tensors, char *msg, size_t n) {
   if (!d) {
     snprintf(msg, n, "op descriptor is NULL");
     return PARITY_STATUS_INVALID_ARGUMENT;
@@ -162,7 +172,7 @@ int32_t psup_check_op_desc(const parity_op_desc_t *d, int need_buffers, char *ms
         return PARITY_STATUS_INVALID_ARGUMENT;
       }
       char inner[200];
-      int32_t st = check_tensor(t, role, i, need_buffers, inner, sizeof inner);
+      int32_t st = tensors ? check_tensor(t, role, i, need_buffers, inner, sizeof inner) : PARITY_STATUS_OK;
       if (st != PARITY_STATUS_OK) {
         snprintf(msg, n, "%s %s: %s", info->name, psup_direction_name(d->direction), inner);
         return st;

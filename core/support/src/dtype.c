@@ -4,15 +4,6 @@
 #include <math.h>
 #include <string.h>
 
-uint32_t psup_dtype_size(int32_t dtype) {
-  switch (dtype) {
-#define PARITY_X_(v, N, s, sz) case v: return sz;
-    PARITY_DTYPE_LIST(PARITY_X_)
-#undef PARITY_X_
-    default: return 0;
-  }
-}
-
 const char *psup_dtype_name(int32_t dtype) {
   switch (dtype) {
 #define PARITY_X_(v, N, s, sz) case v: return s;

@@ -26,6 +26,11 @@ int64_t psup_elem_base(const parity_tensor_desc_t *t);
  * (with need_buffers) non-NULL buffers for every present operand. On failure writes a message
  * into msg (at least 256 bytes) and returns PARITY_STATUS_INVALID_ARGUMENT. */
 int32_t psup_check_op_desc(const parity_op_desc_t *d, int need_buffers, char *msg, size_t msg_size);
+/* The same checks of the op (struct size, op, direction, operand counts and presence, one rank,
+ * no zero output strides) without re-checking each operand's own invariants (valid dtype, shape
+ * and strides within the addressable range): for descriptors built from tensors whose invariants
+ * the builder keeps (libparity's own launches). */
+int32_t psup_check_op_structure(const parity_op_desc_t *d, char *msg, size_t msg_size);
 
 /* Multi-tensor strided iterator over a shared shape: walks every index in row-major order and
  * keeps one element offset per tensor. Usage:

@@ -11,7 +11,14 @@
 #include "parity_plugin.h"
 
 /* Size in bytes of one element, 0 for an invalid dtype. */
-uint32_t psup_dtype_size(int32_t dtype);
+static inline uint32_t psup_dtype_size(int32_t dtype) { /* on every op's path: inline */
+  switch (dtype) {
+#define PARITY_X_(v, N, s, sz) case v: return sz;
+    PARITY_DTYPE_LIST(PARITY_X_)
+#undef PARITY_X_
+    default: return 0;
+  }
+}
 /* "f32", "bf16", ...; "invalid" for anything else. */
 const char *psup_dtype_name(int32_t dtype);
 /* PARITY_DTYPE_INVALID when the name is unknown. */
