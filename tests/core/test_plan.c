@@ -513,3 +513,34 @@ Test(plan, writing_into_a_tensor_the_plan_refills_is_an_error_not_silently_undon
   parity_tensor_release(c);
   parity_tensor_release(y);
 }
+
+/* A plugin that answers supports() by class (PARITY_DEVICE_FLAG_SUPPORTS_BY_CLASS) is asked once
+ * per class for libparity's own launches, and every time for a caller's raw descriptor. */
+Test(plan, supports_is_asked_once_per_class_for_the_librarys_own_launches) {
+  parity_context_t *ctx = context_with_fake_plugins();
+  parity_device_t *dev = named_device(ctx, "fakenewer");
+  fake_plan_ctl c = fake_plan(0);
+  float v[3] = {1, -2, 3};
+  parity_tensor_t *x;
+  OK(parity_tensor_from_host(dev, PARITY_DTYPE_F32, 1, (int64_t[]){3}, v, &x));
+  uint64_t s0, e0, s1, e1;
+  c.calls(&s0, &e0);
+  for (int i = 0; i < 20; i++) {
+    parity_tensor_t *y;
+    OK(parity_unary(PARITY_OP_NEG, x, &y));
+    parity_tensor_release(y);
+  }
+  c.calls(&s1, &e1);
+  cr_assert_eq(e1 - e0, 20);
+  cr_assert_leq(s1 - s0, 1, "20 negs of one class asked supports() %llu times", (unsigned long long)(s1 - s0));
+  /* the unsupported class (f64) is asked, refused, and stays refused */
+  parity_tensor_t *x64, *y64 = NULL;
+  OK(parity_tensor_full(dev, PARITY_DTYPE_F64, 1, (int64_t[]){3}, 1.0, &x64));
+  for (int i = 0; i < 2; i++) cr_assert_eq(parity_unary(PARITY_OP_NEG, x64, &y64), PARITY_STATUS_UNSUPPORTED);
+  c.calls(&s0, &e0);
+  cr_assert_eq(s0 - s1, 2, "a refusal is never remembered as OK");
+  parity_tensor_release(x64);
+  parity_tensor_release(x);
+  dlclose(c.mod);
+  parity_context_destroy(ctx);
+}

@@ -107,6 +107,7 @@ static int32_t f_info(uint32_t index, parity_device_info_t *out) {
   full.base.max_buffer_bytes = 1u << 20;
   full.base.dtype_mask = PARITY_DTYPE_BIT(PARITY_DTYPE_F32);
   full.base.denormals = PARITY_DENORMALS_PRESERVED;
+  if (FAKE_MODE == MODE_NEWER) full.base.flags = PARITY_DEVICE_FLAG_SUPPORTS_BY_CLASS; /* its neg: by dtype */
   full.future_field = 0x5555555555555555ull;
   uint32_t mine = FAKE_MODE == MODE_OLDER ? (uint32_t)offsetof(parity_device_info_t, denormals)
                 : FAKE_MODE == MODE_NEWER ? (uint32_t)sizeof(info_v1_1)
