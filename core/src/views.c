@@ -85,10 +85,14 @@ parity_status_t parity_reshape(parity_tensor_t *x, uint32_t rank, const int64_t 
                         "holding %lld elements", parity__shape_str(x, a, sizeof a), (long long)total, rank,
                         (long long)n);
   parity_tensor_t *src = NULL;
-  int prev = parity_grad_mode_set(0); /* the copy (if any) is part of this op's node */
-  st = parity_contiguous(x, &src);
-  parity_grad_mode_set(prev);
-  if (st != PARITY_STATUS_OK) return st;
+  if (parity_tensor_is_contiguous(x)) { /* the common case: a view of x itself, no copy and no step */
+    src = parity_tensor_retain(x);
+  } else {
+    int prev = parity_grad_mode_set(0); /* the copy is part of this op's node */
+    st = parity_contiguous(x, &src);
+    parity_grad_mode_set(prev);
+    if (st != PARITY_STATUS_OK) return st;
+  }
   parity_tensor_t *t = parity__tensor_alias(src);
   parity_tensor_release(src);
   if (!t) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "reshape: out of host memory");
