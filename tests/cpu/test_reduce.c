@@ -714,3 +714,26 @@ Test(reduce, malformed_descriptors_are_rejected_with_a_clear_message) {
   pt_tensor_free(&x), pt_tensor_free(&yb), pt_tensor_free(&yd), pt_tensor_free(&yi), pt_tensor_free(&y);
   pt_tensor_free(&xi), pt_tensor_free(&dxi), pt_tensor_free(&dx);
 }
+
+/* The documented summation tree (cpu_accum.h) on short rows, bitwise: 64 lanes from -0, lane j
+ * taking term j, folded pairwise (lane j += lane j + w for w = 32 ... 1). Values chosen so that
+ * every other order rounds differently; rows of 1 to 64 terms (the short-row path of the sum). */
+Test(reduce, short_f32_sums_follow_the_documented_lane_tree_bitwise) {
+  parity_device_t *dev = pt_device("cpu");
+  for (int64_t k = 1; k <= 64; k++) {
+    float x[64], lanes[64];
+    for (int64_t j = 0; j < k; j++) x[j] = (j % 3 == 0 ? 1e8f : 1.0f) * (j % 2 ? -1.0f : 1.0f) + (float)j * 0.37f;
+    for (int j = 0; j < 64; j++) lanes[j] = -0.0f;
+    for (int64_t j = 0; j < k; j++) lanes[j] += x[j];
+    for (int w = 32; w > 0; w >>= 1)
+      for (int j = 0; j < w; j++) lanes[j] += lanes[j + w];
+    parity_tensor_t *t, *s;
+    cr_assert_eq(parity_tensor_from_host(dev, PARITY_DTYPE_F32, 2, (int64_t[]){1, k}, x, &t), PARITY_STATUS_OK);
+    cr_assert_eq(parity_reduce(PARITY_OP_SUM, t, 0x2, 0, &s), PARITY_STATUS_OK);
+    float got;
+    cr_assert_eq(parity_tensor_to_host(s, &got, sizeof got), PARITY_STATUS_OK);
+    cr_assert(memcmp(&got, &lanes[0], sizeof got) == 0, "k=%lld: %a, the tree gives %a", (long long)k, got, lanes[0]);
+    parity_tensor_release(t);
+    parity_tensor_release(s);
+  }
+}
