@@ -1,5 +1,7 @@
 /* Plans (capture once, replay many) and the caching allocator. */
+#define _GNU_SOURCE /* setenv, RTLD_NOLOAD */
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core_test.h"
