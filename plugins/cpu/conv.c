@@ -378,7 +378,10 @@ int32_t cpu_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   if (x->dtype == PARITY_DTYPE_F64) return conv_f64_backward(&g, x, w, dy, dx, dw, db);
   if (dx && psup_numel(dx) > 0)
     st = g.sh == 1 && g.sw == 1 ? data_grad_stride1(&g, w, dy, dx) : data_grad(&g, w, dy, dx);
-  if (st == PARITY_STATUS_OK && dw && psup_numel(dw) > 0) st = weight_grad_gemm(&g, x, dy, dw);
+  if (st == PARITY_STATUS_OK && dw && psup_numel(dw) > 0) {
+    st = cpu_conv_dw_f32(&g, x, dy, dw);
+    if (st == CPU_CONV_DW_DECLINED) st = weight_grad_gemm(&g, x, dy, dw);
+  }
   if (st == PARITY_STATUS_OK && db) bias_grad(&g, dy, db);
   return st;
 }

@@ -608,6 +608,19 @@ static void reduce_row(const gemm_problem_t *p, const gemm_plan_t *pl, int64_t r
 
 static size_t align64(size_t n) { return (n + 63u) & ~(size_t)63u; }
 
+void CPU_ISA_FN(gemm_split_k)(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t *ksplit, int64_t *kchunk) {
+  const int64_t mt = (m + GEMM_MC - 1) / GEMM_MC, nt = (n + GEMM_NC - 1) / GEMM_NC;
+  *ksplit = 1;
+  *kchunk = k > 0 ? k : 1;
+  if (batch * mt * nt < 8 && k >= 2 * GEMM_SPLIT_MIN_K) {
+    int64_t s = k / GEMM_SPLIT_MIN_K < GEMM_SPLIT_MAX ? k / GEMM_SPLIT_MIN_K : GEMM_SPLIT_MAX;
+    int64_t chunk = ((k + s - 1) / s + GEMM_KC - 1) / GEMM_KC * GEMM_KC;
+    s = (k + chunk - 1) / chunk;
+    if (s > 1 && s * batch * m * n <= GEMM_SPLIT_MAX_FLOATS) *ksplit = s, *kchunk = chunk;
+  }
+}
+
+
 /* Thread tid's packing buffers and tables inside the workspace block. */
 static void thread_ws(const gemm_plan_t *pl, unsigned char *mem, int tid, gemm_ws_t *ws) {
   unsigned char *base = mem + (size_t)tid * pl->per_thread_bytes;
@@ -636,14 +649,7 @@ int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what
   if (flops < (double)(1 << 21)) threads = 1;
   pl.mt = (p->m + GEMM_MC - 1) / GEMM_MC;
   pl.nt = (p->n + GEMM_NC - 1) / GEMM_NC;
-  pl.ksplit = 1;
-  pl.kchunk = p->k > 0 ? p->k : 1;
-  if (pl.batch * pl.mt * pl.nt < 8 && p->k >= 2 * GEMM_SPLIT_MIN_K) {
-    int64_t s = p->k / GEMM_SPLIT_MIN_K < GEMM_SPLIT_MAX ? p->k / GEMM_SPLIT_MIN_K : GEMM_SPLIT_MAX;
-    int64_t chunk = ((p->k + s - 1) / s + GEMM_KC - 1) / GEMM_KC * GEMM_KC;
-    s = (p->k + chunk - 1) / chunk;
-    if (s > 1 && s * pl.batch * p->m * p->n <= GEMM_SPLIT_MAX_FLOATS) pl.ksplit = s, pl.kchunk = chunk;
-  }
+  CPU_ISA_FN(gemm_split_k)(pl.batch, p->m, p->n, p->k, &pl.ksplit, &pl.kchunk);
   /* Split the rows into enough chunks to keep every thread busy, but no more: each chunk
    * repacks its B blocks. Chunking never changes the arithmetic of an element. */
   int64_t cols = pl.ksplit * pl.batch * pl.nt, want = 4 * (int64_t)threads;
