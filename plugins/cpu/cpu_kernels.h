@@ -33,6 +33,9 @@ typedef struct cpu_kernels_t {
   /* conv2d's weight gradient (conv_dw.c); CPU_CONV_DW_DECLINED where the path has none */
   int32_t (*conv_dw_f32)(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *dy,
                          const parity_tensor_desc_t *dw);
+  int32_t (*conv_direct_f32)(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *w,
+                             const parity_tensor_desc_t *bias, const parity_tensor_desc_t *y,
+                             const parity_tensor_desc_t *dy, const parity_tensor_desc_t *dx);
 } cpu_kernels_t;
 
 extern const cpu_kernels_t cpu_kernels_portable;

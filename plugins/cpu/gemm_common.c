@@ -51,3 +51,9 @@ void gemm_ws_give(unsigned char *p) {
 }
 
 void gemm_ws_release(void) { free(atomic_exchange(&ws_kept, NULL)); }
+
+int32_t cpu_conv_direct_f32(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *w,
+                            const parity_tensor_desc_t *bias, const parity_tensor_desc_t *y,
+                            const parity_tensor_desc_t *dy, const parity_tensor_desc_t *dx) {
+  return cpu_kernels()->conv_direct_f32(g, x, w, bias, y, dy, dx);
+}
