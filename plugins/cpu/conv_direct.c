@@ -277,6 +277,23 @@ int32_t CPU_ISA_FN(cpu_conv_dw_f32)(const conv_geom_t *g, const parity_tensor_de
   ar = _mm512_set1_ps(a##r[o]);               \
   c##r##0 = _mm512_fmadd_ps(ar, b0, c##r##0); \
   c##r##1 = _mm512_fmadd_ps(ar, b1, c##r##1);
+/* The same for 12 consecutive origins of one output row (column step 1): one base pointer. */
+#define DC_STEP_(r)                           \
+  ar = _mm512_set1_ps(a[o + (r)]);            \
+  c##r##0 = _mm512_fmadd_ps(ar, b0, c##r##0); \
+  c##r##1 = _mm512_fmadd_ps(ar, b1, c##r##1);
+static void dc_kernel(int64_t kc, const int64_t *off, const float *a, const float *b, float *c, int64_t ldc) {
+  DW_ROWS12_(DW_DECL_)
+  for (int64_t p = 0; p < kc; p++) {
+    const int64_t o = off[p];
+    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    __m512 ar;
+    DW_ROWS12_(DC_STEP_)
+    b += DW_NR;
+  }
+  DW_ROWS12_(DW_ADD_)
+}
+
 static void dx_kernel(int64_t kc, const int64_t *off, const float *const *a, const float *b, float *c, int64_t ldc) {
   DW_ROWS12_(DW_DECL_)
   DW_ROWS12_(DX_PTR_)
@@ -314,6 +331,13 @@ typedef struct cd_t {
 
 #define CD_MC 144 /* window origins per task */
 
+/* 12 origins at consecutive image addresses */
+static int contig_from(const float *const *org) {
+  for (int r = 1; r < DW_MR; r++)
+    if (org[r] != org[0] + r) return 0;
+  return 1;
+}
+
 static void cd_task(const cd_t *d, int64_t gi, int64_t i0, float *tile, const float **arow_unused) {
   (void)arow_unused;
   const int64_t i1 = i0 + CD_MC < d->m ? i0 + CD_MC : d->m, rows = i1 - i0, ldc = d->ldc;
@@ -335,14 +359,29 @@ static void cd_task(const cd_t *d, int64_t gi, int64_t i0, float *tile, const fl
   const float *wg = d->wpk + gi * d->k * ldc;
   for (int64_t pc = 0; pc < d->k; pc += GEMM_KC) {
     const int64_t kc = d->k - pc < GEMM_KC ? d->k - pc : GEMM_KC;
-    for (int64_t ib = 0; ib < prow; ib += DW_MR)
-      for (int64_t jp = 0; jp < ldc; jp += DW_NR)
-        dx_kernel(kc, d->tap + pc, org + ib, wg + pc * ldc + jp * kc, tile + ib * ldc + jp, ldc);
+    for (int64_t ib = 0; ib < prow; ib += DW_MR) {
+      const int contig = org[ib + DW_MR - 1] == org[ib] + (DW_MR - 1) && contig_from(org + ib);
+      for (int64_t jp = 0; jp < ldc; jp += DW_NR) {
+        if (contig)
+          dc_kernel(kc, d->tap + pc, org[ib], wg + pc * ldc + jp * kc, tile + ib * ldc + jp, ldc);
+        else
+          dx_kernel(kc, d->tap + pc, org + ib, wg + pc * ldc + jp * kc, tile + ib * ldc + jp, ldc);
+      }
+    }
   }
+  /* channel by channel, so that consecutive origins store to consecutive elements */
+  int64_t yo[CD_MC];
   for (int64_t i = 0; i < rows; i++) {
     const int64_t ii = i0 + i, n = ii / l, rem = ii % l, oh = rem / d->ow, ow = rem % d->ow;
-    const int64_t yo = n * d->yn + oh * d->yh + ow * d->yw + gi * d->cog * d->yc;
-    for (int64_t co = 0; co < d->cog; co++) dw_store(d->yb, d->yt, yo + co * d->yc, tile[i * ldc + co]);
+    yo[i] = n * d->yn + oh * d->yh + ow * d->yw + gi * d->cog * d->yc;
+  }
+  for (int64_t co = 0; co < d->cog; co++) {
+    if (d->yt == PARITY_DTYPE_F32) {
+      float *y = (float *)d->yb + co * d->yc;
+      for (int64_t i = 0; i < rows; i++) y[yo[i]] = tile[i * ldc + co];
+    } else {
+      for (int64_t i = 0; i < rows; i++) dw_store(d->yb, d->yt, yo[i] + co * d->yc, tile[i * ldc + co]);
+    }
   }
 }
 
