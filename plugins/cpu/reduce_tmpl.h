@@ -306,61 +306,24 @@ RD_INLINE RD_AT RD_FN(rd_leaf)(const RD_ST *x, int64_t n, int64_t s) {
   return a[0];
 }
 
-/* Two full contiguous leaves at once: the same lanes and fold as rd_leaf (so the same bits),
- * but eight vector accumulators instead of four hide the add latency, and the second leaf's
- * loads overlap the first one's fold. */
-RD_INLINE void RD_FN(rd_leaf2)(const RD_ST *x, const RD_ST *y, RD_AT *out) {
-  RD_AT a[CPU_LANES], b[CPU_LANES];
-  for (int j = 0; j < CPU_LANES; j++) a[j] = (RD_AT)-0.0, b[j] = (RD_AT)-0.0;
-  for (int64_t i = 0; i < CPU_LEAF; i += CPU_LANES) {
-    for (int j = 0; j < CPU_LANES; j++) a[j] += (RD_AT)RD_LOAD(x + i + j);
-    for (int j = 0; j < CPU_LANES; j++) b[j] += (RD_AT)RD_LOAD(y + i + j);
-  }
-  CPU_LANES_FOLD(a);
-  CPU_LANES_FOLD(b);
-  out[0] = a[0], out[1] = b[0];
-}
-
 /* Group g: the cascade over leaves [g*CPU_GROUP, ...) of one output's reduced set. Leaves
- * are CPU_LEAF-long chunks of each row; nleaves = rows * chunks per row. The leaf sums are
- * formed first (full contiguous ones two at a time), then combined: a full group is the
- * complete pairwise tree the cascade builds, computed without the cascade's branches. */
+ * are CPU_LEAF-long chunks of each row; nleaves = rows * chunks per row. */
 static RD_AT RD_FN(rd_sum_group)(const rd_plan *p, const RD_ST *x, int64_t g, int64_t nleaves) {
   const int64_t L = p->L, s = rd_inner(p, RD_X), cpr = (L + CPU_LEAF - 1) / CPU_LEAF;
   int64_t l0 = g * CPU_GROUP, l1 = l0 + CPU_GROUP < nleaves ? l0 + CPU_GROUP : nleaves;
   int64_t chunk = l0 % cpr;
   psup_iter_t it;
   rd_rows_iter(&it, p, l0 / cpr);
-  const RD_ST *ptr[CPU_GROUP];
-  int64_t len[CPU_GROUP];
-  RD_AT v[CPU_GROUP];
-  const int nl = (int)(l1 - l0);
-  for (int l = 0; l < nl; l++) {
-    int64_t j0 = chunk * CPU_LEAF;
-    len[l] = L - j0 < CPU_LEAF ? L - j0 : CPU_LEAF;
-    ptr[l] = x + it.off[RD_X] + j0 * s;
+  RD_CASC_T c;
+  c.n = 0;
+  for (int64_t l = l0; l < l1; l++) {
+    int64_t j0 = chunk * CPU_LEAF, n = L - j0 < CPU_LEAF ? L - j0 : CPU_LEAF;
+    RD_CASC_PUSH(&c, RD_FN(rd_leaf)(x + it.off[RD_X] + j0 * s, n, s));
     if (++chunk == cpr) {
       chunk = 0;
       psup_iter_next(&it);
     }
   }
-  for (int l = 0; l < nl;) {
-    if (s == 1 && l + 1 < nl && len[l] == CPU_LEAF && len[l + 1] == CPU_LEAF) {
-      RD_FN(rd_leaf2)(ptr[l], ptr[l + 1], v + l);
-      l += 2;
-    } else {
-      v[l] = RD_FN(rd_leaf)(ptr[l], len[l], s);
-      l++;
-    }
-  }
-  if (nl == CPU_GROUP) {
-    for (int w = CPU_GROUP / 2; w > 0; w >>= 1)
-      for (int j = 0; j < w; j++) v[j] = v[2 * j] + v[2 * j + 1];
-    return v[0];
-  }
-  RD_CASC_T c;
-  c.n = 0;
-  for (int l = 0; l < nl; l++) RD_CASC_PUSH(&c, v[l]);
   return RD_CASC_TOTAL(&c);
 }
 
