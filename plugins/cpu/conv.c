@@ -364,7 +364,8 @@ int32_t cpu_conv2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *
   if (st != PARITY_STATUS_OK) return st;
   const parity_tensor_desc_t *x = d->inputs[0], *w = d->inputs[1], *b = d->inputs[2], *y = d->outputs[0];
   if (x->dtype == PARITY_DTYPE_F64) return conv_f64_forward(&g, x, w, b, y);
-  return forward_gemm(&g, x, w, b, y);
+  st = cpu_conv_direct_f32(&g, x, w, b, y, NULL, NULL);
+  return st == CPU_CONV_DW_DECLINED ? forward_gemm(&g, x, w, b, y) : st;
 }
 
 int32_t cpu_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
@@ -376,9 +377,15 @@ int32_t cpu_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   const parity_tensor_desc_t *x = d->inputs[0], *w = d->inputs[1], *dy = d->inputs[2];
   const parity_tensor_desc_t *dx = d->outputs[0], *dw = d->outputs[1], *db = d->outputs[2];
   if (x->dtype == PARITY_DTYPE_F64) return conv_f64_backward(&g, x, w, dy, dx, dw, db);
-  if (dx && psup_numel(dx) > 0)
-    st = g.sh == 1 && g.sw == 1 ? data_grad_stride1(&g, w, dy, dx) : data_grad(&g, w, dy, dx);
-  if (st == PARITY_STATUS_OK && dw && psup_numel(dw) > 0) st = weight_grad_gemm(&g, x, dy, dw);
+  if (dx && psup_numel(dx) > 0) {
+    st = cpu_conv_direct_f32(&g, NULL, w, NULL, NULL, dy, dx);
+    if (st == CPU_CONV_DW_DECLINED)
+      st = g.sh == 1 && g.sw == 1 ? data_grad_stride1(&g, w, dy, dx) : data_grad(&g, w, dy, dx);
+  }
+  if (st == PARITY_STATUS_OK && dw && psup_numel(dw) > 0) {
+    st = cpu_conv_dw_f32(&g, x, dy, dw);
+    if (st == CPU_CONV_DW_DECLINED) st = weight_grad_gemm(&g, x, dy, dw);
+  }
   if (st == PARITY_STATUS_OK && db) bias_grad(&g, dy, db);
   return st;
 }

@@ -26,6 +26,28 @@ int32_t conv_f64_backward(const conv_geom_t *g, const parity_tensor_desc_t *x, c
                           const parity_tensor_desc_t *dy, const parity_tensor_desc_t *dx,
                           const parity_tensor_desc_t *dw, const parity_tensor_desc_t *dbias);
 
+/* The weight gradient dw of a conv on the active path's dedicated kernel (conv_dw.c), bitwise
+ * what the gemm engine gives: OK, OUT_OF_MEMORY (reported), or CPU_CONV_DW_DECLINED when the
+ * path or the geometry has none (then the caller uses the gemm engine). f32, f16 or bf16. */
+#define CPU_CONV_DW_DECLINED (-1)
+int32_t cpu_conv_dw_f32(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *dy,
+                        const parity_tensor_desc_t *dw);
+/* conv2d forward (dy, dx NULL; bias may be NULL) or, stride 1 only, the input gradient (x, y,
+ * bias NULL) on the active path's direct kernel (conv_direct.c), bitwise what the gemm engine
+ * gives; CPU_CONV_DW_DECLINED where the path or the geometry has none. */
+int32_t cpu_conv_direct_f32(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *w,
+                            const parity_tensor_desc_t *bias, const parity_tensor_desc_t *y,
+                            const parity_tensor_desc_t *dy, const parity_tensor_desc_t *dx);
+#ifdef CPU_ISA
+#include "cpu_isa.h"
+int32_t CPU_ISA_FN(cpu_conv_direct_f32)(const conv_geom_t *g, const parity_tensor_desc_t *x,
+                                        const parity_tensor_desc_t *w, const parity_tensor_desc_t *bias,
+                                        const parity_tensor_desc_t *y, const parity_tensor_desc_t *dy,
+                                        const parity_tensor_desc_t *dx);
+int32_t CPU_ISA_FN(cpu_conv_dw_f32)(const conv_geom_t *g, const parity_tensor_desc_t *x,
+                                    const parity_tensor_desc_t *dy, const parity_tensor_desc_t *dw);
+#endif
+
 /* Pooling (pool.c); descriptors have passed the family's common checks. */
 int32_t cpu_pool2d_supports(const parity_op_desc_t *d);
 int32_t cpu_pool2d_forward(const parity_op_desc_t *d);

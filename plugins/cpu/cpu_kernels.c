@@ -35,4 +35,6 @@ const cpu_kernels_t CPU_ISA_FN(cpu_kernels) = {
     .sm_f16 = CPU_ISA_FN(sm_run_f16),
     .sm_bf16 = CPU_ISA_FN(sm_run_bf16),
     .gemm_f32 = CPU_ISA_FN(cpu_gemm_f32),
+    .conv_dw_f32 = CPU_ISA_FN(cpu_conv_dw_f32),
+    .conv_direct_f32 = CPU_ISA_FN(cpu_conv_direct_f32),
 };

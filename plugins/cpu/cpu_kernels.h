@@ -4,6 +4,7 @@
 #ifndef PARITY_CPU_KERNELS_H
 #define PARITY_CPU_KERNELS_H
 
+#include "conv_internal.h"
 #include "cpu_isa.h"
 #include "elementwise_internal.h"
 #include "gemm.h"
@@ -29,6 +30,12 @@ typedef struct cpu_kernels_t {
   sm_run_fn sm_f64, sm_f32, sm_f16, sm_bf16;
   /* the f32 gemm engine (gemm.h) */
   int32_t (*gemm_f32)(const gemm_problem_t *p, const char *what);
+  /* conv2d's weight gradient (conv_dw.c); CPU_CONV_DW_DECLINED where the path has none */
+  int32_t (*conv_dw_f32)(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *dy,
+                         const parity_tensor_desc_t *dw);
+  int32_t (*conv_direct_f32)(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *w,
+                             const parity_tensor_desc_t *bias, const parity_tensor_desc_t *y,
+                             const parity_tensor_desc_t *dy, const parity_tensor_desc_t *dx);
 } cpu_kernels_t;
 
 extern const cpu_kernels_t cpu_kernels_portable;

@@ -36,7 +36,7 @@
 #define GEMM_MC 72
 #endif
 #define GEMM_NC 512
-#define GEMM_MAX_CHUNK 6 /* GEMM_MC blocks of rows per task */
+#define GEMM_MAX_CHUNK 8 /* GEMM_MC blocks of rows per task (8: a 1024-row problem packs each B block once) */
 #define GEMM_TAB (GEMM_NC > GEMM_KC ? GEMM_NC : GEMM_KC)
 
 /* ---- micro-kernels: c[r*ldc + j] += sum_p a[p*MR + r] * b[p*NR + j] ----------------------- */
@@ -515,6 +515,10 @@ static void store_tile(const gemm_operand_t *op, int64_t bo, int64_t i0, int64_t
 typedef struct gemm_plan_t {
   int64_t batch, mt, nt, chunks_per_col, chunk_blocks, ldc, tile_rows, tasks;
   int64_t ksplit, kchunk;
+  /* 1: the micro-kernels accumulate straight into C (f32, unit column stride, one row level,
+   * rows a multiple of 4 and columns of GEMM_NR, so that edge kernels write only real rows and
+   * columns; zero or bias start, no split): the same arithmetic without the tile's copy */
+  int direct;
   float *partial; /* ksplit × batch × m × n when ksplit > 1 */
   size_t pa_floats, pb_floats, tile_floats, per_thread_bytes;
 } gemm_plan_t;
@@ -565,9 +569,16 @@ static void run_task(const gemm_problem_t *p, const gemm_plan_t *pl, int64_t t, 
   int64_t mrows = i_end - i_start, ldc = pl->ldc;
   int64_t ba = batch_offset(p, &p->a, b), bb = batch_offset(p, &p->b, b);
   float *tile = ws->tile;
-  int64_t padded_rows = (mrows + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
-  memset(tile, 0, (size_t)(padded_rows * ldc) * sizeof(float));
-  if (pl->ksplit == 1) init_tile(p, b, i_start, mrows, j0, nc, tile, ldc, ws);
+  if (pl->direct) { /* accumulate in C itself (see gemm_plan_t.direct) */
+    ldc = p->c.row.stride[0];
+    tile = (float *)p->c.base + batch_offset(p, &p->c, b) + p->c.row.off0 + i_start * ldc + j0;
+    for (int64_t i = 0; i < mrows; i++) memset(tile + i * ldc, 0, (size_t)nc * sizeof(float));
+    init_tile(p, b, i_start, mrows, j0, nc, tile, ldc, ws);
+  } else {
+    int64_t padded_rows = (mrows + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
+    memset(tile, 0, (size_t)(padded_rows * ldc) * sizeof(float));
+    if (pl->ksplit == 1) init_tile(p, b, i_start, mrows, j0, nc, tile, ldc, ws);
+  }
   for (int64_t pc = k0; pc < k1; pc += GEMM_KC) {
     int64_t kc = k1 - pc < GEMM_KC ? k1 - pc : GEMM_KC;
     pack_b(&p->b, bb, pc, kc, j0, nc, ws->pb, ws->rows, ws->cols);
@@ -584,6 +595,7 @@ static void run_task(const gemm_problem_t *p, const gemm_plan_t *pl, int64_t t, 
       }
     }
   }
+  if (pl->direct) return;
   if (pl->ksplit == 1) {
     store_tile(&p->c, batch_offset(p, &p->c, b), i_start, mrows, j0, nc, tile, ldc, ws->rows, ws->cols);
   } else {
@@ -609,6 +621,21 @@ static void reduce_row(const gemm_problem_t *p, const gemm_plan_t *pl, int64_t r
 }
 
 static size_t align64(size_t n) { return (n + 63u) & ~(size_t)63u; }
+
+void CPU_ISA_FN(gemm_split_k)(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t *ksplit, int64_t *kchunk) {
+  /* tiles counted with the avx512 path's row block on every path, so that every path splits
+   * alike (the split is part of the numerics: avx2 and avx512 give the same bits) */
+  const int64_t mt = (m + 143) / 144, nt = (n + GEMM_NC - 1) / GEMM_NC;
+  *ksplit = 1;
+  *kchunk = k > 0 ? k : 1;
+  if (batch * mt * nt < 8 && k >= 2 * GEMM_SPLIT_MIN_K) {
+    int64_t s = k / GEMM_SPLIT_MIN_K < GEMM_SPLIT_MAX ? k / GEMM_SPLIT_MIN_K : GEMM_SPLIT_MAX;
+    int64_t chunk = ((k + s - 1) / s + GEMM_KC - 1) / GEMM_KC * GEMM_KC;
+    s = (k + chunk - 1) / chunk;
+    if (s > 1 && s * batch * m * n <= GEMM_SPLIT_MAX_FLOATS) *ksplit = s, *kchunk = chunk;
+  }
+}
+
 
 /* Thread tid's packing buffers and tables inside the workspace block. */
 static void thread_ws(const gemm_plan_t *pl, unsigned char *mem, int tid, gemm_ws_t *ws) {
@@ -686,14 +713,7 @@ int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what
   if (flops < (double)(1 << 21)) threads = 1;
   pl.mt = (p->m + GEMM_MC - 1) / GEMM_MC;
   pl.nt = (p->n + GEMM_NC - 1) / GEMM_NC;
-  pl.ksplit = 1;
-  pl.kchunk = p->k > 0 ? p->k : 1;
-  if (pl.batch * pl.mt * pl.nt < 8 && p->k >= 2 * GEMM_SPLIT_MIN_K) {
-    int64_t s = p->k / GEMM_SPLIT_MIN_K < GEMM_SPLIT_MAX ? p->k / GEMM_SPLIT_MIN_K : GEMM_SPLIT_MAX;
-    int64_t chunk = ((p->k + s - 1) / s + GEMM_KC - 1) / GEMM_KC * GEMM_KC;
-    s = (p->k + chunk - 1) / chunk;
-    if (s > 1 && s * pl.batch * p->m * p->n <= GEMM_SPLIT_MAX_FLOATS) pl.ksplit = s, pl.kchunk = chunk;
-  }
+  CPU_ISA_FN(gemm_split_k)(pl.batch, p->m, p->n, p->k, &pl.ksplit, &pl.kchunk);
   /* Split the rows into enough chunks to keep every thread busy, but no more: each chunk
    * repacks its B blocks. Chunking never changes the arithmetic of an element. */
   int64_t cols = pl.ksplit * pl.batch * pl.nt, want = 4 * (int64_t)threads;
@@ -703,6 +723,11 @@ int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what
   if (pl.chunk_blocks > GEMM_MAX_CHUNK) pl.chunk_blocks = GEMM_MAX_CHUNK;
   pl.chunks_per_col = (pl.mt + pl.chunk_blocks - 1) / pl.chunk_blocks;
   pl.tasks = pl.ksplit * pl.batch * pl.nt * pl.chunks_per_col;
+#if defined(__AVX512F__)
+  pl.direct = pl.ksplit == 1 && p->init != GEMM_INIT_ACCUMULATE && p->c.dtype == PARITY_DTYPE_F32 &&
+              p->c.base && col_is_linear(&p->c) && p->c.col.stride[0] == 1 && p->c.row.nd == 1 &&
+              p->c.row.stride[0] >= p->n && p->m % 4 == 0 && p->n % GEMM_NR == 0;
+#endif
   int64_t ncmax = p->n < GEMM_NC ? p->n : GEMM_NC;
   pl.ldc = (ncmax + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
   int64_t rows = pl.chunk_blocks * GEMM_MC < p->m ? pl.chunk_blocks * GEMM_MC : p->m;

@@ -81,6 +81,9 @@ void gemm_ws_release(void);
 #ifdef CPU_ISA
 #include "cpu_isa.h"
 int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *p, const char *what); /* one path's engine (gemm.c) */
+/* The engine's split of a long k into *ksplit chunks of *kchunk (a multiple of GEMM_KC; see
+ * gemm.c): a function of the shape and of this path's blocking only. */
+void CPU_ISA_FN(gemm_split_k)(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t *ksplit, int64_t *kchunk);
 #endif
 
 #endif

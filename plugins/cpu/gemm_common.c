@@ -18,6 +18,11 @@ gemm_axis_t gemm_axis_linear(int64_t dim, int64_t stride) {
 
 int32_t cpu_gemm_f32(const gemm_problem_t *p, const char *what) { return cpu_kernels()->gemm_f32(p, what); }
 
+int32_t cpu_conv_dw_f32(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *dy,
+                        const parity_tensor_desc_t *dw) {
+  return cpu_kernels()->conv_dw_f32(g, x, dy, dw);
+}
+
 /* One block kept between calls, at most GEMM_KEEP_BYTES; its first 64 bytes hold its usable
  * size. A fresh allocation of megabytes is fresh pages the OS zeroes on every call (a fifth of
  * a 1024^3 matmul's time). */
@@ -46,3 +51,9 @@ void gemm_ws_give(unsigned char *p) {
 }
 
 void gemm_ws_release(void) { free(atomic_exchange(&ws_kept, NULL)); }
+
+int32_t cpu_conv_direct_f32(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *w,
+                            const parity_tensor_desc_t *bias, const parity_tensor_desc_t *y,
+                            const parity_tensor_desc_t *dy, const parity_tensor_desc_t *dx) {
+  return cpu_kernels()->conv_direct_f32(g, x, w, bias, y, dy, dx);
+}

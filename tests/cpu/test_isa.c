@@ -122,6 +122,26 @@ static void battery(parity_device_t *dev, blob *ex, blob *gm) {
     }
     parity_tensor_release(l1), parity_tensor_release(l2), parity_tensor_release(loss);
     parity_tensor_release(v), parity_tensor_release(m), parity_tensor_release(s1), parity_tensor_release(s2);
+    /* shapes that take the other gemm and conv routes: a long k split into chunks with 600 rows
+     * (8 or more tiles of 72 rows, fewer of 144: the split must not depend on the path), a C written in place (rows % 4 == 0, columns % 32 == 0), and a grouped,
+     * dilated, asymmetrically padded conv whose weight gradient splits its long k */
+    parity_tensor_t *a2 = randt(dev, dts[d], 2, (int64_t[]){600, 9000}, 71), *b2 = randt(dev, dts[d], 2, (int64_t[]){9000, 64}, 72);
+    parity_tensor_t *a3 = randt(dev, dts[d], 2, (int64_t[]){96, 300}, 73), *b3 = randt(dev, dts[d], 2, (int64_t[]){300, 64}, 74);
+    OK(parity_matmul(a2, b2, &y)), take(gm, y);
+    OK(parity_matmul(a3, b3, &y)), take(gm, y);
+    parity_tensor_t *x2 = randt(dev, dts[d], 4, (int64_t[]){4, 6, 40, 40}, 75), *w2 = randt(dev, dts[d], 4, (int64_t[]){8, 3, 3, 3}, 76);
+    OK(parity_tensor_set_requires_grad(x2, 1)), OK(parity_tensor_set_requires_grad(w2, 1));
+    parity_conv2d_options_t o2 = {.stride = {1, 1}, .padding = {2, 0, 1, 3}, .dilation = {1, 2}, .groups = 2};
+    OK(parity_conv2d(x2, w2, NULL, &o2, &z));
+    OK(parity_unary(PARITY_OP_SQUARE, z, &sq)), OK(parity_reduce(PARITY_OP_SUM, sq, 15, 0, &l2));
+    OK(parity_backward(l2, NULL, 0));
+    take(gm, z);
+    parity_tensor_t *g2;
+    OK(parity_detach(parity_tensor_grad(x2), &g2)), take(gm, g2);
+    OK(parity_detach(parity_tensor_grad(w2), &g2)), take(gm, g2);
+    parity_tensor_release(sq), parity_tensor_release(l2);
+    parity_tensor_release(a2), parity_tensor_release(b2), parity_tensor_release(a3), parity_tensor_release(b3);
+    parity_tensor_release(x2), parity_tensor_release(w2);
   }
 }
 
