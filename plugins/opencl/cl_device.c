@@ -36,6 +36,19 @@ static const uint32_t kernel_grain[OCL_K_COUNT] = {
 #undef OCL_X_
 };
 
+int ocl_kernel_partner(int kid, int cls) {
+  if (cls != OCL_CLASS_F && cls != OCL_CLASS_D) return -1; /* integer classes run forward only */
+  switch (kid) {
+    case OCL_K_ew_unary: return OCL_K_ew_unary_bwd;
+    case OCL_K_ew_unary_bwd: return OCL_K_ew_unary;
+    case OCL_K_ew_binary: return OCL_K_ew_binary_bwd;
+    case OCL_K_ew_binary_bwd: return OCL_K_ew_binary;
+    case OCL_K_smx_fwd: return OCL_K_smx_bwd;
+    case OCL_K_smx_bwd: return OCL_K_smx_fwd;
+    default: return -1;
+  }
+}
+
 const char *ocl_kernel_name(int kid) { return kid >= 0 && kid < OCL_K_COUNT ? kernel_names[kid] : "?"; }
 
 void ocl_device_close(parity_plugin_device_t *dev) {
@@ -136,7 +149,7 @@ int32_t ocl_program(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_prog_
   if (ocl_var_class(v) == OCL_CLASS_D && !dev->slot->has_fp64)
     return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: no f64 kernels on %s (no cl_khr_fp64)",
                     dev->slot->info.name);
-  if ((dev->prog_count + 1) * 2 > dev->prog_cap) {
+  if ((dev->prog_count + 2) * 2 > dev->prog_cap) {
     int32_t st = prog_grow(dev);
     if (st != PARITY_STATUS_OK) return st;
   }
@@ -147,6 +160,19 @@ int32_t ocl_program(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_prog_
   *p = fresh;
   dev->prog_count++;
   if (p->save_pending) dev->saves_pending++;
+  /* the partner kernel of the same program gets its own entry (its kernel object, argument cache);
+   * the entries hold a reference each, and only the one built writes the cache file */
+  int partner = ocl_kernel_partner(kid, ocl_var_class(v));
+  if (partner >= 0) {
+    ocl_prog_t *q = prog_slot(dev->progs, dev->prog_cap, v, partner);
+    ocl_prog_t twin = {.prog = fresh.prog, .var = v, .kid = partner, .key = fresh.key};
+    if (!q->prog && ocl_make_kernel(dev, &twin) == PARITY_STATUS_OK && clRetainProgram(fresh.prog) == CL_SUCCESS) {
+      *q = twin;
+      dev->prog_count++;
+    } else if (twin.kern && !q->prog) {
+      clReleaseKernel(twin.kern);
+    }
+  }
   *out = p;
   return PARITY_STATUS_OK;
 }

@@ -63,6 +63,15 @@ typedef enum {
 
 /* "ew_binary" */
 const char *ocl_kernel_name(int kid);
+/* The kernel built in the same program as `kid` in class `cls` (-1: none). A forward kernel and
+ * the backward one a gradient runs with it (same variant: op and dtype) share a program, so the
+ * pair pays the driver's fixed cost per program once (PoCL: ~80 ms, parsing its OpenCL C header
+ * twice). The program is named after the pair's first kernel (program_kernel). */
+int ocl_kernel_partner(int kid, int cls);
+static inline int ocl_program_kernel(int kid, int cls) {
+  int q = ocl_kernel_partner(kid, cls);
+  return q >= 0 && q < kid ? q : kid;
+}
 
 /* A kernel variant: the compute class, and the op and dtypes the program fixes at build time
  * (0: left to the run-time arguments; op -1 is reduce's internal tie count). A plain class is
@@ -155,6 +164,8 @@ void ocl_device_close(parity_plugin_device_t *dev);
 /* Build p->kid in variant p->var (program and kernel object), from the on-disk binary cache
  * when it holds it, else from source (cl_cache.c). */
 int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p);
+/* The kernel object p->kid of the built program p->prog, and its work-group size. */
+int32_t ocl_make_kernel(parity_plugin_device_t *dev, ocl_prog_t *p);
 /* Write the binaries of programs built from source since the last write, after the queue has
  * drained: by then each kernel has run once, and drivers that compile at first launch (PoCL)
  * include that compiled code in the binary. Asking PoCL for a binary also compiles a generic

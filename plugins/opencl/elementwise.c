@@ -33,6 +33,17 @@ static ocl_arg_t scalar_arg(const parity_plugin_device_t *dev, int cls, double v
   return (ocl_arg_t){sizeof s->d, &s->d, 0};
 }
 
+/* A cast that is a plain copy: same dtype (not bool, which the kernel stores canonically as 0/1,
+ * nor f16/bf16, whose NaNs the kernel quiets), both operands dense with unit strides after the
+ * iteration's axis merging. Such copies go through clEnqueueCopyBuffer: bit for bit what the
+ * kernel writes, with no program to build (the core copies gradients this way). */
+static int copy_is_plain(cl_int sdt, cl_int ddt, const ocl_iter_t *it) {
+  if (sdt != ddt || !(sdt == PARITY_DTYPE_F32 || sdt == PARITY_DTYPE_F64 || sdt == PARITY_DTYPE_I32 ||
+                      sdt == PARITY_DTYPE_I64))
+    return 0;
+  return it->rank == 1 && (it->shape[0] == 1 || (it->strides[0][0] == 1 && it->strides[1][0] == 1));
+}
+
 int32_t ocl_elementwise_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   int64_t n = psup_numel(OUT(0));
   if (n == 0) return PARITY_STATUS_OK; /* nothing to launch */
@@ -75,6 +86,15 @@ int32_t ocl_elementwise_forward(parity_plugin_device_t *dev, const parity_op_des
       cl_int sdt = IN(0)->dtype, ddt = OUT(0)->dtype;
       int cls = (sdt == PARITY_DTYPE_F64 || ddt == PARITY_DTYPE_F64) ? OCL_CLASS_D : OCL_CLASS_F;
       cl_mem x = ocl_mem_of(IN(0));
+      if (copy_is_plain(sdt, ddt, &it)) { /* a dense same-dtype copy (the core's copies): no kernel */
+        size_t es = (size_t)psup_dtype_size(sdt), so = (size_t)it.base[0] * es, dof = (size_t)it.base[1] * es;
+        size_t bytes = (size_t)n * es;
+        if (x != y || so + bytes <= dof || dof + bytes <= so) {
+          OCL_CHECK(clEnqueueCopyBuffer(dev->queue, x, y, so, dof, bytes, 0, NULL, NULL), "clEnqueueCopyBuffer",
+                    "cast (same dtype, dense)");
+          return PARITY_STATUS_OK;
+        }
+      }
       ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(sdt), OCL_ARG(ddt), OCL_ARG(x), OCL_ARG(y)};
       return ocl_run_items(dev, OCL_VAR(cls, 0, sdt, ddt), OCL_K_ew_cast, n, 5, args);
     }

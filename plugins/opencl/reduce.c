@@ -52,8 +52,12 @@ static int32_t red_plan(parity_plugin_device_t *dev, psup_reduce_plan_t *p, ocl_
   return PARITY_STATUS_OK;
 }
 
-/* The variant of red_pass / red_final: op, input and output dtypes fixed at build time. */
-static ocl_var_t red_var(int32_t op, int32_t dt, int32_t odt) { return OCL_VAR(ocl_class_of(dt), op, dt, odt); }
+/* The variant of red_pass / red_final: op, input and output dtypes fixed at build time. Sum and
+ * mean share one variant (the kernels keep both cases of the store: RED_SPEC_OP in reduce.cl),
+ * so a gradient that needs both builds one program. */
+static ocl_var_t red_var(int32_t op, int32_t dt, int32_t odt) {
+  return OCL_VAR(ocl_class_of(dt), op == PARITY_OP_MEAN ? PARITY_OP_SUM : op, dt, odt);
+}
 
 /* Run the planned reduction from x into y (element base in p->base[1]); partials go to `part`
  * from byte part_off on. */

@@ -9,6 +9,13 @@
 
 #define RED_COUNT_TIES (-1) /* internal: count x equal to the reference (max/min backward) */
 
+/* Sum and mean share a variant (SPEC_OP is OP_SUM for both): the op stays one of the two. */
+#if defined(SPEC_OP) && SPEC_OP == OP_SUM
+#define RED_SPEC_OP(v) ((v) = (v) == OP_MEAN ? OP_MEAN : OP_SUM)
+#else
+#define RED_SPEC_OP(v) SPEC_SET_OP(v)
+#endif
+
 typedef struct {
   long oshape[MAX_RANK];     /* kept axes */
   long ostride[3][MAX_RANK]; /* x, y and the reference tensor on the kept axes */
@@ -295,7 +302,7 @@ static inline void extreme_run(int want_max, red_acc_t *a, const global uchar *x
 #if K_red_pass
 kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uchar *y,
                      const global uchar *ref, global uchar *part, long val_off, long idx_off) {
-  SPEC_SET_OP(r.op); SPEC_SET_DT(r.dt); SPEC_SET_DT2(r.odt);
+  RED_SPEC_OP(r.op); SPEC_SET_DT(r.dt); SPEC_SET_DT2(r.odt);
   global T *pv = (global T *)(part + val_off);
   global long *pi = (global long *)(part + idx_off);
   int is_sum = r.op == OP_SUM || r.op == OP_MEAN;
@@ -358,7 +365,7 @@ kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uc
 #if K_red_final
 kernel void red_final(red_t r, long n, long per, const global uchar *part, long val_off,
                       long idx_off, global uchar *y) {
-  SPEC_SET_OP(r.op); SPEC_SET_DT(r.dt); SPEC_SET_DT2(r.odt);
+  RED_SPEC_OP(r.op); SPEC_SET_DT(r.dt); SPEC_SET_DT2(r.odt);
   const global T *pv = (const global T *)(part + val_off);
   const global long *pi = (const global long *)(part + idx_off);
   FOR_ITEMS(m, n, per) {
