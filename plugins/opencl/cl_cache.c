@@ -65,7 +65,7 @@ static size_t make_prelude(const parity_plugin_device_t *dev, ocl_var_t v, int k
   if (off < n) off += (size_t)snprintf(buf + off, n - off, "#define DT_" #N " %d\n", v);
   PARITY_DTYPE_LIST(PARITY_X_)
 #undef PARITY_X_
-  int partner = ocl_kernel_partner(kid, cls);
+  int partner = ocl_kernel_partner(kid, v);
   for (int k = 0; k < OCL_K_COUNT; k++)
     if (off < n)
       off += (size_t)snprintf(buf + off, n - off, "#define K_%s %d\n", ocl_kernel_name(k), k == kid || k == partner);
@@ -156,7 +156,7 @@ int32_t ocl_make_kernel(parity_plugin_device_t *dev, ocl_prog_t *p) {
 static void cache_path(const parity_plugin_device_t *dev, const ocl_prog_t *p, char *out, size_t n) {
   int cls = ocl_var_class(p->var);
   snprintf(out, n, "%s/%016llx-%s-%s.bin", dev->cache_dir, (unsigned long long)p->key, ocl_class_name(cls),
-           ocl_kernel_name(ocl_program_kernel(p->kid, cls)));
+           ocl_kernel_name(ocl_program_kernel(p->kid, p->var)));
 }
 
 /* From the cache: 1 when loaded, 0 when absent or refused (logged). */
@@ -205,7 +205,7 @@ int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p) {
   uint64_t key = psup_fnv1a(PSUP_FNV_SEED, s->cache_key, strlen(s->cache_key) + 1);
   key = psup_fnv1a(key, options, strlen(options) + 1);
   key = psup_fnv1a(key, &p->var, sizeof p->var);
-  const char *pname = ocl_kernel_name(ocl_program_kernel(kid, cls)); /* a pair: the same program */
+  const char *pname = ocl_kernel_name(ocl_program_kernel(kid, p->var)); /* a pair: the same program */
   key = psup_fnv1a(key, pname, strlen(pname) + 1);
   for (int i = 0; i < 3; i++) key = psup_fnv1a(key, srcs[i], strlen(srcs[i]) + 1);
   p->key = key;

@@ -36,7 +36,8 @@ static const uint32_t kernel_grain[OCL_K_COUNT] = {
 #undef OCL_X_
 };
 
-int ocl_kernel_partner(int kid, int cls) {
+int ocl_kernel_partner(int kid, ocl_var_t v) {
+  int cls = ocl_var_class(v);
   if (cls != OCL_CLASS_F && cls != OCL_CLASS_D) return -1; /* integer classes run forward only */
   switch (kid) {
     case OCL_K_ew_unary: return OCL_K_ew_unary_bwd;
@@ -45,8 +46,16 @@ int ocl_kernel_partner(int kid, int cls) {
     case OCL_K_ew_binary_bwd: return OCL_K_ew_binary;
     case OCL_K_smx_fwd: return OCL_K_smx_bwd;
     case OCL_K_smx_bwd: return OCL_K_smx_fwd;
+    /* a sum (or mean) and its backward, which reduce.c asks for in the same variant */
+    case OCL_K_red_pass: return ocl_var_op(v) == PARITY_OP_SUM && ocl_var_dt(v) == ocl_var_dt2(v) ? OCL_K_red_bwd_sum : -1;
+    case OCL_K_red_bwd_sum: return ocl_var_op(v) == PARITY_OP_SUM && ocl_var_dt(v) == ocl_var_dt2(v) ? OCL_K_red_pass : -1;
     default: return -1;
   }
+}
+
+int ocl_program_kernel(int kid, ocl_var_t v) {
+  int q = ocl_kernel_partner(kid, v);
+  return q >= 0 && q < kid ? q : kid;
 }
 
 const char *ocl_kernel_name(int kid) { return kid >= 0 && kid < OCL_K_COUNT ? kernel_names[kid] : "?"; }
@@ -162,7 +171,7 @@ int32_t ocl_program(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_prog_
   if (p->save_pending) dev->saves_pending++;
   /* the partner kernel of the same program gets its own entry (its kernel object, argument cache);
    * the entries hold a reference each, and only the one built writes the cache file */
-  int partner = ocl_kernel_partner(kid, ocl_var_class(v));
+  int partner = ocl_kernel_partner(kid, v);
   if (partner >= 0) {
     ocl_prog_t *q = prog_slot(dev->progs, dev->prog_cap, v, partner);
     ocl_prog_t twin = {.prog = fresh.prog, .var = v, .kid = partner, .key = fresh.key};

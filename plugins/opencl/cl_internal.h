@@ -63,20 +63,17 @@ typedef enum {
 
 /* "ew_binary" */
 const char *ocl_kernel_name(int kid);
-/* The kernel built in the same program as `kid` in class `cls` (-1: none). A forward kernel and
+/* The kernel built in the same program as `kid` in variant `v` (-1: none). A forward kernel and
  * the backward one a gradient runs with it (same variant: op and dtype) share a program, so the
  * pair pays the driver's fixed cost per program once (PoCL: ~80 ms, parsing its OpenCL C header
- * twice). The program is named after the pair's first kernel (program_kernel). */
-int ocl_kernel_partner(int kid, int cls);
-static inline int ocl_program_kernel(int kid, int cls) {
-  int q = ocl_kernel_partner(kid, cls);
-  return q >= 0 && q < kid ? q : kid;
-}
+ * twice). The program is named after the pair's first kernel (ocl_program_kernel). */
+typedef uint32_t ocl_var_t;
+int ocl_kernel_partner(int kid, ocl_var_t v);
+int ocl_program_kernel(int kid, ocl_var_t v);
 
 /* A kernel variant: the compute class, and the op and dtypes the program fixes at build time
  * (0: left to the run-time arguments; op -1 is reduce's internal tie count). A plain class is
  * the variant that fixes nothing. */
-typedef uint32_t ocl_var_t;
 #define OCL_VAR(cls, op, dt, dt2)                                                          \
   ((ocl_var_t)(cls) | ((ocl_var_t)(op) & 0xfffu) << 4 | ((ocl_var_t)(dt) & 0xffu) << 16 | \
    ((ocl_var_t)(dt2) & 0xffu) << 24)

@@ -121,6 +121,26 @@ int32_t ocl_elementwise_backward(parity_plugin_device_t *dev, const parity_op_de
       return ocl_run_items(dev, OCL_VAR(cls, op, dt, 0), OCL_K_ew_unary_bwd, n, 8, args);
     }
     case PARITY_OP_KIND_BINARY: { /* in a, b, c, dc; out da, db */
+      if (d->op == PARITY_OP_ADD) { /* da = db = dc: dense ones are buffer copies, no kernel */
+        const parity_tensor_desc_t *t[] = {IN(3), OUT(0), OUT(1)};
+        ocl_iter_from_tensors(&it, 3, t);
+        int dense = (dt == PARITY_DTYPE_F32 || dt == PARITY_DTYPE_F64) && it.rank == 1;
+        for (int k = 0; dense && k < 3; k++) dense = !t[k] || it.shape[0] == 1 || it.strides[k][0] == 1;
+        size_t es = (size_t)psup_dtype_size(dt), bytes = (size_t)n * es, so = (size_t)it.base[0] * es;
+        cl_mem dc = ocl_mem_of(IN(3));
+        for (int k = 1; dense && k < 3; k++) { /* an output overlapping dc takes the kernel */
+          cl_mem m = ocl_mem_of(t[k]);
+          size_t o = (size_t)it.base[k] * es;
+          if (m && m == dc && o < so + bytes && so < o + bytes) dense = 0;
+        }
+        for (int k = 1; dense && k < 3; k++) {
+          if (!t[k]) continue;
+          OCL_CHECK(clEnqueueCopyBuffer(dev->queue, dc, ocl_mem_of(t[k]), so, (size_t)it.base[k] * es, bytes, 0, NULL,
+                                        NULL),
+                    "clEnqueueCopyBuffer", "add backward (dense)");
+        }
+        if (dense) return PARITY_STATUS_OK;
+      }
       const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), IN(3), OUT(0), OUT(1)};
       ocl_iter_from_tensors(&it, 6, t);
       cl_mem a = ocl_mem_of(IN(0)), b = ocl_mem_of(IN(1)), c = ocl_mem_of(IN(2)), dc = ocl_mem_of(IN(3));

@@ -108,7 +108,8 @@ int32_t ocl_reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
     ocl_iter_build(&it, rank, x->shape, 2, strides, bases);
     cl_long divisor = d->op == PARITY_OP_MEAN ? psup_reduce_terms(x, mask) : 0;
     ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(dt), OCL_ARG(divisor), OCL_ARG(mdy), OCL_ARG(mdx)};
-    return ocl_run_items(dev, OCL_VAR(cls, 0, dt, 0), OCL_K_red_bwd_sum, n, 5, args);
+    /* the variant of the forward sum, whose program holds this kernel too (ocl_kernel_partner) */
+    return ocl_run_items(dev, OCL_VAR(cls, PARITY_OP_SUM, dt, dt), OCL_K_red_bwd_sum, n, 5, args);
   }
   /* max/min: tie counts per output into the scratch (i64, contiguous over the kept axes) */
   psup_reduce_plan_t p;

@@ -194,6 +194,11 @@ static inline int compare_of(int op, T a, T b) {
 #endif
 #define COMPARE_OPS(L) L(OP_EQ) L(OP_NE) L(OP_LT) L(OP_LE) L(OP_GT) L(OP_GE)
 
+/* NOVEC: a loop left scalar (strided runs; the unit-stride loop beside it is the vector one):
+ * vectorizing it with gathers and scatters gains little on CPUs and costs PoCL's compile at the
+ * kernel's first launch. */
+#define NOVEC _Pragma("clang loop vectorize(disable) interleave(disable)")
+
 /* One switch over OPS whose case runs LOOP(OP). */
 #define OP_SWITCH(op, OPS, LOOP) \
   switch (op) {                  \
@@ -212,7 +217,7 @@ static inline void unary_run(int op, int dt, SCALAR alpha, const global uchar *x
       OP_SWITCH(op, UNARY_OPS, L_)
 #undef L_
     }
-#define L_(OP) case OP: for (long j = 0; j < len; j++) py[j * sy] = unary_fwd(OP, px[j * sx], alpha); return;
+#define L_(OP) case OP: NOVEC for (long j = 0; j < len; j++) py[j * sy] = unary_fwd(OP, px[j * sx], alpha); return;
     OP_SWITCH(op, UNARY_OPS, L_)
 #undef L_
   }
@@ -237,7 +242,7 @@ static inline void binary_run(int op, int dt, const global uchar *a, const globa
 #undef L_
     }
 #define L_(OP) \
-  case OP: for (long j = 0; j < len; j++) pc[j * sc] = binary_fwd(OP, pa[j * sa], pb[j * sb]); return;
+  case OP: NOVEC for (long j = 0; j < len; j++) pc[j * sc] = binary_fwd(OP, pa[j * sa], pb[j * sb]); return;
     OP_SWITCH(op, BINARY_OPS, L_)
 #undef L_
   }

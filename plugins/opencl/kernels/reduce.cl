@@ -314,7 +314,7 @@ kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uc
     red_acc_t a;
     acc_init(&a);
     SUM_T sum = 0;
-    if (r.interleave) {
+    if (!OCL_CONTIG && r.interleave) { /* the host interleaves on the strided layout only */
       for (long k = c; k < r.K; k += r.parts)
         acc_add(&a, r.op, LD(x, off[0] + red_inner(&r, k), r.dt), k, refv);
       sum = acc_sum(&a);
