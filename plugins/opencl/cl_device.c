@@ -224,12 +224,9 @@ int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims
   return PARITY_STATUS_OK;
 }
 
-int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint32_t nargs,
-                      const ocl_arg_t *args) {
-  ocl_prog_t *p;
-  int32_t st = ocl_program(dev, v, kid, &p);
-  if (st != PARITY_STATUS_OK) return st;
-  cl_kernel k = p->kern;
+/* 1-D launch geometry over `items`: global and local sizes, and items per work-item (0: strided). */
+static void items_geometry(const parity_plugin_device_t *dev, const ocl_prog_t *p, int kid, int64_t items,
+                           size_t *g, size_t *l, cl_long *per) {
   uint64_t local = p->local;
   /* contiguous layout: at least kernel_grain[kid] items per work-item, so a small op is one
    * work-item in one group (the least a driver like PoCL has to schedule) */
@@ -238,14 +235,43 @@ int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t
   if (groups > dev->max_groups) groups = dev->max_groups;
   uint64_t global = groups * local;
   /* CPU devices: contiguous runs of `per` items; GPUs: per = 0, stride by the global size */
-  cl_long n = items, per = dev->contiguous ? (cl_long)(((uint64_t)items + global - 1) / global) : 0;
+  *per = dev->contiguous ? (cl_long)(((uint64_t)items + global - 1) / global) : 0;
+  *g = (size_t)global;
+  *l = (size_t)local;
+}
+
+int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint32_t nargs,
+                      const ocl_arg_t *args) {
+  ocl_prog_t *p;
+  int32_t st = ocl_program(dev, v, kid, &p);
+  if (st != PARITY_STATUS_OK) return st;
+  size_t g, l;
+  cl_long n = items, per;
+  items_geometry(dev, p, kid, items, &g, &l, &per);
   st = set_args(p, kid, 0, 1, args);
   if (st == PARITY_STATUS_OK) st = set_args(p, kid, 1, 1, &OCL_ARG(n));
   if (st == PARITY_STATUS_OK) st = set_args(p, kid, 2, 1, &OCL_ARG(per));
   if (st == PARITY_STATUS_OK && nargs > 1) st = set_args(p, kid, 3, nargs - 1, args + 1);
   if (st != PARITY_STATUS_OK) return st;
-  size_t g = (size_t)global, l = (size_t)local;
-  OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, k, 1, NULL, &g, &l, 0, NULL, NULL),
+  OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, 1, NULL, &g, &l, 0, NULL, NULL),
+            "clEnqueueNDRangeKernel", kernel_names[kid]);
+  return PARITY_STATUS_OK;
+}
+
+int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_iter_t *it, int64_t items,
+                     uint32_t nargs, const ocl_arg_t *args) {
+  ocl_prog_t *p;
+  int32_t st = ocl_program(dev, v, kid, &p);
+  if (st != PARITY_STATUS_OK) return st;
+  size_t g, l;
+  cl_long per;
+  items_geometry(dev, p, kid, items, &g, &l, &per);
+  it->n = items;
+  it->per = per;
+  st = set_args(p, kid, 0, 1, &OCL_ARG(*it));
+  if (st == PARITY_STATUS_OK && nargs) st = set_args(p, kid, 1, nargs, args);
+  if (st != PARITY_STATUS_OK) return st;
+  OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, 1, NULL, &g, &l, 0, NULL, NULL),
             "clEnqueueNDRangeKernel", kernel_names[kid]);
   return PARITY_STATUS_OK;
 }

@@ -108,7 +108,7 @@ struct parity_plugin_buffer_t {
 /* The argument values last set on a kernel, so that a launch sets only what changed
  * (clSetKernelArg copies and allocates in some drivers: PoCL). */
 #define OCL_MAX_ARGS 12
-#define OCL_ARG_CACHE_BYTES 512
+#define OCL_ARG_CACHE_BYTES 528
 typedef struct ocl_argcache_t {
   uint16_t size[OCL_MAX_ARGS]; /* 0: not known */
   unsigned char value[OCL_MAX_ARGS][OCL_ARG_CACHE_BYTES];
@@ -190,6 +190,12 @@ typedef struct ocl_arg_t {
  * arguments are args[0], then n and per (chosen here), then args[1..nargs-1]. */
 int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint32_t nargs,
                       const ocl_arg_t *args);
+/* Same for kernels whose first argument is an iteration (elementwise, reduce backward): it carries
+ * n and per (set here) with the op and dtypes, so a launch passes 1 + nargs arguments (PoCL
+ * copies every argument at each enqueue: fewer is cheaper). */
+struct ocl_iter_t;
+int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, struct ocl_iter_t *it, int64_t items,
+                     uint32_t nargs, const ocl_arg_t *args);
 /* Set args and enqueue with explicit geometry. */
 int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims, const size_t *global,
                 const size_t *local, uint32_t nargs, const ocl_arg_t *args);
@@ -221,10 +227,11 @@ typedef struct ocl_iter_t {
   int64_t shape[PARITY_MAX_RANK];
   int64_t strides[OCL_MAX_OPS][PARITY_MAX_RANK];
   int64_t base[OCL_MAX_OPS];
+  int64_t n, per;           /* set by ocl_run_iter */
   int32_t rank;
-  int32_t pad[3];
+  int32_t op, dt, dt2;      /* the kernel's op and dtypes (ew_select: element size in op) */
 } ocl_iter_t;
-_Static_assert(sizeof(ocl_iter_t) == 512, "ocl_iter_t must match iter_t in common.cl");
+_Static_assert(sizeof(ocl_iter_t) == 528, "ocl_iter_t must match iter_t in common.cl");
 
 /* Iterate `shape` with one stride list per operand (NULL strides: operand absent, stride 0).
  * Size-1 axes are dropped, axes contiguous for every operand merged, and a short innermost axis

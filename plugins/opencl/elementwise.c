@@ -58,9 +58,9 @@ int32_t ocl_elementwise_forward(parity_plugin_device_t *dev, const parity_op_des
       int cls = ocl_class_of(dt);
       scalar_arg_t s;
       cl_mem x = ocl_mem_of(IN(0));
-      ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(op), OCL_ARG(dt), scalar_arg(dev, cls, d->params.unary.alpha, &s),
-                          OCL_ARG(x), OCL_ARG(y)};
-      return ocl_run_items(dev, OCL_VAR(cls, op, dt, 0), OCL_K_ew_unary, n, 6, args);
+      it.op = op, it.dt = dt;
+      ocl_arg_t args[] = {scalar_arg(dev, cls, d->params.unary.alpha, &s), OCL_ARG(x), OCL_ARG(y)};
+      return ocl_run_iter(dev, OCL_VAR(cls, op, dt, 0), OCL_K_ew_unary, &it, n, 3, args);
     }
     case PARITY_OP_KIND_BINARY:
     case PARITY_OP_KIND_COMPARE: {
@@ -68,17 +68,19 @@ int32_t ocl_elementwise_forward(parity_plugin_device_t *dev, const parity_op_des
       ocl_iter_from_tensors(&it, 3, t);
       cl_int dt = IN(0)->dtype;
       cl_mem a = ocl_mem_of(IN(0)), b = ocl_mem_of(IN(1));
-      ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(op), OCL_ARG(dt), OCL_ARG(a), OCL_ARG(b), OCL_ARG(y)};
+      it.op = op, it.dt = dt;
+      ocl_arg_t args[] = {OCL_ARG(a), OCL_ARG(b), OCL_ARG(y)};
       int kid = psup_op_info(d->op)->kind == PARITY_OP_KIND_BINARY ? OCL_K_ew_binary : OCL_K_ew_compare;
-      return ocl_run_items(dev, OCL_VAR(ocl_class_of(dt), op, dt, 0), kid, n, 6, args);
+      return ocl_run_iter(dev, OCL_VAR(ocl_class_of(dt), op, dt, 0), kid, &it, n, 3, args);
     }
     case PARITY_OP_KIND_SELECT: {
       const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), OUT(0)};
       ocl_iter_from_tensors(&it, 4, t);
       cl_int esize = (cl_int)psup_dtype_size(OUT(0)->dtype);
       cl_mem c = ocl_mem_of(IN(0)), a = ocl_mem_of(IN(1)), b = ocl_mem_of(IN(2));
-      ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(esize), OCL_ARG(c), OCL_ARG(a), OCL_ARG(b), OCL_ARG(y)};
-      return ocl_run_items(dev, OCL_CLASS_F, OCL_K_ew_select, n, 6, args);
+      it.op = esize;
+      ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(a), OCL_ARG(b), OCL_ARG(y)};
+      return ocl_run_iter(dev, OCL_CLASS_F, OCL_K_ew_select, &it, n, 4, args);
     }
     default: { /* cast */
       const parity_tensor_desc_t *t[] = {IN(0), OUT(0)};
@@ -95,8 +97,9 @@ int32_t ocl_elementwise_forward(parity_plugin_device_t *dev, const parity_op_des
           return PARITY_STATUS_OK;
         }
       }
-      ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(sdt), OCL_ARG(ddt), OCL_ARG(x), OCL_ARG(y)};
-      return ocl_run_items(dev, OCL_VAR(cls, 0, sdt, ddt), OCL_K_ew_cast, n, 5, args);
+      it.dt = sdt, it.dt2 = ddt;
+      ocl_arg_t args[] = {OCL_ARG(x), OCL_ARG(y)};
+      return ocl_run_iter(dev, OCL_VAR(cls, 0, sdt, ddt), OCL_K_ew_cast, &it, n, 2, args);
     }
   }
 }
@@ -116,9 +119,10 @@ int32_t ocl_elementwise_backward(parity_plugin_device_t *dev, const parity_op_de
       ocl_iter_from_tensors(&it, 4, t);
       scalar_arg_t s;
       cl_mem x = ocl_mem_of(IN(0)), y = ocl_mem_of(IN(1)), dy = ocl_mem_of(IN(2)), dx = ocl_mem_of(OUT(0));
-      ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(op), OCL_ARG(dt), scalar_arg(dev, cls, d->params.unary.alpha, &s),
-                          OCL_ARG(x), OCL_ARG(y), OCL_ARG(dy), OCL_ARG(dx)};
-      return ocl_run_items(dev, OCL_VAR(cls, op, dt, 0), OCL_K_ew_unary_bwd, n, 8, args);
+      it.op = op, it.dt = dt;
+      ocl_arg_t args[] = {scalar_arg(dev, cls, d->params.unary.alpha, &s), OCL_ARG(x), OCL_ARG(y), OCL_ARG(dy),
+                          OCL_ARG(dx)};
+      return ocl_run_iter(dev, OCL_VAR(cls, op, dt, 0), OCL_K_ew_unary_bwd, &it, n, 5, args);
     }
     case PARITY_OP_KIND_BINARY: { /* in a, b, c, dc; out da, db */
       if (d->op == PARITY_OP_ADD) { /* da = db = dc: dense ones are buffer copies, no kernel */
@@ -145,17 +149,18 @@ int32_t ocl_elementwise_backward(parity_plugin_device_t *dev, const parity_op_de
       ocl_iter_from_tensors(&it, 6, t);
       cl_mem a = ocl_mem_of(IN(0)), b = ocl_mem_of(IN(1)), c = ocl_mem_of(IN(2)), dc = ocl_mem_of(IN(3));
       cl_mem da = ocl_mem_of(OUT(0)), db = ocl_mem_of(OUT(1));
-      ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(op), OCL_ARG(dt), OCL_ARG(a), OCL_ARG(b),
-                          OCL_ARG(c), OCL_ARG(dc), OCL_ARG(da), OCL_ARG(db)};
-      return ocl_run_items(dev, OCL_VAR(cls, op, dt, 0), OCL_K_ew_binary_bwd, n, 9, args);
+      it.op = op, it.dt = dt;
+      ocl_arg_t args[] = {OCL_ARG(a), OCL_ARG(b), OCL_ARG(c), OCL_ARG(dc), OCL_ARG(da), OCL_ARG(db)};
+      return ocl_run_iter(dev, OCL_VAR(cls, op, dt, 0), OCL_K_ew_binary_bwd, &it, n, 6, args);
     }
     default: { /* where: in cond, dc; out da, db */
       const parity_tensor_desc_t *t[] = {IN(0), IN(1), OUT(0), OUT(1)};
       ocl_iter_from_tensors(&it, 4, t);
       cl_int esize = (cl_int)psup_dtype_size(dt);
       cl_mem c = ocl_mem_of(IN(0)), dc = ocl_mem_of(IN(1)), da = ocl_mem_of(OUT(0)), db = ocl_mem_of(OUT(1));
-      ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(esize), OCL_ARG(c), OCL_ARG(dc), OCL_ARG(da), OCL_ARG(db)};
-      return ocl_run_items(dev, OCL_CLASS_F, OCL_K_ew_select_bwd, n, 6, args);
+      it.op = esize;
+      ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(dc), OCL_ARG(da), OCL_ARG(db)};
+      return ocl_run_iter(dev, OCL_CLASS_F, OCL_K_ew_select_bwd, &it, n, 4, args);
     }
   }
 }

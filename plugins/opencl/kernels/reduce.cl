@@ -425,15 +425,15 @@ kernel void red_final(red_t r, long n, long per, const global uchar *part, long 
 #if IS_FLOAT
 /* sum/mean backward: operands dy (zero strides on reduced axes), dx */
 #if K_red_bwd_sum
-kernel void red_bwd_sum(const iter_t it, long n, long per, int dt, long divisor,
-                        const global uchar *dy, global uchar *dx) {
+kernel void red_bwd_sum(const iter_t it, long divisor, const global uchar *dy, global uchar *dx) {
+  int dt = it.dt;
   SPEC_SET_DT(dt);
 #define RUN_(o, s, len)                                                              \
   for (long j = 0; j < len; j++) {                                                   \
     T g = LD(dy, o[0] + j * s[0], dt);                                               \
     ST(dx, o[1] + j * s[1], dt, divisor > 0 ? g / (T)divisor : g);                   \
   }
-  FOR_RUNS(it, n, per, 2, RUN_)
+  FOR_RUNS(it, it.n, it.per, 2, RUN_)
 #undef RUN_
 }
 #endif
@@ -448,15 +448,15 @@ static inline void extreme_share_one(int dt, const global uchar *x, long ox, con
 }
 
 #if K_red_bwd_extreme
-kernel void red_bwd_extreme(const iter_t it, long n, long per, int dt, const global uchar *x,
-                            const global uchar *y, const global uchar *dy,
-                            const global long *count, global uchar *dx) {
+kernel void red_bwd_extreme(const iter_t it, const global uchar *x, const global uchar *y,
+                            const global uchar *dy, const global long *count, global uchar *dx) {
+  int dt = it.dt;
   SPEC_SET_DT(dt);
 #define RUN_(o, s, len)                                                                               \
   for (long j = 0; j < len; j++)                                                                      \
     extreme_share_one(dt, x, o[0] + j * s[0], y, o[1] + j * s[1], dy, o[2] + j * s[2], count,         \
                       o[3] + j * s[3], dx, o[4] + j * s[4]);
-  FOR_RUNS(it, n, per, 5, RUN_)
+  FOR_RUNS(it, it.n, it.per, 5, RUN_)
 #undef RUN_
 }
 #endif
