@@ -65,8 +65,10 @@ static size_t make_prelude(const parity_plugin_device_t *dev, ocl_var_t v, int k
   if (off < n) off += (size_t)snprintf(buf + off, n - off, "#define DT_" #N " %d\n", v);
   PARITY_DTYPE_LIST(PARITY_X_)
 #undef PARITY_X_
+  int partner = ocl_kernel_partner(kid, v);
   for (int k = 0; k < OCL_K_COUNT; k++)
-    if (off < n) off += (size_t)snprintf(buf + off, n - off, "#define K_%s %d\n", ocl_kernel_name(k), k == kid);
+    if (off < n)
+      off += (size_t)snprintf(buf + off, n - off, "#define K_%s %d\n", ocl_kernel_name(k), k == kid || k == partner);
   if (off < n) off += (size_t)snprintf(buf + off, n - off, "#define OCL_CONTIG %d\n", dev->contiguous);
   if (ocl_var_op(v) && off < n) off += (size_t)snprintf(buf + off, n - off, "#define SPEC_OP (%d)\n", ocl_var_op(v));
   if (ocl_var_dt(v) && off < n) off += (size_t)snprintf(buf + off, n - off, "#define SPEC_DT %d\n", ocl_var_dt(v));
@@ -133,7 +135,8 @@ static void build_log(const char *how, int cls, int kid) {
 }
 
 /* The kernel object of a built program, and its work-group size (a power of two, at most 64). */
-static int32_t make_kernel(parity_plugin_device_t *dev, ocl_prog_t *p, int kid) {
+int32_t ocl_make_kernel(parity_plugin_device_t *dev, ocl_prog_t *p) {
+  int kid = p->kid;
   cl_int e;
   cl_kernel k = clCreateKernel(p->prog, ocl_kernel_name(kid), &e);
   OCL_CHECK(e, "clCreateKernel", ocl_kernel_name(kid));
@@ -151,8 +154,9 @@ static int32_t make_kernel(parity_plugin_device_t *dev, ocl_prog_t *p, int kid) 
 }
 
 static void cache_path(const parity_plugin_device_t *dev, const ocl_prog_t *p, char *out, size_t n) {
-  snprintf(out, n, "%s/%016llx-%s-%s.bin", dev->cache_dir, (unsigned long long)p->key,
-           ocl_class_name(ocl_var_class(p->var)), ocl_kernel_name(p->kid));
+  int cls = ocl_var_class(p->var);
+  snprintf(out, n, "%s/%016llx-%s-%s.bin", dev->cache_dir, (unsigned long long)p->key, ocl_class_name(cls),
+           ocl_kernel_name(ocl_program_kernel(p->kid, p->var)));
 }
 
 /* From the cache: 1 when loaded, 0 when absent or refused (logged). */
@@ -172,7 +176,7 @@ static int load_cached(parity_plugin_device_t *dev, ocl_prog_t *p, const char *o
     free(bin);
     if (e == CL_SUCCESS && bst == CL_SUCCESS && clBuildProgram(prog, 1, &s->id, options, NULL, NULL) == CL_SUCCESS) {
       p->prog = prog;
-      if (make_kernel(dev, p, kid) == PARITY_STATUS_OK) {
+      if (ocl_make_kernel(dev, p) == PARITY_STATUS_OK) {
         logf_(PARITY_LOG_DEBUG, "opencl: %s %s loaded from cache %s in %.1f ms", ocl_class_name(cls),
               ocl_kernel_name(kid), path, now_ms() - t0);
         build_log("cache", cls, kid);
@@ -201,7 +205,8 @@ int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p) {
   uint64_t key = psup_fnv1a(PSUP_FNV_SEED, s->cache_key, strlen(s->cache_key) + 1);
   key = psup_fnv1a(key, options, strlen(options) + 1);
   key = psup_fnv1a(key, &p->var, sizeof p->var);
-  key = psup_fnv1a(key, ocl_kernel_name(kid), strlen(ocl_kernel_name(kid)) + 1);
+  const char *pname = ocl_kernel_name(ocl_program_kernel(kid, p->var)); /* a pair: the same program */
+  key = psup_fnv1a(key, pname, strlen(pname) + 1);
   for (int i = 0; i < 3; i++) key = psup_fnv1a(key, srcs[i], strlen(srcs[i]) + 1);
   p->key = key;
   if (dev->cache_dir[0] && load_cached(dev, p, options)) return PARITY_STATUS_OK;
@@ -213,7 +218,7 @@ int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p) {
   int32_t st = build(dev, prog, options, cls, kid, "source");
   if (st == PARITY_STATUS_OK) {
     p->prog = prog;
-    st = make_kernel(dev, p, kid);
+    st = ocl_make_kernel(dev, p);
   }
   if (st != PARITY_STATUS_OK) {
     clReleaseProgram(prog);

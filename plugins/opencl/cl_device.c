@@ -36,6 +36,28 @@ static const uint32_t kernel_grain[OCL_K_COUNT] = {
 #undef OCL_X_
 };
 
+int ocl_kernel_partner(int kid, ocl_var_t v) {
+  int cls = ocl_var_class(v);
+  if (cls != OCL_CLASS_F && cls != OCL_CLASS_D) return -1; /* integer classes run forward only */
+  switch (kid) {
+    case OCL_K_ew_unary: return OCL_K_ew_unary_bwd;
+    case OCL_K_ew_unary_bwd: return OCL_K_ew_unary;
+    case OCL_K_ew_binary: return OCL_K_ew_binary_bwd;
+    case OCL_K_ew_binary_bwd: return OCL_K_ew_binary;
+    case OCL_K_smx_fwd: return OCL_K_smx_bwd;
+    case OCL_K_smx_bwd: return OCL_K_smx_fwd;
+    /* a sum (or mean) and its backward, which reduce.c asks for in the same variant */
+    case OCL_K_red_pass: return ocl_var_op(v) == PARITY_OP_SUM && ocl_var_dt(v) == ocl_var_dt2(v) ? OCL_K_red_bwd_sum : -1;
+    case OCL_K_red_bwd_sum: return ocl_var_op(v) == PARITY_OP_SUM && ocl_var_dt(v) == ocl_var_dt2(v) ? OCL_K_red_pass : -1;
+    default: return -1;
+  }
+}
+
+int ocl_program_kernel(int kid, ocl_var_t v) {
+  int q = ocl_kernel_partner(kid, v);
+  return q >= 0 && q < kid ? q : kid;
+}
+
 const char *ocl_kernel_name(int kid) { return kid >= 0 && kid < OCL_K_COUNT ? kernel_names[kid] : "?"; }
 
 void ocl_device_close(parity_plugin_device_t *dev) {
@@ -136,7 +158,7 @@ int32_t ocl_program(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_prog_
   if (ocl_var_class(v) == OCL_CLASS_D && !dev->slot->has_fp64)
     return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: no f64 kernels on %s (no cl_khr_fp64)",
                     dev->slot->info.name);
-  if ((dev->prog_count + 1) * 2 > dev->prog_cap) {
+  if ((dev->prog_count + 2) * 2 > dev->prog_cap) {
     int32_t st = prog_grow(dev);
     if (st != PARITY_STATUS_OK) return st;
   }
@@ -147,6 +169,19 @@ int32_t ocl_program(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_prog_
   *p = fresh;
   dev->prog_count++;
   if (p->save_pending) dev->saves_pending++;
+  /* the partner kernel of the same program gets its own entry (its kernel object, argument cache);
+   * the entries hold a reference each, and only the one built writes the cache file */
+  int partner = ocl_kernel_partner(kid, v);
+  if (partner >= 0) {
+    ocl_prog_t *q = prog_slot(dev->progs, dev->prog_cap, v, partner);
+    ocl_prog_t twin = {.prog = fresh.prog, .var = v, .kid = partner, .key = fresh.key};
+    if (!q->prog && ocl_make_kernel(dev, &twin) == PARITY_STATUS_OK && clRetainProgram(fresh.prog) == CL_SUCCESS) {
+      *q = twin;
+      dev->prog_count++;
+    } else if (twin.kern && !q->prog) {
+      clReleaseKernel(twin.kern);
+    }
+  }
   *out = p;
   return PARITY_STATUS_OK;
 }
@@ -189,12 +224,9 @@ int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims
   return PARITY_STATUS_OK;
 }
 
-int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint32_t nargs,
-                      const ocl_arg_t *args) {
-  ocl_prog_t *p;
-  int32_t st = ocl_program(dev, v, kid, &p);
-  if (st != PARITY_STATUS_OK) return st;
-  cl_kernel k = p->kern;
+/* 1-D launch geometry over `items`: global and local sizes, and items per work-item (0: strided). */
+static void items_geometry(const parity_plugin_device_t *dev, const ocl_prog_t *p, int kid, int64_t items,
+                           size_t *g, size_t *l, cl_long *per) {
   uint64_t local = p->local;
   /* contiguous layout: at least kernel_grain[kid] items per work-item, so a small op is one
    * work-item in one group (the least a driver like PoCL has to schedule) */
@@ -203,14 +235,43 @@ int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t
   if (groups > dev->max_groups) groups = dev->max_groups;
   uint64_t global = groups * local;
   /* CPU devices: contiguous runs of `per` items; GPUs: per = 0, stride by the global size */
-  cl_long n = items, per = dev->contiguous ? (cl_long)(((uint64_t)items + global - 1) / global) : 0;
+  *per = dev->contiguous ? (cl_long)(((uint64_t)items + global - 1) / global) : 0;
+  *g = (size_t)global;
+  *l = (size_t)local;
+}
+
+int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint32_t nargs,
+                      const ocl_arg_t *args) {
+  ocl_prog_t *p;
+  int32_t st = ocl_program(dev, v, kid, &p);
+  if (st != PARITY_STATUS_OK) return st;
+  size_t g, l;
+  cl_long n = items, per;
+  items_geometry(dev, p, kid, items, &g, &l, &per);
   st = set_args(p, kid, 0, 1, args);
   if (st == PARITY_STATUS_OK) st = set_args(p, kid, 1, 1, &OCL_ARG(n));
   if (st == PARITY_STATUS_OK) st = set_args(p, kid, 2, 1, &OCL_ARG(per));
   if (st == PARITY_STATUS_OK && nargs > 1) st = set_args(p, kid, 3, nargs - 1, args + 1);
   if (st != PARITY_STATUS_OK) return st;
-  size_t g = (size_t)global, l = (size_t)local;
-  OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, k, 1, NULL, &g, &l, 0, NULL, NULL),
+  OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, 1, NULL, &g, &l, 0, NULL, NULL),
+            "clEnqueueNDRangeKernel", kernel_names[kid]);
+  return PARITY_STATUS_OK;
+}
+
+int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_iter_t *it, int64_t items,
+                     uint32_t nargs, const ocl_arg_t *args) {
+  ocl_prog_t *p;
+  int32_t st = ocl_program(dev, v, kid, &p);
+  if (st != PARITY_STATUS_OK) return st;
+  size_t g, l;
+  cl_long per;
+  items_geometry(dev, p, kid, items, &g, &l, &per);
+  it->n = items;
+  it->per = per;
+  st = set_args(p, kid, 0, 1, &OCL_ARG(*it));
+  if (st == PARITY_STATUS_OK && nargs) st = set_args(p, kid, 1, nargs, args);
+  if (st != PARITY_STATUS_OK) return st;
+  OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, 1, NULL, &g, &l, 0, NULL, NULL),
             "clEnqueueNDRangeKernel", kernel_names[kid]);
   return PARITY_STATUS_OK;
 }

@@ -63,11 +63,17 @@ typedef enum {
 
 /* "ew_binary" */
 const char *ocl_kernel_name(int kid);
+/* The kernel built in the same program as `kid` in variant `v` (-1: none). A forward kernel and
+ * the backward one a gradient runs with it (same variant: op and dtype) share a program, so the
+ * pair pays the driver's fixed cost per program once (PoCL: ~80 ms, parsing its OpenCL C header
+ * twice). The program is named after the pair's first kernel (ocl_program_kernel). */
+typedef uint32_t ocl_var_t;
+int ocl_kernel_partner(int kid, ocl_var_t v);
+int ocl_program_kernel(int kid, ocl_var_t v);
 
 /* A kernel variant: the compute class, and the op and dtypes the program fixes at build time
  * (0: left to the run-time arguments; op -1 is reduce's internal tie count). A plain class is
  * the variant that fixes nothing. */
-typedef uint32_t ocl_var_t;
 #define OCL_VAR(cls, op, dt, dt2)                                                          \
   ((ocl_var_t)(cls) | ((ocl_var_t)(op) & 0xfffu) << 4 | ((ocl_var_t)(dt) & 0xffu) << 16 | \
    ((ocl_var_t)(dt2) & 0xffu) << 24)
@@ -102,7 +108,7 @@ struct parity_plugin_buffer_t {
 /* The argument values last set on a kernel, so that a launch sets only what changed
  * (clSetKernelArg copies and allocates in some drivers: PoCL). */
 #define OCL_MAX_ARGS 12
-#define OCL_ARG_CACHE_BYTES 512
+#define OCL_ARG_CACHE_BYTES 528
 typedef struct ocl_argcache_t {
   uint16_t size[OCL_MAX_ARGS]; /* 0: not known */
   unsigned char value[OCL_MAX_ARGS][OCL_ARG_CACHE_BYTES];
@@ -155,6 +161,8 @@ void ocl_device_close(parity_plugin_device_t *dev);
 /* Build p->kid in variant p->var (program and kernel object), from the on-disk binary cache
  * when it holds it, else from source (cl_cache.c). */
 int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p);
+/* The kernel object p->kid of the built program p->prog, and its work-group size. */
+int32_t ocl_make_kernel(parity_plugin_device_t *dev, ocl_prog_t *p);
 /* Write the binaries of programs built from source since the last write, after the queue has
  * drained: by then each kernel has run once, and drivers that compile at first launch (PoCL)
  * include that compiled code in the binary. Asking PoCL for a binary also compiles a generic
@@ -182,6 +190,12 @@ typedef struct ocl_arg_t {
  * arguments are args[0], then n and per (chosen here), then args[1..nargs-1]. */
 int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint32_t nargs,
                       const ocl_arg_t *args);
+/* Same for kernels whose first argument is an iteration (elementwise, reduce backward): it carries
+ * n and per (set here) with the op and dtypes, so a launch passes 1 + nargs arguments (PoCL
+ * copies every argument at each enqueue: fewer is cheaper). */
+struct ocl_iter_t;
+int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, struct ocl_iter_t *it, int64_t items,
+                     uint32_t nargs, const ocl_arg_t *args);
 /* Set args and enqueue with explicit geometry. */
 int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims, const size_t *global,
                 const size_t *local, uint32_t nargs, const ocl_arg_t *args);
@@ -213,10 +227,11 @@ typedef struct ocl_iter_t {
   int64_t shape[PARITY_MAX_RANK];
   int64_t strides[OCL_MAX_OPS][PARITY_MAX_RANK];
   int64_t base[OCL_MAX_OPS];
+  int64_t n, per;           /* set by ocl_run_iter */
   int32_t rank;
-  int32_t pad[3];
+  int32_t op, dt, dt2;      /* the kernel's op and dtypes (ew_select: element size in op) */
 } ocl_iter_t;
-_Static_assert(sizeof(ocl_iter_t) == 512, "ocl_iter_t must match iter_t in common.cl");
+_Static_assert(sizeof(ocl_iter_t) == 528, "ocl_iter_t must match iter_t in common.cl");
 
 /* Iterate `shape` with one stride list per operand (NULL strides: operand absent, stride 0).
  * Size-1 axes are dropped, axes contiguous for every operand merged, and a short innermost axis

@@ -52,8 +52,12 @@ static int32_t red_plan(parity_plugin_device_t *dev, psup_reduce_plan_t *p, ocl_
   return PARITY_STATUS_OK;
 }
 
-/* The variant of red_pass / red_final: op, input and output dtypes fixed at build time. */
-static ocl_var_t red_var(int32_t op, int32_t dt, int32_t odt) { return OCL_VAR(ocl_class_of(dt), op, dt, odt); }
+/* The variant of red_pass / red_final: op, input and output dtypes fixed at build time. Sum and
+ * mean share one variant (the kernels keep both cases of the store: RED_SPEC_OP in reduce.cl),
+ * so a gradient that needs both builds one program. */
+static ocl_var_t red_var(int32_t op, int32_t dt, int32_t odt) {
+  return OCL_VAR(ocl_class_of(dt), op == PARITY_OP_MEAN ? PARITY_OP_SUM : op, dt, odt);
+}
 
 /* Run the planned reduction from x into y (element base in p->base[1]); partials go to `part`
  * from byte part_off on. */
@@ -103,8 +107,10 @@ int32_t ocl_reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
     int64_t bases[2] = {ocl_elem_base(dy), ocl_elem_base(dx)};
     ocl_iter_build(&it, rank, x->shape, 2, strides, bases);
     cl_long divisor = d->op == PARITY_OP_MEAN ? psup_reduce_terms(x, mask) : 0;
-    ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(dt), OCL_ARG(divisor), OCL_ARG(mdy), OCL_ARG(mdx)};
-    return ocl_run_items(dev, OCL_VAR(cls, 0, dt, 0), OCL_K_red_bwd_sum, n, 5, args);
+    it.dt = dt;
+    ocl_arg_t args[] = {OCL_ARG(divisor), OCL_ARG(mdy), OCL_ARG(mdx)};
+    /* the variant of the forward sum, whose program holds this kernel too (ocl_kernel_partner) */
+    return ocl_run_iter(dev, OCL_VAR(cls, PARITY_OP_SUM, dt, dt), OCL_K_red_bwd_sum, &it, n, 3, args);
   }
   /* max/min: tie counts per output into the scratch (i64, contiguous over the kept axes) */
   psup_reduce_plan_t p;
@@ -121,7 +127,7 @@ int32_t ocl_reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   const int64_t *strides[5] = {x->strides, sy, sdy, scount, dx->strides};
   int64_t bases[5] = {ocl_elem_base(x), ocl_elem_base(y), ocl_elem_base(dy), 0, ocl_elem_base(dx)};
   ocl_iter_build(&it, rank, x->shape, 5, strides, bases);
-  ocl_arg_t args[] = {OCL_ARG(it), OCL_ARG(dt), OCL_ARG(mx), OCL_ARG(my), OCL_ARG(mdy), OCL_ARG(counts),
-                      OCL_ARG(mdx)};
-  return ocl_run_items(dev, OCL_VAR(cls, 0, dt, 0), OCL_K_red_bwd_extreme, n, 7, args);
+  it.dt = dt;
+  ocl_arg_t args[] = {OCL_ARG(mx), OCL_ARG(my), OCL_ARG(mdy), OCL_ARG(counts), OCL_ARG(mdx)};
+  return ocl_run_iter(dev, OCL_VAR(cls, 0, dt, 0), OCL_K_red_bwd_extreme, &it, n, 5, args);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "ocl_test.h"
+#include "parity_support/cachefile.h"
 
 /* The plugin's error table, compiled into this test (it calls no OpenCL function); needs the
  * OpenCL headers, which machines without the plugin may lack. */
@@ -365,6 +366,178 @@ Test(ocl_device, program_binaries_are_cached_and_corrupt_files_rebuilt, .timeout
   snprintf(sub, sizeof sub, "%s/opencl", dir);
   rmdir(sub);
   rmdir(dir);
+}
+
+static void expect_values(const pt_tensor *t, const double *want, int n, const char *what) {
+  double got[16];
+  pt_tensor_read(t, got);
+  for (int i = 0; i < n; i++) cr_assert_eq(got[i], want[i], "%s element %d: %.9g, want %.9g", what, i, got[i], want[i]);
+}
+
+static void remove_cache_dir(const char *dir, const char *log) {
+  cache_file files[16];
+  int n = list_cache(dir, files, 16);
+  for (int i = 0; i < n; i++) unlink(files[i].path);
+  if (log) unlink(log);
+  char sub[512];
+  snprintf(sub, sizeof sub, "%s/opencl", dir);
+  rmdir(sub);
+  rmdir(dir);
+}
+
+/* What a gradient builds: a forward kernel and the backward one of the same variant share one
+ * program, sum and mean one variant (with sum's backward in it), and dense same-dtype copies (a
+ * cast to the same dtype, add's backward) need no program at all. Fails if any of these builds
+ * a program of its own. */
+Test(ocl_device, a_gradient_builds_few_programs_pairs_share_one_and_dense_copies_none, .timeout = 600) {
+  char why[512];
+  if (!ot_have_opencl(why, sizeof why)) cr_skip_test("no OpenCL device here (%s)", why);
+  char dir[] = "/tmp/parity-cl-pairs-XXXXXX", log[600];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(log, sizeof log, "%s/builds.log", dir);
+  setenv("PARITY_CACHE_DIR", dir, 1);
+  setenv("PARITY_OPENCL_BUILD_LOG", log, 1);
+  uint32_t p;
+  parity_context_t *ctx = fresh_context(&p);
+  parity_device_t *dev = NULL;
+  cr_assert_eq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  int64_t shape[1] = {6}, one[1] = {1};
+  double va[6] = {-2.5, -1, 0, 0.5, 1, 3}, vb[6] = {4, 3, 2, 1, -1, -2}, vd[6] = {1, 2, 3, 4, 5, 6}, want[6];
+  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, va), b = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vb);
+  pt_tensor c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL), dc = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vd);
+  pt_tensor da = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL), db = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  const pt_tensor *in2[] = {&a, &b}, *out1[] = {&c}, *bin[] = {&a, &b, &c, &dc}, *bout[] = {&da, &db};
+
+  /* add forward: one program (ew_binary with ew_binary_bwd, add's variant) */
+  cr_assert_eq(pt_run(dev, PARITY_OP_ADD, PARITY_DIRECTION_FORWARD, in2, 2, out1, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  for (int i = 0; i < 6; i++) want[i] = va[i] + vb[i];
+  expect_values(&c, want, 6, "a + b");
+  cr_assert_eq(count_builds(log, "source", NULL), 1);
+  /* add backward: da = db = dc, buffer copies */
+  cr_assert_eq(pt_run(dev, PARITY_OP_ADD, PARITY_DIRECTION_BACKWARD, bin, 4, bout, 2, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  expect_values(&da, vd, 6, "add da");
+  expect_values(&db, vd, 6, "add db");
+  cr_assert_eq(count_builds(log, "source", NULL), 1, "add's backward built a program");
+  /* mul backward builds mul's program, which holds mul forward too */
+  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, PARITY_DIRECTION_BACKWARD, bin, 4, bout, 2, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  for (int i = 0; i < 6; i++) want[i] = vd[i] * vb[i];
+  expect_values(&da, want, 6, "mul da");
+  cr_assert_eq(count_builds(log, "source", "ew_binary_bwd"), 1);
+  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, PARITY_DIRECTION_FORWARD, in2, 2, out1, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  for (int i = 0; i < 6; i++) want[i] = va[i] * vb[i];
+  expect_values(&c, want, 6, "a * b");
+  cr_assert_eq(count_builds(log, "source", NULL), 2, "mul forward was not in mul backward's program");
+  /* a same-dtype dense cast is a copy; to f16 it is a kernel */
+  const pt_tensor *cin[] = {&a}, *cout[] = {&c};
+  cr_assert_eq(pt_run(dev, PARITY_OP_CAST, PARITY_DIRECTION_FORWARD, cin, 1, cout, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  expect_values(&c, va, 6, "cast f32 -> f32");
+  cr_assert_eq(count_builds(log, "source", NULL), 2, "a same-dtype cast built a program");
+  pt_tensor h = pt_tensor_new(dev, PARITY_DTYPE_F16, 1, shape, NULL);
+  const pt_tensor *hout[] = {&h};
+  cr_assert_eq(pt_run(dev, PARITY_OP_CAST, PARITY_DIRECTION_FORWARD, cin, 1, hout, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  expect_values(&h, va, 6, "cast f32 -> f16");
+  cr_assert_eq(count_builds(log, "source", "ew_cast"), 1);
+  /* sum and mean: one red_pass; sum's and mean's backward are in its program */
+  pt_tensor s = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, one, NULL), ds = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, one, (double[]){3});
+  const pt_tensor *rin[] = {&a}, *rout[] = {&s}, *rbin[] = {&a, &s, &ds}, *rbout[] = {&da};
+  parity_op_params_t rp;
+  memset(&rp, 0, sizeof rp);
+  rp.reduce.axes_mask = 1;
+  double total = 0;
+  for (int i = 0; i < 6; i++) total += va[i];
+  cr_assert_eq(pt_run(dev, PARITY_OP_SUM, PARITY_DIRECTION_FORWARD, rin, 1, rout, 1, &rp), PARITY_STATUS_OK, "%s", parity_last_error());
+  expect_values(&s, &total, 1, "sum");
+  double mean = (double)((float)total / 6.0f);
+  cr_assert_eq(pt_run(dev, PARITY_OP_MEAN, PARITY_DIRECTION_FORWARD, rin, 1, rout, 1, &rp), PARITY_STATUS_OK, "%s", parity_last_error());
+  expect_values(&s, &mean, 1, "mean");
+  cr_assert_eq(count_builds(log, "source", "red_pass"), 1, "sum and mean built two programs");
+  cr_assert_eq(pt_run(dev, PARITY_OP_SUM, PARITY_DIRECTION_BACKWARD, rbin, 3, rbout, 1, &rp), PARITY_STATUS_OK, "%s", parity_last_error());
+  for (int i = 0; i < 6; i++) want[i] = 3;
+  expect_values(&da, want, 6, "sum dx");
+  cr_assert_eq(pt_run(dev, PARITY_OP_MEAN, PARITY_DIRECTION_BACKWARD, rbin, 3, rbout, 1, &rp), PARITY_STATUS_OK, "%s", parity_last_error());
+  for (int i = 0; i < 6; i++) want[i] = (double)(3.0f / 6.0f);
+  expect_values(&da, want, 6, "mean dx");
+  cr_assert_eq(count_builds(log, "source", NULL), 4, "the reduction's backward built a program of its own");
+  pt_tensor *all[] = {&a, &b, &c, &dc, &da, &db, &h, &s, &ds};
+  for (int i = 0; i < 9; i++) pt_tensor_free(all[i]);
+  parity_context_destroy(ctx);
+  cache_file files[16];
+  cr_assert_eq(list_cache(dir, files, 16), 4, "one cache file per program");
+
+  /* another open loads the pairs from the cache: one file serves both kernels */
+  ctx = fresh_context(&p);
+  cr_assert_eq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, va), b = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vb);
+  c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL), dc = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vd);
+  da = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL), db = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, PARITY_DIRECTION_BACKWARD, bin, 4, bout, 2, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, PARITY_DIRECTION_FORWARD, in2, 2, out1, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  for (int i = 0; i < 6; i++) want[i] = va[i] * vb[i];
+  expect_values(&c, want, 6, "a * b from the cache");
+  cr_assert_eq(count_builds(log, "source", NULL), 4, "the second open compiled again");
+  cr_assert_eq(count_builds(log, "cache", NULL), 1);
+  pt_tensor *again[] = {&a, &b, &c, &dc, &da, &db};
+  for (int i = 0; i < 6; i++) pt_tensor_free(again[i]);
+  parity_context_destroy(ctx);
+  unsetenv("PARITY_OPENCL_BUILD_LOG");
+  remove_cache_dir(dir, log);
+}
+
+/* Cache files are untrusted input: a whole, well-formed file of another program (its key is not
+ * this program's) and a file with this program's key and a correct checksum around bytes the
+ * driver rejects are both rebuilt from source, and rewritten. */
+Test(ocl_device, a_cache_file_of_another_program_or_with_a_rejected_binary_is_rebuilt, .timeout = 600) {
+  char why[512];
+  if (!ot_have_opencl(why, sizeof why)) cr_skip_test("no OpenCL device here (%s)", why);
+  char dir[] = "/tmp/parity-cl-untrusted-XXXXXX", log[600];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(log, sizeof log, "%s/builds.log", dir);
+  setenv("PARITY_CACHE_DIR", dir, 1);
+  open_and_add(); /* add, mul, sub: three programs, three files */
+  cache_file before[8], after[8];
+  cr_assert_eq(list_cache(dir, before, 8), 3);
+  /* file 1 becomes a copy of file 0 */
+  FILE *f = fopen(before[0].path, "rb");
+  cr_assert_not_null(f);
+  unsigned char *bytes = malloc((size_t)before[0].st.st_size);
+  cr_assert_eq(fread(bytes, 1, (size_t)before[0].st.st_size, f), (size_t)before[0].st.st_size);
+  fclose(f);
+  f = fopen(before[1].path, "wb");
+  cr_assert_not_null(f);
+  cr_assert_eq(fwrite(bytes, 1, (size_t)before[0].st.st_size, f), (size_t)before[0].st.st_size);
+  fclose(f);
+  free(bytes);
+  /* file 2 keeps its key, with a checksummed binary of garbage */
+  unsigned char head[32];
+  f = fopen(before[2].path, "rb");
+  cr_assert_not_null(f);
+  cr_assert_eq(fread(head, 1, sizeof head, f), sizeof head);
+  fclose(f);
+  uint64_t key;
+  memcpy(&key, head + 8, 8);
+  unsigned char garbage[4096];
+  for (int i = 0; i < 4096; i++) garbage[i] = (unsigned char)(i * 131 + 7);
+  const char *werr = NULL;
+  cr_assert_eq(psup_cache_write(before[2].path, "PARITYC3", key, garbage, sizeof garbage, &werr), 0, "%s", werr ? werr : "");
+  setenv("PARITY_OPENCL_BUILD_LOG", log, 1);
+  open_and_add(); /* right results, from source for the two bad files */
+  unsetenv("PARITY_OPENCL_BUILD_LOG");
+  cr_assert_eq(count_builds(log, "source", NULL), 2, "a bad cache file was loaded");
+  cr_assert_eq(count_builds(log, "cache", NULL), 1);
+  cr_assert_eq(list_cache(dir, after, 8), 3);
+  for (int i = 1; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      if (strcmp(after[j].path, before[i].path) == 0) {
+        FILE *g = fopen(after[j].path, "rb");
+        cr_assert_not_null(g);
+        cr_assert_eq(fread(head, 1, sizeof head, g), sizeof head);
+        fclose(g);
+        uint64_t size;
+        memcpy(&size, head + 16, 8);
+        cr_assert_neq(size, (uint64_t)sizeof garbage, "%s was not rewritten", after[j].path);
+        cr_assert_eq((long long)size + 32, (long long)after[j].st.st_size, "%s", after[j].path);
+      }
+  remove_cache_dir(dir, log);
 }
 
 /* ---- buffers and the queue ---------------------------------------------------------------------- */

@@ -139,3 +139,55 @@ Test(ocl_softmax, a_long_row_stays_accurate) {
     ot_check(ocl, cpu, &c);
   }
 }
+
+/* Long unit-stride f32 rows take the vector path (16 lanes, leaves of 1024): lengths around the
+ * lane and leaf boundaries agree with float64, twice bit for bit, and a NaN or two +inf entries
+ * found anywhere in a long row (in the 16-lane part or the tail) give the special results. */
+Test(ocl_softmax, long_unit_stride_rows_are_accurate_reproducible_and_keep_the_special_rows) {
+  parity_device_t *dev = ot_device();
+  static const int64_t lens[] = {15, 16, 17, 1024, 1025, 2100};
+  for (int li = 0; li < 6; li++) {
+    int64_t R = lens[li], shape[2] = {3, R};
+    double *v = malloc(sizeof(double) * (size_t)(3 * R)), *got = malloc(sizeof(double) * (size_t)(3 * R));
+    double *again = malloc(sizeof(double) * (size_t)(3 * R));
+    cr_assert(v && got && again);
+    for (int64_t i = 0; i < 3 * R; i++) v[i] = (double)(float)(sin((double)i * 0.37) * 8.0);
+    v[R + R / 2] = NAN;                        /* row 1: a NaN in the middle */
+    v[2 * R + 3] = v[2 * R + R - 1] = INFINITY; /* row 2: two +inf, one in the tail */
+    for (int k = 0; k < 2; k++) {
+      int32_t op = k ? PARITY_OP_LOG_SOFTMAX : PARITY_OP_SOFTMAX;
+      pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, shape, v), y = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, shape, NULL);
+      const pt_tensor *in[] = {&x}, *out[] = {&y};
+      parity_op_params_t p;
+      memset(&p, 0, sizeof p);
+      p.softmax.axis = 1;
+      cr_assert_eq(pt_run(dev, op, PARITY_DIRECTION_FORWARD, in, 1, out, 1, &p), PARITY_STATUS_OK, "%s", parity_last_error());
+      pt_tensor_read(&y, got);
+      cr_assert_eq(pt_run(dev, op, PARITY_DIRECTION_FORWARD, in, 1, out, 1, &p), PARITY_STATUS_OK, "%s", parity_last_error());
+      pt_tensor_read(&y, again);
+      cr_assert_eq(memcmp(got, again, sizeof(double) * (size_t)(3 * R)), 0, "R %lld: not reproducible", (long long)R);
+      /* row 0 against float64 */
+      double m = -INFINITY, sum = 0;
+      for (int64_t r = 0; r < R; r++) m = fmax(m, v[r]);
+      for (int64_t r = 0; r < R; r++) sum += exp(v[r] - m);
+      for (int64_t r = 0; r < R; r++) {
+        double want = k ? (v[r] - m) - log(sum) : exp(v[r] - m) / sum;
+        double tol = k ? 1e-5 * (fabs(v[r] - m) + fabs(log(sum)) + 1) : 1e-5 * fabs(want) + 1e-30;
+        cr_assert(fabs(got[r] - want) <= tol, "R %lld op %d element %lld: %.9g vs %.9g", (long long)R, op,
+                  (long long)r, got[r], want);
+      }
+      for (int64_t r = 0; r < R; r++) cr_assert(isnan(got[R + r]), "R %lld: NaN row element %lld is %g", (long long)R, (long long)r, got[R + r]);
+      for (int64_t r = 0; r < R; r++) {
+        int inf = r == 3 || r == R - 1;
+        double want = k ? (inf ? -log(2.0) : -INFINITY) : (inf ? 0.5 : 0.0);
+        cr_assert(got[2 * R + r] == want || fabs(got[2 * R + r] - want) < 1e-6, "R %lld: +inf row element %lld is %g",
+                  (long long)R, (long long)r, got[2 * R + r]);
+      }
+      pt_tensor_free(&x);
+      pt_tensor_free(&y);
+    }
+    free(v);
+    free(got);
+    free(again);
+  }
+}

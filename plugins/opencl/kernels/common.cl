@@ -154,8 +154,9 @@ typedef struct {
   long shape[MAX_RANK];
   long strides[MAX_OPS][MAX_RANK];
   long base[MAX_OPS];
+  long n, per;         /* items, and items per work-item (FOR_RUNS), chosen by the launch */
   int rank;
-  int pad[3];
+  int op, dt, dt2;     /* the kernel's op and dtypes (ew_cast: source and destination; ew_select: element size in op) */
 } iter_t;
 
 /* Element offsets of linear index i (row-major over it->shape) for the first `nops` operands. */

@@ -194,6 +194,11 @@ static inline int compare_of(int op, T a, T b) {
 #endif
 #define COMPARE_OPS(L) L(OP_EQ) L(OP_NE) L(OP_LT) L(OP_LE) L(OP_GT) L(OP_GE)
 
+/* NOVEC: a loop left scalar (strided runs; the unit-stride loop beside it is the vector one):
+ * vectorizing it with gathers and scatters gains little on CPUs and costs PoCL's compile at the
+ * kernel's first launch. */
+#define NOVEC _Pragma("clang loop vectorize(disable) interleave(disable)")
+
 /* One switch over OPS whose case runs LOOP(OP). */
 #define OP_SWITCH(op, OPS, LOOP) \
   switch (op) {                  \
@@ -212,7 +217,7 @@ static inline void unary_run(int op, int dt, SCALAR alpha, const global uchar *x
       OP_SWITCH(op, UNARY_OPS, L_)
 #undef L_
     }
-#define L_(OP) case OP: for (long j = 0; j < len; j++) py[j * sy] = unary_fwd(OP, px[j * sx], alpha); return;
+#define L_(OP) case OP: NOVEC for (long j = 0; j < len; j++) py[j * sy] = unary_fwd(OP, px[j * sx], alpha); return;
     OP_SWITCH(op, UNARY_OPS, L_)
 #undef L_
   }
@@ -237,7 +242,7 @@ static inline void binary_run(int op, int dt, const global uchar *a, const globa
 #undef L_
     }
 #define L_(OP) \
-  case OP: for (long j = 0; j < len; j++) pc[j * sc] = binary_fwd(OP, pa[j * sa], pb[j * sb]); return;
+  case OP: NOVEC for (long j = 0; j < len; j++) pc[j * sc] = binary_fwd(OP, pa[j * sa], pb[j * sb]); return;
     OP_SWITCH(op, BINARY_OPS, L_)
 #undef L_
   }
@@ -262,31 +267,31 @@ static inline void compare_run(int op, int dt, const global uchar *a, const glob
 }
 
 #if K_ew_unary
-kernel void ew_unary(const iter_t it, long n, long per, int op, int dt, SCALAR alpha,
-                     const global uchar *x, global uchar *y) {
+kernel void ew_unary(const iter_t it, SCALAR alpha, const global uchar *x, global uchar *y) {
+  int op = it.op, dt = it.dt;
   SPEC_SET_OP(op); SPEC_SET_DT(dt);
 #define RUN_(o, s, len) unary_run(op, dt, alpha, x, y, o, s, len)
-  FOR_RUNS(it, n, per, 2, RUN_)
+  FOR_RUNS(it, it.n, it.per, 2, RUN_)
 #undef RUN_
 }
 #endif
 
 #if K_ew_binary
-kernel void ew_binary(const iter_t it, long n, long per, int op, int dt, const global uchar *a,
-                      const global uchar *b, global uchar *c) {
+kernel void ew_binary(const iter_t it, const global uchar *a, const global uchar *b, global uchar *c) {
+  int op = it.op, dt = it.dt;
   SPEC_SET_OP(op); SPEC_SET_DT(dt);
 #define RUN_(o, s, len) binary_run(op, dt, a, b, c, o, s, len)
-  FOR_RUNS(it, n, per, 3, RUN_)
+  FOR_RUNS(it, it.n, it.per, 3, RUN_)
 #undef RUN_
 }
 #endif
 
 #if K_ew_compare
-kernel void ew_compare(const iter_t it, long n, long per, int op, int dt, const global uchar *a,
-                       const global uchar *b, global uchar *c) {
+kernel void ew_compare(const iter_t it, const global uchar *a, const global uchar *b, global uchar *c) {
+  int op = it.op, dt = it.dt;
   SPEC_SET_OP(op); SPEC_SET_DT(dt);
 #define RUN_(o, s, len) compare_run(op, dt, a, b, c, o, s, len)
-  FOR_RUNS(it, n, per, 3, RUN_)
+  FOR_RUNS(it, it.n, it.per, 3, RUN_)
 #undef RUN_
 }
 #endif
@@ -306,12 +311,12 @@ static inline void unary_bwd_run(int op, int dt, SCALAR alpha, const global ucha
 }
 
 #if K_ew_unary_bwd
-kernel void ew_unary_bwd(const iter_t it, long n, long per, int op, int dt, SCALAR alpha,
-                         const global uchar *x, const global uchar *y, const global uchar *dy,
-                         global uchar *dx) {
+kernel void ew_unary_bwd(const iter_t it, SCALAR alpha, const global uchar *x, const global uchar *y,
+                         const global uchar *dy, global uchar *dx) {
+  int op = it.op, dt = it.dt;
   SPEC_SET_OP(op); SPEC_SET_DT(dt);
 #define RUN_(o, s, len) unary_bwd_run(op, dt, alpha, x, y, dy, dx, o, s, len)
-  FOR_RUNS(it, n, per, 4, RUN_)
+  FOR_RUNS(it, it.n, it.per, 4, RUN_)
 #undef RUN_
 }
 #endif
@@ -352,12 +357,12 @@ static inline void binary_bwd_run(int op, int dt, const global uchar *a, const g
 
 /* operands: a, b, c, dc, da, db; da or db may be NULL */
 #if K_ew_binary_bwd
-kernel void ew_binary_bwd(const iter_t it, long n, long per, int op, int dt, const global uchar *a,
-                          const global uchar *b, const global uchar *c, const global uchar *dc,
-                          global uchar *da, global uchar *db) {
+kernel void ew_binary_bwd(const iter_t it, const global uchar *a, const global uchar *b,
+                          const global uchar *c, const global uchar *dc, global uchar *da, global uchar *db) {
+  int op = it.op, dt = it.dt;
   SPEC_SET_OP(op); SPEC_SET_DT(dt);
 #define RUN_(o, s, len) binary_bwd_run(op, dt, a, b, c, dc, da, db, o, s, len)
-  FOR_RUNS(it, n, per, 6, RUN_)
+  FOR_RUNS(it, it.n, it.per, 6, RUN_)
 #undef RUN_
 }
 #endif
@@ -385,14 +390,15 @@ static inline void zero_elem(global uchar *dst, long di, int esize) {
 
 /* where: operands cond, a, b, c. Dtype-free: a selected element is copied bit for bit (bool: 0/1). */
 #if K_ew_select
-kernel void ew_select(const iter_t it, long n, long per, int esize, const global uchar *cond,
-                      const global uchar *a, const global uchar *b, global uchar *c) {
+kernel void ew_select(const iter_t it, const global uchar *cond, const global uchar *a,
+                      const global uchar *b, global uchar *c) {
+  int esize = it.op;
 #define RUN_(o, s, len)                                                            \
   for (long j = 0; j < len; j++) {                                                 \
     if (cond[o[0] + j * s[0]]) copy_elem(c, o[3] + j * s[3], a, o[1] + j * s[1], esize); \
     else copy_elem(c, o[3] + j * s[3], b, o[2] + j * s[2], esize);                 \
   }
-  FOR_RUNS(it, n, per, 4, RUN_)
+  FOR_RUNS(it, it.n, it.per, 4, RUN_)
 #undef RUN_
 }
 #endif
@@ -412,13 +418,14 @@ static inline void select_bwd_one(int t, int esize, const global uchar *dc, long
 }
 
 #if K_ew_select_bwd
-kernel void ew_select_bwd(const iter_t it, long n, long per, int esize, const global uchar *cond,
-                          const global uchar *dc, global uchar *da, global uchar *db) {
+kernel void ew_select_bwd(const iter_t it, const global uchar *cond, const global uchar *dc,
+                          global uchar *da, global uchar *db) {
+  int esize = it.op;
 #define RUN_(o, s, len)                                                                             \
   for (long j = 0; j < len; j++)                                                                    \
     select_bwd_one(cond[o[0] + j * s[0]] != 0, esize, dc, o[1] + j * s[1], da, o[2] + j * s[2], db, \
                    o[3] + j * s[3]);
-  FOR_RUNS(it, n, per, 4, RUN_)
+  FOR_RUNS(it, it.n, it.per, 4, RUN_)
 #undef RUN_
 }
 #endif
@@ -454,11 +461,11 @@ static inline void cast_one(int sdt, int ddt, const global uchar *x, long ox, gl
 }
 
 #if K_ew_cast
-kernel void ew_cast(const iter_t it, long n, long per, int sdt, int ddt, const global uchar *x,
-                    global uchar *y) {
+kernel void ew_cast(const iter_t it, const global uchar *x, global uchar *y) {
+  int sdt = it.dt, ddt = it.dt2;
   SPEC_SET_DT(sdt); SPEC_SET_DT2(ddt);
 #define RUN_(o, s, len) for (long j = 0; j < len; j++) cast_one(sdt, ddt, x, o[0] + j * s[0], y, o[1] + j * s[1]);
-  FOR_RUNS(it, n, per, 2, RUN_)
+  FOR_RUNS(it, it.n, it.per, 2, RUN_)
 #undef RUN_
 }
 #endif
@@ -495,11 +502,11 @@ static inline void cast_one(int sdt, int ddt, const global uchar *x, long ox, gl
 }
 
 #if K_ew_cast
-kernel void ew_cast(const iter_t it, long n, long per, int sdt, int ddt, const global uchar *x,
-                    global uchar *y) {
+kernel void ew_cast(const iter_t it, const global uchar *x, global uchar *y) {
+  int sdt = it.dt, ddt = it.dt2;
   SPEC_SET_DT(sdt); SPEC_SET_DT2(ddt);
 #define RUN_(o, s, len) for (long j = 0; j < len; j++) cast_one(sdt, ddt, x, o[0] + j * s[0], y, o[1] + j * s[1]);
-  FOR_RUNS(it, n, per, 2, RUN_)
+  FOR_RUNS(it, it.n, it.per, 2, RUN_)
 #undef RUN_
 }
 #endif

@@ -9,6 +9,13 @@
 
 #define RED_COUNT_TIES (-1) /* internal: count x equal to the reference (max/min backward) */
 
+/* Sum and mean share a variant (SPEC_OP is OP_SUM for both): the op stays one of the two. */
+#if defined(SPEC_OP) && SPEC_OP == OP_SUM
+#define RED_SPEC_OP(v) ((v) = (v) == OP_MEAN ? OP_MEAN : OP_SUM)
+#else
+#define RED_SPEC_OP(v) SPEC_SET_OP(v)
+#endif
+
 typedef struct {
   long oshape[MAX_RANK];     /* kept axes */
   long ostride[3][MAX_RANK]; /* x, y and the reference tensor on the kept axes */
@@ -295,7 +302,7 @@ static inline void extreme_run(int want_max, red_acc_t *a, const global uchar *x
 #if K_red_pass
 kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uchar *y,
                      const global uchar *ref, global uchar *part, long val_off, long idx_off) {
-  SPEC_SET_OP(r.op); SPEC_SET_DT(r.dt); SPEC_SET_DT2(r.odt);
+  RED_SPEC_OP(r.op); SPEC_SET_DT(r.dt); SPEC_SET_DT2(r.odt);
   global T *pv = (global T *)(part + val_off);
   global long *pi = (global long *)(part + idx_off);
   int is_sum = r.op == OP_SUM || r.op == OP_MEAN;
@@ -307,7 +314,7 @@ kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uc
     red_acc_t a;
     acc_init(&a);
     SUM_T sum = 0;
-    if (r.interleave) {
+    if (!OCL_CONTIG && r.interleave) { /* the host interleaves on the strided layout only */
       for (long k = c; k < r.K; k += r.parts)
         acc_add(&a, r.op, LD(x, off[0] + red_inner(&r, k), r.dt), k, refv);
       sum = acc_sum(&a);
@@ -358,7 +365,7 @@ kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uc
 #if K_red_final
 kernel void red_final(red_t r, long n, long per, const global uchar *part, long val_off,
                       long idx_off, global uchar *y) {
-  SPEC_SET_OP(r.op); SPEC_SET_DT(r.dt); SPEC_SET_DT2(r.odt);
+  RED_SPEC_OP(r.op); SPEC_SET_DT(r.dt); SPEC_SET_DT2(r.odt);
   const global T *pv = (const global T *)(part + val_off);
   const global long *pi = (const global long *)(part + idx_off);
   FOR_ITEMS(m, n, per) {
@@ -418,15 +425,15 @@ kernel void red_final(red_t r, long n, long per, const global uchar *part, long 
 #if IS_FLOAT
 /* sum/mean backward: operands dy (zero strides on reduced axes), dx */
 #if K_red_bwd_sum
-kernel void red_bwd_sum(const iter_t it, long n, long per, int dt, long divisor,
-                        const global uchar *dy, global uchar *dx) {
+kernel void red_bwd_sum(const iter_t it, long divisor, const global uchar *dy, global uchar *dx) {
+  int dt = it.dt;
   SPEC_SET_DT(dt);
 #define RUN_(o, s, len)                                                              \
   for (long j = 0; j < len; j++) {                                                   \
     T g = LD(dy, o[0] + j * s[0], dt);                                               \
     ST(dx, o[1] + j * s[1], dt, divisor > 0 ? g / (T)divisor : g);                   \
   }
-  FOR_RUNS(it, n, per, 2, RUN_)
+  FOR_RUNS(it, it.n, it.per, 2, RUN_)
 #undef RUN_
 }
 #endif
@@ -441,15 +448,15 @@ static inline void extreme_share_one(int dt, const global uchar *x, long ox, con
 }
 
 #if K_red_bwd_extreme
-kernel void red_bwd_extreme(const iter_t it, long n, long per, int dt, const global uchar *x,
-                            const global uchar *y, const global uchar *dy,
-                            const global long *count, global uchar *dx) {
+kernel void red_bwd_extreme(const iter_t it, const global uchar *x, const global uchar *y,
+                            const global uchar *dy, const global long *count, global uchar *dx) {
+  int dt = it.dt;
   SPEC_SET_DT(dt);
 #define RUN_(o, s, len)                                                                               \
   for (long j = 0; j < len; j++)                                                                      \
     extreme_share_one(dt, x, o[0] + j * s[0], y, o[1] + j * s[1], dy, o[2] + j * s[2], count,         \
                       o[3] + j * s[3], dx, o[4] + j * s[4]);
-  FOR_RUNS(it, n, per, 5, RUN_)
+  FOR_RUNS(it, it.n, it.per, 5, RUN_)
 #undef RUN_
 }
 #endif

@@ -24,6 +24,65 @@ static inline void smx_rows(const smx_t *s, long m, long *off) {
   }
 }
 
+#if OCL_CLASS == CLASS_D
+typedef double4 SX4;
+typedef long4 SXM4;
+#else
+typedef float4 SX4;
+typedef int4 SXM4;
+#endif
+#define SX_LEAF 1024 /* terms per leaf of the 16-lane sum, as reduce.cl's leaves */
+
+/* Unit-stride rows in the compute type: 16 lanes (four 4-vectors) at a time, so the compiler
+ * keeps the loops vector. Max (exact in any order), the NaN flag and the +inf count. */
+static inline T smx_max16(const global T *p, long R, long *n_inf, int *nan) {
+  SX4 m0 = (SX4)(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+  SXM4 bad = (SXM4)(0), inf = (SXM4)(0);
+  long r = 0;
+  for (; r + 16 <= R; r += 16) {
+    SX4 a = vload4(0, p + r), b = vload4(0, p + r + 4), c = vload4(0, p + r + 8), d = vload4(0, p + r + 12);
+    bad |= isnan(a) | isnan(b) | isnan(c) | isnan(d);
+    inf -= (a == (SX4)(INFINITY)) + (b == (SX4)(INFINITY)) + (c == (SX4)(INFINITY)) + (d == (SX4)(INFINITY));
+    m0 = fmax(m0, a), m1 = fmax(m1, b), m2 = fmax(m2, c), m3 = fmax(m3, d);
+  }
+  SX4 m = fmax(fmax(m0, m1), fmax(m2, m3));
+  T mx = fmax(fmax(m.x, m.y), fmax(m.z, m.w));
+  int any_nan = any(bad) != 0;
+  long cnt = (long)inf.x + (long)inf.y + (long)inf.z + (long)inf.w;
+  for (; r < R; r++) {
+    T v = p[r];
+    any_nan |= isnan(v) != 0;
+    cnt += v == INFINITY;
+    mx = fmax(mx, v);
+  }
+  *n_inf = cnt;
+  *nan = any_nan;
+  return mx;
+}
+
+/* sum of exp(p[r] - mx): leaves of SX_LEAF terms in 16 interleaved lanes, folded pairwise and
+ * merged by the pairwise cascade (reduce.cl's tree); the tail after the last 16 goes through the
+ * cascade one term at a time. The order depends only on R. */
+static inline T smx_expsum16(const global T *p, long R, T mx) {
+  pw_t casc;
+  pw_init(&casc);
+  long r = 0;
+  while (r + 16 <= R) {
+    long end = min(R & ~15L, r + (long)SX_LEAF);
+    SX4 v0 = (SX4)(-LIT(0.0)), v1 = v0, v2 = v0, v3 = v0;
+    for (; r < end; r += 16) {
+      v0 += exp(vload4(0, p + r) - mx);
+      v1 += exp(vload4(0, p + r + 4) - mx);
+      v2 += exp(vload4(0, p + r + 8) - mx);
+      v3 += exp(vload4(0, p + r + 12) - mx);
+    }
+    SX4 a = (v0 + v2) + (v1 + v3);
+    pw_push(&casc, (a.x + a.z) + (a.y + a.w));
+  }
+  for (; r < R; r++) pw_add(&casc, exp(p[r] - mx));
+  return pw_result(&casc);
+}
+
 #if K_smx_fwd
 kernel void smx_fwd(smx_t s, long n, long per, const global uchar *x, global uchar *y) {
   SPEC_SET_OP(s.op); SPEC_SET_DT(s.dt);
@@ -34,11 +93,19 @@ kernel void smx_fwd(smx_t s, long n, long per, const global uchar *x, global uch
     long xs = s.rstride[0], ys = s.rstride[1];
     T mx = -INFINITY;
     long n_inf = 0;
-    for (long r = 0; r < s.R; r++) {
-      T v = LD(x, off[0] + r * xs, s.dt);
-      if (isnan(v) || isnan(mx)) mx = NAN;
-      else if (v > mx) mx = v;
-      n_inf += v == INFINITY;
+    int fast = xs == 1 && s.dt == FAST_DT; /* unit stride in the compute type: vector loops */
+    const global T *px = (const global T *)x + off[0];
+    if (fast) {
+      int nan;
+      mx = smx_max16(px, s.R, &n_inf, &nan);
+      if (nan) mx = NAN;
+    } else {
+      for (long r = 0; r < s.R; r++) {
+        T v = LD(x, off[0] + r * xs, s.dt);
+        if (isnan(v) || isnan(mx)) mx = NAN;
+        else if (v > mx) mx = v;
+        n_inf += v == INFINITY;
+      }
     }
     if (isnan(mx) || mx == -INFINITY) {
       for (long r = 0; r < s.R; r++) ST(y, off[1] + r * ys, s.dt, (T)NAN);
@@ -48,10 +115,16 @@ kernel void smx_fwd(smx_t s, long n, long per, const global uchar *x, global uch
       for (long r = 0; r < s.R; r++)
         ST(y, off[1] + r * ys, s.dt, LD(x, off[0] + r * xs, s.dt) == INFINITY ? share : other);
     } else {
-      pw_t acc;
-      pw_init(&acc);
-      for (long r = 0; r < s.R; r++) pw_add(&acc, exp(LD(x, off[0] + r * xs, s.dt) - mx));
-      T sum = pw_result(&acc), lsum = log(sum);
+      T sum;
+      if (fast) {
+        sum = smx_expsum16(px, s.R, mx);
+      } else {
+        pw_t acc;
+        pw_init(&acc);
+        for (long r = 0; r < s.R; r++) pw_add(&acc, exp(LD(x, off[0] + r * xs, s.dt) - mx));
+        sum = pw_result(&acc);
+      }
+      T lsum = log(sum);
       for (long r = 0; r < s.R; r++) {
         T z = LD(x, off[0] + r * xs, s.dt) - mx;
         ST(y, off[1] + r * ys, s.dt, is_log ? z - lsum : exp(z) / sum);
