@@ -61,6 +61,27 @@ typedef struct cpu_step_t {
   int32_t (*run)(const void *state);
   void *state;
 } cpu_step_t;
+/* The entries of a family whose file defines `static void derive(const parity_op_desc_t *,
+ * T *)` (everything a launch needs from the descriptor) and `static int32_t launch(const void *)`
+ * (run it): forward, backward and the plan step all derive, then launch. */
+#define CPU_LAUNCH_ENTRIES(name, T)                                                           \
+  int32_t cpu_##name##_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {      \
+    (void)dev;                                                                                \
+    T l;                                                                                      \
+    derive(d, &l);                                                                            \
+    return launch(&l);                                                                        \
+  }                                                                                           \
+  int32_t cpu_##name##_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {     \
+    return cpu_##name##_forward(dev, d);                                                      \
+  }                                                                                           \
+  int32_t cpu_##name##_prepare(const parity_op_desc_t *d, cpu_step_t *step) {                 \
+    T *l = malloc(sizeof *l);                                                                 \
+    if (!l) return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: plan_prepare: out of host memory"); \
+    derive(d, l);                                                                             \
+    step->run = launch;                                                                       \
+    step->state = l;                                                                          \
+    return PARITY_STATUS_OK;                                                                  \
+  }
 int32_t cpu_elementwise_prepare(const parity_op_desc_t *d, cpu_step_t *step);
 int32_t cpu_reduce_prepare(const parity_op_desc_t *d, cpu_step_t *step);
 int32_t cpu_matmul_prepare(const parity_op_desc_t *d, cpu_step_t *step);

@@ -204,25 +204,4 @@ static int32_t launch(const void *state) {
   return st;
 }
 
-int32_t cpu_matmul_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  (void)dev;
-  mm_launch l;
-  derive(d, &l);
-  return launch(&l);
-}
-
-int32_t cpu_matmul_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  (void)dev;
-  mm_launch l;
-  derive(d, &l);
-  return launch(&l);
-}
-
-int32_t cpu_matmul_prepare(const parity_op_desc_t *d, cpu_step_t *step) {
-  mm_launch *l = malloc(sizeof *l);
-  if (!l) return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: plan_prepare: out of host memory");
-  derive(d, l);
-  step->run = launch;
-  step->state = l;
-  return PARITY_STATUS_OK;
-}
+CPU_LAUNCH_ENTRIES(matmul, mm_launch)

@@ -187,25 +187,4 @@ static int32_t launch(const void *state) {
   return l->backward ? l->k->backward(&l->p, l->x, l->y, l->dy, l->out) : l->k->forward(&l->p, l->x, l->out);
 }
 
-int32_t cpu_reduce_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  (void)dev;
-  rd_launch l;
-  derive(d, &l);
-  return launch(&l);
-}
-
-int32_t cpu_reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  (void)dev;
-  rd_launch l;
-  derive(d, &l);
-  return launch(&l);
-}
-
-int32_t cpu_reduce_prepare(const parity_op_desc_t *d, cpu_step_t *step) {
-  rd_launch *l = malloc(sizeof *l);
-  if (!l) return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: plan_prepare: out of host memory");
-  derive(d, l);
-  step->run = launch;
-  step->state = l;
-  return PARITY_STATUS_OK;
-}
+CPU_LAUNCH_ENTRIES(reduce, rd_launch)

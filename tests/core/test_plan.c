@@ -337,100 +337,94 @@ static parity_status_t record_neg(parity_device_t *dev, parity_tensor_t **x, par
   return parity_plan_end(*plan);
 }
 
-Test(plan, a_plugin_with_plan_entries_receives_the_plan_once_and_replays_it_whole) {
-  parity_context_t *ctx = context_with_fake_plugins();
-  parity_device_t *dev = named_device(ctx, "fakenewer");
-  fake_plan_ctl c = fake_plan(0);
-  uint64_t p0, r0, l0, s0, e0, p1, r1, l1, s1, e1;
-  c.counts(&p0, &r0, &l0);
+/* One plan-entry case on the newer fake: its context, device, controls and y = neg(x) recorded. */
+typedef struct newer_case {
+  parity_context_t *ctx;
+  fake_plan_ctl c;
   parity_tensor_t *x, *y;
   parity_plan_t *plan;
-  OK(record_neg(dev, &x, &y, &plan));
-  c.calls(&s0, &e0);
+  parity_status_t end;            /* what plan_end returned */
+  uint64_t prepares, runs, releases; /* the plan-entry counts before recording */
+} newer_case;
+
+static newer_case newer_open(int mode) {
+  newer_case k;
+  k.ctx = context_with_fake_plugins();
+  parity_device_t *dev = named_device(k.ctx, "fakenewer");
+  k.c = fake_plan(mode);
+  k.c.counts(&k.prepares, &k.runs, &k.releases);
+  k.end = record_neg(dev, &k.x, &k.y, &k.plan);
+  return k;
+}
+
+static void newer_close(newer_case *k) {
+  parity_plan_destroy(k->plan);
+  parity_tensor_release(k->x);
+  parity_tensor_release(k->y);
+  k->c.mode(0);
+  dlclose(k->c.mod);
+  parity_context_destroy(k->ctx);
+}
+
+Test(plan, a_plugin_with_plan_entries_receives_the_plan_once_and_replays_it_whole) {
+  newer_case k = newer_open(0);
+  OK(k.end);
+  uint64_t p0 = k.prepares, r0 = k.runs, l0 = k.releases, s0, e0, p1, r1, l1, s1, e1;
+  k.c.calls(&s0, &e0);
   float v[3] = {0, -2, 3}, got[3];
   for (int i = 0; i < 50; i++) {
     v[0] = (float)i;
-    OK(parity_tensor_write(x, v, sizeof v));
-    OK(parity_plan_replay(plan));
+    OK(parity_tensor_write(k.x, v, sizeof v));
+    OK(parity_plan_replay(k.plan));
   }
-  c.counts(&p1, &r1, &l1);
-  c.calls(&s1, &e1);
+  k.c.counts(&p1, &r1, &l1);
+  k.c.calls(&s1, &e1);
   cr_assert_eq(p1 - p0, 1, "plan_prepare once at plan_end (got %llu)", (unsigned long long)(p1 - p0));
   cr_assert_eq(r1 - r0, 50, "plan_run once per replay (got %llu)", (unsigned long long)(r1 - r0));
   cr_assert_eq(s1, s0, "no supports() in replay");
   cr_assert_eq(e1 - e0, 50, "the plugin's plan ran its neg 50 times (got %llu)", (unsigned long long)(e1 - e0));
-  OK(parity_tensor_to_host(y, got, sizeof got));
+  OK(parity_tensor_to_host(k.y, got, sizeof got));
   cr_assert(got[0] == -49.0f && got[1] == 2.0f && got[2] == -3.0f, "replay used the new input: %g %g %g", got[0],
             got[1], got[2]);
-  parity_plan_destroy(plan);
-  c.counts(&p1, &r1, &l1);
+  parity_plan_destroy(k.plan);
+  k.plan = NULL;
+  k.c.counts(&p1, &r1, &l1);
   cr_assert_eq(l1 - l0, 1, "plan_release once when the plan is destroyed");
-  parity_tensor_release(x);
-  parity_tensor_release(y);
-  dlclose(c.mod);
-  parity_context_destroy(ctx);
+  newer_close(&k);
 }
 
 Test(plan, a_plugin_that_declines_is_replayed_command_by_command) {
-  parity_context_t *ctx = context_with_fake_plugins();
-  parity_device_t *dev = named_device(ctx, "fakenewer");
-  fake_plan_ctl c = fake_plan(1);
-  uint64_t p0, r0, l0, s0, e0, p1, r1, l1, s1, e1;
-  c.counts(&p0, &r0, &l0);
-  parity_tensor_t *x, *y;
-  parity_plan_t *plan;
-  OK(record_neg(dev, &x, &y, &plan));
-  c.calls(&s0, &e0);
-  for (int i = 0; i < 10; i++) OK(parity_plan_replay(plan));
-  c.counts(&p1, &r1, &l1);
-  c.calls(&s1, &e1);
-  cr_assert_eq(p1 - p0, 1);
+  newer_case k = newer_open(1);
+  OK(k.end);
+  uint64_t p0, r0, l0, s0, e0, r1, l1, s1, e1;
+  k.c.counts(&p0, &r0, &l0);
+  k.c.calls(&s0, &e0);
+  for (int i = 0; i < 10; i++) OK(parity_plan_replay(k.plan));
+  k.c.counts(&p0, &r1, &l1);
+  k.c.calls(&s1, &e1);
   cr_assert_eq(r1 - r0, 0, "a declined plan is never run");
   cr_assert_eq(e1 - e0, 10, "the host called the entry per replay (got %llu)", (unsigned long long)(e1 - e0));
-  parity_plan_destroy(plan);
-  parity_tensor_release(x);
-  parity_tensor_release(y);
-  c.mode(0);
-  dlclose(c.mod);
-  parity_context_destroy(ctx);
+  newer_close(&k);
 }
 
 Test(plan, a_plugin_claiming_a_plan_it_did_not_return_fails_plan_end_clearly) {
-  parity_context_t *ctx = context_with_fake_plugins();
-  parity_device_t *dev = named_device(ctx, "fakenewer");
-  fake_plan_ctl c = fake_plan(2);
-  parity_tensor_t *x, *y;
-  parity_plan_t *plan;
-  cr_assert_eq(record_neg(dev, &x, &y, &plan), PARITY_STATUS_INTERNAL);
+  newer_case k = newer_open(2);
+  cr_assert_eq(k.end, PARITY_STATUS_INTERNAL);
   cr_assert(strstr(parity_last_error(), "'fakenewer' said plan_prepare succeeded but returned no plan"), "%s",
             parity_last_error());
-  cr_assert_eq(parity_plan_replay(plan), PARITY_STATUS_FAILED_PRECONDITION);
+  cr_assert_eq(parity_plan_replay(k.plan), PARITY_STATUS_FAILED_PRECONDITION);
   cr_assert(strstr(parity_last_error(), "plan_end said why"), "%s", parity_last_error());
-  parity_plan_destroy(plan);
-  parity_tensor_release(x);
-  parity_tensor_release(y);
-  c.mode(0);
-  dlclose(c.mod);
-  parity_context_destroy(ctx);
+  newer_close(&k);
 }
 
 Test(plan, a_failing_prepared_plan_names_the_plugin_and_its_reason) {
-  parity_context_t *ctx = context_with_fake_plugins();
-  parity_device_t *dev = named_device(ctx, "fakenewer");
-  fake_plan_ctl c = fake_plan(3);
-  parity_tensor_t *x, *y;
-  parity_plan_t *plan;
-  OK(record_neg(dev, &x, &y, &plan));
-  cr_assert_eq(parity_plan_replay(plan), PARITY_STATUS_DEVICE_ERROR);
+  newer_case k = newer_open(3);
+  OK(k.end);
+  cr_assert_eq(parity_plan_replay(k.plan), PARITY_STATUS_DEVICE_ERROR);
   cr_assert(strstr(parity_last_error(), "plan_replay: the prepared plan (1 commands) failed on 'fakenewer'") &&
                 strstr(parity_last_error(), "device fault (simulated)"),
             "%s", parity_last_error());
-  parity_plan_destroy(plan);
-  parity_tensor_release(x);
-  parity_tensor_release(y);
-  c.mode(0);
-  dlclose(c.mod);
-  parity_context_destroy(ctx);
+  newer_close(&k);
 }
 
 /* The CPU plugin's prepared plan against the host's command-by-command replay and against eager
