@@ -202,6 +202,17 @@ static int list_cache(const char *dir, cache_file *out, int max) {
   return n;
 }
 
+static void remove_cache_dir(const char *dir, const char *log) {
+  cache_file files[16];
+  int n = list_cache(dir, files, 16);
+  for (int i = 0; i < n; i++) unlink(files[i].path);
+  if (log) unlink(log);
+  char sub[512];
+  snprintf(sub, sizeof sub, "%s/opencl", dir);
+  rmdir(sub);
+  rmdir(dir);
+}
+
 /* open the device in a fresh context and run add, mul and sub (three kernel variants, so three
  * programs) to prove the programs work */
 static void open_and_add(void) {
@@ -305,13 +316,7 @@ Test(ocl_device, opening_compiles_nothing_kernels_build_alone_on_first_use_and_l
   pt_tensor_free(&a);
   pt_tensor_free(&c);
   parity_context_destroy(ctx);
-  int n = list_cache(dir, files, 8);
-  for (int i = 0; i < n; i++) unlink(files[i].path);
-  unlink(log);
-  char sub[512];
-  snprintf(sub, sizeof sub, "%s/opencl", dir);
-  rmdir(sub);
-  rmdir(dir);
+  remove_cache_dir(dir, log);
 }
 
 Test(ocl_device, program_binaries_are_cached_and_corrupt_files_rebuilt, .timeout = 600) {
@@ -361,11 +366,7 @@ Test(ocl_device, program_binaries_are_cached_and_corrupt_files_rebuilt, .timeout
   cache_file again[8];
   cr_assert_eq(list_cache(dir, again, 8), n);
   for (int i = 0; i < n; i++) cr_assert_eq(again[i].st.st_ino, after[i].st.st_ino, "%s rewritten", again[i].path);
-  for (int i = 0; i < n; i++) unlink(after[i].path);
-  char sub[512];
-  snprintf(sub, sizeof sub, "%s/opencl", dir);
-  rmdir(sub);
-  rmdir(dir);
+  remove_cache_dir(dir, NULL);
 }
 
 static void expect_values(const pt_tensor *t, const double *want, int n, const char *what) {
@@ -374,16 +375,6 @@ static void expect_values(const pt_tensor *t, const double *want, int n, const c
   for (int i = 0; i < n; i++) cr_assert_eq(got[i], want[i], "%s element %d: %.9g, want %.9g", what, i, got[i], want[i]);
 }
 
-static void remove_cache_dir(const char *dir, const char *log) {
-  cache_file files[16];
-  int n = list_cache(dir, files, 16);
-  for (int i = 0; i < n; i++) unlink(files[i].path);
-  if (log) unlink(log);
-  char sub[512];
-  snprintf(sub, sizeof sub, "%s/opencl", dir);
-  rmdir(sub);
-  rmdir(dir);
-}
 
 /* What a gradient builds: a forward kernel and the backward one of the same variant share one
  * program, sum and mean one variant (with sum's backward in it), and dense same-dtype copies (a
