@@ -13,6 +13,7 @@
 #define RD_KEY(v) rd_key_f64(v)
 #define RD_UNKEY(k) rd_unkey_f64(k)
 #define RD_AT double
+#define RD_LEAF_DENSE cpu_leaf_f64
 #define RD_CASC f64
 #define RD_FLOAT 1
 #define RD_LOAD(p) (*(p))
@@ -27,6 +28,7 @@
 #define RD_KEY(v) rd_key_f32(v)
 #define RD_UNKEY(k) rd_unkey_f32(k)
 #define RD_AT float
+#define RD_LEAF_DENSE cpu_leaf_f32
 #define RD_CASC f32
 #define RD_FLOAT 1
 #define RD_LOAD(p) (*(p))

@@ -291,6 +291,9 @@ RD_INLINE void RD_FN(rd_ext_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, 
 #if RD_FLOAT
 /* One leaf: n <= CPU_LEAF terms in CPU_LANES interleaved lanes. */
 RD_INLINE RD_AT RD_FN(rd_leaf)(const RD_ST *x, int64_t n, int64_t s) {
+#ifdef RD_LEAF_DENSE
+  if (s == 1) return RD_LEAF_DENSE(x, n);
+#endif
   RD_AT a[CPU_LANES];
   for (int j = 0; j < CPU_LANES; j++) a[j] = (RD_AT)-0.0;
   int64_t i = 0;
@@ -758,6 +761,7 @@ const rd_kernels CPU_ISA_FN(RD_CAT(rd_kernels, RD_SFX)) = {RD_FN(rd_forward), NU
 #undef RD_STORE_VAL
 #undef RD_FLOAT
 #undef RD_AT
+#undef RD_LEAF_DENSE
 #undef RD_CASC
 #undef RD_STORE_F64
 #undef RD_UT

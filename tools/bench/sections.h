@@ -31,10 +31,16 @@ typedef struct bench_op {
   bench_op_fn fn;
   parity_tensor_t *in[2], *seed;
   int nin, backward;
+  parity_plan_t *plan; /* bench_op_prepare: the op recorded once, replayed per call */
+  parity_tensor_t *planned;
 } bench_op;
 int bench_op_init(bench_run *run, bench_op *c, parity_device_t *dev, const char *name, bench_op_fn fn, int nin,
                   const int *rank, const int64_t (*shape)[4], int backward);
 bench_job bench_op_job(bench_op *c);
+/* Record the op (forward only) as a plan; its job then replays the plan: the op's kernels without
+ * the eager host work (output allocation, dispatch). 0, with the reason printed, when it fails. */
+int bench_op_prepare(bench_run *run, bench_op *c, const char *name);
+bench_job bench_plan_job(bench_op *c);
 void bench_op_release(bench_op *c);
 
 /* A C reference loop over arrays of n floats: read (4n bytes per call), STREAM add or triad (12n). */
