@@ -124,13 +124,14 @@ static double now_ms(void) {
   return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
 
-/* PARITY_OPENCL_BUILD_LOG=file: one line per program built, for tests. */
-static void build_log(const char *how, int cls, int kid) {
+/* PARITY_OPENCL_BUILD_LOG=file: one line per program built, for tests: how (source, cache), class,
+ * kernel, and what declared the builtins (builtins: builtins.cl; header: the driver's). */
+static void build_log(const char *how, int cls, int kid, int declared) {
   const char *path = psup_getenv("PARITY_OPENCL_BUILD_LOG");
   if (!path || !*path) return;
   FILE *f = fopen(path, "a");
   if (!f) return;
-  fprintf(f, "%s %s %s\n", how, ocl_class_name(cls), ocl_kernel_name(kid));
+  fprintf(f, "%s %s %s %s\n", how, ocl_class_name(cls), ocl_kernel_name(kid), declared ? "builtins" : "header");
   fclose(f);
 }
 
@@ -160,7 +161,7 @@ static void cache_path(const parity_plugin_device_t *dev, const ocl_prog_t *p, c
 }
 
 /* From the cache: 1 when loaded, 0 when absent or refused (logged). */
-static int load_cached(parity_plugin_device_t *dev, ocl_prog_t *p, const char *options) {
+static int load_cached(parity_plugin_device_t *dev, ocl_prog_t *p, const char *options, int declared) {
   const ocl_slot_t *s = dev->slot;
   int cls = ocl_var_class(p->var), kid = p->kid;
   char path[1200];
@@ -179,7 +180,7 @@ static int load_cached(parity_plugin_device_t *dev, ocl_prog_t *p, const char *o
       if (ocl_make_kernel(dev, p) == PARITY_STATUS_OK) {
         logf_(PARITY_LOG_DEBUG, "opencl: %s %s loaded from cache %s in %.1f ms", ocl_class_name(cls),
               ocl_kernel_name(kid), path, now_ms() - t0);
-        build_log("cache", cls, kid);
+        build_log("cache", cls, kid, declared);
         return 1;
       }
       p->prog = NULL;
@@ -191,29 +192,59 @@ static int load_cached(parity_plugin_device_t *dev, ocl_prog_t *p, const char *o
   return 0;
 }
 
-int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p) {
+/* The declarations that stand in for the driver's opencl-c.h: kernels/builtins.cl, or the file
+ * PARITY_OPENCL_BUILTINS names (NULL when it cannot be read; *owned: the caller frees it). */
+static const char *builtins_source(int *owned) {
+  const char *path = psup_getenv("PARITY_OPENCL_BUILTINS");
+  *owned = 0;
+  if (!path || !*path || strcmp(path, "0") == 0 || strcmp(path, "1") == 0) return ocl_sources[OCL_SRC_BUILTINS];
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = NULL;
+  long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  if (n >= 0 && n < (1l << 24) && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL) {
+    if (fread(buf, 1, (size_t)n, f) == (size_t)n) buf[n] = 0, *owned = 1;
+    else free(buf), buf = NULL;
+  }
+  fclose(f);
+  return buf;
+}
+
+/* One way to build p, from the cache or from source: with the builtins declared by the program
+ * itself (`declared`: builtins.cl first, -D_OPENCL_H_ keeping PoCL from including its header),
+ * or with the driver's header. */
+static int32_t build_with(parity_plugin_device_t *dev, ocl_prog_t *p, int declared) {
   const ocl_slot_t *s = dev->slot;
-  int cls = ocl_var_class(p->var), kid = p->kid;
-  char prelude[6144], options[512];
+  int cls = ocl_var_class(p->var), kid = p->kid, owned = 0;
+  char prelude[6144], options[560];
   make_prelude(dev, p->var, kid, prelude, sizeof prelude);
   const char *extra = psup_getenv("PARITY_OPENCL_BUILD_OPTIONS");
-  snprintf(options, sizeof options, "%s%s%s%s", s->c12 ? "-cl-std=CL1.2 " : "",
-           s->correct_divide ? "-cl-fp32-correctly-rounded-divide-sqrt" : "", extra && *extra ? " " : "",
-           extra ? extra : "");
-  const char *srcs[3] = {prelude, ocl_sources[0], ocl_sources[kernel_source[kid]]};
+  snprintf(options, sizeof options, "%s%s%s%s%s", s->c12 ? "-cl-std=CL1.2 " : "",
+           s->correct_divide ? "-cl-fp32-correctly-rounded-divide-sqrt" : "", declared ? " -D_OPENCL_H_" : "",
+           extra && *extra ? " " : "", extra ? extra : "");
+  const char *decl = declared ? builtins_source(&owned) : NULL;
+  if (declared && !decl)
+    return ocl_cl_fail(CL_INVALID_VALUE, "PARITY_OPENCL_BUILTINS", "the file it names cannot be read");
+  const char *srcs[4] = {prelude, ocl_sources[0], ocl_sources[kernel_source[kid]], NULL};
+  cl_uint nsrc = 3;
+  if (declared) srcs[3] = srcs[2], srcs[2] = srcs[1], srcs[1] = decl, nsrc = 4;
   /* the key: device, platform and driver (cache_key), build options, class, kernel, full source */
   uint64_t key = psup_fnv1a(PSUP_FNV_SEED, s->cache_key, strlen(s->cache_key) + 1);
   key = psup_fnv1a(key, options, strlen(options) + 1);
   key = psup_fnv1a(key, &p->var, sizeof p->var);
   const char *pname = ocl_kernel_name(ocl_program_kernel(kid, p->var)); /* a pair: the same program */
   key = psup_fnv1a(key, pname, strlen(pname) + 1);
-  for (int i = 0; i < 3; i++) key = psup_fnv1a(key, srcs[i], strlen(srcs[i]) + 1);
+  for (cl_uint i = 0; i < nsrc; i++) key = psup_fnv1a(key, srcs[i], strlen(srcs[i]) + 1);
   p->key = key;
-  if (dev->cache_dir[0] && load_cached(dev, p, options)) return PARITY_STATUS_OK;
+  if (dev->cache_dir[0] && load_cached(dev, p, options, declared)) {
+    if (owned) free((void *)decl);
+    return PARITY_STATUS_OK;
+  }
 
   double t0 = now_ms(), c0 = (double)clock() * 1e3 / CLOCKS_PER_SEC;
   cl_int e;
-  cl_program prog = clCreateProgramWithSource(dev->ctx, 3, srcs, NULL, &e);
+  cl_program prog = clCreateProgramWithSource(dev->ctx, nsrc, srcs, NULL, &e);
+  if (owned) free((void *)decl);
   OCL_CHECK(e, "clCreateProgramWithSource", ocl_kernel_name(kid));
   int32_t st = build(dev, prog, options, cls, kid, "source");
   if (st == PARITY_STATUS_OK) {
@@ -225,11 +256,23 @@ int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p) {
     p->prog = NULL;
     return st;
   }
-  logf_(PARITY_LOG_DEBUG, "opencl: %s %s built from source in %.1f ms (process CPU %.1f ms)", ocl_class_name(cls),
-        ocl_kernel_name(kid), now_ms() - t0, (double)clock() * 1e3 / CLOCKS_PER_SEC - c0);
-  build_log("source", cls, kid);
+  logf_(PARITY_LOG_DEBUG, "opencl: %s %s built from source (%s) in %.1f ms (process CPU %.1f ms)",
+        ocl_class_name(cls), ocl_kernel_name(kid), declared ? "builtins.cl" : "the driver's header", now_ms() - t0,
+        (double)clock() * 1e3 / CLOCKS_PER_SEC - c0);
+  build_log("source", cls, kid, declared);
   p->save_pending = dev->cache_dir[0] != 0; /* counted by the caller (cl_device.c) */
   return PARITY_STATUS_OK;
+}
+
+int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p) {
+  if (dev->slot->builtins) {
+    if (build_with(dev, p, 1) == PARITY_STATUS_OK) return PARITY_STATUS_OK;
+    /* a builtin builtins.cl lacks (tools/gen_ocl_builtins.py), or an unreadable override: the
+     * driver's header declares them all */
+    logf_(PARITY_LOG_DEBUG, "opencl: %s %s: building with builtins.cl failed; using the driver's header",
+          ocl_class_name(ocl_var_class(p->var)), ocl_kernel_name(p->kid));
+  }
+  return build_with(dev, p, 0);
 }
 
 void ocl_cache_flush(parity_plugin_device_t *dev, int force) {

@@ -45,7 +45,7 @@ const char *ocl_class_name(int cls);
 
 /* Every kernel and the .cl file (index into the embedded sources after common.cl) it lives in.
  * Each kernel of each class is its own program, built on first use (cl_cache.c). */
-enum { OCL_SRC_EW = 1, OCL_SRC_RED, OCL_SRC_SMX, OCL_SRC_MM, OCL_SRC_CONV };
+enum { OCL_SRC_EW = 1, OCL_SRC_RED, OCL_SRC_SMX, OCL_SRC_MM, OCL_SRC_CONV, OCL_SRC_BUILTINS };
 #define OCL_KERNEL_LIST(X)                                                                   \
   X(ew_unary, EW) X(ew_unary_bwd, EW) X(ew_binary, EW) X(ew_binary_bwd, EW)                  \
   X(ew_compare, EW) X(ew_select, EW) X(ew_select_bwd, EW) X(ew_cast, EW)                     \
@@ -94,6 +94,7 @@ typedef struct ocl_slot_t {
   int has_fp64, cpu_like, correct_divide;
   int fma32; /* CL_FP_FMA for f32: fma() is a hardware instruction */
   int c12;   /* OpenCL C 1.2 or later: built with -cl-std=CL1.2 (a smaller header to parse than 3.0's) */
+  int builtins; /* programs declare their builtins (kernels/builtins.cl) instead of the driver's header */
   char cache_key[512]; /* device name, platform and driver version: part of the cache key */
   psup_caps_t caps;    /* what the operand contract checks against (parity_support/contract.h) */
 } ocl_slot_t;

@@ -100,6 +100,10 @@ static void add_device(cl_platform_id p, cl_device_id d) {
   int cmaj = 0, cmin = 0;
   s->c12 = sscanf(cver, "OpenCL C %d.%d", &cmaj, &cmin) == 2 && (cmaj > 1 || (cmaj == 1 && cmin >= 2));
   snprintf(s->cache_key, sizeof s->cache_key, "%s|%s|%s|%s|%s", name, pname, pver, dver, drv);
+  /* PoCL parses its 900 KB opencl-c.h for every program; kernels/builtins.cl declares what the
+   * kernels call (cl_cache.c). PARITY_OPENCL_BUILTINS=0 turns that off, =file uses that file. */
+  const char *bi = psup_getenv("PARITY_OPENCL_BUILTINS");
+  s->builtins = bi && *bi ? strcmp(bi, "0") != 0 : strstr(pname, "Portable Computing Language") != NULL;
 
   parity_device_info_t *info = &s->info;
   info->struct_size = sizeof *info;

@@ -4,6 +4,7 @@
  * limits, zero-element tensors and run-to-run determinism. */
 #define _XOPEN_SOURCE 700 /* mkdtemp, setenv, truncate */
 #include <dirent.h>
+#include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -737,4 +738,89 @@ Test(ocl_device, without_fp64_f64_is_refused_and_leaky_relu_still_rounds_once) {
     c.nspecials = 6;
     ot_check(dev, cpu, &c);
   }
+}
+
+/* The build log's lines that say what declared the builtins ("builtins": kernels/builtins.cl,
+ * "header": the driver's opencl-c.h). */
+static int count_decl(const char *log, const char *mode) {
+  FILE *f = fopen(log, "r");
+  if (!f) return 0;
+  char line[256];
+  int n = 0;
+  while (fgets(line, sizeof line, f)) {
+    char h[32], cls[32], k[64], m[32];
+    if (sscanf(line, "%31s %31s %63s %31s", h, cls, k, m) == 4 && strcmp(m, mode) == 0) n++;
+  }
+  fclose(f);
+  return n;
+}
+
+/* add, mul and tanh in a fresh context with an empty cache; results checked */
+static void run_three_ops(void) {
+  uint32_t p;
+  parity_context_t *ctx = fresh_context(&p);
+  parity_device_t *dev = NULL;
+  cr_assert_eq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  int64_t shape[1] = {5};
+  double v[5] = {1, -2, 0.5, 4, -0.25}, got[5];
+  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v), c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  const pt_tensor *in[] = {&a, &a}, *out[] = {&c};
+  cr_assert_eq(pt_run(dev, PARITY_OP_ADD, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  pt_tensor_read(&c, got);
+  for (int i = 0; i < 5; i++) cr_assert_eq(got[i], 2 * v[i]);
+  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  pt_tensor_read(&c, got);
+  for (int i = 0; i < 5; i++) cr_assert_eq(got[i], v[i] * v[i]);
+  cr_assert_eq(pt_run(dev, PARITY_OP_TANH, 0, in, 1, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  pt_tensor_read(&c, got);
+  for (int i = 0; i < 5; i++) cr_assert(fabs(got[i] - tanh(v[i])) <= 1e-6, "tanh(%g) = %g", v[i], got[i]);
+  pt_tensor_free(&a);
+  pt_tensor_free(&c);
+  parity_context_destroy(ctx);
+}
+
+/* On PoCL every program declares its builtins (kernels/builtins.cl) instead of parsing the
+ * driver's 900 KB header; a program that fails so (here: an override file declaring nothing) is
+ * built with the header, with the same results; PARITY_OPENCL_BUILTINS=0 turns it off. */
+Test(ocl_device, pocl_programs_declare_their_builtins_and_fall_back_to_the_header, .timeout = 600) {
+  char why[512];
+  if (!ot_have_opencl(why, sizeof why)) cr_skip_test("no OpenCL device here (%s)", why);
+  char dir[] = "/tmp/parity-cl-builtins-XXXXXX", log[600], empty[600];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(log, sizeof log, "%s/builds.log", dir);
+  snprintf(empty, sizeof empty, "%s/declares-nothing.cl", dir);
+  FILE *f = fopen(empty, "w");
+  cr_assert_not_null(f);
+  fputs("/* no declarations */\n", f);
+  fclose(f);
+  setenv("PARITY_CACHE_DIR", dir, 1);
+  setenv("PARITY_OPENCL_BUILD_LOG", log, 1);
+  uint32_t p;
+  parity_context_t *ctx = fresh_context(&p);
+  parity_device_info_t info = {.struct_size = sizeof info};
+  cr_assert_eq(parity_context_device_info(ctx, p, 0, &info), PARITY_STATUS_OK);
+  parity_context_destroy(ctx);
+  int pocl = strstr(info.name, "Portable Computing Language") != NULL;
+
+  unsetenv("PARITY_OPENCL_BUILTINS");
+  run_three_ops();
+  cr_assert_eq(count_decl(log, "builtins") + count_decl(log, "header"), 3, "three programs");
+  if (pocl) cr_assert_eq(count_decl(log, "builtins"), 3, "PoCL parsed its header");
+  else cr_assert_eq(count_decl(log, "header"), 3, "not PoCL: the driver's header");
+  unlink(log);
+
+  setenv("PARITY_OPENCL_BUILTINS", empty, 1); /* every program fails with it: the header builds them */
+  run_three_ops();
+  cr_assert_eq(count_decl(log, "header"), 3);
+  cr_assert_eq(count_decl(log, "builtins"), 0);
+  unlink(log);
+
+  setenv("PARITY_OPENCL_BUILTINS", "0", 1);
+  run_three_ops();
+  cr_assert_eq(count_decl(log, "header"), 3, "cache hits or builds with the header only");
+  cr_assert_eq(count_decl(log, "builtins"), 0);
+  unsetenv("PARITY_OPENCL_BUILTINS");
+  unsetenv("PARITY_OPENCL_BUILD_LOG");
+  unlink(empty);
+  remove_cache_dir(dir, log);
 }
