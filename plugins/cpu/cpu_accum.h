@@ -140,41 +140,27 @@ static inline void cpu_lanes_fold_f64(double *a) {
 /* One leaf of n <= CPU_LEAF unit-stride terms, exactly as the lane loop sums it (lane j takes
  * terms j, j + 64, ... from -0, then the fold), with the lanes held in whole vectors: GCC's
  * vectorisation of the lane-array loop ran a cache-resident sum at 0.7 of a plain read. */
-static inline float cpu_leaf_f32(const float *x, int64_t n) {
-  cpu_v16f v[4];
-  for (int k = 0; k < 4; k++) v[k] = -(cpu_v16f){0}; /* -0 in every lane */
-  int64_t i = 0;
-  for (; i + CPU_LANES <= n; i += CPU_LANES)
-    for (int k = 0; k < 4; k++) {
-      cpu_v16f y;
-      memcpy(&y, x + i + 16 * k, sizeof y);
-      v[k] += y;
-    }
-  if (i < n) { /* a short tail: lane j takes term i + j */
-    float a[CPU_LANES];
-    memcpy(a, v, sizeof a);
-    for (int j = 0; i < n; i++, j++) a[j] += x[i];
-    memcpy(v, a, sizeof a);
+#define CPU_LEAF_DEFINE(SFX, T, VT)                                                       \
+  static inline T cpu_leaf_##SFX(const T *x, int64_t n) {                                 \
+    enum { W = (int)(sizeof(VT) / sizeof(T)), NV = CPU_LANES / W };                       \
+    VT v[NV];                                                                             \
+    for (int k = 0; k < NV; k++) v[k] = -(VT){0}; /* -0 in every lane */                  \
+    int64_t i = 0;                                                                        \
+    for (; i + CPU_LANES <= n; i += CPU_LANES)                                            \
+      for (int k = 0; k < NV; k++) {                                                      \
+        VT y;                                                                             \
+        memcpy(&y, x + i + W * k, sizeof y);                                              \
+        v[k] += y;                                                                        \
+      }                                                                                   \
+    T a[CPU_LANES];                                                                       \
+    memcpy(a, v, sizeof a);                                                               \
+    for (int j = 0; i < n; i++, j++) a[j] += x[i]; /* a short tail: lane j, term i + j */ \
+    cpu_lanes_fold_##SFX(a);                                                              \
+    return a[0];                                                                          \
   }
-  return cpu_fold_v16f(v[0], v[1], v[2], v[3]);
-}
-
-static inline double cpu_leaf_f64(const double *x, int64_t n) {
-  cpu_v8d v[8];
-  for (int k = 0; k < 8; k++) v[k] = -(cpu_v8d){0}; /* -0 in every lane */
-  int64_t i = 0;
-  for (; i + CPU_LANES <= n; i += CPU_LANES)
-    for (int k = 0; k < 8; k++) {
-      cpu_v8d y;
-      memcpy(&y, x + i + 8 * k, sizeof y);
-      v[k] += y;
-    }
-  double a[CPU_LANES];
-  memcpy(a, v, sizeof a);
-  for (int j = 0; i < n; i++, j++) a[j] += x[i];
-  cpu_lanes_fold_f64(a);
-  return a[0];
-}
+CPU_LEAF_DEFINE(f32, float, cpu_v16f)
+CPU_LEAF_DEFINE(f64, double, cpu_v8d)
+#undef CPU_LEAF_DEFINE
 
 #define CPU_LANES_FOLD(a) _Generic((a)[0], float: cpu_lanes_fold_f32, double: cpu_lanes_fold_f64)(a)
 
