@@ -1,9 +1,10 @@
 /* The OpenCL plugin's GPU-layout kernels (PARITY_OPENCL_WORK_LAYOUT=strided, which PoCL runs
- * too): softmax with a work-group per row (smx_row_fwd, smx_row_bwd). Each test checks
+ * too): softmax with a work-group per row (smx_row_fwd, smx_row_bwd) and conv2d as tiled
+ * implicit GEMMs (conv_tile_fwd, conv_tile_bwd_data, conv_tile_bwd_weight). Each test checks
  * through the build log (PARITY_OPENCL_BUILD_LOG) that the GPU kernel is the one built, not the
  * per-output one, and holds its results to the CPU plugin in float64 (ot_check: tolerance, two
  * runs bit for bit, no stray writes) on shapes at the edges of the work-group and of the tiles.
- * PARITY_OPENCL_MAX_GROUPS=3 makes the groups loop over rows. */
+ * PARITY_OPENCL_MAX_GROUPS=3 makes the groups loop over rows and tiles. */
 #define _XOPEN_SOURCE 700 /* mkstemp, setenv */
 #include <unistd.h>
 
@@ -154,5 +155,100 @@ Test(ocl_gpu_layout, softmax_special_rows_reach_the_whole_work_group) {
     }
   cr_assert_gt(built(log, "smx_row_fwd"), 0);
   cr_assert_eq(built(log, "smx_fwd"), 0);
+  unlink(log);
+}
+
+/* ---- conv2d --------------------------------------------------------------------------------- */
+typedef struct geom {
+  int64_t n, c, h, w, o, kh, kw;
+  int32_t sh, sw, pt, pb, pl, pr, dh, dw, groups;
+} geom;
+
+static int64_t out_size(int64_t in, int32_t p0, int32_t p1, int64_t k, int32_t d, int32_t s) {
+  return (in + p0 + p1 - d * (k - 1) - 1) / s + 1;
+}
+
+static ot_case conv_case(int32_t dt, const geom *g, int dir, int bias) {
+  ot_case c;
+  memset(&c, 0, sizeof c);
+  c.name = "conv2d";
+  c.op = PARITY_OP_CONV2D;
+  c.direction = dir;
+  parity_op_params_t *p = &c.params;
+  p->conv2d.stride[0] = g->sh, p->conv2d.stride[1] = g->sw;
+  p->conv2d.padding[0] = g->pt, p->conv2d.padding[1] = g->pb, p->conv2d.padding[2] = g->pl, p->conv2d.padding[3] = g->pr;
+  p->conv2d.dilation[0] = g->dh, p->conv2d.dilation[1] = g->dw;
+  p->conv2d.groups = g->groups;
+  p->conv2d.kernel[0] = (int32_t)g->kh, p->conv2d.kernel[1] = (int32_t)g->kw;
+  int64_t oh = out_size(g->h, g->pt, g->pb, g->kh, g->dh, g->sh), ow = out_size(g->w, g->pl, g->pr, g->kw, g->dw, g->sw);
+  int64_t xs[4] = {g->n, g->c, g->h, g->w}, ws[4] = {g->o, g->c / g->groups, g->kh, g->kw};
+  int64_t ys[4] = {g->n, g->o, oh, ow}, bs[1] = {g->o};
+  int64_t xst[4] = {g->c * g->h * g->w, 1, g->w * g->c, g->c}; /* NHWC storage */
+  ot_view x = ot_strided(dt, 4, xs, xst, 3), w = ot_contig(dt, 4, ws), y = ot_contig(dt, 4, ys);
+  c.lo = -1, c.hi = 1;
+  c.k = (g->c / g->groups) * g->kh * g->kw + 1;
+  if (dir == PARITY_DIRECTION_FORWARD) {
+    c.nin = 3, c.nout = 1;
+    c.in[0] = x, c.in[1] = w, c.out[0] = y;
+    if (bias) c.in[2] = ot_contig(dt, 1, bs);
+  } else {
+    c.nin = 3, c.nout = 3;
+    c.in[0] = x, c.in[1] = w, c.in[2] = y;
+    c.out[0] = ot_contig(dt, 4, xs), c.out[1] = w;
+    if (bias) c.out[2] = ot_contig(dt, 1, bs);
+    int64_t kw_terms = g->n * oh * ow, kx = (g->o / g->groups) * g->kh * g->kw;
+    c.k = kw_terms > kx ? kw_terms : kx;
+  }
+  return c;
+}
+
+/* odd sizes, more channels than a tile (17, 20, 18: partial tiles on both axes), K past one
+ * tile, stride 2, asymmetric padding, dilation, groups, a 1x1 kernel */
+static const geom geoms[] = {
+    {2, 3, 9, 11, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
+    {1, 6, 10, 7, 18, 3, 2, 2, 1, 0, 2, 1, 0, 2, 1, 3},
+    {3, 17, 5, 5, 17, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+    {1, 4, 13, 12, 2, 5, 3, 3, 2, 2, 1, 0, 3, 1, 2, 2},
+};
+
+Test(ocl_gpu_layout, conv2d_runs_tiled_implicit_gemms_and_matches_the_oracle, .timeout = 600) {
+  char log[64];
+  gpu_layout(log, sizeof log);
+  parity_device_t *ocl = ot_device(), *cpu = pt_device("cpu");
+  for (size_t gi = 0; gi < sizeof geoms / sizeof *geoms; gi++)
+    for (size_t k = 0; k < 4; k++)
+      for (int dir = 0; dir < 2; dir++) {
+        ot_case c = conv_case(dtypes[k], &geoms[gi], dir, (int)(gi & 1));
+        ot_check(ocl, cpu, &c);
+      }
+  cr_assert_gt(built(log, "conv_tile_fwd"), 0, "the GPU layout did not build conv_tile_fwd");
+  cr_assert_gt(built(log, "conv_tile_bwd_data"), 0);
+  cr_assert_gt(built(log, "conv_tile_bwd_weight"), 0);
+  cr_assert_eq(built(log, "conv_fwd") + built(log, "conv_bwd_data") + built(log, "conv_bwd_weight"), 0,
+               "the GPU layout built a per-output conv kernel");
+  unlink(log);
+}
+
+/* Backward terms whose tap misses the image are skipped, not added as 0 * w: an inf weight
+ * gives NaN only where its tap lands (as the CPU plugin), and padded forward taps are explicit
+ * zeros (w * 0 = NaN for an inf weight). */
+Test(ocl_gpu_layout, conv2d_tiles_keep_the_padding_semantics_of_non_finite_values) {
+  char log[64];
+  gpu_layout(log, sizeof log);
+  parity_device_t *ocl = ot_device(), *cpu = pt_device("cpu");
+  geom g = {1, 2, 5, 5, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1};
+  static double w[3 * 2 * 3 * 3], x[1 * 2 * 5 * 5 + 8];
+  for (int i = 0; i < 54; i++) w[i] = (i % 5) * 0.25 - 0.5;
+  w[4] = INFINITY; /* o 0, c 0, tap (1, 1) */
+  w[27 + 0] = -INFINITY; /* o 1, c 1, tap (0, 0): lands on padding for the first output row */
+  for (int i = 0; i < 58; i++) x[i] = (i % 7) * 0.5 - 1.5;
+  for (int dir = 0; dir < 2; dir++)
+    for (size_t k = 0; k < 2; k++) {
+      ot_case c = conv_case(dtypes[k], &g, dir, 0);
+      c.values[0] = x, c.values[1] = w;
+      ot_check(ocl, cpu, &c);
+    }
+  cr_assert_gt(built(log, "conv_tile_fwd"), 0);
+  cr_assert_gt(built(log, "conv_tile_bwd_data"), 0);
   unlink(log);
 }
