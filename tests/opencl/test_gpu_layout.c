@@ -1,6 +1,7 @@
 /* The OpenCL plugin's GPU-layout kernels (PARITY_OPENCL_WORK_LAYOUT=strided, which PoCL runs
  * too): softmax with a work-group per row (smx_row_fwd, smx_row_bwd) and conv2d as tiled
- * implicit GEMMs (conv_tile_fwd, conv_tile_bwd_data, conv_tile_bwd_weight). Each test checks
+ * implicit GEMMs (conv_tile_fwd, conv_tile_bwd_data, conv_tile_bwd_weight), matmul in 32x32
+ * tiles of 2x2 register blocks (mm_fwd). Each test checks
  * through the build log (PARITY_OPENCL_BUILD_LOG) that the GPU kernel is the one built, not the
  * per-output one, and holds its results to the CPU plugin in float64 (ot_check: tolerance, two
  * runs bit for bit, no stray writes) on shapes at the edges of the work-group and of the tiles.
@@ -250,5 +251,46 @@ Test(ocl_gpu_layout, conv2d_tiles_keep_the_padding_semantics_of_non_finite_value
     }
   cr_assert_gt(built(log, "conv_tile_fwd"), 0);
   cr_assert_gt(built(log, "conv_tile_bwd_data"), 0);
+  unlink(log);
+}
+
+/* ---- matmul --------------------------------------------------------------------------------- */
+/* M and N around the 32-output tile and its 16-row halves (1, 15, 17, 32, 33, 47, 70), K around
+ * the 16-term slice (1, 16, 17, 50), a batch, and a transposed b; forward and backward (which
+ * runs the same kernel on transposed views). */
+Test(ocl_gpu_layout, matmul_runs_register_blocked_tiles_and_matches_the_oracle, .timeout = 600) {
+  char log[64];
+  gpu_layout(log, sizeof log);
+  parity_device_t *ocl = ot_device(), *cpu = pt_device("cpu");
+  static const int64_t mnk[][3] = {{1, 1, 1}, {15, 17, 16}, {32, 33, 17}, {47, 70, 50}, {33, 32, 1}, {70, 15, 33}};
+  for (size_t si = 0; si < sizeof mnk / sizeof *mnk; si++)
+    for (size_t k = 0; k < 4; k++)
+      for (int dir = 0; dir < 2; dir++) {
+        int64_t M = mnk[si][0], N = mnk[si][1], K = mnk[si][2];
+        int32_t dt = dtypes[k];
+        ot_case c;
+        memset(&c, 0, sizeof c);
+        c.name = "matmul";
+        c.op = PARITY_OP_MATMUL;
+        c.direction = dir;
+        c.lo = -1, c.hi = 1;
+        ot_view a = ot_contig(dt, 3, (int64_t[]){2, M, K});
+        /* b stored transposed: [2, N, K] viewed as [2, K, N] */
+        ot_view b = ot_strided(dt, 3, (int64_t[]){2, K, N}, (int64_t[]){N * K, 1, K}, 0);
+        ot_view cv = ot_contig(dt, 3, (int64_t[]){2, M, N});
+        if (dir == PARITY_DIRECTION_FORWARD) {
+          c.nin = 2, c.nout = 1;
+          c.in[0] = a, c.in[1] = b, c.out[0] = cv;
+          c.k = K;
+        } else {
+          c.nin = 3, c.nout = 2;
+          c.in[0] = a, c.in[1] = b, c.in[2] = cv;
+          c.out[0] = a, c.out[1] = b;
+          c.k = M > N ? (M > K ? M : K) : (N > K ? N : K);
+        }
+        ot_check(ocl, cpu, &c);
+      }
+  cr_assert_gt(built(log, "mm_fwd"), 0, "the GPU layout did not build mm_fwd");
+  cr_assert_eq(built(log, "mm_blk"), 0, "the GPU layout built the CPU layout's matmul");
   unlink(log);
 }
