@@ -46,6 +46,8 @@ int ocl_kernel_partner(int kid, ocl_var_t v) {
     case OCL_K_ew_binary_bwd: return OCL_K_ew_binary;
     case OCL_K_smx_fwd: return OCL_K_smx_bwd;
     case OCL_K_smx_bwd: return OCL_K_smx_fwd;
+    case OCL_K_smx_row_fwd: return OCL_K_smx_row_bwd;
+    case OCL_K_smx_row_bwd: return OCL_K_smx_row_fwd;
     /* a sum (or mean) and its backward, which reduce.c asks for in the same variant */
     case OCL_K_red_pass: return ocl_var_op(v) == PARITY_OP_SUM && ocl_var_dt(v) == ocl_var_dt2(v) ? OCL_K_red_bwd_sum : -1;
     case OCL_K_red_bwd_sum: return ocl_var_op(v) == PARITY_OP_SUM && ocl_var_dt(v) == ocl_var_dt2(v) ? OCL_K_red_pass : -1;

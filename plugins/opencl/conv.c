@@ -1,5 +1,8 @@
 /* conv.c — conv2d (NCHW; stride, padding, dilation, groups) forward and backward, and max/avg
- * pooling forward and backward (kernels/conv.cl). */
+ * pooling forward and backward (kernels/conv.cl). GPU layout: conv2d forward, backward data and
+ * backward weight run as implicit GEMMs in CT x CT local-memory tiles (conv_tile_*), where the
+ * device allows work-groups of CT * CT; else, and for pooling and the bias gradient, a work-item
+ * per output. */
 #include <string.h>
 
 #include "cl_internal.h"
@@ -18,6 +21,31 @@ typedef struct ocl_cv_t {
 _Static_assert(sizeof(ocl_cv_t) == 392, "ocl_cv_t must match cv_t in conv.cl");
 
 static int is_pool(const parity_op_desc_t *d) { return d->op != PARITY_OP_CONV2D; }
+
+#define CT 16 /* conv.cl: tile edge of the conv_tile_* kernels (work-groups of CT x CT) */
+
+static uint64_t ceil_div(int64_t a, int64_t b) { return (uint64_t)((a + b - 1) / b); }
+
+/* Launch tiled kernel kid over `tiles` tiles (work-groups loop over the rest), setting *ran; leaves
+ * *ran 0 (nothing launched, the caller runs the per-output kernel) when the device or the kernel
+ * does not allow work-groups of CT x CT. */
+static int32_t tile_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint64_t tiles, uint32_t nargs,
+                        const ocl_arg_t *args, int *ran) {
+  *ran = 0;
+  if (dev->max_local < CT * CT) return PARITY_STATUS_OK;
+  cl_kernel kern;
+  int32_t st = ocl_kernel(dev, v, kid, &kern);
+  if (st != PARITY_STATUS_OK) return st;
+  size_t wg = 0;
+  if (clGetKernelWorkGroupInfo(kern, dev->slot->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) != CL_SUCCESS ||
+      wg < CT * CT)
+    return PARITY_STATUS_OK;
+  *ran = 1;
+  if (tiles == 0) return PARITY_STATUS_OK;
+  uint64_t groups = tiles < dev->max_groups ? tiles : dev->max_groups;
+  size_t global[2] = {(size_t)groups * CT, CT}, local[2] = {CT, CT};
+  return ocl_run(dev, v, kid, 2, global, local, nargs, args);
+}
 
 /* The kernels' copy of the geometry (parity_support/geom_conv.h); operand strides are added by
  * the caller. */
@@ -57,6 +85,13 @@ int32_t ocl_conv2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *
     int64_t items = c.N * c.OH * c.groups * ((og + 3) / 4) * ((c.OW + lanes - 1) / lanes);
     return ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_fwd_blk, items, 5, args);
   }
+  if (!dev->contiguous) { /* GPU layout: tiles of CT output channels x CT (n, oh, ow) positions */
+    int64_t og = c.O / c.groups;
+    uint64_t tiles = (uint64_t)c.groups * ceil_div(og, CT) * ceil_div(c.N * c.OH * c.OW, CT);
+    int ran;
+    int32_t st = tile_run(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_tile_fwd, tiles, 5, args, &ran);
+    if (st != PARITY_STATUS_OK || ran) return st;
+  }
   return ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_fwd, n, 5, args);
 }
 
@@ -87,12 +122,24 @@ int32_t ocl_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   int32_t st = PARITY_STATUS_OK;
   if (dx && nx > 0) {
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mw), OCL_ARG(mdy), OCL_ARG(mdx)};
-    st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_data, nx, 4, args);
+    int ran = 0;
+    if (!dev->contiguous) /* tiles of CT input channels x CT (n, h, w) positions */
+      st = tile_run(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_tile_bwd_data,
+                    (uint64_t)c.groups * ceil_div(c.C / c.groups, CT) * ceil_div(c.N * c.H * c.W, CT),
+                    4, args, &ran);
+    if (st == PARITY_STATUS_OK && !ran)
+      st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_data, nx, 4, args);
   }
   int64_t nw = dw ? psup_numel(dw) : 0;
   if (st == PARITY_STATUS_OK && nw > 0) {
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mx), OCL_ARG(mdy), OCL_ARG(mdw)};
-    st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_weight, nw, 4, args);
+    int ran = 0;
+    if (!dev->contiguous) /* tiles of CT output channels x CT (c, kh, kw) taps */
+      st = tile_run(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_tile_bwd_weight,
+                    (uint64_t)c.groups * ceil_div(c.O / c.groups, CT) * ceil_div(c.C / c.groups * c.KH * c.KW, CT),
+                    4, args, &ran);
+    if (st == PARITY_STATUS_OK && !ran)
+      st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_weight, nw, 4, args);
   }
   if (st == PARITY_STATUS_OK && db && c.O > 0) {
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mdy), OCL_ARG(mdb)};

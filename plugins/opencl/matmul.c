@@ -7,6 +7,7 @@
 #include "parity_support/geom_matmul.h"
 
 #define MM_TILE 16
+#define MM_OUT (2 * MM_TILE) /* matmul.cl: each work-item a 2 x 2 block of outputs */
 
 /* mirrors mm_t in matmul.cl */
 typedef struct ocl_mm_t {
@@ -57,8 +58,8 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d,
           CL_SUCCESS && wg < MM_TILE * MM_TILE)
     return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: matmul kernel allows work-groups of %zu on %s, needs %d",
                     wg, dev->slot->info.name, MM_TILE * MM_TILE);
-  uint64_t tiles = (uint64_t)p.batch * (uint64_t)((p.M + MM_TILE - 1) / MM_TILE) *
-                   (uint64_t)((p.N + MM_TILE - 1) / MM_TILE);
+  uint64_t tiles = (uint64_t)p.batch * (uint64_t)((p.M + MM_OUT - 1) / MM_OUT) *
+                   (uint64_t)((p.N + MM_OUT - 1) / MM_OUT); /* MM_OUT x MM_OUT outputs per group */
   uint64_t groups = tiles < (1u << 16) ? tiles : (1u << 16); /* groups loop over the rest */
   size_t global[2] = {(size_t)groups * MM_TILE, MM_TILE}, local[2] = {MM_TILE, MM_TILE};
   ocl_arg_t args[] = {OCL_ARG(p), OCL_ARG(ma), OCL_ARG(mb), OCL_ARG(mc)};

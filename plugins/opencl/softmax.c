@@ -16,6 +16,8 @@ typedef struct ocl_smx_t {
 } ocl_smx_t;
 _Static_assert(sizeof(ocl_smx_t) == 336, "ocl_smx_t must match smx_t in softmax.cl");
 
+#define SMX_WG 64 /* softmax.cl: work-items per row on the GPU layout */
+
 /* Run kernel kid over the rows of the nops operands t (parity_support/geom_softmax.h). */
 static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int kid, uint32_t nops,
                    const parity_tensor_desc_t *const *t) {
@@ -34,7 +36,19 @@ static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int k
   int cls = ocl_class_of(s.dt);
   cl_mem m0 = ocl_mem_of(t[0]), m1 = ocl_mem_of(t[1]), m2 = nops > 2 ? ocl_mem_of(t[2]) : NULL;
   ocl_arg_t args[] = {OCL_ARG(s), OCL_ARG(m0), OCL_ARG(m1), OCL_ARG(m2)};
-  return ocl_run_items(dev, OCL_VAR(cls, s.op, s.dt, 0), kid, s.M, nops + 1, args);
+  ocl_var_t var = OCL_VAR(cls, s.op, s.dt, 0);
+  if (!dev->contiguous) { /* GPU layout: a work-group per row, when the device allows SMX_WG */
+    int row_kid = kid == OCL_K_smx_fwd ? OCL_K_smx_row_fwd : OCL_K_smx_row_bwd;
+    ocl_prog_t *prog;
+    int32_t st = ocl_program(dev, var, row_kid, &prog);
+    if (st != PARITY_STATUS_OK) return st;
+    if (prog->local == SMX_WG) {
+      uint64_t groups = (uint64_t)s.M < dev->max_groups ? (uint64_t)s.M : dev->max_groups;
+      size_t global = (size_t)groups * SMX_WG, local = SMX_WG;
+      return ocl_run(dev, var, row_kid, 1, &global, &local, nops + 1, args);
+    }
+  }
+  return ocl_run_items(dev, var, kid, s.M, nops + 1, args);
 }
 
 int32_t ocl_softmax_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {

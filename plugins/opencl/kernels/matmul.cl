@@ -1,8 +1,10 @@
 /* matmul.cl — batched c[.., m, n] = a[.., m, k] b[.., k, n] over strided operands. Backward runs
  * the same kernel on transposed views (da = dc b^T, db = a^T dc), chosen on the host.
- * Tiles of MM_TILE x MM_TILE in local memory; each work-item owns one output and sums each
- * tile's products in order, then merges tile sums pairwise: deterministic, error ~ MM_TILE +
- * log2(k / MM_TILE). Work-groups loop over tiles, so any size fits the launch. */
+ * GPU layout (mm_fwd): work-groups of MM_TILE x MM_TILE own MM_OUT x MM_OUT outputs (MM_OUT =
+ * 2 MM_TILE: each work-item a 2 x 2 register block, rows ly and ly + MM_TILE, columns lx and
+ * lx + MM_TILE), staging MM_OUT x MM_TILE slices of a and b in local memory; each output sums a
+ * slice's MM_TILE products in order, then merges slice sums pairwise: deterministic, error ~
+ * MM_TILE + log2(k / MM_TILE). Work-groups loop over tiles, so any size fits the launch. */
 #pragma OPENCL FP_CONTRACT OFF /* add/sub/mul round exactly as written */
 #if IS_FLOAT
 #define MM_TILE 16
@@ -17,13 +19,14 @@ typedef struct {
 } mm_t;
 
 #if K_mm_fwd
+#define MM_OUT (2 * MM_TILE)
 kernel __attribute__((reqd_work_group_size(MM_TILE, MM_TILE, 1)))
 void mm_fwd(mm_t p, const global uchar *a, const global uchar *b, global uchar *c) {
   SPEC_SET_DT(p.dt);
-  local T ta[MM_TILE][MM_TILE + 1];
-  local T tb[MM_TILE][MM_TILE + 1];
+  local T ta[MM_OUT][MM_TILE + 1]; /* a[m0 + row][k0 + col] */
+  local T tb[MM_TILE][MM_OUT + 1]; /* b[k0 + row][n0 + col] */
   int lx = get_local_id(0), ly = get_local_id(1);
-  long tiles_n = (p.N + MM_TILE - 1) / MM_TILE, tiles_m = (p.M + MM_TILE - 1) / MM_TILE;
+  long tiles_n = (p.N + MM_OUT - 1) / MM_OUT, tiles_m = (p.M + MM_OUT - 1) / MM_OUT;
   long per_batch = tiles_m * tiles_n, tiles = per_batch * p.batch;
   for (long t = get_group_id(0); t < tiles; t += get_num_groups(0)) {
     long bt = t / per_batch, r = t - bt * per_batch;
@@ -34,20 +37,38 @@ void mm_fwd(mm_t p, const global uchar *a, const global uchar *b, global uchar *
       bt /= s;
       for (int k = 0; k < 3; k++) off[k] += idx * p.bstride[k][d];
     }
-    long row = tm * MM_TILE + ly, col = tn * MM_TILE + lx;
-    pw_t acc;
-    pw_init(&acc);
+    long row0 = tm * MM_OUT + ly, row1 = row0 + MM_TILE, col0 = tn * MM_OUT + lx, col1 = col0 + MM_TILE;
+    pw_t acc00, acc01, acc10, acc11;
+    pw_init(&acc00);
+    pw_init(&acc01);
+    pw_init(&acc10);
+    pw_init(&acc11);
     for (long k0 = 0; k0 < p.K; k0 += MM_TILE) {
-      ta[ly][lx] = (row < p.M && k0 + lx < p.K) ? LD(a, off[0] + row * p.am + (k0 + lx) * p.ak, p.dt) : (T)0;
-      tb[ly][lx] = (k0 + ly < p.K && col < p.N) ? LD(b, off[1] + (k0 + ly) * p.bk + col * p.bn, p.dt) : (T)0;
+      long ka = k0 + lx, kb = k0 + ly;
+      ta[ly][lx] = (row0 < p.M && ka < p.K) ? LD(a, off[0] + row0 * p.am + ka * p.ak, p.dt) : (T)0;
+      ta[ly + MM_TILE][lx] = (row1 < p.M && ka < p.K) ? LD(a, off[0] + row1 * p.am + ka * p.ak, p.dt) : (T)0;
+      tb[ly][lx] = (kb < p.K && col0 < p.N) ? LD(b, off[1] + kb * p.bk + col0 * p.bn, p.dt) : (T)0;
+      tb[ly][lx + MM_TILE] = (kb < p.K && col1 < p.N) ? LD(b, off[1] + kb * p.bk + col1 * p.bn, p.dt) : (T)0;
       barrier(CLK_LOCAL_MEM_FENCE);
       int kend = (int)min((long)MM_TILE, p.K - k0);
-      T s = -LIT(0.0);
-      for (int kk = 0; kk < kend; kk++) s = MULADD(ta[ly][kk], tb[kk][lx], s);
+      T s00 = -LIT(0.0), s01 = s00, s10 = s00, s11 = s00;
+      for (int kk = 0; kk < kend; kk++) {
+        T a0 = ta[ly][kk], a1 = ta[ly + MM_TILE][kk], b0 = tb[kk][lx], b1 = tb[kk][lx + MM_TILE];
+        s00 = MULADD(a0, b0, s00);
+        s01 = MULADD(a0, b1, s01);
+        s10 = MULADD(a1, b0, s10);
+        s11 = MULADD(a1, b1, s11);
+      }
       barrier(CLK_LOCAL_MEM_FENCE);
-      pw_push(&acc, s);
+      pw_push(&acc00, s00);
+      pw_push(&acc01, s01);
+      pw_push(&acc10, s10);
+      pw_push(&acc11, s11);
     }
-    if (row < p.M && col < p.N) ST(c, off[2] + row * p.cm + col * p.cn, p.dt, pw_result(&acc));
+    if (row0 < p.M && col0 < p.N) ST(c, off[2] + row0 * p.cm + col0 * p.cn, p.dt, pw_result(&acc00));
+    if (row0 < p.M && col1 < p.N) ST(c, off[2] + row0 * p.cm + col1 * p.cn, p.dt, pw_result(&acc01));
+    if (row1 < p.M && col0 < p.N) ST(c, off[2] + row1 * p.cm + col0 * p.cn, p.dt, pw_result(&acc10));
+    if (row1 < p.M && col1 < p.N) ST(c, off[2] + row1 * p.cm + col1 * p.cn, p.dt, pw_result(&acc11));
   }
 }
 #endif

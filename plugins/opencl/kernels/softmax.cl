@@ -1,5 +1,6 @@
-/* softmax.cl — softmax and log_softmax over one axis, forward and backward. One work-item per
- * row; the row sum is pairwise (deterministic, error ~ log n).
+/* softmax.cl — softmax and log_softmax over one axis, forward and backward. CPU layout: one
+ * work-item per row (smx_fwd, smx_bwd); GPU layout: one work-group per row (smx_row_fwd,
+ * smx_row_bwd). Row sums are pairwise (deterministic, error ~ log n).
  *   forward:  subtract the row max; a row of all -inf (or with a NaN) gives NaN; with m entries
  *             of +inf, softmax is 1/m there and 0 elsewhere (log_softmax -log m and -inf).
  *   backward: uses only the stored y: softmax dx = y (dy - sum(y dy)),
@@ -152,6 +153,156 @@ kernel void smx_bwd(smx_t s, long n, long per, const global uchar *y, const glob
     }
     T sum = pw_result(&acc);
     for (long r = 0; r < s.R; r++) {
+      T yv = LD(y, off[0] + r * ys, s.dt), g = LD(dy, off[1] + r * gs, s.dt);
+      ST(dx, off[2] + r * ds, s.dt, is_log ? g - exp(yv) * sum : yv * (g - sum));
+    }
+  }
+}
+#endif
+
+/* GPU layout: one work-group of SMX_WG work-items per row (groups loop over the rows). Work-item
+ * l takes the row's elements l, l + SMX_WG, ... (neighbours read neighbours: coalesced for unit
+ * stride), keeps its own max, +inf count and pairwise sum, and the group combines the SMX_WG
+ * partials by a tree in local memory: slot i takes slot i + h for h = SMX_WG/2, ..., 1. The order
+ * depends only on the row length (SMX_WG is fixed), so results are reproducible; the special rows
+ * follow smx_fwd (a NaN or all -inf: NaN; m entries of +inf: 1/m there, 0 elsewhere). */
+#define SMX_WG 64
+
+#if K_smx_row_fwd || K_smx_row_bwd
+/* sum of the group's SMX_WG values v[] (all work-items call it; v is free again on return) */
+static inline T smx_tree_sum(local T *v, int lid) {
+  for (int h = SMX_WG / 2; h > 0; h >>= 1) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < h) v[lid] = v[lid] + v[lid + h];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  T r = v[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return r;
+}
+#endif
+
+#if K_smx_row_fwd
+/* Unit-stride rows in the compute type take 4-vectors: work-item l reads elements 4l .. 4l + 3 of
+ * each chunk of 4 SMX_WG (the group reads the chunk whole: coalesced, and vector code for
+ * drivers that run work-items as CPU loops); the rest of the row goes one element a step. */
+#define SMX_CHUNK (4 * SMX_WG)
+kernel __attribute__((reqd_work_group_size(SMX_WG, 1, 1)))
+void smx_row_fwd(smx_t s, const global uchar *x, global uchar *y) {
+  SPEC_SET_OP(s.op); SPEC_SET_DT(s.dt);
+  int is_log = s.op == OP_LOG_SOFTMAX, lid = (int)get_local_id(0);
+  local T lv[SMX_WG];
+  local long lc[SMX_WG];
+  long xs = s.rstride[0], ys = s.rstride[1];
+  int fast = xs == 1 && s.dt == FAST_DT, fast_y = fast && ys == 1;
+  long full = fast ? s.R / SMX_CHUNK * SMX_CHUNK : 0; /* elements taken as 4-vectors */
+  for (long m = get_group_id(0); m < s.M; m += get_num_groups(0)) {
+    long off[3];
+    smx_rows(&s, m, off);
+    const global T *px = (const global T *)x + off[0];
+    global T *py = (global T *)y + off[1];
+    /* max (exact in any order: no branch), the NaN flag and the +inf count */
+    SX4 m4 = (SX4)(-INFINITY);
+    SXM4 bad4 = (SXM4)(0), inf4 = (SXM4)(0);
+    for (long c = 4 * lid; c < full; c += SMX_CHUNK) {
+      SX4 v = vload4(0, px + c);
+      bad4 |= isnan(v);
+      inf4 -= v == (SX4)(INFINITY);
+      m4 = fmax(m4, v);
+    }
+    T mx = fmax(fmax(m4.x, m4.y), fmax(m4.z, m4.w));
+    int nan = any(bad4) != 0;
+    long n_inf = (long)inf4.x + (long)inf4.y + (long)inf4.z + (long)inf4.w;
+    for (long r = full + lid; r < s.R; r += SMX_WG) {
+      T v = LD(x, off[0] + r * xs, s.dt);
+      nan |= isnan(v) != 0;
+      n_inf += v == INFINITY;
+      mx = fmax(mx, v);
+    }
+    lv[lid] = nan ? (T)NAN : mx;
+    lc[lid] = n_inf;
+    for (int h = SMX_WG / 2; h > 0; h >>= 1) {
+      barrier(CLK_LOCAL_MEM_FENCE);
+      if (lid < h) {
+        T a = lv[lid], b = lv[lid + h];
+        lv[lid] = isnan(a) || isnan(b) ? (T)NAN : (b > a ? b : a);
+        lc[lid] += lc[lid + h];
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    mx = lv[0];
+    n_inf = lc[0];
+    barrier(CLK_LOCAL_MEM_FENCE); /* lv is reused below; mx is the same in every work-item */
+    if (isnan(mx) || mx == -INFINITY) {
+      for (long r = lid; r < s.R; r += SMX_WG) ST(y, off[1] + r * ys, s.dt, (T)NAN);
+    } else if (mx == INFINITY) {
+      T share = is_log ? -log((T)n_inf) : (T)1 / (T)n_inf;
+      T other = is_log ? -INFINITY : (T)0;
+      for (long r = lid; r < s.R; r += SMX_WG)
+        ST(y, off[1] + r * ys, s.dt, LD(x, off[0] + r * xs, s.dt) == INFINITY ? share : other);
+    } else {
+      /* this work-item's terms in blocks (PW_BLOCK vectors, folded pairwise; then PW_BLOCK
+       * scalars), merged by the pairwise cascade: the order depends only on R */
+      pw_t acc;
+      pw_init(&acc);
+      for (long c = 4 * lid; c < full;) {
+        SX4 blk = (SX4)(-LIT(0.0));
+        for (int j = 0; j < PW_BLOCK && c < full; j++, c += SMX_CHUNK) blk += exp(vload4(0, px + c) - mx);
+        pw_push(&acc, (blk.x + blk.z) + (blk.y + blk.w));
+      }
+      for (long r = full + lid; r < s.R;) {
+        T blk = -LIT(0.0);
+        for (int j = 0; j < PW_BLOCK && r < s.R; j++, r += SMX_WG) blk += exp(LD(x, off[0] + r * xs, s.dt) - mx);
+        pw_push(&acc, blk);
+      }
+      lv[lid] = pw_result(&acc);
+      T sum = smx_tree_sum(lv, lid);
+      T lsum = log(sum);
+      for (long c = 4 * lid; c < full; c += SMX_CHUNK) {
+        SX4 z = vload4(0, px + c) - mx;
+        SX4 o = is_log ? z - lsum : exp(z) / sum;
+        if (fast_y) {
+          vstore4(o, 0, py + c);
+        } else {
+          ST(y, off[1] + c * ys, s.dt, o.x);
+          ST(y, off[1] + (c + 1) * ys, s.dt, o.y);
+          ST(y, off[1] + (c + 2) * ys, s.dt, o.z);
+          ST(y, off[1] + (c + 3) * ys, s.dt, o.w);
+        }
+      }
+      for (long r = full + lid; r < s.R; r += SMX_WG) {
+        T z = LD(x, off[0] + r * xs, s.dt) - mx;
+        ST(y, off[1] + r * ys, s.dt, is_log ? z - lsum : exp(z) / sum);
+      }
+    }
+  }
+}
+#endif
+
+/* operands y, dy, dx */
+#if K_smx_row_bwd
+kernel __attribute__((reqd_work_group_size(SMX_WG, 1, 1)))
+void smx_row_bwd(smx_t s, const global uchar *y, const global uchar *dy, global uchar *dx) {
+  SPEC_SET_OP(s.op); SPEC_SET_DT(s.dt);
+  int is_log = s.op == OP_LOG_SOFTMAX, lid = (int)get_local_id(0);
+  local T lv[SMX_WG];
+  long ys = s.rstride[0], gs = s.rstride[1], ds = s.rstride[2];
+  for (long m = get_group_id(0); m < s.M; m += get_num_groups(0)) {
+    long off[3];
+    smx_rows(&s, m, off);
+    pw_t acc;
+    pw_init(&acc);
+    for (long r = lid; r < s.R;) { /* blocks of PW_BLOCK terms, merged pairwise */
+      T blk = -LIT(0.0);
+      for (int j = 0; j < PW_BLOCK && r < s.R; j++, r += SMX_WG) {
+        T g = LD(dy, off[1] + r * gs, s.dt);
+        blk += is_log ? g : LD(y, off[0] + r * ys, s.dt) * g;
+      }
+      pw_push(&acc, blk);
+    }
+    lv[lid] = pw_result(&acc);
+    T sum = smx_tree_sum(lv, lid);
+    for (long r = lid; r < s.R; r += SMX_WG) {
       T yv = LD(y, off[0] + r * ys, s.dt), g = LD(dy, off[1] + r * gs, s.dt);
       ST(dx, off[2] + r * ds, s.dt, is_log ? g - exp(yv) * sum : yv * (g - sum));
     }
