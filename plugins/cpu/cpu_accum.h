@@ -100,66 +100,71 @@ typedef double cpu_v8d __attribute__((vector_size(64)));
 typedef double cpu_v4d __attribute__((vector_size(32)));
 typedef double cpu_v2d __attribute__((vector_size(16)));
 
-/* The fold of 64 f32 lanes held as four 16-lane vectors (lanes 0-15, 16-31, ...). */
-static inline float cpu_fold_v16f(cpu_v16f x0, cpu_v16f x1, cpu_v16f x2, cpu_v16f x3) {
-  cpu_v8f l8, h8;
-  cpu_v4f l4, h4;
-  x0 += x2, x1 += x3; /* w = 32 */
-  x0 += x1;           /* w = 16 */
-  memcpy(&l8, &x0, sizeof l8), memcpy(&h8, (const float *)&x0 + 8, sizeof h8);
-  l8 += h8; /* w = 8 */
-  memcpy(&l4, &l8, sizeof l4), memcpy(&h4, (const float *)&l8 + 4, sizeof h4);
-  l4 += h4;                                           /* w = 4 */
+/* The folds of 64 lanes held in whole vectors (v[0] lanes 0..W-1, v[1] the next W, ...). The
+ * halves are taken with shuffles, not through memory: a narrow load of a wide store's upper half
+ * is not forwarded and stalled every leaf. */
+static inline float cpu_fold_v16f(const cpu_v16f *v) {
+  cpu_v16f x0 = v[0] + v[2], x1 = v[1] + v[3]; /* w = 32 */
+  x0 += x1;                                    /* w = 16 */
+  cpu_v8f l8 = __builtin_shufflevector(x0, x0, 0, 1, 2, 3, 4, 5, 6, 7);
+  l8 += __builtin_shufflevector(x0, x0, 8, 9, 10, 11, 12, 13, 14, 15); /* w = 8 */
+  cpu_v4f l4 = __builtin_shufflevector(l8, l8, 0, 1, 2, 3);
+  l4 += __builtin_shufflevector(l8, l8, 4, 5, 6, 7);  /* w = 4 */
   const float r0 = l4[0] + l4[2], r1 = l4[1] + l4[3]; /* w = 2 */
   return r0 + r1;                                     /* w = 1 */
+}
+
+static inline double cpu_fold_v8d(const cpu_v8d *v) {
+  cpu_v8d x0 = v[0] + v[4], x1 = v[1] + v[5], x2 = v[2] + v[6], x3 = v[3] + v[7]; /* w = 32 */
+  x0 += x2, x1 += x3;                                                               /* w = 16 */
+  x0 += x1;                                                                         /* w = 8 */
+  cpu_v4d l4 = __builtin_shufflevector(x0, x0, 0, 1, 2, 3);
+  l4 += __builtin_shufflevector(x0, x0, 4, 5, 6, 7); /* w = 4 */
+  cpu_v2d l2 = __builtin_shufflevector(l4, l4, 0, 1);
+  l2 += __builtin_shufflevector(l4, l4, 2, 3); /* w = 2 */
+  return l2[0] + l2[1];                        /* w = 1 */
 }
 
 static inline void cpu_lanes_fold_f32(float *a) {
   _Static_assert(CPU_LANES == 64, "the fold is written for 64 lanes");
   cpu_v16f x[4];
   memcpy(x, a, sizeof x);
-  a[0] = cpu_fold_v16f(x[0], x[1], x[2], x[3]);
+  a[0] = cpu_fold_v16f(x);
 }
 
 static inline void cpu_lanes_fold_f64(double *a) {
   _Static_assert(CPU_LANES == 64, "the fold is written for 64 lanes");
   cpu_v8d x[8];
-  cpu_v4d l4, h4;
-  cpu_v2d l2, h2;
   memcpy(x, a, sizeof x);
-  for (int j = 0; j < 4; j++) x[j] += x[j + 4]; /* w = 32 */
-  x[0] += x[2], x[1] += x[3];                   /* w = 16 */
-  x[0] += x[1];                                 /* w = 8 */
-  memcpy(&l4, &x[0], sizeof l4), memcpy(&h4, (const double *)&x[0] + 4, sizeof h4);
-  l4 += h4; /* w = 4 */
-  memcpy(&l2, &l4, sizeof l2), memcpy(&h2, (const double *)&l4 + 2, sizeof h2);
-  l2 += h2;             /* w = 2 */
-  a[0] = l2[0] + l2[1]; /* w = 1 */
+  a[0] = cpu_fold_v8d(x);
 }
 
 /* One leaf of n <= CPU_LEAF unit-stride terms, exactly as the lane loop sums it (lane j takes
  * terms j, j + 64, ... from -0, then the fold), with the lanes held in whole vectors: GCC's
  * vectorisation of the lane-array loop ran a cache-resident sum at 0.7 of a plain read. */
-#define CPU_LEAF_DEFINE(SFX, T, VT)                                                       \
+#define CPU_LEAF_DEFINE(SFX, T, VT, FOLD)                                                     \
   static inline T cpu_leaf_##SFX(const T *x, int64_t n) {                                 \
     enum { W = (int)(sizeof(VT) / sizeof(T)), NV = CPU_LANES / W };                       \
     VT v[NV];                                                                             \
     for (int k = 0; k < NV; k++) v[k] = -(VT){0}; /* -0 in every lane */                  \
     int64_t i = 0;                                                                        \
-    for (; i + CPU_LANES <= n; i += CPU_LANES)                                            \
+    const int64_t full = n / CPU_LANES * CPU_LANES; /* n >= 0 */                          \
+    for (; i < full; i += CPU_LANES)                                                      \
       for (int k = 0; k < NV; k++) {                                                      \
         VT y;                                                                             \
         memcpy(&y, x + i + W * k, sizeof y);                                              \
         v[k] += y;                                                                        \
       }                                                                                   \
-    T a[CPU_LANES];                                                                       \
-    memcpy(a, v, sizeof a);                                                               \
-    for (int j = 0; i < n; i++, j++) a[j] += x[i]; /* a short tail: lane j, term i + j */ \
-    cpu_lanes_fold_##SFX(a);                                                              \
-    return a[0];                                                                          \
+    if (i < n) { /* a short tail: lane j takes term i + j */                             \
+      T a[CPU_LANES];                                                                     \
+      memcpy(a, v, sizeof a);                                                             \
+      for (int j = 0; i < n; i++, j++) a[j] += x[i];                                      \
+      memcpy(v, a, sizeof a);                                                             \
+    }                                                                                     \
+    return FOLD(v);                                                                       \
   }
-CPU_LEAF_DEFINE(f32, float, cpu_v16f)
-CPU_LEAF_DEFINE(f64, double, cpu_v8d)
+CPU_LEAF_DEFINE(f32, float, cpu_v16f, cpu_fold_v16f)
+CPU_LEAF_DEFINE(f64, double, cpu_v8d, cpu_fold_v8d)
 #undef CPU_LEAF_DEFINE
 
 #define CPU_LANES_FOLD(a) _Generic((a)[0], float: cpu_lanes_fold_f32, double: cpu_lanes_fold_f64)(a)
