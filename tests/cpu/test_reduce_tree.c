@@ -1,0 +1,106 @@
+/* The CPU plugin's documented summation tree (plugins/cpu/cpu_accum.h, docs/cpu-kernels.md),
+ * bitwise: each test writes the tree out itself and compares the plugin's sum with it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rs_helpers.h"
+
+/* The documented summation tree (cpu_accum.h) on short rows, bitwise: 64 lanes from -0, lane j
+ * taking term j, folded pairwise (lane j += lane j + w for w = 32 ... 1). Values chosen so that
+ * every other order rounds differently; rows of 1 to 64 terms (the short-row path of the sum). */
+Test(reduce, short_f32_sums_follow_the_documented_lane_tree_bitwise) {
+  parity_device_t *dev = pt_device("cpu");
+  for (int64_t k = 1; k <= 64; k++) {
+    float x[64], lanes[64];
+    for (int64_t j = 0; j < k; j++) x[j] = (j % 3 == 0 ? 1e8f : 1.0f) * (j % 2 ? -1.0f : 1.0f) + (float)j * 0.37f;
+    for (int j = 0; j < 64; j++) lanes[j] = -0.0f;
+    for (int64_t j = 0; j < k; j++) lanes[j] += x[j];
+    for (int w = 32; w > 0; w >>= 1)
+      for (int j = 0; j < w; j++) lanes[j] += lanes[j + w];
+    parity_tensor_t *t, *s;
+    cr_assert_eq(parity_tensor_from_host(dev, PARITY_DTYPE_F32, 2, (int64_t[]){1, k}, x, &t), PARITY_STATUS_OK);
+    cr_assert_eq(parity_reduce(PARITY_OP_SUM, t, 0x2, 0, &s), PARITY_STATUS_OK);
+    float got;
+    cr_assert_eq(parity_tensor_to_host(s, &got, sizeof got), PARITY_STATUS_OK);
+    cr_assert(memcmp(&got, &lanes[0], sizeof got) == 0, "k=%lld: %a, the tree gives %a", (long long)k, got, lanes[0]);
+    parity_tensor_release(t);
+    parity_tensor_release(s);
+  }
+}
+
+/* The whole documented tree (cpu_accum.h), bitwise, on rows that cross leaves and groups with
+ * short tails: leaves of 2048 terms summed in 64 lanes from -0 and folded pairwise, a cascade
+ * (binary counter) over each group of 32 leaves, and a cascade over the groups. f32 and f64, and
+ * a row read with stride 2, which takes the lane-array path instead of the whole-vector leaf. */
+#define TREE_REF(T, NAME)                                                                  \
+  static T NAME##_casc(T *lv, uint64_t *cnt, T v, int total) {                              \
+    if (total) {                                                                            \
+      T t = (T)-0.0;                                                                        \
+      unsigned i = 0;                                                                       \
+      for (uint64_t n = *cnt; n; n >>= 1, i++)                                              \
+        if (n & 1u) t = lv[i] + t;                                                          \
+      return t;                                                                             \
+    }                                                                                       \
+    uint64_t n = (*cnt)++;                                                                  \
+    unsigned i = 0;                                                                         \
+    for (; n & 1u; n >>= 1, i++) v = lv[i] + v;                                             \
+    lv[i] = v;                                                                              \
+    return v;                                                                               \
+  }                                                                                         \
+  static T NAME(const T *x, int64_t k) {                                                    \
+    T glv[64], llv[64];                                                                     \
+    uint64_t gn = 0, ln = 0;                                                                \
+    for (int64_t l0 = 0, leaf = 0; l0 < k; l0 += 2048, leaf++) {                            \
+      T a[64];                                                                              \
+      for (int j = 0; j < 64; j++) a[j] = (T)-0.0;                                          \
+      for (int64_t i = l0; i < k && i < l0 + 2048; i++) a[(i - l0) % 64] += x[i];           \
+      for (int w = 32; w > 0; w >>= 1)                                                      \
+        for (int j = 0; j < w; j++) a[j] += a[j + w];                                       \
+      NAME##_casc(llv, &ln, a[0], 0);                                                       \
+      if (leaf % 32 == 31 || l0 + 2048 >= k) {                                              \
+        NAME##_casc(glv, &gn, NAME##_casc(llv, &ln, 0, 1), 0);                              \
+        ln = 0;                                                                             \
+      }                                                                                     \
+    }                                                                                       \
+    return NAME##_casc(glv, &gn, 0, 1);                                                     \
+  }
+TREE_REF(float, tree_f32)
+TREE_REF(double, tree_f64)
+
+Test(reduce, long_sums_follow_the_documented_tree_bitwise) {
+  parity_device_t *dev = pt_device("cpu");
+  const int64_t ks[] = {65, 2047, 2048, 2049, 2048 + 70, 32 * 2048, 32 * 2048 + 1, 70 * 2048 + 100};
+  for (size_t c = 0; c < sizeof ks / sizeof *ks; c++)
+    for (int f64 = 0; f64 < 2; f64++)
+      for (int stride = 1; stride <= 2; stride++) {
+        const int64_t k = ks[c], n = k * stride;
+        double *x = malloc((size_t)n * sizeof *x);
+        float *xf = malloc((size_t)n * sizeof *xf);
+        double *xs = malloc((size_t)k * sizeof *xs);
+        float *xsf = malloc((size_t)k * sizeof *xsf);
+        for (int64_t j = 0; j < n; j++) {
+          x[j] = (j % 3 == 0 ? 1e8 : 1.0) * (j % 2 ? -1.0 : 1.0) + (double)j * 0.37 + 1e-9 * (double)(j % 7);
+          xf[j] = (float)x[j];
+        }
+        for (int64_t j = 0; j < k; j++) xs[j] = x[j * stride], xsf[j] = xf[j * stride];
+        parity_tensor_t *t, *v, *s;
+        cr_assert_eq(parity_tensor_from_host(dev, f64 ? PARITY_DTYPE_F64 : PARITY_DTYPE_F32, 2, (int64_t[]){k, stride},
+                                             f64 ? (void *)x : (void *)xf, &t),
+                     PARITY_STATUS_OK);
+        cr_assert_eq(parity_slice(t, 1, 0, 1, 1, &v), PARITY_STATUS_OK); /* column 0: stride `stride` */
+        cr_assert_eq(parity_reduce(PARITY_OP_SUM, v, 0, 0, &s), PARITY_STATUS_OK);
+        if (f64) {
+          double got, want = tree_f64(xs, k);
+          cr_assert_eq(parity_tensor_to_host(s, &got, sizeof got), PARITY_STATUS_OK);
+          cr_assert(memcmp(&got, &want, sizeof got) == 0, "f64 k=%lld stride %d: %a, the tree gives %a", (long long)k,
+                    stride, got, want);
+        } else {
+          float got, want = tree_f32(xsf, k);
+          cr_assert_eq(parity_tensor_to_host(s, &got, sizeof got), PARITY_STATUS_OK);
+          cr_assert(memcmp(&got, &want, sizeof got) == 0, "f32 k=%lld stride %d: %a, the tree gives %a", (long long)k,
+                    stride, got, want);
+        }
+        parity_tensor_release(s), parity_tensor_release(v), parity_tensor_release(t);
+        free(x), free(xf), free(xs), free(xsf);
+      }
+}
