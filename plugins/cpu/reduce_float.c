@@ -14,6 +14,7 @@
 #define RD_UNKEY(k) rd_unkey_f64(k)
 #define RD_AT double
 #define RD_LEAF_DENSE cpu_leaf_f64
+#define RD_EXT_DENSE 1
 #define RD_CASC f64
 #define RD_FLOAT 1
 #define RD_LOAD(p) (*(p))
@@ -29,6 +30,7 @@
 #define RD_UNKEY(k) rd_unkey_f32(k)
 #define RD_AT float
 #define RD_LEAF_DENSE cpu_leaf_f32
+#define RD_EXT_DENSE 1
 #define RD_CASC f32
 #define RD_FLOAT 1
 #define RD_LOAD(p) (*(p))

@@ -13,12 +13,12 @@ static const char usage[] =
     "                    [--op NAME] [--threads N] [--json FILE|-] [--compare BASELINE.json] [--tolerance PCT]\n"
     "                    [--reps N] [--log2n N] [--sizes LO:HI[:STEP]] [--train-steps N] [--quick] [--no-torch]\n"
     "  f32 figures of parity beside references measured in the same run (ratio > 1: parity faster):\n"
-    "  kernels   add, exp, sum, rowsum (GB/s, 2^log2n elements, default 24), softmax and log_softmax\n"
+    "  kernels   add, exp, sum, rowsum, max, argmax (GB/s, 2^log2n elements, default 24), softmax and log_softmax\n"
     "            512x32000 (GB/s), matmul 1024^3, conv2d 8x64x56x56 3x3 forward and forward+backward\n"
     "            (GFLOP/s); references: C read / STREAM-add loops, OpenBLAS sgemm, PyTorch\n"
-    "  scaling   sum (eager, and replayed from a plan: sum-replayed) and add at 2^LO ... 2^HI elements\n"
-    "            (default 10:26) beside a vectorised read loop of 64-byte-aligned arrays, a STREAM add\n"
-    "            and triad of the same size, and torch\n"
+    "  scaling   sum (eager, and replayed from a plan: sum-replayed), max, argmax and add at 2^LO ... 2^HI\n"
+    "            elements (default 10:26) beside a vectorised read loop of 64-byte-aligned arrays, a STREAM\n"
+    "            add and triad of the same size, and torch\n"
     "  prepared  the Dense(2,2) gradient eager and as a replayed plan, a 2-element add per op (us)\n"
     "  train     images/s of training the Fashion-MNIST CNN, batch 64 (--train-steps N, default 50)\n"
     "  Default sections: kernels,scaling,prepared (--train adds train). Default backend: the one\n"
@@ -117,12 +117,13 @@ int bench_parse_args(int argc, char **argv, bench_options *o) {
       if (o->nb == 8) return bad("at most 8 --backend options, not more (at '%s')%s", v, "");
       o->backends[o->nb++] = v, i++;
     } else if (!strcmp(a, "--op")) {
-      static const char *ops[] = {"add", "exp", "sum", "sum-replayed", "rowsum", "softmax", "log_softmax", "matmul", "conv2d",
+      static const char *ops[] = {"add", "exp", "sum", "sum-replayed", "rowsum", "max", "argmax", "softmax", "log_softmax",
+                                  "matmul", "conv2d",
                                   "conv2d-fwd", "conv2d-fwd-bwd", "prepared", "train"};
       int known = 0;
       for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) known |= !strcmp(v, ops[k]);
       if (!known)
-        return bad("unknown op '%s'; known: add exp sum (with sum-replayed) sum-replayed rowsum softmax log_softmax matmul conv2d (both), conv2d-fwd "
+        return bad("unknown op '%s'; known: add exp sum (with sum-replayed) sum-replayed rowsum max argmax softmax log_softmax matmul conv2d (both), conv2d-fwd "
                    "conv2d-fwd-bwd prepared train%s", v, "");
       o->only = v, i++;
     }

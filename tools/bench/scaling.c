@@ -1,6 +1,7 @@
-/* scaling.c — the scaling section: parity's sum and add of f32 arrays of 2^lo ... 2^hi elements
- * (GB/s: 4n bytes for sum, 12n for add) beside a vectorised C read loop (for sum) and STREAM's add
- * and triad (for add) of the same size, measured in the same run, and torch.sum / torch.add.
+/* scaling.c — the scaling section: parity's sum, max, argmax and add of f32 arrays of 2^lo ... 2^hi
+ * elements (GB/s: 4n bytes for the reductions, 12n for add) beside a vectorised C read loop (for the
+ * reductions) and STREAM's add and triad (for add) of the same size, measured in the same run, and
+ * torch's sum, amax, argmax and add.
  * "sum-replayed" is the same sum recorded once as a plan and replayed: the kernel without the
  * eager op's host work (about 0.2 us per op on the CPU plugin, most of a sum below 2^16). */
 #include <stdio.h>
@@ -8,6 +9,8 @@
 #include "sections.h"
 
 static parity_status_t s_sum(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_SUM, in[0], 0, 0, out); }
+static parity_status_t s_max(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_MAX, in[0], 0, 0, out); }
+static parity_status_t s_argmax(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_ARGMAX, in[0], 0, 0, out); }
 static parity_status_t s_add(parity_tensor_t **in, parity_tensor_t **out) { return parity_binary(PARITY_OP_ADD, in[0], in[1], out); }
 
 void section_scaling(bench_run *run, parity_device_t *dev, const char *backend) {
@@ -19,12 +22,16 @@ void section_scaling(bench_run *run, parity_device_t *dev, const char *backend) 
     const int64_t shape[2][4] = {{n}, {n}};
     char text[32];
     snprintf(text, sizeof text, "%lld", (long long)n);
-    for (int kind = 0; kind < 3; kind++) { /* sum, sum replayed, add */
-      const int add = kind == 2, replay = kind == 1;
-      const char *name = add ? "add" : replay ? "sum-replayed" : "sum";
+    static const struct {
+      const char *name;
+      bench_op_fn fn;
+    } kinds[] = {{"sum", s_sum}, {"sum-replayed", s_sum}, {"max", s_max}, {"argmax", s_argmax}, {"add", s_add}};
+    for (size_t kind = 0; kind < sizeof kinds / sizeof *kinds; kind++) {
+      const char *name = kinds[kind].name;
+      const int add = kinds[kind].fn == s_add, replay = kind == 1;
       if (!bench_wanted(run, name)) continue;
       bench_op op;
-      if (!bench_op_init(run, &op, dev, name, add ? s_add : s_sum, add ? 2 : 1, rank, shape, 0)) continue;
+      if (!bench_op_init(run, &op, dev, name, kinds[kind].fn, add ? 2 : 1, rank, shape, 0)) continue;
       if (replay && !bench_op_prepare(run, &op, name)) {
         run->failures++;
         bench_op_release(&op);

@@ -47,6 +47,10 @@ def make_job(torch, op, a_shape, b_shape):
         return lambda: torch.sum(a)
     if op == "rowsum":
         return lambda: torch.sum(a, dim=1)
+    if op == "max":
+        return lambda: torch.amax(a)
+    if op == "argmax":
+        return lambda: torch.argmax(a)
     if op == "softmax":
         return lambda: torch.softmax(a, dim=1)
     if op == "log_softmax":
