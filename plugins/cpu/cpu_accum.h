@@ -60,8 +60,15 @@ static inline int cpu_threads_for(int64_t elements) {
 
 /* [*lo, *hi) = part `part` of `parts` equal contiguous shares of [0, n). */
 static inline void cpu_share(int64_t n, int part, int parts, int64_t *lo, int64_t *hi) {
-  *lo = (int64_t)((__int128)n * part / parts);
-  *hi = (int64_t)((__int128)n * (part + 1) / parts);
+  if (parts == 1) { /* the common case, without a division */
+    *lo = 0, *hi = n;
+  } else if (n < (INT64_C(1) << 48) && parts <= 1 << 14) { /* n * parts < 2^62: 64-bit is exact */
+    *lo = n * part / parts;
+    *hi = n * (part + 1) / parts;
+  } else {
+    *lo = (int64_t)((__int128)n * part / parts);
+    *hi = (int64_t)((__int128)n * (part + 1) / parts);
+  }
 }
 
 /* Cascade: push terms in order; total() gives their pairwise sum. */

@@ -96,3 +96,39 @@ Test(axes, axes_out_of_range_are_refused_with_the_valid_range) {
   parity_tensor_release(s);
   parity_tensor_release(x);
 }
+
+/* keepdim = 0 drops the reduced axes: the same values, shape and contiguous strides whether the
+ * result is reshaped in place (no gradient wanted) or as a view the graph records, and both
+ * results go on into further ops and (with a gradient) back through the reduction. */
+Test(axes, reductions_without_keepdim_drop_the_reduced_axes_with_or_without_a_gradient) {
+  parity_device_t *dev = pt_device("cpu");
+  for (int grad = 0; grad < 2; grad++) {
+    parity_tensor_t *x = x234(dev), *y = NULL, *all = NULL, *z = NULL, *loss = NULL;
+    OK(parity_tensor_set_requires_grad(x, grad));
+    OK(parity_reduce(PARITY_OP_SUM, x, 0x5, 0, &y)); /* [2,3,4] over axes 0 and 2: [3] */
+    cr_assert_eq(parity_tensor_rank(y), 1);
+    cr_assert_eq(parity_tensor_shape(y)[0], 3);
+    cr_assert_eq(parity_tensor_strides(y)[0], 1);
+    cr_assert(parity_tensor_is_contiguous(y));
+    cr_assert_eq(parity_tensor_requires_grad(y), grad);
+    expect_values(y, (double[]){6, 22, 38}, 3); /* x[a][j][k] = (12a + 4j + k) / 2 - 3: 6 + 16 j */
+    OK(parity_reduce(PARITY_OP_MAX, x, 0, 0, &all)); /* every axis: rank 0 */
+    cr_assert_eq(parity_tensor_rank(all), 0);
+    expect_values(all, (double[]){8.5}, 1);
+    OK(parity_binary(PARITY_OP_MUL, y, y, &z)); /* the result in a further op */
+    expect_values(z, (double[]){36, 484, 1444}, 3);
+    OK(parity_reduce(PARITY_OP_SUM, z, 0, 0, &loss));
+    if (grad) { /* d/dx of sum_j y_j^2 = 2 y_j for every element of column j */
+      OK(parity_backward(loss, NULL, 0));
+      const double ys[3] = {6, 22, 38};
+      double g[24];
+      OK(parity_tensor_to_f64(parity_tensor_grad(x), g, 24));
+      for (int i = 0; i < 24; i++) cr_assert_eq(g[i], 2.0 * ys[(i / 4) % 3], "dx[%d] = %g", i, g[i]);
+    }
+    parity_tensor_release(loss);
+    parity_tensor_release(z);
+    parity_tensor_release(all);
+    parity_tensor_release(y);
+    parity_tensor_release(x);
+  }
+}
