@@ -25,16 +25,26 @@
 #endif
 #define RD_XB 8192 /* 32 KB of f32: the lookup at the end reads one block again */
 #define RD_XBETTER(v, b) (is_min ? (v) < (b) : (v) > (b))
+/* Ranges past this many bytes come from memory: the scan prefetches RD_XPF bytes ahead. Without
+ * it a range of 256 MB scanned at 0.88 of a plain read loop, with it at 0.94-0.97 (in cache the
+ * prefetches would take load slots for nothing). */
+#define RD_XSTREAM (INT64_C(8) << 20)
+#define RD_XPF 2048
 
 /* Fold n unit-stride values into the lanes (best value, sentinel sum). */
-RD_INLINE void RD_FN(rd_xscan)(const RD_VT *x, int64_t n, RD_VT *vb, RD_VT *sm, const int is_min) {
+RD_INLINE void RD_FN(rd_xscan)(const RD_VT *x, int64_t n, RD_VT *vb, RD_VT *sm, const int is_min,
+                               const int stream) {
   int64_t i = 0;
-  for (; i + RD_XL <= n; i += RD_XL)
+  for (; i + RD_XL <= n; i += RD_XL) {
+    if (stream)
+      for (int b = 0; b < RD_XL * (int)sizeof(RD_VT); b += 64)
+        __builtin_prefetch((const char *)(x + i) + RD_XPF + b);
     for (int w = 0; w < RD_XL; w++) {
       const RD_VT v = x[i + w];
       vb[w] = RD_XBETTER(v, vb[w]) ? v : vb[w];
       sm[w] += v;
     }
+  }
   for (int w = 0; i < n; i++, w++) {
     const RD_VT v = x[i];
     vb[w] = RD_XBETTER(v, vb[w]) ? v : vb[w];
@@ -66,10 +76,11 @@ RD_INLINE int RD_FN(rd_xval_range)(const rd_plan *p, const RD_VT *x, int64_t k0,
   psup_iter_t it;
   rd_rows_iter(&it, p, k0 / L);
   RD_VT vb[RD_XL], sm[RD_XL];
+  const int stream = (k1 - k0) * (int64_t)sizeof(RD_VT) > RD_XSTREAM;
   RD_FN(rd_xinit)(vb, sm, x[it.off[RD_X] + j]);
   for (; base + j < k1; base += L, j = 0, psup_iter_next(&it)) {
     const int64_t jend = k1 - base < L ? k1 - base : L;
-    RD_FN(rd_xscan)(x + it.off[RD_X] + j, jend - j, vb, sm, is_min);
+    RD_FN(rd_xscan)(x + it.off[RD_X] + j, jend - j, vb, sm, is_min, stream);
   }
   int ok;
   const RD_VT best = RD_FN(rd_xfold)(vb, sm, is_min, &ok);
@@ -90,6 +101,7 @@ RD_INLINE void RD_FN(rd_xarg_range)(const rd_plan *p, const RD_VT *x, int64_t k0
   int64_t bi = k0;      /* its first index, when known */
   const RD_VT *blk = 0; /* else the block holding it: n values from flat index bf */
   int64_t bf = 0, bn = 0;
+  const int stream = (k1 - k0) * (int64_t)sizeof(RD_VT) > RD_XSTREAM;
   for (; base + j < k1; base += L, j = 0, psup_iter_next(&it)) {
     const int64_t jend = k1 - base < L ? k1 - base : L;
     const RD_VT *row = x + it.off[RD_X];
@@ -98,7 +110,7 @@ RD_INLINE void RD_FN(rd_xarg_range)(const rd_plan *p, const RD_VT *x, int64_t k0
       const RD_VT *xb = row + b0;
       RD_VT vb[RD_XL], sm[RD_XL];
       RD_FN(rd_xinit)(vb, sm, xb[0]);
-      RD_FN(rd_xscan)(xb, n, vb, sm, is_min);
+      RD_FN(rd_xscan)(xb, n, vb, sm, is_min, stream);
       int ok;
       const RD_VT v = RD_FN(rd_xfold)(vb, sm, is_min, &ok);
       RD_KT k;
@@ -143,4 +155,6 @@ RD_INLINE void RD_FN(rd_xarg_range)(const rd_plan *p, const RD_VT *x, int64_t k0
 #undef RD_XL
 #undef RD_XB
 #undef RD_XBETTER
+#undef RD_XSTREAM
+#undef RD_XPF
 #endif
