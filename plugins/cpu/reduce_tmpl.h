@@ -285,6 +285,10 @@ static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
     });
     return PARITY_STATUS_OK;
   }
+  if (p->M == 1) { /* one output (a full reduction): no iteration over kept axes */
+    RD_FN(rd_one)(p, x, y, 0, nth);
+    return PARITY_STATUS_OK;
+  }
   if (nth > 1 && p->M < nth) { /* few outputs: split each one's reduced set */
     psup_iter_t it;
     rd_kept_iter(&it, p, 0, 0);
