@@ -87,6 +87,21 @@ static inline void rd_rows_iter(psup_iter_t *it, const rd_plan *p, int64_t row) 
   psup_iter_seek(it, row);
 }
 
+/* Row mode over rows of row_bytes (0: rows not dense) that follow one another in memory, as
+ * when the last axis of a contiguous tensor is reduced: fetch what the row RD_ROW_AHEAD bytes on
+ * will read. The hardware prefetcher stops at each 4 KB page and a row's end ends the loop that
+ * ran ahead of it, so rows of 1 KB read from memory at a third of a plain read, rows of 4 KB at
+ * 0.85 (with it: 0.9-1.0). Other layouts waste a few prefetches per row. */
+#define RD_ROW_AHEAD 4096
+/* always_inline: GCC split an ordinary inline copy into a function whose only effect is a
+ * prefetch, judged it free of side effects and deleted every call. */
+static inline __attribute__((always_inline)) void rd_prefetch_rows(const void *row, int64_t row_bytes) {
+  if (!row_bytes) return;
+  const char *from = (const char *)row + (row_bytes > RD_ROW_AHEAD ? row_bytes : RD_ROW_AHEAD);
+  const int64_t n = row_bytes < RD_ROW_AHEAD ? row_bytes : RD_ROW_AHEAD;
+  for (int64_t b = 0; b < n; b += 64) __builtin_prefetch(from + b);
+}
+
 /* Stride of tensor slot t along the innermost reduced axis. */
 static inline int64_t rd_inner(const rd_plan *p, int t) { return p->nr ? p->rs[t][p->nr - 1] : 0; }
 

@@ -92,6 +92,9 @@ static RD_AT RD_FN(rd_sum_one)(const rd_plan *p, const RD_ST *x, int nth) {
   if (p->nr <= 1 && p->K <= CPU_LANES) { /* one short row: one leaf, whose lanes past the next power */
     RD_AT a[CPU_LANES];                   /* of two past K hold -0 and fold into nothing: skip them */
     const int64_t K = p->K, s = rd_inner(p, RD_X);
+#ifdef RD_LEAF_DENSE
+    if (s == 1) return RD_LEAF_DENSE(x, K); /* the same bits: the -0 lanes fold into nothing there too */
+#endif
     int w = 1;
     while (w < K) w <<= 1;
     for (int j = 0; j < w; j++) a[j] = (RD_AT)-0.0;
@@ -296,13 +299,16 @@ static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
       RD_FN(rd_one)(p, x + it.off[RD_X], y, it.off[RD_Y], nth);
     return PARITY_STATUS_OK;
   }
+  const int64_t row_bytes = p->nr == 1 && rd_inner(p, RD_X) == 1 ? p->K * (int64_t)sizeof(RD_ST) : 0;
   CPU_PARALLEL(nth > 1, nth, {
     int64_t lo, hi;
     cpu_share(p->M, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
     psup_iter_t it;
     rd_kept_iter(&it, p, 0, lo);
-    for (int64_t o = lo; o < hi; o++, psup_iter_next(&it))
+    for (int64_t o = lo; o < hi; o++, psup_iter_next(&it)) {
+      rd_prefetch_rows(x + it.off[RD_X], row_bytes);
       RD_FN(rd_one)(p, x + it.off[RD_X], y, it.off[RD_Y], 1);
+    }
   });
   return PARITY_STATUS_OK;
 }
