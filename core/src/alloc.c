@@ -2,8 +2,11 @@
  * (at least 256 bytes); freed buffers go to a free list of their class and are handed out
  * again, so a steady-state training step asks the plugin for no new memory. The cache holds at
  * most the device's cache limit (PARITY_CACHE_LIMIT, default min(1 GiB, memory / 8)): a buffer
- * that would exceed it goes back to the plugin. It is drained when the device closes, when the
- * plugin reports out-of-memory, and by parity_device_trim_cache(). */
+ * that would exceed it first makes room by giving back cached buffers of other sizes, the largest
+ * first (memory released last is the likeliest to be asked for again: a loop over a new size
+ * would otherwise fault in fresh pages on every call while stale sizes filled the cache), and goes
+ * back to the plugin itself only when buffers of its own size fill the limit. It is drained when
+ * the device closes, when the plugin reports out-of-memory, and by parity_device_trim_cache(). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,12 +95,27 @@ parity_status_t parity__storage_new(parity_device_t *dev, uint64_t bytes, parity
   return PARITY_STATUS_OK;
 }
 
+/* Give back cached buffers of classes other than k, the largest first, until 2^k more bytes fit
+ * under the limit (when they can). */
+static void make_room(parity_device_t *dev, uint32_t k) {
+  const uint64_t size = 1ull << k;
+  if (size > dev->cache_limit) return;
+  for (int c = 63; c >= 0 && dev->cached_bytes + size > dev->cache_limit; c--) {
+    parity__cache_bin *bin = &dev->cache[c];
+    while ((uint32_t)c != k && bin->count > 0 && dev->cached_bytes + size > dev->cache_limit) {
+      parity_buffer_free(bin->items[--bin->count]);
+      dev->cached_bytes -= 1ull << c;
+    }
+  }
+}
+
 void parity__storage_release(parity__storage *st) {
   if (!st || --st->refs > 0) return;
   parity_device_t *dev = st->dev;
   uint32_t k = size_class(st->bytes);
   parity__cache_bin *bin = &dev->cache[k];
-  if (dev->cached_bytes + (1ull << k) > dev->cache_limit) { /* over the limit: give it back */
+  if (dev->cached_bytes + (1ull << k) > dev->cache_limit) make_room(dev, k);
+  if (dev->cached_bytes + (1ull << k) > dev->cache_limit) { /* still over the limit: give it back */
     parity_buffer_free(st->buf);
     parity__pool_put(&storage_pool, st);
     parity__context_release(dev->ctx);

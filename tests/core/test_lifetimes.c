@@ -94,6 +94,37 @@ Test(cache, the_limit_comes_from_parity_cache_limit) {
   parity_context_destroy(ctx);
 }
 
+/* A buffer that would pass the limit makes room by giving back cached buffers of other sizes,
+ * the largest first, and is kept: the size released last is the one a loop asks for next. */
+Test(cache, a_new_size_over_the_limit_evicts_other_sizes_largest_first) {
+  setenv("PARITY_CACHE_LIMIT", "6M", 1);
+  parity_device_t *dev;
+  parity_context_t *ctx = cpu_ctx(&dev);
+  held = 0;
+  parity_context_set_alloc_hook(ctx, count, NULL);
+  parity_tensor_t *a, *b, *c, *d;
+  OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 1, (int64_t[]){1 << 18}, &a)); /* 1 MiB */
+  OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 1, (int64_t[]){1 << 19}, &b)); /* 2 MiB */
+  OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 1, (int64_t[]){1 << 20}, &c)); /* 4 MiB */
+  parity_tensor_release(a);
+  parity_tensor_release(b);
+  cr_assert_eq(parity_device_cache_bytes(dev), 3u << 20);
+  parity_tensor_release(c); /* 3 + 4 > 6: the 2 MiB buffer goes, the 1 MiB one stays */
+  cr_assert_eq(parity_device_cache_bytes(dev), 5u << 20, "cached %llu",
+               (unsigned long long)parity_device_cache_bytes(dev));
+  cr_assert_eq(held, 5 << 20, "the evicted buffer went back to the plugin");
+  OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 1, (int64_t[]){1 << 20}, &d)); /* reuses the 4 MiB one */
+  cr_assert_eq(held, 5 << 20);
+  cr_assert_eq(parity_device_cache_bytes(dev), 1u << 20);
+  parity_tensor_release(d);
+  /* a buffer larger than the whole limit evicts nothing and is given back */
+  OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 1, (int64_t[]){1 << 21}, &a)); /* 8 MiB */
+  parity_tensor_release(a);
+  cr_assert_eq(parity_device_cache_bytes(dev), 5u << 20);
+  cr_assert_eq(held, 5 << 20);
+  parity_context_destroy(ctx);
+}
+
 Test(cache, a_malformed_limit_is_noted_and_the_default_used) {
   setenv("PARITY_CACHE_LIMIT", "lots", 1);
   parity_device_t *dev;
