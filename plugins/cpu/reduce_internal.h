@@ -91,8 +91,10 @@ static inline void rd_rows_iter(psup_iter_t *it, const rd_plan *p, int64_t row) 
  * when the last axis of a contiguous tensor is reduced: fetch what the row RD_ROW_AHEAD bytes on
  * will read. The hardware prefetcher stops at each 4 KB page and a row's end ends the loop that
  * ran ahead of it, so rows of 1 KB read from memory at a third of a plain read, rows of 4 KB at
- * 0.85 (with it: 0.9-1.0). Other layouts waste a few prefetches per row. */
+ * 0.85 (with it: 0.9-1.0). Other layouts waste a few prefetches per row; inputs below
+ * RD_ROW_PREFETCH_MIN take none (a prefetch 4 KB past a small tensor can cost a page walk). */
 #define RD_ROW_AHEAD 4096
+#define RD_ROW_PREFETCH_MIN (INT64_C(1) << 20) /* bytes: smaller inputs are in cache (or soon are) */
 /* always_inline: GCC split an ordinary inline copy into a function whose only effect is a
  * prefetch, judged it free of side effects and deleted every call. */
 static inline __attribute__((always_inline)) void rd_prefetch_rows(const void *row, int64_t row_bytes) {

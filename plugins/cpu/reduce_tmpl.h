@@ -93,7 +93,8 @@ static RD_AT RD_FN(rd_sum_one)(const rd_plan *p, const RD_ST *x, int nth) {
     RD_AT a[CPU_LANES];                   /* of two past K hold -0 and fold into nothing: skip them */
     const int64_t K = p->K, s = rd_inner(p, RD_X);
 #ifdef RD_LEAF_DENSE
-    if (s == 1) return RD_LEAF_DENSE(x, K); /* the same bits: the -0 lanes fold into nothing there too */
+    if (s == 1 && K >= 16) /* the same bits: the -0 lanes fold into nothing there too (shorter */
+      return RD_LEAF_DENSE(x, K); /* rows: the narrow loops below cost less than 64 lanes) */
 #endif
     int w = 1;
     while (w < K) w <<= 1;
@@ -299,7 +300,8 @@ static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
       RD_FN(rd_one)(p, x + it.off[RD_X], y, it.off[RD_Y], nth);
     return PARITY_STATUS_OK;
   }
-  const int64_t row_bytes = p->nr == 1 && rd_inner(p, RD_X) == 1 ? p->K * (int64_t)sizeof(RD_ST) : 0;
+  const int64_t row_bytes = p->nr == 1 && rd_inner(p, RD_X) == 1 && p->M * p->K >= RD_ROW_PREFETCH_MIN / (int64_t)sizeof(RD_ST)
+                                ? p->K * (int64_t)sizeof(RD_ST) : 0;
   CPU_PARALLEL(nth > 1, nth, {
     int64_t lo, hi;
     cpu_share(p->M, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
