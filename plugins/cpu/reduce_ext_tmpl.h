@@ -140,12 +140,12 @@ RD_INLINE void RD_FN(rd_ext_range)(const rd_plan *p, const RD_ST *x, int64_t k0,
   const int64_t L = p->L, s = rd_inner(p, RD_X);
 #ifdef RD_EXT_DENSE
   if (s == 1) {
-    if (want_index) {
+    if (want_index && k1 - k0 >= RD_XARG_MIN) {
       RD_FN(rd_xarg_range)(p, x, k0, k1, is_min, out_v, out_i);
       return;
     }
     *out_i = k0;
-    if (RD_FN(rd_xval_range)(p, x, k0, k1, is_min, out_v)) return;
+    if (!want_index && RD_FN(rd_xval_range)(p, x, k0, k1, is_min, out_v)) return;
   }
 #endif
   int64_t j = k0 % L, base = k0 - j;
