@@ -509,6 +509,7 @@ const rd_kernels CPU_ISA_FN(RD_CAT(rd_kernels, RD_SFX)) = {RD_FN(rd_forward), NU
 #undef RD_CANON
 #undef RD_LANES
 #undef RD_NONE
+#undef RD_SHORT
 #undef RD_KT
 #undef RD_KEY
 #undef RD_UNKEY
