@@ -23,24 +23,14 @@
 
 /* A context of our own (environment changes take effect), and its OpenCL plugin index. */
 static inline parity_context_t *ot_fresh_context(uint32_t *out_plugin) {
-  parity_context_options_t o;
-  parity_context_options_init(&o);
-  o.plugin_path = "";
-  o.log_level = 0;
-  parity_context_t *ctx = NULL;
-  cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_context_t *ctx = pt_fresh_context();
   cr_assert_eq(parity_context_find_plugin(ctx, "opencl", out_plugin), PARITY_STATUS_OK, "%s", parity_last_error());
   return ctx;
 }
 
 /* 1 when the OpenCL plugin is built and reports at least one device; else why not in `why`. */
 static inline int ot_have_opencl(char *why, size_t n) {
-  parity_context_options_t o;
-  parity_context_options_init(&o);
-  o.plugin_path = "";
-  o.log_level = 0;
-  parity_context_t *ctx = NULL;
-  cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_context_t *ctx = pt_fresh_context();
   uint32_t p;
   int have = 0;
   parity_plugin_record_t rec;

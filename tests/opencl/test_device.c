@@ -45,12 +45,7 @@ Test(ocl_device, without_any_platform_the_plugin_is_unavailable_with_a_remedy) {
   setenv("OCL_ICD_VENDORS", dir, 1);     /* ocl-icd */
   setenv("OPENCL_VENDOR_PATH", dir, 1);  /* Khronos loader */
   setenv("OCL_ICD_FILENAMES", "", 1);
-  parity_context_options_t o;
-  parity_context_options_init(&o);
-  o.plugin_path = "";
-  o.log_level = 0;
-  parity_context_t *ctx = NULL;
-  cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK);
+  parity_context_t *ctx = pt_fresh_context();
   int seen = 0;
   for (uint32_t i = 0; i < parity_context_plugin_count(ctx); i++) {
     parity_plugin_record_t r;

@@ -9,14 +9,18 @@
 
 static parity_context_t *ctx;
 
+parity_context_t *pt_fresh_context(void) {
+  parity_context_options_t o;
+  parity_context_options_init(&o);
+  o.plugin_path = "";
+  o.log_level = 0;
+  parity_context_t *c = NULL;
+  cr_assert_eq(parity_context_create(&o, &c), PARITY_STATUS_OK, "%s", parity_last_error());
+  return c;
+}
+
 parity_device_t *pt_try_device(const char *backend) {
-  if (!ctx) {
-    parity_context_options_t o;
-    parity_context_options_init(&o);
-    o.plugin_path = "";
-    o.log_level = 0;
-    cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
-  }
+  if (!ctx) ctx = pt_fresh_context();
   uint32_t p;
   if (parity_context_find_plugin(ctx, backend, &p) != PARITY_STATUS_OK) return NULL;
   parity_device_t *dev = NULL;

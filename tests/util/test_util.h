@@ -11,6 +11,9 @@
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
 
+/* A new context of the caller's that searches only the build tree for plugins and logs nothing
+ * (environment changes made before it take effect); asserts that it is created. */
+parity_context_t *pt_fresh_context(void);
 /* The first device of the plugin named `backend` ("cpu", "opencl", ...) from a per-process
  * context that searches only the build tree. NULL (not an assert) when the backend is absent. */
 parity_device_t *pt_try_device(const char *backend);

@@ -54,13 +54,8 @@ Test(vk_device, capabilities_are_truthful_and_auto_never_prefers_a_software_gpu)
   /* auto picks a real GPU or the CPU plugin, never a software GPU */
   if (info.type == PARITY_DEVICE_TYPE_SOFTWARE_GPU) {
     unsetenv("PARITY_BACKEND");
-    parity_context_options_t o;
-    parity_context_options_init(&o);
-    o.plugin_path = "";
-    o.log_level = 0;
-    parity_context_t *ctx;
+    parity_context_t *ctx = pt_fresh_context();
     parity_device_t *def;
-    cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK);
     cr_assert_eq(parity_context_default_device(ctx, &def), PARITY_STATUS_OK, "%s", parity_last_error());
     parity_device_info_t di;
     memset(&di, 0, sizeof di);

@@ -12,12 +12,7 @@
 /* A context of our own that searches only the build tree, and its Vulkan plugin index (the test
  * is skipped when the plugin is not built). */
 static inline parity_context_t *vt_context(uint32_t *out_plugin) {
-  parity_context_options_t o;
-  parity_context_options_init(&o);
-  o.plugin_path = "";
-  o.log_level = 0;
-  parity_context_t *ctx = NULL;
-  cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_context_t *ctx = pt_fresh_context();
   if (parity_context_find_plugin(ctx, "vulkan", out_plugin) != PARITY_STATUS_OK) {
     parity_context_destroy(ctx);
     cr_skip_test("the Vulkan plugin is not built");
