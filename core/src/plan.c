@@ -36,14 +36,19 @@ typedef struct plan_cmd {
 } plan_cmd;
 
 struct parity_plan_t {
+  /* replay reads these first, from one cache line: the plugin's plan_run and device handle are
+   * copied here at plan_end, not reached through dev -> plugin -> module on every replay (each a
+   * dependent load that the data of a cache-sized kernel has just evicted from L1) */
+  parity_plugin_plan_t *prepared; /* the plugin's own plan (plan_prepare), or NULL */
+  int32_t (*run)(parity_plugin_device_t *, parity_plugin_plan_t *);
+  parity_plugin_device_t *handle;
+  int recording;
+  int failed; /* host memory ran out while recording */
   parity_device_t *dev;
   plan_cmd *cmds;
   uint64_t count, cap;
   parity__storage **held;
   uint64_t nheld, capheld;
-  int recording;
-  int failed;            /* host memory ran out while recording */
-  parity_plugin_plan_t *prepared; /* the plugin's own plan (plan_prepare), or NULL */
 };
 
 /* The plugin's plan entries when it offers all three (ABI 1.1) and the user did not turn
@@ -102,6 +107,8 @@ static parity_status_t offer_plan(parity_plan_t *p) {
     return parity__fail(PARITY_STATUS_INTERNAL, "plan_end: plugin '%s' said plan_prepare succeeded but returned "
                         "no plan", name);
   p->prepared = h;
+  p->run = api->plan_run;
+  p->handle = p->dev->handle;
   return PARITY_STATUS_OK;
 }
 
@@ -221,17 +228,18 @@ parity_status_t parity_plan_replay(parity_plan_t *p) {
   if (p->failed)
     return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_replay: the plan failed to record or "
                         "prepare (plan_end said why)");
-  const parity_plugin_api_t *api = parity__device_api(p->dev);
-  parity_plugin_device_t *h = p->dev->handle;
   parity__clear_error();
   if (p->prepared) {
-    int32_t st = api->plan_run(h, p->prepared);
+    int32_t st = p->run(p->handle, p->prepared);
+    __builtin_prefetch(p); /* for the next replay (see cpu_plan_run): a cache-sized kernel evicted it */
     if (st == PARITY_STATUS_OK) return PARITY_STATUS_OK;
     char inner[768];
     snprintf(inner, sizeof inner, "%s", parity_last_error()[0] ? parity_last_error() : psup_status_name(st));
     return parity__fail(st, "plan_replay: the prepared plan (%llu commands) failed on '%s': %s",
                         (unsigned long long)p->count, parity_device_plugin_name(p->dev), inner);
   }
+  const parity_plugin_api_t *api = parity__device_api(p->dev);
+  parity_plugin_device_t *h = p->dev->handle;
   for (uint64_t i = 0; i < p->count; i++) {
     const plan_cmd *c = &p->cmds[i];
     int32_t st = c->kind == CMD_LAUNCH ? c->fn(h, &c->desc)

@@ -131,6 +131,7 @@ static void rd_plan_build(rd_plan *p, const parity_op_desc_t *d, const rd_operan
     p->nr++;
   }
   p->L = p->nr ? p->rshape[p->nr - 1] : 1;
+  for (int t = 0; t < RD_NT; t++) p->inner[t] = p->nr ? p->rs[t][p->nr - 1] : 0;
   if (p->nk > 0 && p->nr > 0) {
     uint32_t v = 0;
     for (uint32_t a = 1; a < p->nk; a++)
@@ -162,10 +163,11 @@ static const void *rd_ptr(const parity_tensor_desc_t *t) {
 /* Everything a launch derives from its descriptor. */
 typedef struct rd_launch {
   int skip, backward;
-  rd_plan p;
-  const rd_kernels *k;
+  rd_forward_fn fwd; /* the dtype's kernels, copied: no load through the table at launch */
+  rd_backward_fn bwd;
   const void *x, *y, *dy;
   void *out; /* y (forward) or dx */
+  rd_plan p; /* last: launch reads the fields above and the plan's first line together */
 } rd_launch;
 
 static void derive(const parity_op_desc_t *d, rd_launch *l) {
@@ -174,7 +176,9 @@ static void derive(const parity_op_desc_t *d, rd_launch *l) {
   l->skip = l->backward ? !o.dx || psup_numel(o.dx) == 0 : psup_numel(o.y) == 0;
   if (l->skip) return;
   rd_plan_build(&l->p, d, &o);
-  l->k = rd_pick(o.x->dtype, o.y->dtype);
+  const rd_kernels *k = rd_pick(o.x->dtype, o.y->dtype);
+  l->fwd = k->forward;
+  l->bwd = k->backward;
   l->x = rd_ptr(o.x);
   l->y = l->backward ? rd_ptr(o.y) : NULL;
   l->dy = rd_ptr(o.dy);
@@ -184,7 +188,7 @@ static void derive(const parity_op_desc_t *d, rd_launch *l) {
 static int32_t launch(const void *state) {
   const rd_launch *l = state;
   if (l->skip) return PARITY_STATUS_OK;
-  return l->backward ? l->k->backward(&l->p, l->x, l->y, l->dy, l->out) : l->k->forward(&l->p, l->x, l->out);
+  return l->backward ? l->bwd(&l->p, l->x, l->y, l->dy, l->out) : l->fwd(&l->p, l->x, l->out);
 }
 
 CPU_LAUNCH_ENTRIES(reduce, rd_launch)

@@ -25,33 +25,36 @@
 enum { RD_X = 0, RD_Y = 1, RD_DY = 2, RD_DX = 3, RD_NT = 4 };
 
 typedef struct rd_plan {
+  /* what every launch reads, first and together (one cache line; the shapes and strides below
+   * span sixteen more, and a launch after a cache-sized reduction finds none of them in L1) */
   int32_t op; /* parity_op_t */
-  int64_t M;  /* output elements */
-  int64_t K;  /* reduced elements per output */
-  /* kept axes, x axis order; strides of x, y, dy, dx on each */
-  uint32_t nk;
-  int64_t kshape[PARITY_MAX_RANK];
-  int64_t ks[RD_NT][PARITY_MAX_RANK];
-  /* reduced axes, x axis order; strides of x and dx (y and dy have size 1 there) */
-  uint32_t nr;
-  int64_t rshape[PARITY_MAX_RANK];
-  int64_t rs[RD_NT][PARITY_MAX_RANK];
-  int64_t L; /* innermost reduced extent (1 when nothing is reduced) */
-  /* every axis of size > 1, x axis order, with y/dy strides 0 on reduced axes (backward
-   * broadcast of sum and mean) */
-  uint32_t nb;
-  int64_t bshape[PARITY_MAX_RANK];
-  int64_t bs[RD_NT][PARITY_MAX_RANK];
+  uint32_t nk, nr, nb; /* kept, reduced and size > 1 axes (below) */
   int column;  /* column mode over kept axis vk */
   uint32_t vk;
   int threads; /* threads allowed (1 = serial) */
+  int64_t M;  /* output elements */
+  int64_t K;  /* reduced elements per output */
+  int64_t L; /* innermost reduced extent (1 when nothing is reduced) */
+  int64_t inner[RD_NT]; /* stride of each tensor along the innermost reduced axis (0: none) */
+  /* kept axes, x axis order; strides of x, y, dy, dx on each */
+  int64_t kshape[PARITY_MAX_RANK];
+  int64_t ks[RD_NT][PARITY_MAX_RANK];
+  /* reduced axes, x axis order; strides of x and dx (y and dy have size 1 there) */
+  int64_t rshape[PARITY_MAX_RANK];
+  int64_t rs[RD_NT][PARITY_MAX_RANK];
+  /* every axis of size > 1, x axis order, with y/dy strides 0 on reduced axes (backward
+   * broadcast of sum and mean) */
+  int64_t bshape[PARITY_MAX_RANK];
+  int64_t bs[RD_NT][PARITY_MAX_RANK];
 } rd_plan;
 
 /* Kernels of one dtype. forward writes y (or the i64 index for argmax/argmin); backward
  * writes dx. Pointers are element 0 of each view. Return a parity_status_t. */
+typedef int32_t (*rd_forward_fn)(const rd_plan *p, const void *x, void *y);
+typedef int32_t (*rd_backward_fn)(const rd_plan *p, const void *x, const void *y, const void *dy, void *dx);
 typedef struct rd_kernels {
-  int32_t (*forward)(const rd_plan *p, const void *x, void *y);
-  int32_t (*backward)(const rd_plan *p, const void *x, const void *y, const void *dy, void *dx);
+  rd_forward_fn forward;
+  rd_backward_fn backward;
 } rd_kernels;
 
 /* Integer keys that order floats numerically with -0 < +0 (NaNs are handled apart); the map
@@ -87,6 +90,13 @@ static inline void rd_rows_iter(psup_iter_t *it, const rd_plan *p, int64_t row) 
   psup_iter_seek(it, row);
 }
 
+/* The start of row `row` of one output's reduced set in x, relative to the output. */
+static inline int64_t rd_row_offset(const rd_plan *p, int64_t row) {
+  psup_iter_t it;
+  rd_rows_iter(&it, p, row);
+  return it.off[RD_X];
+}
+
 /* Row mode over rows of row_bytes (0: rows not dense) that follow one another in memory, as
  * when the last axis of a contiguous tensor is reduced: fetch what the row RD_ROW_AHEAD bytes on
  * will read. The hardware prefetcher stops at each 4 KB page and a row's end ends the loop that
@@ -105,7 +115,7 @@ static inline __attribute__((always_inline)) void rd_prefetch_rows(const void *r
 }
 
 /* Stride of tensor slot t along the innermost reduced axis. */
-static inline int64_t rd_inner(const rd_plan *p, int t) { return p->nr ? p->rs[t][p->nr - 1] : 0; }
+static inline int64_t rd_inner(const rd_plan *p, int t) { return p->inner[t]; }
 
 /* Iterator over the outputs (kept axes; without the column axis when skip_v), positioned at
  * output `pos` of that space. */

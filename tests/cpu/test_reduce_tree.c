@@ -30,8 +30,9 @@ Test(reduce, short_f32_sums_follow_the_documented_lane_tree_bitwise) {
 
 /* The whole documented tree (cpu_accum.h), bitwise, on rows that cross leaves and groups with
  * short tails: leaves of 2048 terms summed in 64 lanes from -0 and folded pairwise, a cascade
- * (binary counter) over each group of 32 leaves, and a cascade over the groups. f32 and f64, and
- * a row read with stride 2, which takes the lane-array path instead of the whole-vector leaf. */
+ * (binary counter) over each group of 32 leaves, and a cascade over the groups. A reduced set of
+ * several rows is the leaves of each row in turn (a group may span rows). f32 and f64, and a row
+ * read with stride 2, which takes the lane-array path instead of the whole-vector leaf. */
 #define TREE_REF(T, NAME)                                                                  \
   static T NAME##_casc(T *lv, uint64_t *cnt, T v, int total) {                              \
     if (total) {                                                                            \
@@ -47,29 +48,38 @@ Test(reduce, short_f32_sums_follow_the_documented_lane_tree_bitwise) {
     lv[i] = v;                                                                              \
     return v;                                                                               \
   }                                                                                         \
-  static T NAME(const T *x, int64_t k) {                                                    \
+  /* rows r = 0 .. nrows-1 of k terms each, row r starting at x + r * rstride */            \
+  static T NAME##_rows(const T *x, int nrows, int64_t rstride, int64_t k) {                 \
     T glv[64], llv[64];                                                                     \
-    uint64_t gn = 0, ln = 0;                                                                \
-    for (int64_t l0 = 0, leaf = 0; l0 < k; l0 += 2048, leaf++) {                            \
-      T a[64];                                                                              \
-      for (int j = 0; j < 64; j++) a[j] = (T)-0.0;                                          \
-      for (int64_t i = l0; i < k && i < l0 + 2048; i++) a[(i - l0) % 64] += x[i];           \
-      for (int w = 32; w > 0; w >>= 1)                                                      \
-        for (int j = 0; j < w; j++) a[j] += a[j + w];                                       \
-      NAME##_casc(llv, &ln, a[0], 0);                                                       \
-      if (leaf % 32 == 31 || l0 + 2048 >= k) {                                              \
-        NAME##_casc(glv, &gn, NAME##_casc(llv, &ln, 0, 1), 0);                              \
-        ln = 0;                                                                             \
+    uint64_t gn = 0, ln = 0, leaf = 0;                                                      \
+    const uint64_t nleaves = (uint64_t)nrows * (uint64_t)((k + 2047) / 2048);               \
+    for (int r = 0; r < nrows; r++)                                                         \
+      for (int64_t l0 = 0; l0 < k; l0 += 2048, leaf++) {                                    \
+        const T *row = x + r * rstride;                                                     \
+        T a[64];                                                                            \
+        for (int j = 0; j < 64; j++) a[j] = (T)-0.0;                                        \
+        for (int64_t i = l0; i < k && i < l0 + 2048; i++) a[(i - l0) % 64] += row[i];       \
+        for (int w = 32; w > 0; w >>= 1)                                                    \
+          for (int j = 0; j < w; j++) a[j] += a[j + w];                                     \
+        NAME##_casc(llv, &ln, a[0], 0);                                                     \
+        if (leaf % 32 == 31 || leaf + 1 == nleaves) {                                       \
+          NAME##_casc(glv, &gn, NAME##_casc(llv, &ln, 0, 1), 0);                            \
+          ln = 0;                                                                           \
+        }                                                                                   \
       }                                                                                     \
-    }                                                                                       \
     return NAME##_casc(glv, &gn, 0, 1);                                                     \
-  }
+  }                                                                                         \
+  static T NAME(const T *x, int64_t k) { return NAME##_rows(x, 1, 0, k); }
 TREE_REF(float, tree_f32)
 TREE_REF(double, tree_f64)
 
 Test(reduce, long_sums_follow_the_documented_tree_bitwise) {
   parity_device_t *dev = pt_device("cpu");
-  const int64_t ks[] = {65, 2047, 2048, 2049, 2048 + 70, 32 * 2048, 32 * 2048 + 1, 70 * 2048 + 100};
+  /* leaf counts 1 ... 71: groups of 32 full leaves, and last groups of 1, 2, 3, 5, 7, 14, 31 and
+   * 32 leaves (every tree size of the cascade, alone and together), with and without a tail */
+  const int64_t ks[] = {65,        2047,          2048,          2049,          2048 + 70,     3 * 2048,
+                        5 * 2048 + 1, 14 * 2048,  31 * 2048 + 5, 32 * 2048 - 1, 32 * 2048,     32 * 2048 + 1,
+                        35 * 2048, 70 * 2048 + 100};
   for (size_t c = 0; c < sizeof ks / sizeof *ks; c++)
     for (int f64 = 0; f64 < 2; f64++)
       for (int stride = 1; stride <= 2; stride++) {
@@ -103,4 +113,58 @@ Test(reduce, long_sums_follow_the_documented_tree_bitwise) {
         parity_tensor_release(s), parity_tensor_release(v), parity_tensor_release(t);
         free(x), free(xf), free(xs), free(xsf);
       }
+}
+
+/* Several rows per output (the reduced axes 0 and 2 of [2, 3, k], which do not merge): the
+ * leaves of row 0, then of row 1, with groups of 32 that start inside a row and span two. */
+Test(reduce, sums_over_several_rows_follow_the_documented_tree_bitwise) {
+  parity_device_t *dev = pt_device("cpu");
+  const int64_t ks[] = {3 * 2048 + 7, 20 * 2048, 40 * 2048 + 9};
+  for (size_t c = 0; c < sizeof ks / sizeof *ks; c++) {
+    const int64_t k = ks[c], n = 2 * 3 * k;
+    float *x = malloc((size_t)n * sizeof *x);
+    for (int64_t j = 0; j < n; j++)
+      x[j] = (j % 3 == 0 ? 1e8f : 1.0f) * (j % 2 ? -1.0f : 1.0f) + (float)(j % 1000) * 0.37f;
+    parity_tensor_t *t, *s;
+    cr_assert_eq(parity_tensor_from_host(dev, PARITY_DTYPE_F32, 3, (int64_t[]){2, 3, k}, x, &t), PARITY_STATUS_OK);
+    cr_assert_eq(parity_reduce(PARITY_OP_SUM, t, 0x5, 0, &s), PARITY_STATUS_OK);
+    float got[3];
+    cr_assert_eq(parity_tensor_to_host(s, got, sizeof got), PARITY_STATUS_OK);
+    for (int o = 0; o < 3; o++) {
+      float want = tree_f32_rows(x + o * k, 2, 3 * k, k);
+      cr_assert(memcmp(&got[o], &want, sizeof want) == 0, "k=%lld output %d: %a, the tree gives %a", (long long)k, o,
+                got[o], want);
+    }
+    parity_tensor_release(s), parity_tensor_release(t);
+    free(x);
+  }
+}
+
+/* Leaf sums that tell the cascade's shape from its neighbours, bitwise (f32: 2^24 + 1 rounds to
+ * 2^24):
+ *   - 4 leaves pair as (l0 + l1) + (l2 + l3): (2^24 + 1) + (-2^24 + 1) = 1, where (l0 + l2) +
+ *     (l1 + l3) would give 2;
+ *   - 7 leaves are three trees (4 + 2 + 1 leaves) added smallest first: -2^24 + (2^24 + 1) = 0,
+ *     where largest first would give 1. */
+Test(reduce, the_cascade_pairs_neighbours_and_adds_its_trees_smallest_first) {
+  parity_device_t *dev = pt_device("cpu");
+  static const struct {
+    int leaves;
+    float leaf[7], want;
+  } cases[] = {{4, {0x1p24f, 1.0f, -0x1p24f, 1.0f}, 1.0f},
+               {7, {-0x1p22f, -0x1p22f, -0x1p22f, -0x1p22f, 0x1p23f, 0x1p23f, 1.0f}, 0.0f}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    const int64_t k = cases[c].leaves * 2048;
+    float *x = calloc((size_t)k, sizeof *x);
+    for (int l = 0; l < cases[c].leaves; l++) x[l * 2048] = cases[c].leaf[l];
+    parity_tensor_t *t, *s;
+    cr_assert_eq(parity_tensor_from_host(dev, PARITY_DTYPE_F32, 1, &k, x, &t), PARITY_STATUS_OK);
+    cr_assert_eq(parity_reduce(PARITY_OP_SUM, t, 0x1, 0, &s), PARITY_STATUS_OK);
+    float got, want = tree_f32(x, k);
+    cr_assert_eq(parity_tensor_to_host(s, &got, sizeof got), PARITY_STATUS_OK);
+    cr_assert(want == cases[c].want, "%d leaves: the reference tree gives %a", cases[c].leaves, want);
+    cr_assert(memcmp(&got, &want, sizeof got) == 0, "%d leaves: %a, the tree gives %a", cases[c].leaves, got, want);
+    parity_tensor_release(s), parity_tensor_release(t);
+    free(x);
+  }
 }
