@@ -6,6 +6,7 @@
  * mean: NaN over an empty set; max/min/argmax/argmin over an empty reduced extent are invalid,
  * even when y has no elements. Dtypes: y has x's dtype, except argmax/argmin (i64) and a
  * bool sum, which may also count into i64. Backward exists for floating dtypes only. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,7 @@ static void rd_plan_build(rd_plan *p, const parity_op_desc_t *d, const rd_operan
   const int64_t *st[RD_NT] = {o->x->strides, o->y->strides, o->dy ? o->dy->strides : zeros,
                               o->dx ? o->dx->strides : zeros};
   const uint32_t mask = d->params.reduce.axes_mask;
-  memset(p, 0, sizeof *p);
+  memset(p, 0, offsetof(rd_plan, kshape)); /* the arrays are read only below their counts */
   p->op = d->op;
   p->M = p->K = 1;
   for (uint32_t a = 0; a < o->x->rank; a++) {
@@ -127,6 +128,7 @@ static void rd_plan_build(rd_plan *p, const parity_op_desc_t *d, const rd_operan
     }
     p->rshape[r] = n;
     p->rs[RD_X][r] = st[RD_X][a];
+    p->rs[RD_Y][r] = p->rs[RD_DY][r] = 0; /* y and dy have size 1 on reduced axes */
     p->rs[RD_DX][r] = st[RD_DX][a];
     p->nr++;
   }
