@@ -253,8 +253,8 @@ static void RD_FN(rd_ext_one)(const rd_plan *p, const RD_ST *x, int nth, const i
 RD_INLINE void RD_FN(rd_ext_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, int T, const int is_min,
                                   const int want_index, RD_VT *best, int64_t *bi) {
   const int64_t L = p->L, s = rd_inner(p, RD_X), R = p->K / L;
-  RD_KT kb[RD_TW], nf[RD_TW];
-  int64_t nb[RD_TW];
+  RD_KT kb[RD_WW], nf[RD_WW];
+  int64_t nb[RD_WW];
   for (int t = 0; t < T; t++) {
     kb[t] = RD_KEY(RD_LOAD(x + t * xv));
     bi[t] = 0;
@@ -268,10 +268,14 @@ RD_INLINE void RD_FN(rd_ext_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, 
     for (int64_t j = 0; j < L; j++) {
       const RD_ST *e = row + j * s;
       const int64_t f = r * L + j;
-      if (want_index)
+      if (want_index && xv == 1)
+        for (int t = 0; t < T; t++) RD_EXT_STEP(kb[t], bi[t], nb[t], RD_LOAD(e + t), f);
+      else if (want_index)
         for (int t = 0; t < T; t++) RD_EXT_STEP(kb[t], bi[t], nb[t], RD_LOAD(e + t * xv), f);
       else if (xv == 1 && T == RD_TW)
         for (int t = 0; t < RD_TW; t++) RD_EXT_STEP(kb[t], bi[t], nf[t], RD_LOAD(e + t), f);
+      else if (xv == 1)
+        for (int t = 0; t < T; t++) RD_EXT_STEP(kb[t], bi[t], nf[t], RD_LOAD(e + t), f);
       else
         for (int t = 0; t < T; t++) RD_EXT_STEP(kb[t], bi[t], nf[t], RD_LOAD(e + t * xv), f);
     }

@@ -38,8 +38,10 @@
             : ((v) > (b) || ((v) == (b) && RD_NEGZ_POSZ(b, v))))
 
 #define RD_INLINE static inline __attribute__((always_inline))
-/* column-mode tile: RD_TILE_BYTES of values per reduced element */
+/* column-mode tiles: RD_TILE_BYTES of values per reduced element, or RD_WIDE_BYTES (RD_WW values,
+ * the size of the tile arrays) */
 #define RD_TW ((int)(RD_TILE_BYTES / sizeof(RD_VT)))
+#define RD_WW ((int)(RD_WIDE_BYTES / sizeof(RD_VT)))
 
 #include "reduce_ext_tmpl.h"
 
@@ -158,10 +160,10 @@ static RD_AT RD_FN(rd_sum_one)(const rd_plan *p, const RD_ST *x, int nth) {
 
 /* Column mode: sums of T outputs; RD_COLUMN_LEAF reduced elements per leaf, leaves combined
  * by a cascade of tile-wide vectors. */
+#define RD_LEVELS 40 /* 2^40 leaves */
 static void RD_FN(rd_sum_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, int T, RD_AT *res) {
-  enum { LEVELS = 40 }; /* 2^40 leaves */
   const int64_t L = p->L, s = rd_inner(p, RD_X), R = p->K / L;
-  RD_AT acc[RD_TW], lv[LEVELS][RD_TW];
+  RD_AT acc[RD_TW], lv[RD_LEVELS][RD_TW];
   uint64_t nl = 0;
   int cnt = 0;
   for (int t = 0; t < RD_TW; t++) acc[t] = (RD_AT)-0.0;
@@ -193,6 +195,52 @@ static void RD_FN(rd_sum_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, int
     if (n & 1u)
       for (int t = 0; t < T; t++) res[t] = lv[i][t] + res[t];
 }
+
+#ifdef RD_LEAF_DENSE
+/* rd_sum_tile's additions exactly, for nsub * RD_TW adjacent outputs (xv 1) over one reduced
+ * axis (nr 1): for each leaf of RD_COLUMN_LEAF rows, each RD_TW-wide part of the tile is summed
+ * in sixteen vector registers and pushed to the cascade, whose levels are rows of nsub * RD_TW
+ * at lv. rd_sum_tile keeps its lanes in memory, and a load from the tensor whose address matched
+ * a lane just stored in its low 12 bits waited for that store: the same sum ran 40-98 GB/s with
+ * how the stack and the tensor happened to line up. Reading several parts per leaf also reads
+ * each row's page in one sweep, which the prefetcher follows from memory. */
+static void RD_FN(rd_sum_tile_dense)(const rd_plan *p, const RD_ST *x, int nsub, RD_AT *res, RD_AT *lv) {
+  typedef RD_ST V __attribute__((vector_size(64)));
+  enum { VW = (int)(64 / sizeof(RD_ST)), NV = RD_TW / VW };
+  const int64_t L = p->L, s = rd_inner(p, RD_X), lw = (int64_t)nsub * RD_TW;
+  uint64_t nl = 0;
+  for (int64_t j0 = 0; j0 < L; j0 += RD_COLUMN_LEAF) {
+    const int64_t j1 = L - j0 < RD_COLUMN_LEAF ? L : j0 + RD_COLUMN_LEAF;
+    const uint64_t n0 = nl++;
+    for (int sub = 0; sub < nsub; sub++) {
+      V a[NV];
+      for (int k = 0; k < NV; k++) a[k] = -(V){0}; /* -0 in every lane */
+      for (int64_t j = j0; j < j1; j++) {
+        const RD_ST *e = x + j * s + sub * RD_TW;
+        for (int k = 0; k < NV; k++) {
+          V v;
+          memcpy(&v, e + k * VW, sizeof v);
+          a[k] += v;
+        }
+      }
+      uint64_t n = n0;
+      unsigned i = 0;
+      for (; n & 1u; n >>= 1, i++)
+        for (int k = 0; k < NV; k++) {
+          V l;
+          memcpy(&l, lv + i * lw + sub * RD_TW + k * VW, sizeof l);
+          a[k] = l + a[k];
+        }
+      memcpy(lv + i * lw + sub * RD_TW, a, sizeof a);
+    }
+  }
+  for (int64_t t = 0; t < lw; t++) res[t] = (RD_AT)-0.0;
+  unsigned i = 0;
+  for (uint64_t n = nl; n; n >>= 1, i++)
+    if (n & 1u)
+      for (int64_t t = 0; t < lw; t++) res[t] = lv[i * lw + t] + res[t];
+}
+#endif
 
 /* Store a sum or mean result. */
 RD_INLINE void RD_FN(rd_store_sum)(const rd_plan *p, RD_ST *y, RD_AT s) {
@@ -259,24 +307,36 @@ static void RD_FN(rd_one)(const rd_plan *p, const RD_ST *x, void *y, int64_t yof
   else RD_STORE_VAL((RD_ST *)y + yoff, RD_CANON(v));
 }
 
-/* One column-mode tile of T outputs starting at x / yoff. */
+/* One column-mode tile of T outputs starting at x / yoff (T <= RD_WW). lv: RD_LEVELS rows of
+ * RD_WW for the cascade of a dense float sum wider than RD_TW (NULL otherwise). */
 static void RD_FN(rd_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, int T, void *y, int64_t yoff,
-                           int64_t yv) {
+                           int64_t yv, void *lv) {
   const int32_t op = p->op;
   if (op == PARITY_OP_SUM || op == PARITY_OP_MEAN) {
 #if RD_FLOAT
-    RD_AT res[RD_TW];
-    RD_FN(rd_sum_tile)(p, x, xv, T, res);
+    RD_AT res[RD_WW];
+    (void)lv;
+#ifdef RD_LEAF_DENSE
+    if (xv == 1 && p->nr == 1 && T % RD_TW == 0) {
+      RD_AT narrow[RD_LEVELS][RD_TW];
+      RD_FN(rd_sum_tile_dense)(p, x, T / RD_TW, res, T > RD_TW ? (RD_AT *)lv : &narrow[0][0]);
+    } else
+#endif
+    {
+      for (int t0 = 0; t0 < T; t0 += RD_TW) /* a wide tile's parts one by one */
+        RD_FN(rd_sum_tile)(p, x + t0 * xv, xv, T - t0 < RD_TW ? T - t0 : RD_TW, res + t0);
+    }
     for (int t = 0; t < T; t++) RD_FN(rd_store_sum)(p, (RD_ST *)y + yoff + t * yv, res[t]);
 #else
-    RD_UT res[RD_TW];
+    (void)lv;
+    RD_UT res[RD_WW];
     RD_FN(rd_isum_tile)(p, x, xv, T, res);
     for (int t = 0; t < T; t++) RD_STORE_SUM((RD_OT *)y + yoff + t * yv, res[t]);
 #endif
     return;
   }
-  RD_VT best[RD_TW];
-  int64_t bi[RD_TW];
+  RD_VT best[RD_WW];
+  int64_t bi[RD_WW];
   if (op == PARITY_OP_ARGMIN) RD_FN(rd_ext_tile)(p, x, xv, T, 1, 1, best, bi);
   else if (op == PARITY_OP_ARGMAX) RD_FN(rd_ext_tile)(p, x, xv, T, 0, 1, best, bi);
   else if (op == PARITY_OP_MIN) RD_FN(rd_ext_tile)(p, x, xv, T, 1, 0, best, bi);
@@ -305,22 +365,37 @@ static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
   (void)nth; /* without OpenMP only the pragma would read it */
   if (p->column) {
     const int64_t n = p->kshape[p->vk], xv = p->ks[RD_X][p->vk], yv = p->ks[RD_Y][p->vk];
-    const int64_t ntiles = (n + RD_TW - 1) / RD_TW, items = p->M / n * ntiles;
-    CPU_PARALLEL(nth > 1 && items > 1, nth, {
+    int wide = xv == 1 && p->M * p->K >= RD_WIDE_MIN / (int64_t)sizeof(RD_ST) &&
+               p->M / n * ((n + RD_WW - 1) / RD_WW) >= nth;
+    char *lvs = NULL; /* the wide float sums' cascade levels, RD_LEVELS x RD_WW per thread */
+    size_t lv_bytes = 0;
+#if RD_FLOAT
+    lv_bytes = (size_t)RD_LEVELS * RD_WW * sizeof(RD_AT);
+    if (wide && (p->op == PARITY_OP_SUM || p->op == PARITY_OP_MEAN)) {
+      lvs = malloc(lv_bytes * (size_t)(nth > 1 ? nth : 1));
+      wide = lvs != NULL; /* out of memory: the narrow tiles need none */
+    }
+#endif
+    const int W = wide ? RD_WW : RD_TW;
+    const int64_t ntiles = (n + W - 1) / W, items = p->M / n * ntiles;
+    const int par = nth > 1 && items > 1;
+    CPU_PARALLEL(par, nth, {
       int64_t lo, hi;
       cpu_share(items, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
       psup_iter_t it;
       rd_kept_iter(&it, p, 1, lo / ntiles);
       for (int64_t item = lo, tile = lo % ntiles; item < hi; item++) {
-        int64_t t0 = tile * RD_TW;
-        int T = (int)(n - t0 < RD_TW ? n - t0 : RD_TW);
-        RD_FN(rd_tile)(p, x + it.off[RD_X] + t0 * xv, xv, T, y, it.off[RD_Y] + t0 * yv, yv);
+        int64_t t0 = tile * W;
+        int T = (int)(n - t0 < W ? n - t0 : W);
+        RD_FN(rd_tile)(p, x + it.off[RD_X] + t0 * xv, xv, T, y, it.off[RD_Y] + t0 * yv, yv,
+                       lvs ? lvs + lv_bytes * (size_t)(par ? cpu_thread_id() : 0) : NULL);
         if (++tile == ntiles) {
           tile = 0;
           psup_iter_next(&it);
         }
       }
     });
+    free(lvs);
     return PARITY_STATUS_OK;
   }
   if (p->M == 1) { /* one output (a full reduction): no iteration over kept axes */
@@ -554,6 +629,8 @@ const rd_kernels CPU_ISA_FN(RD_CAT(rd_kernels, RD_SFX)) = {RD_FN(rd_forward), NU
 #undef RD_CASC_TOTAL
 #undef RD_INLINE
 #undef RD_TW
+#undef RD_WW
+#undef RD_LEVELS
 #undef RD_FN
 #undef RD_CAT
 #undef RD_CAT2

@@ -168,3 +168,68 @@ Test(reduce, the_cascade_pairs_neighbours_and_adds_its_trees_smallest_first) {
     free(x);
   }
 }
+
+/* Column mode (reducing a leading axis): each output sums its column in order from -0, in leaves
+ * of 16 rows, and a cascade (binary counter) combines the leaves, as a long sum's groups do.
+ * Narrow tiles, wide tiles (inputs of 4 MB and more read a page of each row at once), tiles cut
+ * short at the last columns, leaves cut short at the last rows; f32 and f64, bitwise. */
+#define COLUMN_REF(T, NAME)                                                                 \
+  static T NAME(const T *x, int64_t rows, int64_t cols, int64_t c) {                        \
+    T lv[64], acc = (T)-0.0;                                                                \
+    uint64_t n = 0;                                                                         \
+    for (int64_t r = 0; r < rows; r++) {                                                    \
+      acc += x[r * cols + c];                                                               \
+      if ((r + 1) % 16 && r + 1 < rows) continue;                                           \
+      uint64_t k = n++;                                                                     \
+      unsigned i = 0;                                                                       \
+      for (; k & 1u; k >>= 1, i++) acc = lv[i] + acc;                                       \
+      lv[i] = acc;                                                                          \
+      acc = (T)-0.0;                                                                        \
+    }                                                                                       \
+    T t = (T)-0.0;                                                                          \
+    unsigned i = 0;                                                                         \
+    for (uint64_t k = n; k; k >>= 1, i++)                                                   \
+      if (k & 1u) t = lv[i] + t;                                                            \
+    return t;                                                                               \
+  }
+COLUMN_REF(float, column_f32)
+COLUMN_REF(double, column_f64)
+
+Test(reduce, column_sums_follow_the_documented_column_tree_bitwise) {
+  parity_device_t *dev = pt_device("cpu");
+  static const struct {
+    int64_t rows, cols;
+    int f64;
+  } cases[] = {{512, 512, 0}, {37, 300, 0}, {1100, 1024, 0}, {700, 1500, 0}, {300, 260, 1}, {600, 1024, 1}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    const int64_t R = cases[c].rows, C = cases[c].cols, n = R * C;
+    const int f64 = cases[c].f64;
+    double *x = malloc((size_t)n * sizeof *x);
+    float *xf = malloc((size_t)n * sizeof *xf);
+    for (int64_t j = 0; j < n; j++) {
+      x[j] = (j % 3 == 0 ? 1e8 : 1.0) * (j % 2 ? -1.0 : 1.0) + (double)(j % 977) * 0.37 + 1e-9 * (double)(j % 7);
+      xf[j] = (float)x[j];
+    }
+    for (int64_t r = 0; r < R; r++) x[r * C + 3] = -0.0, xf[r * C + 3] = -0.0f; /* sums to -0 from -0 only */
+    parity_tensor_t *t, *s;
+    cr_assert_eq(parity_tensor_from_host(dev, f64 ? PARITY_DTYPE_F64 : PARITY_DTYPE_F32, 2, (int64_t[]){R, C},
+                                         f64 ? (void *)x : (void *)xf, &t),
+                 PARITY_STATUS_OK);
+    cr_assert_eq(parity_reduce(PARITY_OP_SUM, t, 0x1, 0, &s), PARITY_STATUS_OK);
+    void *got = malloc((size_t)C * sizeof(double));
+    cr_assert_eq(parity_tensor_to_host(s, got, (size_t)C * (f64 ? sizeof(double) : sizeof(float))), PARITY_STATUS_OK);
+    for (int64_t col = 0; col < C; col++) {
+      if (f64) {
+        double want = column_f64(x, R, C, col), g = ((double *)got)[col];
+        cr_assert(memcmp(&g, &want, sizeof g) == 0, "f64 %lldx%lld column %lld: %a, the tree gives %a", (long long)R,
+                  (long long)C, (long long)col, g, want);
+      } else {
+        float want = column_f32(xf, R, C, col), g = ((float *)got)[col];
+        cr_assert(memcmp(&g, &want, sizeof g) == 0, "f32 %lldx%lld column %lld: %a, the tree gives %a", (long long)R,
+                  (long long)C, (long long)col, g, want);
+      }
+    }
+    parity_tensor_release(s), parity_tensor_release(t);
+    free(got), free(x), free(xf);
+  }
+}
