@@ -1,4 +1,4 @@
-/* kernels.c — the kernels section: add, exp, sum, rowsum, max, argmax (2^log2n elements), softmax and
+/* kernels.c — the kernels section: add, exp, sum, rowsum, colsum, max, argmax (2^log2n elements), softmax and
  * log_softmax (512 x 32000), matmul 1024^3, conv2d 8x64x56x56 with a 3x3 kernel forward and
  * forward+backward, each beside its references (--quick shrinks every shape). */
 #include <stdio.h>
@@ -13,6 +13,7 @@ static parity_status_t b_sum(parity_tensor_t **in, parity_tensor_t **out) { retu
 static parity_status_t b_max(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_MAX, in[0], 0, 0, out); }
 static parity_status_t b_argmax(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_ARGMAX, in[0], 0, 0, out); }
 static parity_status_t b_rowsum(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_SUM, in[0], 2, 0, out); }
+static parity_status_t b_colsum(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_SUM, in[0], 1, 0, out); }
 static parity_status_t b_softmax(parity_tensor_t **in, parity_tensor_t **out) { return parity_softmax(PARITY_OP_SOFTMAX, in[0], 1, out); }
 static parity_status_t b_log_softmax(parity_tensor_t **in, parity_tensor_t **out) {
   return parity_softmax(PARITY_OP_LOG_SOFTMAX, in[0], 1, out);
@@ -60,6 +61,7 @@ void section_kernels(bench_run *run, parity_device_t *dev, const char *backend) 
       {"exp", "exp", b_exp, 1, {1}, {{n}}, 2 * e4, 0, 0, REF_NONE},
       {"sum", "sum", b_sum, 1, {1}, {{n}}, e4, 0, 0, REF_READ},
       {"rowsum", "rowsum", b_rowsum, 1, {2}, {{rows, cols}}, e4, 0, 0, REF_READ},
+      {"colsum", "colsum", b_colsum, 1, {2}, {{rows, cols}}, e4, 0, 0, REF_READ},
       {"max", "max", b_max, 1, {1}, {{n}}, e4, 0, 0, REF_READ},
       {"argmax", "argmax", b_argmax, 1, {1}, {{n}}, e4, 0, 0, REF_READ},
       {"softmax", "softmax", b_softmax, 1, {2}, {{sr, sc}}, 8.0 * (double)(sr * sc), 0, 0, REF_NONE},

@@ -18,7 +18,7 @@
 void torch_ref_config(int enabled, int threads, const bench_timing *t);
 /* Measure torch's op on inputs of shapes a (rank ra) and b (rank rb, 0 for none) and attach it to
  * f (value = f->work / seconds / 1e9), or attach it as unavailable with the reason. op: add exp sum
- * rowsum softmax log_softmax matmul conv2d-fwd conv2d-fwd-bwd. */
+ * rowsum colsum max argmax softmax log_softmax matmul conv2d-fwd conv2d-fwd-bwd. */
 void torch_ref_measure(bench_figure *f, const char *op, int ra, const int64_t *a, int rb, const int64_t *b);
 /* End the subprocess; the torch version and threads, or why it is unavailable. */
 const char *torch_ref_finish(void);

@@ -47,6 +47,8 @@ def make_job(torch, op, a_shape, b_shape):
         return lambda: torch.sum(a)
     if op == "rowsum":
         return lambda: torch.sum(a, dim=1)
+    if op == "colsum":
+        return lambda: torch.sum(a, dim=0)
     if op == "max":
         return lambda: torch.amax(a)
     if op == "argmax":
