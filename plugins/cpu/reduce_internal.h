@@ -14,7 +14,6 @@
 #ifndef PARITY_CPU_REDUCE_INTERNAL_H
 #define PARITY_CPU_REDUCE_INTERNAL_H
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "cpu_internal.h"
@@ -24,10 +23,13 @@
  * instead when that still leaves a tile per thread: from memory, 1 KB out of every row ran at
  * 16-20 GB/s beside 28 for a plain sum (the prefetcher stops at each page and had little to go
  * on); a page per row runs at 24-28. In cache the narrow tile is faster (its loops have a fixed
- * trip count). The width changes which outputs a tile holds, not the arithmetic of any one. */
+ * trip count). The width changes which outputs a tile holds, not the arithmetic of any one. A
+ * wide sum keeps its cascade levels on the stack, so a reduction taller than RD_WIDE_STACK allows
+ * stays narrow (a replay allocates nothing). */
 #define RD_TILE_BYTES 1024
 #define RD_WIDE_BYTES 4096
 #define RD_WIDE_MIN (INT64_C(4) << 20)
+#define RD_WIDE_STACK (INT64_C(64) << 10) /* the wide sum's cascade levels (16 for f32: 2^19 rows) */
 #define RD_COLUMN_LEAF 16 /* reduced elements summed sequentially per column-mode leaf */
 
 /* Which tensors a plan's strides describe (psup_iter slots). */

@@ -307,19 +307,32 @@ static void RD_FN(rd_one)(const rd_plan *p, const RD_ST *x, void *y, int64_t yof
   else RD_STORE_VAL((RD_ST *)y + yoff, RD_CANON(v));
 }
 
-/* One column-mode tile of T outputs starting at x / yoff (T <= RD_WW). lv: RD_LEVELS rows of
- * RD_WW for the cascade of a dense float sum wider than RD_TW (NULL otherwise). */
+/* The cascade levels a wide column tile's sum needs (its leaves' count in bits), or 0 when
+ * they would take more than RD_WIDE_STACK bytes of stack (the tile then stays narrow). */
+static int RD_FN(rd_wide_levels)(const rd_plan *p) {
+  int levels = 1;
+  for (uint64_t leaves = (uint64_t)((p->K + RD_COLUMN_LEAF - 1) / RD_COLUMN_LEAF); leaves > 1; leaves >>= 1) levels++;
+#if RD_FLOAT
+  return (int64_t)levels * RD_WW * (int64_t)sizeof(RD_AT) <= RD_WIDE_STACK ? levels : 0;
+#else
+  return levels;
+#endif
+}
+
+/* One column-mode tile of T outputs starting at x / yoff (T <= RD_WW). */
 static void RD_FN(rd_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, int T, void *y, int64_t yoff,
-                           int64_t yv, void *lv) {
+                           int64_t yv) {
   const int32_t op = p->op;
   if (op == PARITY_OP_SUM || op == PARITY_OP_MEAN) {
 #if RD_FLOAT
     RD_AT res[RD_WW];
-    (void)lv;
 #ifdef RD_LEAF_DENSE
-    if (xv == 1 && p->nr == 1 && T % RD_TW == 0) {
+    if (xv == 1 && p->nr == 1 && T % RD_TW == 0 && T > RD_TW) { /* wide: levels on the stack, */
+      RD_AT wide[RD_FN(rd_wide_levels)(p)][RD_WW];                   /* at most RD_WIDE_STACK bytes */
+      RD_FN(rd_sum_tile_dense)(p, x, T / RD_TW, res, &wide[0][0]);
+    } else if (xv == 1 && p->nr == 1 && T == RD_TW) {
       RD_AT narrow[RD_LEVELS][RD_TW];
-      RD_FN(rd_sum_tile_dense)(p, x, T / RD_TW, res, T > RD_TW ? (RD_AT *)lv : &narrow[0][0]);
+      RD_FN(rd_sum_tile_dense)(p, x, 1, res, &narrow[0][0]);
     } else
 #endif
     {
@@ -328,7 +341,6 @@ static void RD_FN(rd_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, int T, 
     }
     for (int t = 0; t < T; t++) RD_FN(rd_store_sum)(p, (RD_ST *)y + yoff + t * yv, res[t]);
 #else
-    (void)lv;
     RD_UT res[RD_WW];
     RD_FN(rd_isum_tile)(p, x, xv, T, res);
     for (int t = 0; t < T; t++) RD_STORE_SUM((RD_OT *)y + yoff + t * yv, res[t]);
@@ -365,21 +377,11 @@ static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
   (void)nth; /* without OpenMP only the pragma would read it */
   if (p->column) {
     const int64_t n = p->kshape[p->vk], xv = p->ks[RD_X][p->vk], yv = p->ks[RD_Y][p->vk];
-    int wide = xv == 1 && p->M * p->K >= RD_WIDE_MIN / (int64_t)sizeof(RD_ST) &&
-               p->M / n * ((n + RD_WW - 1) / RD_WW) >= nth;
-    char *lvs = NULL; /* the wide float sums' cascade levels, RD_LEVELS x RD_WW per thread */
-    size_t lv_bytes = 0;
-#if RD_FLOAT
-    lv_bytes = (size_t)RD_LEVELS * RD_WW * sizeof(RD_AT);
-    if (wide && (p->op == PARITY_OP_SUM || p->op == PARITY_OP_MEAN)) {
-      lvs = malloc(lv_bytes * (size_t)(nth > 1 ? nth : 1));
-      wide = lvs != NULL; /* out of memory: the narrow tiles need none */
-    }
-#endif
+    const int wide = xv == 1 && p->M * p->K >= RD_WIDE_MIN / (int64_t)sizeof(RD_ST) &&
+                     p->M / n * ((n + RD_WW - 1) / RD_WW) >= nth && RD_FN(rd_wide_levels)(p) > 0;
     const int W = wide ? RD_WW : RD_TW;
     const int64_t ntiles = (n + W - 1) / W, items = p->M / n * ntiles;
-    const int par = nth > 1 && items > 1;
-    CPU_PARALLEL(par, nth, {
+    CPU_PARALLEL(nth > 1 && items > 1, nth, {
       int64_t lo, hi;
       cpu_share(items, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
       psup_iter_t it;
@@ -387,15 +389,13 @@ static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
       for (int64_t item = lo, tile = lo % ntiles; item < hi; item++) {
         int64_t t0 = tile * W;
         int T = (int)(n - t0 < W ? n - t0 : W);
-        RD_FN(rd_tile)(p, x + it.off[RD_X] + t0 * xv, xv, T, y, it.off[RD_Y] + t0 * yv, yv,
-                       lvs ? lvs + lv_bytes * (size_t)(par ? cpu_thread_id() : 0) : NULL);
+        RD_FN(rd_tile)(p, x + it.off[RD_X] + t0 * xv, xv, T, y, it.off[RD_Y] + t0 * yv, yv);
         if (++tile == ntiles) {
           tile = 0;
           psup_iter_next(&it);
         }
       }
     });
-    free(lvs);
     return PARITY_STATUS_OK;
   }
   if (p->M == 1) { /* one output (a full reduction): no iteration over kept axes */

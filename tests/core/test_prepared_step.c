@@ -186,3 +186,35 @@ Test(prepared_step, mlp_step_replays_bitwise_with_no_host_allocation_on_cpu, .ti
   prepared_step_matches_eager("cpu", 1);
 }
 Test(prepared_step, mlp_step_replays_bitwise_on_opencl, .timeout = 600) { prepared_step_matches_eager("opencl", 0); }
+
+/* The reductions that read wide tiles (column sums of 4 MB and more: docs/cpu-kernels.md) keep
+ * their working space on the stack: replayed, they allocate nothing either, and give the eager
+ * bits. */
+Test(prepared_step, a_wide_column_sum_replays_bitwise_with_no_host_allocation_on_cpu) {
+  parity_device_t *dev = pt_device("cpu");
+  const int64_t shape[2] = {1024, 2048}; /* 8 MB of f32, two wide tiles */
+  parity_tensor_t *x, *eager, *y;
+  OK(parity_tensor_rand_uniform(dev, PARITY_DTYPE_F32, 2, shape, -1, 1, 7, 0, &x));
+  OK(parity_reduce(PARITY_OP_SUM, x, 0x1, 0, &eager));
+  parity_plan_t *plan;
+  OK(parity_plan_begin(dev, &plan));
+  OK(parity_reduce(PARITY_OP_SUM, x, 0x1, 0, &y));
+  OK(parity_plan_end(plan));
+  OK(parity_plan_replay(plan)); /* may warm per-thread caches */
+#if COUNT_ALLOCS
+  atomic_store(&allocs, 0);
+  atomic_store(&counting, 1);
+#endif
+  for (int i = 0; i < 3; i++) OK(parity_plan_replay(plan));
+  OK(parity_device_synchronize(dev));
+#if COUNT_ALLOCS
+  atomic_store(&counting, 0);
+  cr_assert_eq(atomic_load(&allocs), 0, "%ld host allocations in 3 replays of a column sum", atomic_load(&allocs));
+#endif
+  float a[2048], b[2048];
+  OK(parity_tensor_to_host(eager, a, sizeof a));
+  OK(parity_tensor_to_host(y, b, sizeof b));
+  cr_assert_eq(memcmp(a, b, sizeof a), 0, "the replayed column sums differ from the eager ones");
+  parity_tensor_release(y), parity_tensor_release(eager), parity_tensor_release(x);
+  parity_plan_destroy(plan);
+}
