@@ -29,7 +29,7 @@
 #define RD_TILE_BYTES 1024
 #define RD_WIDE_BYTES 4096
 #define RD_WIDE_MIN (INT64_C(4) << 20)
-#define RD_WIDE_STACK (INT64_C(64) << 10) /* the wide sum's cascade levels (16 for f32: 2^19 rows) */
+#define RD_WIDE_STACK (INT64_C(64) << 10) /* the wide sum's cascade levels (16 for f32: up to 2^20 - 16 rows) */
 #define RD_COLUMN_LEAF 16 /* reduced elements summed sequentially per column-mode leaf */
 
 /* Which tensors a plan's strides describe (psup_iter slots). */
