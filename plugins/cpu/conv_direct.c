@@ -86,24 +86,30 @@ static inline void dw_store(unsigned char *base, int32_t dtype, int64_t off, flo
   }
 }
 
-/* The padded f32 image of a [n][c][h][w] tensor: source row r lands on row r + pt (rows and
- * columns falling outside [0, hp) × [0, wp) are dropped: a negative pad crops). */
-static void pad_image(const parity_tensor_desc_t *t, int64_t n, int64_t c, int64_t h, int64_t w, int64_t pt,
-                      int64_t pl, int64_t hp, int64_t wp, float *img, int threads) {
+/* The padded f32 images of images [n0, n0 + n) of a [N][c][h][w] tensor: source row r lands on
+ * row r + pt (rows and columns falling outside [0, hp) × [0, wp) are dropped: a negative pad
+ * crops). */
+static void pad_image(const parity_tensor_desc_t *t, int64_t n0, int64_t n, int64_t c, int64_t h, int64_t w,
+                      int64_t pt, int64_t pl, int64_t hp, int64_t wp, float *img, int threads) {
   const unsigned char *b = dense_base(t);
   const int64_t *st = t->strides, planes = n * c;
   int par = planes * hp * wp >= CPU_PARALLEL_MIN_ELEMENTS && threads > 1;
   (void)par;
   CPU_OMP(omp parallel for schedule(static) num_threads(threads) if (par))
   for (int64_t pl_ = 0; pl_ < planes; pl_++) {
-    const int64_t nn = pl_ / c, cc = pl_ % c;
+    const int64_t nn = n0 + pl_ / c, cc = pl_ % c;
     float *dst = img + pl_ * hp * wp;
-    memset(dst, 0, sizeof(float) * (size_t)(hp * wp));
     const int64_t c0 = pl < 0 ? -pl : 0, c1 = w < wp - pl ? w : wp - pl; /* source columns kept */
-    for (int64_t r = 0; r < h; r++) {
-      const int64_t rr = r + pt;
-      if (rr < 0 || rr >= hp || c0 >= c1) continue;
-      float *row = dst + rr * wp + pl;
+    for (int64_t rr = 0; rr < hp; rr++) { /* each element written once: the pad zeroed, the rest copied */
+      const int64_t r = rr - pt;
+      float *row = dst + rr * wp;
+      if (r < 0 || r >= h || c0 >= c1) {
+        memset(row, 0, sizeof(float) * (size_t)wp);
+        continue;
+      }
+      memset(row, 0, sizeof(float) * (size_t)(pl + c0)); /* pl + c0 >= 0; pl + c1 <= wp */
+      memset(row + pl + c1, 0, sizeof(float) * (size_t)(wp - pl - c1));
+      row += pl;
       const int64_t so = nn * st[0] + cc * st[1] + r * st[2];
       if (t->dtype == PARITY_DTYPE_F32 && st[3] == 1)
         memcpy(row + c0, (const float *)b + so + c0, sizeof(float) * (size_t)(c1 - c0));
@@ -236,7 +242,7 @@ int32_t CPU_ISA_FN(cpu_conv_dw_f32)(const conv_geom_t *g, const parity_tensor_de
   cx.partial = img + imgf;
   unsigned char *thr = (unsigned char *)(cx.partial + part_f);
   thr = (unsigned char *)(((uintptr_t)thr + 63) & ~(uintptr_t)63);
-  pad_image(x, g->n, g->c, g->h, g->w, g->pt, g->pl, hp, wp, img, threads); /* the zero-padded f32 x */
+  pad_image(x, 0, g->n, g->c, g->h, g->w, g->pt, g->pl, hp, wp, img, threads); /* the zero-padded f32 x */
   const int64_t nchunks = chunks;
   CPU_PARALLEL(threads > 1, threads, {
     unsigned char *mine = thr + per_thread * (size_t)cpu_thread_id();
@@ -327,9 +333,35 @@ typedef struct cd_t {
   int64_t k, ldc, m;
   float *wpk;   /* groups × k × ldc: wᵀ packed, 32-wide panels per k block */
   int64_t *tap; /* k tap offsets */
+  float *tiles; /* per thread: CD_MC (rounded up to DW_MR) × ldc */
 } cd_t;
 
 #define CD_MC 144 /* window origins per task */
+
+/* y[c * yc + j] = t[j * ldt + c] for j, c < 16: a 16 x 16 block of the tile (origins x
+ * channels) stored transposed, each channel's 16 origins as one vector. */
+static void cd_store_t16(const float *t, int64_t ldt, float *y, int64_t yc) {
+  __m512 r[16], u[16];
+  for (int j = 0; j < 16; j++) r[j] = _mm512_loadu_ps(t + j * ldt);
+  for (int j = 0; j < 16; j += 2) { /* per 128-bit lane: (r_j, r_j+1) interleaved */
+    u[j] = _mm512_unpacklo_ps(r[j], r[j + 1]);
+    u[j + 1] = _mm512_unpackhi_ps(r[j], r[j + 1]);
+  }
+  for (int j = 0; j < 16; j += 4) { /* per lane k, r[4k + m] of rows j .. j+3: in r[j + m] */
+    r[j] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(u[j]), _mm512_castps_pd(u[j + 2])));
+    r[j + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(u[j]), _mm512_castps_pd(u[j + 2])));
+    r[j + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(u[j + 1]), _mm512_castps_pd(u[j + 3])));
+    r[j + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(u[j + 1]), _mm512_castps_pd(u[j + 3])));
+  }
+  for (int m = 0; m < 4; m++) { /* gather lane k of the four row groups: channel 4k + m */
+    const __m512 v0 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x88), w0 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xDD);
+    const __m512 v1 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x88), w1 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xDD);
+    _mm512_storeu_ps(y + (0 + m) * yc, _mm512_shuffle_f32x4(v0, v1, 0x88));
+    _mm512_storeu_ps(y + (4 + m) * yc, _mm512_shuffle_f32x4(w0, w1, 0x88));
+    _mm512_storeu_ps(y + (8 + m) * yc, _mm512_shuffle_f32x4(v0, v1, 0xDD));
+    _mm512_storeu_ps(y + (12 + m) * yc, _mm512_shuffle_f32x4(w0, w1, 0xDD));
+  }
+}
 
 /* 12 origins at consecutive image addresses */
 static int contig_from(const float *const *org) {
@@ -375,25 +407,39 @@ static void cd_task(const cd_t *d, int64_t gi, int64_t i0, float *tile, const fl
     const int64_t ii = i0 + i, n = ii / l, rem = ii % l, oh = rem / d->ow, ow = rem % d->ow;
     yo[i] = n * d->yn + oh * d->yh + ow * d->yw + gi * d->cog * d->yc;
   }
-  for (int64_t co = 0; co < d->cog; co++) {
-    if (d->yt == PARITY_DTYPE_F32) {
-      float *y = (float *)d->yb + co * d->yc;
-      for (int64_t i = 0; i < rows; i++) y[yo[i]] = tile[i * ldc + co];
-    } else {
+  if (d->yt != PARITY_DTYPE_F32) {
+    for (int64_t co = 0; co < d->cog; co++)
       for (int64_t i = 0; i < rows; i++) dw_store(d->yb, d->yt, yo[i] + co * d->yc, tile[i * ldc + co]);
+    return;
+  }
+  /* f32: 16 origins at consecutive elements of y (one image, y dense along them) × 16 channels
+   * at a time through a register transpose; the rest element by element */
+  float *yb = (float *)d->yb;
+  const int64_t cv = d->cog / 16 * 16;
+  int64_t i = 0;
+  while (i < rows) {
+    int run = i + 16 <= rows;
+    for (int j = 1; run && j < 16; j++) run = yo[i + j] == yo[i] + j;
+    if (!run) {
+      for (int64_t co = 0; co < d->cog; co++) yb[yo[i] + co * d->yc] = tile[i * ldc + co];
+      i++;
+      continue;
     }
+    for (int64_t co = 0; co < cv; co += 16) cd_store_t16(tile + i * ldc + co, ldc, yb + yo[i] + co * d->yc, d->yc);
+    for (int64_t co = cv; co < d->cog; co++)
+      for (int j = 0; j < 16; j++) yb[yo[i] + j + co * d->yc] = tile[(i + j) * ldc + co];
+    i += 16;
   }
 }
 
-/* img: the padded image, already filled; runs the problem and returns OK. */
-static int32_t cd_run(cd_t *d, int threads, unsigned char *scratch) {
+/* The tap table and wᵀ, packed into scratch once per call; d->tiles: the threads' tiles. */
+static void cd_pack(cd_t *d, unsigned char *scratch) {
   d->k = d->cgi * d->kh * d->kw;
   d->ldc = (d->cog + DW_NR - 1) / DW_NR * DW_NR;
   d->m = d->n * d->oh * d->ow;
   d->wpk = (float *)scratch;
   d->tap = (int64_t *)(d->wpk + d->groups * d->k * d->ldc);
-  float *tiles = (float *)(d->tap + d->k + 8);
-  tiles = (float *)(((uintptr_t)tiles + 63) & ~(uintptr_t)63);
+  d->tiles = (float *)(((uintptr_t)(d->tap + d->k + 8) + 63) & ~(uintptr_t)63);
   for (int64_t t = 0; t < d->k; t++) {
     const int64_t kw = t % d->kw, kh = (t / d->kw) % d->kh, ci = t / (d->kw * d->kh);
     d->tap[t] = ci * d->plane + (d->khb + kh * d->khs) * d->wp + d->kwb + kw * d->kws;
@@ -411,15 +457,18 @@ static int32_t cd_run(cd_t *d, int threads, unsigned char *scratch) {
               co < d->cog ? dw_load(d->wb, d->wt, wo + co * d->wco) : 0.0f;
       }
     }
+}
+
+/* The outputs of d->img's images (padded, already filled) into d->yb. */
+static void cd_run(const cd_t *d, int threads) {
   const int64_t chunks = (d->m + CD_MC - 1) / CD_MC, tasks = d->groups * chunks;
   if (tasks < threads) threads = (int)tasks;
   const size_t tile_f = (size_t)(((CD_MC + DW_MR - 1) / DW_MR * DW_MR) * d->ldc);
   CPU_PARALLEL(threads > 1, threads, {
-    float *tile = tiles + tile_f * (size_t)cpu_thread_id();
+    float *tile = d->tiles + tile_f * (size_t)cpu_thread_id();
     CPU_OMP(omp for schedule(dynamic, 1))
     for (int64_t t = 0; t < tasks; t++) cd_task(d, t / chunks, (t % chunks) * CD_MC, tile, NULL);
   });
-  return PARITY_STATUS_OK;
 }
 
 static size_t cd_scratch(const cd_t *d, int threads) {
@@ -459,11 +508,11 @@ int32_t CPU_ISA_FN(cpu_conv_direct_f32)(const conv_geom_t *g, const parity_tenso
     d.wco = sw[1], d.wci = sw[0], d.wgroup = g->og * sw[0];
     d.cog = g->cg, d.oh = g->h, d.ow = g->w, d.sh = 1, d.sw = 1;
   }
-  const int64_t imgf = srcn * srcc * hp * wp;
+  const int64_t imgf = srcc * hp * wp; /* one padded image at a time */
   if (ksplit > 1 || imgf > DW_MAX_IMAGE_FLOATS || d.cog < 1) return CPU_CONV_DW_DECLINED;
   d.wkh = sw[2], d.wkw = sw[3];
   d.plane = hp * wp, d.wp = wp, d.img_n = srcc * hp * wp;
-  d.kh = g->kh, d.kw = g->kw, d.groups = g->groups, d.n = g->n;
+  d.kh = g->kh, d.kw = g->kw, d.groups = g->groups, d.n = 1;
   d.wb = dense_base(w), d.wt = w->dtype;
   d.yb = dense_base(out), d.yt = out->dtype;
   d.yn = out->strides[0], d.yc = out->strides[1], d.yh = out->strides[2], d.yw = out->strides[3];
@@ -477,12 +526,18 @@ int32_t CPU_ISA_FN(cpu_conv_direct_f32)(const conv_geom_t *g, const parity_tenso
     return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: conv2d %s: cannot allocate %zu bytes of scratch",
                     fwd ? "forward" : "backward (dx)", total);
   float *img = (float *)mem;
-  pad_image(src, srcn, srcc, srch, srcw, pt, pl, hp, wp, img, threads);
   d.img = img;
-  unsigned char *rest = (unsigned char *)(((uintptr_t)(img + imgf) + 63) & ~(uintptr_t)63);
-  int32_t st = cd_run(&d, threads, rest);
+  cd_pack(&d, (unsigned char *)(((uintptr_t)(img + imgf) + 63) & ~(uintptr_t)63));
+  /* image by image: a padded image (862 KB for 64 × 56 × 56) is then read from L2, not L3 */
+  unsigned char *yb0 = d.yb;
+  const int64_t ystep = out->strides[0] * (int64_t)psup_dtype_size(out->dtype);
+  for (int64_t nn = 0; nn < srcn; nn++) {
+    pad_image(src, nn, 1, srcc, srch, srcw, pt, pl, hp, wp, img, threads);
+    d.yb = yb0 + nn * ystep;
+    cd_run(&d, threads);
+  }
   gemm_ws_give(mem);
-  return st;
+  return PARITY_STATUS_OK;
 }
 
 #else /* the avx2 and portable paths leave conv2d to the gemm engine */

@@ -140,6 +140,11 @@ static void battery(parity_device_t *dev, blob *ex, blob *gm) {
     OK(parity_detach(parity_tensor_grad(x2), &g2)), take(gm, g2);
     OK(parity_detach(parity_tensor_grad(w2), &g2)), take(gm, g2);
     parity_tensor_release(sq), parity_tensor_release(l2);
+    /* a forward conv whose 24 output channels are one block of 16 stored through the transpose
+     * and 8 element by element, over 195 origins per image (blocks of 16 that cross images) */
+    parity_tensor_t *x4 = randt(dev, dts[d], 4, (int64_t[]){3, 5, 15, 13}, 77), *w4 = randt(dev, dts[d], 4, (int64_t[]){24, 5, 3, 3}, 78);
+    OK(parity_conv2d(x4, w4, NULL, &o, &z)), take(gm, z);
+    parity_tensor_release(x4), parity_tensor_release(w4);
     parity_tensor_release(a2), parity_tensor_release(b2), parity_tensor_release(a3), parity_tensor_release(b3);
     parity_tensor_release(x2), parity_tensor_release(w2);
   }
