@@ -359,8 +359,40 @@ static void RD_FN(rd_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, int T, 
   }
 }
 
+/* Sum or mean where every output reduces one element (a bias gradient at batch 1, a sum over
+ * axes of size 1): each output is -0 + x, as the one-element row computes it, in one pass over
+ * the kept axes instead of the per-output row or column machinery (0.3 GB/s on 2^16 outputs). */
+static void RD_FN(rd_sum_single)(const rd_plan *p, const RD_ST *x, void *y) {
+  const uint32_t nk = p->nk;
+  const int64_t n = nk ? p->kshape[nk - 1] : 1, sx = nk ? p->ks[RD_X][nk - 1] : 0, sy = nk ? p->ks[RD_Y][nk - 1] : 0;
+  if (n <= 0) return;
+  const int64_t *s[RD_NT] = {p->ks[0], p->ks[1], p->ks[2], p->ks[3]};
+  psup_iter_t it;
+  psup_iter_init(&it, nk ? nk - 1 : 0, p->kshape, RD_NT, s);
+  for (int64_t r = 0, rows = p->M / n; r < rows; r++, psup_iter_next(&it)) {
+    const RD_ST *xr = x + it.off[RD_X];
+#if RD_FLOAT
+    RD_ST *yr = (RD_ST *)y + it.off[RD_Y];
+#ifdef RD_LEAF_DENSE /* f32, f64: the store is exact, so a dense sum is a vector loop */
+    if (sx == 1 && sy == 1 && p->op == PARITY_OP_SUM) {
+      for (int64_t j = 0; j < n; j++) yr[j] = (RD_AT)-0.0 + xr[j];
+      continue;
+    }
+#endif
+    for (int64_t j = 0; j < n; j++) RD_FN(rd_store_sum)(p, yr + j * sy, (RD_AT)-0.0 + (RD_AT)RD_LOAD(xr + j * sx));
+#else
+    RD_OT *yr = (RD_OT *)y + it.off[RD_Y];
+    for (int64_t j = 0; j < n; j++) RD_STORE_SUM(yr + j * sy, (RD_UT)0 + (RD_UT)RD_LOAD(xr + j * sx));
+#endif
+  }
+}
+
 static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
   const RD_ST *x = xp;
+  if (p->K == 1 && p->M > 1 && (p->op == PARITY_OP_SUM || p->op == PARITY_OP_MEAN)) {
+    RD_FN(rd_sum_single)(p, x, y);
+    return PARITY_STATUS_OK;
+  }
   if (p->K == 0) { /* only sum and mean get here: 0 and NaN */
     psup_iter_t it;
     rd_kept_iter(&it, p, 0, 0);

@@ -545,6 +545,40 @@ Test(reduce, size_one_axes_and_an_empty_mask_copy_the_input) {
     }
 }
 
+/* Sums and means whose every output reduces one element take their own pass (rd_sum_single):
+ * each output is the input element as the one-element reduction computes it (-0 + x, so +0 and
+ * -0 keep their signs), for every dtype, dense (its vector loop) and strided. */
+Test(reduce, one_element_sums_and_means_are_the_input_in_every_dtype_and_layout) {
+  parity_device_t *dev = pt_device("cpu");
+  const int32_t dts[] = {PARITY_DTYPE_F64, PARITY_DTYPE_F32, PARITY_DTYPE_F16, PARITY_DTYPE_BF16,
+                         PARITY_DTYPE_I32, PARITY_DTYPE_I64};
+  const rs_layout lay[][2] = {{RS_CONTIG, RS_CONTIG}, {RS_TRANSPOSED, RS_STEPPED}, {RS_NEGATIVE, RS_OFFSET}};
+  const struct { uint32_t rank; int64_t shape[3]; uint32_t mask; } cases[] = {
+      {3, {5, 1, 7}, 2}, {2, {1, 40}, 1}, {2, {40, 1}, 2}, {3, {1, 1, 9}, 3}};
+  double x[40];
+  for (int i = 0; i < 40; i++) x[i] = (i % 5 - 2) * 1.5 + i;
+  x[3] = -0.0, x[4] = 0.0, x[11] = -7.0;
+  for (size_t d = 0; d < sizeof dts / sizeof *dts; d++) {
+    const int is_float = psup_dtype_is_float(dts[d]);
+    double xv[40];
+    for (int i = 0; i < 40; i++) xv[i] = is_float ? x[i] : (double)(int)x[i];
+    if (is_float) xv[17] = NAN, xv[23] = -INFINITY, xv[5] = 0x1p-1074;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+      for (size_t l = 0; l < sizeof lay / sizeof *lay; l++)
+        for (int mean = 0; mean <= is_float; mean++) {
+          const int32_t op = mean ? PARITY_OP_MEAN : PARITY_OP_SUM;
+          const int64_t n = rs_numel(cases[c].rank, cases[c].shape);
+          double *y = forward(dev, op, dts[d], cases[c].rank, cases[c].shape, cases[c].mask, xv, lay[l][0], lay[l][1]);
+          for (int64_t i = 0; i < n; i++) {
+            const double want = rs_round(xv[i], dts[d]);
+            cr_assert(rs_same(y[i], want), "%s %s case %zu layout %zu: y[%lld] = %g, x = %g", psup_op_name(op),
+                      psup_dtype_name(dts[d]), c, l, (long long)i, y[i], xv[i]);
+          }
+          free(y);
+        }
+  }
+}
+
 Test(reduce, rank_zero_and_zero_stride_inputs_are_reduced_like_any_view) {
   parity_device_t *dev = pt_device("cpu");
   double v = -2.5;
