@@ -140,6 +140,39 @@ Test(reduce, sums_over_several_rows_follow_the_documented_tree_bitwise) {
   }
 }
 
+/* Row mode (one output per row of the last axis, many outputs) takes its own loop over the
+ * outputs, and dense rows of 16 to 2048 terms go straight to the leaf: every output still follows
+ * the tree bitwise, f32 and f64, on one and two threads (the threads' shares of the outputs end
+ * inside the innermost kept axis), for kept axes [5, 3] and row lengths around each boundary. */
+#define ROWS_TEST(T, DT, TREE)                                                                          \
+  static void rows_##T(parity_device_t *dev, int64_t k) {                                              \
+    const int64_t n = 15 * k;                                                                          \
+    T *x = malloc((size_t)n * sizeof *x), got[15];                                                     \
+    for (int64_t j = 0; j < n; j++) x[j] = (T)((j % 3 == 0 ? 1e8 : 1.0) * (j % 2 ? -1.0 : 1.0) + (double)(j % 1000) * 0.37); \
+    parity_tensor_t *t, *s;                                                                            \
+    cr_assert_eq(parity_tensor_from_host(dev, DT, 3, (int64_t[]){5, 3, k}, x, &t), PARITY_STATUS_OK);  \
+    cr_assert_eq(parity_reduce(PARITY_OP_SUM, t, 0x4, 0, &s), PARITY_STATUS_OK);                       \
+    cr_assert_eq(parity_tensor_to_host(s, got, sizeof got), PARITY_STATUS_OK);                         \
+    for (int o = 0; o < 15; o++) {                                                                     \
+      T want = TREE(x + o * k, k);                                                                     \
+      cr_assert(memcmp(&got[o], &want, sizeof want) == 0, #T " k=%lld output %d: %a, the tree gives %a", \
+                (long long)k, o, (double)got[o], (double)want);                                        \
+    }                                                                                                  \
+    parity_tensor_release(s), parity_tensor_release(t);                                                \
+    free(x);                                                                                           \
+  }
+ROWS_TEST(float, PARITY_DTYPE_F32, tree_f32)
+ROWS_TEST(double, PARITY_DTYPE_F64, tree_f64)
+
+Test(reduce, row_mode_sums_follow_the_documented_tree_bitwise) {
+  parity_device_t *dev = pt_device("cpu");
+  const int64_t ks[] = {1, 2, 7, 15, 16, 17, 63, 64, 65, 100, 2047, 2048, 2049, 5000};
+  for (int threads = 1; threads <= 2; threads++) {
+    rs_set_threads(threads); /* each test runs in its own process */
+    for (size_t c = 0; c < sizeof ks / sizeof *ks; c++) rows_float(dev, ks[c]), rows_double(dev, ks[c]);
+  }
+}
+
 /* Leaf sums that tell the cascade's shape from its neighbours, bitwise (f32: 2^24 + 1 rounds to
  * 2^24):
  *   - 4 leaves pair as (l0 + l1) + (l2 + l3): (2^24 + 1) + (-2^24 + 1) = 1, where (l0 + l2) +
