@@ -441,7 +441,8 @@ static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
       RD_FN(rd_one)(p, x + it.off[RD_X], y, it.off[RD_Y], nth);
     return PARITY_STATUS_OK;
   }
-  const int64_t row_bytes = p->nr == 1 && rd_inner(p, RD_X) == 1 && p->M * p->K >= RD_ROW_PREFETCH_MIN / (int64_t)sizeof(RD_ST)
+  const int64_t row_bytes = p->nr == 1 && rd_inner(p, RD_X) == 1 && p->M * p->K >= RD_ROW_PREFETCH_MIN / (int64_t)sizeof(RD_ST) &&
+                                    p->K * (int64_t)sizeof(RD_ST) < RD_ROW_PREFETCH_MAX
                                 ? p->K * (int64_t)sizeof(RD_ST) : 0;
   /* outputs along the innermost kept axis in a plain loop, the outer kept axes by an iterator:
    * short rows cost their own work, not an iterator step each (rows of 2 f32: 0.8 GB/s before) */
