@@ -132,6 +132,21 @@ static inline __attribute__((always_inline)) void rd_prefetch_rows(const void *r
 /* Stride of tensor slot t along the innermost reduced axis. */
 static inline int64_t rd_inner(const rd_plan *p, int t) { return p->inner[t]; }
 
+/* The innermost kept axis: its extent (1 when none) and the x and y strides along it. */
+static inline int64_t rd_kept_inner(const rd_plan *p, int64_t *sx, int64_t *sy) {
+  const uint32_t nk = p->nk;
+  *sx = nk ? p->ks[RD_X][nk - 1] : 0;
+  *sy = nk ? p->ks[RD_Y][nk - 1] : 0;
+  return nk ? p->kshape[nk - 1] : 1;
+}
+
+/* Iterator over the kept axes but the innermost (rows of outputs along it), at row `row`. */
+static inline void rd_outer_iter(psup_iter_t *it, const rd_plan *p, int64_t row) {
+  const int64_t *s[RD_NT] = {p->ks[0], p->ks[1], p->ks[2], p->ks[3]};
+  psup_iter_init(it, p->nk ? p->nk - 1 : 0, p->kshape, RD_NT, s);
+  psup_iter_seek(it, row);
+}
+
 /* Iterator over the outputs (kept axes; without the column axis when skip_v), positioned at
  * output `pos` of that space. */
 static inline void rd_kept_iter(psup_iter_t *it, const rd_plan *p, int skip_v, int64_t pos) {

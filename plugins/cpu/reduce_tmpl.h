@@ -363,12 +363,11 @@ static void RD_FN(rd_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, int T, 
  * axes of size 1): each output is -0 + x, as the one-element row computes it, in one pass over
  * the kept axes instead of the per-output row or column machinery (0.3 GB/s on 2^16 outputs). */
 static void RD_FN(rd_sum_single)(const rd_plan *p, const RD_ST *x, void *y) {
-  const uint32_t nk = p->nk;
-  const int64_t n = nk ? p->kshape[nk - 1] : 1, sx = nk ? p->ks[RD_X][nk - 1] : 0, sy = nk ? p->ks[RD_Y][nk - 1] : 0;
+  int64_t sx, sy;
+  const int64_t n = rd_kept_inner(p, &sx, &sy);
   if (n <= 0) return;
-  const int64_t *s[RD_NT] = {p->ks[0], p->ks[1], p->ks[2], p->ks[3]};
   psup_iter_t it;
-  psup_iter_init(&it, nk ? nk - 1 : 0, p->kshape, RD_NT, s);
+  rd_outer_iter(&it, p, 0);
   for (int64_t r = 0, rows = p->M / n; r < rows; r++, psup_iter_next(&it)) {
     const RD_ST *xr = x + it.off[RD_X];
 #if RD_FLOAT
@@ -446,8 +445,8 @@ static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
                                 ? p->K * (int64_t)sizeof(RD_ST) : 0;
   /* outputs along the innermost kept axis in a plain loop, the outer kept axes by an iterator:
    * short rows cost their own work, not an iterator step each (rows of 2 f32: 0.8 GB/s before) */
-  const uint32_t nk = p->nk;
-  const int64_t n = nk ? p->kshape[nk - 1] : 1, sx = nk ? p->ks[RD_X][nk - 1] : 0, sy = nk ? p->ks[RD_Y][nk - 1] : 0;
+  int64_t sx, sy;
+  const int64_t n = rd_kept_inner(p, &sx, &sy);
 #if RD_FLOAT
   /* a sum of one row of at most one leaf: rd_sum_one's arithmetic, called from here (dense rows
    * of 16 or more terms straight to the leaf: one lane tree, plus the one-leaf cascade's -0) */
@@ -459,10 +458,8 @@ static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
   CPU_PARALLEL(nth > 1, nth, {
     int64_t lo, hi;
     cpu_share(p->M, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
-    const int64_t *s[RD_NT] = {p->ks[0], p->ks[1], p->ks[2], p->ks[3]};
     psup_iter_t it;
-    psup_iter_init(&it, nk ? nk - 1 : 0, p->kshape, RD_NT, s);
-    psup_iter_seek(&it, lo / n);
+    rd_outer_iter(&it, p, lo / n);
     for (int64_t o = lo, j = lo % n; o < hi; j = 0, psup_iter_next(&it)) {
       const int64_t j1 = n - j < hi - o ? n : j + (hi - o);
       const RD_ST *xr = x + it.off[RD_X];
