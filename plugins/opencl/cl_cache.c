@@ -95,7 +95,7 @@ static void cache_write(cl_program prog, const char *path, uint64_t key) {
 }
 
 /* clBuildProgram; on failure report with the head of the build log. */
-static int32_t build(parity_plugin_device_t *dev, cl_program prog, const char *options, int cls,
+static int32_t build(const parity_plugin_device_t *dev, cl_program prog, const char *options, int cls,
                      int kid, const char *how) {
   cl_int e = clBuildProgram(prog, 1, &dev->slot->id, options, NULL, NULL);
   char what[700];
@@ -125,13 +125,15 @@ static double now_ms(void) {
 }
 
 /* PARITY_OPENCL_BUILD_LOG=file: one line per program built, for tests: how (source, cache), class,
- * kernel, and what declared the builtins (builtins: builtins.cl; header: the driver's). */
-static void build_log(const char *how, int cls, int kid, int declared) {
+ * kernel, what declared the builtins (builtins: builtins.cl; header: the driver's) and the tier
+ * the options built (quick: -cl-opt-disable, else full). */
+static void build_log(const char *how, int cls, int kid, int declared, const char *options) {
   const char *path = psup_getenv("PARITY_OPENCL_BUILD_LOG");
   if (!path || !*path) return;
   FILE *f = fopen(path, "a");
   if (!f) return;
-  fprintf(f, "%s %s %s %s\n", how, ocl_class_name(cls), ocl_kernel_name(kid), declared ? "builtins" : "header");
+  fprintf(f, "%s %s %s %s %s\n", how, ocl_class_name(cls), ocl_kernel_name(kid), declared ? "builtins" : "header",
+          strstr(options, "-cl-opt-disable") ? "quick" : "full");
   fclose(f);
 }
 
@@ -156,13 +158,29 @@ int32_t ocl_make_kernel(parity_plugin_device_t *dev, ocl_prog_t *p) {
 
 static void cache_path(const parity_plugin_device_t *dev, const ocl_prog_t *p, char *out, size_t n) {
   int cls = ocl_var_class(p->var);
-  snprintf(out, n, "%s/%016llx-%s-%s.bin", dev->cache_dir, (unsigned long long)p->key, ocl_class_name(cls),
-           ocl_kernel_name(ocl_program_kernel(p->kid, p->var)));
+  snprintf(out, n, "%s/%016llx-%s-%s%s.bin", dev->cache_dir, (unsigned long long)p->key, ocl_class_name(cls),
+           ocl_kernel_name(ocl_program_kernel(p->kid, p->var)), p->quick ? "-quick" : "");
+}
+
+/* p's program and kernel object from a binary: 1 when the driver took it, else 0. */
+static int from_binary(parity_plugin_device_t *dev, ocl_prog_t *p, const char *options, const unsigned char *bin,
+                       size_t size) {
+  const ocl_slot_t *s = dev->slot;
+  cl_int bst = CL_SUCCESS, e;
+  const unsigned char *bins[1] = {bin};
+  cl_program prog = clCreateProgramWithBinary(dev->ctx, 1, &s->id, &size, bins, &bst, &e);
+  if (e != CL_SUCCESS) return 0;
+  if (bst == CL_SUCCESS && clBuildProgram(prog, 1, &s->id, options, NULL, NULL) == CL_SUCCESS) {
+    p->prog = prog;
+    if (ocl_make_kernel(dev, p) == PARITY_STATUS_OK) return 1;
+    p->prog = NULL;
+  }
+  clReleaseProgram(prog);
+  return 0;
 }
 
 /* From the cache: 1 when loaded, 0 when absent or refused (logged). */
-static int load_cached(parity_plugin_device_t *dev, ocl_prog_t *p, const char *options, int declared) {
-  const ocl_slot_t *s = dev->slot;
+static int load_cached(parity_plugin_device_t *dev, ocl_prog_t *p, const char *options, int declared, int cache_only) {
   int cls = ocl_var_class(p->var), kid = p->kid;
   char path[1200];
   cache_path(dev, p, path, sizeof path);
@@ -171,24 +189,17 @@ static int load_cached(parity_plugin_device_t *dev, ocl_prog_t *p, const char *o
   size_t size = 0;
   unsigned char *bin = psup_cache_read(path, CACHE_MAGIC, p->key, CACHE_MAX_BINARY, &size, &why);
   if (bin) {
-    cl_int bst = CL_SUCCESS, e;
-    const unsigned char *bins[1] = {bin};
-    cl_program prog = clCreateProgramWithBinary(dev->ctx, 1, &s->id, &size, bins, &bst, &e);
+    int ok = from_binary(dev, p, options, bin, size);
     free(bin);
-    if (e == CL_SUCCESS && bst == CL_SUCCESS && clBuildProgram(prog, 1, &s->id, options, NULL, NULL) == CL_SUCCESS) {
-      p->prog = prog;
-      if (ocl_make_kernel(dev, p) == PARITY_STATUS_OK) {
-        logf_(PARITY_LOG_DEBUG, "opencl: %s %s loaded from cache %s in %.1f ms", ocl_class_name(cls),
-              ocl_kernel_name(kid), path, now_ms() - t0);
-        build_log("cache", cls, kid, declared);
-        return 1;
-      }
-      p->prog = NULL;
+    if (ok) {
+      logf_(PARITY_LOG_DEBUG, "opencl: %s %s loaded from cache %s in %.1f ms", ocl_class_name(cls),
+            ocl_kernel_name(kid), path, now_ms() - t0);
+      build_log("cache", cls, kid, declared, options);
+      return 1;
     }
-    if (e == CL_SUCCESS) clReleaseProgram(prog);
     why = "rejected by the driver";
   }
-  logf_(PARITY_LOG_DEBUG, "opencl: cache %s: %s; building from source", path, why);
+  logf_(PARITY_LOG_DEBUG, "opencl: cache %s: %s%s", path, why, cache_only ? "" : "; building from source");
   return 0;
 }
 
@@ -210,43 +221,69 @@ static const char *builtins_source(int *owned) {
   return buf;
 }
 
-/* One way to build p, from the cache or from source: with the builtins declared by the program
- * itself (`declared`: builtins.cl first, -D_OPENCL_H_ keeping PoCL from including its header),
- * or with the driver's header. */
-static int32_t build_with(parity_plugin_device_t *dev, ocl_prog_t *p, int declared) {
-  const ocl_slot_t *s = dev->slot;
-  int cls = ocl_var_class(p->var), kid = p->kid, owned = 0;
+/* A program's source, options and cache key: with the builtins declared by the program itself
+ * (`declared`: builtins.cl first, -D_OPENCL_H_ keeping PoCL from including its header), or with
+ * the driver's header. */
+typedef struct ocl_text_t {
   char prelude[6144], options[560];
-  make_prelude(dev, p->var, kid, prelude, sizeof prelude);
+  const char *srcs[4];
+  cl_uint nsrc;
+  int owned; /* srcs[1] is a malloc'd PARITY_OPENCL_BUILTINS file */
+  uint64_t key;
+} ocl_text_t;
+
+static int32_t program_text(const parity_plugin_device_t *dev, ocl_var_t v, int kid, int quick, int declared,
+                            ocl_text_t *t) {
+  const ocl_slot_t *s = dev->slot;
+  make_prelude(dev, v, kid, t->prelude, sizeof t->prelude);
   const char *extra = psup_getenv("PARITY_OPENCL_BUILD_OPTIONS");
-  snprintf(options, sizeof options, "%s%s%s%s%s", s->c12 ? "-cl-std=CL1.2 " : "",
+  /* the quick tier differs only in -cl-opt-disable: the same floating-point options */
+  snprintf(t->options, sizeof t->options, "%s%s%s%s%s%s", s->c12 ? "-cl-std=CL1.2 " : "",
            s->correct_divide ? "-cl-fp32-correctly-rounded-divide-sqrt" : "", declared ? " -D_OPENCL_H_" : "",
-           extra && *extra ? " " : "", extra ? extra : "");
-  const char *decl = declared ? builtins_source(&owned) : NULL;
+           quick ? " -cl-opt-disable" : "", extra && *extra ? " " : "", extra ? extra : "");
+  t->owned = 0;
+  const char *decl = declared ? builtins_source(&t->owned) : NULL;
   if (declared && !decl)
     return ocl_cl_fail(CL_INVALID_VALUE, "PARITY_OPENCL_BUILTINS", "the file it names cannot be read");
-  const char *srcs[4] = {prelude, ocl_sources[0], ocl_sources[kernel_source[kid]], NULL};
-  cl_uint nsrc = 3;
-  if (declared) srcs[3] = srcs[2], srcs[2] = srcs[1], srcs[1] = decl, nsrc = 4;
+  t->srcs[0] = t->prelude, t->srcs[1] = ocl_sources[0], t->srcs[2] = ocl_sources[kernel_source[kid]];
+  t->nsrc = 3;
+  if (declared) t->srcs[3] = t->srcs[2], t->srcs[2] = t->srcs[1], t->srcs[1] = decl, t->nsrc = 4;
   /* the key: device, platform and driver (cache_key), build options, class, kernel, full source */
   uint64_t key = psup_fnv1a(PSUP_FNV_SEED, s->cache_key, strlen(s->cache_key) + 1);
-  key = psup_fnv1a(key, options, strlen(options) + 1);
-  key = psup_fnv1a(key, &p->var, sizeof p->var);
-  const char *pname = ocl_kernel_name(ocl_program_kernel(kid, p->var)); /* a pair: the same program */
+  key = psup_fnv1a(key, t->options, strlen(t->options) + 1);
+  key = psup_fnv1a(key, &v, sizeof v);
+  const char *pname = ocl_kernel_name(ocl_program_kernel(kid, v)); /* a pair: the same program */
   key = psup_fnv1a(key, pname, strlen(pname) + 1);
-  for (cl_uint i = 0; i < nsrc; i++) key = psup_fnv1a(key, srcs[i], strlen(srcs[i]) + 1);
-  p->key = key;
-  if (dev->cache_dir[0] && load_cached(dev, p, options, declared)) {
-    if (owned) free((void *)decl);
+  for (cl_uint i = 0; i < t->nsrc; i++) key = psup_fnv1a(key, t->srcs[i], strlen(t->srcs[i]) + 1);
+  t->key = key;
+  return PARITY_STATUS_OK;
+}
+
+static void text_free(ocl_text_t *t) {
+  if (t->owned) free((void *)t->srcs[1]);
+  t->owned = 0;
+}
+
+/* One way to build p, from the cache or from source (program_text). */
+static int32_t build_with(parity_plugin_device_t *dev, ocl_prog_t *p, int declared, int cache_only) {
+  int cls = ocl_var_class(p->var), kid = p->kid;
+  ocl_text_t t;
+  int32_t st = program_text(dev, p->var, kid, p->quick, declared, &t);
+  if (st != PARITY_STATUS_OK) return st;
+  p->key = t.key;
+  p->declared = declared;
+  const char *options = t.options;
+  if ((dev->cache_dir[0] && load_cached(dev, p, options, declared, cache_only)) || cache_only) {
+    text_free(&t);
     return PARITY_STATUS_OK;
   }
 
   double t0 = now_ms(), c0 = (double)clock() * 1e3 / CLOCKS_PER_SEC;
   cl_int e;
-  cl_program prog = clCreateProgramWithSource(dev->ctx, nsrc, srcs, NULL, &e);
-  if (owned) free((void *)decl);
+  cl_program prog = clCreateProgramWithSource(dev->ctx, t.nsrc, t.srcs, NULL, &e);
+  text_free(&t);
   OCL_CHECK(e, "clCreateProgramWithSource", ocl_kernel_name(kid));
-  int32_t st = build(dev, prog, options, cls, kid, "source");
+  st = build(dev, prog, t.options, cls, kid, "source");
   if (st == PARITY_STATUS_OK) {
     p->prog = prog;
     st = ocl_make_kernel(dev, p);
@@ -256,23 +293,24 @@ static int32_t build_with(parity_plugin_device_t *dev, ocl_prog_t *p, int declar
     p->prog = NULL;
     return st;
   }
-  logf_(PARITY_LOG_DEBUG, "opencl: %s %s built from source (%s) in %.1f ms (process CPU %.1f ms)",
-        ocl_class_name(cls), ocl_kernel_name(kid), declared ? "builtins.cl" : "the driver's header", now_ms() - t0,
-        (double)clock() * 1e3 / CLOCKS_PER_SEC - c0);
-  build_log("source", cls, kid, declared);
-  p->save_pending = dev->cache_dir[0] != 0; /* counted by the caller (cl_device.c) */
+  logf_(PARITY_LOG_DEBUG, "opencl: %s %s (%s) built from source (%s) in %.1f ms (process CPU %.1f ms)",
+        ocl_class_name(cls), ocl_kernel_name(kid), p->quick ? "quick" : "optimised",
+        declared ? "builtins.cl" : "the driver's header", now_ms() - t0, (double)clock() * 1e3 / CLOCKS_PER_SEC - c0);
+  build_log("source", cls, kid, declared, t.options);
+  p->save_pending = dev->cache_dir[0] != 0; /* counted by the caller (cl_programs.c) */
   return PARITY_STATUS_OK;
 }
 
-int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p) {
+int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p, int cache_only) {
   if (dev->slot->builtins) {
-    if (build_with(dev, p, 1) == PARITY_STATUS_OK) return PARITY_STATUS_OK;
+    if (build_with(dev, p, 1, cache_only) == PARITY_STATUS_OK && (p->prog || !cache_only)) return PARITY_STATUS_OK;
+    if (cache_only) return build_with(dev, p, 0, 1); /* a header build's file, if there is one */
     /* a builtin builtins.cl lacks (tools/gen_ocl_builtins.py), or an unreadable override: the
      * driver's header declares them all */
     logf_(PARITY_LOG_DEBUG, "opencl: %s %s: building with builtins.cl failed; using the driver's header",
           ocl_class_name(ocl_var_class(p->var)), ocl_kernel_name(p->kid));
   }
-  return build_with(dev, p, 0);
+  return build_with(dev, p, 0, cache_only);
 }
 
 void ocl_cache_flush(parity_plugin_device_t *dev, int force) {

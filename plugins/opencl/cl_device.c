@@ -1,6 +1,5 @@
-/* cl_device.c — device open/close, kernels built on first use (each kernel of each class its own
- * program: cl_cache.c), launch geometry and the scratch buffer. Opening a device compiles
- * nothing. */
+/* cl_device.c — device open/close, launch geometry and argument setting, and the scratch buffer.
+ * Kernels are built on first use (cl_programs.c, cl_cache.c); opening a device compiles nothing. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,12 +69,7 @@ void ocl_device_close(parity_plugin_device_t *dev) {
   }
   /* if the queue did not drain, a queued write may still read its staging copy: leave it */
   free(dev->staging);
-  for (uint32_t i = 0; i < dev->prog_cap; i++) {
-    if (dev->progs[i].kern) clReleaseKernel(dev->progs[i].kern);
-    if (dev->progs[i].prog) clReleaseProgram(dev->progs[i].prog);
-    free(dev->progs[i].args);
-  }
-  free(dev->progs);
+  ocl_programs_release(dev);
   if (dev->scratch) clReleaseMemObject(dev->scratch);
   if (dev->queue) clReleaseCommandQueue(dev->queue);
   if (dev->ctx) clReleaseContext(dev->ctx);
@@ -107,7 +101,7 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
   if (layout && strcmp(layout, "strided") == 0) dev->contiguous = 0;
   if (groups && atoll(groups) > 0) dev->max_groups = (uint64_t)atoll(groups);
   psup_cache_dir("opencl", dev->cache_dir, sizeof dev->cache_dir);
-  return PARITY_STATUS_OK;
+  return ocl_tier_mode(s, &dev->tier);
 }
 
 int32_t ocl_device_open(uint32_t index, parity_plugin_device_t **out_dev) {
@@ -124,75 +118,6 @@ int32_t ocl_device_open(uint32_t index, parity_plugin_device_t **out_dev) {
   }
   *out_dev = dev;
   return PARITY_STATUS_OK;
-}
-
-static uint32_t prog_hash(ocl_var_t v, int kid) {
-  uint32_t h = v * 2654435761u ^ (uint32_t)kid * 40503u;
-  return h ^ (h >> 15);
-}
-
-/* The table slot of (kid, v): its entry, or the free slot where it belongs. */
-static ocl_prog_t *prog_slot(ocl_prog_t *t, uint32_t cap, ocl_var_t v, int kid) {
-  for (uint32_t i = prog_hash(v, kid) & (cap - 1);; i = (i + 1) & (cap - 1))
-    if (!t[i].prog || (t[i].kid == kid && t[i].var == v)) return &t[i];
-}
-
-static int32_t prog_grow(parity_plugin_device_t *dev) {
-  uint32_t cap = dev->prog_cap ? dev->prog_cap * 2 : 64;
-  ocl_prog_t *t = calloc(cap, sizeof *t);
-  if (!t) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "opencl: out of host memory for the kernel table");
-  for (uint32_t i = 0; i < dev->prog_cap; i++)
-    if (dev->progs[i].prog) *prog_slot(t, cap, dev->progs[i].var, dev->progs[i].kid) = dev->progs[i];
-  free(dev->progs);
-  dev->progs = t;
-  dev->prog_cap = cap;
-  return PARITY_STATUS_OK;
-}
-
-int32_t ocl_program(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_prog_t **out) {
-  if (dev->prog_cap) {
-    ocl_prog_t *p = prog_slot(dev->progs, dev->prog_cap, v, kid);
-    if (p->prog) {
-      *out = p;
-      return PARITY_STATUS_OK;
-    }
-  }
-  if (ocl_var_class(v) == OCL_CLASS_D && !dev->slot->has_fp64)
-    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: no f64 kernels on %s (no cl_khr_fp64)",
-                    dev->slot->info.name);
-  if ((dev->prog_count + 2) * 2 > dev->prog_cap) {
-    int32_t st = prog_grow(dev);
-    if (st != PARITY_STATUS_OK) return st;
-  }
-  ocl_prog_t *p = prog_slot(dev->progs, dev->prog_cap, v, kid);
-  ocl_prog_t fresh = {.var = v, .kid = kid};
-  int32_t st = ocl_build_kernel(dev, &fresh); /* sets prog and kern together, or neither */
-  if (st != PARITY_STATUS_OK) return st;
-  *p = fresh;
-  dev->prog_count++;
-  if (p->save_pending) dev->saves_pending++;
-  /* the partner kernel of the same program gets its own entry (its kernel object, argument cache);
-   * the entries hold a reference each, and only the one built writes the cache file */
-  int partner = ocl_kernel_partner(kid, v);
-  if (partner >= 0) {
-    ocl_prog_t *q = prog_slot(dev->progs, dev->prog_cap, v, partner);
-    ocl_prog_t twin = {.prog = fresh.prog, .var = v, .kid = partner, .key = fresh.key};
-    if (!q->prog && ocl_make_kernel(dev, &twin) == PARITY_STATUS_OK && clRetainProgram(fresh.prog) == CL_SUCCESS) {
-      *q = twin;
-      dev->prog_count++;
-    } else if (twin.kern && !q->prog) {
-      clReleaseKernel(twin.kern);
-    }
-  }
-  *out = p;
-  return PARITY_STATUS_OK;
-}
-
-int32_t ocl_kernel(parity_plugin_device_t *dev, ocl_var_t v, int kid, cl_kernel *out) {
-  ocl_prog_t *p;
-  int32_t st = ocl_program(dev, v, kid, &p);
-  if (st == PARITY_STATUS_OK) *out = p->kern;
-  return st;
 }
 
 /* Set args[0..n) as arguments first.. of p's kernel, skipping values it already holds. */
@@ -218,7 +143,7 @@ static int32_t set_args(ocl_prog_t *p, int kid, uint32_t first, uint32_t n, cons
 int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims, const size_t *global,
                 const size_t *local, uint32_t nargs, const ocl_arg_t *args) {
   ocl_prog_t *p;
-  int32_t st = ocl_program(dev, v, kid, &p);
+  int32_t st = ocl_program(dev, v, kid, 0, &p); /* explicit geometry: no tier change under it */
   if (st == PARITY_STATUS_OK) st = set_args(p, kid, 0, nargs, args);
   if (st != PARITY_STATUS_OK) return st;
   OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, dims, NULL, global, local, 0, NULL, NULL),
@@ -242,10 +167,10 @@ static void items_geometry(const parity_plugin_device_t *dev, const ocl_prog_t *
   *l = (size_t)local;
 }
 
-int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint32_t nargs,
-                      const ocl_arg_t *args) {
+int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint64_t work,
+                      uint32_t nargs, const ocl_arg_t *args) {
   ocl_prog_t *p;
-  int32_t st = ocl_program(dev, v, kid, &p);
+  int32_t st = ocl_program(dev, v, kid, work, &p);
   if (st != PARITY_STATUS_OK) return st;
   size_t g, l;
   cl_long n = items, per;
@@ -263,7 +188,7 @@ int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t
 int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_iter_t *it, int64_t items,
                      uint32_t nargs, const ocl_arg_t *args) {
   ocl_prog_t *p;
-  int32_t st = ocl_program(dev, v, kid, &p);
+  int32_t st = ocl_program(dev, v, kid, (uint64_t)items, &p);
   if (st != PARITY_STATUS_OK) return st;
   size_t g, l;
   cl_long per;

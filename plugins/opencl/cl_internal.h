@@ -126,7 +126,16 @@ typedef struct ocl_prog_t {
   ocl_var_t var;
   int kid;
   int save_pending;  /* built from source: write the binary once its first launch has finished */
+  int declared;      /* built with builtins.cl (1) or the driver's header (0) */
+  int quick;         /* built with -cl-opt-disable (the quick tier: cl_programs.c) */
+  int tier_failed;   /* quick programs: the optimised build failed, keep this one */
+  uint32_t launches; /* launches of the quick program so far */
 } ocl_prog_t;
+
+/* Compile tiers (cl_programs.c): PARITY_OPENCL_TIER=auto|tiered|full|quick. */
+enum { OCL_TIER_FULL, OCL_TIER_QUICK, OCL_TIER_TIERED };
+#define OCL_TIER_BIG (1ull << 18) /* a launch of this much work gets the optimised program */
+#define OCL_TIER_LAUNCHES 32u     /* the launch of a quick program that replaces it by the optimised one */
 
 struct parity_plugin_device_t {
   uint32_t index;
@@ -141,6 +150,7 @@ struct parity_plugin_device_t {
   size_t max_local;     /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
   uint64_t max_groups;  /* cap on work-groups per 1-D launch; kernels loop past it */
   int contiguous;       /* 1: each work-item takes a contiguous run (CPU devices); 0: strided */
+  int tier;             /* OCL_TIER_*: which programs launches get (cl_programs.c) */
   cl_mem scratch;       /* grows on demand; in-order queue makes reuse safe */
   uint64_t scratch_size;
   void **staging;       /* host copies of queued writes, freed once the queue has drained */
@@ -160,9 +170,10 @@ void ocl_device_close(parity_plugin_device_t *dev);
  *   PARITY_OPENCL_BUILD_LOG=file                  append "<source|cache> <class> <kernel>" per
  *                                                 program built (tests count compiles with it) */
 
-/* Build p->kid in variant p->var (program and kernel object), from the on-disk binary cache
- * when it holds it, else from source (cl_cache.c). */
-int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p);
+/* Build p->kid in variant p->var and tier p->quick (program and kernel object), from the on-disk
+ * binary cache when it holds it, else from source unless `cache_only` (then p->prog stays NULL
+ * when the cache lacks it). cl_cache.c. */
+int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p, int cache_only);
 /* The kernel object p->kid of the built program p->prog, and its work-group size. */
 int32_t ocl_make_kernel(parity_plugin_device_t *dev, ocl_prog_t *p);
 /* Write the binaries of programs built from source since the last write, after the queue has
@@ -174,9 +185,16 @@ int32_t ocl_make_kernel(parity_plugin_device_t *dev, ocl_prog_t *p);
 #define OCL_SAVE_BATCH 64
 void ocl_cache_flush(parity_plugin_device_t *dev, int force);
 
-/* Kernel `kid` in variant `v`, built on first use. */
-int32_t ocl_program(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_prog_t **out);
-int32_t ocl_kernel(parity_plugin_device_t *dev, ocl_var_t v, int kid, cl_kernel *out);
+/* Kernel `kid` in variant `v` for a launch of about `work` units (0: a query before one), built
+ * on first use in the tier the work and PARITY_OPENCL_TIER choose; a quick program may be
+ * replaced by the optimised one here (cl_programs.c). */
+int32_t ocl_program(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint64_t work, ocl_prog_t **out);
+int32_t ocl_kernel(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint64_t work, cl_kernel *out);
+/* The tier mode PARITY_OPENCL_TIER asks for on this device (fails on an unknown value). */
+int32_t ocl_tier_mode(const ocl_slot_t *s, int *out);
+/* Release every built program and kernel of the device. */
+void ocl_programs_release(parity_plugin_device_t *dev);
+
 
 /* A kernel argument: size and address of the value (cl_mem handles by address too); `mem` marks
  * a cl_mem, which is set on every launch (a freed handle's address may come back as another
@@ -188,10 +206,11 @@ typedef struct ocl_arg_t {
 } ocl_arg_t;
 #define OCL_ARG(v) ((ocl_arg_t){sizeof(v), &(v), _Generic((v), cl_mem: 1, default: 0)})
 
-/* Enqueue a 1-D kernel over `items` work items (> 0; FOR_ITEMS in the .cl files). Kernel
+/* Enqueue a 1-D kernel over `items` work items (> 0; FOR_ITEMS in the .cl files), about `work`
+ * units of work in all (the tier choice: cl_programs.c). Kernel
  * arguments are args[0], then n and per (chosen here), then args[1..nargs-1]. */
-int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint32_t nargs,
-                      const ocl_arg_t *args);
+int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint64_t work,
+                      uint32_t nargs, const ocl_arg_t *args);
 /* Same for kernels whose first argument is an iteration (elementwise, reduce backward): it carries
  * n and per (set here) with the op and dtypes, so a launch passes 1 + nargs arguments (PoCL
  * copies every argument at each enqueue: fewer is cheaper). */

@@ -29,12 +29,12 @@ static uint64_t ceil_div(int64_t a, int64_t b) { return (uint64_t)((a + b - 1) /
 /* Launch tiled kernel kid over `tiles` tiles (work-groups loop over the rest), setting *ran; leaves
  * *ran 0 (nothing launched, the caller runs the per-output kernel) when the device or the kernel
  * does not allow work-groups of CT x CT. */
-static int32_t tile_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint64_t tiles, uint32_t nargs,
-                        const ocl_arg_t *args, int *ran) {
+static int32_t tile_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint64_t tiles, uint64_t work,
+                        uint32_t nargs, const ocl_arg_t *args, int *ran) {
   *ran = 0;
   if (dev->max_local < CT * CT) return PARITY_STATUS_OK;
   cl_kernel kern;
-  int32_t st = ocl_kernel(dev, v, kid, &kern);
+  int32_t st = ocl_kernel(dev, v, kid, work, &kern);
   if (st != PARITY_STATUS_OK) return st;
   size_t wg = 0;
   if (clGetKernelWorkGroupInfo(kern, dev->slot->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) != CL_SUCCESS ||
@@ -71,9 +71,10 @@ int32_t ocl_conv2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *
   psup_conv_operand(y, c.ys, &c.yb);
   cl_mem mx = ocl_mem_of(x), my = ocl_mem_of(y);
   int cls = ocl_class_of(c.dt);
+  uint64_t taps = (uint64_t)c.KH * (uint64_t)c.KW, work = (uint64_t)n * taps * (uint64_t)(c.C / c.groups);
   if (is_pool(d)) {
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mx), OCL_ARG(my)};
-    return ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_pool_fwd, n, 3, args);
+    return ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_pool_fwd, n, (uint64_t)n * taps, 3, args);
   }
   const parity_tensor_desc_t *w = d->inputs[1], *bias = d->inputs[2];
   psup_conv_operand(w, c.ws, &c.wb);
@@ -83,16 +84,16 @@ int32_t ocl_conv2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *
   if (dev->contiguous) { /* CPU devices: blocks of 4 output channels x 8 (f64: 4) columns */
     int64_t lanes = c.dt == PARITY_DTYPE_F64 ? 4 : 8, og = c.O / c.groups;
     int64_t items = c.N * c.OH * c.groups * ((og + 3) / 4) * ((c.OW + lanes - 1) / lanes);
-    return ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_fwd_blk, items, 5, args);
+    return ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_fwd_blk, items, work, 5, args);
   }
   if (!dev->contiguous) { /* GPU layout: tiles of CT output channels x CT (n, oh, ow) positions */
     int64_t og = c.O / c.groups;
     uint64_t tiles = (uint64_t)c.groups * ceil_div(og, CT) * ceil_div(c.N * c.OH * c.OW, CT);
     int ran;
-    int32_t st = tile_run(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_tile_fwd, tiles, 5, args, &ran);
+    int32_t st = tile_run(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_tile_fwd, tiles, work, 5, args, &ran);
     if (st != PARITY_STATUS_OK || ran) return st;
   }
-  return ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_fwd, n, 5, args);
+  return ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_fwd, n, work, 5, args);
 }
 
 int32_t ocl_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
@@ -104,6 +105,7 @@ int32_t ocl_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   psup_conv_operand(dx, c.gxs, &c.gxb);
   cl_mem mx = ocl_mem_of(x), mdx = ocl_mem_of(dx);
   int64_t nx = psup_numel(x);
+  uint64_t taps = (uint64_t)c.KH * (uint64_t)c.KW;
   if (is_pool(d)) {
     const parity_tensor_desc_t *y = d->inputs[1], *dy = d->inputs[2];
     if (!dx || nx == 0) return PARITY_STATUS_OK;
@@ -111,7 +113,7 @@ int32_t ocl_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
     psup_conv_operand(dy, c.gys, &c.gyb);
     cl_mem my = ocl_mem_of(y), mdy = ocl_mem_of(dy);
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mx), OCL_ARG(my), OCL_ARG(mdy), OCL_ARG(mdx)};
-    return ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_pool_bwd, nx, 5, args);
+    return ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_pool_bwd, nx, (uint64_t)nx * taps, 5, args);
   }
   const parity_tensor_desc_t *w = d->inputs[1], *dy = d->inputs[2], *dw = d->outputs[1], *db = d->outputs[2];
   psup_conv_operand(w, c.ws, &c.wb);
@@ -122,28 +124,30 @@ int32_t ocl_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   int32_t st = PARITY_STATUS_OK;
   if (dx && nx > 0) {
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mw), OCL_ARG(mdy), OCL_ARG(mdx)};
+    uint64_t work = (uint64_t)nx * taps * (uint64_t)(c.O / c.groups);
     int ran = 0;
     if (!dev->contiguous) /* tiles of CT input channels x CT (n, h, w) positions */
       st = tile_run(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_tile_bwd_data,
-                    (uint64_t)c.groups * ceil_div(c.C / c.groups, CT) * ceil_div(c.N * c.H * c.W, CT),
+                    (uint64_t)c.groups * ceil_div(c.C / c.groups, CT) * ceil_div(c.N * c.H * c.W, CT), work,
                     4, args, &ran);
     if (st == PARITY_STATUS_OK && !ran)
-      st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_data, nx, 4, args);
+      st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_data, nx, work, 4, args);
   }
   int64_t nw = dw ? psup_numel(dw) : 0;
   if (st == PARITY_STATUS_OK && nw > 0) {
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mx), OCL_ARG(mdy), OCL_ARG(mdw)};
+    uint64_t work = (uint64_t)nw * (uint64_t)c.N * (uint64_t)c.OH * (uint64_t)c.OW;
     int ran = 0;
     if (!dev->contiguous) /* tiles of CT output channels x CT (c, kh, kw) taps */
       st = tile_run(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_tile_bwd_weight,
                     (uint64_t)c.groups * ceil_div(c.O / c.groups, CT) * ceil_div(c.C / c.groups * c.KH * c.KW, CT),
-                    4, args, &ran);
+                    work, 4, args, &ran);
     if (st == PARITY_STATUS_OK && !ran)
-      st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_weight, nw, 4, args);
+      st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_weight, nw, work, 4, args);
   }
   if (st == PARITY_STATUS_OK && db && c.O > 0) {
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mdy), OCL_ARG(mdb)};
-    st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_bias, c.O, 3, args);
+    st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_bias, c.O, (uint64_t)psup_numel(dy), 3, args);
   }
   return st;
 }

@@ -43,15 +43,16 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d,
   p.brank = q.batch.rank;
   p.dt = q.t[2]->dtype;
   int cls = ocl_class_of(p.dt);
+  uint64_t work = (uint64_t)p.batch * (uint64_t)p.M * (uint64_t)p.N * (uint64_t)p.K;
   cl_mem ma = ocl_mem_of(q.t[0]), mb = ocl_mem_of(q.t[1]), mc = ocl_mem_of(q.t[2]);
   if (dev->contiguous) { /* CPU devices: register blocks of 4 rows x 8 (f64: 4) columns */
     int64_t nb = p.dt == PARITY_DTYPE_F64 ? 4 : 8;
     int64_t items = p.batch * ((p.M + 3) / 4) * ((p.N + nb - 1) / nb);
     ocl_arg_t args[] = {OCL_ARG(p), OCL_ARG(ma), OCL_ARG(mb), OCL_ARG(mc)};
-    return ocl_run_items(dev, OCL_VAR(cls, 0, p.dt, 0), OCL_K_mm_blk, items, 4, args);
+    return ocl_run_items(dev, OCL_VAR(cls, 0, p.dt, 0), OCL_K_mm_blk, items, work, 4, args);
   }
   cl_kernel kern;
-  int32_t st = ocl_kernel(dev, OCL_VAR(cls, 0, p.dt, 0), OCL_K_mm_fwd, &kern);
+  int32_t st = ocl_kernel(dev, OCL_VAR(cls, 0, p.dt, 0), OCL_K_mm_fwd, work, &kern);
   if (st != PARITY_STATUS_OK) return st;
   size_t wg = 0;
   if (clGetKernelWorkGroupInfo(kern, dev->slot->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) ==

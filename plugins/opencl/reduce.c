@@ -45,7 +45,7 @@ static uint64_t part_tsize(int cls) { return (cls == OCL_CLASS_F || cls == OCL_C
  * bytes the partials need (0 with one partial). */
 static int32_t red_plan(parity_plugin_device_t *dev, psup_reduce_plan_t *p, ocl_var_t v, uint64_t *out_bytes) {
   ocl_prog_t *pass;
-  int32_t st = ocl_program(dev, v, OCL_K_red_pass, &pass);
+  int32_t st = ocl_program(dev, v, OCL_K_red_pass, (uint64_t)p->M * (uint64_t)p->K, &pass); /* counts the launch */
   if (st != PARITY_STATUS_OK) return st;
   uint64_t target = (uint64_t)pass->local * dev->max_groups;
   *out_bytes = psup_reduce_partials(p, target, part_tsize(ocl_var_class(v)));
@@ -71,10 +71,10 @@ static int32_t red_launch(parity_plugin_device_t *dev, const psup_reduce_plan_t 
   cl_long idx_off = (cl_long)psup_reduce_index_offset(p, part_tsize(cls), part_off);
   ocl_arg_t args[] = {OCL_ARG(r), OCL_ARG(x), OCL_ARG(y), OCL_ARG(ref), OCL_ARG(part),
                       OCL_ARG(val_off), OCL_ARG(idx_off)};
-  int32_t st = ocl_run_items(dev, red_var(op, dt, odt), OCL_K_red_pass, r.M * r.parts, 7, args);
+  int32_t st = ocl_run_items(dev, red_var(op, dt, odt), OCL_K_red_pass, r.M * r.parts, 0, 7, args);
   if (st != PARITY_STATUS_OK || r.parts == 1) return st;
   ocl_arg_t fin[] = {OCL_ARG(r), OCL_ARG(part), OCL_ARG(val_off), OCL_ARG(idx_off), OCL_ARG(y)};
-  return ocl_run_items(dev, red_var(op, dt, odt), OCL_K_red_final, r.M, 5, fin);
+  return ocl_run_items(dev, red_var(op, dt, odt), OCL_K_red_final, r.M, (uint64_t)r.M * (uint64_t)r.parts, 5, fin);
 }
 
 int32_t ocl_reduce_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {

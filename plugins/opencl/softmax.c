@@ -37,10 +37,11 @@ static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int k
   cl_mem m0 = ocl_mem_of(t[0]), m1 = ocl_mem_of(t[1]), m2 = nops > 2 ? ocl_mem_of(t[2]) : NULL;
   ocl_arg_t args[] = {OCL_ARG(s), OCL_ARG(m0), OCL_ARG(m1), OCL_ARG(m2)};
   ocl_var_t var = OCL_VAR(cls, s.op, s.dt, 0);
+  uint64_t work = (uint64_t)s.M * (uint64_t)s.R;
   if (!dev->contiguous) { /* GPU layout: a work-group per row, when the device allows SMX_WG */
     int row_kid = kid == OCL_K_smx_fwd ? OCL_K_smx_row_fwd : OCL_K_smx_row_bwd;
     ocl_prog_t *prog;
-    int32_t st = ocl_program(dev, var, row_kid, &prog);
+    int32_t st = ocl_program(dev, var, row_kid, work, &prog);
     if (st != PARITY_STATUS_OK) return st;
     if (prog->local == SMX_WG) {
       uint64_t groups = (uint64_t)s.M < dev->max_groups ? (uint64_t)s.M : dev->max_groups;
@@ -48,7 +49,7 @@ static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int k
       return ocl_run(dev, var, row_kid, 1, &global, &local, nops + 1, args);
     }
   }
-  return ocl_run_items(dev, var, kid, s.M, nops + 1, args);
+  return ocl_run_items(dev, var, kid, s.M, work, nops + 1, args);
 }
 
 int32_t ocl_softmax_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
