@@ -466,3 +466,18 @@ Test(conform, shards_partition_the_selection) {
   cr_assert_eq(sum, total, "the shards together list every case once: %d vs %d", sum, total);
   conform_free(&all);
 }
+
+/* Which NaN an operation on two NaNs returns is left open (docs/conformance.md, Determinism): a
+ * plugin whose NaN signs change from call to call passes, and an element left unwritten still
+ * fails the determinism check although both sentinels read as NaN in f16. */
+Test(conform, nan_signs_that_change_between_calls_pass_the_determinism_check) {
+  conform_run_t run = conform("nan-sign-flips", "--op add,mul,neg --dtype f32,f64,f16 --case special");
+  cr_assert_eq(run.status, 0, "NaN signs that change must pass:\n%s", run.output);
+  cr_assert_eq(count(run.json, "\"status\":\"pass\""), 9, "%s", run.output);
+  conform_free(&run);
+}
+
+Test(conform, an_unwritten_f16_element_fails_though_both_sentinels_read_as_nan) {
+  expect_caught("nan-sign-unwritten", "--op add --dtype f16 --case special", "add.f16.forward.special",
+                "nondeterministic");
+}

@@ -39,7 +39,10 @@
   X(MATMUL_DROP_KTILE, "matmul-drop-ktile")       /* K >= 4096: the last 256-wide K tile is lost */ \
   X(MAXIMUM_NAN_SECOND, "maximum-nan-second")     /* maximum/minimum check NaN in a only */ \
   X(STRIDED_WIDE, "strided-wide")                 /* wide unary ops read a strided input as contiguous */ \
-  X(SOFTMAX_MEAN_SHIFT, "softmax-mean-shift")     /* softmax subtracts the row mean, not the max */
+  X(SOFTMAX_MEAN_SHIFT, "softmax-mean-shift")     /* softmax subtracts the row mean, not the max */ \
+  /* NaN signs that change from call to call: allowed (any NaN equals any NaN) */                 \
+  X(NAN_SIGN_FLIPS, "nan-sign-flips")             /* every other elementwise call flips NaN signs */ \
+  X(NAN_SIGN_UNWRITTEN, "nan-sign-unwritten")     /* same, and f16 add leaves its last element unwritten */
 
 typedef enum fault_t {
   FAULT_NONE = 0,

@@ -1,5 +1,6 @@
 /* fault_plugin.c — entry point, device info and the wrapped function table of the fault plugin
  * (see fault.h). Plugin name and backend "fault"; device info is the CPU plugin's, type CPU. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,24 @@ static int32_t accept(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
 
 static int is_float(const parity_tensor_desc_t *t) { return t && psup_dtype_is_float(t->dtype); }
 
+/* nan-sign-flips: on every other call, the NaN outputs change sign (the sign of a NaN is left
+ * open: the suite must accept it); nan-sign-unwritten: also restores the last element of an f16
+ * output to the bytes it had before the call (the suite's sentinel, which reads as a NaN in f16:
+ * an unwritten element must still fail). */
+static int32_t fault_nan_sign(const parity_op_desc_t *d) {
+  static unsigned calls;
+  const parity_tensor_desc_t *y = d->outputs[0];
+  int64_t n = psup_numel(y);
+  if (!y || n == 0 || (y->dtype != PARITY_DTYPE_F32 && y->dtype != PARITY_DTYPE_F64 && y->dtype != PARITY_DTYPE_F16))
+    return PARITY_STATUS_OK;
+  if (calls++ & 1)
+    for (int64_t i = 0; i < n; i++) {
+      double v = fault_load(y, i);
+      if (isnan(v)) fault_store(y, i, -v);
+    }
+  return PARITY_STATUS_OK;
+}
+
 static int32_t ew_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   if (fault_active == FAULT_INDUCTOR_RECOMPUTE) fault_inductor_other_forward();
   int32_t kind = psup_op_info(d->op) ? psup_op_info(d->op)->kind : 0;
@@ -98,11 +117,18 @@ static int32_t ew_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d
   parity_op_desc_t dense_desc;
   parity_tensor_desc_t dense;
   if (fault_mutant_dense_view(d, &dense_desc, &dense)) return fault_cpu->elementwise_forward(dev, &dense_desc);
+  const parity_tensor_desc_t *y = d->outputs[0];
+  unsigned char *last = NULL, keep[2];
+  if (fault_active == FAULT_NAN_SIGN_UNWRITTEN && d->op == PARITY_OP_ADD && y && y->dtype == PARITY_DTYPE_F16 &&
+      psup_numel(y) > 0)
+    last = fault_element(y, psup_numel(y) - 1), memcpy(keep, last, 2);
   int32_t st = fault_cpu->elementwise_forward(dev, d);
   if (st != PARITY_STATUS_OK) return st;
+  if (last) memcpy(last, keep, 2);
   st = fault_mutant_elementwise(d);
   if (st != PARITY_STATUS_OK) return st;
   if (fault_active == FAULT_WRITE_PAST_END) return fault_write_past_end(d);
+  if (fault_active == FAULT_NAN_SIGN_FLIPS || fault_active == FAULT_NAN_SIGN_UNWRITTEN) return fault_nan_sign(d);
   if (fault_active == FAULT_MAX_DROPS_NAN && d->op == PARITY_OP_MAXIMUM) return fault_max_drop_nan(d);
   return PARITY_STATUS_OK;
 }
