@@ -1,5 +1,6 @@
 /* The OpenCL plugin's compile tiers (PARITY_OPENCL_TIER, plugins/opencl/cl_programs.c): programs
- * built with -cl-opt-disable (quick) and optimised ones compute the same bits; the tiered mode
+ * built with -cl-opt-disable (quick) and optimised ones compute the same bits (on finite values:
+ * which NaN two NaNs give is left open, plugins/opencl/README.md); the tiered mode
  * starts a kernel quick and swaps the optimised program in once the kernel is in use (or at once
  * for a big launch), and a warm start loads the optimised program from the cache; an unknown tier
  * is refused at device open. */

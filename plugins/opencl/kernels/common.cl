@@ -39,6 +39,21 @@
 #else
 #define SPEC_SET_DT2(v) ((void)0)
 #endif
+/* OPC(op), DTC(dt): what a switch or test on the kernel's own op or dtype selects on: the
+ * variant's constant when the prelude fixes it, else the run-time value. A constant lets the
+ * compiler's front end emit only the live case even with optimisation off (the quick compile
+ * tier, plugins/opencl/README.md), so a program references no other op's math: compiling it
+ * then costs a fraction. Never for another operand's dtype or another op. */
+#ifdef SPEC_OP
+#define OPC(op) (SPEC_OP)
+#else
+#define OPC(op) (op)
+#endif
+#ifdef SPEC_DT
+#define DTC(dt) (SPEC_DT)
+#else
+#define DTC(dt) (dt)
+#endif
 
 /* LIT(x): a floating literal in the compute type (no double literals without cl_khr_fp64) */
 #if OCL_CLASS == CLASS_F

@@ -70,7 +70,7 @@ static inline T exp_neg_half_sq(T x) {
 #endif
 
 static inline T unary_fwd(int op, T x, SCALAR alpha) {
-  switch (op) {
+  switch (OPC(op)) {
     case OP_NEG: return -x;
     case OP_ABS: return fabs(x);
     case OP_SIGN: return isnan(x) ? x : x > 0 ? ONE : x < 0 ? -ONE : (T)0;
@@ -96,7 +96,7 @@ static inline T unary_fwd(int op, T x, SCALAR alpha) {
 /* dx from the stored x, y and dy (the CPU plugin's elementwise_math.h formulas). A NaN x gives
  * a NaN dx for abs, relu and leaky_relu; kinks take 0 (relu, abs) or the left slope. */
 static inline T unary_bwd(int op, T x, T y, T dy, SCALAR alpha) {
-  switch (op) {
+  switch (OPC(op)) {
     case OP_NEG: return -dy;
     case OP_ABS: return x > 0 ? dy : x < 0 ? -dy : isnan(x) ? x : (T)0;
     case OP_SIGN: return (T)0;
@@ -118,7 +118,7 @@ static inline T unary_bwd(int op, T x, T y, T dy, SCALAR alpha) {
 }
 
 static inline T binary_fwd(int op, T a, T b) {
-  switch (op) {
+  switch (OPC(op)) {
     case OP_ADD: return a + b;
     case OP_SUB: return a - b;
     case OP_MUL: return a * b;
@@ -146,7 +146,7 @@ static inline T extreme_grad(int op, T a, T b, T dc, int from_a) {
 #else /* integer classes: wrap through the unsigned type */
 
 static inline T unary_fwd(int op, T x, SCALAR alpha) {
-  switch (op) {
+  switch (OPC(op)) {
     case OP_NEG: return (T)((U)0 - (U)x);
     case OP_ABS: return x < 0 ? (T)((U)0 - (U)x) : x;
     case OP_SIGN: return x > 0 ? (T)1 : x < 0 ? (T)-1 : (T)0;
@@ -157,7 +157,7 @@ static inline T unary_fwd(int op, T x, SCALAR alpha) {
 }
 
 static inline T binary_fwd(int op, T a, T b) {
-  switch (op) {
+  switch (OPC(op)) {
     case OP_ADD: return (T)((U)a + (U)b);
     case OP_SUB: return (T)((U)a - (U)b);
     case OP_MUL: return (T)((U)a * (U)b);
@@ -169,7 +169,7 @@ static inline T binary_fwd(int op, T a, T b) {
 #endif
 
 static inline int compare_of(int op, T a, T b) {
-  switch (op) {
+  switch (OPC(op)) {
     case OP_EQ: return a == b;
     case OP_NE: return a != b;
     case OP_LT: return a < b;
@@ -199,16 +199,16 @@ static inline int compare_of(int op, T a, T b) {
  * kernel's first launch. */
 #define NOVEC _Pragma("clang loop vectorize(disable) interleave(disable)")
 
-/* One switch over OPS whose case runs LOOP(OP). */
+/* One switch over OPS whose case runs LOOP(OP) (on the variant's op when it fixes one: OPC). */
 #define OP_SWITCH(op, OPS, LOOP) \
-  switch (op) {                  \
+  switch (OPC(op)) {             \
     OPS(LOOP)                    \
     default: break;              \
   }
 
 static inline void unary_run(int op, int dt, SCALAR alpha, const global uchar *x, global uchar *y, const long *o,
                       const long *s, long len) {
-  if (dt == FAST_DT) {
+  if (DTC(dt) == FAST_DT) {
     const global T *px = (const global T *)x + o[0];
     global T *py = (global T *)y + o[1];
     long sx = s[0], sy = s[1];
@@ -232,7 +232,7 @@ static inline void unary_run(int op, int dt, SCALAR alpha, const global uchar *x
 
 static inline void binary_run(int op, int dt, const global uchar *a, const global uchar *b, global uchar *c,
                        const long *o, const long *s, long len) {
-  if (dt == FAST_DT) {
+  if (DTC(dt) == FAST_DT) {
     const global T *pa = (const global T *)a + o[0], *pb = (const global T *)b + o[1];
     global T *pc = (global T *)c + o[2];
     long sa = s[0], sb = s[1], sc = s[2];
@@ -323,7 +323,7 @@ kernel void ew_unary_bwd(const iter_t it, SCALAR alpha, const global uchar *x, c
 
 /* gradients of a and b for one element (div and pow use the stored c) */
 static inline void binary_grads(int op, T av, T bv, T cv, T g, T *ga, T *gb) {
-  switch (op) {
+  switch (OPC(op)) {
     case OP_ADD: *ga = g; *gb = g; break;
     case OP_SUB: *ga = g; *gb = -g; break;
     case OP_MUL: *ga = g * bv; *gb = g * av; break;

@@ -15,6 +15,16 @@
 #else
 #define RED_SPEC_OP(v) SPEC_SET_OP(v)
 #endif
+/* RED_SUMLIKE(op): sum or mean; RED_OPC(op): the op of a variant that is not the sum's (OPC). Both
+ * constants where the variant fixes the op, so red_pass's other branches are not even emitted
+ * (the quick compile tier). */
+#if defined(SPEC_OP) && SPEC_OP == OP_SUM
+#define RED_SUMLIKE(op) 1
+#define RED_OPC(op) (op)
+#else
+#define RED_SUMLIKE(op) (OPC(op) == OP_SUM || OPC(op) == OP_MEAN)
+#define RED_OPC(op) OPC(op)
+#endif
 
 typedef struct {
   long oshape[MAX_RANK];     /* kept axes */
@@ -305,7 +315,7 @@ kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uc
   RED_SPEC_OP(r.op); SPEC_SET_DT(r.dt); SPEC_SET_DT2(r.odt);
   global T *pv = (global T *)(part + val_off);
   global long *pi = (global long *)(part + idx_off);
-  int is_sum = r.op == OP_SUM || r.op == OP_MEAN;
+  int is_sum = RED_SUMLIKE(r.op);
   FOR_ITEMS(t, n, per) {
     long m = t / r.parts, c = t - m * r.parts;
     long off[3];
@@ -320,7 +330,7 @@ kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uc
       sum = acc_sum(&a);
     } else {
       long k0 = c * r.chunk, k1 = min(r.K, k0 + r.chunk);
-      if (is_sum) {
+      if (RED_SUMLIKE(r.op)) {
 #if IS_FLOAT
         leafsum_t l;
         leaf_init(&l);
@@ -333,11 +343,11 @@ kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uc
         RED_RUNS(r, off[0], k0, k1, RUN_)
 #undef RUN_
 #endif
-      } else if (r.op == OP_MAX || r.op == OP_ARGMAX) {
+      } else if (RED_OPC(r.op) == OP_MAX || RED_OPC(r.op) == OP_ARGMAX) {
 #define RUN_(xo, s, len, k) extreme_run(1, &a, x, xo, s, len, k, r.dt)
         RED_RUNS(r, off[0], k0, k1, RUN_)
 #undef RUN_
-      } else if (r.op == OP_MIN || r.op == OP_ARGMIN) {
+      } else if (RED_OPC(r.op) == OP_MIN || RED_OPC(r.op) == OP_ARGMIN) {
 #define RUN_(xo, s, len, k) extreme_run(0, &a, x, xo, s, len, k, r.dt)
         RED_RUNS(r, off[0], k0, k1, RUN_)
 #undef RUN_
