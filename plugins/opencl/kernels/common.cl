@@ -162,6 +162,22 @@ static inline void st_int(global uchar *p, long i, int dt, int v) {
 #define ST(p, i, dt, v) (((global long *)(p))[i] = (v))
 #endif
 
+/* LDK, STK: LD and ST of the kernel's own dtype (dt is the variable SPEC_SET_DT assigned). When the
+ * variant fixes it, the choice is a constant the front end folds even unoptimised (the quick
+ * tier: OPC, DTC above), so an f32 program carries no f16/bf16 conversion code. */
+#if OCL_CLASS == CLASS_F && defined(SPEC_DT)
+#define LDK(p, i, dt)                                                                                   \
+  (SPEC_DT == DT_F16 ? f16_to_f32(((const global ushort *)(p))[i])                                      \
+                     : SPEC_DT == DT_BF16 ? bf16_to_f32(((const global ushort *)(p))[i]) : ((const global float *)(p))[i])
+#define STK(p, i, dt, v)                                                                                \
+  (SPEC_DT == DT_F16    ? (void)(((global ushort *)(p))[i] = f32_to_f16(v))                             \
+   : SPEC_DT == DT_BF16 ? (void)(((global ushort *)(p))[i] = f32_to_bf16(v))                            \
+                        : (void)(((global float *)(p))[i] = (v)))
+#else
+#define LDK(p, i, dt) LD(p, i, dt)
+#define STK(p, i, dt, v) ST(p, i, dt, v)
+#endif
+
 /* ---- strided iteration ----------------------------------------------------------------------- */
 /* A shared iteration shape and one stride list per operand (elements). Axes of size 1 were
  * dropped and mergeable axes merged on the host; rank >= 1. Mirrors ocl_iter_t on the host. */

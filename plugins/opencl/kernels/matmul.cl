@@ -108,7 +108,7 @@ kernel void mm_blk(mm_t p, long n, long per, const global uchar *a, const global
     }
     long m0 = tm * MB_M, n0 = tn * MB_N;
     int rows = (int)min((long)MB_M, p.M - m0), cols = (int)min((long)MB_N, p.N - n0);
-    int fast_b = p.dt == FAST_DT && p.bn == 1 && cols == MB_N;
+    int fast_b = DTC(p.dt) == FAST_DT && p.bn == 1 && cols == MB_N;
     TV blk[MB_M], lvl[MB_M], tot[MB_M];
     for (int i = 0; i < MB_M; i++) blk[i] = lvl[i] = tot[i] = (TV)(-LIT(0.0));
     long arow[MB_M];
@@ -121,10 +121,10 @@ kernel void mm_blk(mm_t p, long n, long per, const global uchar *a, const global
         bv = VLOADN(0, (const global T *)b + bo);
       } else {
         T tmp[MB_N];
-        for (int j = 0; j < MB_N; j++) tmp[j] = j < cols ? LD(b, bo + j * p.bn, p.dt) : (T)0;
+        for (int j = 0; j < MB_N; j++) tmp[j] = j < cols ? LDK(b, bo + j * p.bn, p.dt) : (T)0;
         bv = VLOADN(0, tmp);
       }
-      for (int i = 0; i < MB_M; i++) blk[i] = MULADD((TV)(LD(a, arow[i] + k * p.ak, p.dt)), bv, blk[i]);
+      for (int i = 0; i < MB_M; i++) blk[i] = MULADD((TV)(LDK(a, arow[i] + k * p.ak, p.dt)), bv, blk[i]);
       if (++nb == MB_BLOCK) {
         for (int i = 0; i < MB_M; i++) {
           lvl[i] += blk[i];
@@ -144,7 +144,7 @@ kernel void mm_blk(mm_t p, long n, long per, const global uchar *a, const global
       T res[MB_N];
       VSTOREN((tot[i] + lvl[i]) + blk[i], 0, res);
       long co = off[2] + (m0 + i) * p.cm + n0 * p.cn;
-      for (int j = 0; j < cols; j++) ST(c, co + j * p.cn, p.dt, p.K ? res[j] : (T)0);
+      for (int j = 0; j < cols; j++) STK(c, co + j * p.cn, p.dt, p.K ? res[j] : (T)0);
     }
   }
 }

@@ -22,9 +22,11 @@
 #define RED_SUMLIKE(op) 1
 #define RED_OPC(op) (op)
 #else
-#define RED_SUMLIKE(op) (OPC(op) == OP_SUM || OPC(op) == OP_MEAN)
+#define RED_SUMLIKE(op) (OPC(op) == OP_SUM ? 1 : OPC(op) == OP_MEAN)
 #define RED_OPC(op) OPC(op)
 #endif
+/* op is a or b (a conditional, not ||: the compiler warns on || between constants) */
+#define RED_OP_IS(op, a, b) (RED_OPC(op) == (a) ? 1 : RED_OPC(op) == (b))
 
 typedef struct {
   long oshape[MAX_RANK];     /* kept axes */
@@ -343,11 +345,11 @@ kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uc
         RED_RUNS(r, off[0], k0, k1, RUN_)
 #undef RUN_
 #endif
-      } else if (RED_OPC(r.op) == OP_MAX || RED_OPC(r.op) == OP_ARGMAX) {
+      } else if (RED_OP_IS(r.op, OP_MAX, OP_ARGMAX)) {
 #define RUN_(xo, s, len, k) extreme_run(1, &a, x, xo, s, len, k, r.dt)
         RED_RUNS(r, off[0], k0, k1, RUN_)
 #undef RUN_
-      } else if (RED_OPC(r.op) == OP_MIN || RED_OPC(r.op) == OP_ARGMIN) {
+      } else if (RED_OP_IS(r.op, OP_MIN, OP_ARGMIN)) {
 #define RUN_(xo, s, len, k) extreme_run(0, &a, x, xo, s, len, k, r.dt)
         RED_RUNS(r, off[0], k0, k1, RUN_)
 #undef RUN_

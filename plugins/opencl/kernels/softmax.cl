@@ -84,17 +84,19 @@ static inline T smx_expsum16(const global T *p, long R, T mx) {
   return pw_result(&casc);
 }
 
+/* the variant's op as a constant where it fixes one (OPC: the quick tier folds the other case) */
+#define SMX_IS_LOG (OPC(s.op) == OP_LOG_SOFTMAX)
+
 #if K_smx_fwd
 kernel void smx_fwd(smx_t s, long n, long per, const global uchar *x, global uchar *y) {
   SPEC_SET_OP(s.op); SPEC_SET_DT(s.dt);
-  int is_log = s.op == OP_LOG_SOFTMAX;
   FOR_ITEMS(m, n, per) {
     long off[3];
     smx_rows(&s, m, off);
     long xs = s.rstride[0], ys = s.rstride[1];
     T mx = -INFINITY;
     long n_inf = 0;
-    int fast = xs == 1 && s.dt == FAST_DT; /* unit stride in the compute type: vector loops */
+    int fast = DTC(s.dt) == FAST_DT && xs == 1; /* unit stride in the compute type: vector loops */
     const global T *px = (const global T *)x + off[0];
     if (fast) {
       int nan;
@@ -102,19 +104,19 @@ kernel void smx_fwd(smx_t s, long n, long per, const global uchar *x, global uch
       if (nan) mx = NAN;
     } else {
       for (long r = 0; r < s.R; r++) {
-        T v = LD(x, off[0] + r * xs, s.dt);
+        T v = LDK(x, off[0] + r * xs, s.dt);
         if (isnan(v) || isnan(mx)) mx = NAN;
         else if (v > mx) mx = v;
         n_inf += v == INFINITY;
       }
     }
     if (isnan(mx) || mx == -INFINITY) {
-      for (long r = 0; r < s.R; r++) ST(y, off[1] + r * ys, s.dt, (T)NAN);
+      for (long r = 0; r < s.R; r++) STK(y, off[1] + r * ys, s.dt, (T)NAN);
     } else if (mx == INFINITY) {
-      T share = is_log ? -log((T)n_inf) : (T)1 / (T)n_inf;
-      T other = is_log ? -INFINITY : (T)0;
+      T share = SMX_IS_LOG ? -log((T)n_inf) : (T)1 / (T)n_inf;
+      T other = SMX_IS_LOG ? -INFINITY : (T)0;
       for (long r = 0; r < s.R; r++)
-        ST(y, off[1] + r * ys, s.dt, LD(x, off[0] + r * xs, s.dt) == INFINITY ? share : other);
+        STK(y, off[1] + r * ys, s.dt, LDK(x, off[0] + r * xs, s.dt) == INFINITY ? share : other);
     } else {
       T sum;
       if (fast) {
@@ -122,13 +124,13 @@ kernel void smx_fwd(smx_t s, long n, long per, const global uchar *x, global uch
       } else {
         pw_t acc;
         pw_init(&acc);
-        for (long r = 0; r < s.R; r++) pw_add(&acc, exp(LD(x, off[0] + r * xs, s.dt) - mx));
+        for (long r = 0; r < s.R; r++) pw_add(&acc, exp(LDK(x, off[0] + r * xs, s.dt) - mx));
         sum = pw_result(&acc);
       }
       T lsum = log(sum);
       for (long r = 0; r < s.R; r++) {
-        T z = LD(x, off[0] + r * xs, s.dt) - mx;
-        ST(y, off[1] + r * ys, s.dt, is_log ? z - lsum : exp(z) / sum);
+        T z = LDK(x, off[0] + r * xs, s.dt) - mx;
+        STK(y, off[1] + r * ys, s.dt, SMX_IS_LOG ? z - lsum : exp(z) / sum);
       }
     }
   }
@@ -140,7 +142,6 @@ kernel void smx_fwd(smx_t s, long n, long per, const global uchar *x, global uch
 kernel void smx_bwd(smx_t s, long n, long per, const global uchar *y, const global uchar *dy,
                     global uchar *dx) {
   SPEC_SET_OP(s.op); SPEC_SET_DT(s.dt);
-  int is_log = s.op == OP_LOG_SOFTMAX;
   FOR_ITEMS(m, n, per) {
     long off[3];
     smx_rows(&s, m, off);
@@ -148,13 +149,13 @@ kernel void smx_bwd(smx_t s, long n, long per, const global uchar *y, const glob
     pw_t acc;
     pw_init(&acc);
     for (long r = 0; r < s.R; r++) {
-      T g = LD(dy, off[1] + r * gs, s.dt);
-      pw_add(&acc, is_log ? g : LD(y, off[0] + r * ys, s.dt) * g);
+      T g = LDK(dy, off[1] + r * gs, s.dt);
+      pw_add(&acc, SMX_IS_LOG ? g : LDK(y, off[0] + r * ys, s.dt) * g);
     }
     T sum = pw_result(&acc);
     for (long r = 0; r < s.R; r++) {
-      T yv = LD(y, off[0] + r * ys, s.dt), g = LD(dy, off[1] + r * gs, s.dt);
-      ST(dx, off[2] + r * ds, s.dt, is_log ? g - exp(yv) * sum : yv * (g - sum));
+      T yv = LDK(y, off[0] + r * ys, s.dt), g = LDK(dy, off[1] + r * gs, s.dt);
+      STK(dx, off[2] + r * ds, s.dt, SMX_IS_LOG ? g - exp(yv) * sum : yv * (g - sum));
     }
   }
 }
