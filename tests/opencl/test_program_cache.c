@@ -8,17 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ocl_build_log.h"
 #include "ocl_test.h"
 #include "parity_support/cachefile.h"
 
-/* A fresh cache folder from the mkdtemp template `dir` (rewritten in place), made the plugin's
- * cache, with its build log at `log`. */
-static void logged_cache(char *dir, char *log, size_t n) {
-  cr_assert_not_null(mkdtemp(dir));
-  snprintf(log, n, "%s/builds.log", dir);
-  setenv("PARITY_CACHE_DIR", dir, 1);
-  setenv("PARITY_OPENCL_BUILD_LOG", log, 1);
-}
+static void logged_cache(char *dir, char *log, size_t n) { ot_logged_cache(dir, log, n); }
 
 typedef struct cache_file {
   char path[1024];
@@ -76,20 +70,9 @@ static void open_and_add(void) {
   parity_context_destroy(ctx);
 }
 
-/* The lines of the plugin's build log (PARITY_OPENCL_BUILD_LOG) that start with `how` and name
- * `kernel` (NULL: any). */
+/* The build log's lines that start with `how` and name `kernel` (NULL: any). */
 static int count_builds(const char *log, const char *how, const char *kernel) {
-  FILE *f = fopen(log, "r");
-  if (!f) return 0;
-  char line[256];
-  int n = 0;
-  while (fgets(line, sizeof line, f)) {
-    char h[32], cls[32], k[64];
-    if (sscanf(line, "%31s %31s %63s", h, cls, k) != 3) continue;
-    if (strcmp(h, how) == 0 && (!kernel || strcmp(k, kernel) == 0)) n++;
-  }
-  fclose(f);
-  return n;
+  return ot_count_builds(log, how, kernel, NULL, NULL);
 }
 
 /* a + a -> c, queued without waiting (pt_run synchronizes) */
@@ -367,18 +350,7 @@ Test(ocl_device, a_cache_file_of_another_program_or_with_a_rejected_binary_is_re
 
 /* The build log's lines that say what declared the builtins ("builtins": kernels/builtins.cl,
  * "header": the driver's opencl-c.h). */
-static int count_decl(const char *log, const char *mode) {
-  FILE *f = fopen(log, "r");
-  if (!f) return 0;
-  char line[256];
-  int n = 0;
-  while (fgets(line, sizeof line, f)) {
-    char h[32], cls[32], k[64], m[32];
-    if (sscanf(line, "%31s %31s %63s %31s", h, cls, k, m) == 4 && strcmp(m, mode) == 0) n++;
-  }
-  fclose(f);
-  return n;
-}
+static int count_decl(const char *log, const char *mode) { return ot_count_builds(log, NULL, NULL, mode, NULL); }
 
 /* add, mul and tanh in a fresh context with an empty cache; results checked */
 static void run_three_ops(void) {

@@ -7,18 +7,11 @@
 #define _XOPEN_SOURCE 700 /* mkdtemp, setenv */
 #include <unistd.h>
 
+#include "ocl_build_log.h"
 #include "ocl_test.h"
 #include "parity/parity.h"
 
 #define CK(x) cr_assert_eq((x), PARITY_STATUS_OK, "%s: %s", #x, parity_last_error())
-
-/* A fresh cache folder and build log under `dir` (a mkdtemp template), made the plugin's. */
-static void fresh_cache(char *dir, char *log, size_t n) {
-  cr_assert_not_null(mkdtemp(dir));
-  snprintf(log, n, "%s/builds.log", dir);
-  setenv("PARITY_CACHE_DIR", dir, 1);
-  setenv("PARITY_OPENCL_BUILD_LOG", log, 1);
-}
 
 static void drop_cache(const char *dir) {
   char cmd[700];
@@ -29,16 +22,7 @@ static void drop_cache(const char *dir) {
 /* Lines of the build log with `how` (source, cache) and `tier` (quick, full), of `kernel` (NULL:
  * any). */
 static int count_log(const char *log, const char *how, const char *kernel, const char *tier) {
-  FILE *f = fopen(log, "r");
-  if (!f) return 0;
-  char line[256], h[32], cls[32], k[64], decl[32], t[32];
-  int n = 0;
-  while (fgets(line, sizeof line, f))
-    if (sscanf(line, "%31s %31s %63s %31s %31s", h, cls, k, decl, t) == 5 && strcmp(h, how) == 0 &&
-        strcmp(t, tier) == 0 && (!kernel || strcmp(k, kernel) == 0))
-      n++;
-  fclose(f);
-  return n;
+  return ot_count_builds(log, how, kernel, NULL, tier);
 }
 
 static parity_device_t *open_opencl(parity_context_t **ctx) {
@@ -112,7 +96,7 @@ Test(ocl_tiers, quick_and_optimised_programs_compute_the_same_bits, .timeout = 9
   static const char *const tiers[2] = {"quick", "full"};
   for (int t = 0; t < 2; t++) {
     char dir[] = "/tmp/parity-cl-tier-XXXXXX", log[600];
-    fresh_cache(dir, log, sizeof log);
+    ot_logged_cache(dir, log, sizeof log);
     setenv("PARITY_OPENCL_TIER", tiers[t], 1);
     run_net(got[t], cnt[t]);
     /* the tier asked for is the one that built: the comparison below is quick against optimised */
@@ -155,7 +139,7 @@ Test(ocl_tiers, tiered_starts_quick_and_swaps_in_the_optimised_program_then_load
   char why[512];
   if (!ot_have_opencl(why, sizeof why)) cr_skip_test("no OpenCL device here (%s)", why);
   char dir[] = "/tmp/parity-cl-tiered-XXXXXX", log[600];
-  fresh_cache(dir, log, sizeof log);
+  ot_logged_cache(dir, log, sizeof log);
   setenv("PARITY_OPENCL_TIER", "tiered", 1);
   parity_context_t *ctx;
   parity_device_t *dev = open_opencl(&ctx);
