@@ -3,8 +3,10 @@
  * copy does the work, the others decline and conv.c uses the gemm engine).
  *
  * Forward and input gradient: yᵀ (window origins × output channels) = im2col(image)ᵀ · wᵀ, where
- * the image (x, or dy for the input gradient) is copied once into a zero-padded f32 image and
- * wᵀ (taps × channels, the small operand) is packed once per call. The micro-kernel's 12 rows
+ * the image (x, or dy for the input gradient) is copied band by band (the padded rows a band of
+ * output rows reads, at most CD_BAND_BYTES) into a zero-padded f32 buffer and wᵀ (taps ×
+ * channels, the small operand) is packed once per call. Threads take whole bands, each into its
+ * own buffer, when there are at least as many bands as threads. The micro-kernel's 12 rows
  * are 12 window origins, each broadcasting its taps straight from the padded image through one
  * table of tap offsets. The input gradient is the transposed conv: taps (o, kh, kw) read dy at
  * rows ih + (KH-1-kh)·dh of an image padded by (KH-1)·dh - pt on top (likewise columns).
@@ -86,23 +88,24 @@ static inline void dw_store(unsigned char *base, int32_t dtype, int64_t off, flo
   }
 }
 
-/* The padded f32 images of images [n0, n0 + n) of a [N][c][h][w] tensor: source row r lands on
- * row r + pt (rows and columns falling outside [0, hp) × [0, wp) are dropped: a negative pad
- * crops). */
-static void pad_image(const parity_tensor_desc_t *t, int64_t n0, int64_t n, int64_t c, int64_t h, int64_t w,
-                      int64_t pt, int64_t pl, int64_t hp, int64_t wp, float *img, int threads) {
+/* Rows [r0, r1) of the padded f32 images of images [n0, n0 + n) of a [N][c][h][w] tensor, each
+ * plane held as prow rows of wp floats from row r0 on: source row r is padded row r + pt (rows
+ * and columns falling outside the padded image are dropped: a negative pad crops). */
+static void pad_rows(const parity_tensor_desc_t *t, int64_t n0, int64_t n, int64_t c, int64_t h, int64_t w,
+                     int64_t pt, int64_t pl, int64_t r0, int64_t r1, int64_t prow, int64_t wp, float *img,
+                     int threads) {
   const unsigned char *b = dense_base(t);
   const int64_t *st = t->strides, planes = n * c;
-  int par = planes * hp * wp >= CPU_PARALLEL_MIN_ELEMENTS && threads > 1;
+  int par = planes * (r1 - r0) * wp >= CPU_PARALLEL_MIN_ELEMENTS && threads > 1;
   (void)par;
   CPU_OMP(omp parallel for schedule(static) num_threads(threads) if (par))
   for (int64_t pl_ = 0; pl_ < planes; pl_++) {
     const int64_t nn = n0 + pl_ / c, cc = pl_ % c;
-    float *dst = img + pl_ * hp * wp;
+    float *dst = img + pl_ * prow * wp;
     const int64_t c0 = pl < 0 ? -pl : 0, c1 = w < wp - pl ? w : wp - pl; /* source columns kept */
-    for (int64_t rr = 0; rr < hp; rr++) { /* each element written once: the pad zeroed, the rest copied */
+    for (int64_t rr = r0; rr < r1; rr++) { /* each element written once: the pad zeroed, the rest copied */
       const int64_t r = rr - pt;
-      float *row = dst + rr * wp;
+      float *row = dst + (rr - r0) * wp;
       if (r < 0 || r >= h || c0 >= c1) {
         memset(row, 0, sizeof(float) * (size_t)wp);
         continue;
@@ -117,6 +120,12 @@ static void pad_image(const parity_tensor_desc_t *t, int64_t n0, int64_t n, int6
         for (int64_t q = c0; q < c1; q++) row[q] = dw_load(b, t->dtype, so + q * st[3]);
     }
   }
+}
+
+/* The whole padded images (hp rows each) of images [n0, n0 + n). */
+static void pad_image(const parity_tensor_desc_t *t, int64_t n0, int64_t n, int64_t c, int64_t h, int64_t w,
+                      int64_t pt, int64_t pl, int64_t hp, int64_t wp, float *img, int threads) {
+  pad_rows(t, n0, n, c, h, w, pt, pl, 0, hp, hp, wp, img, threads);
 }
 
 typedef struct dw_ctx_t {
@@ -316,27 +325,29 @@ static void dx_kernel(int64_t kc, const int64_t *off, const float *const *a, con
 /* out[n, gi*cog + co, i, j] = init + sum over taps k = (ci, kh, kw) of
  *   wt(k, co) * img[n, gi*cgi + ci, i*sh + khb + kh*khs, j*sw + kwb + kw*kws]   (img padded) */
 typedef struct cd_t {
-  const float *img;
-  int64_t plane, wp, img_n; /* image plane, row length, floats per image */
+  const float *img; /* padded rows [row0, row0 + plane / wp) of one image */
+  int64_t plane, wp, row0; /* image plane, row length, first row held */
+  int64_t m0, m1;          /* the image's origins to compute: [m0, m1) */
   int64_t cgi, kh, kw, khb, khs, kwb, kws; /* taps */
   const unsigned char *wb;
   int32_t wt;
   int64_t wco, wci, wkh, wkw, wgroup; /* weight element of (co, ci, kh, kw), group step */
-  int64_t groups, cog, n, oh, ow, sh, sw;
+  int64_t groups, cog, oh, ow, sh, sw;
   unsigned char *yb;
   int32_t yt;
-  int64_t yn, yc, yh, yw;
+  int64_t yc, yh, yw; /* output strides of a channel, row, column */
   const unsigned char *bb; /* bias or NULL */
   int32_t bt;
   int64_t bs;
   /* derived */
-  int64_t k, ldc, m;
+  int64_t k, ldc;
   float *wpk;   /* groups × k × ldc: wᵀ packed, 32-wide panels per k block */
   int64_t *tap; /* k tap offsets */
   float *tiles; /* per thread: CD_MC (rounded up to DW_MR) × ldc */
 } cd_t;
 
 #define CD_MC 144 /* window origins per task */
+#define CD_BAND_BYTES ((size_t)256 << 10) /* padded rows per band, all channels */
 
 /* y[c * yc + j] = t[j * ldt + c] for j, c < 16: a 16 x 16 block of the tile (origins x
  * channels) stored transposed, each channel's 16 origins as one vector. */
@@ -372,20 +383,29 @@ static int contig_from(const float *const *org) {
 
 static void cd_task(const cd_t *d, int64_t gi, int64_t i0, float *tile, const float **arow_unused) {
   (void)arow_unused;
-  const int64_t i1 = i0 + CD_MC < d->m ? i0 + CD_MC : d->m, rows = i1 - i0, ldc = d->ldc;
-  const int64_t prow = (rows + DW_MR - 1) / DW_MR * DW_MR, l = d->oh * d->ow;
-  /* origin pointers into the padded image (group gi's channels) */
+  const int64_t i1 = i0 + CD_MC < d->m1 ? i0 + CD_MC : d->m1, rows = i1 - i0, ldc = d->ldc;
+  const int64_t prow = (rows + DW_MR - 1) / DW_MR * DW_MR;
+  /* origin pointers into the padded image (group gi's channels) and output offsets, stepped
+   * along the origins (a division per origin had cost several percent of the forward pass) */
   const float *org[CD_MC];
-  for (int64_t i = 0; i < prow; i++) {
-    const int64_t ii = i0 + (i < rows ? i : 0), n = ii / l, rem = ii % l, oh = rem / d->ow, ow = rem % d->ow;
-    org[i] = d->img + n * d->img_n + gi * d->cgi * d->plane + oh * d->sh * d->wp + ow * d->sw;
-  }
-  for (int64_t i = 0; i < rows; i++) {
-    float v = 0.0f;
-    for (int64_t co = 0; co < ldc; co++) {
-      if (d->bb && co < d->cog) v = dw_load(d->bb, d->bt, (gi * d->cog + co) * d->bs);
-      tile[i * ldc + co] = d->bb && co < d->cog ? v : 0.0f;
+  int64_t yo[CD_MC];
+  {
+    const float *gimg = d->img + gi * d->cgi * d->plane;
+    const int64_t ygi = gi * d->cog * d->yc;
+    int64_t oh = i0 / d->ow, ow = i0 % d->ow;
+    for (int64_t i = 0; i < rows; i++) {
+      org[i] = gimg + (oh * d->sh - d->row0) * d->wp + ow * d->sw;
+      yo[i] = oh * d->yh + ow * d->yw + ygi;
+      if (++ow == d->ow) ow = 0, oh++;
     }
+    for (int64_t i = rows; i < prow; i++) org[i] = org[0]; /* padding rows: computed, never stored */
+  }
+  /* the tile starts at each channel's bias (or +0): one row, copied to the others */
+  if (d->bb) {
+    for (int64_t co = 0; co < ldc; co++) tile[co] = co < d->cog ? dw_load(d->bb, d->bt, (gi * d->cog + co) * d->bs) : 0.0f;
+    for (int64_t i = 1; i < rows; i++) memcpy(tile + i * ldc, tile, sizeof(float) * (size_t)ldc);
+  } else {
+    memset(tile, 0, sizeof(float) * (size_t)(rows * ldc));
   }
   if (prow > rows) memset(tile + rows * ldc, 0, sizeof(float) * (size_t)((prow - rows) * ldc));
   const float *wg = d->wpk + gi * d->k * ldc;
@@ -402,11 +422,6 @@ static void cd_task(const cd_t *d, int64_t gi, int64_t i0, float *tile, const fl
     }
   }
   /* channel by channel, so that consecutive origins store to consecutive elements */
-  int64_t yo[CD_MC];
-  for (int64_t i = 0; i < rows; i++) {
-    const int64_t ii = i0 + i, n = ii / l, rem = ii % l, oh = rem / d->ow, ow = rem % d->ow;
-    yo[i] = n * d->yn + oh * d->yh + ow * d->yw + gi * d->cog * d->yc;
-  }
   if (d->yt != PARITY_DTYPE_F32) {
     for (int64_t co = 0; co < d->cog; co++)
       for (int64_t i = 0; i < rows; i++) dw_store(d->yb, d->yt, yo[i] + co * d->yc, tile[i * ldc + co]);
@@ -436,7 +451,6 @@ static void cd_task(const cd_t *d, int64_t gi, int64_t i0, float *tile, const fl
 static void cd_pack(cd_t *d, unsigned char *scratch) {
   d->k = d->cgi * d->kh * d->kw;
   d->ldc = (d->cog + DW_NR - 1) / DW_NR * DW_NR;
-  d->m = d->n * d->oh * d->ow;
   d->wpk = (float *)scratch;
   d->tap = (int64_t *)(d->wpk + d->groups * d->k * d->ldc);
   d->tiles = (float *)(((uintptr_t)(d->tap + d->k + 8) + 63) & ~(uintptr_t)63);
@@ -459,22 +473,55 @@ static void cd_pack(cd_t *d, unsigned char *scratch) {
     }
 }
 
-/* The outputs of d->img's images (padded, already filled) into d->yb. */
+/* Origins per tile, rounded up to the micro-kernel's rows; a tile holds that many × ldc floats. */
+static size_t cd_tile_floats(void) { return (size_t)((CD_MC + DW_MR - 1) / DW_MR * DW_MR); }
+
+/* The tasks of one image (d->img padded, already filled) on this thread alone, with its tile. */
+static void cd_run_one(const cd_t *d, float *tile) {
+  const int64_t chunks = (d->m1 - d->m0 + CD_MC - 1) / CD_MC, tasks = d->groups * chunks;
+  for (int64_t t = 0; t < tasks; t++) cd_task(d, t / chunks, d->m0 + (t % chunks) * CD_MC, tile, NULL);
+}
+
+/* The outputs of d->img's images (padded, already filled) into d->yb, the tasks shared by the
+ * threads. */
 static void cd_run(const cd_t *d, int threads) {
-  const int64_t chunks = (d->m + CD_MC - 1) / CD_MC, tasks = d->groups * chunks;
+  const int64_t chunks = (d->m1 - d->m0 + CD_MC - 1) / CD_MC, tasks = d->groups * chunks;
   if (tasks < threads) threads = (int)tasks;
-  const size_t tile_f = (size_t)(((CD_MC + DW_MR - 1) / DW_MR * DW_MR) * d->ldc);
+  const size_t tile_f = cd_tile_floats() * (size_t)d->ldc;
   CPU_PARALLEL(threads > 1, threads, {
     float *tile = d->tiles + tile_f * (size_t)cpu_thread_id();
     CPU_OMP(omp for schedule(dynamic, 1))
-    for (int64_t t = 0; t < tasks; t++) cd_task(d, t / chunks, (t % chunks) * CD_MC, tile, NULL);
+    for (int64_t t = 0; t < tasks; t++) cd_task(d, t / chunks, d->m0 + (t % chunks) * CD_MC, tile, NULL);
   });
+}
+
+/* One band of one image: what it pads, and where its outputs go. */
+typedef struct cd_band_t {
+  const parity_tensor_desc_t *src;
+  int64_t c, h, w, pt, pl; /* the source image, its padding */
+  int64_t bh, brows, halo, nbands; /* output rows per band, padded rows held, rows one output row needs */
+  unsigned char *yb0;
+  int64_t ystep; /* bytes per output image */
+} cd_band_t;
+
+/* Band u (image u / nbands) into d->img, then its outputs: on this thread with tile, or (tile
+ * NULL) shared by the threads. */
+static void cd_band(cd_t *d, const cd_band_t *b, int64_t u, float *tile, int threads) {
+  const int64_t i = u / b->nbands, oh0 = u % b->nbands * b->bh, oh1 = oh0 + b->bh < d->oh ? oh0 + b->bh : d->oh;
+  d->yb = b->yb0 + i * b->ystep;
+  d->row0 = oh0 * d->sh, d->m0 = oh0 * d->ow, d->m1 = oh1 * d->ow;
+  pad_rows(b->src, i, 1, b->c, b->h, b->w, b->pt, b->pl, d->row0, (oh1 - 1) * d->sh + b->halo, b->brows, d->wp,
+           (float *)d->img, tile ? 1 : threads);
+  if (tile)
+    cd_run_one(d, tile);
+  else
+    cd_run(d, threads);
 }
 
 static size_t cd_scratch(const cd_t *d, int threads) {
   const int64_t k = d->cgi * d->kh * d->kw, ldc = (d->cog + DW_NR - 1) / DW_NR * DW_NR;
   return sizeof(float) * (size_t)(d->groups * k * ldc) + sizeof(int64_t) * (size_t)(k + 8) + 64 +
-         sizeof(float) * (size_t)(((CD_MC + DW_MR - 1) / DW_MR * DW_MR) * ldc) * (size_t)threads;
+         sizeof(float) * cd_tile_floats() * (size_t)ldc * (size_t)threads;
 }
 
 /* forward (dx == NULL: y = conv(x, w) + bias) or, with stride 1, the input gradient dx of dy. */
@@ -486,13 +533,13 @@ int32_t CPU_ISA_FN(cpu_conv_direct_f32)(const conv_geom_t *g, const parity_tenso
   const int64_t *sw = w->strides;
   cd_t d;
   memset(&d, 0, sizeof d);
-  int64_t ksplit, kchunk, hp, wp, pt, pl, srcn, srcc, srch, srcw;
+  int64_t ksplit, kchunk, wp, pt, pl, srcn, srcc, srch, srcw;
   const parity_tensor_desc_t *src, *out;
   if (fwd) {
     CPU_ISA_FN(gemm_split_k)(g->n * g->groups, g->og, g->oh * g->ow, g->cg * g->kh * g->kw, &ksplit, &kchunk);
     src = x, out = y;
     srcn = g->n, srcc = g->c, srch = g->h, srcw = g->w;
-    pt = g->pt, pl = g->pl, hp = g->h + g->pt + g->pb, wp = g->w + g->pl + g->pr;
+    pt = g->pt, pl = g->pl, wp = g->w + g->pl + g->pr;
     d.cgi = g->cg, d.khb = 0, d.khs = g->dh, d.kwb = 0, d.kws = g->dw;
     d.wco = sw[0], d.wci = sw[1], d.wgroup = g->og * sw[0];
     d.cog = g->og, d.oh = g->oh, d.ow = g->ow, d.sh = g->sh, d.sw = g->sw;
@@ -503,38 +550,60 @@ int32_t CPU_ISA_FN(cpu_conv_direct_f32)(const conv_geom_t *g, const parity_tenso
     src = dy, out = dx;
     srcn = g->n, srcc = g->o, srch = g->oh, srcw = g->ow;
     pt = (g->kh - 1) * g->dh - g->pt, pl = (g->kw - 1) * g->dw - g->pl;
-    hp = g->h + (g->kh - 1) * g->dh, wp = g->w + (g->kw - 1) * g->dw;
+    wp = g->w + (g->kw - 1) * g->dw;
     d.cgi = g->og, d.khb = (g->kh - 1) * g->dh, d.khs = -g->dh, d.kwb = (g->kw - 1) * g->dw, d.kws = -g->dw;
     d.wco = sw[1], d.wci = sw[0], d.wgroup = g->og * sw[0];
     d.cog = g->cg, d.oh = g->h, d.ow = g->w, d.sh = 1, d.sw = 1;
   }
-  const int64_t imgf = srcc * hp * wp; /* one padded image at a time */
+  /* A band of bh output rows needs padded rows [oh0·sh, (oh0 + bh − 1)·sh + (kh − 1)·dh] of all
+   * channels; bands are as tall as fit in CD_BAND_BYTES, so that a band stays in L2 beside wᵀ
+   * (a whole padded image, 862 KB for 64 × 56 × 56, did not on a 1 MB L2). */
+  const int64_t halo = (g->kh - 1) * g->dh + 1, rowf = srcc * wp;
+  int64_t bh = ((int64_t)(CD_BAND_BYTES / sizeof(float)) / (rowf > 0 ? rowf : 1) - halo) / d.sh + 1;
+  if (bh < 1) bh = 1;
+  if (bh > d.oh) bh = d.oh;
+  const int64_t brows = (bh - 1) * d.sh + halo, imgf = rowf * brows; /* one band's padded rows */
   if (ksplit > 1 || imgf > DW_MAX_IMAGE_FLOATS || d.cog < 1) return CPU_CONV_DW_DECLINED;
   d.wkh = sw[2], d.wkw = sw[3];
-  d.plane = hp * wp, d.wp = wp, d.img_n = srcc * hp * wp;
-  d.kh = g->kh, d.kw = g->kw, d.groups = g->groups, d.n = 1;
+  d.plane = brows * wp, d.wp = wp;
+  d.kh = g->kh, d.kw = g->kw, d.groups = g->groups;
   d.wb = dense_base(w), d.wt = w->dtype;
   d.yb = dense_base(out), d.yt = out->dtype;
-  d.yn = out->strides[0], d.yc = out->strides[1], d.yh = out->strides[2], d.yw = out->strides[3];
+  d.yc = out->strides[1], d.yh = out->strides[2], d.yw = out->strides[3];
   int threads = cpu_max_threads();
   double flops = 2.0 * (double)g->n * (double)g->groups * (double)d.cog * (double)d.oh * (double)d.ow *
                  (double)(d.cgi * g->kh * g->kw);
   if (flops < (double)(1 << 21)) threads = 1;
-  const size_t total = sizeof(float) * (size_t)imgf + 64 + cd_scratch(&d, threads);
+  /* With at least as many bands (of all images) as threads, the threads take bands as they come,
+   * each padding and computing its band in its own buffer: an image shared by the threads moved
+   * between the cores' caches twice per image (two threads ran at 1.4x one), and whole images
+   * per thread left one core idle while the other finished its last. Fewer bands than threads:
+   * the threads share each band. */
+  const int64_t nbands = (d.oh + bh - 1) / bh, units = srcn * nbands;
+  const int own = threads > 1 && units >= threads && imgf * threads <= DW_MAX_IMAGE_FLOATS;
+  const int64_t imgs = own ? threads : 1, imgstep = (imgf + 15) / 16 * 16; /* 64-byte aligned */
+  const size_t total = sizeof(float) * (size_t)(imgstep * imgs) + 64 + cd_scratch(&d, threads);
   unsigned char *mem = gemm_ws_take(total);
   if (!mem)
     return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: conv2d %s: cannot allocate %zu bytes of scratch",
                     fwd ? "forward" : "backward (dx)", total);
   float *img = (float *)mem;
   d.img = img;
-  cd_pack(&d, (unsigned char *)(((uintptr_t)(img + imgf) + 63) & ~(uintptr_t)63));
-  /* image by image: a padded image (862 KB for 64 × 56 × 56) is then read from L2, not L3 */
+  cd_pack(&d, (unsigned char *)(((uintptr_t)(img + imgstep * imgs) + 63) & ~(uintptr_t)63));
   unsigned char *yb0 = d.yb;
   const int64_t ystep = out->strides[0] * (int64_t)psup_dtype_size(out->dtype);
-  for (int64_t nn = 0; nn < srcn; nn++) {
-    pad_image(src, nn, 1, srcc, srch, srcw, pt, pl, hp, wp, img, threads);
-    d.yb = yb0 + nn * ystep;
-    cd_run(&d, threads);
+  const cd_band_t b = {src, srcc, srch, srcw, pt, pl, bh, brows, halo, nbands, yb0, ystep};
+  if (own) {
+    CPU_PARALLEL(1, threads, {
+      const int id = cpu_thread_id();
+      cd_t mine = d;
+      mine.img = img + imgstep * id;
+      float *tile = d.tiles + cd_tile_floats() * (size_t)d.ldc * (size_t)id;
+      CPU_OMP(omp for schedule(dynamic, 1))
+      for (int64_t u = 0; u < units; u++) cd_band(&mine, &b, u, tile, 1);
+    });
+  } else {
+    for (int64_t u = 0; u < units; u++) cd_band(&d, &b, u, NULL, threads);
   }
   gemm_ws_give(mem);
   return PARITY_STATUS_OK;

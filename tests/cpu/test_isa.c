@@ -145,6 +145,23 @@ static void battery(parity_device_t *dev, blob *ex, blob *gm) {
     parity_tensor_t *x4 = randt(dev, dts[d], 4, (int64_t[]){3, 5, 15, 13}, 77), *w4 = randt(dev, dts[d], 4, (int64_t[]){24, 5, 3, 3}, 78);
     OK(parity_conv2d(x4, w4, NULL, &o, &z)), take(gm, z);
     parity_tensor_release(x4), parity_tensor_release(w4);
+    /* convs whose padded image is cut into bands of rows (16 channels × 212 padded columns: 19
+     * rows per band): both gradients of a stride-1 conv, a forward with stride 2 and dilation 2;
+     * and one image of one band, shared by the threads */
+    parity_tensor_t *x5 = randt(dev, dts[d], 4, (int64_t[]){1, 16, 70, 210}, 79), *w5 = randt(dev, dts[d], 4, (int64_t[]){16, 16, 3, 3}, 80);
+    OK(parity_tensor_set_requires_grad(x5, 1)), OK(parity_tensor_set_requires_grad(w5, 1));
+    OK(parity_conv2d(x5, w5, NULL, &o, &z));
+    OK(parity_unary(PARITY_OP_SQUARE, z, &sq)), OK(parity_reduce(PARITY_OP_SUM, sq, 15, 0, &l2));
+    OK(parity_backward(l2, NULL, 0));
+    take(gm, z);
+    OK(parity_detach(parity_tensor_grad(x5), &g2)), take(gm, g2);
+    OK(parity_detach(parity_tensor_grad(w5), &g2)), take(gm, g2);
+    parity_tensor_release(sq), parity_tensor_release(l2);
+    parity_conv2d_options_t o5 = {.stride = {2, 2}, .padding = {2, 2, 1, 1}, .dilation = {2, 2}, .groups = 1};
+    OK(parity_conv2d(x5, w5, NULL, &o5, &z)), take(gm, z);
+    parity_tensor_t *x6 = randt(dev, dts[d], 4, (int64_t[]){1, 32, 30, 30}, 81), *w6 = randt(dev, dts[d], 4, (int64_t[]){32, 32, 3, 3}, 82);
+    OK(parity_conv2d(x6, w6, NULL, &o, &z)), take(gm, z);
+    parity_tensor_release(x5), parity_tensor_release(w5), parity_tensor_release(x6), parity_tensor_release(w6);
     parity_tensor_release(a2), parity_tensor_release(b2), parity_tensor_release(a3), parity_tensor_release(b3);
     parity_tensor_release(x2), parity_tensor_release(w2);
   }
