@@ -10,10 +10,21 @@ Then per line in:  {"id": 0, "op": "sum", "a": [16777216], "b": []}
 until end of input. Timing follows parity-bench's rule (tools/bench/timing.h): one warm-up call,
 one calibration call, then R repetitions each lasting at least S seconds; the median seconds per
 call. Tensors are float32 on the CPU; forward-only figures run under torch.no_grad().
+
+The script re-executes itself once with glibc's malloc told to keep freed memory (MALLOC_*
+below): by default glibc returns every block of 128 KiB or more to the kernel when it is freed,
+so each torch op that makes a big tensor (conv2d's oneDNN reorders, a matmul's output) pays one
+page fault per 4 KiB of it again, which on a virtual machine is most of the op (conv2d measured
+21-24 GFLOP/s that way, 161-169 with the memory kept). parity's pool keeps its buffers, so this is
+the like-for-like reference. A variable the caller already set is left as it is.
 """
 import json
+import os
 import sys
 import time
+
+KEEP_MEMORY = {"MALLOC_MMAP_THRESHOLD_": "4294967296", "MALLOC_TRIM_THRESHOLD_": "4294967296",
+               "MALLOC_TOP_PAD_": "268435456"}
 
 
 def timed(fn, reps, min_rep_s):
@@ -80,6 +91,11 @@ def reply(obj):
 
 
 def main():
+    if os.environ.get("PARITY_TORCH_REF_EXEC") != "1":
+        env = dict(os.environ, PARITY_TORCH_REF_EXEC="1")
+        for k, v in KEEP_MEMORY.items():
+            env.setdefault(k, v)
+        os.execve(sys.executable, [sys.executable] + sys.argv, env)
     line = sys.stdin.readline()
     cfg = json.loads(line) if line.strip() else {}
     try:
