@@ -1,9 +1,9 @@
-/* cpu_expf.h — exp(x) in f32 for x <= 0, written without branches so that loops over it
- * vectorize (softmax's forward, whose exp arguments are x - max <= 0). Within 1 ulp of the
- * exact value over [-104, 0] (checked exhaustively on a third of the floats there), subnormal
- * results included (one rounding into the subnormal range); -inf and x < -104 give +0, NaN
- * stays NaN. Plain IEEE arithmetic only (no FMA contraction, no libm), so the result is the same
- * on every machine. Positive x is outside its domain: use expf. */
+/* cpu_expf.h — exp(x) in f32 written without branches so that loops over it vectorize:
+ * cpu_expf_nonpos for x <= 0 (softmax's forward, whose exp arguments are x - max <= 0, and
+ * sigmoid), cpu_expf for every x (the exp op). Within 1 ulp of the exact value, subnormal
+ * results included (one rounding into the subnormal range); -inf and x < -104 give +0, x above
+ * 88.72283935546875 +inf, NaN stays NaN. Plain IEEE arithmetic only (no FMA contraction, no
+ * libm), so the result is the same on every machine and every kernel path. */
 #ifndef PARITY_CPU_EXPF_H
 #define PARITY_CPU_EXPF_H
 
@@ -22,9 +22,12 @@ static inline float cpu_bits_f32(uint32_t b) {
   return f;
 }
 
-static inline float cpu_expf_nonpos(float x) {
+/* exp(x) for x <= 88.72283935546875 (the largest x whose exp is finite); whole: 1 when every x
+ * may be positive (n up to 128, whose 2^n is formed as 2^(n-1) then 2), 0 when every x <= 0.
+ * A constant argument: the compiler keeps one variant. */
+static inline float cpu_expf_core(float x, int whole) {
   /* n = round(x / ln 2) read from the low bits of x/ln2 + 1.5*2^23 (no float->int conversion,
-   * so out-of-range x stays defined; those lanes are masked below) */
+   * so out-of-range x stays defined; those lanes are masked by the caller) */
   const float t = x * 1.44269504088896341f + 12582912.0f;
   const uint32_t nbits = cpu_f32_bits(t) - 0x4b400000u; /* n, two's complement */
   const int32_t n = (int32_t)nbits;
@@ -39,14 +42,29 @@ static inline float cpu_expf_nonpos(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * (r * r) + r + 1.0f;
-  /* times 2^n; below 2^-126 as 2^(n+64) (exact) then 2^-64 (the one rounding) */
-  const uint32_t small = 0u - (uint32_t)(n < -126);
-  const float s1 = cpu_bits_f32((nbits + 127u + (small & 64u)) << 23); /* unsigned: no overflow */
-  const float s2 = cpu_bits_f32(0x3f800000u - (small & 0x20000000u)); /* 1 or 2^-64 */
-  const uint32_t e = cpu_f32_bits((p * s1) * s2);
+  /* times 2^n; below 2^-126 as 2^(n+64) (exact) then 2^-64 (the one rounding); n = 128 as
+   * 2^127 then 2 */
+  const uint32_t small = 0u - (uint32_t)(n < -126), big = whole ? 0u - (uint32_t)(n > 127) : 0u;
+  const float s1 = cpu_bits_f32((nbits + 127u + (small & 64u) - (big & 1u)) << 23); /* unsigned: no overflow */
+  const float s2 = cpu_bits_f32(0x3f800000u - (small & 0x20000000u) + (big & 0x00800000u)); /* 1, 2^-64 or 2 */
+  return (p * s1) * s2;
+}
+
+static inline float cpu_expf_nonpos(float x) {
+  const uint32_t e = cpu_f32_bits(cpu_expf_core(x, 0));
   const uint32_t keep = 0u - (uint32_t)(x >= -104.0f); /* exp(-104) < 2^-150 rounds to 0 */
   const uint32_t nan = 0u - (uint32_t)(x != x);
   return cpu_bits_f32((e & keep) | (cpu_f32_bits(x) & nan));
+}
+
+/* exp(x) for every x, the same bits as cpu_expf_nonpos for x <= 0: +inf above
+ * 88.72283935546875, within 1 ulp below (checked on every float in [-104, 88.73]). */
+static inline float cpu_expf(float x) {
+  const uint32_t e = cpu_f32_bits(cpu_expf_core(x, 1));
+  const uint32_t keep = 0u - ((uint32_t)(x >= -104.0f) & (uint32_t)(x <= 88.72283935546875f)); /* &, not &&: no branch */
+  const uint32_t inf = 0u - (uint32_t)(x > 88.72283935546875f);
+  const uint32_t nan = 0u - (uint32_t)(x != x);
+  return cpu_bits_f32((e & keep) | (0x7f800000u & inf) | (cpu_f32_bits(x) & nan));
 }
 
 #endif

@@ -11,6 +11,8 @@
 
 #include <math.h>
 
+#include "cpu_expf.h"
+
 #define EW_SQRT1_2 0.70710678118654752440     /* 1/sqrt(2) */
 #define EW_2_SQRTPI 1.12837916709551257390    /* 2/sqrt(pi) */
 #define EW_1_SQRT2PI 0.39894228040143267794   /* 1/sqrt(2 pi) */
@@ -84,7 +86,7 @@ static inline float ew_relu_f(float x, double al) { (void)al; return x > 0 || x 
 static inline double ew_leaky_relu_d(double x, double al) { return x > 0 ? x : al * x; }
 static inline float ew_leaky_relu_f(float x, double al) { return x > 0 ? x : (float)(al * (double)x); }
 static inline double ew_exp_d(double x, double al) { (void)al; return exp(x); }
-static inline float ew_exp_f(float x, double al) { (void)al; return expf(x); }
+static inline float ew_exp_f(float x, double al) { (void)al; return cpu_expf(x); } /* vectorizes; within 1 ulp */
 static inline double ew_log_d(double x, double al) { (void)al; return log(x); }
 static inline float ew_log_f(float x, double al) { (void)al; return logf(x); }
 static inline double ew_sqrt_d(double x, double al) { (void)al; return sqrt(x); }
@@ -104,11 +106,10 @@ static inline double ew_sigmoid_d(double x, double al) {
   double e = exp(x);
   return e / (1.0 + e);
 }
-static inline float ew_sigmoid_f(float x, double al) {
+static inline float ew_sigmoid_f(float x, double al) { /* the same, without a branch: it vectorizes */
   (void)al;
-  if (x >= 0) return 1.0f / (1.0f + expf(-x));
-  float e = expf(x);
-  return e / (1.0f + e);
+  const float e = cpu_expf_nonpos(-fabsf(x));
+  return x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
 }
 /* gelu(x) = 0.5*x*(1 + erf(x/sqrt(2))), evaluated as 0.5*x*erfc(-x/sqrt(2)). Halving first
  * is exact for |x| >= 1 and keeps x*2 from overflowing near the top of the range; below 1 the
