@@ -54,6 +54,8 @@ def make_job(torch, op, a_shape, b_shape):
         return lambda: torch.add(a, b)
     if op == "exp":
         return lambda: torch.exp(a)
+    if op == "tanh":
+        return lambda: torch.tanh(a)
     if op == "sum":
         return lambda: torch.sum(a)
     if op == "rowsum":
