@@ -381,8 +381,7 @@ static int contig_from(const float *const *org) {
   return 1;
 }
 
-static void cd_task(const cd_t *d, int64_t gi, int64_t i0, float *tile, const float **arow_unused) {
-  (void)arow_unused;
+static void cd_task(const cd_t *d, int64_t gi, int64_t i0, float *tile) {
   const int64_t i1 = i0 + CD_MC < d->m1 ? i0 + CD_MC : d->m1, rows = i1 - i0, ldc = d->ldc;
   const int64_t prow = (rows + DW_MR - 1) / DW_MR * DW_MR;
   /* origin pointers into the padded image (group gi's channels) and output offsets, stepped
@@ -476,14 +475,13 @@ static void cd_pack(cd_t *d, unsigned char *scratch) {
 /* Origins per tile, rounded up to the micro-kernel's rows; a tile holds that many × ldc floats. */
 static size_t cd_tile_floats(void) { return (size_t)((CD_MC + DW_MR - 1) / DW_MR * DW_MR); }
 
-/* The tasks of one image (d->img padded, already filled) on this thread alone, with its tile. */
+/* The tasks of one band (d->img padded, already filled) on this thread alone, with its tile. */
 static void cd_run_one(const cd_t *d, float *tile) {
   const int64_t chunks = (d->m1 - d->m0 + CD_MC - 1) / CD_MC, tasks = d->groups * chunks;
-  for (int64_t t = 0; t < tasks; t++) cd_task(d, t / chunks, d->m0 + (t % chunks) * CD_MC, tile, NULL);
+  for (int64_t t = 0; t < tasks; t++) cd_task(d, t / chunks, d->m0 + (t % chunks) * CD_MC, tile);
 }
 
-/* The outputs of d->img's images (padded, already filled) into d->yb, the tasks shared by the
- * threads. */
+/* The tasks of one band (d->img padded, already filled), shared by the threads. */
 static void cd_run(const cd_t *d, int threads) {
   const int64_t chunks = (d->m1 - d->m0 + CD_MC - 1) / CD_MC, tasks = d->groups * chunks;
   if (tasks < threads) threads = (int)tasks;
@@ -491,7 +489,7 @@ static void cd_run(const cd_t *d, int threads) {
   CPU_PARALLEL(threads > 1, threads, {
     float *tile = d->tiles + tile_f * (size_t)cpu_thread_id();
     CPU_OMP(omp for schedule(dynamic, 1))
-    for (int64_t t = 0; t < tasks; t++) cd_task(d, t / chunks, d->m0 + (t % chunks) * CD_MC, tile, NULL);
+    for (int64_t t = 0; t < tasks; t++) cd_task(d, t / chunks, d->m0 + (t % chunks) * CD_MC, tile);
   });
 }
 
