@@ -1,7 +1,8 @@
 /* parity-bench's command line and its files, on tiny shapes (--quick): nothing here is timed and
  * no figure is judged, only that bad usage exits 2 with a message naming the value, that --json
  * writes the documented keys with finite numbers, that a missing PyTorch or OpenBLAS is reported
- * as an unavailable reference, that --threads reaches the CPU plugin, and that --compare flags an
+ * as an unavailable reference, that --threads reaches the CPU plugin and confines the run and the
+ * torch process to that many CPUs, and that --compare flags an
  * inflated baseline (exit 3) and passes a tolerant one (exit 0). */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
@@ -156,6 +157,28 @@ Test(bench, missing_references_are_reported_not_fatal, .timeout = 60) {
   cr_assert_not_null(f);
   check_figure(f);
   cr_assert_eq(json_get(f, "reference")->type, JSON_NULL, "no reference available: \"reference\": null");
+  json_free(j);
+  unlink(path);
+}
+
+/* The reference process runs on the run's CPUs: a stand-in for python3 (fake_torch.sh) answers the
+ * handshake with the CPUs it was given, and parity-bench names them in the header. */
+Test(bench, torch_runs_on_the_same_cpus, .timeout = 60) {
+  char path[256], dir[512], args[1024];
+  tmp_path(path, sizeof path, "cpus.json");
+  snprintf(dir, sizeof dir, "%s", __FILE__);
+  *strrchr(dir, '/') = 0;
+  snprintf(args, sizeof args,
+           "env PARITY_BENCH_PYTHON='%s/fake_torch.sh' ./parity-bench --quick --backend cpu --threads 1 "
+           "--section kernels --op add --json %s", dir, path);
+  cr_assert_eq(run(args), 0, "%s", out);
+  json *j = load(path);
+  const json *h = json_get(j, "header");
+  const char *cpus = json_str(h, "cpus", ""), *torch = json_str(h, "torch", "");
+  cr_assert(*cpus && !strchr(cpus, ','), "--threads 1 ran on CPUs \"%s\", not one", cpus);
+  char on[300];
+  snprintf(on, sizeof on, "torch fake (1 threads on CPUs %s,", cpus);
+  cr_assert(strstr(torch, on), "the reference ran elsewhere: \"%s\", the run on CPUs %s", torch, cpus);
   json_free(j);
   unlink(path);
 }

@@ -2,6 +2,7 @@
  * main.c: the command line, the thread count, the devices, the sections, the report. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,30 @@ static void set_threads(int threads, char **argv) {
   fflush(NULL);
   execv("/proc/self/exe", argv);
   fprintf(stderr, "parity-bench: warning: could not re-execute to set OMP_NUM_THREADS=%s\n", want);
+}
+
+/* Confine the run to the first `threads` CPUs it may use, before any worker thread starts (threads
+ * and child processes inherit the mask): the CPU plugin, the in-process reference loops and
+ * torch's process then run on the same cores. The cores of a shared machine are not equal: on the
+ * 2-core VM one vCPU ran conv2d 12 % slower than the other for parity and torch alike, so a figure
+ * from one core beside a reference from the other was off by that much, either way. `taskset`
+ * picks which cores. Writes the CPUs the process then has, read back, as a list ("0", "0,1"). */
+static void pin_cpus(int threads, char *out, size_t n) {
+  cpu_set_t have, want;
+  out[0] = 0;
+  if (sched_getaffinity(0, sizeof have, &have) != 0) {
+    snprintf(out, n, "unknown");
+    return;
+  }
+  CPU_ZERO(&want);
+  for (int c = 0, k = 0; c < CPU_SETSIZE && k < threads; c++)
+    if (CPU_ISSET(c, &have)) CPU_SET(c, &want), k++;
+  if (threads > 0 && CPU_COUNT(&want) < CPU_COUNT(&have) && sched_setaffinity(0, sizeof want, &want) != 0)
+    fprintf(stderr, "parity-bench: warning: could not confine the run to %d CPUs\n", threads);
+  sched_getaffinity(0, sizeof have, &have);
+  size_t k = 0;
+  for (int c = 0; c < CPU_SETSIZE && k < n; c++)
+    if (CPU_ISSET(c, &have)) k += (size_t)snprintf(out + k, n - k, "%s%d", k ? "," : "", c);
 }
 
 /* The threads the CPU plugin's OpenMP runtime will use, read back from the loaded libgomp (1 when
@@ -72,6 +97,7 @@ int main(int argc, char **argv) {
 
   bench_header h;
   bench_header_init(&h, argc, argv);
+  pin_cpus(o.threads ? o.threads : plugin_threads(), h.cpus, sizeof h.cpus);
   bench_results results = {0};
   bench_run run = {&o, {o.reps, o.min_rep_s}, &results, 1, stdout, 0};
   if (o.json_path && !strcmp(o.json_path, "-")) run.log = stderr;
@@ -94,8 +120,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "parity-bench: warning: the reference loops run %d threads, the CPU plugin %d\n", ref_threads(),
             run.threads);
   torch_ref_config(o.torch, run.threads, &run.timing);
-  fprintf(run.log, "parity-bench: %s, %d cores, %d threads, parity %s (%s, %s), median of %d\n", h.cpu, h.cores,
-          run.threads, h.version, h.git_rev, h.build_type, o.reps);
+  fprintf(run.log, "parity-bench: %s, %d cores, %d threads on CPUs %s, parity %s (%s, %s), median of %d\n", h.cpu,
+          h.cores, run.threads, h.cpus, h.version, h.git_rev, h.build_type, o.reps);
 
   int all = 0;
   for (int k = 0; k < o.nb; k++) all |= !strcmp(o.backends[k], "all");

@@ -89,6 +89,7 @@ void bench_write_json(FILE *f, const bench_header *h, const bench_results *r) {
   str_field(f, "    ", "cpu", h->cpu, 1);
   str_field(f, "    ", "reference_isa", h->isa, 1);
   fprintf(f, "    \"cores\": %d,\n", h->cores);
+  str_field(f, "    ", "cpus", h->cpus, 1);
   str_field(f, "    ", "parity_version", h->version, 1);
   str_field(f, "    ", "git_rev", h->git_rev, 1);
   str_field(f, "    ", "build_type", h->build_type, 1);

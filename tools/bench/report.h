@@ -13,6 +13,7 @@ typedef struct bench_header {
   char cpu[128];        /* /proc/cpuinfo "model name" */
   char isa[16];         /* the reference loops' clone: avx512f, avx2, baseline */
   int cores;            /* online CPUs */
+  char cpus[256];       /* the CPUs the run is confined to (main.c: pin_cpus), "0,1" */
   char version[32];     /* parity's project version */
   char git_rev[48];     /* at configure time; "unknown" outside a git checkout */
   char build_type[32];

@@ -111,8 +111,8 @@ static void start(void) {
     json *j = ask(cfg);
     const json *avail = json_get(j, "available");
     if (avail && avail->type == JSON_BOOL && avail->number) {
-      snprintf(T.status, sizeof T.status, "torch %s (%d threads, %s)", json_str(j, "torch", "?"),
-               (int)json_num(j, "threads", 0), pythons[p]);
+      snprintf(T.status, sizeof T.status, "torch %s (%d threads on CPUs %s, %s)", json_str(j, "torch", "?"),
+               (int)json_num(j, "threads", 0), json_str(j, "cpus", "?"), pythons[p]);
       json_free(j);
       return;
     }

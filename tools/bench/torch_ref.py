@@ -3,7 +3,8 @@
 to one JSON line at a time, so that each torch figure is measured right after parity's own.
 
 First line in:  {"threads": N, "reps": R, "min_rep_s": S}
-First line out: {"available": true, "torch": "1.13.1", "threads": N}
+First line out: {"available": true, "torch": "1.13.1", "threads": N, "cpus": "0,1"}
+                (cpus: the CPUs this process may run on, inherited from parity-bench's pin)
                 (or {"available": false, "reason": "..."} and exit, when torch cannot be imported)
 Then per line in:  {"id": 0, "op": "sum", "a": [16777216], "b": []}
          line out: {"id": 0, "seconds": 0.00123}  or  {"id": 0, "error": "..."}
@@ -107,7 +108,8 @@ def main():
         return 0
     torch.set_num_threads(int(cfg.get("threads", 1)))
     reps, min_rep_s = int(cfg.get("reps", 5)), float(cfg.get("min_rep_s", 0.02))
-    reply({"available": True, "torch": torch.__version__, "threads": torch.get_num_threads()})
+    reply({"available": True, "torch": torch.__version__, "threads": torch.get_num_threads(),
+           "cpus": ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))})
     for line in sys.stdin:
         if not line.strip():
             continue
