@@ -43,6 +43,8 @@
 #define DW_MR 12
 #define DW_NR 32
 #define DW_MAX_IMAGE_FLOATS ((int64_t)64 << 20) /* padded copy of x: at most 256 MB */
+#define DW_MAX_CHUNKS 16 /* tap chunks per k chunk */
+#define DW_PACK_COST 0.03 /* packing a k chunk's dyᵀ, as a share of its work for all taps */
 
 /* c[r*ldc + j] += sum over the runs, p in order, of a[r][off[s] + p] * b[p*32 + j]. */
 #define DW_DECL_(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = _mm512_setzero_ps();
@@ -77,6 +79,32 @@ static inline float dw_load(const unsigned char *base, int32_t dtype, int64_t of
     case PARITY_DTYPE_F16: return cpu_f16_to_f32(((const uint16_t *)base)[off]);
     case PARITY_DTYPE_BF16: return psup_bf16_to_f32(((const uint16_t *)base)[off]);
     default: return ((const float *)base)[off];
+  }
+}
+
+/* y[c * yc + j] = t[j * ldt + c] for j, c < 16: a 16 x 16 block stored transposed through
+ * registers (the forward's tile of origins x channels into y, each channel's 16 origins as one
+ * vector; the weight gradient's dy rows into its dyᵀ block). */
+static void store_t16(const float *t, int64_t ldt, float *y, int64_t yc) {
+  __m512 r[16], u[16];
+  for (int j = 0; j < 16; j++) r[j] = _mm512_loadu_ps(t + j * ldt);
+  for (int j = 0; j < 16; j += 2) { /* per 128-bit lane: (r_j, r_j+1) interleaved */
+    u[j] = _mm512_unpacklo_ps(r[j], r[j + 1]);
+    u[j + 1] = _mm512_unpackhi_ps(r[j], r[j + 1]);
+  }
+  for (int j = 0; j < 16; j += 4) { /* per lane k, r[4k + m] of rows j .. j+3: in r[j + m] */
+    r[j] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(u[j]), _mm512_castps_pd(u[j + 2])));
+    r[j + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(u[j]), _mm512_castps_pd(u[j + 2])));
+    r[j + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(u[j + 1]), _mm512_castps_pd(u[j + 3])));
+    r[j + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(u[j + 1]), _mm512_castps_pd(u[j + 3])));
+  }
+  for (int m = 0; m < 4; m++) { /* gather lane k of the four row groups: channel 4k + m */
+    const __m512 v0 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x88), w0 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xDD);
+    const __m512 v1 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x88), w1 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xDD);
+    _mm512_storeu_ps(y + (0 + m) * yc, _mm512_shuffle_f32x4(v0, v1, 0x88));
+    _mm512_storeu_ps(y + (4 + m) * yc, _mm512_shuffle_f32x4(w0, w1, 0x88));
+    _mm512_storeu_ps(y + (8 + m) * yc, _mm512_shuffle_f32x4(v0, v1, 0xDD));
+    _mm512_storeu_ps(y + (12 + m) * yc, _mm512_shuffle_f32x4(w0, w1, 0xDD));
   }
 }
 
@@ -168,6 +196,22 @@ static void dw_task(const dw_ctx_t *cx, int64_t s, int64_t gi, int64_t t0, int64
       roff[nruns] = n * g->c * cx->plane + oh * g->sh * cx->wp + ow;
       rlen[nruns++] = len;
       const int64_t ybase = n * cx->sy[0] + oh * cx->sy[2] + ow * cx->sy[3];
+      if (cx->dyt == PARITY_DTYPE_F32 && cx->sy[3] == 1) { /* 16 channels x 16 k at a time, transposed */
+        const int64_t s1 = cx->sy[1], qv = len / 16 * 16;
+        const float *src = (const float *)cx->dyb + ybase + gi * og * s1;
+        for (int64_t jp = 0; jp < ldc; jp += DW_NR) {
+          float *d = bp + jp * kc + p * DW_NR;
+          const int64_t full = og - jp >= DW_NR ? DW_NR : og > jp ? (og - jp) / 16 * 16 : 0;
+          for (int64_t h = 0; h < full; h += 16)
+            for (int64_t q = 0; q < qv; q += 16) store_t16(src + (jp + h) * s1 + q, s1, d + q * DW_NR + h, DW_NR);
+          for (int64_t j = 0; j < DW_NR; j++) { /* the k tail, channels past the last 16, zeros past og */
+            const int64_t o = jp + j;
+            for (int64_t q = j < full ? qv : 0; q < len; q++) d[q * DW_NR + j] = o < og ? src[o * s1 + q] : 0.0f;
+          }
+        }
+        p += len;
+        continue;
+      }
       for (int64_t jp = 0; jp < ldc; jp += DW_NR) {
         float *d = bp + jp * kc + p * DW_NR;
         for (int64_t j = 0; j < DW_NR; j++) {
@@ -177,12 +221,7 @@ static void dw_task(const dw_ctx_t *cx, int64_t s, int64_t gi, int64_t t0, int64
             continue;
           }
           const int64_t yo = ybase + (gi * og + o) * cx->sy[1];
-          if (cx->dyt == PARITY_DTYPE_F32 && cx->sy[3] == 1) {
-            const float *src = (const float *)cx->dyb + yo;
-            for (int64_t q = 0; q < len; q++) d[q * DW_NR + j] = src[q];
-          } else {
-            for (int64_t q = 0; q < len; q++) d[q * DW_NR + j] = dw_load(cx->dyb, cx->dyt, yo + q * cx->sy[3]);
-          }
+          for (int64_t q = 0; q < len; q++) d[q * DW_NR + j] = dw_load(cx->dyb, cx->dyt, yo + q * cx->sy[3]);
         }
       }
       p += len;
@@ -227,12 +266,19 @@ int32_t CPU_ISA_FN(cpu_conv_dw_f32)(const conv_geom_t *g, const parity_tensor_de
   int threads = cpu_max_threads();
   double flops = 2.0 * (double)g->groups * (double)g->og * (double)cx.taps * (double)cx.k;
   if (flops < (double)(1 << 21)) threads = 1;
-  /* tap chunks: whole 12-row blocks, enough tasks for the threads */
-  int64_t tblocks = (cx.taps + DW_MR - 1) / DW_MR, base_tasks = cx.ksplit * g->groups;
-  int64_t chunks = base_tasks >= 4 * threads ? 1 : (4 * threads + base_tasks - 1) / base_tasks;
-  if (chunks > tblocks) chunks = tblocks;
-  int64_t per = (tblocks + chunks - 1) / chunks;
-  chunks = (tblocks + per - 1) / per;
+  /* tap chunks of whole 12-row blocks. Each task packs its k chunk's dyᵀ again, so a task of
+   * `per` blocks costs about per / tblocks + DW_PACK_COST of its k chunk's work. Take the chunking
+   * (1 .. DW_MAX_CHUNKS chunks) whose busiest thread, ceil(tasks / threads) such tasks, has the
+   * least: 11 k chunks on 2 threads left one thread a whole chunk more (dw at 1.76x one thread);
+   * in 2 tap chunks each, 22 tasks split evenly. */
+  const int64_t tblocks = (cx.taps + DW_MR - 1) / DW_MR, base_tasks = cx.ksplit * g->groups;
+  int64_t per = tblocks, chunks = 1;
+  double best = 0.0;
+  for (int64_t c = 1; c <= DW_MAX_CHUNKS && c <= tblocks; c++) {
+    const int64_t pc = (tblocks + c - 1) / c, cc = (tblocks + pc - 1) / pc, n = base_tasks * cc;
+    const double span = (double)((n + threads - 1) / threads) * ((double)pc / (double)tblocks + DW_PACK_COST);
+    if (c == 1 || span < best * 0.999) best = span, per = pc, chunks = cc;
+  }
   cx.tchunk = per * DW_MR;
   const int64_t tasks = base_tasks * chunks;
   if (tasks < threads) threads = (int)tasks;
@@ -349,31 +395,6 @@ typedef struct cd_t {
 #define CD_MC 144 /* window origins per task */
 #define CD_BAND_BYTES ((size_t)256 << 10) /* padded rows per band, all channels */
 
-/* y[c * yc + j] = t[j * ldt + c] for j, c < 16: a 16 x 16 block of the tile (origins x
- * channels) stored transposed, each channel's 16 origins as one vector. */
-static void cd_store_t16(const float *t, int64_t ldt, float *y, int64_t yc) {
-  __m512 r[16], u[16];
-  for (int j = 0; j < 16; j++) r[j] = _mm512_loadu_ps(t + j * ldt);
-  for (int j = 0; j < 16; j += 2) { /* per 128-bit lane: (r_j, r_j+1) interleaved */
-    u[j] = _mm512_unpacklo_ps(r[j], r[j + 1]);
-    u[j + 1] = _mm512_unpackhi_ps(r[j], r[j + 1]);
-  }
-  for (int j = 0; j < 16; j += 4) { /* per lane k, r[4k + m] of rows j .. j+3: in r[j + m] */
-    r[j] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(u[j]), _mm512_castps_pd(u[j + 2])));
-    r[j + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(u[j]), _mm512_castps_pd(u[j + 2])));
-    r[j + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(u[j + 1]), _mm512_castps_pd(u[j + 3])));
-    r[j + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(u[j + 1]), _mm512_castps_pd(u[j + 3])));
-  }
-  for (int m = 0; m < 4; m++) { /* gather lane k of the four row groups: channel 4k + m */
-    const __m512 v0 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x88), w0 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xDD);
-    const __m512 v1 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x88), w1 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xDD);
-    _mm512_storeu_ps(y + (0 + m) * yc, _mm512_shuffle_f32x4(v0, v1, 0x88));
-    _mm512_storeu_ps(y + (4 + m) * yc, _mm512_shuffle_f32x4(w0, w1, 0x88));
-    _mm512_storeu_ps(y + (8 + m) * yc, _mm512_shuffle_f32x4(v0, v1, 0xDD));
-    _mm512_storeu_ps(y + (12 + m) * yc, _mm512_shuffle_f32x4(w0, w1, 0xDD));
-  }
-}
-
 /* 12 origins at consecutive image addresses */
 static int contig_from(const float *const *org) {
   for (int r = 1; r < DW_MR; r++)
@@ -439,7 +460,7 @@ static void cd_task(const cd_t *d, int64_t gi, int64_t i0, float *tile) {
       i++;
       continue;
     }
-    for (int64_t co = 0; co < cv; co += 16) cd_store_t16(tile + i * ldc + co, ldc, yb + yo[i] + co * d->yc, d->yc);
+    for (int64_t co = 0; co < cv; co += 16) store_t16(tile + i * ldc + co, ldc, yb + yo[i] + co * d->yc, d->yc);
     for (int64_t co = cv; co < d->cog; co++)
       for (int j = 0; j < 16; j++) yb[yo[i] + j + co * d->yc] = tile[(i + j) * ldc + co];
     i += 16;

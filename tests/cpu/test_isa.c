@@ -161,6 +161,16 @@ static void battery(parity_device_t *dev, blob *ex, blob *gm) {
     OK(parity_conv2d(x5, w5, NULL, &o5, &z)), take(gm, z);
     parity_tensor_t *x6 = randt(dev, dts[d], 4, (int64_t[]){1, 32, 30, 30}, 81), *w6 = randt(dev, dts[d], 4, (int64_t[]){32, 32, 3, 3}, 82);
     OK(parity_conv2d(x6, w6, NULL, &o, &z)), take(gm, z);
+    /* a weight gradient whose 56 output channels pack dyᵀ as 32 + 16 through the transpose and 8
+     * element by element, over output rows of 23 (16 transposed, 7 not) cut by the k blocks */
+    parity_tensor_t *x7 = randt(dev, dts[d], 4, (int64_t[]){2, 5, 9, 23}, 83), *w7 = randt(dev, dts[d], 4, (int64_t[]){56, 5, 3, 3}, 84);
+    OK(parity_tensor_set_requires_grad(w7, 1));
+    OK(parity_conv2d(x7, w7, NULL, &o, &z));
+    OK(parity_unary(PARITY_OP_SQUARE, z, &sq)), OK(parity_reduce(PARITY_OP_SUM, sq, 15, 0, &l2));
+    OK(parity_backward(l2, NULL, 0));
+    parity_tensor_release(z);
+    OK(parity_detach(parity_tensor_grad(w7), &g2)), take(gm, g2);
+    parity_tensor_release(sq), parity_tensor_release(l2), parity_tensor_release(x7), parity_tensor_release(w7);
     parity_tensor_release(x5), parity_tensor_release(w5), parity_tensor_release(x6), parity_tensor_release(w6);
     parity_tensor_release(a2), parity_tensor_release(b2), parity_tensor_release(a3), parity_tensor_release(b3);
     parity_tensor_release(x2), parity_tensor_release(w2);
