@@ -53,7 +53,8 @@ enum { OCL_SRC_EW = 1, OCL_SRC_RED, OCL_SRC_SMX, OCL_SRC_MM, OCL_SRC_CONV, OCL_S
   X(smx_fwd, SMX) X(smx_bwd, SMX) X(mm_fwd, MM) X(mm_blk, MM) X(conv_fwd, CONV)              \
   X(conv_fwd_blk, CONV) X(conv_bwd_data, CONV) X(conv_bwd_weight, CONV) X(conv_bwd_bias, CONV) \
   X(pool_fwd, CONV) X(pool_bwd, CONV) X(smx_row_fwd, SMX) X(smx_row_bwd, SMX)                 \
-  X(conv_tile_fwd, CONV) X(conv_tile_bwd_data, CONV) X(conv_tile_bwd_weight, CONV)
+  X(conv_tile_fwd, CONV) X(conv_tile_bwd_data, CONV) X(conv_tile_bwd_weight, CONV)          \
+  X(conv_bwd_data_blk, CONV) X(conv_bwd_weight_blk, CONV)
 
 typedef enum {
 #define OCL_X_(n, src) OCL_K_##n,

@@ -126,10 +126,16 @@ int32_t ocl_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mw), OCL_ARG(mdy), OCL_ARG(mdx)};
     uint64_t work = (uint64_t)nx * taps * (uint64_t)(c.O / c.groups);
     int ran = 0;
-    if (!dev->contiguous) /* tiles of CT input channels x CT (n, h, w) positions */
+    if (dev->contiguous) { /* CPU devices: blocks of 4 input channels x 8 (f64: 4) columns */
+      int64_t lanes = c.dt == PARITY_DTYPE_F64 ? 4 : 8, cg = c.C / c.groups;
+      int64_t items = c.N * c.H * c.groups * ((cg + 3) / 4) * ((c.W + lanes - 1) / lanes);
+      st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_data_blk, items, work, 4, args);
+      ran = 1;
+    } else { /* tiles of CT input channels x CT (n, h, w) positions */
       st = tile_run(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_tile_bwd_data,
                     (uint64_t)c.groups * ceil_div(c.C / c.groups, CT) * ceil_div(c.N * c.H * c.W, CT), work,
                     4, args, &ran);
+    }
     if (st == PARITY_STATUS_OK && !ran)
       st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_data, nx, work, 4, args);
   }
@@ -138,10 +144,15 @@ int32_t ocl_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mx), OCL_ARG(mdy), OCL_ARG(mdw)};
     uint64_t work = (uint64_t)nw * (uint64_t)c.N * (uint64_t)c.OH * (uint64_t)c.OW;
     int ran = 0;
-    if (!dev->contiguous) /* tiles of CT output channels x CT (c, kh, kw) taps */
+    if (dev->contiguous) { /* CPU devices: blocks of 4 output channels of one tap */
+      int64_t items = c.groups * ((c.O / c.groups + 3) / 4) * (c.C / c.groups) * c.KH * c.KW;
+      st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_weight_blk, items, work, 4, args);
+      ran = 1;
+    } else { /* tiles of CT output channels x CT (c, kh, kw) taps */
       st = tile_run(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_tile_bwd_weight,
                     (uint64_t)c.groups * ceil_div(c.O / c.groups, CT) * ceil_div(c.C / c.groups * c.KH * c.KW, CT),
                     work, 4, args, &ran);
+    }
     if (st == PARITY_STATUS_OK && !ran)
       st = ocl_run_items(dev, OCL_VAR(cls, c.op, c.dt, 0), OCL_K_conv_bwd_weight, nw, work, 4, args);
   }

@@ -1,5 +1,6 @@
 /* The OpenCL plugin's conv2d and pooling against the CPU plugin in float64: stride, padding,
- * dilation and groups, strided operands, bias, and every backward output. */
+ * dilation and groups, strided operands, bias, and every backward output (on PoCL: the
+ * contiguous layout's blocked kernels, conv_fwd_blk and conv_bwd_*_blk). */
 #include "ocl_conv_case.h"
 
 static const int32_t dtypes[] = {PARITY_DTYPE_F32, PARITY_DTYPE_F64, PARITY_DTYPE_F16, PARITY_DTYPE_BF16};
@@ -9,6 +10,9 @@ static const geom geoms[] = {
     {1, 4, 10, 7, 6, 3, 2, 2, 1, 0, 2, 1, 0, 2, 1, 2},
     {2, 6, 8, 8, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 6},
     {1, 2, 12, 13, 2, 5, 3, 3, 2, 2, 1, 0, 3, 1, 2, 1},
+    /* rows of 16 (two full blocks of 8 lanes, f64: four of 4) and 6 output channels (a block of
+     * 4 and a ragged one): the blocked gradients' contiguous loads up to the row's last element */
+    {2, 5, 6, 16, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
 };
 
 Test(ocl_conv, conv2d_forward_and_backward_match_the_oracle) {

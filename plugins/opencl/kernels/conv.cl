@@ -71,6 +71,8 @@ typedef long4 CM;
 #define CLOAD(o, p) vload4((o), (p))
 #define CSTORE(v, o, p) vstore4((v), (o), (p))
 #define CB_LANES ((CM)(0, 1, 2, 3))
+typedef long CME;
+#define CMLOAD(o, p) vload4((o), (p))
 #else
 typedef float8 CV;
 typedef int8 CM;
@@ -78,6 +80,8 @@ typedef int8 CM;
 #define CLOAD(o, p) vload8((o), (p))
 #define CSTORE(v, o, p) vstore8((v), (o), (p))
 #define CB_LANES ((CM)(0, 1, 2, 3, 4, 5, 6, 7))
+typedef int CME;
+#define CMLOAD(o, p) vload8((o), (p))
 #endif
 
 #if K_conv_fwd_blk
@@ -208,6 +212,157 @@ kernel void conv_bwd_weight(cv_t p, long n, long per, const global uchar *x,
       }
     ST(dw, p.gwb + q[0] * p.gws[0] + q[1] * p.gws[1] + q[2] * p.gws[2] + q[3] * p.gws[3], p.dt,
        pw_result(&acc));
+  }
+}
+#endif
+
+/* Both gradients for the contiguous layout (CPU devices), blocked as conv_fwd_blk: CB_O channels
+ * of an item share each loaded vector of CB_W lanes. A tap that hits no position contributes
+ * nothing (as conv_bwd_data and conv_bwd_weight: no explicit zero), so a lane it misses keeps its
+ * sum (select). Terms into blocks of up to 64, blocks into the total. */
+#if K_conv_bwd_data_blk || K_conv_bwd_weight_blk
+#define CB_FLUSH(nb)                                   \
+  if (++(nb) == 64) {                                  \
+    for (int i_ = 0; i_ < CB_O; i_++) {                \
+      tot[i_] += blk[i_];                              \
+      blk[i_] = (CV)(-LIT(0.0));                       \
+    }                                                  \
+    (nb) = 0;                                          \
+  }
+#endif
+
+/* dx: each item CB_O input channels x CB_W columns of one input row, lanes along w; terms in
+ * (o, kh, kw) order */
+#if K_conv_bwd_data_blk
+kernel void conv_bwd_data_blk(cv_t p, long n, long per, const global uchar *w,
+                              const global uchar *dy, global uchar *dx) {
+  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+  long cg = p.C / p.groups, og = p.O / p.groups;
+  long cb_per_group = (cg + CB_O - 1) / CB_O, wbk = (p.W + CB_W - 1) / CB_W;
+  FOR_ITEMS(t, n, per) {
+    /* t = ((b * H + h) * groups * cb_per_group + c_block) * wbk + w_block */
+    long wblk = t % wbk, r = t / wbk;
+    long cblk = r % (p.groups * cb_per_group);
+    r /= p.groups * cb_per_group;
+    long h = r % p.H, b = r / p.H;
+    long g = cblk / cb_per_group, cc0 = (cblk % cb_per_group) * CB_O; /* channel in the group */
+    int rows = (int)min((long)CB_O, cg - cc0);
+    long w0 = wblk * CB_W;
+    int cols = (int)min((long)CB_W, p.W - w0);
+    CV blk[CB_O], tot[CB_O];
+    for (int i = 0; i < CB_O; i++) blk[i] = tot[i] = (CV)(-LIT(0.0));
+    long wrow[CB_O];
+    for (int i = 0; i < CB_O; i++) wrow[i] = p.wb + (cc0 + min(i, rows - 1)) * p.ws[1];
+    int nb = 0;
+    for (long o = g * og; o < (g + 1) * og; o++) {
+      long yo = p.yb + b * p.ys[0] + o * p.ys[1];
+      for (long kh = 0; kh < p.KH; kh++) {
+        long th = h + p.pt - kh * p.dh;
+        if (th < 0 || th % p.sh) continue;
+        long oh = th / p.sh;
+        if (oh >= p.OH) continue;
+        long yrow = yo + oh * p.ys[2];
+        for (long kw = 0; kw < p.KW; kw++) {
+          long tw0 = w0 + p.pl - kw * p.dw; /* lane j: output column (tw0 + j) / sw */
+          long wo = o * p.ws[0] + kh * p.ws[2] + kw * p.ws[3];
+          if (p.sw == 1 && p.dt == FAST_DT && p.ys[3] == 1 && cols == CB_W && tw0 >= 0 && tw0 + CB_W - 1 < p.OW) {
+            CV gv = CLOAD(0, (const global T *)dy + yrow + tw0);
+            for (int i = 0; i < CB_O; i++) blk[i] = MULADD((CV)(LD(w, wrow[i] + wo, p.dt)), gv, blk[i]);
+          } else {
+            T tmp[CB_W];
+            CME mk[CB_W];
+            int any = 0;
+            for (int j = 0; j < CB_W; j++) {
+              long tw = tw0 + j;
+              int ok = j < cols && tw >= 0 && tw % p.sw == 0 && tw / p.sw < p.OW;
+              tmp[j] = ok ? LD(dy, yrow + (tw / p.sw) * p.ys[3], p.dt) : (T)0;
+              mk[j] = ok ? -1 : 0;
+              any |= ok;
+            }
+            if (!any) continue;
+            CV gv = CLOAD(0, tmp);
+            CM m = CMLOAD(0, mk);
+            for (int i = 0; i < CB_O; i++)
+              blk[i] = select(blk[i], MULADD((CV)(LD(w, wrow[i] + wo, p.dt)), gv, blk[i]), m);
+          }
+          CB_FLUSH(nb)
+        }
+      }
+    }
+    for (int i = 0; i < rows; i++) {
+      T res[CB_W];
+      CSTORE(tot[i] + blk[i], 0, res);
+      long xo = p.gxb + b * p.gxs[0] + (g * cg + cc0 + i) * p.gxs[1] + h * p.gxs[2];
+      for (int j = 0; j < cols; j++) ST(dx, xo + (w0 + j) * p.gxs[3], p.dt, res[j]);
+    }
+  }
+}
+#endif
+
+/* dw: each item CB_O output channels of one tap (c, kh, kw), lanes along ow; terms in (n, oh,
+ * ow block) order, the lanes added in order at the end */
+#if K_conv_bwd_weight_blk
+kernel void conv_bwd_weight_blk(cv_t p, long n, long per, const global uchar *x,
+                                const global uchar *dy, global uchar *dw) {
+  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+  long cg = p.C / p.groups, og = p.O / p.groups, ob_per_group = (og + CB_O - 1) / CB_O;
+  FOR_ITEMS(t, n, per) {
+    /* t = ((g * ob_per_group + o_block) * cg + cc) * KH * KW + kh * KW + kw */
+    long kw = t % p.KW, r = t / p.KW;
+    long kh = r % p.KH;
+    r /= p.KH;
+    long cc = r % cg;
+    r /= cg;
+    long g = r / ob_per_group, o0 = g * og + (r % ob_per_group) * CB_O;
+    int rows = (int)min((long)CB_O, (g + 1) * og - o0);
+    CV blk[CB_O], tot[CB_O];
+    for (int i = 0; i < CB_O; i++) blk[i] = tot[i] = (CV)(-LIT(0.0));
+    long yoff[CB_O];
+    for (int i = 0; i < CB_O; i++) yoff[i] = p.yb + (o0 + min(i, rows - 1)) * p.ys[1];
+    int nb = 0;
+    for (long b = 0; b < p.N; b++)
+      for (long oh = 0; oh < p.OH; oh++) {
+        long ih = oh * p.sh - p.pt + kh * p.dh;
+        if (ih < 0 || ih >= p.H) continue;
+        long xrow = p.xb + b * p.xs[0] + (g * cg + cc) * p.xs[1] + ih * p.xs[2];
+        long yrow = b * p.ys[0] + oh * p.ys[2];
+        for (long ow0 = 0; ow0 < p.OW; ow0 += CB_W) {
+          long iw0 = ow0 * p.sw - p.pl + kw * p.dw; /* lane j: input column iw0 + j * sw */
+          if (p.sw == 1 && p.dt == FAST_DT && p.xs[3] == 1 && p.ys[3] == 1 && ow0 + CB_W <= p.OW && iw0 >= 0 &&
+              iw0 + CB_W - 1 < p.W) {
+            CV xv = CLOAD(0, (const global T *)x + xrow + iw0);
+            for (int i = 0; i < CB_O; i++) blk[i] = MULADD(CLOAD(0, (const global T *)dy + yoff[i] + yrow + ow0), xv, blk[i]);
+          } else {
+            T tx[CB_W];
+            CME mk[CB_W];
+            int any = 0;
+            for (int j = 0; j < CB_W; j++) {
+              long iw = iw0 + j * p.sw;
+              int ok = ow0 + j < p.OW && iw >= 0 && iw < p.W;
+              tx[j] = ok ? LD(x, xrow + iw * p.xs[3], p.dt) : (T)0;
+              mk[j] = ok ? -1 : 0;
+              any |= ok;
+            }
+            if (!any) continue;
+            CV xv = CLOAD(0, tx);
+            CM m = CMLOAD(0, mk);
+            for (int i = 0; i < CB_O; i++) {
+              T ty[CB_W];
+              for (int j = 0; j < CB_W; j++)
+                ty[j] = mk[j] ? LD(dy, yoff[i] + yrow + (ow0 + j) * p.ys[3], p.dt) : (T)0;
+              blk[i] = select(blk[i], MULADD(CLOAD(0, ty), xv, blk[i]), m);
+            }
+          }
+          CB_FLUSH(nb)
+        }
+      }
+    for (int i = 0; i < rows; i++) {
+      T res[CB_W];
+      CSTORE(tot[i] + blk[i], 0, res);
+      T v = res[0];
+      for (int j = 1; j < CB_W; j++) v += res[j];
+      ST(dw, p.gwb + (o0 + i) * p.gws[0] + cc * p.gws[1] + kh * p.gws[2] + kw * p.gws[3], p.dt, v);
+    }
   }
 }
 #endif
