@@ -149,6 +149,47 @@ Test(ocl_reduce, argmax_picks_the_first_index_across_partials) {
   free(v);
 }
 
+/* One run of 1,000 f32 or f64 terms: the contiguous scan checks blocks of 64 by a vector max or
+ * min first and scans only a block that may hold a new extreme: one with a NaN after a larger
+ * value, and one with the +0 that beats a -0 running extreme, must still be found. */
+static double extreme_of(parity_device_t *ocl, int32_t op, int32_t dt, const double *v, int64_t n) {
+  int64_t shape[1] = {n}, one[1] = {1};
+  const int arg = op == PARITY_OP_ARGMAX || op == PARITY_OP_ARGMIN;
+  pt_tensor x = pt_tensor_new(ocl, dt, 1, shape, v), y = pt_tensor_new(ocl, arg ? PARITY_DTYPE_I64 : dt, 1, one, NULL);
+  parity_op_params_t p;
+  memset(&p, 0, sizeof p);
+  p.reduce.axes_mask = 1;
+  const pt_tensor *in[] = {&x}, *out[] = {&y};
+  double got;
+  cr_assert_eq(pt_run(ocl, op, 0, in, 1, out, 1, &p), PARITY_STATUS_OK, "%s", parity_last_error());
+  pt_tensor_read(&y, &got);
+  pt_tensor_free(&x), pt_tensor_free(&y);
+  return got;
+}
+
+Test(ocl_reduce, extremes_found_inside_long_contiguous_runs) {
+  parity_device_t *ocl = ot_device();
+  enum { N = 1000 };
+  double v[N];
+  const int32_t dts[2] = {PARITY_DTYPE_F32, PARITY_DTYPE_F64};
+  for (int d = 0; d < 2; d++) {
+    for (int i = 0; i < N; i++) v[i] = sin(0.37 * i);
+    v[3] = 5, v[5] = -5, v[700] = NAN;
+    cr_assert(isnan(extreme_of(ocl, PARITY_OP_MAX, dts[d], v, N)), "max missed the NaN after 5");
+    cr_assert(isnan(extreme_of(ocl, PARITY_OP_MIN, dts[d], v, N)), "min missed the NaN after -5");
+    cr_assert_eq(extreme_of(ocl, PARITY_OP_ARGMAX, dts[d], v, N), 700);
+    cr_assert_eq(extreme_of(ocl, PARITY_OP_ARGMIN, dts[d], v, N), 700);
+    for (int i = 0; i < N; i++) v[i] = -0.0;
+    v[900] = 0.0;
+    const double mx = extreme_of(ocl, PARITY_OP_MAX, dts[d], v, N);
+    cr_assert(mx == 0 && !signbit(mx), "max of -0s and one +0: %g", mx);
+    cr_assert_eq(extreme_of(ocl, PARITY_OP_ARGMAX, dts[d], v, N), 900);
+    for (int i = 0; i < N; i++) v[i] = 0.0;
+    v[950] = -0.0;
+    cr_assert_eq(extreme_of(ocl, PARITY_OP_ARGMIN, dts[d], v, N), 950);
+  }
+}
+
 Test(ocl_reduce, bool_sums_are_any_or_counts) {
   parity_device_t *ocl = ot_device(), *cpu = pt_device("cpu");
   int64_t shape[3] = {4, 3, 50001};

@@ -262,11 +262,34 @@ static inline void extreme_run(int want_max, red_acc_t *a, const global uchar *x
   long bi = a->idx;
   if (dt == FAST_DT && s == 1) {
     const global T *p = (const global T *)x + xo;
-    for (long j = 0; j < len; j++)
+    long j = 0;
+#if IS_FLOAT
+    /* blocks of 64: the block's extreme by fmax/fmin in 4-vectors (a loop PoCL keeps vector)
+     * only filters; a block holding a NaN, or whose extreme reaches best (>=: a +0 may beat a
+     * -0), is scanned element by element as below, so the result is the scalar scan's */
+    for (; j + 64 <= len && !is_nan_t(best); j += 64) {
+      T4 e = VLOAD4(0, p + j);
+      M4 nan = isnan(e);
+      for (int r = 4; r < 64; r += 4) {
+        T4 a = VLOAD4(0, p + j + r);
+        e = want_max ? fmax(e, a) : fmin(e, a);
+        nan |= isnan(a);
+      }
+      T2 h = want_max ? fmax(e.lo, e.hi) : fmin(e.lo, e.hi);
+      T m = want_max ? fmax(h.lo, h.hi) : fmin(h.lo, h.hi);
+      if (!any(nan) && (want_max ? m < best : m > best)) continue;
+      for (long q = j; q < j + 64; q++)
+        if (beats(want_max, p[q], best)) {
+          best = p[q];
+          bi = k + q;
+          if (is_nan_t(best)) break;
+        }
+    }
+#endif
+    for (; j < len && !is_nan_t(best); j++)
       if (beats(want_max, p[j], best)) {
         best = p[j];
         bi = k + j;
-        if (is_nan_t(best)) break;
       }
   } else {
     for (long j = 0; j < len; j++) {
