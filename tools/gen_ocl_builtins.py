@@ -18,7 +18,7 @@ import sys
 # parse time on every program, so the list stays short).
 NAMES = """
 get_global_size get_global_id get_local_size get_local_id get_num_groups get_group_id
-barrier mem_fence vload4 vload8 vstore4 vstore8
+barrier mem_fence vload4 vload8 vload16 vstore4 vstore8 vstore16
 convert_float convert_double convert_long convert_float_rtz convert_int_sat_rtz convert_long_sat_rtz
 exp expm1 log log1p pow sqrt sin cos tanh erfc fabs floor ceil fma mad fmin fmax min max
 select isnan isinf isfinite signbit any

@@ -190,6 +190,37 @@ Test(ocl_reduce, extremes_found_inside_long_contiguous_runs) {
   }
 }
 
+/* Column sums of a contiguous [K, W] run 16 (f64: 8) columns at a time in vectors where a
+ * work-item's range holds them (PoCL: 8 work-items of 38 columns); each column must get the
+ * row-sum tree bit for bit: the same sums as the rows of the transposed copy, which take the
+ * one-output path. K = 1100: a leaf of 1024 and a tail of 76 (12 past a 16-row block). */
+Test(ocl_reduce, column_sums_in_vectors_equal_row_sums_bitwise) {
+  parity_device_t *ocl = ot_device();
+  enum { K = 1100, W = 300 };
+  double *v = malloc(sizeof(double) * K * W), *vt = malloc(sizeof(double) * K * W), *a = malloc(sizeof(double) * W),
+         *b = malloc(sizeof(double) * W);
+  for (int k = 0; k < K; k++)
+    for (int c = 0; c < W; c++) v[k * W + c] = vt[c * K + k] = sin(0.7 * k + 1.3 * c) * (1 + k % 7);
+  const int32_t dts[2] = {PARITY_DTYPE_F32, PARITY_DTYPE_F64};
+  for (int d = 0; d < 2; d++) {
+    int64_t s0[2] = {K, W}, s1[2] = {W, K}, so[2] = {1, W}, sot[2] = {W, 1};
+    pt_tensor x = pt_tensor_new(ocl, dts[d], 2, s0, v), xt = pt_tensor_new(ocl, dts[d], 2, s1, vt);
+    pt_tensor y = pt_tensor_new(ocl, dts[d], 2, so, NULL), yt = pt_tensor_new(ocl, dts[d], 2, sot, NULL);
+    parity_op_params_t p;
+    memset(&p, 0, sizeof p);
+    const pt_tensor *in[] = {&x}, *out[] = {&y}, *int_[] = {&xt}, *outt[] = {&yt};
+    p.reduce.axes_mask = 1;
+    cr_assert_eq(pt_run(ocl, PARITY_OP_SUM, 0, in, 1, out, 1, &p), PARITY_STATUS_OK, "%s", parity_last_error());
+    p.reduce.axes_mask = 2;
+    cr_assert_eq(pt_run(ocl, PARITY_OP_SUM, 0, int_, 1, outt, 1, &p), PARITY_STATUS_OK, "%s", parity_last_error());
+    pt_tensor_read(&y, a), pt_tensor_read(&yt, b);
+    for (int c = 0; c < W; c++)
+      cr_assert(memcmp(&a[c], &b[c], sizeof a[c]) == 0, "%s column %d: %a, its row sum %a", d ? "f64" : "f32", c, a[c], b[c]);
+    pt_tensor_free(&x), pt_tensor_free(&xt), pt_tensor_free(&y), pt_tensor_free(&yt);
+  }
+  free(v), free(vt), free(a), free(b);
+}
+
 Test(ocl_reduce, bool_sums_are_any_or_counts) {
   parity_device_t *ocl = ot_device(), *cpu = pt_device("cpu");
   int64_t shape[3] = {4, 3, 50001};

@@ -1467,13 +1467,24 @@ uint8 __ovld __purefn vload8(size_t, const __constant uint *);
 long8 __ovld __purefn vload8(size_t, const __constant long *);
 ulong8 __ovld __purefn vload8(size_t, const __constant ulong *);
 float8 __ovld __purefn vload8(size_t, const __constant float *);
+char16 __ovld __purefn vload16(size_t, const __constant char *);
+uchar16 __ovld __purefn vload16(size_t, const __constant uchar *);
+short16 __ovld __purefn vload16(size_t, const __constant short *);
+ushort16 __ovld __purefn vload16(size_t, const __constant ushort *);
+int16 __ovld __purefn vload16(size_t, const __constant int *);
+uint16 __ovld __purefn vload16(size_t, const __constant uint *);
+long16 __ovld __purefn vload16(size_t, const __constant long *);
+ulong16 __ovld __purefn vload16(size_t, const __constant ulong *);
+float16 __ovld __purefn vload16(size_t, const __constant float *);
 #ifdef cl_khr_fp64
 double4 __ovld __purefn vload4(size_t, const __constant double *);
 double8 __ovld __purefn vload8(size_t, const __constant double *);
+double16 __ovld __purefn vload16(size_t, const __constant double *);
 #endif //cl_khr_fp64
 #ifdef cl_khr_fp16
 half4 __ovld __purefn vload4(size_t, const __constant half *);
 half8 __ovld __purefn vload8(size_t, const __constant half *);
+half16 __ovld __purefn vload16(size_t, const __constant half *);
 #endif //cl_khr_fp16
 #if defined(__opencl_c_generic_address_space)
 char4 __ovld __purefn vload4(size_t, const char *);
@@ -1494,13 +1505,24 @@ uint8 __ovld __purefn vload8(size_t, const uint *);
 long8 __ovld __purefn vload8(size_t, const long *);
 ulong8 __ovld __purefn vload8(size_t, const ulong *);
 float8 __ovld __purefn vload8(size_t, const float *);
+char16 __ovld __purefn vload16(size_t, const char *);
+uchar16 __ovld __purefn vload16(size_t, const uchar *);
+short16 __ovld __purefn vload16(size_t, const short *);
+ushort16 __ovld __purefn vload16(size_t, const ushort *);
+int16 __ovld __purefn vload16(size_t, const int *);
+uint16 __ovld __purefn vload16(size_t, const uint *);
+long16 __ovld __purefn vload16(size_t, const long *);
+ulong16 __ovld __purefn vload16(size_t, const ulong *);
+float16 __ovld __purefn vload16(size_t, const float *);
 #ifdef cl_khr_fp64
 double4 __ovld __purefn vload4(size_t, const double *);
 double8 __ovld __purefn vload8(size_t, const double *);
+double16 __ovld __purefn vload16(size_t, const double *);
 #endif //cl_khr_fp64
 #ifdef cl_khr_fp16
 half4 __ovld __purefn vload4(size_t, const half *);
 half8 __ovld __purefn vload8(size_t, const half *);
+half16 __ovld __purefn vload16(size_t, const half *);
 #endif //cl_khr_fp16
 #endif //defined(__opencl_c_generic_address_space)
 #if defined(__opencl_c_named_address_space_builtins)
@@ -1522,6 +1544,15 @@ uint8 __ovld __purefn vload8(size_t, const __global uint *);
 long8 __ovld __purefn vload8(size_t, const __global long *);
 ulong8 __ovld __purefn vload8(size_t, const __global ulong *);
 float8 __ovld __purefn vload8(size_t, const __global float *);
+char16 __ovld __purefn vload16(size_t, const __global char *);
+uchar16 __ovld __purefn vload16(size_t, const __global uchar *);
+short16 __ovld __purefn vload16(size_t, const __global short *);
+ushort16 __ovld __purefn vload16(size_t, const __global ushort *);
+int16 __ovld __purefn vload16(size_t, const __global int *);
+uint16 __ovld __purefn vload16(size_t, const __global uint *);
+long16 __ovld __purefn vload16(size_t, const __global long *);
+ulong16 __ovld __purefn vload16(size_t, const __global ulong *);
+float16 __ovld __purefn vload16(size_t, const __global float *);
 char4 __ovld __purefn vload4(size_t, const __local char *);
 uchar4 __ovld __purefn vload4(size_t, const __local uchar *);
 short4 __ovld __purefn vload4(size_t, const __local short *);
@@ -1540,6 +1571,15 @@ uint8 __ovld __purefn vload8(size_t, const __local uint *);
 long8 __ovld __purefn vload8(size_t, const __local long *);
 ulong8 __ovld __purefn vload8(size_t, const __local ulong *);
 float8 __ovld __purefn vload8(size_t, const __local float *);
+char16 __ovld __purefn vload16(size_t, const __local char *);
+uchar16 __ovld __purefn vload16(size_t, const __local uchar *);
+short16 __ovld __purefn vload16(size_t, const __local short *);
+ushort16 __ovld __purefn vload16(size_t, const __local ushort *);
+int16 __ovld __purefn vload16(size_t, const __local int *);
+uint16 __ovld __purefn vload16(size_t, const __local uint *);
+long16 __ovld __purefn vload16(size_t, const __local long *);
+ulong16 __ovld __purefn vload16(size_t, const __local ulong *);
+float16 __ovld __purefn vload16(size_t, const __local float *);
 char4 __ovld __purefn vload4(size_t, const __private char *);
 uchar4 __ovld __purefn vload4(size_t, const __private uchar *);
 short4 __ovld __purefn vload4(size_t, const __private short *);
@@ -1558,21 +1598,36 @@ uint8 __ovld __purefn vload8(size_t, const __private uint *);
 long8 __ovld __purefn vload8(size_t, const __private long *);
 ulong8 __ovld __purefn vload8(size_t, const __private ulong *);
 float8 __ovld __purefn vload8(size_t, const __private float *);
+char16 __ovld __purefn vload16(size_t, const __private char *);
+uchar16 __ovld __purefn vload16(size_t, const __private uchar *);
+short16 __ovld __purefn vload16(size_t, const __private short *);
+ushort16 __ovld __purefn vload16(size_t, const __private ushort *);
+int16 __ovld __purefn vload16(size_t, const __private int *);
+uint16 __ovld __purefn vload16(size_t, const __private uint *);
+long16 __ovld __purefn vload16(size_t, const __private long *);
+ulong16 __ovld __purefn vload16(size_t, const __private ulong *);
+float16 __ovld __purefn vload16(size_t, const __private float *);
 #ifdef cl_khr_fp64
 double4 __ovld __purefn vload4(size_t, const __global double *);
 double8 __ovld __purefn vload8(size_t, const __global double *);
+double16 __ovld __purefn vload16(size_t, const __global double *);
 double4 __ovld __purefn vload4(size_t, const __local double *);
 double8 __ovld __purefn vload8(size_t, const __local double *);
+double16 __ovld __purefn vload16(size_t, const __local double *);
 double4 __ovld __purefn vload4(size_t, const __private double *);
 double8 __ovld __purefn vload8(size_t, const __private double *);
+double16 __ovld __purefn vload16(size_t, const __private double *);
 #endif //cl_khr_fp64
 #ifdef cl_khr_fp16
 half4 __ovld __purefn vload4(size_t, const __global half *);
 half8 __ovld __purefn vload8(size_t, const __global half *);
+half16 __ovld __purefn vload16(size_t, const __global half *);
 half4 __ovld __purefn vload4(size_t, const __local half *);
 half8 __ovld __purefn vload8(size_t, const __local half *);
+half16 __ovld __purefn vload16(size_t, const __local half *);
 half4 __ovld __purefn vload4(size_t, const __private half *);
 half8 __ovld __purefn vload8(size_t, const __private half *);
+half16 __ovld __purefn vload16(size_t, const __private half *);
 #endif //cl_khr_fp16
 #endif //defined(__opencl_c_named_address_space_builtins)
 #if defined(__opencl_c_generic_address_space)
@@ -1594,13 +1649,24 @@ void __ovld vstore8(uint8, size_t, uint *);
 void __ovld vstore8(long8, size_t, long *);
 void __ovld vstore8(ulong8, size_t, ulong *);
 void __ovld vstore8(float8, size_t, float *);
+void __ovld vstore16(char16, size_t, char *);
+void __ovld vstore16(uchar16, size_t, uchar *);
+void __ovld vstore16(short16, size_t, short *);
+void __ovld vstore16(ushort16, size_t, ushort *);
+void __ovld vstore16(int16, size_t, int *);
+void __ovld vstore16(uint16, size_t, uint *);
+void __ovld vstore16(long16, size_t, long *);
+void __ovld vstore16(ulong16, size_t, ulong *);
+void __ovld vstore16(float16, size_t, float *);
 #ifdef cl_khr_fp64
 void __ovld vstore4(double4, size_t, double *);
 void __ovld vstore8(double8, size_t, double *);
+void __ovld vstore16(double16, size_t, double *);
 #endif //cl_khr_fp64
 #ifdef cl_khr_fp16
 void __ovld vstore4(half4, size_t, half *);
 void __ovld vstore8(half8, size_t, half *);
+void __ovld vstore16(half16, size_t, half *);
 #endif //cl_khr_fp16
 #endif //defined(__opencl_c_generic_address_space)
 #if defined(__opencl_c_named_address_space_builtins)
@@ -1622,6 +1688,15 @@ void __ovld vstore8(uint8, size_t, __global uint *);
 void __ovld vstore8(long8, size_t, __global long *);
 void __ovld vstore8(ulong8, size_t, __global ulong *);
 void __ovld vstore8(float8, size_t, __global float *);
+void __ovld vstore16(char16, size_t, __global char *);
+void __ovld vstore16(uchar16, size_t, __global uchar *);
+void __ovld vstore16(short16, size_t, __global short *);
+void __ovld vstore16(ushort16, size_t, __global ushort *);
+void __ovld vstore16(int16, size_t, __global int *);
+void __ovld vstore16(uint16, size_t, __global uint *);
+void __ovld vstore16(long16, size_t, __global long *);
+void __ovld vstore16(ulong16, size_t, __global ulong *);
+void __ovld vstore16(float16, size_t, __global float *);
 void __ovld vstore4(char4, size_t, __local char *);
 void __ovld vstore4(uchar4, size_t, __local uchar *);
 void __ovld vstore4(short4, size_t, __local short *);
@@ -1640,6 +1715,15 @@ void __ovld vstore8(uint8, size_t, __local uint *);
 void __ovld vstore8(long8, size_t, __local long *);
 void __ovld vstore8(ulong8, size_t, __local ulong *);
 void __ovld vstore8(float8, size_t, __local float *);
+void __ovld vstore16(char16, size_t, __local char *);
+void __ovld vstore16(uchar16, size_t, __local uchar *);
+void __ovld vstore16(short16, size_t, __local short *);
+void __ovld vstore16(ushort16, size_t, __local ushort *);
+void __ovld vstore16(int16, size_t, __local int *);
+void __ovld vstore16(uint16, size_t, __local uint *);
+void __ovld vstore16(long16, size_t, __local long *);
+void __ovld vstore16(ulong16, size_t, __local ulong *);
+void __ovld vstore16(float16, size_t, __local float *);
 void __ovld vstore4(char4, size_t, __private char *);
 void __ovld vstore4(uchar4, size_t, __private uchar *);
 void __ovld vstore4(short4, size_t, __private short *);
@@ -1658,21 +1742,36 @@ void __ovld vstore8(uint8, size_t, __private uint *);
 void __ovld vstore8(long8, size_t, __private long *);
 void __ovld vstore8(ulong8, size_t, __private ulong *);
 void __ovld vstore8(float8, size_t, __private float *);
+void __ovld vstore16(char16, size_t, __private char *);
+void __ovld vstore16(uchar16, size_t, __private uchar *);
+void __ovld vstore16(short16, size_t, __private short *);
+void __ovld vstore16(ushort16, size_t, __private ushort *);
+void __ovld vstore16(int16, size_t, __private int *);
+void __ovld vstore16(uint16, size_t, __private uint *);
+void __ovld vstore16(long16, size_t, __private long *);
+void __ovld vstore16(ulong16, size_t, __private ulong *);
+void __ovld vstore16(float16, size_t, __private float *);
 #ifdef cl_khr_fp64
 void __ovld vstore4(double4, size_t, __global double *);
 void __ovld vstore8(double8, size_t, __global double *);
+void __ovld vstore16(double16, size_t, __global double *);
 void __ovld vstore4(double4, size_t, __local double *);
 void __ovld vstore8(double8, size_t, __local double *);
+void __ovld vstore16(double16, size_t, __local double *);
 void __ovld vstore4(double4, size_t, __private double *);
 void __ovld vstore8(double8, size_t, __private double *);
+void __ovld vstore16(double16, size_t, __private double *);
 #endif //cl_khr_fp64
 #ifdef cl_khr_fp16
 void __ovld vstore4(half4, size_t, __global half *);
 void __ovld vstore8(half8, size_t, __global half *);
+void __ovld vstore16(half16, size_t, __global half *);
 void __ovld vstore4(half4, size_t, __local half *);
 void __ovld vstore8(half8, size_t, __local half *);
+void __ovld vstore16(half16, size_t, __local half *);
 void __ovld vstore4(half4, size_t, __private half *);
 void __ovld vstore8(half8, size_t, __private half *);
+void __ovld vstore16(half16, size_t, __private half *);
 #endif //cl_khr_fp16
 #endif //defined(__opencl_c_named_address_space_builtins)
 void __ovld __conv barrier(cl_mem_fence_flags flags);

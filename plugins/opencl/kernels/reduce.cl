@@ -332,6 +332,58 @@ static inline void extreme_run(int want_max, red_acc_t *a, const global uchar *x
     }                                                                             \
   }
 
+#if IS_FLOAT
+/* Float sums over one reduced axis of CW outputs m .. m+CW-1, adjacent in x (the kept innermost
+ * axis has x stride 1), one partial each, on the contiguous layout: the columns' terms of a row
+ * in one CW-vector (64 bytes), term k of a leaf into acc[k & 15]. Each column gets
+ * leaf_add_run's tree exactly (lanes, leaf flushes, cascade), so the results are the
+ * column-by-column ones, bit for bit; walking column by column gathered one element per row
+ * (colsum 4096 x 4096: 0.9 GB/s on PoCL). */
+#if OCL_CLASS == CLASS_D
+#define CW 8
+typedef double8 TW;
+#define VLOADW(o, p) vload8((o), (p))
+#define VSTOREW(v, o, p) vstore8((v), (o), (p))
+#else
+#define CW 16
+typedef float16 TW;
+#define VLOADW(o, p) vload16((o), (p))
+#define VSTOREW(v, o, p) vstore16((v), (o), (p))
+#endif
+static inline void red_sum_cols(const red_t *r, const global uchar *x, global uchar *y, long m) {
+  const global T *p;
+  {
+    long off[3];
+    red_outer(r, m, off);
+    p = (const global T *)x + off[0];
+  }
+  const long S = r->kstride[0], K = r->K;
+  TW acc[16];
+  pw_t casc[CW];
+  for (int c = 0; c < CW; c++) pw_init(&casc[c]);
+  for (long k0 = 0; k0 < K; k0 += LEAF) {
+    const long n = min((long)LEAF, K - k0);
+    for (int l = 0; l < 16; l++) acc[l] = (TW)(-LIT(0.0));
+    long k = 0;
+    for (; k + 16 <= n; k += 16)
+      for (int l = 0; l < 16; l++) acc[l] += VLOADW(0, p + (k0 + k + l) * S);
+    for (int l = 0; l < 16; l++)
+      if (k + l < n) acc[l] += VLOADW(0, p + (k0 + k + l) * S);
+    /* leaf_flush per column: lanes j + 8, then j + 4, j + 2, j + 1 */
+    TW a0 = (acc[0] + acc[8]) + (acc[4] + acc[12]), a1 = (acc[1] + acc[9]) + (acc[5] + acc[13]);
+    TW a2 = (acc[2] + acc[10]) + (acc[6] + acc[14]), a3 = (acc[3] + acc[11]) + (acc[7] + acc[15]);
+    T leaf[CW];
+    VSTOREW((a0 + a2) + (a1 + a3), 0, leaf);
+    for (int c = 0; c < CW; c++) pw_push(&casc[c], leaf[c]);
+  }
+  for (int c = 0; c < CW; c++) {
+    long off[3];
+    red_outer(r, m + c, off);
+    red_store(r, y, off[1], pw_result(&casc[c]), (T)0, 0);
+  }
+}
+#endif
+
 /* part: scratch with one partial per (output, part): values of T at val_off bytes, longs (index,
  * tie count, integer sum, or -1 for an empty partial) at idx_off bytes; unused with one partial */
 #if K_red_pass
@@ -341,7 +393,21 @@ kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uc
   global T *pv = (global T *)(part + val_off);
   global long *pi = (global long *)(part + idx_off);
   int is_sum = RED_SUMLIKE(r.op);
+#if IS_FLOAT
+  /* contiguous layout, one reduced axis, the kept innermost axis adjacent in x: CW outputs of
+   * one row at a time (red_sum_cols) */
+  const int cols4 = OCL_CONTIG && is_sum && r.parts == 1 && r.krank == 1 && r.orank >= 1 && r.dt == FAST_DT &&
+                    r.ostride[0][r.orank - 1] == 1;
+  const long W = r.orank >= 1 ? r.oshape[r.orank - 1] : 1;
+#endif
   FOR_ITEMS(t, n, per) {
+#if IS_FLOAT
+    if (cols4 && t + CW <= t_end && t % W <= W - CW) {
+      red_sum_cols(&r, x, y, t);
+      t += CW - 1; /* and the loop's step */
+      continue;
+    }
+#endif
     long m = t / r.parts, c = t - m * r.parts;
     long off[3];
     red_outer(&r, m, off);
