@@ -84,6 +84,28 @@ typedef int CME;
 #define CMLOAD(o, p) vload8((o), (p))
 #endif
 
+#if K_conv_fwd_blk || K_conv_bwd_data_blk || K_conv_bwd_weight_blk
+/* the block accumulators blk (up to 64 terms) into tot, after the 64th term */
+#define CB_FLUSH(nb)                                   \
+  if (++(nb) == 64) {                                  \
+    for (int i_ = 0; i_ < CB_O; i_++) {                \
+      tot[i_] += blk[i_];                              \
+      blk[i_] = (CV)(-LIT(0.0));                       \
+    }                                                  \
+    (nb) = 0;                                          \
+  }
+/* item t = ((b * R + row) * groups * per_group + block) * wbk + column block: q = image, row,
+ * group, channel block within the group, column block */
+static inline void cb_item(long t, long R, long groups, long per_group, long wbk, long *q) {
+  q[4] = t % wbk;
+  t /= wbk;
+  long blk = t % (groups * per_group);
+  t /= groups * per_group;
+  q[1] = t % R, q[0] = t / R;
+  q[2] = blk / per_group, q[3] = blk % per_group;
+}
+#endif
+
 #if K_conv_fwd_blk
 kernel void conv_fwd_blk(cv_t p, long n, long per, const global uchar *x, const global uchar *w,
                          const global uchar *bias, global uchar *y) {
@@ -91,14 +113,11 @@ kernel void conv_fwd_blk(cv_t p, long n, long per, const global uchar *x, const 
   long cg = p.C / p.groups, og = p.O / p.groups;
   long ob_per_group = (og + CB_O - 1) / CB_O, wb = (p.OW + CB_W - 1) / CB_W;
   FOR_ITEMS(t, n, per) {
-    /* t = ((b * OH + oh) * groups * ob_per_group + og_block) * wb + w_block */
-    long wblk = t % wb, r = t / wb;
-    long oblk = r % (p.groups * ob_per_group);
-    r /= p.groups * ob_per_group;
-    long oh = r % p.OH, b = r / p.OH;
-    long g = oblk / ob_per_group, o0 = g * og + (oblk % ob_per_group) * CB_O;
+    long q[5];
+    cb_item(t, p.OH, p.groups, ob_per_group, wb, q);
+    long b = q[0], oh = q[1], g = q[2], o0 = g * og + q[3] * CB_O;
     int rows = (int)min((long)CB_O, (g + 1) * og - o0);
-    long ow0 = wblk * CB_W;
+    long ow0 = q[4] * CB_W;
     int cols = (int)min((long)CB_W, p.OW - ow0);
     CV blk[CB_O], tot[CB_O];
     for (int i = 0; i < CB_O; i++) blk[i] = tot[i] = (CV)(-LIT(0.0));
@@ -130,13 +149,7 @@ kernel void conv_fwd_blk(cv_t p, long n, long per, const global uchar *x, const 
           long wo = c * p.ws[1] + kh * p.ws[2] + kw * p.ws[3];
           for (int i = 0; i < CB_O; i++)
             blk[i] = MULADD((CV)(LD(w, wrow[i] + wo, p.dt)), xv, blk[i]);
-          if (++nb == 64) {
-            for (int i = 0; i < CB_O; i++) {
-              tot[i] += blk[i];
-              blk[i] = (CV)(-LIT(0.0));
-            }
-            nb = 0;
-          }
+          CB_FLUSH(nb)
         }
       }
     }
@@ -219,17 +232,7 @@ kernel void conv_bwd_weight(cv_t p, long n, long per, const global uchar *x,
 /* Both gradients for the contiguous layout (CPU devices), blocked as conv_fwd_blk: CB_O channels
  * of an item share each loaded vector of CB_W lanes. A tap that hits no position contributes
  * nothing (as conv_bwd_data and conv_bwd_weight: no explicit zero), so a lane it misses keeps its
- * sum (select). Terms into blocks of up to 64, blocks into the total. */
-#if K_conv_bwd_data_blk || K_conv_bwd_weight_blk
-#define CB_FLUSH(nb)                                   \
-  if (++(nb) == 64) {                                  \
-    for (int i_ = 0; i_ < CB_O; i_++) {                \
-      tot[i_] += blk[i_];                              \
-      blk[i_] = (CV)(-LIT(0.0));                       \
-    }                                                  \
-    (nb) = 0;                                          \
-  }
-#endif
+ * sum (select). Terms into blocks of up to 64 (CB_FLUSH), blocks into the total. */
 
 /* dx: each item CB_O input channels x CB_W columns of one input row, lanes along w; terms in
  * (o, kh, kw) order */
@@ -240,14 +243,11 @@ kernel void conv_bwd_data_blk(cv_t p, long n, long per, const global uchar *w,
   long cg = p.C / p.groups, og = p.O / p.groups;
   long cb_per_group = (cg + CB_O - 1) / CB_O, wbk = (p.W + CB_W - 1) / CB_W;
   FOR_ITEMS(t, n, per) {
-    /* t = ((b * H + h) * groups * cb_per_group + c_block) * wbk + w_block */
-    long wblk = t % wbk, r = t / wbk;
-    long cblk = r % (p.groups * cb_per_group);
-    r /= p.groups * cb_per_group;
-    long h = r % p.H, b = r / p.H;
-    long g = cblk / cb_per_group, cc0 = (cblk % cb_per_group) * CB_O; /* channel in the group */
+    long q[5];
+    cb_item(t, p.H, p.groups, cb_per_group, wbk, q);
+    long b = q[0], h = q[1], g = q[2], cc0 = q[3] * CB_O; /* cc0: channel in the group */
     int rows = (int)min((long)CB_O, cg - cc0);
-    long w0 = wblk * CB_W;
+    long w0 = q[4] * CB_W;
     int cols = (int)min((long)CB_W, p.W - w0);
     CV blk[CB_O], tot[CB_O];
     for (int i = 0; i < CB_O; i++) blk[i] = tot[i] = (CV)(-LIT(0.0));
