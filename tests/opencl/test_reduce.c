@@ -122,36 +122,7 @@ Test(ocl_reduce, long_reductions_split_into_partials_and_stay_accurate) {
   ot_check(ocl, cpu, &c);
 }
 
-Test(ocl_reduce, argmax_picks_the_first_index_across_partials) {
-  parity_device_t *ocl = ot_device();
-  int64_t n = 200003, shape[1] = {n}, one[1] = {1};
-  double *v = calloc((size_t)n, sizeof(double));
-  v[150001] = 7, v[90000] = 7, v[199999] = 7, v[5] = -7, v[60000] = -7;
-  pt_tensor x = pt_tensor_new(ocl, PARITY_DTYPE_F32, 1, shape, v), y = pt_tensor_new(ocl, PARITY_DTYPE_I64, 1, one, NULL);
-  parity_op_params_t p;
-  memset(&p, 0, sizeof p);
-  p.reduce.axes_mask = 1;
-  const pt_tensor *in[] = {&x}, *out[] = {&y};
-  double got;
-  cr_assert_eq(pt_run(ocl, PARITY_OP_ARGMAX, 0, in, 1, out, 1, &p), PARITY_STATUS_OK, "%s", parity_last_error());
-  pt_tensor_read(&y, &got);
-  cr_assert_eq(got, 90000);
-  cr_assert_eq(pt_run(ocl, PARITY_OP_ARGMIN, 0, in, 1, out, 1, &p), PARITY_STATUS_OK);
-  pt_tensor_read(&y, &got);
-  cr_assert_eq(got, 5);
-  v[120000] = NAN;
-  v[180000] = NAN;
-  pt_tensor_free(&x);
-  x = pt_tensor_new(ocl, PARITY_DTYPE_F32, 1, shape, v);
-  cr_assert_eq(pt_run(ocl, PARITY_OP_ARGMIN, 0, in, 1, out, 1, &p), PARITY_STATUS_OK);
-  pt_tensor_read(&y, &got);
-  cr_assert_eq(got, 120000, "NaN is the extreme; the first one wins");
-  free(v);
-}
-
-/* One run of 1,000 f32 or f64 terms: the contiguous scan checks blocks of 64 by a vector max or
- * min first and scans only a block that may hold a new extreme: one with a NaN after a larger
- * value, and one with the +0 that beats a -0 running extreme, must still be found. */
+/* op (max, min, argmax or argmin) over the whole 1-D x of n values, run on ocl and read back */
 static double extreme_of(parity_device_t *ocl, int32_t op, int32_t dt, const double *v, int64_t n) {
   int64_t shape[1] = {n}, one[1] = {1};
   const int arg = op == PARITY_OP_ARGMAX || op == PARITY_OP_ARGMIN;
@@ -167,6 +138,22 @@ static double extreme_of(parity_device_t *ocl, int32_t op, int32_t dt, const dou
   return got;
 }
 
+Test(ocl_reduce, argmax_picks_the_first_index_across_partials) {
+  parity_device_t *ocl = ot_device();
+  int64_t n = 200003;
+  double *v = calloc((size_t)n, sizeof(double));
+  v[150001] = 7, v[90000] = 7, v[199999] = 7, v[5] = -7, v[60000] = -7;
+  cr_assert_eq(extreme_of(ocl, PARITY_OP_ARGMAX, PARITY_DTYPE_F32, v, n), 90000);
+  cr_assert_eq(extreme_of(ocl, PARITY_OP_ARGMIN, PARITY_DTYPE_F32, v, n), 5);
+  v[120000] = NAN;
+  v[180000] = NAN;
+  cr_assert_eq(extreme_of(ocl, PARITY_OP_ARGMIN, PARITY_DTYPE_F32, v, n), 120000, "NaN is the extreme; the first one wins");
+  free(v);
+}
+
+/* One run of 1,000 f32 or f64 terms: the contiguous scan checks blocks of 64 by a vector max or
+ * min first and scans only a block that may hold a new extreme: one with a NaN after a larger
+ * value, and one with the +0 that beats a -0 running extreme, must still be found. */
 Test(ocl_reduce, extremes_found_inside_long_contiguous_runs) {
   parity_device_t *ocl = ot_device();
   enum { N = 1000 };
