@@ -7,6 +7,9 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,8 +317,20 @@ static int parse(int argc, char **argv, options_t *o) {
   return 0;
 }
 
+/* The --full sweep allocates and frees host copies, guarded images and device buffers of
+ * 64-128 MiB many times per case. glibc maps each block that large afresh and unmaps it on free,
+ * so every reuse page-faults again per 4 KiB: 60 % of a 2^24-element case's time on this VM
+ * (2.7x slower). Freed blocks stay in the heap instead; the process keeps its peak. */
+static void keep_freed_memory(void) {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
 int main(int argc, char **argv) {
   options_t o;
+  keep_freed_memory();
   if (parse(argc, argv, &o) != 0) {
     fprintf(stderr, "parity-conform: --help lists the options\n");
     return 2;
