@@ -1,6 +1,7 @@
 #!/bin/sh
 # ci-extra.sh — the extra CI builds (.ci/run runs it after `make test`):
-#   asan    AddressSanitizer + UndefinedBehaviorSanitizer build of everything; runs the whole test
+#   asan    AddressSanitizer + UndefinedBehaviorSanitizer build of everything, with -Werror (every
+#           target with warnings as errors, OpenMP on); runs the whole test
 #           suite (the conformance subsets on cpu, opencl, vulkan and the emulated cuda among it)
 #           with leak checking (tools/lsan.supp: only libraries outside parity). Tests whose
 #           third-party libraries are unloaded before exit (Open MPI's components, the Vulkan
@@ -9,8 +10,10 @@
 #   tsan    ThreadSanitizer build of libparity and the CPU plugin (OpenMP off: libgomp is not
 #           instrumented); runs tests/core/threads_check.c, several threads each training in its
 #           own context, with halt_on_error.
-#   strict  every target with -Werror and without OpenMP; runs the core, CPU and loader tests
-#           (the CPU plugin's results do not depend on its thread count, so they hold unchanged).
+#   strict  -Werror without OpenMP: the core, the CPU plugin, the tools and their tests, where
+#           OpenMP is used (the GPU plugins, which never use it, are off here: the asan build
+#           compiles them with -Werror); runs the core, CPU and loader tests (the CPU plugin's
+#           results do not depend on its thread count, so they hold unchanged).
 #   fuzz    clang build of tests/fuzz (libFuzzer + AddressSanitizer + UBSan; OpenMP, OpenCL, Vulkan
 #           and CUDA off); each fuzzer runs FUZZ_SECONDS (default 30) from a copy of its committed
 #           corpus (tests/fuzz/corpus/<name>); any finding fails the job and leaves the input in
@@ -34,7 +37,7 @@ for job in $jobs; do
   case $job in
     asan)
       log "AddressSanitizer + UBSan build"
-      flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+      flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -Werror"
       link="-fsanitize=address,undefined"
       quiet build-asan/configure.log cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$flags" \
         -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link" -DCMAKE_MODULE_LINKER_FLAGS="$link"
@@ -59,9 +62,9 @@ for job in $jobs; do
          ./tests/threads_check)
       ;;
     strict)
-      log "strict build: -Werror, no OpenMP"
+      log "strict build: -Werror, no OpenMP (core, CPU plugin, tools)"
       quiet build-strict/configure.log cmake -S . -B build-strict -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS=-Werror \
-        -DPARITY_WITH_OPENMP=OFF
+        -DPARITY_WITH_OPENMP=OFF -DPARITY_WITH_VULKAN=OFF -DPARITY_WITH_OPENCL=OFF -DPARITY_WITH_CUDA=OFF
       quiet build-strict/build.log cmake --build build-strict -j "$JOBS"
       log "strict build: core, CPU and loader tests"
       (cd build-strict && ctest -j "$JOBS" --output-on-failure -R '^(core|cpu|loader)_')
@@ -74,8 +77,8 @@ for job in $jobs; do
         -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link" \
         -DCMAKE_MODULE_LINKER_FLAGS="$link" -DPARITY_BUILD_FUZZERS=ON -DPARITY_PLUGIN_NO_UNDEFINED=OFF \
         -DPARITY_WITH_OPENMP=OFF -DPARITY_WITH_VULKAN=OFF -DPARITY_WITH_OPENCL=OFF -DPARITY_WITH_CUDA=OFF
-      quiet build-fuzz/build.log cmake --build build-fuzz -j "$JOBS" --target fuzz_desc fuzz_shape fuzz_loader fuzz_cache parity_plugin_cpu
-      for f in fuzz_desc fuzz_shape fuzz_loader fuzz_cache; do
+      quiet build-fuzz/build.log cmake --build build-fuzz -j "$JOBS" --target fuzz_desc fuzz_shape fuzz_loader fuzz_cache fuzz_note parity_plugin_cpu
+      for f in fuzz_desc fuzz_shape fuzz_loader fuzz_cache fuzz_note; do
         log "fuzzer $f: $FUZZ_SECONDS s"
         rm -rf "build-fuzz/corpus-$f" && mkdir -p "build-fuzz/corpus-$f"
         cp tests/fuzz/corpus/$f/* "build-fuzz/corpus-$f/" 2>/dev/null || true

@@ -37,6 +37,8 @@ typedef struct parity__plugin {
   uint32_t device_count;
   parity_device_t **devices;       /* opened devices, by index (device_count entries) */
   int deferred;                    /* identified only; loaded on first use (parity__plugin_ensure) */
+  int noted;                       /* identified from its identity note: noted_* must match the query */
+  char noted_name[64], noted_backend[64];
 } parity__plugin;
 
 struct parity_context_t {
@@ -113,6 +115,12 @@ int32_t parity__plugin_device_info(const parity_plugin_api_t *api, uint32_t devi
 
 /* loader.c */
 void parity__load_plugins(parity_context_t *ctx, const char *plugin_path, int search_default_dirs);
+/* A plugin file's identity note (plugin_note.c), read without loading it: 0 when the file has a
+ * valid one (strings terminated), -1 otherwise. The parser reads through read_at (0: all n bytes
+ * read), so a fuzzer can feed it memory. */
+typedef int (*parity__read_at_fn)(void *src, uint64_t off, void *dst, size_t n);
+int parity__identity_parse(parity__read_at_fn read_at, void *src, uint64_t size, parity_plugin_identity_t *out);
+int parity__identity_read(const char *path, parity_plugin_identity_t *out);
 void parity__unload_plugins(parity_context_t *ctx);
 /* Load a deferred plugin now; 1 when it is loaded (state LOADED). */
 int parity__plugin_ensure(parity_context_t *ctx, uint32_t index);

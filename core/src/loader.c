@@ -222,6 +222,15 @@ static void load_now(parity_context_t *ctx, parity__plugin *p) {
   p->mod = module_load(ctx, p, real);
   pthread_mutex_unlock(&modules_lock);
   if (!p->mod) return;
+  if (p->noted && (strcmp(p->noted_name, p->name) != 0 || strcmp(p->noted_backend, p->backend) != 0)) {
+    module_release(p->mod);
+    p->mod = NULL;
+    skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "its identity note (section %s) says plugin '%s' (backend %s) "
+         "but its query answered '%s' (backend %s); the plugin is misbehaving; remedy: give "
+         "PARITY_PLUGIN_IDENTITY the names the query answers", PARITY_IDENTITY_SECTION, p->noted_name,
+         p->noted_backend, p->name, p->backend);
+    return;
+  }
   for (parity__plugin *q = ctx->plugins; q < p; q++) {
     if ((q->state == PARITY_PLUGIN_STATE_LOADED || q->deferred) && strcmp(q->name, p->name) == 0) {
       module_release(p->mod);
@@ -253,6 +262,18 @@ static int identify_locked(parity__plugin *p, const char *real) {
       describe(p, m);
       return 0;
     }
+  parity_plugin_identity_t note;
+  if (parity__identity_read(real, &note) == 0) { /* the file says who it is: nothing is loaded */
+    copy_str(p->name, sizeof p->name, note.name);
+    copy_str(p->backend, sizeof p->backend, note.backend);
+    copy_str(p->version, sizeof p->version, note.version);
+    p->abi_major = note.abi_major;
+    p->abi_minor = note.abi_minor;
+    p->noted = 1;
+    memcpy(p->noted_name, p->name, sizeof p->noted_name);
+    memcpy(p->noted_backend, p->backend, sizeof p->noted_backend);
+    return 0;
+  }
   void *dl = dlopen(real, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!dl) return -1;
   parity_plugin_query_fn query;

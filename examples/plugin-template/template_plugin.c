@@ -253,10 +253,13 @@ static const parity_plugin_api_t api = {
     .reduce_forward = t_reduce, .reduce_backward = t_reduce,
 };
 
+/* read by the host without loading the plugin (abi/parity_plugin.h, "identity note") */
+PARITY_PLUGIN_IDENTITY(template_identity, "template", "template", "0.1.0");
+
 PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor,
                                                  const parity_host_api_t *h, parity_plugin_info_t *out) {
   (void)host_minor;
-  int32_t st = psup_negotiate(host_major, out, "template", "template", "0.1.0");
+  int32_t st = psup_negotiate(host_major, out, template_identity.name, template_identity.backend, template_identity.version);
   if (st != PARITY_STATUS_OK) return st;
   host = h;
   out->api = &api;

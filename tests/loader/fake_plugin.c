@@ -19,7 +19,9 @@
  *                query-time report_error with no NUL
  *   NULLHANDLE   buffer_alloc says OK but returns no handle
  *   BADHANDLE    device_open says OK but returns no handle
- *   INITCRASH    crashes in init (SIGSEGV): only a plugin that is never initialised is harmless */
+ *   INITCRASH    crashes in init (SIGSEGV): only a plugin that is never initialised is harmless
+ *   NOTELIE      its identity note (abi/parity_plugin.h) says it is the cpu plugin; its query
+ *                answers FAKE_NAME: the host must skip it, naming both */
 #define _DEFAULT_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,7 @@
 #define MODE_NULLHANDLE 13
 #define MODE_BADHANDLE 14
 #define MODE_INITCRASH 15
+#define MODE_NOTELIE 16
 
 static const parity_host_api_t *host;
 
@@ -281,6 +284,12 @@ static const api_v1_1 table = {
     },
     .future_entry = f_future,
 };
+
+#if FAKE_MODE == MODE_NOTELIE
+PARITY_PLUGIN_IDENTITY(fake_identity, "cpu", "cpu", "test");
+#else
+PARITY_PLUGIN_IDENTITY(fake_identity, FAKE_NAME, FAKE_BACKEND, "test");
+#endif
 
 #if FAKE_MODE != MODE_NOSYM
 PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor,

@@ -196,3 +196,53 @@ Test(lazy, a_deferred_plugin_is_initialised_when_asked_for) {
   cr_assert_eq(r.device_count, 1);
   parity_context_destroy(ctx);
 }
+
+/* The identity note (abi/parity_plugin.h): a context asked for cpu reads the other plugin files'
+ * notes and loads none of them, so not even their libraries are mapped. (Identified by loading
+ * and querying, as plugins without a note are, the file stays mapped: the loader dlopens with
+ * RTLD_NODELETE.) */
+static int mapped(const char *needle) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  cr_assert_not_null(f);
+  char line[4096];
+  int found = 0;
+  while (!found && fgets(line, sizeof line, f)) found = strstr(line, needle) != NULL;
+  fclose(f);
+  return found;
+}
+
+Test(lazy, selecting_cpu_reads_the_other_plugins_notes_without_loading_them) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/initcrash", FAKE_HOSTILE_DIR);
+  parity_context_options_t o;
+  parity_context_options_init(&o);
+  o.backend = "cpu";
+  o.plugin_path = path;
+  o.log_level = 0;
+  parity_context_t *ctx = NULL;
+  cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_geq(parity_context_plugin_count(ctx), 2, "the other plugin was found (and identified)");
+  cr_assert_not(mapped("parity-plugin-initcrash.so"), "the unselected plugin's file was loaded");
+  cr_assert(mapped("parity-plugin-cpu.so"));
+  parity_context_destroy(ctx);
+}
+
+Test(lazy, a_plugin_whose_note_differs_from_its_query_is_skipped_naming_both) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/notelie", FAKE_HOSTILE_DIR);
+  parity_context_options_t o;
+  parity_context_options_init(&o);
+  o.backend = "cpu"; /* the note claims cpu, so it is loaded first; its query says notelie */
+  o.plugin_path = path;
+  o.log_level = 0;
+  parity_context_t *ctx = NULL;
+  cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_plugin_record_t r = hostile_record(ctx, NULL);
+  cr_assert_eq(r.state, PARITY_PLUGIN_STATE_SKIPPED, "state %d, reason: %s", r.state, r.reason);
+  cr_assert(strstr(r.reason, "identity note") && strstr(r.reason, "'cpu'") && strstr(r.reason, "'notelie'"),
+            "reason: %s", r.reason);
+  parity_device_t *dev;
+  cr_assert_eq(parity_context_default_device(ctx, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_str_eq(parity_device_plugin_name(dev), "cpu");
+  parity_context_destroy(ctx);
+}

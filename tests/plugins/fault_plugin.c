@@ -270,10 +270,13 @@ static const char *fault_names[] = {
 #undef FAULT_X_
 };
 
+/* read by the host without loading the plugin (abi/parity_plugin.h, "identity note") */
+PARITY_PLUGIN_IDENTITY(fault_identity, "fault", "fault", "1.0.0-test");
+
 PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor,
                                                  const parity_host_api_t *host, parity_plugin_info_t *out) {
   (void)host_minor;
-  int32_t st = psup_negotiate(host_major, out, "fault", "fault", "1.0.0-test");
+  int32_t st = psup_negotiate(host_major, out, fault_identity.name, fault_identity.backend, fault_identity.version);
   if (st != PARITY_STATUS_OK) return st;
   cpu_set_host(host);
   fault_cpu = cpu_plugin_api();
