@@ -5,6 +5,7 @@
 
 #include "cpu_internal.h"
 #include "parity_support/buffer_args.h"
+#include "parity_support/hugepages.h"
 
 int32_t cpu_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out) {
   (void)dev;
@@ -17,6 +18,7 @@ int32_t cpu_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plug
     return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: cannot allocate %llu bytes",
                     (unsigned long long)size);
   }
+  psup_advise_hugepages(data, rounded); /* large tensors fault in 2 MiB at a time */
   b->size = size;
   b->data = data;
   *out = b;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parity_support/hugepages.h"
 #include "sections.h"
 #include "stream_ref.h"
 
@@ -82,11 +83,14 @@ static int loop_once(void *p) {
   return 1;
 }
 
-/* The reference loops' arrays start on a cache line, as parity's buffers do: malloc's blocks
- * of this size start 16 bytes past one (or anywhere), which halves a cache-resident read. */
+/* The reference loops' arrays start on a cache line and large ones are advised as huge pages,
+ * as the CPU plugin's buffers are: malloc's blocks of this size start 16 bytes past one (or
+ * anywhere), which halves a cache-resident read. */
 static float *bench_alloc(size_t n) {
   size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
-  return aligned_alloc(64, bytes ? bytes : 64);
+  float *p = aligned_alloc(64, bytes ? bytes : 64);
+  psup_advise_hugepages(p, bytes);
+  return p;
 }
 
 int bench_loop_init(bench_loop *l, size_t n, int kind) {

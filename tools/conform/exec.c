@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "conform.h"
+#include "parity_support/hugepages.h"
 
 #define GUARD 64
 
@@ -41,6 +42,7 @@ int cf_host_alloc(cf_host_t *h, const cf_spec_t *spec) {
   h->count = cf_spec_stored(spec);
   size_t bytes = (size_t)h->count * psup_dtype_size(spec->dtype);
   h->data = calloc(1, bytes ? bytes : 1);
+  psup_advise_hugepages(h->data, bytes);
   return h->data ? 0 : -1;
 }
 
@@ -303,6 +305,8 @@ cf_exec_status_t cf_exec(parity_device_t *dev, const cf_op_t *op, uint8_t sentin
     desc_of(spec, NULL, &s->desc, &s->bytes);
     s->image = malloc(s->bytes);
     s->after = malloc(s->bytes);
+    psup_advise_hugepages(s->image, s->bytes);
+    psup_advise_hugepages(s->after, s->bytes);
     if (!s->image || !s->after) {
       snprintf(msg, n, "host out of memory for a %llu-byte buffer", (unsigned long long)s->bytes);
       result = CF_EXEC_ERROR;
