@@ -152,11 +152,10 @@ Test(hostile, device_info_never_writes_past_the_host_struct_whatever_struct_size
   parity_context_destroy(ctx);
 }
 
-/* Lazy initialisation: selecting one backend never initialises another plugin (here one whose
- * init would crash the process), until something asks for it. */
-Test(lazy, selecting_cpu_never_initialises_another_plugin) {
+/* A context asked for cpu, searching only the named hostile plugin's folder (and the build tree). */
+static parity_context_t *open_selecting_cpu(const char *name) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/initcrash", FAKE_HOSTILE_DIR);
+  snprintf(path, sizeof path, "%s/%s", FAKE_HOSTILE_DIR, name);
   parity_context_options_t o;
   parity_context_options_init(&o);
   o.backend = "cpu";
@@ -164,6 +163,13 @@ Test(lazy, selecting_cpu_never_initialises_another_plugin) {
   o.log_level = 0;
   parity_context_t *ctx = NULL;
   cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  return ctx;
+}
+
+/* Lazy initialisation: selecting one backend never initialises another plugin (here one whose
+ * init would crash the process), until something asks for it. */
+Test(lazy, selecting_cpu_never_initialises_another_plugin) {
+  parity_context_t *ctx = open_selecting_cpu("initcrash");
   cr_assert_geq(parity_context_plugin_count(ctx), 2, "the crashing plugin was found (and identified)");
   parity_device_t *dev;
   cr_assert_eq(parity_context_default_device(ctx, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
@@ -177,15 +183,7 @@ Test(lazy, selecting_cpu_never_initialises_another_plugin) {
 }
 
 Test(lazy, a_deferred_plugin_is_initialised_when_asked_for) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/namenonul", FAKE_HOSTILE_DIR);
-  parity_context_options_t o;
-  parity_context_options_init(&o);
-  o.backend = "cpu";
-  o.plugin_path = path;
-  o.log_level = 0;
-  parity_context_t *ctx = NULL;
-  cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_context_t *ctx = open_selecting_cpu("namenonul");
   uint32_t i;
   cr_assert_eq(parity_context_find_plugin(ctx, "namenonul", &i), PARITY_STATUS_OK, "%s", parity_last_error());
   parity_device_t *dev;
@@ -212,15 +210,7 @@ static int mapped(const char *needle) {
 }
 
 Test(lazy, selecting_cpu_reads_the_other_plugins_notes_without_loading_them) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/initcrash", FAKE_HOSTILE_DIR);
-  parity_context_options_t o;
-  parity_context_options_init(&o);
-  o.backend = "cpu";
-  o.plugin_path = path;
-  o.log_level = 0;
-  parity_context_t *ctx = NULL;
-  cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_context_t *ctx = open_selecting_cpu("initcrash");
   cr_assert_geq(parity_context_plugin_count(ctx), 2, "the other plugin was found (and identified)");
   cr_assert_not(mapped("parity-plugin-initcrash.so"), "the unselected plugin's file was loaded");
   cr_assert(mapped("parity-plugin-cpu.so"));
@@ -228,15 +218,7 @@ Test(lazy, selecting_cpu_reads_the_other_plugins_notes_without_loading_them) {
 }
 
 Test(lazy, a_plugin_whose_note_differs_from_its_query_is_skipped_naming_both) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/notelie", FAKE_HOSTILE_DIR);
-  parity_context_options_t o;
-  parity_context_options_init(&o);
-  o.backend = "cpu"; /* the note claims cpu, so it is loaded first; its query says notelie */
-  o.plugin_path = path;
-  o.log_level = 0;
-  parity_context_t *ctx = NULL;
-  cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_context_t *ctx = open_selecting_cpu("notelie"); /* its note claims cpu: loaded first */
   parity_plugin_record_t r = hostile_record(ctx, NULL);
   cr_assert_eq(r.state, PARITY_PLUGIN_STATE_SKIPPED, "state %d, reason: %s", r.state, r.reason);
   cr_assert(strstr(r.reason, "identity note") && strstr(r.reason, "'cpu'") && strstr(r.reason, "'notelie'"),
