@@ -15,7 +15,7 @@
 #           compiles them with -Werror); runs the core, CPU and loader tests (the CPU plugin's
 #           results do not depend on its thread count, so they hold unchanged).
 #   fuzz    clang build of tests/fuzz (libFuzzer + AddressSanitizer + UBSan; OpenMP, OpenCL, Vulkan
-#           and CUDA off); each fuzzer runs FUZZ_SECONDS (default 30) from a copy of its committed
+#           and CUDA off); each fuzzer runs FUZZ_SECONDS (default 20) from a copy of its committed
 #           corpus (tests/fuzz/corpus/<name>); any finding fails the job and leaves the input in
 #           build-fuzz/fuzz/.
 # Usage: tools/ci-extra.sh [asan] [tsan] [strict] [fuzz]   (no argument: all). Build folders: build-asan,
@@ -24,7 +24,7 @@ set -eu
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 jobs=${*:-asan tsan strict fuzz}
-FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 log() { echo "ci-extra: $*"; }
 
 quiet() { # quiet LOG COMMAND...: run it, showing its output only when it fails
