@@ -55,13 +55,19 @@ static void skip(parity_context_t *ctx, parity__plugin *p, int32_t state, const 
               state == PARITY_PLUGIN_STATE_SKIPPED ? "skipped" : "unavailable", p->path, p->reason);
 }
 
+/* Record who a plugin says it is (from its query or its identity note). */
+static void set_identity(parity__plugin *p, const char *name, const char *backend, const char *version,
+                         uint32_t abi_major, uint32_t abi_minor) {
+  copy_str(p->name, sizeof p->name, name);
+  copy_str(p->backend, sizeof p->backend, backend);
+  copy_str(p->version, sizeof p->version, version);
+  p->abi_major = abi_major;
+  p->abi_minor = abi_minor;
+}
+
 /* Copy what the plugin said about itself into the context's record. */
 static void describe(parity__plugin *p, const parity__module *m) {
-  copy_str(p->name, sizeof p->name, m->info.name);
-  copy_str(p->backend, sizeof p->backend, m->info.backend);
-  copy_str(p->version, sizeof p->version, m->info.version);
-  p->abi_major = m->info.abi_major;
-  p->abi_minor = m->info.abi_minor;
+  set_identity(p, m->info.name, m->info.backend, m->info.version, m->info.abi_major, m->info.abi_minor);
 }
 
 /* Load, negotiate and initialise the library at `real`; on failure fill p's reason. Caller holds
@@ -264,11 +270,7 @@ static int identify_locked(parity__plugin *p, const char *real) {
     }
   parity_plugin_identity_t note;
   if (parity__identity_read(real, &note) == 0) { /* the file says who it is: nothing is loaded */
-    copy_str(p->name, sizeof p->name, note.name);
-    copy_str(p->backend, sizeof p->backend, note.backend);
-    copy_str(p->version, sizeof p->version, note.version);
-    p->abi_major = note.abi_major;
-    p->abi_minor = note.abi_minor;
+    set_identity(p, note.name, note.backend, note.version, note.abi_major, note.abi_minor);
     p->noted = 1;
     memcpy(p->noted_name, p->name, sizeof p->noted_name);
     memcpy(p->noted_backend, p->backend, sizeof p->noted_backend);
@@ -284,11 +286,7 @@ static int identify_locked(parity__plugin *p, const char *real) {
   int ok = query && query(PARITY_ABI_MAJOR, PARITY_ABI_MINOR, &parity__host_template, &info) == PARITY_STATUS_OK &&
            info.abi_major == PARITY_ABI_MAJOR && info.name && info.name[0] && info.backend;
   if (ok) {
-    copy_str(p->name, sizeof p->name, info.name);
-    copy_str(p->backend, sizeof p->backend, info.backend);
-    copy_str(p->version, sizeof p->version, info.version);
-    p->abi_major = info.abi_major;
-    p->abi_minor = info.abi_minor;
+    set_identity(p, info.name, info.backend, info.version, info.abi_major, info.abi_minor);
   }
   parity__clear_error();
   dlclose(dl);
