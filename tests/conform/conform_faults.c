@@ -303,12 +303,15 @@ Test(conform, a_failure_names_the_operands_shapes_strides_and_broadcast_axes) {
 /* ---- kernel mutants: the bug classes of issue 10, each failing the default subset ------------ */
 /* Every args selection below is a slice of the default subset (no --full). */
 Test(conform, mutant_naive_sequential_f32_sum_fails_the_large_positive_sum) {
-  expect_caught("naive-sum", "--op sum --dtype f32 --direction forward", "sum.f32.forward.large", "outside the rule");
+  expect_caught("naive-sum", "--op sum --dtype f32 --direction forward --case large", "sum.f32.forward.large",
+                "outside the rule");
 }
 
 Test(conform, mutant_dropped_partial_sum_fails_the_spikes_and_positive_sums) {
-  expect_caught("drop-partial", "--op sum --dtype f32 --direction forward", "sum.f32.forward.spikes", "outside the rule");
-  expect_caught("drop-partial", "--op sum --dtype f32 --direction forward", "sum.f32.forward.large", "outside the rule");
+  expect_caught("drop-partial", "--op sum --dtype f32 --direction forward --case spikes", "sum.f32.forward.spikes",
+                "outside the rule");
+  expect_caught("drop-partial", "--op sum --dtype f32 --direction forward --case large", "sum.f32.forward.large",
+                "outside the rule");
 }
 
 /* The mutant differs on every 4th call; run alone, runs 1-3 agree: two runs would pass it. */
@@ -330,7 +333,7 @@ Test(conform, a_plugin_that_refuses_everything_but_claims_dtypes_fails) {
 }
 
 Test(conform, mutant_sum_of_negative_zeros_returning_positive_zero_fails) {
-  expect_caught("positive-zero-sum", "--op sum --dtype f32 --direction forward", "sum.f32.forward.neg-zero",
+  expect_caught("positive-zero-sum", "--op sum --dtype f32 --direction forward --case neg-zero", "sum.f32.forward.neg-zero",
                 "sign of zero: a sum of -0s is -0");
 }
 
