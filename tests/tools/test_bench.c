@@ -2,8 +2,8 @@
  * no figure is judged, only that bad usage exits 2 with a message naming the value, that --json
  * writes the documented keys with finite numbers, that a missing PyTorch or OpenBLAS is reported
  * as an unavailable reference, that --threads reaches the CPU plugin and confines the run and the
- * torch process to that many CPUs, and that --compare flags an
- * inflated baseline (exit 3) and passes a tolerant one (exit 0). */
+ * torch process to that many CPUs, that --compare flags an inflated baseline (exit 3) and passes
+ * a tolerant one (exit 0), and that on OpenCL the per-op figure has its raw OpenCL reference. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
@@ -239,4 +239,28 @@ Test(bench, compare_flags_an_inflated_baseline_and_passes_a_tolerant_one, .timeo
   cr_assert(strstr(out, "no figure of this run is in the baseline"), "%s", out);
   unlink(base);
   unlink(fast);
+}
+
+/* On an OpenCL device the per-op figure carries the raw OpenCL launch beside it (cl_ref.h): a
+ * reference that cannot find its device, or fails to launch, shows as unavailable and fails here. */
+Test(bench, opencl_per_op_figure_has_the_raw_opencl_reference, .timeout = 120) {
+  char path[256], args[512];
+  tmp_path(path, sizeof path, "opencl.json");
+  snprintf(args, sizeof args, "./parity-bench --quick --backend opencl --no-torch --section prepared --json %s", path);
+  int rc = run(args);
+  if (rc == 2 && !strstr(out, "opencl (1 device") && !strstr(out, "opencl (2 devices"))
+    cr_skip_test("no OpenCL device here: %s", out);
+  cr_assert_eq(rc, 0, "%s", out);
+  json *j = load(path);
+  const json *raw = NULL;
+  for (const json *f = json_get(j, "figures")->child; f; f = f->next) {
+    check_figure(f);
+    if (strcmp(json_str(f, "name", ""), "add2-per-op")) continue;
+    for (const json *r = json_get(f, "references")->child; r; r = r->next)
+      if (!strcmp(json_str(r, "name", ""), "raw OpenCL add")) raw = r;
+  }
+  cr_assert_not_null(raw, "add2-per-op on opencl has no 'raw OpenCL add' reference: %s", out);
+  cr_assert_eq(json_get(raw, "value")->type, JSON_NUMBER, "the raw OpenCL reference did not run: %s", out);
+  json_free(j);
+  unlink(path);
 }

@@ -2,13 +2,18 @@
  * cheap): the gradient of a Dense(2,2) layer (sum(x W^T + b), W and b requiring grad) computed
  * eagerly and as a replayed plan with a new x written before every replay, and the per-op cost of
  * a 2-element add, beside the same Dense(2,2) gradient written as a plain C loop on the host (the
- * floor, the reference of all three figures). Medians of several runs of N iterations, the four
- * kinds interleaved run by run, in microseconds per iteration (lower is better). */
+ * floor, the reference of all three figures). On an OpenCL device the per-op figure has a second
+ * reference: the same add launched straight through OpenCL (cl_ref.h), what the driver alone
+ * costs. Medians of several runs of N iterations, the kinds interleaved run by run, in
+ * microseconds per iteration (lower is better). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include <string.h>
+
+#include "cl_ref.h"
 #include "sections.h"
 
 static double now_us(void) {
@@ -46,12 +51,13 @@ static double median(double *t) {
   return t[RUNS / 2];
 }
 
-/* One run of `iters` iterations of kind k (0 eager gradient, 1 replayed, 2 add, 3 host loop); us per
- * iteration, or negative on failure. */
-static double one_run(int k, dense *d, parity_plan_t *plan, parity_device_t *dev) {
+/* One run of `iters` iterations of kind k (0 eager gradient, 1 replayed, 2 add, 3 host loop, 4 raw
+ * OpenCL add); us per iteration, or negative on failure. */
+static double one_run(int k, dense *d, parity_plan_t *plan, parity_device_t *dev, cl_ref *cl) {
   float xv[2] = {0.5f, -1.5f};
   int ok = 1;
   double t0 = now_us();
+  if (k == 4) return cl_ref_run(cl, iters) == 0 ? (now_us() - t0) / iters : -1;
   if (k == 3) { /* the floor: the same gradient as a C loop, run 100 times longer to span as much time */
     float w[4] = {0.1f, 0.2f, 0.3f, 0.4f}, gw[4], gb[2];
     for (int i = 0; i < 100 * iters; i++) {
@@ -89,14 +95,19 @@ void section_prepared(bench_run *run, parity_device_t *dev, const char *backend)
            parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 1, (int64_t[]){2}, 0, 1, 1, 1ull << 32, &d.b) == PARITY_STATUS_OK &&
            parity_tensor_set_requires_grad(d.w, 1) == PARITY_STATUS_OK &&
            parity_tensor_set_requires_grad(d.b, 1) == PARITY_STATUS_OK;
-  double eager[RUNS], replay[RUNS], add[RUNS], host[RUNS], *runs[4] = {eager, replay, add, host};
+  double eager[RUNS], replay[RUNS], add[RUNS], host[RUNS], raw[RUNS], *runs[5] = {eager, replay, add, host, raw};
   parity_plan_t *plan = NULL;
   ok = ok && eager_grad(&d) && parity_plan_begin(dev, &plan) == PARITY_STATUS_OK && eager_grad(&d) &&
        parity_plan_end(plan) == PARITY_STATUS_OK;
-  /* the four interleaved, run by run, after one warm-up run of each */
+  char why[256] = "";
+  parity_device_info_t info = {.struct_size = sizeof info};
+  cl_ref *cl = NULL;
+  if (ok && !strcmp(parity_device_backend(dev), "opencl") && parity_device_get_info(dev, &info) == PARITY_STATUS_OK)
+    cl = cl_ref_create(info.name, why, sizeof why);
+  /* the kinds interleaved, run by run, after one warm-up run of each */
   for (int r = -1; r < RUNS && ok; r++)
-    for (int k = 0; k < 4 && ok; k++) {
-      double us = one_run(k, &d, plan, dev);
+    for (int k = 0; k < (cl ? 5 : 4) && ok; k++) {
+      double us = one_run(k, &d, plan, dev, cl);
       ok = us >= 0;
       if (r >= 0) runs[k][r] = us;
     }
@@ -110,6 +121,8 @@ void section_prepared(bench_run *run, parity_device_t *dev, const char *backend)
       f->spread = bench_spread(runs[k], RUNS);
       bench_ref_value(f, "host C loop", floor);
       if (k == 1) bench_ref_value(f, "dense22-eager", v[0]);
+      if (k == 2 && cl) bench_ref_value(f, "raw OpenCL add", median(raw));
+      else if (k == 2 && why[0]) bench_ref_missing(f, "raw OpenCL add", why);
     }
     bench_print_header(run->log, "prepared");
     for (size_t k = run->results->n - 3; k < run->results->n; k++) bench_print_row(run->log, &run->results->fig[k]);
@@ -117,6 +130,7 @@ void section_prepared(bench_run *run, parity_device_t *dev, const char *backend)
     fprintf(run->log, "%s: prepared failed: %s\n", backend, parity_last_error());
     run->failures++;
   }
+  cl_ref_destroy(cl);
   parity_plan_destroy(plan);
   parity_tensor_release(d.x);
   parity_tensor_release(d.w);
