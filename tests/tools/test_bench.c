@@ -226,9 +226,12 @@ Test(bench, compare_flags_an_inflated_baseline_and_passes_a_tolerant_one, .timeo
   tmp_path(fast, sizeof fast, "fast.json");
   snprintf(args, sizeof args, QUICK "--threads 1 --section kernels,prepared --op sum --json %s", base);
   cr_assert_eq(run(args), 0, "%s", out);
-  inflate(base, fast, 10);
+  /* 100x, not 10x: compare judges the ratio to the reference, and under ASan on a loaded 2-core
+   * machine that ratio alone has swung 5x between two runs (0.105 -> 0.545, CI of 19199aa), which
+   * took a 10x inflation inside the 50 % noise allowance. */
+  inflate(base, fast, 100);
   snprintf(args, sizeof args, QUICK "--threads 1 --section kernels,prepared --op sum --compare %s", fast);
-  cr_assert_eq(run(args), 3, "a baseline 10x faster is a regression: %s", out);
+  cr_assert_eq(run(args), 3, "a baseline 100x faster is a regression: %s", out);
   cr_assert(strstr(out, "REGRESSION"), "%s", out);
   cr_assert(strstr(out, "1 regression beyond 10 %"), "%s", out);
   snprintf(args, sizeof args, QUICK "--threads 1 --section kernels --op sum --tolerance 1000 --compare %s", base);
