@@ -4,7 +4,8 @@
 #           target with warnings as errors, OpenMP on); runs the whole test
 #           suite (the conformance subsets on cpu, opencl, vulkan and the emulated cuda among it)
 #           with leak checking (tools/lsan.supp: only libraries outside parity), less the CPU kernel
-#           tests' AVX2 variants (PARITY_CPU_ISA=avx2; make test runs them). Tests whose
+#           tests' AVX2 variants (PARITY_CPU_ISA=avx2) and the GPU plugins' launch-configuration
+#           reruns of the conformance subset (make test runs both). Tests whose
 #           third-party libraries are unloaded before exit (Open MPI's components, the Vulkan
 #           validation layer), so that their leaks cannot be told apart, run without leak checking;
 #           install_kit is left out (it links an uninstrumented out-of-tree plugin).
