@@ -6,13 +6,17 @@
 
 #include "cpu_internal.h"
 #include "cpu_isa.h"
+#include "cpu_parallel.h"
 #include "gemm.h"
 
 const parity_host_api_t *cpu_host;
 
 void cpu_set_host(const parity_host_api_t *host) { cpu_host = host; }
 
-static int32_t cpu_init(void) { return cpu_isa_init(); }
+static int32_t cpu_init(void) {
+  cpu_parallel_init();
+  return cpu_isa_init();
+}
 static void cpu_shutdown(void) { gemm_ws_release(); }
 
 static int32_t cpu_get_device_count(uint32_t *out_count) {

@@ -13,6 +13,7 @@
 
 #include "cpu_accum.h"
 #include "cpu_kernels.h"
+#include "cpu_parallel.h"
 #include "reduce_internal.h"
 
 typedef struct rd_operands {
@@ -141,7 +142,11 @@ static void rd_plan_build(rd_plan *p, const parity_op_desc_t *d, const rd_operan
     p->vk = v;
     p->column = p->kshape[v] >= 8 && llabs(p->ks[RD_X][v]) < llabs(p->rs[RD_X][p->nr - 1]);
   }
-  p->threads = cpu_threads_for(p->M * p->K);
+  /* the forward reads M·K elements: split only where the split gains (cpu_parallel.h); the
+   * backward writes them, at the usual limit */
+  p->threads = d->direction == PARITY_DIRECTION_FORWARD
+                   ? cpu_reduce_threads(p->M * p->K, p->M * p->K * (int64_t)psup_dtype_size(o->x->dtype))
+                   : cpu_threads_for(p->M * p->K);
 }
 
 static const rd_kernels *rd_pick(int32_t dt, int32_t out_dt) {
