@@ -5,9 +5,10 @@
  * its input at cache speed (100-200 GB/s on one core), so below a few hundred KB that cost is
  * more than the half of the reading a second thread would take: two threads ran a sum of 2^17
  * f32 at 74-81 GB/s where one thread ran it at 177-198, and max over 2^16 at 41-47 against 138.
- * So a reduction's forward is split only when its serial read would take longer than the
- * fork/join cost times threads / (threads - 1) (where the split starts to gain), and never below
- * CPU_PARALLEL_MIN_ELEMENTS elements (the limit every kernel family uses).
+ * So a reduction is split only when its serial pass would take longer than the fork/join cost
+ * times threads / (threads - 1) (where the split starts to gain), and never below
+ * CPU_PARALLEL_MIN_ELEMENTS elements (the limit every kernel family uses). The forward's pass
+ * reads its elements; the backward's writes dx and reads x or dy, counted as twice the bytes.
  *
  * The cost is measured once per process, when the first reduction large enough to be split
  * runs (a few dozen empty parallel regions, about 0.1 ms here), or taken from
@@ -23,7 +24,7 @@
  * reading from its L2 (this VM: 120-200). Higher would split later; it is a nominal rate. */
 #define CPU_REDUCE_BYTES_PER_NS 128
 
-/* Threads for a reduction forward reading `bytes` of `elements` elements, given at most
+/* Threads for a reduction pass moving `bytes` over `elements` elements, given at most
  * `max_threads` threads and a fork/join cost of fork_join_ns: max_threads or 1. */
 int cpu_reduce_threads_for(int64_t elements, int64_t bytes, int max_threads, int64_t fork_join_ns);
 

@@ -142,11 +142,10 @@ static void rd_plan_build(rd_plan *p, const parity_op_desc_t *d, const rd_operan
     p->vk = v;
     p->column = p->kshape[v] >= 8 && llabs(p->ks[RD_X][v]) < llabs(p->rs[RD_X][p->nr - 1]);
   }
-  /* the forward reads M·K elements: split only where the split gains (cpu_parallel.h); the
-   * backward writes them, at the usual limit */
-  p->threads = d->direction == PARITY_DIRECTION_FORWARD
-                   ? cpu_reduce_threads(p->M * p->K, p->M * p->K * (int64_t)psup_dtype_size(o->x->dtype))
-                   : cpu_threads_for(p->M * p->K);
+  /* split only where the split gains (cpu_parallel.h): the forward reads M·K elements; the
+   * backward writes as many and reads about as many (x for max/min, dy for sum/mean) */
+  const int64_t bytes = p->M * p->K * (int64_t)psup_dtype_size(o->x->dtype);
+  p->threads = cpu_reduce_threads(p->M * p->K, d->direction == PARITY_DIRECTION_FORWARD ? bytes : 2 * bytes);
 }
 
 static const rd_kernels *rd_pick(int32_t dt, int32_t out_dt) {
