@@ -197,7 +197,12 @@ int32_t cpu_pool2d_supports(const parity_op_desc_t *d) {
 POOL_IMPL_(double, f64)
 POOL_IMPL_(float, f32)
 
-/* Per-thread scratch for the planes of one (n, c): x and dx (H*W), y and dy (OH*OW). */
+#include "pool_dense.h"
+POOL_DENSE_IMPL_(double, f64)
+POOL_DENSE_IMPL_(float, f32)
+
+/* Per-thread scratch for the planes of one (n, c): x and dx (H*W), y and dy (OH*OW), and the
+ * dense backward's tie counts and shares of one output row (OW each). */
 typedef struct pool_ws_t {
   unsigned char *mem;
   size_t per_thread;
@@ -206,7 +211,7 @@ typedef struct pool_ws_t {
 
 static int32_t ws_alloc(const conv_geom_t *g, size_t esz, pool_ws_t *ws, const char *what) {
   ws->threads = cpu_max_threads();
-  ws->per_thread = esz * (size_t)(2 * g->h * g->w + 2 * g->oh * g->ow + 1);
+  ws->per_thread = esz * (size_t)(2 * g->h * g->w + 2 * g->oh * g->ow + 2 * g->ow + 1);
   ws->mem = malloc(ws->per_thread * (size_t)ws->threads);
   if (!ws->mem)
     return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: %s: cannot allocate %zu bytes of scratch", what,
@@ -233,11 +238,14 @@ static int thread_id(void) {
   for (int64_t job = 0; job < jobs; job++) {                                                         \
     int64_t n = job / g.c, c = job % g.c;                                                            \
     T *xs = (T *)(ws.mem + (size_t)thread_id() * ws.per_thread), *xd = xs + g.h * g.w;               \
-    T *ys = xd + g.h * g.w, *dys = ys + g.oh * g.ow;                                                 \
+    T *ys = xd + g.h * g.w, *dys = ys + g.oh * g.ow, *cnt = dys + g.oh * g.ow, *shr = cnt + g.ow;    \
     load_plane_##SFX(dense_base(x), x->dtype, n * x->strides[0] + c * x->strides[1], g.h, g.w,       \
                      x->strides[2], x->strides[3], xs);                                              \
     if (fwd) {                                                                                       \
-      forward_##SFX(&g, is_max, cip, xs, ys);                                                        \
+      if (dense)                                                                                     \
+        dense_forward_##SFX(&g, is_max, xs, ys);                                                     \
+      else                                                                                           \
+        forward_##SFX(&g, is_max, cip, xs, ys);                                                      \
       store_plane_##SFX(dense_base(out), out->dtype, n * out->strides[0] + c * out->strides[1], g.oh, \
                         g.ow, out->strides[2], out->strides[3], ys);                                 \
     } else {                                                                                         \
@@ -247,7 +255,10 @@ static int thread_id(void) {
                          y->strides[2], y->strides[3], ys);                                          \
       load_plane_##SFX(dense_base(dy), dy->dtype, n * dy->strides[0] + c * dy->strides[1], g.oh, g.ow, \
                        dy->strides[2], dy->strides[3], dys);                                         \
-      backward_##SFX(&g, is_max, cip, xs, ys, dys, xd);                                              \
+      if (dense && pool_is_disjoint(&g))                                                             \
+        dense_backward_##SFX(&g, is_max, xs, ys, dys, xd, cnt, shr);                                 \
+      else                                                                                           \
+        backward_##SFX(&g, is_max, cip, xs, ys, dys, xd);                                            \
       store_plane_##SFX(dense_base(out), out->dtype, n * out->strides[0] + c * out->strides[1], g.h, \
                         g.w, out->strides[2], out->strides[3], xd);                                  \
     }                                                                                                \
@@ -267,6 +278,7 @@ static int32_t pool_run(const parity_op_desc_t *d) {
   st = ws_alloc(&g, is_f64 ? sizeof(double) : sizeof(float), &ws, psup_op_name(d->op));
   if (st != PARITY_STATUS_OK) return st;
   int par = (double)jobs * (double)(g.oh * g.ow) * (double)(g.kh * g.kw) >= 32768.0;
+  const int dense = pool_is_dense(&g); /* pool_dense.h */
   (void)par;
   if (is_f64) {
     POOL_RUN_(double, f64)

@@ -395,3 +395,115 @@ Test(pool2d, malformed_descriptors_are_rejected_with_a_message_and_output_untouc
   expect_rejected(dev, MAXP, &dil, F, sy_dil, 0, PARITY_STATUS_INVALID_ARGUMENT, "window 0 along height covers only padding");
   expect_rejected(dev, MAXP, &ok, PARITY_DTYPE_I32, sy, 0, PARITY_STATUS_UNSUPPORTED, "dtype i32 is not supported");
 }
+
+/* ---- windows without padding or dilation (pool_dense.h): bitwise the documented loops -------- */
+/* The rule in T arithmetic, taps in (kh, kw) order, dx accumulated in (oh, ow, kh, kw) order from
+ * +0: what the general loops compute, written out. One plane per (n, c). */
+#define REF_POOL_(T, SFX)                                                                             \
+  static void ref_pool_##SFX(int32_t op, const pcfg_t *c, const T *x, const T *dy, T *y, T *dx) {    \
+    const int64_t oh = out_h(c), ow = out_w(c), is_max = op == PARITY_OP_MAX_POOL2D;                  \
+    for (int64_t p = 0; p < c->n * c->c; p++) {                                                       \
+      const T *xp = x + p * c->h * c->w;                                                              \
+      T *dxp = dx + p * c->h * c->w;                                                                  \
+      for (int64_t k = 0; k < c->h * c->w; k++) dxp[k] = (T)0;                                        \
+      for (int64_t i = 0; i < oh; i++)                                                                \
+        for (int64_t j = 0; j < ow; j++) {                                                            \
+          T acc = is_max ? (T)-INFINITY : (T)0;                                                       \
+          for (int u = 0; u < c->kh; u++)                                                             \
+            for (int v = 0; v < c->kw; v++) {                                                         \
+              const T e = xp[(i * c->sh + u) * c->w + j * c->sw + v];                                 \
+              if (!is_max) acc += e;                                                                  \
+              else if (!isnan(acc) && (e > acc || isnan(e))) acc = e;                                 \
+            }                                                                                         \
+          if (!is_max) acc = acc / (T)(c->kh * c->kw);                                                \
+          y[(p * oh + i) * ow + j] = acc;                                                             \
+          int64_t count = 0;                                                                          \
+          for (int u = 0; u < c->kh; u++)                                                             \
+            for (int v = 0; v < c->kw; v++) {                                                         \
+              const T e = xp[(i * c->sh + u) * c->w + j * c->sw + v];                                 \
+              count += !is_max || e == acc || (isnan(e) && isnan(acc));                               \
+            }                                                                                         \
+          if (!count) continue;                                                                       \
+          const T share = dy[(p * oh + i) * ow + j] / (T)count;                                       \
+          for (int u = 0; u < c->kh; u++)                                                             \
+            for (int v = 0; v < c->kw; v++) {                                                         \
+              const int64_t at = (i * c->sh + u) * c->w + j * c->sw + v;                              \
+              if (!is_max || xp[at] == acc || (isnan(xp[at]) && isnan(acc))) dxp[at] += share;        \
+            }                                                                                         \
+        }                                                                                             \
+    }                                                                                                 \
+  }
+REF_POOL_(float, f32)
+REF_POOL_(double, f64)
+
+static int same_value(double a, double b) {
+  if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+  return a == b && signbit(a) == signbit(b);
+}
+
+Test(pool2d, windows_without_padding_match_the_documented_loops_bitwise_on_1_and_2_threads) {
+  parity_device_t *dev = pt_device("cpu");
+  static const pcfg_t dense[] = {
+      /* n c h   w  kh kw sh sw (no padding, dilation 1) */
+      {8, 8, 28, 28, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 0}, /* the CNN's pool, big enough to run on 2 threads */
+      {2, 3, 13, 11, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 1}, /* odd sizes: a last row and column in no window */
+      {2, 3, 12, 12, 3, 3, 3, 3, 0, 0, 0, 0, 1, 1, 0}, /* stride 3 (no literal stride) */
+      {2, 2, 11, 13, 2, 3, 4, 3, 0, 0, 0, 0, 1, 1, 0}, /* gaps between windows */
+      {1, 4, 9, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0}, /* 1x1, stride 1 */
+      {2, 2, 9, 9, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 0}, /* overlapping: dense forward, general backward */
+      {2, 2, 8, 9, 2, 2, 2, 1, 0, 0, 0, 0, 1, 1, 1}, /* overlapping columns only */
+  };
+  /* five values that round when summed (an average's tap order shows), so windows tie often, and
+   * now and then both zeros, infinities and NaNs */
+  static const double common[] = {0.1, 0.7, 1.3, 2.9, 3.3};
+  static const double pick[] = {1, 2, 2, 3, 3, 3, -0.0, 0.0, -INFINITY, INFINITY, NAN, -1, 0.5};
+  const int threads = dt_set_threads(1) ? 2 : 1;
+  uint64_t seed = 7;
+  for (size_t i = 0; i < sizeof dense / sizeof *dense; i++)
+    for (int o = 0; o < 2; o++)
+      for (int dt = 0; dt < 2; dt++) {
+        const pcfg_t *c = &dense[i];
+        const int32_t dtype = dt ? PARITY_DTYPE_F64 : PARITY_DTYPE_F32;
+        int64_t sx[4], sy[4];
+        shapes(c, sx, sy);
+        const int64_t nx = n4(sx), ny = n4(sy);
+        double *xv = malloc(sizeof(double) * (size_t)nx), *dyv = malloc(sizeof(double) * (size_t)ny);
+        for (int64_t k = 0; k < nx; k++) {
+          seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+          xv[k] = (seed >> 40) % 8 == 0 ? pick[(seed >> 20) % (sizeof pick / sizeof *pick)] : common[(seed >> 33) % 5];
+        }
+        for (int64_t k = 0; k < ny; k++) dyv[k] = (double)(k % 7) - 2.5;
+        /* the reference in the dtype's own arithmetic */
+        double *ry = malloc(sizeof(double) * (size_t)ny), *rdx = malloc(sizeof(double) * (size_t)nx);
+        if (dt) {
+          ref_pool_f64(ops[o], c, xv, dyv, ry, rdx);
+        } else {
+          float *fx = malloc(sizeof(float) * (size_t)nx), *fdy = malloc(sizeof(float) * (size_t)ny);
+          float *fy = malloc(sizeof(float) * (size_t)ny), *fdx = malloc(sizeof(float) * (size_t)nx);
+          for (int64_t k = 0; k < nx; k++) fx[k] = (float)xv[k];
+          for (int64_t k = 0; k < ny; k++) fdy[k] = (float)dyv[k];
+          ref_pool_f32(ops[o], c, fx, fdy, fy, fdx);
+          for (int64_t k = 0; k < ny; k++) ry[k] = fy[k];
+          for (int64_t k = 0; k < nx; k++) rdx[k] = fdx[k];
+          free(fx), free(fdy), free(fy), free(fdx);
+        }
+        for (int t = 1; t <= threads; t++) {
+          dt_set_threads(t);
+          pt_tensor x = dt_from(dev, dtype, 4, sx, xv), y = dt_from(dev, dtype, 4, sy, NULL);
+          pt_tensor dy = dt_from(dev, dtype, 4, sy, dyv), dx = dt_from(dev, dtype, 4, sx, NULL);
+          cr_assert_eq(pool_fwd(dev, ops[o], c, &x, &y), PARITY_STATUS_OK, "%s", parity_last_error());
+          cr_assert_eq(pool_bwd(dev, ops[o], c, &x, &y, &dy, &dx), PARITY_STATUS_OK, "%s", parity_last_error());
+          double *gy = dt_read(&y), *gdx = dt_read(&dx);
+          for (int64_t k = 0; k < ny; k++)
+            cr_assert(same_value(gy[k], ry[k]), "case %zu %s %s, %d threads: y[%lld] = %g, want %g", i,
+                      psup_op_name(ops[o]), psup_dtype_name(dtype), t, (long long)k, gy[k], ry[k]);
+          for (int64_t k = 0; k < nx; k++)
+            cr_assert(same_value(gdx[k], rdx[k]), "case %zu %s %s, %d threads: dx[%lld] = %g, want %g", i,
+                      psup_op_name(ops[o]), psup_dtype_name(dtype), t, (long long)k, gdx[k], rdx[k]);
+          free(gy), free(gdx);
+          pt_tensor_free(&x), pt_tensor_free(&y), pt_tensor_free(&dy), pt_tensor_free(&dx);
+        }
+        free(xv), free(dyv), free(ry), free(rdx);
+      }
+  dt_set_threads(1);
+}
