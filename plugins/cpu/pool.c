@@ -233,34 +233,60 @@ static int thread_id(void) {
 #define POOL_PARALLEL_FOR_
 #endif
 
-#define POOL_RUN_(T, SFX)                                                                            \
+/* Plane (n, c) of t in place when it is stored as the compute type with unit column stride and
+ * rows of `cols` (the scratch copy then is not needed), else NULL. Pool outputs never alias
+ * their inputs (the ABI's operand rules). */
+static void *pool_plane(const parity_tensor_desc_t *t, int32_t dtype, int64_t n, int64_t c, int64_t cols) {
+  if (t->dtype != dtype || t->strides[3] != 1 || t->strides[2] != cols) return NULL;
+  return (unsigned char *)dense_base(t) +
+         (size_t)(n * t->strides[0] + c * t->strides[1]) * psup_dtype_size(dtype);
+}
+
+/* One (n, c) plane per job: planes stored as the compute type with unit column stride are read
+ * and written in place; others go through the thread's scratch (f16 and bf16 always: they
+ * compute in f32). */
+#define POOL_RUN_(T, SFX, DT)                                                                        \
   POOL_PARALLEL_FOR_                                                                                  \
   for (int64_t job = 0; job < jobs; job++) {                                                         \
     int64_t n = job / g.c, c = job % g.c;                                                            \
     T *xs = (T *)(ws.mem + (size_t)thread_id() * ws.per_thread), *xd = xs + g.h * g.w;               \
     T *ys = xd + g.h * g.w, *dys = ys + g.oh * g.ow, *cnt = dys + g.oh * g.ow, *shr = cnt + g.ow;    \
-    load_plane_##SFX(dense_base(x), x->dtype, n * x->strides[0] + c * x->strides[1], g.h, g.w,       \
-                     x->strides[2], x->strides[3], xs);                                              \
+    const T *xp = pool_plane(x, DT, n, c, g.w);                                                      \
+    if (!xp) {                                                                                       \
+      load_plane_##SFX(dense_base(x), x->dtype, n * x->strides[0] + c * x->strides[1], g.h, g.w,     \
+                       x->strides[2], x->strides[3], xs);                                            \
+      xp = xs;                                                                                       \
+    }                                                                                                \
     if (fwd) {                                                                                       \
+      T *yo = pool_plane(out, DT, n, c, g.ow), *yp = yo ? yo : ys;                                   \
       if (dense)                                                                                     \
-        dense_forward_##SFX(&g, is_max, xs, ys);                                                     \
+        dense_forward_##SFX(&g, is_max, xp, yp);                                                     \
       else                                                                                           \
-        forward_##SFX(&g, is_max, cip, xs, ys);                                                      \
-      store_plane_##SFX(dense_base(out), out->dtype, n * out->strides[0] + c * out->strides[1], g.oh, \
-                        g.ow, out->strides[2], out->strides[3], ys);                                 \
+        forward_##SFX(&g, is_max, cip, xp, yp);                                                      \
+      if (!yo)                                                                                       \
+        store_plane_##SFX(dense_base(out), out->dtype, n * out->strides[0] + c * out->strides[1],    \
+                          g.oh, g.ow, out->strides[2], out->strides[3], ys);                         \
     } else {                                                                                         \
       const parity_tensor_desc_t *y = d->inputs[1], *dy = d->inputs[2];                             \
-      if (is_max)                                                                                    \
+      const T *yp = ys, *dyp = pool_plane(dy, DT, n, c, g.ow);                                       \
+      if (is_max && !(yp = pool_plane(y, DT, n, c, g.ow))) {                                         \
         load_plane_##SFX(dense_base(y), y->dtype, n * y->strides[0] + c * y->strides[1], g.oh, g.ow, \
                          y->strides[2], y->strides[3], ys);                                          \
-      load_plane_##SFX(dense_base(dy), dy->dtype, n * dy->strides[0] + c * dy->strides[1], g.oh, g.ow, \
-                       dy->strides[2], dy->strides[3], dys);                                         \
+        yp = ys;                                                                                     \
+      }                                                                                              \
+      if (!dyp) {                                                                                    \
+        load_plane_##SFX(dense_base(dy), dy->dtype, n * dy->strides[0] + c * dy->strides[1], g.oh,   \
+                         g.ow, dy->strides[2], dy->strides[3], dys);                                 \
+        dyp = dys;                                                                                   \
+      }                                                                                              \
+      T *dxo = pool_plane(out, DT, n, c, g.w), *dxp = dxo ? dxo : xd;                                \
       if (dense && pool_is_disjoint(&g))                                                             \
-        dense_backward_##SFX(&g, is_max, xs, ys, dys, xd, cnt, shr);                                 \
+        dense_backward_##SFX(&g, is_max, xp, yp, dyp, dxp, cnt, shr);                                \
       else                                                                                           \
-        backward_##SFX(&g, is_max, cip, xs, ys, dys, xd);                                            \
-      store_plane_##SFX(dense_base(out), out->dtype, n * out->strides[0] + c * out->strides[1], g.h, \
-                        g.w, out->strides[2], out->strides[3], xd);                                  \
+        backward_##SFX(&g, is_max, cip, xp, yp, dyp, dxp);                                           \
+      if (!dxo)                                                                                      \
+        store_plane_##SFX(dense_base(out), out->dtype, n * out->strides[0] + c * out->strides[1],    \
+                          g.h, g.w, out->strides[2], out->strides[3], xd);                           \
     }                                                                                                \
   }
 
@@ -281,9 +307,9 @@ static int32_t pool_run(const parity_op_desc_t *d) {
   const int dense = pool_is_dense(&g); /* pool_dense.h */
   (void)par;
   if (is_f64) {
-    POOL_RUN_(double, f64)
+    POOL_RUN_(double, f64, PARITY_DTYPE_F64)
   } else {
-    POOL_RUN_(float, f32)
+    POOL_RUN_(float, f32, PARITY_DTYPE_F32)
   }
   free(ws.mem);
   return PARITY_STATUS_OK;
