@@ -113,30 +113,32 @@ Test(cpu_parallel, the_cost_is_measured_once_at_the_first_large_reduction_and_ch
   free(log);
 }
 
-Test(cpu_parallel, the_variable_replaces_the_measurement) {
-  setenv("PARITY_CPU_FORK_JOIN_NS", "2500", 1);
+/* The plugin's messages while a context sets PARITY_CPU_FORK_JOIN_NS to `value` and reduces 2^18
+ * elements on two threads (the caller frees them); *omp: whether the plugin runs OpenMP. */
+static char *log_with(const char *value, double r[3], int *omp) {
+  setenv("PARITY_CPU_FORK_JOIN_NS", value, 1);
   capture c = capture_stderr();
   parity_device_t *dev;
   parity_context_t *ctx = debug_cpu(&dev);
-  double r[3];
+  *omp = rs_set_threads(2);
   reduce_n(dev, INT64_C(1) << 18, 2, r);
   parity_context_destroy(ctx);
-  char *log = captured(&c);
+  return captured(&c);
+}
+
+Test(cpu_parallel, the_variable_replaces_the_measurement) {
+  double r[3];
+  int omp;
+  char *log = log_with("2500", r, &omp);
   cr_assert_eq(count(log, measured), 0, "measured despite the variable:\n%s", log);
   cr_assert(strstr(log, "cpu: a fork/join costs 2500 ns (PARITY_CPU_FORK_JOIN_NS)"), "%s", log);
   free(log);
 }
 
 Test(cpu_parallel, a_malformed_value_is_a_warning_and_the_cost_is_measured) {
-  setenv("PARITY_CPU_FORK_JOIN_NS", "3us", 1);
-  capture c = capture_stderr();
-  parity_device_t *dev;
-  parity_context_t *ctx = debug_cpu(&dev);
-  const int omp = rs_set_threads(2);
   double r[3];
-  reduce_n(dev, INT64_C(1) << 18, 2, r);
-  parity_context_destroy(ctx);
-  char *log = captured(&c);
+  int omp;
+  char *log = log_with("3us", r, &omp);
   cr_assert(strstr(log, "cpu: PARITY_CPU_FORK_JOIN_NS='3us' is not a whole number of nanoseconds from 0 to "
                         "1000000000; measuring the cost instead"),
             "%s", log);
