@@ -183,6 +183,27 @@ Test(bench, torch_runs_on_the_same_cpus, .timeout = 60) {
   unlink(path);
 }
 
+/* The train figure carries torch's training step as its reference: the stand-in answers 1 ms per
+ * step, so 64 images in 1 ms read 64000 images/s. */
+Test(bench, train_figure_has_the_torch_training_reference, .timeout = 120) {
+  char path[256], dir[512], args[1024];
+  tmp_path(path, sizeof path, "train.json");
+  snprintf(dir, sizeof dir, "%s", __FILE__);
+  *strrchr(dir, '/') = 0;
+  snprintf(args, sizeof args,
+           "env PARITY_BENCH_PYTHON='%s/fake_torch.sh' ./parity-bench --quick --backend cpu --threads 1 "
+           "--section train --json %s", dir, path);
+  cr_assert_eq(run(args), 0, "%s", out);
+  json *j = load(path);
+  const json *f = json_get(j, "figures")->child;
+  cr_assert(f && !strcmp(json_str(f, "name", ""), "train-cnn"), "%s", out);
+  const json *r = json_get(f, "references")->child;
+  cr_assert(r && !strcmp(json_str(r, "name", ""), "torch.train-cnn"), "%s", out);
+  cr_assert_float_eq(json_num(r, "value", 0), 64000.0, 1e-6, "torch.train-cnn %g images/s", json_num(r, "value", 0));
+  json_free(j);
+  unlink(path);
+}
+
 #if PARITY_CPU_OPENMP
 Test(bench, threads_reach_the_cpu_plugin, .timeout = 60) {
   char path[256], args[512];

@@ -11,6 +11,8 @@ Then per line in:  {"id": 0, "op": "sum", "a": [16777216], "b": []}
 until end of input. Timing follows parity-bench's rule (tools/bench/timing.h): one warm-up call,
 one calibration call, then R repetitions each lasting at least S seconds; the median seconds per
 call. Tensors are float32 on the CPU; forward-only figures run under torch.no_grad().
+"train-cnn" times one training step (SGD with momentum, cross-entropy on one-hot targets) of the
+CNN of tools/train/models.c on the batch "a".
 
 The script re-executes itself once with glibc's malloc told to keep freed memory (MALLOC_*
 below): by default glibc returns every block of 128 KiB or more to the kernel when it is freed,
@@ -75,6 +77,24 @@ def make_job(torch, op, a_shape, b_shape):
         return lambda: torch.matmul(a, b)
     if op == "conv2d-fwd":
         return lambda: F.conv2d(a, b, padding=1)
+    if op == "train-cnn":  # one SGD step of the CNN of tools/train/models.c on the batch a
+        nn = torch.nn
+        torch.manual_seed(1)
+        model = nn.Sequential(nn.Conv2d(1, 16, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2, 2),
+                              nn.Conv2d(16, 32, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2, 2),
+                              nn.Flatten(), nn.Linear(1568, 128), nn.ReLU(), nn.Linear(128, 10))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        n = a_shape[0]
+        target = torch.zeros(n, 10)
+        target[torch.arange(n), torch.arange(n) % 10] = 1  # one-hot, as train.c's
+
+        def train_step():
+            opt.zero_grad()
+            loss = F.cross_entropy(model(a), target)
+            loss.backward()
+            opt.step()
+            return loss.item()  # read back each step, as parity's
+        return train_step
     if op == "conv2d-fwd-bwd":
         a.requires_grad_(True)
         b.requires_grad_(True)
@@ -116,7 +136,7 @@ def main():
         job = json.loads(line)
         try:
             fn = make_job(torch, job["op"], job["a"], job.get("b") or [])
-            if job["op"] == "conv2d-fwd-bwd":
+            if job["op"] in ("conv2d-fwd-bwd", "train-cnn"):
                 s = timed(fn, reps, min_rep_s)
             else:
                 with torch.no_grad():

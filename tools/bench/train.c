@@ -1,7 +1,8 @@
 /* train.c — the train section: images per second of training the Fashion-MNIST CNN
  * (tools/train/models.c), batch 64, SGD with momentum, on generated images (the dataset is not
  * needed): 2 warm-up steps, then --train-steps timed steps of forward, loss, backward and an
- * update, the loss read back each step as parity-train does. No reference. */
+ * update, the loss read back each step as parity-train does. Reference: torch's step of the
+ * same layers on one batch (torch_ref.py, "train-cnn"), timed by the timing rule. */
 #include <stdio.h>
 
 #include "models.h"
@@ -29,9 +30,15 @@ void section_train(bench_run *run, parity_device_t *dev, const char *backend) {
   if (ok) ok = parity_device_synchronize(dev) == PARITY_STATUS_OK;
   if (ok) {
     double t = bench_now_s() - t0, ips = (double)(steps * BATCH) / t;
-    bench_add(run->results, "train", "train-cnn", backend, "64x1x28x28", BATCH * 784.0, run->threads, ips, "images/s");
+    bench_figure *f =
+        bench_add(run->results, "train", "train-cnn", backend, "64x1x28x28", BATCH * 784.0, run->threads, ips, "images/s");
     fprintf(run->log, "%s: train-cnn %.1f images/s, %ld steps of %d (one %d-image epoch: %.1f s)\n", backend, ips, steps,
             BATCH, EPOCH, EPOCH / ips);
+    if (f) { /* torch's images/s = work / seconds per step / 1e9, the scale of every reference */
+      f->work = BATCH * 1e9;
+      torch_ref_measure(f, "train-cnn", 4, (const int64_t[]){BATCH, 1, 28, 28}, 0, NULL);
+      bench_print_row(run->log, f);
+    }
   } else {
     fprintf(run->log, "%s: train-cnn unsupported: %s\n", backend, parity_last_error());
   }
