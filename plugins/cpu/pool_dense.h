@@ -39,6 +39,29 @@ static int pool_is_disjoint(const conv_geom_t *g) { return g->sh >= g->kh && g->
 #endif
 
 #define POOL_DENSE_IMPL_(T, SFX)                                                                       \
+  /* max backward over 2x2 windows with stride 2 (most max pools): an output's four taps counted, \
+   * shared and stored in one pass (the loops below take three and a strided store); the same     \
+   * steps in the same order. The forward's four passes stay: fused into one, GCC did not          \
+   * vectorise it (3.0 ms against 1.1 for the CNN's first pool). */                                \
+  static void max22_backward_##SFX(const conv_geom_t *g, const T *x, const T *y, const T *dy, T *dx) { \
+    const int64_t w = g->w, ow = g->ow;                                                              \
+    memset(dx, 0, sizeof(T) * (size_t)(g->h * w)); /* rows and columns in no window */               \
+    for (int64_t oh = 0; oh < g->oh; oh++) {                                                         \
+      const T *r0 = x + 2 * oh * w, *r1 = r0 + w, *yr = y + oh * ow, *dyr = dy + oh * ow;            \
+      T *d0 = dx + 2 * oh * w, *d1 = d0 + w;                                                         \
+      for (int64_t j = 0; j < ow; j++) {                                                             \
+        const T yv = yr[j], a = r0[2 * j], b = r0[2 * j + 1], c = r1[2 * j], d = r1[2 * j + 1];      \
+        const int ta = POOL_TIE_(a, yv), tb = POOL_TIE_(b, yv), tc = POOL_TIE_(c, yv),               \
+                  td = POOL_TIE_(d, yv);                                                             \
+        const T cnt = (ta ? (T)1 : (T)0) + (tb ? (T)1 : (T)0) + (tc ? (T)1 : (T)0) + (td ? (T)1 : (T)0); \
+        const T sh = (T)0 + dyr[j] / cnt; /* no tie: never stored */                                 \
+        d0[2 * j] = ta ? sh : (T)0;                                                                  \
+        d0[2 * j + 1] = tb ? sh : (T)0;                                                              \
+        d1[2 * j] = tc ? sh : (T)0;                                                                  \
+        d1[2 * j + 1] = td ? sh : (T)0;                                                              \
+      }                                                                                              \
+    }                                                                                                \
+  }                                                                                                  \
   static void dense_forward_##SFX(const conv_geom_t *g, int is_max, const T *x, T *y) {              \
     const int64_t w = g->w, ow = g->ow;                                                              \
     for (int64_t oh = 0; oh < g->oh; oh++) {                                                         \
@@ -64,6 +87,10 @@ static int pool_is_disjoint(const conv_geom_t *g) { return g->sh >= g->kh && g->
   /* dx plane (disjoint windows; the whole plane written) from x, y, dy; cnt and share: ow each */   \
   static void dense_backward_##SFX(const conv_geom_t *g, int is_max, const T *x, const T *y,         \
                                    const T *dy, T *dx, T *cnt, T *share) {                           \
+    if (is_max && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2) {                            \
+      max22_backward_##SFX(g, x, y, dy, dx);                                                         \
+      return;                                                                                        \
+    }                                                                                                \
     const int64_t w = g->w, ow = g->ow;                                                              \
     memset(dx, 0, sizeof(T) * (size_t)(g->h * w));                                                  \
     for (int64_t oh = 0; oh < g->oh; oh++) {                                                         \
