@@ -457,12 +457,16 @@ Test(pool2d, windows_without_padding_match_the_documented_loops_bitwise_on_1_and
    * now and then both zeros, infinities and NaNs */
   static const double common[] = {0.1, 0.7, 1.3, 2.9, 3.3};
   static const double pick[] = {1, 2, 2, 3, 3, 3, -0.0, 0.0, -INFINITY, INFINITY, NAN, -1, 0.5};
+  /* and a second input of signed zeros below -1s: most windows' max is a zero, the first one in
+   * tap order, so an order of taps other than (kh, kw) shows in the sign */
+  static const double zeros[] = {-0.0, 0.0, -1.0, 0.0, -0.0};
   const int threads = dt_set_threads(1) ? 2 : 1;
   uint64_t seed = 7;
   for (size_t i = 0; i < sizeof dense / sizeof *dense; i++)
     for (int o = 0; o < 2; o++)
-      for (int dt = 0; dt < 2; dt++) {
+      for (int mode = 0; mode < 4; mode++) {
         const pcfg_t *c = &dense[i];
+        const int dt = mode & 1, signed_zeros = mode >> 1;
         const int32_t dtype = dt ? PARITY_DTYPE_F64 : PARITY_DTYPE_F32;
         int64_t sx[4], sy[4];
         shapes(c, sx, sy);
@@ -470,7 +474,9 @@ Test(pool2d, windows_without_padding_match_the_documented_loops_bitwise_on_1_and
         double *xv = malloc(sizeof(double) * (size_t)nx), *dyv = malloc(sizeof(double) * (size_t)ny);
         for (int64_t k = 0; k < nx; k++) {
           seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-          xv[k] = (seed >> 40) % 8 == 0 ? pick[(seed >> 20) % (sizeof pick / sizeof *pick)] : common[(seed >> 33) % 5];
+          xv[k] = signed_zeros                ? zeros[(seed >> 33) % 5]
+                  : (seed >> 40) % 8 == 0 ? pick[(seed >> 20) % (sizeof pick / sizeof *pick)]
+                                          : common[(seed >> 33) % 5];
         }
         for (int64_t k = 0; k < ny; k++) dyv[k] = (double)(k % 7) - 2.5;
         /* the reference in the dtype's own arithmetic */
