@@ -161,18 +161,25 @@ Test(bench, missing_references_are_reported_not_fatal, .timeout = 60) {
   unlink(path);
 }
 
-/* The reference process runs on the run's CPUs: a stand-in for python3 (fake_torch.sh) answers the
- * handshake with the CPUs it was given, and parity-bench names them in the header. */
-Test(bench, torch_runs_on_the_same_cpus, .timeout = 60) {
-  char path[256], dir[512], args[1024];
-  tmp_path(path, sizeof path, "cpus.json");
+/* The JSON of a quick one-thread cpu run with `what` (sections, ops) whose torch is the stand-in
+ * for python3, fake_torch.sh (one millisecond per job); written to path. */
+static json *run_with_fake_torch(const char *what, char *path, size_t n, const char *file) {
+  char dir[512], args[1024];
+  tmp_path(path, n, file);
   snprintf(dir, sizeof dir, "%s", __FILE__);
   *strrchr(dir, '/') = 0;
   snprintf(args, sizeof args,
            "env PARITY_BENCH_PYTHON='%s/fake_torch.sh' ./parity-bench --quick --backend cpu --threads 1 "
-           "--section kernels --op add --json %s", dir, path);
+           "%s --json %s", dir, what, path);
   cr_assert_eq(run(args), 0, "%s", out);
-  json *j = load(path);
+  return load(path);
+}
+
+/* The reference process runs on the run's CPUs: the stand-in answers the handshake with the CPUs
+ * it was given, and parity-bench names them in the header. */
+Test(bench, torch_runs_on_the_same_cpus, .timeout = 60) {
+  char path[256];
+  json *j = run_with_fake_torch("--section kernels --op add", path, sizeof path, "cpus.json");
   const json *h = json_get(j, "header");
   const char *cpus = json_str(h, "cpus", ""), *torch = json_str(h, "torch", "");
   cr_assert(*cpus && !strchr(cpus, ','), "--threads 1 ran on CPUs \"%s\", not one", cpus);
@@ -186,15 +193,8 @@ Test(bench, torch_runs_on_the_same_cpus, .timeout = 60) {
 /* The train figure carries torch's training step as its reference: the stand-in answers 1 ms per
  * step, so 64 images in 1 ms read 64000 images/s. */
 Test(bench, train_figure_has_the_torch_training_reference, .timeout = 120) {
-  char path[256], dir[512], args[1024];
-  tmp_path(path, sizeof path, "train.json");
-  snprintf(dir, sizeof dir, "%s", __FILE__);
-  *strrchr(dir, '/') = 0;
-  snprintf(args, sizeof args,
-           "env PARITY_BENCH_PYTHON='%s/fake_torch.sh' ./parity-bench --quick --backend cpu --threads 1 "
-           "--section train --json %s", dir, path);
-  cr_assert_eq(run(args), 0, "%s", out);
-  json *j = load(path);
+  char path[256];
+  json *j = run_with_fake_torch("--section train", path, sizeof path, "train.json");
   const json *f = json_get(j, "figures")->child;
   cr_assert(f && !strcmp(json_str(f, "name", ""), "train-cnn"), "%s", out);
   const json *r = json_get(f, "references")->child;
