@@ -89,7 +89,7 @@ parity_status_t parity__storage_new(parity_device_t *dev, uint64_t bytes, parity
   st->refs = 1;
   st->dev = dev;
   st->plan_fills = 0;
-  parity__context_retain(dev->ctx);
+  if (dev->storages++ == 0) parity__context_retain(dev->ctx);
   st->bytes = bytes;
   *out = st;
   return PARITY_STATUS_OK;
@@ -109,6 +109,12 @@ static void make_room(parity_device_t *dev, uint32_t k) {
   }
 }
 
+/* The last statement of a storage's release: the device's context reference goes with its last
+ * storage (which may close the device and free the context). */
+static void storage_gone(parity_device_t *dev) {
+  if (--dev->storages == 0) parity__context_release(dev->ctx);
+}
+
 void parity__storage_release(parity__storage *st) {
   if (!st || --st->refs > 0) return;
   parity_device_t *dev = st->dev;
@@ -118,7 +124,7 @@ void parity__storage_release(parity__storage *st) {
   if (dev->cached_bytes + (1ull << k) > dev->cache_limit) { /* still over the limit: give it back */
     parity_buffer_free(st->buf);
     parity__pool_put(&storage_pool, st);
-    parity__context_release(dev->ctx);
+    storage_gone(dev);
     return;
   }
   if (bin->count == bin->cap) {
@@ -127,7 +133,7 @@ void parity__storage_release(parity__storage *st) {
     if (!items) { /* cannot cache it: give it back */
       parity_buffer_free(st->buf);
       parity__pool_put(&storage_pool, st);
-      parity__context_release(dev->ctx);
+      storage_gone(dev);
       return;
     }
     bin->items = items;
@@ -136,5 +142,5 @@ void parity__storage_release(parity__storage *st) {
   bin->items[bin->count++] = st->buf;
   dev->cached_bytes += 1ull << k;
   parity__pool_put(&storage_pool, st);
-  parity__context_release(dev->ctx);
+  storage_gone(dev);
 }

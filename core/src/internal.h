@@ -42,8 +42,9 @@ typedef struct parity__plugin {
 } parity__plugin;
 
 struct parity_context_t {
-  /* 1 for the caller (until parity_context_destroy) + 1 per live storage and plan: the context
-   * and its devices outlive every tensor, op and plan made from them */
+  /* 1 for the caller (until parity_context_destroy) + 1 per plan + 1 per device that has live
+   * storages (parity_device_t.storages): the context and its devices outlive every tensor, op
+   * and plan made from them */
   _Atomic int refs;
   int destroyed;
   parity__plugin plugins[PARITY_MAX_PLUGINS];
@@ -77,6 +78,8 @@ struct parity_device_t {
   uint64_t supported[64];         /* classes supports() said OK to (PARITY_DEVICE_FLAG_SUPPORTS_BY_CLASS); 0 = empty */
   parity_plan_t *capture;        /* plan being recorded on this device, if any */
   uint64_t launches;             /* ops enqueued (numbers them in verification reports) */
+  uint64_t storages;             /* live storages (alloc.c); while there are any, the device holds
+                                    one reference to its context, so a storage costs no atomic */
   uint64_t verify_checked;       /* PARITY_VERIFY=cpu: ops compared with the CPU plugin */
   uint64_t verify_skipped;       /* ops it could not compare (i64 operands, no CPU plugin) */
   char *verify_report;           /* the first op that broke its bound (NULL: none yet) */

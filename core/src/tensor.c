@@ -99,49 +99,65 @@ static void tensor_free(parity_tensor_t *t) {
  * graph: done with a per-thread work list, not recursion, so a 300,000-op chain cannot overflow
  * the stack. */
 #define PENDING_INLINE 64
-static _Thread_local parity_tensor_t *pending_inline[PENDING_INLINE];
-static _Thread_local parity_tensor_t **pending; /* pending_inline, or the heap when it overflows */
-static _Thread_local size_t npending, cap_pending;
-static _Thread_local int releasing;
+typedef struct release_list {
+  parity_tensor_t *inline_[PENDING_INLINE];
+  parity_tensor_t **items; /* inline_, or the heap when it overflows */
+  size_t count, cap;
+  int releasing;
+} release_list;
+static _Thread_local release_list rel; /* one thread-local block: one TLS lookup per release */
 
 void parity_tensor_release(parity_tensor_t *t) {
   if (!t || tensor_dead(t, "tensor_release") || --t->refs > 0) return;
-  if (releasing) { /* inside a release further up: queue it */
-    if (npending == cap_pending) {
-      size_t cap = cap_pending * 2;
-      parity_tensor_t **p = pending == pending_inline ? malloc(cap * sizeof *p) : realloc(pending, cap * sizeof *p);
+  release_list *r = &rel;
+  if (r->releasing) { /* inside a release further up: queue it */
+    if (r->count == r->cap) {
+      size_t cap = r->cap * 2;
+      parity_tensor_t **p = r->items == r->inline_ ? malloc(cap * sizeof *p) : realloc(r->items, cap * sizeof *p);
       if (!p) { /* no memory for the list: free it here (recursion, as a last resort) */
         tensor_free(t);
         return;
       }
-      if (pending == pending_inline) memcpy(p, pending_inline, sizeof pending_inline);
-      pending = p;
-      cap_pending = cap;
+      if (r->items == r->inline_) memcpy(p, r->inline_, sizeof r->inline_);
+      r->items = p;
+      r->cap = cap;
     }
-    pending[npending++] = t;
+    r->items[r->count++] = t;
     return;
   }
-  releasing = 1;
-  pending = pending_inline;
-  cap_pending = PENDING_INLINE;
+  r->releasing = 1;
+  r->items = r->inline_;
+  r->cap = PENDING_INLINE;
   tensor_free(t);
-  while (npending) tensor_free(pending[--npending]);
-  if (pending != pending_inline) free(pending);
-  pending = NULL;
-  releasing = 0;
+  while (r->count) tensor_free(r->items[--r->count]);
+  if (r->items != r->inline_) free(r->items);
+  r->items = NULL;
+  r->releasing = 0;
 }
+
+/* keep_masks[r][a]: all ones for a < r, else 0 (the descriptor's entries past the rank are 0) */
+typedef int64_t desc_v2 __attribute__((vector_size(16)));
+static const int64_t keep_masks[PARITY_MAX_RANK + 1][PARITY_MAX_RANK] __attribute__((aligned(16))) = {
+    {0}, {-1}, {-1, -1}, {-1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1, -1},
+    {-1, -1, -1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1, -1, -1, -1}};
 
 void parity__tensor_desc(const parity_tensor_t *t, parity_tensor_desc_t *d) {
   d->struct_size = sizeof *d;
   d->dtype = t->dtype;
   d->rank = t->rank;
   d->reserved0 = 0;
-  /* past the rank: 0. A mask, not a loop from the rank (which became two memset calls, a tenth of
-   * a small eager op's host work) */
-  for (uint32_t a = 0; a < PARITY_MAX_RANK; a++) {
-    const int64_t keep = a < t->rank ? -1 : 0;
-    d->shape[a] = t->shape[a] & keep;
-    d->strides[a] = t->strides[a] & keep;
+  /* past the rank: 0, two entries per step under a mask (a loop from the rank became two memset
+   * calls, and an element loop was a tenth of a small eager op's host work) */
+  const int64_t *keep = keep_masks[t->rank <= PARITY_MAX_RANK ? t->rank : PARITY_MAX_RANK];
+  for (uint32_t a = 0; a < PARITY_MAX_RANK; a += 2) {
+    desc_v2 m, sh, sd;
+    memcpy(&m, keep + a, sizeof m);
+    memcpy(&sh, t->shape + a, sizeof sh);
+    memcpy(&sd, t->strides + a, sizeof sd);
+    sh &= m;
+    sd &= m;
+    memcpy(d->shape + a, &sh, sizeof sh);
+    memcpy(d->strides + a, &sd, sizeof sd);
   }
   d->buffer = parity_buffer_handle(t->st->buf);
   d->offset_bytes = (uint64_t)t->offset * psup_dtype_size(t->dtype);

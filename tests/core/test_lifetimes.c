@@ -33,6 +33,26 @@ Test(lifetimes, tensors_released_after_their_context_was_destroyed_are_safe_and_
   parity_tensor_release(x);
 }
 
+/* A device holds its context while it has live storages (one reference, not one per storage):
+ * after its last storage went, a new one must take the reference again. Under AddressSanitizer
+ * (tools/ci-extra.sh) a reference taken or dropped once too often shows as a use after free or
+ * a leak. */
+Test(lifetimes, a_device_whose_storages_all_went_holds_its_context_again_for_new_ones) {
+  parity_device_t *dev;
+  parity_context_t *ctx = cpu_ctx(&dev);
+  parity_tensor_t *a = vec(dev, PARITY_DTYPE_F32, 2, (double[]){1, 2});
+  parity_tensor_release(a); /* the device has no storage now */
+  parity_tensor_t *x = vec(dev, PARITY_DTYPE_F64, 3, (double[]){4, -5, 6}), *y = NULL;
+  OK(parity_unary(PARITY_OP_NEG, x, &y));
+  parity_tensor_release(x);
+  parity_context_destroy(ctx);
+  parity_tensor_t *z = NULL;
+  OK(parity_unary(PARITY_OP_NEG, y, &z));
+  expect_values(z, (double[]){4, -5, 6}, 3);
+  parity_tensor_release(y);
+  parity_tensor_release(z);
+}
+
 Test(lifetimes, a_plan_destroyed_after_its_context_is_safe) {
   parity_device_t *dev;
   parity_context_t *ctx = cpu_ctx(&dev);
