@@ -190,6 +190,35 @@ Test(bench, torch_runs_on_the_same_cpus, .timeout = 60) {
   unlink(path);
 }
 
+/* Torch's repetitions take turns with parity's: the stand-in is asked to prepare the op once,
+ * then for one repetition at a time (--quick: 3), then to release it. */
+Test(bench, torch_is_timed_one_repetition_at_a_time, .timeout = 60) {
+  char path[256], log[256];
+  tmp_path(log, sizeof log, "torch-requests.log");
+  unlink(log);
+  setenv("FAKE_TORCH_LOG", log, 1);
+  json *j = run_with_fake_torch("--section kernels --op add", path, sizeof path, "reps.json");
+  unsetenv("FAKE_TORCH_LOG");
+  FILE *f = fopen(log, "r");
+  cr_assert(f, "the stand-in logged no request");
+  char line[512];
+  int prepare = 0, reps = 0, release = 0, order_ok = 1;
+  while (fgets(line, sizeof line, f)) {
+    if (strstr(line, "\"op\"")) prepare++, order_ok &= reps == 0 && release == 0;
+    else if (strstr(line, "\"rep\"")) reps++, order_ok &= prepare == 1 && release == 0;
+    else if (strstr(line, "\"release\"")) release++, order_ok &= reps == 3;
+  }
+  fclose(f);
+  cr_assert(prepare == 1 && reps == 3 && release == 1 && order_ok,
+            "requests: %d prepare, %d rep, %d release (in order: %d)", prepare, reps, release, order_ok);
+  const json *r = json_get(json_get(j, "figures")->child, "references")->child;
+  while (r && strcmp(json_str(r, "name", ""), "torch.add")) r = r->next;
+  cr_assert(r && json_num(r, "value", 0) > 0, "no torch.add figure: %s", out);
+  json_free(j);
+  unlink(path);
+  unlink(log);
+}
+
 /* The train figure carries torch's training step as its reference: the stand-in answers 1 ms per
  * step, so 64 images in 1 ms read 64000 images/s. */
 Test(bench, train_figure_has_the_torch_training_reference, .timeout = 120) {

@@ -67,7 +67,7 @@ blas_gemm *blas_gemm_create(int m, int n, int k, int threads, char *why, size_t 
   return g;
 }
 
-bench_job blas_gemm_job(blas_gemm *g) { return (bench_job){call, NULL, g, -1, 0}; }
+bench_job blas_gemm_job(blas_gemm *g) { return (bench_job){call, NULL, g, -1, 0, NULL}; }
 
 void blas_gemm_destroy(blas_gemm *g) {
   if (!g) return;

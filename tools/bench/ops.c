@@ -13,6 +13,15 @@ int bench_wanted(const bench_run *run, const char *name) {
   return !only || !strcmp(only, name) || (!strncmp(name, only, n) && name[n] == '-'); /* conv2d: both */
 }
 
+void bench_time_figure(const bench_run *run, bench_job *jobs, int n, int torch) {
+  if (!torch || run->threads <= 1) {
+    bench_time_jobs(jobs, n, &run->timing);
+    return;
+  }
+  bench_time_jobs(jobs, n - 1, &run->timing);
+  bench_time_jobs(&jobs[n - 1], 1, &run->timing);
+}
+
 static int op_once(void *p) {
   bench_op *c = p;
   parity_tensor_t *out = NULL;
@@ -47,7 +56,7 @@ int bench_op_init(bench_run *run, bench_op *c, parity_device_t *dev, const char 
   return 1;
 }
 
-bench_job bench_op_job(bench_op *c) { return (bench_job){op_once, op_sync, c, -1, 0}; }
+bench_job bench_op_job(bench_op *c) { return (bench_job){op_once, op_sync, c, -1, 0, NULL}; }
 
 int bench_op_prepare(bench_run *run, bench_op *c, const char *name) {
   int ok = parity_plan_begin(c->dev, &c->plan) == PARITY_STATUS_OK;
@@ -61,7 +70,7 @@ int bench_op_prepare(bench_run *run, bench_op *c, const char *name) {
 
 static int plan_once(void *p) { return parity_plan_replay(((bench_op *)p)->plan) == PARITY_STATUS_OK; }
 
-bench_job bench_plan_job(bench_op *c) { return (bench_job){plan_once, op_sync, c, -1, 0}; }
+bench_job bench_plan_job(bench_op *c) { return (bench_job){plan_once, op_sync, c, -1, 0, NULL}; }
 
 void bench_op_release(bench_op *c) {
   parity_tensor_release(c->planned);
@@ -109,7 +118,7 @@ int bench_loop_init(bench_loop *l, size_t n, int kind) {
   return 1;
 }
 
-bench_job bench_loop_job(bench_loop *l) { return (bench_job){loop_once, NULL, l, -1, 0}; }
+bench_job bench_loop_job(bench_loop *l) { return (bench_job){loop_once, NULL, l, -1, 0, NULL}; }
 
 double bench_loop_bytes(const bench_loop *l) { return (l->kind == LOOP_READ ? 4.0 : 12.0) * (double)l->n; }
 

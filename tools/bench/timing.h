@@ -3,7 +3,10 @@
  * each running the call enough times to last min_rep_s and ending with `sync`; the figure is the
  * median repetition divided by its call count. A figure and its references are timed together,
  * their repetitions interleaved (figure, reference, figure, reference, ...), so that a change of
- * load on a shared machine falls on both sides of the ratio. */
+ * load on a shared machine falls on both sides of the ratio. A job that times itself elsewhere
+ * (torch's, in its subprocess: torch_ref.h) gives `rep` instead: it did its warm-up and
+ * calibration before, and each call of rep runs one repetition there and returns its seconds per
+ * call, in turn with the others. */
 #ifndef PARITY_BENCH_TIMING_H
 #define PARITY_BENCH_TIMING_H
 
@@ -19,6 +22,7 @@ typedef struct bench_job {
   void *ctx;
   double seconds;           /* out: median seconds per call; negative when a call failed */
   double spread;            /* out: bench_spread of the repetitions */
+  double (*rep)(void *ctx); /* set: a self-timed job (above); seconds per call, <= 0 on failure */
 } bench_job;
 
 double bench_now_s(void);

@@ -101,8 +101,7 @@ static void start(void) {
     return;
   }
   char cfg[160];
-  snprintf(cfg, sizeof cfg, "{\"threads\": %d, \"reps\": %d, \"min_rep_s\": %g}\n", T.threads, T.timing.reps,
-           T.timing.min_rep_s);
+  snprintf(cfg, sizeof cfg, "{\"threads\": %d, \"min_rep_s\": %g}\n", T.threads, T.timing.min_rep_s);
   for (int p = 0; pythons[p]; p++) {
     if (!spawn(pythons[p], script)) {
       stop();
@@ -131,35 +130,74 @@ static void shape_json(char *out, size_t n, int r, const int64_t *s) {
   if (k < n) snprintf(out + k, n - k, "]");
 }
 
-void torch_ref_measure(bench_figure *f, const char *op, int ra, const int64_t *a, int rb, const int64_t *b) {
-  char name[40];
-  snprintf(name, sizeof name, "torch.%s", op);
+/* The subprocess stopped answering: no more torch references in this run. */
+static void lost(torch_ref *r) {
+  snprintf(T.status, sizeof T.status, "unavailable: the torch subprocess stopped answering");
+  T.failed = 1;
+  stop();
+  r->prepared = 0;
+  snprintf(r->why, sizeof r->why, "%s", T.status);
+}
+
+/* One timed repetition in the subprocess: its seconds per call, or -1 with the reason in r. */
+static double rep(void *ctx) {
+  torch_ref *r = ctx;
+  if (T.failed || !r->prepared) return -1;
+  char line[64];
+  snprintf(line, sizeof line, "{\"id\": %ld, \"rep\": true}\n", r->id);
+  json *j = ask(line);
+  if (!j) {
+    lost(r);
+    return -1;
+  }
+  double s = json_num(j, "seconds", -1);
+  if (s <= 0) snprintf(r->why, sizeof r->why, "%s", json_str(j, "error", "no time"));
+  json_free(j);
+  return s > 0 ? s : -1;
+}
+
+int torch_ref_job(torch_ref *r, bench_job *job, const char *op, int ra, const int64_t *a, int rb, const int64_t *b) {
+  *r = (torch_ref){.id = -1};
+  snprintf(r->name, sizeof r->name, "torch.%s", op);
   if (!T.configured || !T.enabled) {
-    bench_ref_missing(f, name, "turned off (--no-torch)");
-    return;
+    snprintf(r->why, sizeof r->why, "turned off (--no-torch)");
+    return 0;
   }
   if (!T.started) start();
   if (T.failed) {
-    bench_ref_missing(f, name, T.status);
-    return;
+    snprintf(r->why, sizeof r->why, "%s", T.status);
+    return 0;
   }
   char sa[80], sb[80], line[256];
   shape_json(sa, sizeof sa, ra, a);
   shape_json(sb, sizeof sb, rb, b);
-  long id = T.next_id++;
-  snprintf(line, sizeof line, "{\"id\": %ld, \"op\": \"%s\", \"a\": %s, \"b\": %s}\n", id, op, sa, sb);
+  r->id = T.next_id++;
+  snprintf(line, sizeof line, "{\"id\": %ld, \"op\": \"%s\", \"a\": %s, \"b\": %s}\n", r->id, op, sa, sb);
   json *j = ask(line);
   if (!j) {
-    snprintf(T.status, sizeof T.status, "unavailable: the torch subprocess stopped answering");
-    T.failed = 1;
-    stop();
-    bench_ref_missing(f, name, T.status);
-    return;
+    lost(r);
+    return 0;
   }
-  double s = json_num(j, "seconds", -1);
-  if (s > 0) bench_ref_value(f, name, f->work / s / 1e9);
-  else bench_ref_missing(f, name, json_str(j, "error", "no time"));
+  const json *err = json_get(j, "error");
+  if (err) snprintf(r->why, sizeof r->why, "%s", json_str(j, "error", "failed"));
+  else r->prepared = 1;
   json_free(j);
+  *job = (bench_job){NULL, NULL, r, -1, 0, rep};
+  return r->prepared;
+}
+
+void torch_ref_attach(torch_ref *r, const bench_job *job, bench_figure *f) {
+  if (f) {
+    if (r->prepared && job->seconds > 0) bench_ref_value(f, r->name, f->work / job->seconds / 1e9);
+    else bench_ref_missing(f, r->name, r->why[0] ? r->why : "no time");
+  }
+  if (!r->prepared || T.failed) return;
+  char line[64];
+  snprintf(line, sizeof line, "{\"id\": %ld, \"release\": true}\n", r->id);
+  json *j = ask(line);
+  if (!j) lost(r);
+  json_free(j);
+  r->prepared = 0;
 }
 
 const char *torch_ref_finish(void) {

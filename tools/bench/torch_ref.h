@@ -1,6 +1,7 @@
 /* torch_ref.h — PyTorch references: torch_ref.py (beside this file, or installed in share/parity)
- * runs as one python3 subprocess for the whole run, and each torch figure is measured right after
- * parity's own (same timing rule, same thread count), attached as the reference "torch.<op>".
+ * runs as one python3 subprocess for the whole run, and each torch figure is timed with parity's
+ * own, their repetitions interleaved (same timing rule, same thread count), attached as the
+ * reference "torch.<op>".
  * python3 is PARITY_BENCH_PYTHON when set, else /usr/bin/python3 (Debian's python3-torch), else
  * python3 on PATH; a missing python3 or torch leaves the references unavailable with the reason,
  * never an error. */
@@ -14,12 +15,28 @@
 #include "timing.h"
 
 /* Whether torch references are wanted at all (0 after --no-torch), and their threads and timing;
- * call once before the first torch_ref_measure. */
+ * call once before the first torch_ref_job. */
 void torch_ref_config(int enabled, int threads, const bench_timing *t);
-/* Measure torch's op on inputs of shapes a (rank ra) and b (rank rb, 0 for none) and attach it to
- * f (value = f->work / seconds / 1e9), or attach it as unavailable with the reason. op: add exp sum
- * rowsum colsum max argmax softmax log_softmax matmul conv2d-fwd conv2d-fwd-bwd. */
-void torch_ref_measure(bench_figure *f, const char *op, int ra, const int64_t *a, int rb, const int64_t *b);
+
+/* One torch reference, timed beside parity's figure: torch_ref_job has the subprocess make the op
+ * and run its warm-up and calibration, and gives a self-timed job (timing.h) whose repetitions
+ * bench_time_jobs interleaves with parity's and the C references'; torch_ref_attach then attaches
+ * "torch.<op>" to the figure, or why it is missing. */
+typedef struct torch_ref {
+  long id;
+  int prepared;  /* the subprocess holds the op (until torch_ref_attach) */
+  char name[40]; /* "torch.<op>" */
+  char why[400]; /* why there is no figure */
+} torch_ref;
+
+/* Prepare torch's op on inputs of shapes a (rank ra) and b (rank rb, 0 for none); op: add exp
+ * tanh sum rowsum colsum max argmax softmax log_softmax matmul conv2d-fwd conv2d-fwd-bwd
+ * train-cnn. 1 with *job set, 0 when there is no reference (the reason kept in r). */
+int torch_ref_job(torch_ref *r, bench_job *job, const char *op, int ra, const int64_t *a, int rb, const int64_t *b);
+/* After bench_time_jobs timed `job`: attach torch's figure to f (value = f->work / seconds / 1e9),
+ * or why it is missing, and let the subprocess drop the op. f may be NULL (parity's own figure
+ * failed): only the drop. */
+void torch_ref_attach(torch_ref *r, const bench_job *job, bench_figure *f);
 /* End the subprocess; the torch version and threads, or why it is unavailable. */
 const char *torch_ref_finish(void);
 

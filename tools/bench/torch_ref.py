@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """torch_ref.py: PyTorch references for parity-bench, run as a subprocess that parity-bench talks
-to one JSON line at a time, so that each torch figure is measured right after parity's own.
+to one JSON line at a time, so that each torch figure's repetitions take turns with parity's own.
 
-First line in:  {"threads": N, "reps": R, "min_rep_s": S}
+First line in:  {"threads": N, "min_rep_s": S}
 First line out: {"available": true, "torch": "1.13.1", "threads": N, "cpus": "0,1"}
                 (cpus: the CPUs this process may run on, inherited from parity-bench's pin)
                 (or {"available": false, "reason": "..."} and exit, when torch cannot be imported)
-Then per line in:  {"id": 0, "op": "sum", "a": [16777216], "b": []}
-         line out: {"id": 0, "seconds": 0.00123}  or  {"id": 0, "error": "..."}
-until end of input. Timing follows parity-bench's rule (tools/bench/timing.h): one warm-up call,
-one calibration call, then R repetitions each lasting at least S seconds; the median seconds per
-call. Tensors are float32 on the CPU; forward-only figures run under torch.no_grad().
+Then, per figure (any answer may instead be {"id": 0, "error": "..."}):
+  {"id": 0, "op": "sum", "a": [16777216], "b": []}  -> {"id": 0, "ready": true}
+      make the op, run its warm-up call and its calibration call (how many calls last S seconds)
+  {"id": 0, "rep": true}  -> {"id": 0, "seconds": 0.00123}
+      one repetition: that many calls, timed here; the seconds per call (parity-bench takes the
+      median of its repetitions, interleaved with parity's: tools/bench/timing.h)
+  {"id": 0, "release": true}  -> {"id": 0, "released": true}
+until end of input. Tensors are float32 on the CPU; forward-only figures run under torch.no_grad().
 "train-cnn" times one training step (SGD with momentum, cross-entropy on one-hot targets) of the
 CNN of tools/train/models.c on the batch "a".
 
@@ -30,22 +33,21 @@ KEEP_MEMORY = {"MALLOC_MMAP_THRESHOLD_": "4294967296", "MALLOC_TRIM_THRESHOLD_":
                "MALLOC_TOP_PAD_": "268435456"}
 
 
-def timed(fn, reps, min_rep_s):
+def calibrate(fn, min_rep_s):
+    """The warm-up call, then the calibration call: how many calls make one repetition."""
     fn()
     t0 = time.perf_counter()
     fn()
     one = time.perf_counter() - t0
     inner = 1 if one >= min_rep_s else (int(min_rep_s / one) + 1 if one > 0 else 1000000)
-    inner = min(inner, 1000000)
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        times.append((time.perf_counter() - t0) / inner)
-    times.sort()
-    n = len(times)
-    return times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])
+    return min(inner, 1000000)
+
+
+def one_rep(fn, inner):
+    t0 = time.perf_counter()
+    for _ in range(inner):
+        fn()
+    return (time.perf_counter() - t0) / inner
 
 
 def make_job(torch, op, a_shape, b_shape):
@@ -127,24 +129,34 @@ def main():
         reply({"available": False, "reason": "cannot import torch: %s" % e})
         return 0
     torch.set_num_threads(int(cfg.get("threads", 1)))
-    reps, min_rep_s = int(cfg.get("reps", 5)), float(cfg.get("min_rep_s", 0.02))
+    min_rep_s = float(cfg.get("min_rep_s", 0.02))
     reply({"available": True, "torch": torch.__version__, "threads": torch.get_num_threads(),
            "cpus": ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))})
+    jobs = {}  # id -> (call, calls per repetition, the grad mode it runs in)
     for line in sys.stdin:
         if not line.strip():
             continue
-        job = json.loads(line)
+        req = json.loads(line)
+        jid = req.get("id")
         try:
-            fn = make_job(torch, job["op"], job["a"], job.get("b") or [])
-            if job["op"] in ("conv2d-fwd-bwd", "train-cnn"):
-                s = timed(fn, reps, min_rep_s)
+            if req.get("rep"):
+                fn, inner, grad = jobs[jid]
+                with torch.set_grad_enabled(grad):
+                    s = one_rep(fn, inner)
+                reply({"id": jid, "seconds": s})
+            elif req.get("release"):
+                jobs.pop(jid, None)
+                reply({"id": jid, "released": True})
             else:
-                with torch.no_grad():
-                    s = timed(fn, reps, min_rep_s)
-            reply({"id": job["id"], "seconds": s})
+                op = req["op"]
+                fn = make_job(torch, op, req["a"], req.get("b") or [])
+                grad = op in ("conv2d-fwd-bwd", "train-cnn")
+                with torch.set_grad_enabled(grad):
+                    jobs[jid] = (fn, calibrate(fn, min_rep_s), grad)
+                reply({"id": jid, "ready": True})
         except Exception as e:
-            reply({"id": job["id"], "error": str(e)})
-        fn = None
+            jobs.pop(jid, None)
+            reply({"id": jid, "error": str(e)})
     return 0
 
 
