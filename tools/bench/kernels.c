@@ -94,25 +94,20 @@ void section_kernels(bench_run *run, parity_device_t *dev, const char *backend) 
       jobs[1] = blas_gemm_job(gemm);
     int njobs = ok ? 1 + nloops + (gemm != NULL) : 1;
     torch_ref torch;
-    const int tj = njobs, has_torch =
-        torch_ref_job(&torch, &jobs[tj], k->torch, k->rank[0], k->shape[0], k->nin > 1 ? k->rank[1] : 0, k->shape[1]);
-    bench_time_figure(run, jobs, njobs + has_torch, has_torch);
+    torch_ref_job(&torch, &jobs[njobs], k->torch, k->rank[0], k->shape[0], k->nin > 1 ? k->rank[1] : 0, k->shape[1]);
+    bench_time_figure(run, jobs, njobs, &torch);
     bench_op_release(&op);
     for (int l = 0; l < nloops; l++) bench_loop_release(&loops[l]);
     blas_gemm_destroy(gemm);
     if (jobs[0].seconds <= 0) {
       fprintf(run->log, "  %-16s unsupported: %s\n", k->name, parity_last_error());
-      torch_ref_attach(&torch, &jobs[tj], NULL);
       continue;
     }
     char shape[64];
     shape_text(shape, sizeof shape, k);
     bench_figure *f = bench_add(run->results, "kernels", k->name, backend, shape, elems, run->threads,
                                 k->work / jobs[0].seconds / 1e9, k->flops ? "GFLOP/s" : "GB/s");
-    if (!f) {
-      torch_ref_attach(&torch, &jobs[tj], NULL);
-      return;
-    }
+    if (!f) return;
     f->work = k->work;
     f->spread = jobs[0].spread;
     if (!ok) bench_ref_missing(f, nloops == 1 ? "read loop" : "STREAM add", "out of memory");
@@ -121,7 +116,7 @@ void section_kernels(bench_run *run, parity_device_t *dev, const char *backend) 
                       bench_loop_bytes(&loops[l]) / jobs[1 + l].seconds / 1e9);
     if (gemm) bench_ref_value(f, "OpenBLAS sgemm", k->work / jobs[1].seconds / 1e9);
     else if (k->ref == REF_GEMM) bench_ref_missing(f, "OpenBLAS sgemm", why);
-    torch_ref_attach(&torch, &jobs[tj], f);
+    torch_ref_attach(&torch, f);
     bench_print_row(run->log, f);
   }
 }

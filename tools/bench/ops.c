@@ -13,13 +13,11 @@ int bench_wanted(const bench_run *run, const char *name) {
   return !only || !strcmp(only, name) || (!strncmp(name, only, n) && name[n] == '-'); /* conv2d: both */
 }
 
-void bench_time_figure(const bench_run *run, bench_job *jobs, int n, int torch) {
-  if (!torch || run->threads <= 1) {
-    bench_time_jobs(jobs, n, &run->timing);
-    return;
-  }
-  bench_time_jobs(jobs, n - 1, &run->timing);
-  bench_time_jobs(&jobs[n - 1], 1, &run->timing);
+void bench_time_figure(const bench_run *run, bench_job *jobs, int n, torch_ref *torch) {
+  const int with = torch->prepared, together = with && run->threads <= 1;
+  bench_time_jobs(jobs, n + together, &run->timing);
+  if (with && !together) bench_time_jobs(&jobs[n], 1, &run->timing);
+  torch_ref_done(torch, &jobs[n]);
 }
 
 static int op_once(void *p) {

@@ -44,30 +44,26 @@ void section_scaling(bench_run *run, parity_device_t *dev, const char *backend) 
         ok = bench_loop_init(&loops[l], (size_t)n, add ? (l ? LOOP_TRIAD : LOOP_ADD) : LOOP_READ);
         jobs[1 + l] = bench_loop_job(&loops[l]);
       }
-      const int tj = ok ? 1 + nloops : 1; /* and torch's op (not beside the replayed sum) */
-      torch_ref torch = {.id = -1};
-      const int has_torch = !replay && torch_ref_job(&torch, &jobs[tj], name, 1, shape[0], add, shape[1]);
-      bench_time_figure(run, jobs, tj + has_torch, has_torch);
+      const int njobs = ok ? 1 + nloops : 1;
+      torch_ref torch = {.id = -1}; /* torch's op, not beside the replayed sum */
+      if (!replay) torch_ref_job(&torch, &jobs[njobs], name, 1, shape[0], add, shape[1]);
+      bench_time_figure(run, jobs, njobs, &torch);
       bench_op_release(&op);
       for (int l = 0; l < nloops; l++) bench_loop_release(&loops[l]);
       if (jobs[0].seconds <= 0) {
         fprintf(run->log, "  %-16s unsupported: %s\n", name, parity_last_error());
-        torch_ref_attach(&torch, &jobs[tj], NULL);
         continue;
       }
       double work = (add ? 12.0 : 4.0) * (double)n;
       bench_figure *f = bench_add(run->results, "scaling", name, backend, text, (double)n, run->threads,
                                   work / jobs[0].seconds / 1e9, "GB/s");
-      if (!f) {
-        torch_ref_attach(&torch, &jobs[tj], NULL);
-        return;
-      }
+      if (!f) return;
       f->work = work;
       f->spread = jobs[0].spread;
       if (!ok) bench_ref_missing(f, add ? "STREAM add" : "read loop", "out of memory");
       for (int l = 0; l < nloops && ok; l++)
         bench_ref_value(f, add ? (l ? "STREAM triad" : "STREAM add") : "read loop", work / jobs[1 + l].seconds / 1e9);
-      if (!replay) torch_ref_attach(&torch, &jobs[tj], f);
+      if (!replay) torch_ref_attach(&torch, f);
       bench_print_row(run->log, f);
     }
   }

@@ -22,12 +22,13 @@ typedef struct bench_run {
 
 /* 1 when figure `name` is wanted (--op). */
 int bench_wanted(const bench_run *run, const char *name);
-/* Time a figure's jobs[0..n): parity's op, its C references and, when `torch`, torch's job last.
- * On one thread all take turns (timing.h). On more, torch's job is timed after the others, alone:
- * after its turn each process's idle OpenMP threads spin-wait for milliseconds (libgomp's
- * default) and take the cores from the other's turn; conv2d on two threads measured torch at
- * 140-220 GFLOP/s that way, 260-317 with the spinning off (docs/benchmarks.md, Timing rule). */
-void bench_time_figure(const bench_run *run, bench_job *jobs, int n, int torch);
+/* Time a figure's jobs[0..n): parity's op and its C references, and torch's job in jobs[n] when
+ * torch_ref_job prepared it; then torch_ref_done. On one thread all take turns (timing.h). On
+ * more, torch's job is timed after the others, alone: after its turn each process's idle OpenMP
+ * threads spin-wait for milliseconds (libgomp's default) and take the cores from the other's turn;
+ * conv2d on two threads measured torch at 140-220 GFLOP/s that way, 260-317 with the spinning off
+ * (docs/benchmarks.md, Timing rule). */
+void bench_time_figure(const bench_run *run, bench_job *jobs, int n, torch_ref *torch);
 /* One parity op on dev, ready to time (inputs uniform in [-1, 1]); with backward, each call also
  * runs a backward pass (seed of ones) after zeroing the inputs' gradients. init prints why and
  * answers 0 when the inputs cannot be made. */

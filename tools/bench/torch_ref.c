@@ -157,7 +157,7 @@ static double rep(void *ctx) {
 }
 
 int torch_ref_job(torch_ref *r, bench_job *job, const char *op, int ra, const int64_t *a, int rb, const int64_t *b) {
-  *r = (torch_ref){.id = -1};
+  *r = (torch_ref){.id = -1, .seconds = -1};
   snprintf(r->name, sizeof r->name, "torch.%s", op);
   if (!T.configured || !T.enabled) {
     snprintf(r->why, sizeof r->why, "turned off (--no-torch)");
@@ -186,11 +186,8 @@ int torch_ref_job(torch_ref *r, bench_job *job, const char *op, int ra, const in
   return r->prepared;
 }
 
-void torch_ref_attach(torch_ref *r, const bench_job *job, bench_figure *f) {
-  if (f) {
-    if (r->prepared && job->seconds > 0) bench_ref_value(f, r->name, f->work / job->seconds / 1e9);
-    else bench_ref_missing(f, r->name, r->why[0] ? r->why : "no time");
-  }
+void torch_ref_done(torch_ref *r, const bench_job *job) {
+  r->seconds = r->prepared && job->seconds > 0 ? job->seconds : -1;
   if (!r->prepared || T.failed) return;
   char line[64];
   snprintf(line, sizeof line, "{\"id\": %ld, \"release\": true}\n", r->id);
@@ -198,6 +195,11 @@ void torch_ref_attach(torch_ref *r, const bench_job *job, bench_figure *f) {
   if (!j) lost(r);
   json_free(j);
   r->prepared = 0;
+}
+
+void torch_ref_attach(const torch_ref *r, bench_figure *f) {
+  if (r->seconds > 0) bench_ref_value(f, r->name, f->work / r->seconds / 1e9);
+  else bench_ref_missing(f, r->name, r->why[0] ? r->why : "no time");
 }
 
 const char *torch_ref_finish(void) {

@@ -20,11 +20,13 @@ void torch_ref_config(int enabled, int threads, const bench_timing *t);
 
 /* One torch reference, timed beside parity's figure: torch_ref_job has the subprocess make the op
  * and run its warm-up and calibration, and gives a self-timed job (timing.h) whose repetitions
- * bench_time_jobs interleaves with parity's and the C references'; torch_ref_attach then attaches
- * "torch.<op>" to the figure, or why it is missing. */
+ * bench_time_jobs interleaves with parity's and the C references'; torch_ref_done keeps its time
+ * and lets the subprocess drop the op; torch_ref_attach attaches "torch.<op>" to the figure, or
+ * why it is missing. */
 typedef struct torch_ref {
   long id;
-  int prepared;  /* the subprocess holds the op (until torch_ref_attach) */
+  int prepared;  /* the subprocess holds the op (until torch_ref_done) */
+  double seconds; /* torch_ref_done: the median seconds per call, or -1 */
   char name[40]; /* "torch.<op>" */
   char why[400]; /* why there is no figure */
 } torch_ref;
@@ -33,10 +35,11 @@ typedef struct torch_ref {
  * tanh sum rowsum colsum max argmax softmax log_softmax matmul conv2d-fwd conv2d-fwd-bwd
  * train-cnn. 1 with *job set, 0 when there is no reference (the reason kept in r). */
 int torch_ref_job(torch_ref *r, bench_job *job, const char *op, int ra, const int64_t *a, int rb, const int64_t *b);
-/* After bench_time_jobs timed `job`: attach torch's figure to f (value = f->work / seconds / 1e9),
- * or why it is missing, and let the subprocess drop the op. f may be NULL (parity's own figure
- * failed): only the drop. */
-void torch_ref_attach(torch_ref *r, const bench_job *job, bench_figure *f);
+/* After bench_time_jobs timed `job` (or did not run it): keep its time and let the subprocess drop
+ * the op. Safe on a torch_ref whose torch_ref_job returned 0. */
+void torch_ref_done(torch_ref *r, const bench_job *job);
+/* Attach torch's figure to f (value = f->work / seconds / 1e9), or why it is missing. */
+void torch_ref_attach(const torch_ref *r, bench_figure *f);
 /* End the subprocess; the torch version and threads, or why it is unavailable. */
 const char *torch_ref_finish(void);
 

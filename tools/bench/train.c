@@ -41,7 +41,8 @@ void section_train(bench_run *run, parity_device_t *dev, const char *backend) {
       bench_job tj;
       if (torch_ref_job(&torch, &tj, "train-cnn", 4, (const int64_t[]){BATCH, 1, 28, 28}, 0, NULL))
         bench_time_jobs(&tj, 1, &run->timing); /* after parity's steps: not interleaved */
-      torch_ref_attach(&torch, &tj, f);
+      torch_ref_done(&torch, &tj);
+      torch_ref_attach(&torch, f);
       bench_print_row(run->log, f);
     }
   } else {
