@@ -19,7 +19,8 @@ PF_FN pf_ffn pf_exp_red(float xh, float xl) {
   PF_PRECISE float P = PF_CF(0x3F000000u, 0.5) + x * (PF_CF(0x3E2AAAAAu, 0.166666657) + x * (PF_CF(0x3D2AAA7Fu, 0.041666504) + x * (PF_CF(0x3C08899Fu, 0.00833359268) + x * (PF_CF(0x3AB69A2Bu, 0.00139314437) + x * PF_CF(0x394EC8E9u, 0.000197205358)))));
   PF_PRECISE float poly = (x * x) * P;
   pf_ff o = pf_fast_two_sum(PF_K(1.0), x);
-  PF_PRECISE float lo = o.l + (poly + (rl + rl * x));
+  PF_PRECISE float em1 = x + poly; /* e^x - 1: e^(x + rl) = e^x (1 + rl) */
+  PF_PRECISE float lo = o.l + (poly + (rl + rl * em1));
   pf_ff e = pf_fast_two_sum(o.h, lo); /* normalised: h = RN(h + l) */
   return PF_FFN(e.h, e.l, PF_INT(kf));
 }
