@@ -2,14 +2,19 @@
  * one op share one shape (broadcasting arrives as zero strides) and, but for compare/select
  * conditions and casts, one dtype. Integer dtypes run forward only; bool runs compare, select
  * and cast. The host side of plugins/opencl/elementwise.c, on the shared layout. */
+#include <string.h>
+
 #include "cu_internal.h"
 
 #define IN(i) (d->inputs[i])
 #define OUT(i) (d->outputs[i])
 
-/* The alpha argument (leaky_relu slope) in the class's SCALAR type (common.cuh). */
+/* The alpha argument (leaky_relu slope) in the class's SCALAR type (common.cuh): the f64 class
+ * takes a double, the f32 class the same 8 bytes as a u64 (it has no f64; the kernel rounds the
+ * slope times x once in integers). */
 typedef union scalar_arg_t {
   double d;
+  uint64_t u;
   int32_t i;
   int64_t l;
 } scalar_arg_t;
@@ -18,7 +23,8 @@ static void *scalar_arg(int cls, double v, scalar_arg_t *s) {
   switch (cls) {
     case CU_CLASS_I: s->i = 0; return &s->i;
     case CU_CLASS_L: s->l = 0; return &s->l;
-    default: s->d = v; return &s->d; /* f32 and f64 classes: double */
+    case CU_CLASS_F: memcpy(&s->u, &v, sizeof v); return &s->u; /* the f64's bits */
+    default: s->d = v; return &s->d;
   }
 }
 

@@ -1,9 +1,11 @@
 /* The embedded PTX (plugins/cuda/cu_ptx.c): every family and class is there, NUL-terminated,
  * for compute_75 with 64-bit addresses, with the kernels the plugin launches; it keeps the
  * floating-point promises (no approximate division or square root, no atomics, no tensor-core
- * or bf16 instructions) and ptxas from the toolkit assembles it for sm_90. */
+ * or bf16 instructions; the float class, which serves f32, f16 and bf16, without a single f64
+ * register, literal or instruction) and ptxas from the toolkit assembles it for sm_90. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,72 @@ Test(cuda_ptx, floating_point_promises_hold_in_the_instructions) {
   cr_expect(strstr(cu_ptx(CU_FAM_EW, CU_CLASS_F)->text, "div.rn.f32") != NULL);
   cr_expect(strstr(cu_ptx(CU_FAM_EW, CU_CLASS_F)->text, "sqrt.rn.f32") != NULL);
   cr_expect(strstr(cu_ptx(CU_FAM_EW, CU_CLASS_D)->text, "div.rn.f64") != NULL);
+}
+
+/* The first f64 token of a PTX line, or NULL: a .f64 type (registers, parameters, loads, stores,
+ * cvt, arithmetic), a %fd register (nvcc's f64 register names) or a 0d double literal. */
+static const char *f64_token(const char *line, size_t len, size_t *tok_len) {
+  for (size_t i = 0; i < len; i++) {
+    const char *c = line + i;
+    int word_start = i == 0 || !(isalnum((unsigned char)c[-1]) || c[-1] == '_');
+    if (i + 4 <= len && strncmp(c, ".f64", 4) == 0 && (i + 4 == len || !isalnum((unsigned char)c[4]))) {
+      *tok_len = 4;
+      return c;
+    }
+    if (i + 4 <= len && strncmp(c, "%fd", 3) == 0 && (isdigit((unsigned char)c[3]) || c[3] == '<')) {
+      *tok_len = 3;
+      while (i + *tok_len < len && (isdigit((unsigned char)c[*tok_len]) || c[*tok_len] == '<' || c[*tok_len] == '>')) (*tok_len)++;
+      return c;
+    }
+    if (word_start && i + 18 <= len && (c[0] == '0') && (c[1] == 'd' || c[1] == 'D')) {
+      size_t h = 2;
+      while (h < 18 && isxdigit((unsigned char)c[h])) h++;
+      if (h == 18 && (i + 18 == len || !isalnum((unsigned char)c[18]))) {
+        *tok_len = 18;
+        return c;
+      }
+    }
+  }
+  return NULL;
+}
+
+/* Every f64 line of a PTX text: counts them and reports the first few by module, line and text. */
+static int f64_lines(const char *name, const char *text, int report) {
+  int hits = 0, lineno = 1;
+  for (const char *line = text; *line; lineno++) {
+    const char *nl = strchr(line, '\n');
+    size_t len = nl ? (size_t)(nl - line) : strlen(line), tok_len = 0;
+    const char *tok = f64_token(line, len, &tok_len);
+    if (tok) {
+      if (report && hits < 20) {
+        const char *ins = line;
+        while (*ins == ' ' || *ins == '\t') ins++;
+        cr_expect_fail("%s, PTX line %d: f64 (%.*s) in the float class: %.*s", name, lineno, (int)tok_len, tok,
+                       (int)(len - (size_t)(ins - line)), ins);
+      }
+      hits++;
+    }
+    if (!nl) break;
+    line = nl + 1;
+  }
+  if (report && hits > 20) cr_expect_fail("%s: %d PTX lines with f64 in all", name, hits);
+  return hits;
+}
+
+/* The float class (f32 compute for f32, f16 and bf16 storage, and the casts among them, i32, i64
+ * and bool) runs on 32-bit float and integer arithmetic only: a GPU with slow fp64 (most consumer
+ * ones: 1/32 or 1/64 rate) never takes an fp64 path, and one without fp64 could run it. */
+Test(cuda_ptx, float_class_modules_have_no_f64) {
+  for (int f = 0; f < CU_FAM_COUNT; f++) {
+    const cu_ptx_t *p = cu_ptx(f, CU_CLASS_F);
+    cr_assert_not_null(p, "%s has a float class", fam_names[f]);
+    f64_lines(p->name, p->text, 1);
+  }
+  /* the scanner sees what it looks for: the f64 class has f64 registers, instructions, literals */
+  const char *probe = "\tld.param.f64 \t%fd1, [k_param_0];\n\tmul.rn.f64 \t%fd2, %fd1, 0d3FE0000000000000;\n"
+                      "\tadd.rn.f32 \t%f64, %f1, 0f3F000000;\n\tmov.u64 \t%rd1, 0d;\n";
+  cr_expect_eq(f64_lines("probe", probe, 0), 2, "two f64 lines in the probe (%%f64 is an f32 register)");
+  cr_expect_gt(f64_lines("elementwise.f64", cu_ptx(CU_FAM_EW, CU_CLASS_D)->text, 0), 0);
 }
 
 Test(cuda_ptx, ptxas_assembles_every_module_for_sm_90) {

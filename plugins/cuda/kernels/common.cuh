@@ -11,8 +11,10 @@
  * Floating point (see plugins/cuda/README.md): built with -fmad=false (no contraction:
  * add/sub/mul round exactly as written), -prec-div=true -prec-sqrt=true (IEEE division and square
  * root), -ftz=false (denormals kept), never -use_fast_math. fma appears only where it is written
- * (MULADD in f32 matmul/conv, the gelu and leaky_relu error terms). f16/bf16 conversions are bit
- * manipulation (no sm_53/sm_80 instructions). All index arithmetic is 64-bit. No atomics. */
+ * (MULADD in f32 matmul/conv, the gelu error terms). f16/bf16 conversions are bit manipulation (no
+ * sm_53/sm_80 instructions). The float class (f32, f16, bf16) uses no f64 at all: 32-bit float and
+ * integer arithmetic only (f32math.cuh; tests/cuda/ptx_test.c fails on any .f64 in its PTX). All
+ * index arithmetic is 64-bit. No atomics. */
 #ifndef PARITY_CU_COMMON_CUH
 #define PARITY_CU_COMMON_CUH
 
@@ -75,7 +77,7 @@ extern "C" __device__ const int parity_cu_class = CU_CLASS;
 
 #if OCL_CLASS == CLASS_F
 typedef float T;
-typedef double SCALAR;
+typedef ulong SCALAR; /* leaky_relu's f64 slope as its IEEE bits: the float class has no f64 (f32math.cuh) */
 #define IS_FLOAT 1
 #define LIT(x) x##f
 #elif OCL_CLASS == CLASS_D

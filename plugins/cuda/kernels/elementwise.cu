@@ -3,6 +3,14 @@
  * operand k of the iteration. Op codes are parity_op_t values. Translated from
  * plugins/opencl/kernels/elementwise.cl. */
 #include "common.cuh"
+#if OCL_CLASS == CLASS_F
+#include "f32math.cuh"
+#define SIN(x) sin_f32(x) /* CUDA's sinf/cosf reduce huge arguments in double */
+#define COS(x) cos_f32(x)
+#else
+#define SIN(x) sin(x)
+#define COS(x) cos(x)
+#endif
 
 #if IS_FLOAT
 #define ONE ((T)1)
@@ -10,12 +18,13 @@
 #define RSQRT2 LIT(0.70710678118654752440)  /* 1/sqrt(2) */
 #define RSQRT2PI LIT(0.39894228040143267794) /* 1/sqrt(2 pi) */
 
-/* slope * v rounded once from the exact product with the f64 slope */
+/* slope * v rounded once from the exact product with the f64 slope (the float class: in integers,
+ * from the slope's bits; f32math.cuh) */
 DEV T times_alpha(SCALAR alpha, T v) {
 #if OCL_CLASS == CLASS_D
   return alpha * v;
 #else
-  return (float)(alpha * (double)v);
+  return times_alpha_f32(alpha, v);
 #endif
 }
 
@@ -83,8 +92,8 @@ DEV T unary_fwd(int op, T x, SCALAR alpha) {
     /* halving first is exact for |x| >= 1 (and cannot overflow); below 1 it goes last so that
      * subnormal x lose nothing before the one rounding */
     case OP_GELU: return fabs(x) >= ONE ? (HALF * x) * erfc_neg_scaled(x) : x * erfc_neg_scaled(x) * HALF;
-    case OP_SIN: return sin(x);
-    case OP_COS: return cos(x);
+    case OP_SIN: return SIN(x);
+    case OP_COS: return COS(x);
     default: return x;
   }
 }
@@ -107,8 +116,8 @@ DEV T unary_bwd(int op, T x, T y, T dy, SCALAR alpha) {
     case OP_TANH: return dy * ((ONE - y) * (ONE + y));
     case OP_SIGMOID: return dy * (y * (ONE - y));
     case OP_GELU: return dy * (HALF * erfc_neg_scaled(x) + x * (exp_neg_half_sq(x) * RSQRT2PI));
-    case OP_SIN: return dy * cos(x);
-    case OP_COS: return dy * -sin(x);
+    case OP_SIN: return dy * COS(x);
+    case OP_COS: return dy * -SIN(x);
     default: return dy;
   }
 }

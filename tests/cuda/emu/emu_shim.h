@@ -77,6 +77,8 @@ static inline I emu_sat(F f) {
   if (f <= (F)std::numeric_limits<I>::min()) return std::numeric_limits<I>::min();
   return (I)f;
 }
+static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
+static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
 static inline int __float2int_rz(float f) { return emu_sat<int>(f); }
 static inline long long __float2ll_rz(float f) { return emu_sat<long long>(f); }
 static inline int __double2int_rz(double d) { return emu_sat<int>(d); }
