@@ -366,3 +366,118 @@ Test(ocl_device, without_fp64_f64_is_refused_and_leaky_relu_still_rounds_once) {
     ot_check(dev, cpu, &c);
   }
 }
+
+/* The fp64-less profile (PARITY_OPENCL_NO_FP64=1, as CI's conform_opencl_no_fp64): f64 is gone
+ * from the device, a cast to or from f64 is refused naming cl_khr_fp64, and the float paths the
+ * double ones serve elsewhere still run within the conformance rule: exp, gelu (forward and
+ * backward), pow, sum, mean, softmax, avg_pool2d, and casts
+ * from i64 to f32, f16 and bf16 next to ties (rounded once, through round to odd). */
+static void no_fp64_refuses(parity_device_t *dev, int32_t op, int32_t in_dt, int32_t out_dt) {
+  int64_t shape[1] = {8};
+  parity_tensor_desc_t a, c;
+  psup_tensor_init(&a, in_dt, 1, shape, NULL, 0);
+  psup_tensor_init(&c, out_dt, 1, shape, NULL, 0);
+  parity_op_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.op = op;
+  d.num_inputs = 1, d.num_outputs = 1;
+  d.inputs[0] = &a, d.outputs[0] = &c;
+  cr_assert_eq(parity_device_supports(dev, &d), PARITY_STATUS_UNSUPPORTED, "%s %s -> %s runs without fp64",
+               psup_op_name(op), psup_dtype_name(in_dt), psup_dtype_name(out_dt));
+  cr_assert(strstr(parity_last_error(), "cl_khr_fp64"), "%s", parity_last_error());
+}
+
+Test(ocl_device, without_fp64_the_float_paths_still_run_within_the_rule) {
+  setenv("PARITY_OPENCL_NO_FP64", "1", 1);
+  parity_device_t *dev = ot_device(), *cpu = pt_device("cpu");
+  parity_device_info_t info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  cr_assert_eq(parity_device_get_info(dev, &info), PARITY_STATUS_OK);
+  cr_assert_eq(info.dtype_mask & PARITY_DTYPE_BIT(PARITY_DTYPE_F64), 0u, "mask 0x%x", info.dtype_mask);
+  cr_assert_eq(info.flags & PARITY_DEVICE_FLAG_FLOAT64, 0u);
+  no_fp64_refuses(dev, PARITY_OP_EXP, PARITY_DTYPE_F64, PARITY_DTYPE_F64);
+  no_fp64_refuses(dev, PARITY_OP_CAST, PARITY_DTYPE_F32, PARITY_DTYPE_F64);
+  no_fp64_refuses(dev, PARITY_OP_CAST, PARITY_DTYPE_F64, PARITY_DTYPE_F32);
+  no_fp64_refuses(dev, PARITY_OP_CAST, PARITY_DTYPE_I64, PARITY_DTYPE_F64);
+  static const int32_t fdt[] = {PARITY_DTYPE_F32, PARITY_DTYPE_F16, PARITY_DTYPE_BF16};
+  static const double sp[] = {-INFINITY, INFINITY, NAN, -0.0, 0.0, 1e-40};
+  int64_t n[1] = {300}, rows[2] = {7, 45}, one[2] = {7, 1}, img[4] = {2, 3, 9, 9}, pooled[4] = {2, 3, 4, 4};
+  for (int k = 0; k < 3; k++) {
+    ot_case c;
+    /* exp, gelu forward; gelu backward */
+    static const int32_t unary[] = {PARITY_OP_EXP, PARITY_OP_GELU};
+    for (int u = 0; u < 2; u++)
+      for (int dir = 0; dir < 2; dir++) {
+        if (unary[u] == PARITY_OP_EXP && dir) continue;
+        memset(&c, 0, sizeof c);
+        c.name = psup_op_name(unary[u]);
+        c.op = unary[u];
+        c.direction = dir ? PARITY_DIRECTION_BACKWARD : PARITY_DIRECTION_FORWARD;
+        c.nin = dir ? 3 : 1, c.nout = 1;
+        c.in[0] = c.in[1] = c.in[2] = c.out[0] = ot_contig(fdt[k], 1, n);
+        c.lo = -12, c.hi = 12;
+        c.specials = sp, c.nspecials = dir ? 0 : 6;
+        ot_check(dev, cpu, &c);
+      }
+    /* pow (a > 0) */
+    memset(&c, 0, sizeof c);
+    c.name = "pow";
+    c.op = PARITY_OP_POW;
+    c.nin = 2, c.nout = 1;
+    c.in[0] = c.in[1] = c.out[0] = ot_contig(fdt[k], 1, n);
+    c.lo = 0.125, c.hi = 4;
+    ot_check(dev, cpu, &c);
+    /* sum and mean over rows of 45 */
+    for (int32_t op = PARITY_OP_SUM; op <= PARITY_OP_MEAN; op++) {
+      memset(&c, 0, sizeof c);
+      c.name = psup_op_name(op);
+      c.op = op;
+      c.params.reduce.axes_mask = 2;
+      c.nin = 1, c.nout = 1;
+      c.in[0] = ot_contig(fdt[k], 2, rows);
+      c.out[0] = ot_contig(fdt[k], 2, one);
+      c.lo = -3, c.hi = 3;
+      c.k = 45;
+      ot_check(dev, cpu, &c);
+    }
+    /* softmax forward */
+    memset(&c, 0, sizeof c);
+    c.name = "softmax";
+    c.op = PARITY_OP_SOFTMAX;
+    c.params.softmax.axis = 1;
+    c.nin = 1, c.nout = 1;
+    c.in[0] = c.out[0] = ot_contig(fdt[k], 2, rows);
+    c.lo = -8, c.hi = 8;
+    c.k = 45;
+    ot_check(dev, cpu, &c);
+    /* avg_pool2d 3x3 stride 2 */
+    memset(&c, 0, sizeof c);
+    c.name = "avg_pool2d";
+    c.op = PARITY_OP_AVG_POOL2D;
+    c.params.conv2d.kernel[0] = c.params.conv2d.kernel[1] = 3;
+    c.params.conv2d.stride[0] = c.params.conv2d.stride[1] = 2;
+    c.params.conv2d.dilation[0] = c.params.conv2d.dilation[1] = 1;
+    c.nin = 1, c.nout = 1;
+    c.in[0] = ot_contig(fdt[k], 4, img);
+    c.out[0] = ot_contig(fdt[k], 4, pooled);
+    c.lo = -2, c.hi = 2;
+    c.k = 9;
+    ot_check(dev, cpu, &c);
+    /* i64 -> f32/f16/bf16: exact, ties and one past them, where rounding twice (through f32)
+     * would land on the wrong side: 2^24 + 2^16 + 1 is a tie in f32 and one past a tie in bf16 */
+    static const double iv[] = {0, 1, -1, 2049, 2051, -2049, 65519, 65520, 16842753, -16842753, 16842752,
+                                4294967297.0, 1099511627777.0, 9007199254740991.0, -9007199254740991.0, 12345};
+    int64_t ni[1] = {16};
+    memset(&c, 0, sizeof c);
+    c.name = "cast from i64";
+    c.op = PARITY_OP_CAST;
+    c.nin = 1, c.nout = 1;
+    c.in[0] = ot_contig(PARITY_DTYPE_I64, 1, ni);
+    c.out[0] = ot_contig(fdt[k], 1, ni);
+    c.values[0] = iv;
+    c.oracle_same_dtype = 1;
+    ot_check(dev, cpu, &c);
+  }
+}

@@ -17,6 +17,18 @@
 #if OCL_CLASS == CLASS_D || (OCL_CLASS == CLASS_F && HAS_FP64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
+/* Without it (a device lacking cl_khr_fp64, or PARITY_OPENCL_NO_FP64=1, where PoCL would still
+ * compile double without complaint) every program is float and int only, and a double anywhere is
+ * a build error: the type (and a cast to it) through the poisoned name, a float promoted to double
+ * (an unsuffixed literal such as 0.5) through clang's warning made an error. So the no-fp64 runs
+ * (conform_opencl_no_fp64) prove what a device without float64 would compile. The driver's header
+ * or builtins.cl came before this, so its double overloads stay declared. */
+#if !HAS_FP64
+#ifdef __clang__
+#pragma clang diagnostic error "-Wdouble-promotion"
+#endif
+#define double parity_no_double_without_cl_khr_fp64
+#endif
 
 #define MAX_RANK 8
 #define MAX_OPS 6
