@@ -62,10 +62,12 @@ for job in $jobs; do
       # - the GPU plugins' launch-configuration reruns of the conformance subset (one group, one
       #   block, subgroup 4, the strided layout, the optimised tier: about 200 s of test time).
       #   Their device code is not instrumented, and ASan sees the same host paths in the
-      #   default-configuration runs.
+      #   default-configuration runs;
+      # - the no-float64 device profile's conformance runs (PoCL and lavapipe without f64: the same
+      #   f32/f16/bf16 kernels and host paths as the default runs, less f64).
       skip='^(dist_|install_kit$|vulkan_conform_validation$|cpu_.*_on_avx2$'
       skip="$skip|conform_opencl_(strided_layout|one_group|optimised_tier)$|vulkan_conform_(one_group|subgroup4)$"
-      skip="$skip|cuda_emulated_conform_one_block$)"
+      skip="$skip|cuda_emulated_conform_one_block$|conform_opencl_no_fp64$|vulkan_conform_(validation_)?no_fp64$)"
       (cd build-asan && env LSAN_OPTIONS="suppressions=$PWD/../tools/lsan.supp" ASAN_OPTIONS=detect_leaks=1 \
          ctest -j "$JOBS" --output-on-failure -E "$skip")
       log "AddressSanitizer + UBSan: MPI and validation-layer tests, leaks not checked"

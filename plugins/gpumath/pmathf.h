@@ -14,7 +14,8 @@
  * Public functions (float -> float), see README.md for the measured errors:
  *   pf_div(a,b) pf_rcp pf_sqrt (correctly rounded), pf_rsqrt, pf_exp, pf_log, pf_sin, pf_cos,
  *   pf_tanh, pf_sigmoid, pf_pow(x,y), pf_phi (normal CDF), pf_exp_neg_half_sq (exp(-x^2/2)),
- *   pf_gelu (x Phi(x)), pf_gelu_grad (Phi(x) + x phi(x)).
+ *   pf_gelu (x Phi(x)), pf_gelu_grad (Phi(x) + x phi(x)); pf_mul_d(hi, lo, v): v times the double
+ *   with bits hi:lo, rounded once (parameters that are doubles in the ABI, e.g. leaky_relu's slope).
  * The hardware's exp/log/sin/... are never used. Every rounding-sensitive temporary is PF_PRECISE
  * (GLSL `precise`: no contraction into fma). Algorithms and coefficients are original
  * (tools/pmathf_coeffs.py); no third-party code. */
@@ -117,5 +118,6 @@ struct pf_ffn { float h; float l; int n; };
 #include "pmathf_exp.h"
 #include "pmathf_trig.h"
 #include "pmathf_special.h"
+#include "pmathf_scale.h"
 
 #endif /* PMATHF_H */

@@ -38,11 +38,6 @@ int32_t vkp_conv2d_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
   const char *op = psup_op_name(d->op);
   if (!psup_dtype_is_float(dt))
     return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s %s: only floating dtypes", op, psup_dtype_name(dt));
-  /* f64 kernels need doubles; pooling divides through the software double library */
-  if ((dt == PARITY_DTYPE_F64 || is_pool(d)) && !dev->slot->has_f64)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s %s needs shaderFloat64 (%s), which %s lacks", op,
-                    psup_dtype_name(dt), dt == PARITY_DTYPE_F64 ? "f64 arithmetic" : "division through software double",
-                    dev->slot->info.name);
   if ((dt == PARITY_DTYPE_F16 || dt == PARITY_DTYPE_BF16) && !dev->slot->has_16bit)
     return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s %s needs 16-bit storage (storageBuffer16BitAccess), "
                     "which %s lacks", op, psup_dtype_name(dt), dev->slot->info.name);
@@ -89,7 +84,7 @@ static int32_t run(parity_plugin_device_t *dev, const char *k, int32_t dtype, in
                    int64_t n, uint64_t cost, uint32_t nops, const parity_tensor_desc_t *const *t, const int *written) {
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
-  l.spv = vkp_spv_find(k, psup_dtype_name(dtype));
+  l.spv = vkp_spv_find_math(dev, k, psup_dtype_name(dtype), dtype, NULL);
   if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
   l.op = op;
   l.extra = extra;

@@ -14,11 +14,6 @@ int32_t vkp_elementwise_supports(parity_plugin_device_t *dev, const parity_op_de
   if ((kind == PARITY_OP_KIND_COMPARE || kind == PARITY_OP_KIND_SELECT) && !dev->slot->has_8bit)
     return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s needs bool storage (storageBuffer8BitAccess and shaderInt8), which %s lacks",
                     psup_op_name(d->op), dev->slot->info.name);
-  int32_t dt = d->inputs[kind == PARITY_OP_KIND_SELECT ? 1 : 0]->dtype;
-  int float_kernel = psup_dtype_is_float(dt) || kind == PARITY_OP_KIND_CAST;
-  if (float_kernel && !dev->slot->has_f64)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s %s: floating kernels round through software double "
-                    "(shaderFloat64), which %s lacks", psup_op_name(d->op), psup_dtype_name(dt), dev->slot->info.name);
   return PARITY_STATUS_OK;
 }
 
@@ -31,9 +26,10 @@ static int32_t launch(parity_plugin_device_t *dev, const char *kernel, const cha
   int kind = psup_op_info(op)->kind;
   if ((kind == PARITY_OP_KIND_UNARY || kind == PARITY_OP_KIND_BINARY) && psup_dtype_is_float(t[0]->dtype)) {
     snprintf(per_op, sizeof per_op, "%s_%s", suffix, psup_op_name(op));
-    suffix = per_op;
+    l.spv = vkp_spv_find_math(dev, kernel, per_op, t[0]->dtype, NULL);
+  } else {
+    l.spv = vkp_spv_find(kernel, suffix);
   }
-  l.spv = vkp_spv_find(kernel, suffix);
   if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
   l.op = op;
   l.extra = extra;
@@ -64,6 +60,8 @@ static int32_t launch(parity_plugin_device_t *dev, const char *kernel, const cha
   l.params = &it;
   l.params_size = sizeof it;
   if (psup_dtype_is_float(ref->dtype) || !strcmp(kernel, "ew_cast")) {
+    /* leaky_relu's slope: the double's 8 bytes, read as a double on the software double path and
+     * as its two words by the float32 library (pf_mul_d) */
     memcpy(l.push, &alpha, sizeof alpha);
     l.push_size = sizeof alpha;
   }

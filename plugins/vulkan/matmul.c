@@ -29,9 +29,6 @@ int32_t vkp_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
   if (!psup_dtype_is_float(dt))
     return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s %s: only floating dtypes", psup_op_name(d->op),
                     psup_dtype_name(dt));
-  if (dt == PARITY_DTYPE_F64 && !dev->slot->has_f64)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s f64 needs shaderFloat64, which %s lacks",
-                    psup_op_name(d->op), dev->slot->info.name);
   if ((dt == PARITY_DTYPE_F16 || dt == PARITY_DTYPE_BF16) && !dev->slot->has_16bit)
     return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s %s needs 16-bit storage (storageBuffer16BitAccess), "
                     "which %s lacks", psup_op_name(d->op), psup_dtype_name(dt), dev->slot->info.name);
@@ -75,7 +72,7 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d,
   int fits = dev->slot->max_local >= MM_TILE * MM_TILE &&
              dev->slot->shared_bytes >= 2u * MM_TILE * (MM_TILE + 1) * (c->dtype == PARITY_DTYPE_F64 ? 8u : 4u);
   int tiled = fits && (force && *force ? atoi(force) != 0 : !dev->slot->cpu_like);
-  l.spv = vkp_spv_find(tiled ? "mm_tile" : "mm", psup_dtype_name(c->dtype));
+  l.spv = vkp_spv_find_math(dev, tiled ? "mm_tile" : "mm", psup_dtype_name(c->dtype), c->dtype, NULL);
   if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
   l.noperands = 3;
   for (int k = 0; k < 3; k++) l.operands[k] = (vkp_operand_t){t[k], k == 2};

@@ -34,9 +34,6 @@ static uint32_t smx_local(const parity_plugin_device_t *dev, int64_t row) {
 int32_t vkp_softmax_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   const parity_tensor_desc_t *x = d->inputs[0];
   const vkp_slot_t *s = dev->slot;
-  if (!s->has_f64)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s %s: exp and log run in software double (shaderFloat64), "
-                    "which %s lacks", psup_op_name(d->op), psup_dtype_name(x->dtype), s->info.name);
   int64_t row = x->shape[d->params.softmax.axis];
   uint64_t per_inv = ((uint64_t)row + smx_local(dev, row) - 1) / smx_local(dev, row);
   if (per_inv * SMX_ELEM_COST + 64u > SMX_LOOP_BUDGET)
@@ -56,7 +53,7 @@ static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, const
   if (!psup_softmax_plan(&p, d, nops, t)) return PARITY_STATUS_OK;
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
-  l.spv = vkp_spv_find(kernel, psup_dtype_name(t[0]->dtype));
+  l.spv = vkp_spv_find_math(dev, kernel, psup_dtype_name(t[0]->dtype), t[0]->dtype, NULL);
   if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
   l.op = d->op;
   l.local = smx_local(dev, p.R);

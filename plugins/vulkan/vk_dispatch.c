@@ -94,10 +94,7 @@ void vkp_groups_bounded(const parity_plugin_device_t *dev, uint64_t items, uint3
 }
 
 /* The embedded variants are sorted by name (generated vk_shaders.c): binary search. */
-int vkp_spv_find(const char *kernel, const char *suffix) {
-  char name[96];
-  if (suffix) snprintf(name, sizeof name, "%s_%s", kernel, suffix);
-  else snprintf(name, sizeof name, "%s", kernel);
+static int spv_lookup(const char *name) {
   int lo = 0, hi = VK_SPV_COUNT - 1;
   while (lo <= hi) {
     int mid = (lo + hi) / 2, c = strcmp(vk_spirv[mid].name, name);
@@ -105,8 +102,32 @@ int vkp_spv_find(const char *kernel, const char *suffix) {
     if (c < 0) lo = mid + 1;
     else hi = mid - 1;
   }
-  vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: no shader variant %s", name);
   return -1;
+}
+
+int vkp_spv_find(const char *kernel, const char *suffix) {
+  char name[96];
+  if (suffix) snprintf(name, sizeof name, "%s_%s", kernel, suffix);
+  else snprintf(name, sizeof name, "%s", kernel);
+  int id = spv_lookup(name);
+  if (id < 0) vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: no shader variant %s", name);
+  return id;
+}
+
+int vkp_spv_find_math(const parity_plugin_device_t *dev, const char *kernel, const char *suffix, int32_t dtype,
+                      int *uses_double) {
+  int narrow = dtype == PARITY_DTYPE_F32 || dtype == PARITY_DTYPE_F16 || dtype == PARITY_DTYPE_BF16;
+  if (uses_double) *uses_double = dtype == PARITY_DTYPE_F64;
+  if (narrow && dev->slot->dmath) {
+    char name[96];
+    snprintf(name, sizeof name, "%s_%s_dmath", kernel, suffix);
+    int id = spv_lookup(name);
+    if (id >= 0) {
+      if (uses_double) *uses_double = 1;
+      return id;
+    }
+  }
+  return vkp_spv_find(kernel, suffix);
 }
 
 /* ---- pipelines ------------------------------------------------------------------------------ */

@@ -43,6 +43,8 @@ typedef struct vkp_slot_t {
   VkPhysicalDeviceProperties props;
   uint32_t queue_family;
   int has_f64, has_i64, has_16bit, has_8bit, nan_preserve;
+  int hw_f64;              /* the device has shaderFloat64 (has_f64: f64 kernels are enabled) */
+  int dmath;               /* f32/f16/bf16 on the software double path (PARITY_VULKAN_FP64=on) */
   int cpu_like;            /* lavapipe, SwiftShader: few large work-groups */
   uint64_t max_range;      /* bytes one binding may span: min(maxStorageBufferRange, 2^31) */
   uint32_t min_align;      /* minStorageBufferOffsetAlignment */
@@ -253,6 +255,13 @@ VKP_FAMILY(softmax)
 
 /* The variant named "<kernel>_<suffix>" (suffix NULL: "<kernel>"), or -1 with UNSUPPORTED reported. */
 int vkp_spv_find(const char *kernel, const char *suffix);
+/* The variant of `kernel_suffix` for a floating dtype on this device's math path: on the software
+ * double path (slot->dmath) f32/f16/bf16 take the "_dmath" twin where the kernel has one.
+ * *uses_double (may be NULL) tells whether the chosen variant computes in double. */
+int vkp_spv_find_math(const parity_plugin_device_t *dev, const char *kernel, const char *suffix, int32_t dtype,
+                      int *uses_double);
+/* The reason f64 is unsupported on a slot (NULL when it is supported). */
+const char *vkp_f64_missing(const vkp_slot_t *s);
 const parity_plugin_api_t *vkp_plugin_api(void);
 void vkp_set_host(const parity_host_api_t *host);
 

@@ -100,6 +100,32 @@ static int32_t create_instance(void) {
   return PARITY_STATUS_OK;
 }
 
+/* PARITY_VULKAN_FP64: which float kernels use float64 (read once at init).
+ *   auto (default) f64 tensors on f64 kernels where the device has shaderFloat64; f32, f16 and
+ *                  bf16 on the float32 library everywhere
+ *   on             f32, f16 and bf16 on the software double library too (the path before the
+ *                  float32 library; kept for comparison), where the device has float64
+ *   off            no float64 at all: the device runs as one without it (f64 unsupported) */
+enum { FP64_AUTO, FP64_ON, FP64_OFF };
+static int fp64_mode;
+
+static int32_t read_fp64_mode(void) {
+  const char *v = psup_getenv("PARITY_VULKAN_FP64");
+  fp64_mode = FP64_AUTO;
+  if (!v || !*v || !strcmp(v, "auto")) return PARITY_STATUS_OK;
+  if (!strcmp(v, "on")) fp64_mode = FP64_ON;
+  else if (!strcmp(v, "off")) fp64_mode = FP64_OFF;
+  else
+    return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "vulkan: PARITY_VULKAN_FP64=%.64s: expected auto, on or off", v);
+  return PARITY_STATUS_OK;
+}
+
+const char *vkp_f64_missing(const vkp_slot_t *s) {
+  if (s->has_f64) return NULL;
+  return s->hw_f64 ? "float64 (turned off by PARITY_VULKAN_FP64=off)"
+                   : "shaderFloat64 and shaderSignedZeroInfNanPreserveFloat64";
+}
+
 static void add_device(VkPhysicalDevice pd) {
   if (slot_count >= VKP_MAX_DEVICES) return;
   VkPhysicalDeviceProperties props;
@@ -146,8 +172,11 @@ static void add_device(VkPhysicalDevice pd) {
   s->phys = pd;
   s->props = props;
   s->queue_family = family;
-  /* f64 kernels compute transcendentals in software double and need 64-bit integers for nothing */
-  s->has_f64 = f2.features.shaderFloat64 && fc.shaderSignedZeroInfNanPreserveFloat64;
+  /* f64 kernels compute transcendentals in software double and need 64-bit integers for nothing;
+   * every other floating kernel uses 32-bit arithmetic only (the float32 library) */
+  s->hw_f64 = f2.features.shaderFloat64 && fc.shaderSignedZeroInfNanPreserveFloat64;
+  s->has_f64 = s->hw_f64 && fp64_mode != FP64_OFF;
+  s->dmath = s->has_f64 && fp64_mode == FP64_ON;
   s->has_i64 = f2.features.shaderInt64;
   /* the shaders convert through 16- and 8-bit integer types, which need shaderInt16/shaderInt8 */
   s->has_16bit = f11.storageBuffer16BitAccess && f2.features.shaderInt16;
@@ -197,13 +226,15 @@ static void add_device(VkPhysicalDevice pd) {
   s->caps.backend = "vulkan";
   s->caps.device = info->name;
   s->caps.dtype_mask = info->dtype_mask;
-  s->caps.missing[PARITY_DTYPE_F64] = "shaderFloat64 and shaderSignedZeroInfNanPreserveFloat64";
+  s->caps.missing[PARITY_DTYPE_F64] = vkp_f64_missing(s);
   s->caps.missing[PARITY_DTYPE_I64] = "shaderInt64";
   s->caps.missing[PARITY_DTYPE_F16] = "storageBuffer16BitAccess and shaderInt16";
   s->caps.missing[PARITY_DTYPE_BF16] = "storageBuffer16BitAccess and shaderInt16";
   s->caps.missing[PARITY_DTYPE_BOOL] = "storageBuffer8BitAccess and shaderInt8";
-  vkp_log(PARITY_LOG_DEBUG, "vulkan: device %u: %s (%s), f64 %s, i64 %s, 16-bit %s, 8-bit %s, subgroup %u, "
-          "max range %llu", slot_count - 1, info->name, info->driver, s->has_f64 ? "yes" : "no",
+  vkp_log(PARITY_LOG_DEBUG, "vulkan: device %u: %s (%s), f64 %s%s, f32/f16/bf16 math: %s, i64 %s, 16-bit %s, "
+          "8-bit %s, subgroup %u, max range %llu", slot_count - 1, info->name, info->driver,
+          s->has_f64 ? "yes" : "no", s->hw_f64 && !s->has_f64 ? " (PARITY_VULKAN_FP64=off)" : "",
+          s->dmath ? "software double" : "float32 library",
           s->has_i64 ? "yes" : "no", s->has_16bit ? "yes" : "no", s->has_8bit ? "yes" : "no", s->subgroup_size,
           (unsigned long long)s->max_range);
 }
@@ -224,7 +255,9 @@ static void vkp_shutdown(void) {
 
 static int32_t vkp_init(void) {
   slot_count = 0;
-  int32_t st = create_instance();
+  int32_t st = read_fp64_mode();
+  if (st != PARITY_STATUS_OK) return st;
+  st = create_instance();
   if (st != PARITY_STATUS_OK) return st;
   uint32_t n = 0;
   VkResult r = vkEnumeratePhysicalDevices(vkp_instance, &n, NULL);

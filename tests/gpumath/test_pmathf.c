@@ -246,9 +246,11 @@ Test(pmathf, constants) {
 }
 
 /* README.md's table lists exactly the figures of pmathf_bounds.h */
-Test(pmathf, readme_table) {
-  FILE *f = fopen(PMATHF_README, "r");
-  cr_assert(f, "cannot open %s", PMATHF_README);
+/* Every "| pf_<name> | <worst ulp> |" row of a README names a function of pmathf_bounds.h with its
+ * figure, and each function has exactly one row. */
+static void check_readme_table(const char *path) {
+  FILE *f = fopen(path, "r");
+  cr_assert(f, "cannot open %s", path);
   static const struct { const char *name; double bound; } want[] = {
       {"div", PMATHF_ULP_DIV}, {"rcp", PMATHF_ULP_RCP}, {"sqrt", PMATHF_ULP_SQRT}, {"rsqrt", PMATHF_ULP_RSQRT},
       {"exp", PMATHF_ULP_EXP}, {"log", PMATHF_ULP_LOG}, {"sin", PMATHF_ULP_SIN}, {"cos", PMATHF_ULP_COS},
@@ -265,11 +267,70 @@ Test(pmathf, readme_table) {
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
       if (!strcmp(name, want[i].name)) {
         hit = 1, found[i]++;
-        cr_expect(v == want[i].bound, "README pf_%s: %g, pmathf_bounds.h: %g", name, v, want[i].bound);
+        cr_expect(v == want[i].bound, "%s pf_%s: %g, pmathf_bounds.h: %g", path, name, v, want[i].bound);
       }
-    cr_expect(hit, "README row pf_%s not in pmathf_bounds.h", name);
+    cr_expect(hit, "%s: row pf_%s not in pmathf_bounds.h", path, name);
   }
   fclose(f);
-  for (size_t i = 0; i < sizeof want / sizeof *want; i++) cr_expect_eq(found[i], 1, "README: pf_%s rows", want[i].name);
-  cr_expect_eq(rows, (int)(sizeof want / sizeof *want));
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+    cr_expect_eq(found[i], 1, "%s: pf_%s rows", path, want[i].name);
+  cr_expect_eq(rows, (int)(sizeof want / sizeof *want), "%s", path);
+}
+
+/* the library's own README and the Vulkan plugin's, whose f32/f16/bf16 kernels it computes */
+Test(pmathf, readme_tables) {
+  check_readme_table(PMATHF_README);
+  check_readme_table(PMATHF_VK_README);
+}
+
+/* pf_mul_d(bits of d, v) against the exactly rounded product: the long double product p = d*v and
+ * its exact error fmal(d, v, -p) (77 bits need both), rounded to float once, ties broken by the
+ * error's sign. Slopes near 0.01 and 0.2, random doubles; v over every scale, subnormal results,
+ * overflow and the specials. */
+static float mul_d_ref(double d, float v) {
+  long double p = (long double)d * v, e = fmal((long double)d, (long double)v, -p);
+  float r = (float)p; /* rounds p once (to nearest even); only an exact tie needs e */
+  if (isfinite(r) && e != 0) {
+    float up = nextafterf(r, INFINITY), dn = nextafterf(r, -INFINITY);
+    long double mid_up = ((long double)r + up) / 2, mid_dn = ((long double)r + dn) / 2;
+    if (p == mid_up && e > 0) r = up;
+    if (p == mid_dn && e < 0) r = dn;
+  }
+  return r;
+}
+
+Test(pmathf, mul_d_rounds_the_exact_product_once) {
+  uint64_t s = 99;
+  long bad = 0, n = 0;
+  static const double slopes[] = {0.01, 0.2, 1.0 / 3, -0.01, 1e-30, 3.0e35, 5e-324, 1.0};
+  for (int i = 0; i < (1 << 20); i++) {
+    double d = slopes[i % 8];
+    if (i % 3 == 0) {
+      uint64_t b = rng_next(&s);
+      memcpy(&d, &b, 8);
+      if (!isfinite(d)) continue;
+    }
+    uint32_t vb = (uint32_t)rng_next(&s);
+    if (i < 4096) vb = edges[i % 41];
+    float v;
+    memcpy(&v, &vb, 4);
+    uint64_t db;
+    memcpy(&db, &d, 8);
+    float got = pf_mul_d((uint32_t)(db >> 32), (uint32_t)db, v), want = mul_d_ref(d, v);
+    uint32_t gb, wb;
+    memcpy(&gb, &got, 4);
+    memcpy(&wb, &want, 4);
+    n++;
+    if (gb != wb && !(isnan(got) && isnan(want))) {
+      if (bad++ < 5) cr_log_error("pf_mul_d(%a, %a) = %a, exactly rounded %a", d, (double)v, (double)got, (double)want);
+    }
+  }
+  cr_expect_eq(bad, 0, "%ld of %ld products not rounded once", bad, n);
+  /* the specials */
+  uint64_t db;
+  double d = 0.01;
+  memcpy(&db, &d, 8);
+  cr_expect(isnan(pf_mul_d((uint32_t)(db >> 32), (uint32_t)db, NAN)));
+  cr_expect_eq(pf_mul_d((uint32_t)(db >> 32), (uint32_t)db, -INFINITY), -INFINITY);
+  cr_expect(signbit(pf_mul_d((uint32_t)(db >> 32), (uint32_t)db, -0.0f)));
 }

@@ -9,9 +9,13 @@
  * converted by hand with round-to-nearest-even); f64 in double; i32 and bool in int; i64 in
  * int64_t. Integer arithmetic wraps (SPIR-V integer ops are modular). Rounding that matters is
  * protected from contraction with `precise`. Division, square root and every transcendental go
- * through the software double library (pmath.glsl), then round once to the compute type: GLSL's
- * built-ins are not accurate enough on real GPUs (Vulkan allows 2.5 ulp division and approximate
- * exp/log/sin). NaN, infinities and signed zeros are preserved (SignedZeroInfNanPreserve). */
+ * through parity's own math libraries, never GLSL's built-ins (not accurate enough on real GPUs:
+ * Vulkan allows 2.5 ulp division and approximate exp/log/sin), chosen per variant (mathpath.glsl):
+ * f32/f16/bf16 on the float32 library (plugins/gpumath/pmathf.h: 32-bit float and integer
+ * arithmetic only, so these variants run on devices without shaderFloat64); f64, and the
+ * f32/f16/bf16 variants built with -DDMATH (PARITY_VULKAN_FP64=on), on the software double
+ * library (pmath.glsl), rounded once to the compute type. NaN, infinities and signed zeros are
+ * preserved (SignedZeroInfNanPreserve). */
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_spirv_intrinsics : require
 #extension GL_EXT_control_flow_attributes : enable
@@ -45,10 +49,27 @@ layout(constant_id = 2) const int EXTRA = 0;
 #if defined(USES_I64)
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #endif
+/* NEEDS_DOUBLE: the variant uses double at all (f64 storage, a cast from or to f64, or the
+ * software double math path -DDMATH). Every other variant declares no 64-bit float type, so it
+ * runs where shaderFloat64 is absent (tests/vulkan/test_spirv.c checks the SPIR-V). */
+#if defined(DMATH) || (defined(DT) && DT == DT_F64) || (defined(SDT) && (SDT == DT_F64 || DDT == DT_F64))
+#define NEEDS_DOUBLE 1
+#else
+#define NEEDS_DOUBLE 0
+#endif
 #if defined(USES_FLOAT)
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4466], 4461, 32);
+/* Specialization constant 4: the device's float fma is fused (probed at open, vk_probe.c). Where
+ * it is a multiply and an add (llvmpipe), the float32 library forms exact products by Veltkamp
+ * splitting instead, and MULADD rounds twice. */
+layout(constant_id = 4) const bool F32_FUSED_FMA = true;
+#define PF_GLSL 1
+#define PF_FUSED_FMA F32_FUSED_FMA
+#include "pmathf.h"
+#if NEEDS_DOUBLE
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4466], 4461, 64);
 #include "pmath.glsl"
+#endif
 #endif
 
 /* ---- f16 / bf16 storage (the same bit recipes as parity_support/dtype.h) ------------------- */
@@ -88,6 +109,8 @@ uint f32_to_bf16(float f) {
   return x >> 16;
 }
 
+bool signbit_f(float x) { return (floatBitsToUint(x) >> 31) != 0u; }
+#if NEEDS_DOUBLE
 /* f64 -> f32 rounding to odd: rounding that to 8 or 11 bits equals rounding the double directly */
 float f64_to_f32_odd(double d) {
   float f = float(d);
@@ -97,8 +120,8 @@ float f64_to_f32_odd(double d) {
   return uintBitsToFloat(b | 1u);
 }
 
-bool signbit_f(float x) { return (floatBitsToUint(x) >> 31) != 0u; }
 bool signbit_d(double x) { return (unpackDouble2x32(x).y >> 31) != 0u; }
+#endif
 #endif
 
 /* ---- the variant's storage type S and compute type T ------------------------------------------ */
@@ -147,6 +170,9 @@ bool signbit_d(double x) { return (unpackDouble2x32(x).y >> 31) != 0u; }
 #define IS_FLOAT 1
 #else
 #define IS_FLOAT 0
+#endif
+#if defined(USES_FLOAT) && IS_FLOAT
+#include "mathpath.glsl"
 #endif
 #endif
 
@@ -225,17 +251,31 @@ uint item_stride() { return gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_WorkGro
 #define NEG_ZERO uintBitsToFloat(0x80000000u)
 #endif
 
-/* MULADD(a, b, c): a*b + c. f32 compute (f32, f16, bf16 storage): one rounding (fma, a single
- * operation because every consumer is `precise`), like the CPU plugin's f32 gemm and OpenCL's
- * MULADD on FMA devices (an overflowing product cannot turn a -inf sum into NaN). f64: two
- * roundings, like the CPU plugin's f64 path. */
+/* MULADD(a, b, c): a*b + c. f32 compute (f32, f16, bf16 storage): one rounding where the
+ * device's float fma is fused (a single operation because every consumer is `precise`), like the
+ * CPU plugin's f32 gemm and OpenCL's MULADD on FMA devices. Elsewhere (llvmpipe) a multiply and
+ * an add, except that a finite product that overflows is formed scaled (muladd_big), so that,
+ * as with fma, an overflowing product cannot turn a -inf sum into NaN. The software double path
+ * (DMATH) keeps its exact product in double. f64: two roundings, like the CPU plugin's f64 path. */
 #if DT == DT_F64
 #define MULADD(a, b, c) ((a) * (b) + (c))
-#else
-/* Specialization constant 4: the device's float fma is fused (probed at open). Where it is a
- * multiply and an add (llvmpipe), the exact float product is formed in double instead. */
-layout(constant_id = 4) const bool F32_FUSED_FMA = true;
+#elif NEEDS_DOUBLE
 #define MULADD(a, b, c) (F32_FUSED_FMA ? fma((a), (b), (c)) : float(double(a) * double(b) + double(c)))
+#else
+/* a*b + c for finite a, b whose rounded product overflowed: in units of 2^64 */
+float muladd_big(float a, float b, float c) {
+  if (isinf(c) || isnan(c)) return c;
+  precise float s = (a * 5.421010862427522e-20) * b + c * 5.421010862427522e-20; /* 2^-64 */
+  precise float r = s * 1.8446744073709552e19;                                   /* 2^64 */
+  return r;
+}
+float muladd_sep(float a, float b, float c) {
+  precise float p = a * b;
+  if (isinf(p) && !isinf(a) && !isinf(b)) return muladd_big(a, b, c);
+  precise float r = p + c;
+  return r;
+}
+#define MULADD(a, b, c) (F32_FUSED_FMA ? fma((a), (b), (c)) : muladd_sep((a), (b), (c)))
 #endif
 
 #define PWS_BLOCK 16

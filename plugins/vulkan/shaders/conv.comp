@@ -3,10 +3,10 @@
  * backward-data, backward-weight and bias gradient, and max/avg pooling forward and backward.
  * A port of plugins/opencl/kernels/conv.cl: one invocation per output element, grid-stride loops
  * (FOR_ITEMS), sums pairwise in a fixed order (pws_t and PWS_REDUCE, common.glsl), so results do not depend on the
- * launch geometry. Products go through MULADD (fma in f32, two roundings in f64); everything
+ * launch geometry. Products go through MULADD (common.glsl: fma in f32 where fused, two roundings in f64); everything
  * else is `precise`. A padded conv tap is an explicit zero (w * 0: NaN for an inf or NaN weight);
  * padding contributes nothing to avg sums and never wins a max. Division (avg pooling, max
- * pooling ties) goes through pm_div in double, rounded once to the compute type.
+ * pooling ties) goes through M_DIV (mathpath.glsl), rounded once to the compute type.
  *
  * Kernels and operands (bindings 1..):
  *   K_CONV_FWD         x, w, bias (EXTRA = 1 when present), y
@@ -202,9 +202,9 @@ OPERAND_RO(2, DY, S)
 OPERAND(3, DX, S)
 #endif
 
-/* a / b rounded once to T (pm_div is correctly rounded in double; double -> float after it is
- * exact enough: 53 >= 2 * 24 + 2) */
-T div_t(T a, T b) { return T(pm_div(double(a), double(b))); }
+/* a / b rounded once to T (mathpath.glsl: the float32 library's pf_div, or pm_div, correctly
+ * rounded in double, then double -> float, exact enough: 53 >= 2 * 24 + 2) */
+T div_t(T a, T b) { return M_DIV(a, b); }
 
 T pool_divisor(int inside) { return p.include_pad != 0 ? T(p.KH * p.KW) : T(inside); }
 

@@ -8,46 +8,25 @@
 ITER_PARAMS
 
 #if defined(USES_FLOAT)
+#if NEEDS_DOUBLE
 layout(push_constant) uniform Push { double alpha; } pc; /* leaky_relu slope */
+#else
+/* leaky_relu's f64 slope as its two words (32-bit arithmetic only: pf_mul_d) */
+layout(push_constant) uniform Push { uint alpha_lo, alpha_hi; } pc;
+#endif
 #endif
 
 #if defined(DT) && IS_FLOAT
-/* ---- floating formulas (T = float or double; transcendentals in double, rounded once) ------- */
-/* double literals need the lf suffix: without it GLSL reads a float */
-const double RSQRT2_HI = 0.70710678118654757lf, RSQRT2_LO = -4.8336466567264567e-17lf; /* 1/sqrt 2 */
-const double TWO_RSQRTPI = 1.1283791670955126lf;  /* 2/sqrt(pi) */
-const double RSQRT2PI = 0.3989422804014327lf;     /* 1/sqrt(2 pi) */
-
-/* 2 Phi(x) = erfc(-x/sqrt 2), with the rounding of -x/sqrt 2 corrected to first order (erfc
- * magnifies its argument's relative error by about 2a^2 in the tail) */
-double erfc_neg_scaled(double x) {
-  precise double a = -x * RSQRT2_HI;
-  precise double d = PM_FMA(-x, RSQRT2_HI, -a) - x * RSQRT2_LO;
-  precise double e = pm_erfc(a);
-  if (abs(a) < 27.0) e = e - d * TWO_RSQRTPI * pm_exp(-a * a);
-  return e;
-}
-
-/* exp(-x^2/2) with the rounding of x^2/2 corrected to first order */
-double exp_neg_half_sq(double x) {
-  precise double xx = x * x;
-  precise double hf = 0.5 * xx, d = 0.5 * PM_FMA(x, x, -xx);
-  precise double e = pm_exp(-hf);
-  if (hf < 746.0) e = e - e * d;
-  return e;
-}
-
-double sigmoid_d(double x) {
-  if (x >= 0.0) return pm_div(1.0, 1.0 + pm_exp(-x));
-  precise double e = pm_exp(x);
-  return pm_div(e, 1.0 + e);
-}
-
+/* ---- floating formulas (T = float or double; the math through mathpath.glsl) ----------------- */
+#if NEEDS_DOUBLE
 T times_alpha(T v) { return T(pc.alpha * double(v)); }
+#else
+/* slope * v rounded once from the exact product (integer significands, pmathf_scale.h) */
+T times_alpha(T v) { return pf_mul_d(pc.alpha_hi, pc.alpha_lo, v); }
+#endif
 
 T unary_fwd(T x) {
   precise T r;
-  double xd = double(x);
   switch (OP) {
     case OP_NEG: r = -x; break;
     case OP_ABS: r = abs(x); break;
@@ -55,22 +34,17 @@ T unary_fwd(T x) {
     case OP_SIGN: r = isnan(x) ? x : T(int(x > T(0)) - int(x < T(0))); break;
     case OP_RELU: r = (x > T(0) || isnan(x)) ? x : T(0); break;
     case OP_LEAKY_RELU: r = x > T(0) ? x : times_alpha(x); break;
-    case OP_EXP: r = T(pm_exp(xd)); break;
-    case OP_LOG: r = T(pm_log(xd)); break;
-    case OP_SQRT: r = T(pm_sqrt(xd)); break;
-    case OP_RSQRT: r = T(pm_div(1.0, pm_sqrt(xd))); break;
+    case OP_EXP: r = M_EXP(x); break;
+    case OP_LOG: r = M_LOG(x); break;
+    case OP_SQRT: r = M_SQRT(x); break;
+    case OP_RSQRT: r = M_RSQRT(x); break;
     case OP_SQUARE: r = x * x; break;
-    case OP_RECIPROCAL: r = T(pm_div(1.0, xd)); break;
-    case OP_TANH: r = T(pm_tanh(xd)); break;
-    case OP_SIGMOID: r = T(sigmoid_d(xd)); break;
-    /* halving first is exact for |x| >= 1; below 1 it goes last so subnormal x lose nothing */
-    case OP_GELU: {
-      precise double g = abs(xd) >= 1.0 ? (0.5 * xd) * erfc_neg_scaled(xd) : xd * erfc_neg_scaled(xd) * 0.5;
-      r = T(g);
-      break;
-    }
-    case OP_SIN: r = T(pm_sin(xd)); break;
-    case OP_COS: r = T(pm_cos(xd)); break;
+    case OP_RECIPROCAL: r = M_RECIP(x); break;
+    case OP_TANH: r = M_TANH(x); break;
+    case OP_SIGMOID: r = M_SIGMOID(x); break;
+    case OP_GELU: r = M_GELU(x); break;
+    case OP_SIN: r = M_SIN(x); break;
+    case OP_COS: r = M_COS(x); break;
     default: r = x;
   }
   return r;
@@ -89,25 +63,20 @@ T unary_bwd(T x, T y, T dy) {
     case OP_RELU: r = x > T(0) ? dy : isnan(x) ? x : T(0); break;
     case OP_LEAKY_RELU: r = x > T(0) ? dy : isnan(x) ? x : times_alpha(dy); break;
     case OP_EXP: r = dy * y; break;
-    case OP_LOG: r = T(pm_div(double(dy), double(x))); break;
-    case OP_SQRT: r = T(pm_div(double(dy), double(T(2) * y))); break;
+    case OP_LOG: r = M_DIV(dy, x); break;
+    case OP_SQRT: r = M_DIV(dy, T(2) * y); break;
     case OP_RSQRT: {
       precise T t = T(-0.5) * dy * y;
-      r = T(pm_div(double(t), double(x)));
+      r = M_DIV(t, x);
       break;
     }
     case OP_SQUARE: r = dy * (T(2) * x); break;
     case OP_RECIPROCAL: r = -dy * y * y; break;
     case OP_TANH: r = dy * ((T(1) - y) * (T(1) + y)); break;
     case OP_SIGMOID: r = dy * (y * (T(1) - y)); break;
-    case OP_GELU: {
-      double xd = double(x);
-      precise double g = 0.5 * erfc_neg_scaled(xd) + xd * (exp_neg_half_sq(xd) * RSQRT2PI);
-      r = T(double(dy) * g);
-      break;
-    }
-    case OP_SIN: r = T(double(dy) * pm_cos(double(x))); break;
-    case OP_COS: r = T(double(dy) * -pm_sin(double(x))); break;
+    case OP_GELU: r = M_GELU_BWD(x, dy); break;
+    case OP_SIN: r = M_SIN_BWD(x, dy); break;
+    case OP_COS: r = M_COS_BWD(x, dy); break;
     default: r = dy;
   }
   return r;
@@ -119,8 +88,8 @@ T binary_fwd(T a, T b) {
     case OP_ADD: r = a + b; break;
     case OP_SUB: r = a - b; break;
     case OP_MUL: r = a * b; break;
-    case OP_DIV: r = T(pm_div(double(a), double(b))); break;
-    case OP_POW: r = T(pm_pow(double(a), double(b))); break;
+    case OP_DIV: r = M_DIV(a, b); break;
+    case OP_POW: r = M_POW(a, b); break;
     /* NaN wins (the first one), -0 < +0: never GLSL's max/min, which may drop NaN */
     case OP_MAXIMUM: r = isnan(a) ? a : isnan(b) ? b : a > b ? a : b > a ? b : SIGNBIT(a) ? b : a; break;
     case OP_MINIMUM: r = isnan(a) ? a : isnan(b) ? b : a < b ? a : b < a ? b : SIGNBIT(a) ? a : b; break;
@@ -149,19 +118,15 @@ void binary_grads(T a, T b, T c, T g, out T ga, out T gb) {
       break;
     }
     case OP_DIV: {
-      precise T q = T(pm_div(double(g), double(b)));
+      precise T q = M_DIV(g, b);
       precise T r = -q * c;
       ga = q; gb = r;
       break;
     }
-    case OP_POW: { /* a^0 is constant (even at a = 0); 0^b is 0 on b > 0 */
-      double ad = double(a), bd = double(b), cd = double(c), gd = double(g);
-      precise double x = gd * (bd * pm_pow(ad, bd - 1.0));
-      precise double y = gd * (cd * pm_log(ad));
-      ga = b == T(0) ? T(0) : T(x);
-      gb = (a == T(0) && b > T(0)) ? T(0) : T(y);
+    case OP_POW: /* a^0 is constant (even at a = 0); 0^b is 0 on b > 0 */
+      ga = b == T(0) ? T(0) : m_pow_ga(a, b, g);
+      gb = (a == T(0) && b > T(0)) ? T(0) : m_pow_gb(a, c, g);
       break;
-    }
     default:
       ga = extreme_grad(a, b, g, true);
       gb = extreme_grad(a, b, g, false);

@@ -16,12 +16,15 @@
  * equal to the result, per output, into the scratch words at cnt_off). */
 #include "common.glsl"
 
-/* a double rounded once to the compute type (f16/bf16: through f32 rounded to odd, so the
- * store's rounding to 11 or 8 bits equals rounding the double directly) */
-#if defined(DT) && (DT == DT_F16 || DT == DT_BF16)
-#define FROM_D(v) f64_to_f32_odd(v)
-#else
-#define FROM_D(v) T(v)
+/* DIV_T(a, b): a / b rounded to the compute type. On the software double path, rounded once
+ * from double (f16/bf16: through f32 rounded to odd, so the store's rounding to 11 or 8 bits
+ * equals rounding the double directly); on the float32 library, pf_div, then the store. */
+#if NEEDS_DOUBLE && defined(DT) && (DT == DT_F16 || DT == DT_BF16)
+#define DIV_T(a, b) f64_to_f32_odd(pm_div(double(a), double(b)))
+#elif NEEDS_DOUBLE && defined(DT) && IS_FLOAT
+#define DIV_T(a, b) T(pm_div(double(a), double(b)))
+#elif defined(DT) && IS_FLOAT
+#define DIV_T(a, b) pf_div(T(a), T(b))
 #endif
 
 const int COUNT_TIES = -1;
@@ -176,7 +179,7 @@ void red_store(int o1, T sum, T best, int idx) {
 #endif
   } else if (OP == OP_MEAN) {
 #if IS_FLOAT
-    y[o1] = STV(FROM_D(pm_div(double(sum), double(p.K))));
+    y[o1] = STV(DIV_T(sum, p.K));
 #endif
   } else if (OP == OP_MAX || OP == OP_MIN) {
     y[o1] = STV(best);
@@ -324,7 +327,7 @@ void main() {
     ITER_OFFSET(i, 0, o0);
     ITER_OFFSET(i, 1, o1);
     T g = LD(dy[o0]);
-    dx[o1] = STV(pc.divisor > 0 ? FROM_D(pm_div(double(g), double(pc.divisor))) : g);
+    dx[o1] = STV(pc.divisor > 0 ? DIV_T(g, pc.divisor) : g);
   }
 }
 #elif defined(K_BWD_EXT)
@@ -348,7 +351,7 @@ void main() {
     if (same_t(LD(x[o0]), LD(y[o1]))) {
       ITER_OFFSET(i, 2, o2);
       ITER_OFFSET(i, 3, o3);
-      r = FROM_D(pm_div(double(LD(dy[o2])), double(cnt[o3])));
+      r = DIV_T(LD(dy[o2]), cnt[o3]);
     }
     dx[o4] = STV(r);
   }

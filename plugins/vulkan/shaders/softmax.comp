@@ -2,22 +2,38 @@
 /* softmax.comp — softmax and log_softmax (OP) over one axis, forward and backward (host:
  * softmax.c; the semantics of the OpenCL plugin's kernels/softmax.cl). One work-group per row
  * of the softmax axis (every other axis is a row index): invocation i takes the row's elements
- * i, i + L, ... (L = the work-group size, a power of two <= 256), sums them pairwise in double,
- * and the L partial results meet in a fixed shared-memory tree (deterministic; no atomics, no
- * subgroup operations). Exponentials and logarithms go through the software double library
- * (pm_exp, pm_log), each result rounded once to the storage dtype.
+ * i, i + L, ... (L = the work-group size, a power of two <= 256), sums them pairwise in the
+ * working type W, and the L partial results meet in a fixed shared-memory tree (deterministic;
+ * no atomics, no subgroup operations). W is float on the float32 library (f32, f16, bf16: x - max,
+ * exp, the sums and the division in 32-bit arithmetic) and double on the software double path
+ * (f64, or DMATH: each result rounded once to the storage dtype).
  *   forward:  subtract the row max; a row of all -inf (or with a NaN) gives NaN; with m entries
  *             of +inf, softmax is 1/m there and 0 elsewhere (log_softmax -log m and -inf).
  *   backward: uses only the stored y: softmax dx = y (dy - sum(y dy)),
  *             log_softmax dx = dy - exp(y) sum(dy). */
 #include "common.glsl"
 
-/* a double rounded once to the compute type (f16/bf16: through f32 rounded to odd, so the
- * store's rounding to 11 or 8 bits equals rounding the double directly) */
+/* W: the working type; FROM_W(v) rounds it once to the compute type (from double to f16/bf16
+ * through f32 rounded to odd, so the store's rounding to 11 or 8 bits equals rounding the double
+ * directly) */
+#if NEEDS_DOUBLE
+#define W double
+#define W_EXP(v) pm_exp(v)
+#define W_LOG(v) pm_log(v)
+#define W_DIV(a, b) pm_div((a), (b))
+#define W_NEG_ZERO packDouble2x32(uvec2(0u, 0x80000000u))
 #if defined(DT) && (DT == DT_F16 || DT == DT_BF16)
-#define FROM_D(v) f64_to_f32_odd(v)
+#define FROM_W(v) f64_to_f32_odd(v)
 #else
-#define FROM_D(v) T(v)
+#define FROM_W(v) T(v)
+#endif
+#else
+#define W float
+#define W_EXP(v) pf_exp(v)
+#define W_LOG(v) pf_log(v)
+#define W_DIV(a, b) pf_div((a), (b))
+#define W_NEG_ZERO uintBitsToFloat(0x80000000u)
+#define FROM_W(v) (v)
 #endif
 
 #if IS_FLOAT
@@ -26,23 +42,23 @@
 layout(push_constant) uniform Push { int row0, rows; } pc;
 
 #define LMAX 256
-shared double sh_d[LMAX];
+shared W sh_d[LMAX];
 shared int sh_a[LMAX], sh_b[LMAX];
 
 uint group_id() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
 uint group_count() { return gl_NumWorkGroups.x * gl_NumWorkGroups.y; }
 
 /* sum of sh_d[0, L) by a fixed tree, returned to every invocation */
-double tree_sum(uint lid) {
+W tree_sum(uint lid) {
   for (uint h = gl_WorkGroupSize.x / 2u; h > 0u; h >>= 1) {
     barrier();
     if (lid < h) {
-      precise double t = sh_d[lid] + sh_d[lid + h];
+      precise W t = sh_d[lid] + sh_d[lid + h];
       sh_d[lid] = t;
     }
   }
   barrier();
-  double r = sh_d[0];
+  W r = sh_d[0];
   barrier(); /* everyone has read it before sh_d is reused */
   return r;
 }
@@ -62,28 +78,27 @@ layout(std430, set = 0, binding = 0) readonly buffer Params {
 #define T_NAN uintBitsToFloat(0x7fc00000u)
 #define T_INF uintBitsToFloat(0x7f800000u)
 #endif
-#define D_NEG_ZERO packDouble2x32(uvec2(0u, 0x80000000u))
 
-/* ---- pairwise summation in double (the OpenCL plugin's pw_t) -------------------------------- */
+/* ---- pairwise summation in W (the OpenCL plugin's pw_t) -------------------------------- */
 #define PW_BLOCK 16
-double pw_stack[32];
-double pw_block;
+W pw_stack[32];
+W pw_block;
 int pw_count, pw_depth;
 
 void pw_init() {
-  pw_block = D_NEG_ZERO;
+  pw_block = W_NEG_ZERO;
   pw_count = 0;
   pw_depth = 0;
 }
 
-void pw_add(double v) {
-  precise double s = pw_block + v;
+void pw_add(W v) {
+  precise W s = pw_block + v;
   pw_block = s;
   if (((pw_count + 1) & (PW_BLOCK - 1)) != 0) {
     pw_count++;
     return;
   }
-  pw_block = D_NEG_ZERO;
+  pw_block = W_NEG_ZERO;
   int c = pw_count / PW_BLOCK + 1;
   pw_count = c * PW_BLOCK;
   for (; (c & 1) == 0; c >>= 1) {
@@ -94,9 +109,9 @@ void pw_add(double v) {
   pw_depth++;
 }
 
-double pw_result() {
-  if (pw_count == 0) return 0.0;
-  precise double t = pw_block;
+W pw_result() {
+  if (pw_count == 0) return W(0);
+  precise W t = pw_block;
   for (int d = pw_depth - 1; d >= 0; d--) t = pw_stack[d] + t;
   return t;
 }
@@ -134,7 +149,7 @@ void main() {
       else if (v > mx) mx = v;
       n_inf += v == T_INF ? 1 : 0;
     }
-    sh_d[lid] = double(mx);
+    sh_d[lid] = W(mx);
     sh_a[lid] = n_inf;
     sh_b[lid] = nan;
     for (uint h = L / 2u; h > 0u; h >>= 1) {
@@ -146,34 +161,34 @@ void main() {
       }
     }
     barrier();
-    double m = sh_d[0];
+    W m = sh_d[0];
     n_inf = sh_a[0];
     nan = sh_b[0];
     barrier();
-    bool finite = nan == 0 && m != -double(T_INF) && m != double(T_INF);
-    double sum = double(n_inf); /* +inf entries share the mass */
+    bool finite = nan == 0 && m != -W(T_INF) && m != W(T_INF);
+    W sum = W(n_inf); /* +inf entries share the mass */
     if (finite) {
       pw_init();
       for (int r = int(lid); r < R; r += int(L)) {
-        precise double z = double(LD(x[o0 + r * xs])) - m;
-        pw_add(pm_exp(z));
+        precise W z = W(LD(x[o0 + r * xs])) - m;
+        pw_add(W_EXP(z));
       }
       sh_d[lid] = pw_result();
       sum = tree_sum(lid);
     }
     /* one call site each: lavapipe's LLVM takes minutes over every inlined copy of pm_log */
-    double lsum = is_log ? pm_log(sum) : pm_div(1.0, sum);
-    if (nan != 0 || m == -double(T_INF)) {
+    W lsum = is_log ? W_LOG(sum) : W_DIV(W(1), sum);
+    if (nan != 0 || m == -W(T_INF)) {
       for (int r = int(lid); r < R; r += int(L)) y[o1 + r * ys] = STV(T_NAN);
     } else if (!finite) {
-      T share = FROM_D(is_log ? -lsum : lsum);
+      T share = FROM_W(is_log ? -lsum : lsum);
       T other = is_log ? -T_INF : T(0);
       for (int r = int(lid); r < R; r += int(L)) y[o1 + r * ys] = STV(LD(x[o0 + r * xs]) == T_INF ? share : other);
     } else {
       for (int r = int(lid); r < R; r += int(L)) {
-        precise double z = double(LD(x[o0 + r * xs])) - m;
-        precise double v = is_log ? z - lsum : pm_div(pm_exp(z), sum);
-        y[o1 + r * ys] = STV(FROM_D(v));
+        precise W z = W(LD(x[o0 + r * xs])) - m;
+        precise W v = is_log ? z - lsum : W_DIV(W_EXP(z), sum);
+        y[o1 + r * ys] = STV(FROM_W(v));
       }
     }
   }
@@ -191,16 +206,16 @@ void main() {
     int ys = p.rstride[0], gs = p.rstride[1], ds = p.rstride[2], R = p.R;
     pw_init();
     for (int r = int(lid); r < R; r += int(L)) {
-      double g = double(LD(dy[o1 + r * gs]));
-      precise double t = is_log ? g : double(LD(y[o0 + r * ys])) * g;
+      W g = W(LD(dy[o1 + r * gs]));
+      precise W t = is_log ? g : W(LD(y[o0 + r * ys])) * g;
       pw_add(t);
     }
     sh_d[lid] = pw_result();
-    double sum = tree_sum(lid);
+    W sum = tree_sum(lid);
     for (int r = int(lid); r < R; r += int(L)) {
-      double yv = double(LD(y[o0 + r * ys])), g = double(LD(dy[o1 + r * gs]));
-      precise double v = is_log ? g - pm_exp(yv) * sum : yv * (g - sum);
-      dx[o2 + r * ds] = STV(FROM_D(v));
+      W yv = W(LD(y[o0 + r * ys])), g = W(LD(dy[o1 + r * gs]));
+      precise W v = is_log ? g - W_EXP(yv) * sum : yv * (g - sum);
+      dx[o2 + r * ds] = STV(FROM_W(v));
     }
   }
 }

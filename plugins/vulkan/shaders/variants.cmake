@@ -1,20 +1,43 @@
 # Every SPIR-V variant the plugin embeds: vk_variant(<name> <file> <defines...>). Host code finds
 # a variant by name with vkp_spv_find("<kernel>_<dtype>"). Included by ../CMakeLists.txt.
 
+# Math paths (common.glsl, mathpath.glsl): f32, f16 and bf16 variants use the float32 library
+# and no double. vk_variant_math() adds, for those dtypes, a twin "<name>_dmath" built with
+# -DDMATH: the software double path that PARITY_VULKAN_FP64=on selects (benchmarks, comparison).
+# Only kernels whose math differs between the paths get a twin.
+function(vk_variant_math name file dt)
+  vk_variant(${name} ${file} ${ARGN})
+  if(dt STREQUAL "f32" OR dt STREQUAL "f16" OR dt STREQUAL "bf16")
+    vk_variant(${name}_dmath ${file} ${ARGN} DMATH)
+  endif()
+  set(PARITY_VK_VARIANTS ${PARITY_VK_VARIANTS} PARENT_SCOPE)
+  set(PARITY_VK_INCS ${PARITY_VK_INCS} PARENT_SCOPE)
+endfunction()
+
 # elementwise.comp. Floating unary and binary kernels get one variant per op (FIXED_OP): a module
-# holding every op would carry the whole software math library, which lavapipe compiles in tens
-# of seconds per pipeline. Integer kernels take the op as a specialization constant.
+# holding every op would carry the whole math library, which lavapipe compiles in tens of seconds
+# per pipeline. Integer kernels take the op as a specialization constant. Ops flagged FLOAT in
+# parity_ops.def (the math ops and leaky_relu) differ between the math paths.
 file(READ ${PROJECT_SOURCE_DIR}/abi/parity_ops.def vk_ops_def)
-string(REGEX MATCHALL "PARITY_OP\\( *[0-9]+, *[A-Z_0-9]+, *\"[a-z_0-9]+\", *(UNARY|BINARY)" vk_ew_ops "${vk_ops_def}")
+string(REGEX MATCHALL "PARITY_OP\\( *[0-9]+, *[A-Z_0-9]+, *\"[a-z_0-9]+\", *(UNARY|BINARY)[^)]*" vk_ew_ops "${vk_ops_def}")
 foreach(e ${vk_ew_ops})
-  string(REGEX REPLACE ".*, *([A-Z_0-9]+), *\"([a-z_0-9]+)\", *([A-Z]+)$" "\\1;\\2;\\3" parts "${e}")
+  string(REGEX REPLACE "PARITY_OP\\( *[0-9]+, *([A-Z_0-9]+), *\"([a-z_0-9]+)\", *([A-Z]+).*$" "\\1;\\2;\\3" parts "${e}")
   list(GET parts 0 OPN)
   list(GET parts 1 opn)
   list(GET parts 2 kind)
   string(TOLOWER ${kind} k)
+  string(FIND "${e}" "PARITY_OPF_FLOAT" has_math)
   foreach(dt ${vk_floats})
-    vk_variant(ew_${k}_${dt}_${opn} elementwise.comp K_${kind} FIXED_OP=OP_${OPN} DT=${vk_code_${dt}} ${vk_flags_${dt}})
-    vk_variant(ew_${k}_bwd_${dt}_${opn} elementwise.comp K_${kind}_BWD FIXED_OP=OP_${OPN} DT=${vk_code_${dt}} ${vk_flags_${dt}})
+    set(fn vk_variant)
+    set(dtarg "")
+    if(NOT has_math EQUAL -1)
+      set(fn vk_variant_math)
+      set(dtarg ${dt})
+    endif()
+    cmake_language(CALL ${fn} ew_${k}_${dt}_${opn} elementwise.comp ${dtarg} K_${kind} FIXED_OP=OP_${OPN}
+                   DT=${vk_code_${dt}} ${vk_flags_${dt}})
+    cmake_language(CALL ${fn} ew_${k}_bwd_${dt}_${opn} elementwise.comp ${dtarg} K_${kind}_BWD FIXED_OP=OP_${OPN}
+                   DT=${vk_code_${dt}} ${vk_flags_${dt}})
   endforeach()
 endforeach()
 foreach(dt i32 i64)
@@ -45,5 +68,6 @@ foreach(f ${vk_family_variant_files})
   include(${f})
 endforeach()
 
-# probe.comp: device capabilities measured at open (vk_probe.c)
+# probe.comp: device capabilities measured at open (vk_probe.c); probe_fma32 without double
 vk_variant(probe_fma probe.comp)
+vk_variant(probe_fma32 probe.comp PROBE_F32)

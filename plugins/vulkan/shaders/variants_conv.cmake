@@ -2,6 +2,6 @@
 foreach(dt ${vk_floats})
   foreach(k conv_fwd conv_bwd_data conv_bwd_weight conv_bwd_bias pool_fwd pool_bwd)
     string(TOUPPER ${k} K)
-    vk_variant(${k}_${dt} conv.comp K_${K} DT=${vk_code_${dt}} ${vk_flags_${dt}})
+    vk_variant_math(${k}_${dt} conv.comp ${dt} K_${K} DT=${vk_code_${dt}} ${vk_flags_${dt}})
   endforeach()
 endforeach()

@@ -1,5 +1,5 @@
 # matmul.comp: K_MM (one output per invocation) and K_MM_TILE (16 x 16 shared-memory tiles)
 foreach(dt ${vk_floats})
-  vk_variant(mm_${dt} matmul.comp K_MM DT=${vk_code_${dt}} ${vk_flags_${dt}})
-  vk_variant(mm_tile_${dt} matmul.comp K_MM_TILE DT=${vk_code_${dt}} ${vk_flags_${dt}})
+  vk_variant_math(mm_${dt} matmul.comp ${dt} K_MM DT=${vk_code_${dt}} ${vk_flags_${dt}})
+  vk_variant_math(mm_tile_${dt} matmul.comp ${dt} K_MM_TILE DT=${vk_code_${dt}} ${vk_flags_${dt}})
 endforeach()
