@@ -13,7 +13,7 @@
  * root), -ftz=false (denormals kept), never -use_fast_math. fma appears only where it is written
  * (MULADD in f32 matmul/conv, the gelu error terms). f16/bf16 conversions are bit manipulation (no
  * sm_53/sm_80 instructions). The float class (f32, f16, bf16) uses no f64 at all: 32-bit float and
- * integer arithmetic only (f32math.cuh; tests/cuda/ptx_test.c fails on any .f64 in its PTX). All
+ * integer arithmetic only (pmathf.h; tests/cuda/ptx_test.c fails on any .f64 in its PTX). All
  * index arithmetic is 64-bit. No atomics. */
 #ifndef PARITY_CU_COMMON_CUH
 #define PARITY_CU_COMMON_CUH
@@ -66,6 +66,15 @@ DEV long lmin(long a, long b) { return a < b ? a : b; }
 DEV float as_float(uint u) { return __uint_as_float(u); }
 DEV uint as_uint(float f) { return __float_as_uint(f); }
 
+#if CU_CLASS == CLASS_F
+/* The float class's math that CUDA would do in double (sin/cos past 105,615, leaky_relu's f64
+ * slope) comes from plugins/gpumath/pmathf.h, the source the Vulkan plugin's shaders use, in its
+ * CUDA dialect. A family that needs it includes "pmathf.h" after this file (elementwise.cu); the
+ * others carry none of its tables. */
+#define PF_CUDA 1
+#define PF_FUSED_FMA true /* CUDA's fmaf is fused */
+#endif
+
 /* The module's compute class, readable in the PTX (".u32 parity_cu_class = n"): names the module
  * in a debugger, and lets the tests' emulated driver tell the classes apart. */
 #ifdef __CUDACC__
@@ -77,7 +86,7 @@ extern "C" __device__ const int parity_cu_class = CU_CLASS;
 
 #if OCL_CLASS == CLASS_F
 typedef float T;
-typedef ulong SCALAR; /* leaky_relu's f64 slope as its IEEE bits: the float class has no f64 (f32math.cuh) */
+typedef ulong SCALAR; /* leaky_relu's f64 slope as its IEEE bits: the float class has no f64 (pf_mul_d) */
 #define IS_FLOAT 1
 #define LIT(x) x##f
 #elif OCL_CLASS == CLASS_D

@@ -4,9 +4,9 @@
  * plugins/opencl/kernels/elementwise.cl. */
 #include "common.cuh"
 #if OCL_CLASS == CLASS_F
-#include "f32math.cuh"
-#define SIN(x) sin_f32(x) /* CUDA's sinf/cosf reduce huge arguments in double */
-#define COS(x) cos_f32(x)
+#include "pmathf.h" /* pf_sin, pf_cos, pf_mul_d (common.cuh selects the CUDA dialect) */
+#define SIN(x) pf_sin(x) /* CUDA's sinf/cosf reduce huge arguments in double */
+#define COS(x) pf_cos(x)
 #else
 #define SIN(x) sin(x)
 #define COS(x) cos(x)
@@ -19,12 +19,12 @@
 #define RSQRT2PI LIT(0.39894228040143267794) /* 1/sqrt(2 pi) */
 
 /* slope * v rounded once from the exact product with the f64 slope (the float class: in integers,
- * from the slope's bits; f32math.cuh) */
+ * from the slope's bits, high word then low word; pmathf's pf_mul_d) */
 DEV T times_alpha(SCALAR alpha, T v) {
 #if OCL_CLASS == CLASS_D
   return alpha * v;
 #else
-  return times_alpha_f32(alpha, v);
+  return pf_mul_d((uint)(alpha >> 32), (uint)alpha, v);
 #endif
 }
 

@@ -18,7 +18,7 @@
 #define __global__
 #define __device__
 #define __host__
-#define __forceinline__
+#define __forceinline__ inline /* pmathf.h (PF_FN): static, unused ones without a warning */
 #define __shared__ static /* blocks run one at a time; a block's threads are fibers of one thread */
 #define __launch_bounds__(x)
 #define KERNEL static void
@@ -78,6 +78,8 @@ static inline I emu_sat(F f) {
   return (I)f;
 }
 static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
+static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); } /* fused, as on the GPU */
 static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
 static inline int __float2int_rz(float f) { return emu_sat<int>(f); }
 static inline long long __float2ll_rz(float f) { return emu_sat<long long>(f); }
