@@ -1,4 +1,4 @@
-/* parity_plugin.h — the stable plugin ABI of parity, version 1.1.
+/* parity_plugin.h — the stable plugin ABI of parity, version 1.2.
  *
  * A backend author writes a plugin against this header alone (plus parity_ops.def beside it).
  * It depends only on the C standard headers <stdint.h> and <stddef.h>.
@@ -69,7 +69,7 @@ extern "C" {
 #endif
 
 #define PARITY_ABI_MAJOR 1u
-#define PARITY_ABI_MINOR 1u
+#define PARITY_ABI_MINOR 2u
 
 #define PARITY_PLUGIN_ENTRY_NAME "parity_plugin_query"
 
@@ -293,6 +293,10 @@ typedef struct parity_device_info_t {
   uint32_t flags;          /* PARITY_DEVICE_FLAG_* */
   int32_t denormals;       /* parity_denormals_t for f32 arithmetic */
   uint32_t reserved0;
+  /* ABI 1.2: how each floating dtype computes division, square root and transcendentals, for
+   * people (parity-info), NUL-terminated, e.g. "f32 f16 bf16: float32 library; f64: software
+   * double". Empty from plugins before 1.2. */
+  char math[96];
 } parity_device_info_t;
 
 /* ---- host services, given to the plugin at query time ---------------------------------- */

@@ -60,9 +60,11 @@ static void print_device(const parity_device_info_t *i, uint32_t d, int json) {
     printf(",\"memory_bytes\":%llu,\"max_buffer_bytes\":%llu,\"dtypes\":[",
            (unsigned long long)i->memory_bytes, (unsigned long long)i->max_buffer_bytes);
     dtypes(i->dtype_mask, 1);
-    printf("],\"float64\":%s,\"deterministic\":%s,\"denormals\":\"%s\"}",
+    printf("],\"float64\":%s,\"deterministic\":%s,\"denormals\":\"%s\",\"math\":",
            (i->flags & PARITY_DEVICE_FLAG_FLOAT64) ? "true" : "false",
            (i->flags & PARITY_DEVICE_FLAG_DETERMINISTIC) ? "true" : "false", denormal_name(i->denormals));
+    json_str(i->math);
+    printf("}");
     return;
   }
   printf("    device %u: %s [%s]\n", d, i->name, type_name(i->type));
@@ -73,6 +75,7 @@ static void print_device(const parity_device_info_t *i, uint32_t d, int json) {
   printf("; float64 %s; denormals %s; deterministic %s\n",
          (i->flags & PARITY_DEVICE_FLAG_FLOAT64) ? "yes" : "no", denormal_name(i->denormals),
          (i->flags & PARITY_DEVICE_FLAG_DETERMINISTIC) ? "yes" : "no");
+  printf("      math: %s\n", i->math[0] ? i->math : "not stated by the plugin (ABI before 1.2)");
 }
 
 int main(int argc, char **argv) {

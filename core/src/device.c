@@ -25,6 +25,8 @@ int32_t parity__plugin_device_info(const parity_plugin_api_t *api, uint32_t devi
   memcpy(info.name, text, sizeof info.name);
   parity__copy_text(text, sizeof info.driver, info.driver);
   memcpy(info.driver, text, sizeof info.driver);
+  parity__copy_text(text, sizeof info.math, info.math);
+  memcpy(info.math, text, sizeof info.math);
   *out = info;
   return PARITY_STATUS_OK;
 }

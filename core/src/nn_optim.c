@@ -4,7 +4,10 @@
  * Capturable: everything a step reads or changes lives on the device — the moment buffers
  * (zeros from the start, so the first step runs the same ops as every other), the step count,
  * the learning rate (parity_optimizer_set_lr writes it) and Adam's bias corrections, computed
- * from the step count by device ops in float64 and cast to each parameter's dtype. A step
+ * from the step count by device ops in float64 and cast to each parameter's dtype. On a device
+ * without float64 (a dtype_mask without f64: Apple, Intel Arc and mobile GPUs) those scalars are
+ * float32 instead: the step count is exact to 2^24 steps, and 1 - beta^t is formed without
+ * cancellation (one_minus_pow_f32), within a few float ulps of the float64 path. A step
  * recorded in a plan therefore replays as the next step, not as a copy of the recorded one, and
  * eager and replayed training give bitwise the same parameters. */
 #include <math.h>
@@ -18,8 +21,9 @@ struct parity_optimizer_t {
   uint32_t count;
   parity_tensor_t **params;
   parity_tensor_t **m, **v; /* momentum / first moment, second moment (zeros at creation) */
-  parity_tensor_t *lr;      /* 0-d f64: the learning rate */
-  parity_tensor_t *t;       /* 0-d f64: steps taken */
+  parity_tensor_t *lr;      /* 0-d sdt: the learning rate */
+  parity_tensor_t *t;       /* 0-d sdt: steps taken */
+  parity_dtype_t sdt;       /* the scalars' dtype: f64, or f32 on a device without float64 */
 };
 
 static parity_status_t create(parity_tensor_t *const *params, uint32_t count, parity_optimizer_t **out) {
@@ -55,8 +59,9 @@ static parity_status_t create_state(parity_optimizer_t *o, double lr, int moment
   if (dev->capture)
     return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "optimizer: create it before recording a plan "
                         "(its state must exist outside the plan)");
-  parity_status_t st = parity_tensor_full(dev, PARITY_DTYPE_F64, 0, NULL, lr, &o->lr);
-  if (st == PARITY_STATUS_OK) st = parity_tensor_zeros(dev, PARITY_DTYPE_F64, 0, NULL, &o->t);
+  o->sdt = (dev->info.dtype_mask & PARITY_DTYPE_BIT(PARITY_DTYPE_F64)) ? PARITY_DTYPE_F64 : PARITY_DTYPE_F32;
+  parity_status_t st = parity_tensor_full(dev, o->sdt, 0, NULL, lr, &o->lr);
+  if (st == PARITY_STATUS_OK) st = parity_tensor_zeros(dev, o->sdt, 0, NULL, &o->t);
   for (uint32_t i = 0; i < o->count && st == PARITY_STATUS_OK; i++) {
     parity_tensor_t *p = o->params[i];
     if (moments >= 1) st = parity_tensor_zeros(p->st->dev, (parity_dtype_t)p->dtype, p->rank, p->shape, &o->m[i]);
@@ -106,6 +111,10 @@ parity_status_t parity_optimizer_set_lr(parity_optimizer_t *o, double lr) {
   if (!o) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "optimizer_set_lr: optimizer is NULL");
   if (!isfinite(lr)) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "optimizer_set_lr: lr %g is not finite", lr);
   if (!o->lr) return PARITY_STATUS_OK; /* no parameters */
+  if (o->sdt == PARITY_DTYPE_F32) {
+    float f = (float)lr;
+    return parity_tensor_write(o->lr, &f, sizeof f);
+  }
   return parity_tensor_write(o->lr, &lr, sizeof lr);
 }
 
@@ -122,9 +131,9 @@ static parity_status_t blend(parity_tensor_t *state, double a, parity_tensor_t *
   return st;
 }
 
-/* A 0-d f64 device scalar in x's dtype (a retained x itself when that is f64). */
+/* A 0-d device scalar in x's dtype (a retained s itself when that is its dtype). */
 static parity_status_t scalar_as(parity_tensor_t *s, const parity_tensor_t *like, parity_tensor_t **out) {
-  if (like->dtype == PARITY_DTYPE_F64) {
+  if (like->dtype == s->dtype) {
     *out = parity_tensor_retain(s);
     return PARITY_STATUS_OK;
   }
@@ -142,14 +151,37 @@ static parity_status_t apply(parity_tensor_t *p, parity_tensor_t *u, parity_tens
   return st;
 }
 
-/* 1 / (1 - beta^t) as a 0-d f64 device scalar. */
+/* 1 - beta^t in float32 (a device without float64), without the cancellation of 1 - beta^t:
+ * -expm1(t log(beta)) with expm1(y) = 2 tanh(y/2) / (1 - tanh(y/2)), log(beta)/2 from the host in
+ * double rounded once; a few ulp where 1 - beta^t computed in float would lose ~2^-14 relative at
+ * beta = 0.999. */
+static parity_status_t one_minus_pow_f32(parity_tensor_t *t, double beta, parity_tensor_t **out) {
+  parity_tensor_t *h = NULL, *th = NULL, *num = NULL, *neg = NULL, *den = NULL;
+  double half_log = beta > 0 ? 0.5 * log(beta) : -INFINITY;
+  parity_status_t st = parity_mul_scalar(t, half_log, &h);
+  if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_TANH, h, &th);
+  if (st == PARITY_STATUS_OK) st = parity_mul_scalar(th, -2.0, &num);
+  if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_NEG, th, &neg);
+  if (st == PARITY_STATUS_OK) st = parity_add_scalar(neg, 1.0, &den);
+  if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_DIV, num, den, out);
+  parity_tensor_t *all[] = {h, th, num, neg, den};
+  for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) parity_tensor_release(all[k]);
+  return st;
+}
+
+/* 1 / (1 - beta^t) as a 0-d device scalar of t's dtype. */
 static parity_status_t inv_bias_correction(parity_tensor_t *t, double beta, parity_tensor_t **out) {
   parity_tensor_t *b = NULL, *bt = NULL, *one_minus = NULL, *neg = NULL;
   *out = NULL;
-  parity_status_t st = parity_scalar_like(t, beta, &b);
-  if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_POW, b, t, &bt);
-  if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_NEG, bt, &neg);
-  if (st == PARITY_STATUS_OK) st = parity_add_scalar(neg, 1.0, &one_minus);
+  parity_status_t st;
+  if (t->dtype == PARITY_DTYPE_F32) {
+    st = one_minus_pow_f32(t, beta, &one_minus);
+  } else {
+    st = parity_scalar_like(t, beta, &b);
+    if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_POW, b, t, &bt);
+    if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_NEG, bt, &neg);
+    if (st == PARITY_STATUS_OK) st = parity_add_scalar(neg, 1.0, &one_minus);
+  }
   if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_RECIPROCAL, one_minus, out);
   parity_tensor_release(b);
   parity_tensor_release(bt);
@@ -158,7 +190,7 @@ static parity_status_t inv_bias_correction(parity_tensor_t *t, double beta, pari
   return st;
 }
 
-/* u = (m * ibc1) / (sqrt(v * ibc2) + eps); p -= lr * u. The f64 scalars are cast to p's dtype. */
+/* u = (m * ibc1) / (sqrt(v * ibc2) + eps); p -= lr * u. The scalars are cast to p's dtype. */
 static parity_status_t adam_update(parity_optimizer_t *o, uint32_t i, parity_tensor_t *g, parity_tensor_t *ibc1,
                                    parity_tensor_t *ibc2) {
   parity_tensor_t *g2 = NULL, *den = NULL, *u = NULL, *mhat = NULL, *s = NULL, *r = NULL;

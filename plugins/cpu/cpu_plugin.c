@@ -61,6 +61,7 @@ static int32_t cpu_get_device_info(uint32_t index, parity_device_info_t *out) {
   /* supports() refuses by dtype alone (the rest it checks is validity the host already checked) */
   info.flags = PARITY_DEVICE_FLAG_FLOAT64 | PARITY_DEVICE_FLAG_DETERMINISTIC | PARITY_DEVICE_FLAG_SUPPORTS_BY_CLASS;
   info.denormals = PARITY_DENORMALS_PRESERVED;
+  snprintf(info.math, sizeof info.math, "f32 f16 bf16: C libm in float, own exp, tanh, sigmoid, gelu; f64: C libm");
   /* write only what the host's struct has room for */
   uint32_t size = out->struct_size < sizeof info ? out->struct_size : (uint32_t)sizeof info;
   info.struct_size = size;

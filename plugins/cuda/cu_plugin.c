@@ -77,6 +77,7 @@ static int32_t add_device(int ordinal) {
   /* f64 kernels for every floating op; no atomics, geometry fixed by shape and device */
   info->flags = PARITY_DEVICE_FLAG_FLOAT64 | PARITY_DEVICE_FLAG_DETERMINISTIC;
   info->denormals = PARITY_DENORMALS_PRESERVED; /* PTX built with -ftz=false */
+  snprintf(info->math, sizeof info->math, "f32 f16 bf16: CUDA libm in float, sin cos from the float32 library; f64: CUDA libm");
   s->caps.backend = "cuda";
   s->caps.device = info->name;
   s->caps.dtype_mask = info->dtype_mask;

@@ -126,6 +126,8 @@ static void add_device(cl_platform_id p, cl_device_id d) {
     info->flags |= PARITY_DEVICE_FLAG_FLOAT64; /* every floating op has an f64 kernel */
   }
   info->denormals = (single & CL_FP_DENORM) ? PARITY_DENORMALS_PRESERVED : PARITY_DENORMALS_FLUSHED;
+  snprintf(info->math, sizeof info->math, "f32 f16 bf16: OpenCL C built-ins in float; f64: %s",
+           s->has_fp64 ? "OpenCL C built-ins in double" : "none (no cl_khr_fp64)");
   s->caps.backend = "opencl";
   s->caps.device = info->name;
   s->caps.dtype_mask = info->dtype_mask;

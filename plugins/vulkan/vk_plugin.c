@@ -223,6 +223,9 @@ static void add_device(VkPhysicalDevice pd) {
   /* lavapipe keeps f32 denormals through add/mul (measured); elsewhere the default float
    * controls are the driver's choice */
   info->denormals = s->cpu_like ? PARITY_DENORMALS_PRESERVED : PARITY_DENORMALS_UNKNOWN;
+  snprintf(info->math, sizeof info->math, "f32 f16 bf16: %s; f64: %s",
+           s->dmath ? "software double, rounded once" : "float32 library (32-bit arithmetic only)",
+           s->has_f64 ? "software double" : "none (no float64)");
   s->caps.backend = "vulkan";
   s->caps.device = info->name;
   s->caps.dtype_mask = info->dtype_mask;

@@ -14,7 +14,7 @@
  *   MANYDEV      reports 2^32-1 devices
  *   DEV2G        reports 2^31 devices
  *   ERRNONUL     init fails with an error text that has no NUL before a guard page
- *   NAMENONUL    a device name and driver filling their arrays with no NUL
+ *   NAMENONUL    a device name, driver and math text filling their arrays with no NUL
  *   QUERYNONUL   plugin name, backend and version with no NUL before a guard page, and a
  *                query-time report_error with no NUL
  *   NULLHANDLE   buffer_alloc says OK but returns no handle
@@ -105,6 +105,7 @@ static int32_t f_info(uint32_t index, parity_device_info_t *out) {
   if (FAKE_MODE == MODE_NAMENONUL) {
     memset(full.base.name, 'N', sizeof full.base.name);
     memset(full.base.driver, 'D', sizeof full.base.driver);
+    memset(full.base.math, 'M', sizeof full.base.math);
   }
   full.base.memory_bytes = 1u << 20;
   full.base.max_buffer_bytes = 1u << 20;

@@ -95,6 +95,7 @@ Test(hostile, a_device_name_without_nul_is_terminated_by_the_host) {
   cr_assert_eq(parity_context_device_info(ctx, index, 0, &info), PARITY_STATUS_OK, "%s", parity_last_error());
   cr_assert_eq(strlen(info.name), sizeof info.name - 1);
   cr_assert_eq(strlen(info.driver), sizeof info.driver - 1);
+  cr_assert_eq(strlen(info.math), sizeof info.math - 1);
   parity_device_t *dev;
   cr_assert_eq(parity_context_open_device(ctx, index, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
   parity_device_info_t again = {.struct_size = sizeof again};

@@ -2,9 +2,11 @@
  * MoltenVK, Intel Arc and mobile GPUs): f64 is reported missing with the reason, and f32, f16 and
  * bf16 math, which runs on the float32 library in every mode, keeps working; a value other than
  * auto, on or off is refused with the variable named. */
-#define _XOPEN_SOURCE 700 /* setenv */
+#define _XOPEN_SOURCE 700 /* setenv, popen */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include "vk_test.h"
 
@@ -33,6 +35,7 @@ Test(vk_fp64_modes, off_reports_no_float64_and_keeps_every_other_float_dtype, .t
   cr_assert_eq(info.flags & PARITY_DEVICE_FLAG_FLOAT64, 0u, "%s claims float64 with PARITY_VULKAN_FP64=off", info.name);
   cr_assert_eq(info.dtype_mask & PARITY_DTYPE_BIT(PARITY_DTYPE_F64), 0u);
   cr_assert(info.dtype_mask & PARITY_DTYPE_BIT(PARITY_DTYPE_F32));
+  cr_assert(strstr(info.math, "f32 f16 bf16: float32 library") && strstr(info.math, "f64: none"), "math: %s", info.math);
   double y = 0;
   /* exp(1) and gelu(1) in f32: the float32 library, within the conformance bounds */
   cr_assert_eq(unary1(dev, PARITY_OP_EXP, PARITY_DTYPE_F32, 1.0, &y), PARITY_STATUS_OK, "%s", parity_last_error());
@@ -74,4 +77,21 @@ Test(vk_fp64_modes, an_unknown_value_is_refused_with_the_variable_named) {
   cr_assert(strstr(parity_last_error(), "PARITY_VULKAN_FP64=maybe: expected auto, on or off"), "%s",
             parity_last_error());
   parity_context_destroy(ctx);
+}
+
+/* parity-conform's verdict on such a device names what it gives up: f64, and nothing else */
+Test(vk_fp64_modes, the_conformance_verdict_states_f64_unsupported_and_nothing_else, .timeout = 300) {
+  (void)vt_device(); /* skipped without a Vulkan device */
+  char cmd[512], line[1024], verdict[1024] = "";
+  snprintf(cmd, sizeof cmd, "%s/parity-conform --backend vulkan --env PARITY_VULKAN_FP64=off --op exp,cast,sum 2>&1",
+           PARITY_BIN_DIR);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  while (fgets(line, sizeof line, p))
+    if (!strncmp(line, "verdict ", 8)) snprintf(verdict, sizeof verdict, "%s", line);
+  int rc = pclose(p);
+  cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "parity-conform exited %d: %s", rc, verdict);
+  cr_assert(strstr(verdict, "PASS on "), "%s", verdict);
+  cr_assert(strstr(verdict, " unsupported (every f64 case) ("), "%s", verdict);
+  cr_assert(!strstr(verdict, " in f32, f64"), "%s", verdict);
 }

@@ -342,6 +342,8 @@ typedef struct cf_coverage_t {
   size_t ops_total, ops_ran;      /* distinct ops selected / with a case that ran */
   uint32_t dtypes_ran;            /* PARITY_DTYPE_BIT of dtypes with a case that ran */
   uint32_t claimed_not_run;       /* dtype_mask bits with no case that ran (among those selected) */
+  uint32_t dtypes_unsupported;    /* selected dtypes every case of which the device refused */
+  size_t unsupported_other;       /* unsupported cases outside those dtypes */
   int32_t verdict;                /* cf_verdict_t */
   char ops[400];                  /* "add, mul, sum" or "all 42 ops" */
   char dtypes[96];                /* "f32, f64" */

@@ -38,6 +38,22 @@ static void append(char *buf, size_t n, const char *fmt, const char *s) {
   if (used < n) snprintf(buf + used, n - used, fmt, s);
 }
 
+/* the dtypes a row is in: its dtype ("f64"), or both sides of a cast ("f32->f64") */
+static uint32_t row_dtypes(const cf_result_t *r) {
+  uint32_t m = r->dtype_id > 0 ? PARITY_DTYPE_BIT(r->dtype_id) : 0;
+  char from[16];
+  snprintf(from, sizeof from, "%s", r->dtype);
+  char *arrow = strstr(from, "->");
+  if (arrow) {
+    int32_t to = psup_dtype_from_name(arrow + 2);
+    if (to > 0) m |= PARITY_DTYPE_BIT(to);
+    *arrow = 0;
+  }
+  int32_t dt = psup_dtype_from_name(from);
+  if (dt > 0) m |= PARITY_DTYPE_BIT(dt);
+  return m;
+}
+
 static void dtype_list(uint32_t mask, char *buf, size_t n) {
   buf[0] = 0;
   for (int32_t dt = 1; dt <= PARITY_DTYPE_BOOL; dt++)
@@ -47,7 +63,7 @@ static void dtype_list(uint32_t mask, char *buf, size_t n) {
 void cf_coverage(const cf_report_t *rep, const cf_backend_summary_t *b, cf_coverage_t *cov) {
   memset(cov, 0, sizeof *cov);
   unsigned char selected[OP_SLOTS] = {0}, ran[OP_SLOTS] = {0};
-  uint32_t dtypes_selected = 0;
+  uint32_t dtypes_selected = 0, dtypes_other = 0; /* other: a case neither unsupported nor run */
   for (size_t i = b->first; i < b->first + b->count && i < rep->count; i++) {
     const cf_result_t *r = &rep->results[i];
     int did = r->status == CF_PASS || r->status == CF_FAIL;
@@ -62,6 +78,7 @@ void cf_coverage(const cf_report_t *rep, const cf_backend_summary_t *b, cf_cover
     int slot = r->op_id >= 0 && r->op_id < OP_SLOTS ? r->op_id : 0;
     selected[slot] = 1;
     if (r->dtype_id > 0) dtypes_selected |= PARITY_DTYPE_BIT(r->dtype_id);
+    if (r->dtype_id > 0 && r->status != CF_UNSUPPORTED) dtypes_other |= PARITY_DTYPE_BIT(r->dtype_id);
     if (!did) continue;
     cov->cases_ran++;
     ran[slot] = 1;
@@ -72,6 +89,11 @@ void cf_coverage(const cf_report_t *rep, const cf_backend_summary_t *b, cf_cover
     cov->ops_ran += ran[all_ops[i]];
   }
   cov->claimed_not_run = b->dtype_mask & dtypes_selected & ~cov->dtypes_ran;
+  cov->dtypes_unsupported = dtypes_selected & ~dtypes_other;
+  for (size_t i = b->first; i < b->first + b->count && i < rep->count; i++) {
+    const cf_result_t *r = &rep->results[i];
+    if (r->status == CF_UNSUPPORTED && !(row_dtypes(r) & cov->dtypes_unsupported)) cov->unsupported_other++;
+  }
   dtype_list(cov->dtypes_ran, cov->dtypes, sizeof cov->dtypes);
   if (cov->ops_ran && cov->ops_ran == cov->ops_total && cov->ops_total == OP_COUNT) {
     snprintf(cov->ops, sizeof cov->ops, "all %zu ops", cov->ops_ran);
@@ -124,8 +146,17 @@ void cf_verdict_text(const cf_backend_summary_t *b, const cf_coverage_t *cov, ch
     if (cov->cases_ran && used < n)
       used += (size_t)snprintf(buf + used, n - used, ": %s in %s", cov->ops, cov->dtypes);
   }
-  if (b->unsupported && used < n)
+  if (b->unsupported && used < n) {
     used += (size_t)snprintf(buf + used, n - used, "; %s unsupported", cf_thousands(b->unsupported, k, sizeof k));
+    if (cov->dtypes_unsupported && used < n) { /* "(every f64 case, and 2 more)" */
+      char d[96];
+      dtype_list(cov->dtypes_unsupported, d, sizeof d);
+      used += (size_t)snprintf(buf + used, n - used, " (every %s case", d);
+      if (cov->unsupported_other && used < n)
+        used += (size_t)snprintf(buf + used, n - used, ", and %s more", cf_thousands(cov->unsupported_other, k, sizeof k));
+      if (used < n) used += (size_t)snprintf(buf + used, n - used, ")");
+    }
+  }
   if (b->skipped && used < n)
     used += (size_t)snprintf(buf + used, n - used, "; %s skipped", cf_thousands(b->skipped, k, sizeof k));
   if (cov->claimed_not_run && used < n) {
