@@ -57,7 +57,7 @@ Test(bench, bad_usage_exits_2_naming_the_value, .timeout = 30) {
   usage_error("./parity-bench --section kernels,bogus", "unknown section 'bogus'");
   usage_error("./parity-bench --tolerance ten", "--tolerance takes a percentage");
   usage_error("./parity-bench --frobnicate", "unknown option '--frobnicate'");
-  usage_error("./parity-bench --op conv3d", "unknown op 'conv3d'; known: add exp tanh sum");
+  usage_error("./parity-bench --op conv3d", "unknown op 'conv3d'; known: add exp tanh gelu sum");
   usage_error("./parity-bench --json", "--json needs a value");
   usage_error("./parity-bench --json /nonexistent-folder/b.json", "cannot write '/nonexistent-folder/b.json'");
   usage_error("./parity-bench --quick --backend nosuch", "--backend nosuch");

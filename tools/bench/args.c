@@ -13,7 +13,7 @@ static const char usage[] =
     "                    [--op NAME] [--threads N] [--json FILE|-] [--compare BASELINE.json] [--tolerance PCT]\n"
     "                    [--reps N] [--log2n N] [--sizes LO:HI[:STEP]] [--train-steps N] [--quick] [--no-torch]\n"
     "  f32 figures of parity beside references measured in the same run (ratio > 1: parity faster):\n"
-    "  kernels   add, exp, tanh, sum, rowsum, colsum, max, argmax (GB/s, 2^log2n elements, default 24), softmax and log_softmax\n"
+    "  kernels   add, exp, tanh, gelu, sum, rowsum, colsum, max, argmax (GB/s, 2^log2n elements, default 24), softmax and log_softmax\n"
     "            512x32000 (GB/s), matmul 1024^3, conv2d 8x64x56x56 3x3 forward and forward+backward\n"
     "            (GFLOP/s); references: C read / STREAM-add loops, OpenBLAS sgemm, PyTorch\n"
     "  scaling   sum (eager, and replayed from a plan: sum-replayed), max, argmax and add at 2^LO ... 2^HI\n"
@@ -117,13 +117,13 @@ int bench_parse_args(int argc, char **argv, bench_options *o) {
       if (o->nb == 8) return bad("at most 8 --backend options, not more (at '%s')%s", v, "");
       o->backends[o->nb++] = v, i++;
     } else if (!strcmp(a, "--op")) {
-      static const char *ops[] = {"add", "exp", "tanh", "sum", "sum-replayed", "rowsum", "colsum", "max", "argmax", "softmax", "log_softmax",
+      static const char *ops[] = {"add", "exp", "tanh", "gelu", "sum", "sum-replayed", "rowsum", "colsum", "max", "argmax", "softmax", "log_softmax",
                                   "matmul", "conv2d",
                                   "conv2d-fwd", "conv2d-fwd-bwd", "prepared", "train"};
       int known = 0;
       for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) known |= !strcmp(v, ops[k]);
       if (!known)
-        return bad("unknown op '%s'; known: add exp tanh sum (with sum-replayed) sum-replayed rowsum colsum max argmax softmax log_softmax matmul conv2d (both), conv2d-fwd "
+        return bad("unknown op '%s'; known: add exp tanh gelu sum (with sum-replayed) sum-replayed rowsum colsum max argmax softmax log_softmax matmul conv2d (both), conv2d-fwd "
                    "conv2d-fwd-bwd prepared train%s", v, "");
       o->only = v, i++;
     }

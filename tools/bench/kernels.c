@@ -1,4 +1,4 @@
-/* kernels.c — the kernels section: add, exp, tanh, sum, rowsum, colsum, max, argmax (2^log2n elements), softmax and
+/* kernels.c — the kernels section: add, exp, tanh, gelu, sum, rowsum, colsum, max, argmax (2^log2n elements), softmax and
  * log_softmax (512 x 32000), matmul 1024^3, conv2d 8x64x56x56 with a 3x3 kernel forward and
  * forward+backward, each beside its references (--quick shrinks every shape). */
 #include <stdio.h>
@@ -10,6 +10,7 @@
 static parity_status_t b_add(parity_tensor_t **in, parity_tensor_t **out) { return parity_binary(PARITY_OP_ADD, in[0], in[1], out); }
 static parity_status_t b_exp(parity_tensor_t **in, parity_tensor_t **out) { return parity_unary(PARITY_OP_EXP, in[0], out); }
 static parity_status_t b_tanh(parity_tensor_t **in, parity_tensor_t **out) { return parity_unary(PARITY_OP_TANH, in[0], out); }
+static parity_status_t b_gelu(parity_tensor_t **in, parity_tensor_t **out) { return parity_unary(PARITY_OP_GELU, in[0], out); }
 static parity_status_t b_sum(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_SUM, in[0], 0, 0, out); }
 static parity_status_t b_max(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_MAX, in[0], 0, 0, out); }
 static parity_status_t b_argmax(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_ARGMAX, in[0], 0, 0, out); }
@@ -61,6 +62,7 @@ void section_kernels(bench_run *run, parity_device_t *dev, const char *backend) 
       {"add", "add", b_add, 2, {1, 1}, {{n}, {n}}, 3 * e4, 0, 0, REF_ADD},
       {"exp", "exp", b_exp, 1, {1}, {{n}}, 2 * e4, 0, 0, REF_NONE},
       {"tanh", "tanh", b_tanh, 1, {1}, {{n}}, 2 * e4, 0, 0, REF_NONE},
+      {"gelu", "gelu", b_gelu, 1, {1}, {{n}}, 2 * e4, 0, 0, REF_NONE},
       {"sum", "sum", b_sum, 1, {1}, {{n}}, e4, 0, 0, REF_READ},
       {"rowsum", "rowsum", b_rowsum, 1, {2}, {{rows, cols}}, e4, 0, 0, REF_READ},
       {"colsum", "colsum", b_colsum, 1, {2}, {{rows, cols}}, e4, 0, 0, REF_READ},

@@ -32,7 +32,7 @@ typedef struct torch_ref {
 } torch_ref;
 
 /* Prepare torch's op on inputs of shapes a (rank ra) and b (rank rb, 0 for none); op: add exp
- * tanh sum rowsum colsum max argmax softmax log_softmax matmul conv2d-fwd conv2d-fwd-bwd
+ * tanh gelu sum rowsum colsum max argmax softmax log_softmax matmul conv2d-fwd conv2d-fwd-bwd
  * train-cnn. 1 with *job set, 0 when there is no reference (the reason kept in r). */
 int torch_ref_job(torch_ref *r, bench_job *job, const char *op, int ra, const int64_t *a, int rb, const int64_t *b);
 /* After bench_time_jobs timed `job` (or did not run it): keep its time and let the subprocess drop

@@ -61,6 +61,8 @@ def make_job(torch, op, a_shape, b_shape):
         return lambda: torch.exp(a)
     if op == "tanh":
         return lambda: torch.tanh(a)
+    if op == "gelu":
+        return lambda: torch.nn.functional.gelu(a)
     if op == "sum":
         return lambda: torch.sum(a)
     if op == "rowsum":
