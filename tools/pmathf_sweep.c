@@ -1,6 +1,7 @@
 /* pmathf_sweep -- sweep plugins/gpumath/pmathf.h (as C) against x86 long double libm.
- *   pmathf_sweep [stride] [fused]   stride 1 = all 2^32 inputs (default 16: every 16th pattern,
- *                                   offset 7), fused 0/1/2 (2 = both, default)
+ *   pmathf_sweep [stride] [fused] [names]   stride 1 = all 2^32 inputs (default 16: every 16th
+ *                                   pattern, offset 7), fused 0/1/2 (2 = both, default), names: a
+ *                                   comma-separated list of functions (default: all)
  * Unary functions over the bit patterns, div and pow over 2^24 random pairs (log-uniform
  * magnitudes; pow with x near 1 and |y| <= 200 for half of them). Two pthreads. Prints per
  * function: worst ulp (psup_ulp_distance, a result equal to the correctly rounded one counts 0),
@@ -9,6 +10,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "parity_support/tolerance.h"
 #include "pmathf_c.h"
@@ -85,7 +87,7 @@ static void *run(void *arg) {
     }
     return NULL;
   }
-  for (uint64_t i = 7 + (uint64_t)j->part * j->stride; i < (1ULL << 32); i += 2 * j->stride) {
+  for (uint64_t i = (j->stride > 1 ? 7 : 0) + (uint64_t)j->part * j->stride; i < (1ULL << 32); i += 2 * j->stride) {
     uint32_t u = (uint32_t)i;
     float x;
     memcpy(&x, &u, 4);
@@ -97,10 +99,21 @@ static void *run(void *arg) {
 int main(int argc, char **argv) {
   uint64_t stride = argc > 1 ? strtoull(argv[1], NULL, 0) : 16;
   int fused = argc > 2 ? atoi(argv[2]) : 2;
+  const char *only = argc > 3 ? argv[3] : NULL;
   for (int fu = 0; fu <= 1; fu++) {
     if (fused != 2 && fu != fused) continue;
     pf_c_fused_fma = fu;
     for (int f = 0; f < F_N; f++) {
+      if (only) { /* whole names in the comma-separated list */
+        size_t n = strlen(names[f]);
+        const char *p = only;
+        int hit = 0;
+        while (!hit && (p = strstr(p, names[f])) != NULL) {
+          hit = (p == only || p[-1] == ',') && (p[n] == 0 || p[n] == ',');
+          p += n;
+        }
+        if (!hit) continue;
+      }
       job_t j[2] = {{f, 0, stride, 0, 0, 0, 0}, {f, 1, stride, 0, 0, 0, 0}};
       pthread_t t;
       pthread_create(&t, NULL, run, &j[1]);
