@@ -47,9 +47,21 @@ static const int kernel_source[OCL_K_COUNT] = {
 #undef OCL_X_
 };
 
+/* Whether the program includes pmathf (plugins/gpumath, OCL_SRC_PMATHF, after common.cl): float
+ * class elementwise programs always (gelu), and where the device lacks correctly rounded division
+ * and sqrt (slot lib_div) the reduction, softmax and pooling programs too (their divisions; not
+ * matmul and convolution, which divide nothing). */
+static int uses_pmathf(const parity_plugin_device_t *dev, ocl_var_t v, int kid) {
+  if (ocl_var_class(v) != OCL_CLASS_F) return 0;
+  int src = kernel_source[kid];
+  return src == OCL_SRC_EW || (dev->slot->lib_div && (src == OCL_SRC_RED || src == OCL_SRC_SMX || kid == OCL_K_pool_fwd ||
+                                                      kid == OCL_K_pool_bwd));
+}
+
 static size_t make_prelude(const parity_plugin_device_t *dev, ocl_var_t v, int kid, char *buf, size_t n) {
   const ocl_slot_t *s = dev->slot;
   int cls = ocl_var_class(v);
+  int pm = uses_pmathf(dev, v, kid);
   /* f32 accumulations fuse like the CPU plugin's f32 gemm; f64 ones do not, like its f64 path */
   int fma = cls == OCL_CLASS_F && s->fma32;
   size_t off = (size_t)snprintf(buf, n,
@@ -70,6 +82,11 @@ static size_t make_prelude(const parity_plugin_device_t *dev, ocl_var_t v, int k
     if (off < n)
       off += (size_t)snprintf(buf + off, n - off, "#define K_%s %d\n", ocl_kernel_name(k), k == kid || k == partner);
   if (off < n) off += (size_t)snprintf(buf + off, n - off, "#define OCL_CONTIG %d\n", dev->contiguous);
+  /* pmathf's OpenCL dialect; OpenCL's fma() is correctly rounded by the spec (PF_FUSED_FMA true).
+   * OCL_LIB_DIV: common.cl's FDIV, FSQRT, FRSQRT, FRCP are pmathf's (else the built-ins). */
+  if (off < n)
+    off += (size_t)snprintf(buf + off, n - off, "#define OCL_PMATHF %d\n#define OCL_LIB_DIV %d\n%s", pm,
+                            pm && s->lib_div, pm ? "#define PF_OPENCL 1\n#define PF_FUSED_FMA true\n" : "");
   if (ocl_var_op(v) && off < n) off += (size_t)snprintf(buf + off, n - off, "#define SPEC_OP (%d)\n", ocl_var_op(v));
   if (ocl_var_dt(v) && off < n) off += (size_t)snprintf(buf + off, n - off, "#define SPEC_DT %d\n", ocl_var_dt(v));
   if (ocl_var_dt2(v) && off < n) off += (size_t)snprintf(buf + off, n - off, "#define SPEC_DT2 %d\n", ocl_var_dt2(v));
@@ -226,7 +243,7 @@ static const char *builtins_source(int *owned) {
  * the driver's header. */
 typedef struct ocl_text_t {
   char prelude[6144], options[560];
-  const char *srcs[4];
+  const char *srcs[5];
   cl_uint nsrc;
   int owned; /* srcs[1] is a malloc'd PARITY_OPENCL_BUILTINS file */
   uint64_t key;
@@ -245,9 +262,14 @@ static int32_t program_text(const parity_plugin_device_t *dev, ocl_var_t v, int 
   const char *decl = declared ? builtins_source(&t->owned) : NULL;
   if (declared && !decl)
     return ocl_cl_fail(CL_INVALID_VALUE, "PARITY_OPENCL_BUILTINS", "the file it names cannot be read");
-  t->srcs[0] = t->prelude, t->srcs[1] = ocl_sources[0], t->srcs[2] = ocl_sources[kernel_source[kid]];
-  t->nsrc = 3;
-  if (declared) t->srcs[3] = t->srcs[2], t->srcs[2] = t->srcs[1], t->srcs[1] = decl, t->nsrc = 4;
+  /* prelude, [builtins.cl], common.cl, [pmathf: after common.cl's FP_CONTRACT OFF and float64
+   * poisoning, so both cover it], the kernel's family file */
+  t->nsrc = 0;
+  t->srcs[t->nsrc++] = t->prelude;
+  if (declared) t->srcs[t->nsrc++] = decl;
+  t->srcs[t->nsrc++] = ocl_sources[0];
+  if (uses_pmathf(dev, v, kid)) t->srcs[t->nsrc++] = ocl_sources[OCL_SRC_PMATHF];
+  t->srcs[t->nsrc++] = ocl_sources[kernel_source[kid]];
   /* the key: device, platform and driver (cache_key), build options, class, kernel, full source */
   uint64_t key = psup_fnv1a(PSUP_FNV_SEED, s->cache_key, strlen(s->cache_key) + 1);
   key = psup_fnv1a(key, t->options, strlen(t->options) + 1);

@@ -101,6 +101,10 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
   if (layout && strcmp(layout, "strided") == 0) dev->contiguous = 0;
   if (groups && atoll(groups) > 0) dev->max_groups = (uint64_t)atoll(groups);
   psup_cache_dir("opencl", dev->cache_dir, sizeof dev->cache_dir);
+  if (s->div_mode_bad)
+    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT,
+                    "opencl: PARITY_OPENCL_EXACT_DIV='%.40s' is not one of auto, lib, builtin",
+                    psup_getenv("PARITY_OPENCL_EXACT_DIV"));
   return ocl_tier_mode(s, &dev->tier);
 }
 

@@ -45,7 +45,7 @@ const char *ocl_class_name(int cls);
 
 /* Every kernel and the .cl file (index into the embedded sources after common.cl) it lives in.
  * Each kernel of each class is its own program, built on first use (cl_cache.c). */
-enum { OCL_SRC_EW = 1, OCL_SRC_RED, OCL_SRC_SMX, OCL_SRC_MM, OCL_SRC_CONV, OCL_SRC_BUILTINS };
+enum { OCL_SRC_EW = 1, OCL_SRC_RED, OCL_SRC_SMX, OCL_SRC_MM, OCL_SRC_CONV, OCL_SRC_BUILTINS, OCL_SRC_PMATHF };
 #define OCL_KERNEL_LIST(X)                                                                   \
   X(ew_unary, EW) X(ew_unary_bwd, EW) X(ew_binary, EW) X(ew_binary_bwd, EW)                  \
   X(ew_compare, EW) X(ew_select, EW) X(ew_select_bwd, EW) X(ew_cast, EW)                     \
@@ -97,6 +97,11 @@ typedef struct ocl_slot_t {
   int fma32; /* CL_FP_FMA for f32: fma() is a hardware instruction */
   int c12;   /* OpenCL C 1.2 or later: built with -cl-std=CL1.2 (a smaller header to parse than 3.0's) */
   int builtins; /* programs declare their builtins (kernels/builtins.cl) instead of the driver's header */
+  /* float class: division, sqrt, rsqrt and reciprocal through pmathf (pf_div, pf_sqrt, ...), not
+   * the built-ins: the device does not report CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT (the built-ins
+   * may be 2.5-3 ulp off), or PARITY_OPENCL_EXACT_DIV=lib. div_mode_bad: an unknown knob value
+   * (device open fails, naming it). */
+  int lib_div, div_mode_bad;
   char cache_key[512]; /* device name, platform and driver version: part of the cache key */
   psup_caps_t caps;    /* what the operand contract checks against (parity_support/contract.h) */
 } ocl_slot_t;
@@ -168,6 +173,9 @@ void ocl_device_close(parity_plugin_device_t *dev);
  *   PARITY_OPENCL_MAX_GROUPS=n                    cap work-groups per launch (kernels loop)
  *   PARITY_OPENCL_BUILD_OPTIONS="..."             appended to the program build options
  *   PARITY_OPENCL_NO_FP64=1 (read at init)        treat every device as lacking cl_khr_fp64
+ *   PARITY_OPENCL_EXACT_DIV=auto|lib|builtin      float division/sqrt: pmathf where the device
+ *     (read at init)                              lacks correctly rounded ones (auto), always
+ *                                                 (lib: tests the path on PoCL), never (builtin)
  *   PARITY_OPENCL_BUILD_LOG=file                  append "<source|cache> <class> <kernel>" per
  *                                                 program built (tests count compiles with it) */
 

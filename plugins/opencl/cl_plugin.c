@@ -95,6 +95,13 @@ static void add_device(cl_platform_id p, cl_device_id d) {
   s->cpu_like = (type & CL_DEVICE_TYPE_CPU) != 0;
   s->correct_divide = (single & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
   s->fma32 = (single & CL_FP_FMA) != 0;
+  /* OpenCL's float division and sqrt may be 2.5 and 3 ulp off unless the device rounds them
+   * correctly (and is built with -cl-fp32-correctly-rounded-divide-sqrt); parity's bound is 1 */
+  const char *dm = psup_getenv("PARITY_OPENCL_EXACT_DIV");
+  s->lib_div = !s->correct_divide;
+  if (dm && strcmp(dm, "lib") == 0) s->lib_div = 1;
+  else if (dm && strcmp(dm, "builtin") == 0) s->lib_div = 0;
+  else if (dm && *dm && strcmp(dm, "auto") != 0) s->div_mode_bad = 1;
   char cver[128]; /* "OpenCL C 1.2 ..." */
   dev_str(d, CL_DEVICE_OPENCL_C_VERSION, cver, sizeof cver);
   int cmaj = 0, cmin = 0;
@@ -126,8 +133,8 @@ static void add_device(cl_platform_id p, cl_device_id d) {
     info->flags |= PARITY_DEVICE_FLAG_FLOAT64; /* every floating op has an f64 kernel */
   }
   info->denormals = (single & CL_FP_DENORM) ? PARITY_DENORMALS_PRESERVED : PARITY_DENORMALS_FLUSHED;
-  snprintf(info->math, sizeof info->math, "f32 f16 bf16: OpenCL C built-ins in float; f64: %s",
-           s->has_fp64 ? "OpenCL C built-ins in double" : "none (no cl_khr_fp64)");
+  snprintf(info->math, sizeof info->math, "f32 f16 bf16: OpenCL C built-ins, pmathf gelu%s; f64: %s",
+           s->lib_div ? ", div, sqrt" : "", s->has_fp64 ? "OpenCL C built-ins" : "none (no cl_khr_fp64)");
   s->caps.backend = "opencl";
   s->caps.device = info->name;
   s->caps.dtype_mask = info->dtype_mask;

@@ -94,6 +94,25 @@ typedef long SCALAR;
 #define IS_FLOAT 0
 #endif
 
+/* FDIV, FSQRT, FRSQRT, FRCP: the compute type's division, sqrt, 1/sqrt and 1/x. Where the prelude
+ * sets OCL_LIB_DIV (float class on a device without CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT, whose
+ * built-ins may be 2.5 and 3 ulp off, or PARITY_OPENCL_EXACT_DIV=lib) they are pmathf's correctly
+ * rounded pf_div, pf_sqrt, pf_rcp and pf_rsqrt (<= 1.5 ulp); pmathf comes after this file, and
+ * these are macros, so only code that uses them needs it. FDIV4: a float4 over a scalar. */
+#if OCL_LIB_DIV
+#define FDIV(a, b) pf_div((a), (b))
+#define FSQRT(x) pf_sqrt(x)
+#define FRSQRT(x) pf_rsqrt(x)
+#define FRCP(x) pf_rcp(x)
+#define FDIV4(a, b) pf_div4((a), (b)) /* softmax.cl */
+#else
+#define FDIV(a, b) ((a) / (b))
+#define FSQRT(x) sqrt(x)
+#define FRSQRT(x) ((T)1 / sqrt(x))
+#define FRCP(x) ((T)1 / (x))
+#define FDIV4(a, b) ((a) / (b))
+#endif
+
 /* ---- f16 / bf16 storage ------------------------------------------------------------------ */
 static inline float f16_to_f32(ushort h) {
   uint sign = (uint)(h & 0x8000u) << 16;

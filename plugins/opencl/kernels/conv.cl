@@ -436,7 +436,7 @@ kernel void pool_fwd(cv_t p, long n, long per, const global uchar *x, global uch
     long q[4];
     split4(i, p.C, p.OH, p.OW, q);
     window_t w = pool_window(&p, x, q[0], q[1], q[2], q[3]);
-    T v = p.op == OP_AVG_POOL2D ? w.sum / pool_divisor(&p, w.inside) : w.best;
+    T v = p.op == OP_AVG_POOL2D ? FDIV(w.sum, pool_divisor(&p, w.inside)) : w.best;
     ST(y, p.yb + q[0] * p.ys[0] + q[1] * p.ys[1] + q[2] * p.ys[2] + q[3] * p.ys[3], p.dt, v);
   }
 }
@@ -466,7 +466,7 @@ kernel void pool_bwd(cv_t p, long n, long per, const global uchar *x, const glob
         if (ow >= p.OW) continue;
         T g = LD(dy, p.gyb + q[0] * p.gys[0] + q[1] * p.gys[1] + oh * p.gys[2] + ow * p.gys[3], p.dt);
         if (p.op == OP_AVG_POOL2D) {
-          pw_add(&acc, g / pool_divisor(&p, pool_inside(&p, oh, ow)));
+          pw_add(&acc, FDIV(g, pool_divisor(&p, pool_inside(&p, oh, ow))));
         } else {
           T yv = LD(y, p.yb + q[0] * p.ys[0] + q[1] * p.ys[1] + oh * p.ys[2] + ow * p.ys[3], p.dt);
           if (!(xv == yv || (isnan(xv) && isnan(yv)))) continue;
@@ -482,7 +482,7 @@ kernel void pool_bwd(cv_t p, long n, long per, const global uchar *x, const glob
               ties += v == yv || (isnan(v) && isnan(yv));
             }
           }
-          pw_add(&acc, g / (T)ties);
+          pw_add(&acc, FDIV(g, (T)ties));
         }
       }
     }

@@ -24,9 +24,9 @@ static inline T times_alpha(SCALAR alpha, T v) {
 }
 
 static inline T sigmoid_of(T x) {
-  if (x >= 0) return ONE / (ONE + exp(-x));
+  if (x >= 0) return FRCP(ONE + exp(-x));
   T e = exp(x);
-  return e / (ONE + e);
+  return FDIV(e, ONE + e);
 }
 
 #if OCL_CLASS == CLASS_D
@@ -47,26 +47,6 @@ static inline T exp_neg_half_sq(T x) {
   if (h < 746.0) e -= e * d;
   return e;
 }
-#else
-/* erfc magnifies the relative error of its argument by about 2a^2 in the tail: the rounding of
- * a = -x/sqrt 2 is recovered with fma and corrected to first order, as the CPU plugin does. */
-static inline T erfc_neg_scaled(T x) {
-  const float c_hi = 0.70710677f, c_lo = 1.21016175e-08f; /* c_hi + c_lo = 1/sqrt 2 */
-  float af = -x * c_hi;
-  float d = fma(-x, c_hi, -af) - x * c_lo; /* a - af */
-  float e = erfc(af);
-  if (fabs(af) < 10.0f) e -= d * 1.12837917f * exp(-af * af); /* 2/sqrt(pi) */
-  return e;
-}
-
-/* exp(-x^2/2): x^2/2 = hf + d exactly (fma), the rounding d corrected to first order */
-static inline T exp_neg_half_sq(T x) {
-  float xx = x * x;
-  float hf = 0.5f * xx, d = 0.5f * fma(x, x, -xx);
-  float e = exp(-hf);
-  if (hf < 104.0f) e -= e * d;
-  return e;
-}
 #endif
 
 static inline T unary_fwd(int op, T x, SCALAR alpha) {
@@ -78,15 +58,19 @@ static inline T unary_fwd(int op, T x, SCALAR alpha) {
     case OP_LEAKY_RELU: return x > 0 ? x : times_alpha(alpha, x);
     case OP_EXP: return exp(x);
     case OP_LOG: return log(x);
-    case OP_SQRT: return sqrt(x);
-    case OP_RSQRT: return ONE / sqrt(x);
+    case OP_SQRT: return FSQRT(x);
+    case OP_RSQRT: return FRSQRT(x);
     case OP_SQUARE: return x * x;
-    case OP_RECIPROCAL: return ONE / x;
+    case OP_RECIPROCAL: return FRCP(x);
     case OP_TANH: return tanh(x);
     case OP_SIGMOID: return sigmoid_of(x);
     /* halving first is exact for |x| >= 1 (and cannot overflow); below 1 it goes last so that
      * subnormal x lose nothing before the one rounding */
+#if OCL_CLASS == CLASS_D
     case OP_GELU: return fabs(x) >= ONE ? (HALF * x) * erfc_neg_scaled(x) : x * erfc_neg_scaled(x) * HALF;
+#else /* pmathf's x Phi(x) (<= 2.9 ulp): OpenCL's float erfc may be 16 ulp off */
+    case OP_GELU: return pf_gelu(x);
+#endif
     case OP_SIN: return sin(x);
     case OP_COS: return cos(x);
     default: return x;
@@ -103,14 +87,18 @@ static inline T unary_bwd(int op, T x, T y, T dy, SCALAR alpha) {
     case OP_RELU: return x > 0 ? dy : isnan(x) ? x : (T)0;
     case OP_LEAKY_RELU: return x > 0 ? dy : isnan(x) ? x : times_alpha(alpha, dy);
     case OP_EXP: return dy * y;
-    case OP_LOG: return dy / x;
-    case OP_SQRT: return dy / ((T)2 * y);
-    case OP_RSQRT: return -HALF * dy * y / x;
+    case OP_LOG: return FDIV(dy, x);
+    case OP_SQRT: return FDIV(dy, (T)2 * y);
+    case OP_RSQRT: return FDIV(-HALF * dy * y, x);
     case OP_SQUARE: return dy * ((T)2 * x);
     case OP_RECIPROCAL: return -dy * y * y;
     case OP_TANH: return dy * ((ONE - y) * (ONE + y));
     case OP_SIGMOID: return dy * (y * (ONE - y));
+#if OCL_CLASS == CLASS_D
     case OP_GELU: return dy * (HALF * erfc_neg_scaled(x) + x * (exp_neg_half_sq(x) * RSQRT2PI));
+#else /* pmathf's Phi(x) + x phi(x) (<= 4.4 ulp) */
+    case OP_GELU: return dy * pf_gelu_grad(x);
+#endif
     case OP_SIN: return dy * cos(x);
     case OP_COS: return dy * -sin(x);
     default: return dy;
@@ -122,7 +110,7 @@ static inline T binary_fwd(int op, T a, T b) {
     case OP_ADD: return a + b;
     case OP_SUB: return a - b;
     case OP_MUL: return a * b;
-    case OP_DIV: return a / b;
+    case OP_DIV: return FDIV(a, b);
     case OP_POW: return pow(a, b);
     /* NaN wins (the first one); -0 < +0 */
     case OP_MAXIMUM:
@@ -327,7 +315,7 @@ static inline void binary_grads(int op, T av, T bv, T cv, T g, T *ga, T *gb) {
     case OP_ADD: *ga = g; *gb = g; break;
     case OP_SUB: *ga = g; *gb = -g; break;
     case OP_MUL: *ga = g * bv; *gb = g * av; break;
-    case OP_DIV: *ga = g / bv; *gb = -(g / bv) * cv; break;
+    case OP_DIV: *ga = FDIV(g, bv); *gb = -*ga * cv; break;
     case OP_POW: /* a^0 is constant (even at a = 0); 0^b is 0 on b > 0 */
       *ga = bv == 0 ? (T)0 : g * (bv * pow(av, bv - ONE));
       *gb = (av == 0 && bv > 0) ? (T)0 : g * (cv * log(av));

@@ -142,7 +142,7 @@ static inline void red_store(const red_t *r, global uchar *y, long off, SUM_T su
   switch (r->op) {
 #if IS_FLOAT
     case OP_SUM: ST(y, off, r->dt, sum); break;
-    case OP_MEAN: ST(y, off, r->dt, sum / (T)r->K); break;
+    case OP_MEAN: ST(y, off, r->dt, FDIV(sum, (T)r->K)); break;
 #else
     case OP_SUM:
       if (r->odt == DT_I64) ((global long *)y)[off] = (long)sum;
@@ -532,7 +532,7 @@ kernel void red_bwd_sum(const iter_t it, long divisor, const global uchar *dy, g
 #define RUN_(o, s, len)                                                              \
   for (long j = 0; j < len; j++) {                                                   \
     T g = LD(dy, o[0] + j * s[0], dt);                                               \
-    ST(dx, o[1] + j * s[1], dt, divisor > 0 ? g / (T)divisor : g);                   \
+    ST(dx, o[1] + j * s[1], dt, divisor > 0 ? FDIV(g, (T)divisor) : g);              \
   }
   FOR_RUNS(it, it.n, it.per, 2, RUN_)
 #undef RUN_
@@ -545,7 +545,7 @@ static inline void extreme_share_one(int dt, const global uchar *x, long ox, con
                               global uchar *dx, long odx) {
   T xv = LD(x, ox, dt), yv = LD(y, oy, dt);
   int tie = xv == yv || (isnan(xv) && isnan(yv));
-  ST(dx, odx, dt, tie ? LD(dy, ody, dt) / (T)count[oc] : (T)0);
+  ST(dx, odx, dt, tie ? FDIV(LD(dy, ody, dt), (T)count[oc]) : (T)0);
 }
 
 #if K_red_bwd_extreme

@@ -25,6 +25,12 @@ static inline void smx_rows(const smx_t *s, long m, long *off) {
   }
 }
 
+#if OCL_LIB_DIV /* FDIV4 (common.cl) */
+static inline float4 pf_div4(float4 a, float b) {
+  return (float4)(pf_div(a.x, b), pf_div(a.y, b), pf_div(a.z, b), pf_div(a.w, b));
+}
+#endif
+
 #if OCL_CLASS == CLASS_D
 typedef double4 SX4;
 typedef long4 SXM4;
@@ -113,7 +119,7 @@ kernel void smx_fwd(smx_t s, long n, long per, const global uchar *x, global uch
     if (isnan(mx) || mx == -INFINITY) {
       for (long r = 0; r < s.R; r++) STK(y, off[1] + r * ys, s.dt, (T)NAN);
     } else if (mx == INFINITY) {
-      T share = SMX_IS_LOG ? -log((T)n_inf) : (T)1 / (T)n_inf;
+      T share = SMX_IS_LOG ? -log((T)n_inf) : FRCP((T)n_inf);
       T other = SMX_IS_LOG ? -INFINITY : (T)0;
       for (long r = 0; r < s.R; r++)
         STK(y, off[1] + r * ys, s.dt, LDK(x, off[0] + r * xs, s.dt) == INFINITY ? share : other);
@@ -130,7 +136,7 @@ kernel void smx_fwd(smx_t s, long n, long per, const global uchar *x, global uch
       T lsum = log(sum);
       for (long r = 0; r < s.R; r++) {
         T z = LDK(x, off[0] + r * xs, s.dt) - mx;
-        STK(y, off[1] + r * ys, s.dt, SMX_IS_LOG ? z - lsum : exp(z) / sum);
+        STK(y, off[1] + r * ys, s.dt, SMX_IS_LOG ? z - lsum : FDIV(exp(z), sum));
       }
     }
   }
@@ -237,7 +243,7 @@ void smx_row_fwd(smx_t s, const global uchar *x, global uchar *y) {
     if (isnan(mx) || mx == -INFINITY) {
       for (long r = lid; r < s.R; r += SMX_WG) ST(y, off[1] + r * ys, s.dt, (T)NAN);
     } else if (mx == INFINITY) {
-      T share = is_log ? -log((T)n_inf) : (T)1 / (T)n_inf;
+      T share = is_log ? -log((T)n_inf) : FRCP((T)n_inf);
       T other = is_log ? -INFINITY : (T)0;
       for (long r = lid; r < s.R; r += SMX_WG)
         ST(y, off[1] + r * ys, s.dt, LD(x, off[0] + r * xs, s.dt) == INFINITY ? share : other);
@@ -261,7 +267,7 @@ void smx_row_fwd(smx_t s, const global uchar *x, global uchar *y) {
       T lsum = log(sum);
       for (long c = 4 * lid; c < full; c += SMX_CHUNK) {
         SX4 z = vload4(0, px + c) - mx;
-        SX4 o = is_log ? z - lsum : exp(z) / sum;
+        SX4 o = is_log ? z - lsum : FDIV4(exp(z), sum);
         if (fast_y) {
           vstore4(o, 0, py + c);
         } else {
@@ -273,7 +279,7 @@ void smx_row_fwd(smx_t s, const global uchar *x, global uchar *y) {
       }
       for (long r = full + lid; r < s.R; r += SMX_WG) {
         T z = LD(x, off[0] + r * xs, s.dt) - mx;
-        ST(y, off[1] + r * ys, s.dt, is_log ? z - lsum : exp(z) / sum);
+        ST(y, off[1] + r * ys, s.dt, is_log ? z - lsum : FDIV(exp(z), sum));
       }
     }
   }
