@@ -21,7 +21,7 @@ get_global_size get_global_id get_local_size get_local_id get_num_groups get_gro
 barrier mem_fence vload4 vload8 vload16 vstore4 vstore8 vstore16
 convert_float convert_double convert_long convert_float_rtz convert_int_sat_rtz convert_long_sat_rtz
 exp expm1 log log1p pow sqrt sin cos tanh erfc fabs floor ceil fma mad fmin fmax min max
-select isnan isinf isfinite signbit any
+select isnan isinf isfinite signbit any clz mul_hi
 """.split()
 
 
