@@ -81,45 +81,25 @@ double src_value(int i, bool odd) {
 #endif
 }
 
-/* one element: x[ox] -> y[oy] */
-void cast_at(int ox, int oy) {
-#if DDT == DT_BOOL
-#if DT_IS_FLOAT(SDT)
-  y[oy] = uint8_t(src_value(ox, false) != 0.0 ? 1 : 0); /* NaN -> true */
-#else
-  y[oy] = uint8_t(x[ox] != SS(0) ? 1 : 0);
-#endif
-#elif DDT == DT_I32 || DDT == DT_I64
-#if DT_IS_FLOAT(SDT)
-  double v = src_value(ox, false);
-#if DDT == DT_I32
-  y[oy] = isnan(v) ? 0 : v >= 2147483647.0lf ? 2147483647 : v <= -2147483648.0lf ? int(0x80000000) : int(v);
-#else
-  y[oy] = isnan(v) ? int64_t(0) : v >= 9223372036854775807.0lf ? int64_t(0x7fffffffffffffffl)
-        : v <= -9223372036854775808.0lf ? int64_t(0x8000000000000000l) : int64_t(v);
-#endif
-#elif SDT == DT_BOOL
-  y[oy] = DS(uint(x[ox]) != 0u ? 1 : 0);
-#else
-  y[oy] = DS(x[ox]); /* integers wrap */
-#endif
-#elif DDT == DT_F64
-  y[oy] = src_value(ox, false);
+#if DT_IS_FLOAT(DDT)
+/* the cast of x[ox] to a floating DDT */
+DS to_float(int ox) {
+#if DDT == DT_F64
+  return src_value(ox, false);
 #elif DDT == DT_F32
-#if SDT == DT_I64
-  y[oy] = float(src_value(ox, true)); /* odd at 53 bits, then once to 24 */
+  return float(src_value(ox, SDT == DT_I64)); /* i64: odd at 53 bits, then once to 24 */
 #else
-  y[oy] = float(src_value(ox, false));
-#endif
-#else /* f16, bf16 */
   float f = f64_to_f32_odd(src_value(ox, SDT == DT_I64));
 #if DDT == DT_F16
-  y[oy] = uint16_t(f32_to_f16(f));
+  return uint16_t(f32_to_f16(f));
 #else
-  y[oy] = uint16_t(f32_to_bf16(f));
+  return uint16_t(f32_to_bf16(f));
 #endif
 #endif
 }
+#endif
+#define CW double
+#define CSRC(i) src_value((i), false)
 #endif
 
 #if !NEEDS_DOUBLE
@@ -182,37 +162,48 @@ float src_f32(int i, bool odd) {
 #endif
 }
 
-/* one element: x[ox] -> y[oy] */
+#if DT_IS_FLOAT(DDT)
+/* the cast of x[ox] to a floating DDT */
+DS to_float(int ox) {
+#if DDT == DT_F32
+  return src_f32(ox, false);
+#elif DDT == DT_F16
+  return uint16_t(f32_to_f16(src_f32(ox, true)));
+#else
+  return uint16_t(f32_to_bf16(src_f32(ox, true)));
+#endif
+}
+#endif
+#define CW float
+#define CSRC(i) src_f32((i), false)
+#endif
+
+/* one element: x[ox] -> y[oy] (CW, CSRC: the working type and the source as it, per path) */
 void cast_at(int ox, int oy) {
 #if DDT == DT_BOOL
 #if DT_IS_FLOAT(SDT)
-  y[oy] = uint8_t(src_f32(ox, false) != 0.0 ? 1 : 0); /* NaN -> true */
+  y[oy] = uint8_t(CSRC(ox) != CW(0) ? 1 : 0); /* NaN -> true */
 #else
   y[oy] = uint8_t(x[ox] != SS(0) ? 1 : 0);
 #endif
 #elif DDT == DT_I32 || DDT == DT_I64
 #if DT_IS_FLOAT(SDT)
-  float v = src_f32(ox, false);
+  CW v = CSRC(ox); /* saturate at 2^31 and 2^63 (float literals, exact in both types) */
 #if DDT == DT_I32
-  y[oy] = isnan(v) ? 0 : v >= 2147483648.0 ? 2147483647 : v <= -2147483648.0 ? int(0x80000000) : int(v);
+  y[oy] = isnan(v) ? 0 : v >= CW(2147483648.0) ? 2147483647 : v <= CW(-2147483648.0) ? int(0x80000000) : int(v);
 #else
-  y[oy] = isnan(v) ? int64_t(0) : v >= 9223372036854775808.0 ? int64_t(0x7fffffffffffffffl)
-        : v <= -9223372036854775808.0 ? int64_t(0x8000000000000000l) : int64_t(v);
+  y[oy] = isnan(v) ? int64_t(0) : v >= CW(9223372036854775808.0) ? int64_t(0x7fffffffffffffffl)
+        : v <= CW(-9223372036854775808.0) ? int64_t(0x8000000000000000l) : int64_t(v);
 #endif
 #elif SDT == DT_BOOL
   y[oy] = DS(uint(x[ox]) != 0u ? 1 : 0);
 #else
   y[oy] = DS(x[ox]); /* integers wrap */
 #endif
-#elif DDT == DT_F32
-  y[oy] = src_f32(ox, false);
-#elif DDT == DT_F16
-  y[oy] = uint16_t(f32_to_f16(src_f32(ox, true)));
 #else
-  y[oy] = uint16_t(f32_to_bf16(src_f32(ox, true)));
+  y[oy] = to_float(ox);
 #endif
 }
-#endif
 
 #define CAST_BODY(AT) { \
     int ox, oy; \
