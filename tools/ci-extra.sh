@@ -64,10 +64,11 @@ for job in $jobs; do
       #   Their device code is not instrumented, and ASan sees the same host paths in the
       #   default-configuration runs;
       # - the no-float64 device profile's conformance runs (PoCL and lavapipe without f64: the same
-      #   f32/f16/bf16 kernels and host paths as the default runs, less f64).
+      #   f32/f16/bf16 kernels and host paths as the default runs, less f64) and OpenCL's run on the
+      #   float32 library's division (a launch configuration of the same host code).
       skip='^(dist_|install_kit$|vulkan_conform_validation$|cpu_.*_on_avx2$'
       skip="$skip|conform_opencl_(strided_layout|one_group|optimised_tier)$|vulkan_conform_(one_group|subgroup4)$"
-      skip="$skip|cuda_emulated_conform_one_block$|conform_opencl_no_fp64$|vulkan_conform_(validation_)?no_fp64$)"
+      skip="$skip|cuda_emulated_conform_one_block$|conform_opencl_(no_fp64|pmathf_div)$|vulkan_conform_(validation_)?no_fp64$)"
       (cd build-asan && env LSAN_OPTIONS="suppressions=$PWD/../tools/lsan.supp" ASAN_OPTIONS=detect_leaks=1 \
          ctest -j "$JOBS" --output-on-failure -E "$skip")
       log "AddressSanitizer + UBSan: MPI and validation-layer tests, leaks not checked"
