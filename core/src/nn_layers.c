@@ -16,7 +16,7 @@ typedef struct {
  * read the previous temporary (tl.t[tl.n - 1]) in the same call. */
 static parity_tensor_t **slot(temps *tl) { return &tl->t[tl->n]; }
 static void temps_free(temps *tl) {
-  for (int i = 0; i < tl->n; i++) parity_tensor_release(tl->t[i]);
+  for (int i = 0; i < tl->n; i++) parity__release_temp(tl->t[i]);
 }
 #define TRY(expr)                          \
   do {                                     \
@@ -47,7 +47,7 @@ static parity_status_t scalar_op(parity_op_t op, parity_tensor_t *a, double valu
   parity_tensor_t *s = NULL;
   parity_status_t st = parity_scalar_like(a, value, &s);
   if (st == PARITY_STATUS_OK) st = parity_binary(op, a, s, out);
-  parity_tensor_release(s);
+  parity__release_temp(s);
   return st;
 }
 

@@ -280,8 +280,8 @@ parity_status_t parity_conv_transpose2d(parity_tensor_t *x, parity_tensor_t *w, 
     parity_tensor_t *bv = NULL, *sum = NULL;
     st = parity_reshape(bias, 4, bshape, &bv);
     if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_ADD, y, bv, &sum);
-    parity_tensor_release(bv);
-    parity_tensor_release(y);
+    parity__release_temp(bv);
+    parity__release_temp(y);
     y = sum;
   }
   return parity__finish(st, y, out);

@@ -21,7 +21,7 @@ static parity_status_t reshape_result(parity_tensor_t *y, uint32_t rank, const i
     return PARITY_STATUS_OK;
   }
   parity_status_t st = parity_reshape(y, rank, shape, out);
-  parity_tensor_release(y);
+  parity__release_temp(y); /* ours: no scope of the caller's may release it again */
   return st;
 }
 
@@ -34,7 +34,7 @@ static parity_status_t reduce_keep(int32_t op, parity_tensor_t *x, uint32_t mask
     parity_status_t st = parity_cast(x, PARITY_DTYPE_I64, &xi);
     if (st != PARITY_STATUS_OK) return st;
     st = reduce_keep(op, xi, mask, out);
-    parity_tensor_release(xi);
+    parity__release_temp(xi);
     return st;
   }
   if ((info->flags & PARITY_OPF_FLOAT) && !psup_dtype_is_float(x->dtype))

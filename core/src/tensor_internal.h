@@ -102,6 +102,10 @@ parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t directi
 void parity__scope_register(parity_tensor_t *t);
 void parity__scope_forget(parity_tensor_t *t);
 parity_tensor_t *parity__adopt(parity_tensor_t *t);
+/* Release a temporary the library made (a composite's intermediate): out of the caller's scope
+ * first, since the library holds its creation reference, not the scope. Without that, an
+ * intermediate an autograd node still retains would be released again at scope_end. */
+static inline void parity__release_temp(parity_tensor_t *t) { parity_tensor_release(parity__adopt(t)); }
 
 /* alloc.c: caching allocator */
 parity_status_t parity__storage_new(parity_device_t *dev, uint64_t bytes, parity__storage **out);

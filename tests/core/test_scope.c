@@ -4,10 +4,12 @@
  * counted with the allocation hook and the caching allocator off (PARITY_CACHE_LIMIT=0), so a
  * tensor left alive shows as live bytes. Under AddressSanitizer (the CI asan job) a scope that
  * released something the library still held would show as a use after free. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core_test.h"
+#include <criterion/redirect.h>
 
 static int64_t live;
 static void count(void *user, int64_t delta) {
@@ -155,4 +157,45 @@ Test(scope, nesting_keep_and_misuse, .init = setup, .fini = teardown) {
   for (int i = 0; i < 64; i++) OK(parity_scope_end());
   cr_assert_eq(parity_scope_keep(NULL), PARITY_STATUS_INVALID_ARGUMENT);
   parity_tensor_release(x);
+}
+
+/* The pattern tensor.h teaches, with the composites (linear with bias, mse_loss, cross_entropy) on
+ * an input that requires grad: scope_end must not release again what a composite already released
+ * (each used to print "tensor_release: the tensor was already released": 1,407 lines in a
+ * 200-step run). Warnings on (log level 1) and stderr captured: it must stay empty. */
+static void setup_loud(void) {
+  cr_redirect_stderr();
+  setenv("PARITY_CACHE_LIMIT", "0", 1);
+  parity_context_options_t o;
+  parity_context_options_init(&o);
+  o.backend = "cpu";
+  o.log_level = 1;
+  OK(parity_context_create(&o, &ctx));
+  OK(parity_context_default_device(ctx, &dev));
+}
+
+Test(scope, composites_in_a_scope_release_nothing_twice_and_stderr_stays_empty, .init = setup_loud,
+     .fini = teardown) {
+  parity_tensor_t *w = randn(2, (int64_t[]){3, 4}, 7), *bias = randn(1, (int64_t[]){3}, 8);
+  OK(parity_tensor_set_requires_grad(w, 1));
+  OK(parity_tensor_set_requires_grad(bias, 1));
+  for (int s = 0; s < 3; s++) {
+    OK(parity_scope_begin());
+    parity_tensor_t *x = randn(2, (int64_t[]){5, 4}, 100 + (uint64_t)s), *t = randn(2, (int64_t[]){5, 3}, 200);
+    OK(parity_tensor_set_requires_grad(x, 1));
+    parity_tensor_t *h, *h0, *l1, *l2, *sum;
+    OK(parity_linear(x, w, bias, &h));
+    OK(parity_linear(x, w, NULL, &h0));
+    OK(parity_mse_loss(h, t, &l1));
+    OK(parity_softmax(PARITY_OP_SOFTMAX, t, 1, &t)); /* a distribution as the target */
+    OK(parity_cross_entropy(h0, t, &l2));
+    OK(parity_binary(PARITY_OP_ADD, l1, l2, &sum));
+    OK(parity_backward(sum, NULL, 0));
+    OK(parity_scope_end());
+    cr_assert(!strstr(parity_last_error(), "already released"), "%s", parity_last_error());
+  }
+  parity_tensor_release(w);
+  parity_tensor_release(bias);
+  fflush(stderr);
+  cr_assert_stderr_eq_str("", "scope_end printed to stderr");
 }
