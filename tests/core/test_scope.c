@@ -20,14 +20,18 @@ static void count(void *user, int64_t delta) {
 static parity_context_t *ctx;
 static parity_device_t *dev;
 
-static void setup(void) {
+/* the CPU device with the caching allocator off, at log level `log_level` */
+static void open_cpu(int log_level) {
   setenv("PARITY_CACHE_LIMIT", "0", 1);
   parity_context_options_t o;
   parity_context_options_init(&o);
   o.backend = "cpu";
-  o.log_level = 0;
+  o.log_level = log_level;
   OK(parity_context_create(&o, &ctx));
   OK(parity_context_default_device(ctx, &dev));
+}
+static void setup(void) {
+  open_cpu(0);
   parity_context_set_alloc_hook(ctx, count, NULL);
   live = 0;
 }
@@ -165,13 +169,7 @@ Test(scope, nesting_keep_and_misuse, .init = setup, .fini = teardown) {
  * 200-step run). Warnings on (log level 1) and stderr captured: it must stay empty. */
 static void setup_loud(void) {
   cr_redirect_stderr();
-  setenv("PARITY_CACHE_LIMIT", "0", 1);
-  parity_context_options_t o;
-  parity_context_options_init(&o);
-  o.backend = "cpu";
-  o.log_level = 1;
-  OK(parity_context_create(&o, &ctx));
-  OK(parity_context_default_device(ctx, &dev));
+  open_cpu(1);
 }
 
 Test(scope, composites_in_a_scope_release_nothing_twice_and_stderr_stays_empty, .init = setup_loud,
