@@ -84,7 +84,7 @@ static int32_t run(parity_plugin_device_t *dev, const char *k, int32_t dtype, in
                    int64_t n, uint64_t cost, uint32_t nops, const parity_tensor_desc_t *const *t, const int *written) {
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
-  l.spv = vkp_spv_find_math(dev, k, psup_dtype_name(dtype), dtype, NULL);
+  l.spv = vkp_spv_find_math(dev, k, psup_dtype_name(dtype), dtype);
   if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
   l.op = op;
   l.extra = extra;

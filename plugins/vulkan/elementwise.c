@@ -26,7 +26,7 @@ static int32_t launch(parity_plugin_device_t *dev, const char *kernel, const cha
   int kind = psup_op_info(op)->kind;
   if ((kind == PARITY_OP_KIND_UNARY || kind == PARITY_OP_KIND_BINARY) && psup_dtype_is_float(t[0]->dtype)) {
     snprintf(per_op, sizeof per_op, "%s_%s", suffix, psup_op_name(op));
-    l.spv = vkp_spv_find_math(dev, kernel, per_op, t[0]->dtype, NULL);
+    l.spv = vkp_spv_find_math(dev, kernel, per_op, t[0]->dtype);
   } else {
     l.spv = vkp_spv_find(kernel, suffix);
   }

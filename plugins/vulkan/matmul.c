@@ -72,7 +72,7 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d,
   int fits = dev->slot->max_local >= MM_TILE * MM_TILE &&
              dev->slot->shared_bytes >= 2u * MM_TILE * (MM_TILE + 1) * (c->dtype == PARITY_DTYPE_F64 ? 8u : 4u);
   int tiled = fits && (force && *force ? atoi(force) != 0 : !dev->slot->cpu_like);
-  l.spv = vkp_spv_find_math(dev, tiled ? "mm_tile" : "mm", psup_dtype_name(c->dtype), c->dtype, NULL);
+  l.spv = vkp_spv_find_math(dev, tiled ? "mm_tile" : "mm", psup_dtype_name(c->dtype), c->dtype);
   if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
   l.noperands = 3;
   for (int k = 0; k < 3; k++) l.operands[k] = (vkp_operand_t){t[k], k == 2};

@@ -149,8 +149,8 @@ static int32_t red_run(parity_plugin_device_t *dev, int32_t op, const parity_ten
   const char *dn = psup_dtype_name(x->dtype);
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
-  l.spv = vkp_spv_find_math(dev, "red_pass", dn, x->dtype, NULL);
-  int final_spv = vkp_spv_find_math(dev, "red_final", dn, x->dtype, NULL);
+  l.spv = vkp_spv_find_math(dev, "red_pass", dn, x->dtype);
+  int final_spv = vkp_spv_find_math(dev, "red_final", dn, x->dtype);
   if (l.spv < 0 || final_spv < 0) return PARITY_STATUS_UNSUPPORTED;
   l.op = op;
   l.local = dev->local;
@@ -249,7 +249,7 @@ int32_t vkp_reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
   if (d->op == PARITY_OP_SUM || d->op == PARITY_OP_MEAN) {
-    l.spv = vkp_spv_find_math(dev, "red_bwd_sum", dn, x->dtype, NULL);
+    l.spv = vkp_spv_find_math(dev, "red_bwd_sum", dn, x->dtype);
     if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
     l.op = d->op;
     l.noperands = 2;
@@ -262,7 +262,7 @@ int32_t vkp_reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   if (!is_extreme_op(d->op)) return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s has no gradient", psup_op_name(d->op));
   /* max/min: tie counts per output into the scratch (words [0, M), contiguous over the kept
    * axes), then each tie gets dy / count */
-  l.spv = vkp_spv_find_math(dev, "red_bwd_ext", dn, x->dtype, NULL);
+  l.spv = vkp_spv_find_math(dev, "red_bwd_ext", dn, x->dtype);
   if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
   int32_t st = red_run(dev, RED_COUNT_TIES, x, mask, NULL, NULL, y, 0);
   if (st != PARITY_STATUS_OK) return st;

@@ -53,7 +53,7 @@ static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, const
   if (!psup_softmax_plan(&p, d, nops, t)) return PARITY_STATUS_OK;
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
-  l.spv = vkp_spv_find_math(dev, kernel, psup_dtype_name(t[0]->dtype), t[0]->dtype, NULL);
+  l.spv = vkp_spv_find_math(dev, kernel, psup_dtype_name(t[0]->dtype), t[0]->dtype);
   if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
   l.op = d->op;
   l.local = smx_local(dev, p.R);

@@ -114,18 +114,13 @@ int vkp_spv_find(const char *kernel, const char *suffix) {
   return id;
 }
 
-int vkp_spv_find_math(const parity_plugin_device_t *dev, const char *kernel, const char *suffix, int32_t dtype,
-                      int *uses_double) {
+int vkp_spv_find_math(const parity_plugin_device_t *dev, const char *kernel, const char *suffix, int32_t dtype) {
   int narrow = dtype == PARITY_DTYPE_F32 || dtype == PARITY_DTYPE_F16 || dtype == PARITY_DTYPE_BF16;
-  if (uses_double) *uses_double = dtype == PARITY_DTYPE_F64;
   if (narrow && dev->slot->dmath) {
     char name[96];
     snprintf(name, sizeof name, "%s_%s_dmath", kernel, suffix);
     int id = spv_lookup(name);
-    if (id >= 0) {
-      if (uses_double) *uses_double = 1;
-      return id;
-    }
+    if (id >= 0) return id;
   }
   return vkp_spv_find(kernel, suffix);
 }

@@ -256,10 +256,8 @@ VKP_FAMILY(softmax)
 /* The variant named "<kernel>_<suffix>" (suffix NULL: "<kernel>"), or -1 with UNSUPPORTED reported. */
 int vkp_spv_find(const char *kernel, const char *suffix);
 /* The variant of `kernel_suffix` for a floating dtype on this device's math path: on the software
- * double path (slot->dmath) f32/f16/bf16 take the "_dmath" twin where the kernel has one.
- * *uses_double (may be NULL) tells whether the chosen variant computes in double. */
-int vkp_spv_find_math(const parity_plugin_device_t *dev, const char *kernel, const char *suffix, int32_t dtype,
-                      int *uses_double);
+ * double path (slot->dmath) f32/f16/bf16 take the "_dmath" twin where the kernel has one. */
+int vkp_spv_find_math(const parity_plugin_device_t *dev, const char *kernel, const char *suffix, int32_t dtype);
 /* The reason f64 is unsupported on a slot (NULL when it is supported). */
 const char *vkp_f64_missing(const vkp_slot_t *s);
 const parity_plugin_api_t *vkp_plugin_api(void);
