@@ -35,11 +35,8 @@ void parity__cache_drain(parity_device_t *dev) {
   dev->cached_bytes = 0;
 }
 
-uint64_t parity__cache_limit(parity_context_t *ctx, const parity_device_info_t *info) {
-  uint64_t def = 1ull << 30;
-  if (info->memory_bytes && info->memory_bytes / 8 < def) def = info->memory_bytes / 8;
-  const char *e = psup_getenv("PARITY_CACHE_LIMIT");
-  if (!e || !*e) return def;
+int parity__parse_cache_limit(const char *e, uint64_t *out) {
+  if (!e || !*e || e[0] < '0' || e[0] > '9') return -1;
   char *end = NULL;
   errno = 0;
   unsigned long long v = strtoull(e, &end, 10);
@@ -47,12 +44,18 @@ uint64_t parity__cache_limit(parity_context_t *ctx, const parity_device_info_t *
   if (end && (*end == 'K' || *end == 'k')) scale = 1ull << 10, end++;
   else if (end && (*end == 'M' || *end == 'm')) scale = 1ull << 20, end++;
   else if (end && (*end == 'G' || *end == 'g')) scale = 1ull << 30, end++;
-  if (errno || end == e || *end || e[0] == '-' || v > UINT64_MAX / scale) {
-    parity__note(ctx, "PARITY_CACHE_LIMIT='%s' is not a size (bytes, or with K, M or G); using the "
-                 "default %llu bytes", e, (unsigned long long)def);
-    return def;
-  }
-  return (uint64_t)v * scale;
+  if (errno || end == e || *end || v > UINT64_MAX / scale) return -1;
+  *out = (uint64_t)v * scale;
+  return 0;
+}
+
+uint64_t parity__cache_limit(parity_context_t *ctx, const parity_device_info_t *info) {
+  (void)ctx;
+  uint64_t def = 1ull << 30, v;
+  if (info->memory_bytes && info->memory_bytes / 8 < def) def = info->memory_bytes / 8;
+  const char *e = psup_getenv("PARITY_CACHE_LIMIT");
+  /* parity_context_create refused a value that does not parse */
+  return e && *e && parity__parse_cache_limit(e, &v) == 0 ? v : def;
 }
 
 uint64_t parity_device_cache_bytes(const parity_device_t *dev) { return dev ? dev->cached_bytes : 0; }

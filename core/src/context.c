@@ -17,12 +17,9 @@ void parity_context_options_init(parity_context_options_t *opts) {
   opts->search_default_dirs = 1;
 }
 
-static int parse_log_level(const char *s) {
-  if (!s || !*s) return 1;
-  if (strcmp(s, "debug") == 0) return 2;
-  if (strcmp(s, "quiet") == 0 || strcmp(s, "off") == 0) return 0;
-  return 1;
-}
+/* PARITY_LOG: quiet (or off), warn (the default), debug; anything else is refused */
+static const char *const log_words[] = {"quiet", "off", "warn", "debug", NULL};
+static const int log_levels[] = {0, 0, 1, 2};
 
 parity_status_t parity_context_create(const parity_context_options_t *opts,
                                       parity_context_t **out_ctx) {
@@ -42,20 +39,28 @@ parity_status_t parity_context_create(const parity_context_options_t *opts,
   atomic_init(&ctx->refs, 1);
   const char *backend = o.backend ? o.backend : psup_getenv("PARITY_BACKEND");
   snprintf(ctx->backend, sizeof ctx->backend, "%s", backend && *backend ? backend : "auto");
-  ctx->log_level = o.log_level >= 0 ? o.log_level : parse_log_level(psup_getenv("PARITY_LOG"));
-  ctx->device_index = o.device_index;
-  if (ctx->device_index < 0) {
-    const char *dev = psup_getenv("PARITY_DEVICE");
-    ctx->device_index = 0;
-    if (dev && *dev) {
-      char *end = NULL;
-      long v = strtol(dev, &end, 10);
-      /* A malformed index is kept as an impossible one, so selection reports it. */
-      ctx->device_index = (end && *end == 0 && v >= 0 && v < INT32_MAX) ? (int32_t)v : INT32_MAX;
-      if (ctx->device_index == INT32_MAX)
-        parity__note(ctx, "PARITY_DEVICE='%s' is not a device index (0, 1, ...)", dev);
-    }
+  char msg[200];
+  int word = 2;
+  long long index = o.device_index;
+  if ((o.log_level < 0 && psup_env_choice("PARITY_LOG", log_words, 2, &word, msg, sizeof msg) != 0) ||
+      (o.device_index < 0 && psup_env_int("PARITY_DEVICE", 0, 4095, 0, &index, msg, sizeof msg) != 0)) {
+    free(ctx);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "context_create: %s", msg);
   }
+  static const char *const verify_words[] = {"off", "cpu", NULL};
+  int ignored;
+  uint64_t limit;
+  const char *cache_limit = psup_getenv("PARITY_CACHE_LIMIT");
+  if (psup_env_choice("PARITY_VERIFY", verify_words, 0, &ignored, msg, sizeof msg) != 0 ||
+      psup_env_flag("PARITY_PLAN_PREPARE", 1, &ignored, msg, sizeof msg) != 0 ||
+      (cache_limit && *cache_limit && parity__parse_cache_limit(cache_limit, &limit) != 0 &&
+       snprintf(msg, sizeof msg, "PARITY_CACHE_LIMIT='%.40s' is not a size (bytes, or with K, M or G: 0, 512M, 2G)",
+                cache_limit) > 0)) {
+    free(ctx);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "context_create: %s", msg);
+  }
+  ctx->log_level = o.log_level >= 0 ? o.log_level : log_levels[word];
+  ctx->device_index = (int32_t)index;
   atomic_store(&parity__plugin_log_level, ctx->log_level);
   parity__log(ctx, 2, "backend request '%s', device %d", ctx->backend, ctx->device_index);
   const char *path = o.plugin_path ? o.plugin_path : psup_getenv("PARITY_PLUGIN_PATH");

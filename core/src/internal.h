@@ -134,6 +134,8 @@ parity_status_t parity__device_open(parity_context_t *ctx, parity__plugin *p, ui
                                     parity_device_t **out_dev);
 void parity__device_close(parity_device_t *dev);
 /* alloc.c: the cache limit for a device (PARITY_CACHE_LIMIT or the default) */
+/* PARITY_CACHE_LIMIT's syntax: bytes, or with K, M or G. 0, or -1 for text that is not a size. */
+int parity__parse_cache_limit(const char *text, uint64_t *out);
 uint64_t parity__cache_limit(parity_context_t *ctx, const parity_device_info_t *info);
 /* parity_device_run for descriptors libparity built from storages it holds (tensor launches, plan
  * replay): the same validation without the live-buffer lookup. */

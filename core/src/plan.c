@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "tensor_internal.h"
+#include "parity_support/env.h"
 #include "parity_support/ops.h"
 
 typedef enum { CMD_LAUNCH, CMD_FILL } cmd_kind;
@@ -58,8 +59,9 @@ static const parity_plugin_api_t *plan_api(const parity_device_t *dev) {
   if (!PARITY_HAS_FIELD(api, parity_plugin_api_t, plan_release) || !api->plan_prepare || !api->plan_run ||
       !api->plan_release)
     return NULL;
-  const char *off = getenv("PARITY_PLAN_PREPARE");
-  return off && strcmp(off, "0") == 0 ? NULL : api;
+  int on = 1; /* parity_context_create refused a value that is not a flag */
+  psup_env_flag("PARITY_PLAN_PREPARE", 1, &on, NULL, 0);
+  return on ? api : NULL;
 }
 
 /* Offer the prepared list to the plugin. A refusal (UNSUPPORTED) keeps the host's replay; any

@@ -140,8 +140,10 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
       dev->pools = 0;
   }
   dev->max_blocks = (uint64_t)(s->sm_count > 0 ? s->sm_count : 1) * 32u;
-  const char *cap = psup_getenv("PARITY_CUDA_MAX_BLOCKS"); /* test knob: force grid-stride loops */
-  long long blocks = cap ? strtoll(cap, NULL, 10) : 0;
+  long long blocks = 0; /* test knob: force grid-stride loops */
+  char msg[200];
+  if (psup_env_int("PARITY_CUDA_MAX_BLOCKS", 0, 1ll << 31, 0, &blocks, msg, sizeof msg) != 0)
+    return cu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cuda: %s", msg);
   if (blocks > 0) dev->max_blocks = (uint64_t)blocks;
   /* load the elementwise f32 module now: a driver too old for the PTX fails here, with the
    * versions named, rather than at the first kernel */

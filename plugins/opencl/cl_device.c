@@ -1,5 +1,6 @@
 /* cl_device.c — device open/close, launch geometry and argument setting, and the scratch buffer.
  * Kernels are built on first use (cl_programs.c, cl_cache.c); opening a device compiles nothing. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,15 +97,22 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
    * groups to fill the device, work-items striding through the rest. */
   dev->max_groups = (uint64_t)dev->units * (s->cpu_like ? 4u : 64u);
   dev->contiguous = s->cpu_like;
-  const char *layout = psup_getenv("PARITY_OPENCL_WORK_LAYOUT"), *groups = psup_getenv("PARITY_OPENCL_MAX_GROUPS");
-  if (layout && strcmp(layout, "contiguous") == 0) dev->contiguous = 1;
-  if (layout && strcmp(layout, "strided") == 0) dev->contiguous = 0;
-  if (groups && atoll(groups) > 0) dev->max_groups = (uint64_t)atoll(groups);
-  psup_cache_dir("opencl", dev->cache_dir, sizeof dev->cache_dir);
-  if (s->div_mode_bad)
-    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT,
-                    "opencl: PARITY_OPENCL_EXACT_DIV='%.40s' is not one of auto, lib, builtin",
-                    psup_getenv("PARITY_OPENCL_EXACT_DIV"));
+  static const char *const layouts[] = {"auto", "contiguous", "strided", NULL};
+  int layout = 0;
+  long long groups = 0;
+  char msg[200];
+  if (s->knob_error[0]) return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s", s->knob_error);
+  if (psup_env_choice("PARITY_OPENCL_WORK_LAYOUT", layouts, 0, &layout, msg, sizeof msg) != 0 ||
+      psup_env_int("PARITY_OPENCL_MAX_GROUPS", 0, 1ll << 32, 0, &groups, msg, sizeof msg) != 0)
+    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s", msg);
+  if (layout) dev->contiguous = layout == 1;
+  if (groups > 0) dev->max_groups = (uint64_t)groups;
+  const char *cache_why = psup_cache_dir("opencl", dev->cache_dir, sizeof dev->cache_dir);
+  if (cache_why && strstr(cache_why, "too long")) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "opencl: %s", cache_why);
+    if (ocl_host && ocl_host->log) ocl_host->log(ocl_host->host_data, PARITY_LOG_WARNING, msg);
+  }
   return ocl_tier_mode(s, &dev->tier);
 }
 

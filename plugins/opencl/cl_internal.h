@@ -99,9 +99,10 @@ typedef struct ocl_slot_t {
   int builtins; /* programs declare their builtins (kernels/builtins.cl) instead of the driver's header */
   /* float class: division, sqrt, rsqrt and reciprocal through pmathf (pf_div, pf_sqrt, ...), not
    * the built-ins: the device does not report CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT (the built-ins
-   * may be 2.5-3 ulp off), or PARITY_OPENCL_EXACT_DIV=lib. div_mode_bad: an unknown knob value
+   * may be 2.5-3 ulp off), or PARITY_OPENCL_EXACT_DIV=lib. an unknown knob value: knob_error
    * (device open fails, naming it). */
-  int lib_div, div_mode_bad;
+  int lib_div;
+  char knob_error[200]; /* a PARITY_OPENCL_* value that does not parse: device open refuses with it */
   char cache_key[512]; /* device name, platform and driver version: part of the cache key */
   psup_caps_t caps;    /* what the operand contract checks against (parity_support/contract.h) */
 } ocl_slot_t;

@@ -90,18 +90,18 @@ static void add_device(cl_platform_id p, cl_device_id d) {
   clGetDeviceInfo(d, CL_DEVICE_SINGLE_FP_CONFIG, sizeof single, &single, NULL);
   if (clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof dbl, &dbl, NULL) != CL_SUCCESS) dbl = 0;
   s->has_fp64 = strstr(ext, "cl_khr_fp64") != NULL && dbl != 0;
-  const char *no64 = psup_getenv("PARITY_OPENCL_NO_FP64"); /* test knob: behave as without fp64 */
-  if (no64 && *no64 && strcmp(no64, "0") != 0) s->has_fp64 = 0;
+  int no64 = 0; /* test knob: behave as without fp64 */
+  psup_env_flag("PARITY_OPENCL_NO_FP64", 0, &no64, s->knob_error, sizeof s->knob_error);
+  if (no64) s->has_fp64 = 0;
   s->cpu_like = (type & CL_DEVICE_TYPE_CPU) != 0;
   s->correct_divide = (single & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
   s->fma32 = (single & CL_FP_FMA) != 0;
   /* OpenCL's float division and sqrt may be 2.5 and 3 ulp off unless the device rounds them
    * correctly (and is built with -cl-fp32-correctly-rounded-divide-sqrt); parity's bound is 1 */
-  const char *dm = psup_getenv("PARITY_OPENCL_EXACT_DIV");
-  s->lib_div = !s->correct_divide;
-  if (dm && strcmp(dm, "lib") == 0) s->lib_div = 1;
-  else if (dm && strcmp(dm, "builtin") == 0) s->lib_div = 0;
-  else if (dm && *dm && strcmp(dm, "auto") != 0) s->div_mode_bad = 1;
+  static const char *const div_modes[] = {"auto", "lib", "builtin", NULL};
+  int dm = 0;
+  if (!s->knob_error[0]) psup_env_choice("PARITY_OPENCL_EXACT_DIV", div_modes, 0, &dm, s->knob_error, sizeof s->knob_error);
+  s->lib_div = dm == 0 ? !s->correct_divide : dm == 1;
   char cver[128]; /* "OpenCL C 1.2 ..." */
   dev_str(d, CL_DEVICE_OPENCL_C_VERSION, cver, sizeof cver);
   int cmaj = 0, cmin = 0;

@@ -68,10 +68,9 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d,
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
   /* PARITY_VULKAN_MATMUL_TILED=1 / 0 forces the tiled / simple kernel (to test the GPU path on lavapipe) */
-  const char *force = psup_getenv("PARITY_VULKAN_MATMUL_TILED");
   int fits = dev->slot->max_local >= MM_TILE * MM_TILE &&
              dev->slot->shared_bytes >= 2u * MM_TILE * (MM_TILE + 1) * (c->dtype == PARITY_DTYPE_F64 ? 8u : 4u);
-  int tiled = fits && (force && *force ? atoi(force) != 0 : !dev->slot->cpu_like);
+  int tiled = fits && (vkp_knobs.matmul_tiled >= 0 ? vkp_knobs.matmul_tiled : !dev->slot->cpu_like);
   l.spv = vkp_spv_find_math(dev, tiled ? "mm_tile" : "mm", psup_dtype_name(c->dtype), c->dtype);
   if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
   l.noperands = 3;

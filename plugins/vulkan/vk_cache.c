@@ -13,10 +13,7 @@
 #define MAGIC "PARITYVK"
 #define MAX_CACHE (256u << 20)
 
-static int enabled(void) {
-  const char *e = psup_getenv("PARITY_VULKAN_PIPELINE_CACHE");
-  return !(e && strcmp(e, "0") == 0);
-}
+static int enabled(void) { return vkp_knobs.pipeline_cache; }
 
 static uint64_t cache_key(const VkPhysicalDeviceProperties *p) {
   uint64_t h = psup_fnv1a(PSUP_FNV_SEED, &p->vendorID, 4);
@@ -27,7 +24,8 @@ static uint64_t cache_key(const VkPhysicalDeviceProperties *p) {
 
 static void cache_path(const parity_plugin_device_t *dev, char *out, size_t n) {
   char dir[900];
-  psup_cache_dir("vulkan", dir, sizeof dir);
+  const char *why = psup_cache_dir("vulkan", dir, sizeof dir);
+  if (why && strstr(why, "too long")) vkp_log(PARITY_LOG_WARNING, "vulkan: %s", why);
   if (!dir[0]) {
     out[0] = 0;
     return;

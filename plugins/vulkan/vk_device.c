@@ -115,12 +115,10 @@ int32_t vkp_device_open(uint32_t index, parity_plugin_device_t **out_dev) {
    * and let invocations stride through the rest */
   dev->local = 64;
   dev->max_groups = s->cpu_like ? 256u : 65535u * 8u;
-  const char *g = psup_getenv("PARITY_VULKAN_MAX_GROUPS");
-  if (g && atoll(g) > 0) dev->max_groups = (uint32_t)atoll(g);
+  if (vkp_knobs.max_groups) dev->max_groups = vkp_knobs.max_groups;
   /* test only: drop the barriers between dependent commands of a batch, so that the validation
    * layer's synchronization checks can be shown to catch a missing one */
-  const char *nb = psup_getenv("PARITY_VULKAN_UNSAFE_NO_BARRIERS");
-  dev->unsafe_no_barriers = nb && strcmp(nb, "1") == 0;
+  dev->unsafe_no_barriers = vkp_knobs.unsafe_no_barriers;
   int32_t st = create_device(dev);
   if (st == PARITY_STATUS_OK) st = vkp_batch_init(dev);
   if (st == PARITY_STATUS_OK) st = vkp_mathtab_create(dev);

@@ -55,6 +55,19 @@ typedef struct vkp_slot_t {
   psup_caps_t caps;
 } vkp_slot_t;
 
+/* The plugin's environment variables, checked once at init (vk_knobs.c; plugins/vulkan/README.md). */
+enum { VKP_FP64_AUTO, VKP_FP64_ON, VKP_FP64_OFF };
+typedef struct vkp_knobs_t {
+  int fp64;               /* PARITY_VULKAN_FP64: VKP_FP64_* */
+  int validation;         /* PARITY_VULKAN_VALIDATION: 0 off, 1 on, 2 with synchronization validation */
+  int pipeline_cache;     /* PARITY_VULKAN_PIPELINE_CACHE: 0 off */
+  int matmul_tiled;       /* PARITY_VULKAN_MATMUL_TILED: -1 by device, 0 simple, 1 tiled */
+  uint32_t max_groups;    /* PARITY_VULKAN_MAX_GROUPS: 0 by device */
+  int unsafe_no_barriers; /* PARITY_VULKAN_UNSAFE_NO_BARRIERS (tests) */
+} vkp_knobs_t;
+extern vkp_knobs_t vkp_knobs;
+int32_t vkp_read_knobs(void);
+
 const vkp_slot_t *vkp_slot(uint32_t index);
 extern VkInstance vkp_instance;
 /* First validation-layer error since the last check (PARITY_VULKAN_VALIDATION); NULL if none. */

@@ -62,8 +62,7 @@ static int layer_present(const char *name) {
 }
 
 static int32_t create_instance(void) {
-  const char *val = psup_getenv("PARITY_VULKAN_VALIDATION");
-  int validate = val && *val && strcmp(val, "0") != 0, sync = validate && strcmp(val, "sync") == 0;
+  int validate = vkp_knobs.validation != 0, sync = vkp_knobs.validation == 2;
   const char *layer = "VK_LAYER_KHRONOS_validation";
   if (validate && !layer_present(layer))
     return vkp_fail(PARITY_STATUS_UNAVAILABLE, "vulkan: PARITY_VULKAN_VALIDATION is set but %s is not installed "
@@ -100,25 +99,12 @@ static int32_t create_instance(void) {
   return PARITY_STATUS_OK;
 }
 
-/* PARITY_VULKAN_FP64: which float kernels use float64 (read once at init).
+/* PARITY_VULKAN_FP64: which float kernels use float64 (read once at init, by vk_knobs.c).
  *   auto (default) f64 tensors on f64 kernels where the device has shaderFloat64; f32, f16 and
  *                  bf16 on the float32 library everywhere
  *   on             f32, f16 and bf16 on the software double library too (the path before the
  *                  float32 library; kept for comparison), where the device has float64
  *   off            no float64 at all: the device runs as one without it (f64 unsupported) */
-enum { FP64_AUTO, FP64_ON, FP64_OFF };
-static int fp64_mode;
-
-static int32_t read_fp64_mode(void) {
-  const char *v = psup_getenv("PARITY_VULKAN_FP64");
-  fp64_mode = FP64_AUTO;
-  if (!v || !*v || !strcmp(v, "auto")) return PARITY_STATUS_OK;
-  if (!strcmp(v, "on")) fp64_mode = FP64_ON;
-  else if (!strcmp(v, "off")) fp64_mode = FP64_OFF;
-  else
-    return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "vulkan: PARITY_VULKAN_FP64=%.64s: expected auto, on or off", v);
-  return PARITY_STATUS_OK;
-}
 
 const char *vkp_f64_missing(const vkp_slot_t *s) {
   if (s->has_f64) return NULL;
@@ -175,8 +161,8 @@ static void add_device(VkPhysicalDevice pd) {
   /* f64 kernels compute transcendentals in software double and need 64-bit integers for nothing;
    * every other floating kernel uses 32-bit arithmetic only (the float32 library) */
   s->hw_f64 = f2.features.shaderFloat64 && fc.shaderSignedZeroInfNanPreserveFloat64;
-  s->has_f64 = s->hw_f64 && fp64_mode != FP64_OFF;
-  s->dmath = s->has_f64 && fp64_mode == FP64_ON;
+  s->has_f64 = s->hw_f64 && vkp_knobs.fp64 != VKP_FP64_OFF;
+  s->dmath = s->has_f64 && vkp_knobs.fp64 == VKP_FP64_ON;
   s->has_i64 = f2.features.shaderInt64;
   /* the shaders convert through 16- and 8-bit integer types, which need shaderInt16/shaderInt8 */
   s->has_16bit = f11.storageBuffer16BitAccess && f2.features.shaderInt16;
@@ -258,7 +244,7 @@ static void vkp_shutdown(void) {
 
 static int32_t vkp_init(void) {
   slot_count = 0;
-  int32_t st = read_fp64_mode();
+  int32_t st = vkp_read_knobs();
   if (st != PARITY_STATUS_OK) return st;
   st = create_instance();
   if (st != PARITY_STATUS_OK) return st;

@@ -145,15 +145,13 @@ Test(cache, a_new_size_over_the_limit_evicts_other_sizes_largest_first) {
   parity_context_destroy(ctx);
 }
 
-Test(cache, a_malformed_limit_is_noted_and_the_default_used) {
+Test(cache, a_malformed_limit_is_refused_with_the_value_as_written) {
   setenv("PARITY_CACHE_LIMIT", "lots", 1);
-  parity_device_t *dev;
-  parity_context_t *ctx = cpu_ctx(&dev);
-  int noted = 0;
-  for (uint32_t i = 0; i < parity_context_note_count(ctx); i++)
-    noted |= strstr(parity_context_note(ctx, i), "PARITY_CACHE_LIMIT='lots' is not a size") != NULL;
-  cr_assert(noted);
-  parity_context_destroy(ctx);
+  parity_context_t *ctx = NULL;
+  cr_assert_eq(parity_context_create(NULL, &ctx), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_assert_null(ctx);
+  cr_assert(strstr(parity_last_error(), "PARITY_CACHE_LIMIT='lots' is not a size"), "%s", parity_last_error());
+  unsetenv("PARITY_CACHE_LIMIT");
 }
 
 Test(lifetimes, releasing_a_300000_op_chain_does_not_overflow_the_stack, .timeout = 120) {

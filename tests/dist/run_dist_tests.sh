@@ -73,7 +73,16 @@ stall_lib)
   grep -qF "parity-dist: rank 0: rank 1 did not respond within 1 s (signature exchange of allreduce #2); aborting the job" "$TMP/s" ||
     { cat "$TMP/s"; fail "no message naming rank 1"; }
   [ "$(cat "$TMP/s.s")" -le 20 ] || fail "took $(cat "$TMP/s.s") s with a 1 s timeout"
-  echo "stalled rank 1 named by rank 0 after the 1 s timeout; job ended with status $(cat "$TMP/s.rc") in $(cat "$TMP/s.s") s" ;;
+  echo "stalled rank 1 named by rank 0 after the 1 s timeout; job ended with status $(cat "$TMP/s.rc") in $(cat "$TMP/s.s") s"
+  # a timeout that is no bounded wait (nan, inf: endless; abc, -5: used to be 60 s; 1e-300: aborted
+  # a healthy job) is refused by parity_dist_init, quoted, before MPI starts
+  for v in nan inf abc -5 1e-300; do
+    PARITY_DIST_TIMEOUT=$v PARITY_BACKEND=cpu run t mpi 1 -x PARITY_DIST_TIMEOUT "$CHECK" bcast
+    [ "$(cat "$TMP/t.rc")" != 0 ] || { cat "$TMP/t"; fail "PARITY_DIST_TIMEOUT=$v accepted"; }
+    grep -qF "PARITY_DIST_TIMEOUT='$v' is" "$TMP/t" || { cat "$TMP/t"; fail "PARITY_DIST_TIMEOUT=$v: no message quoting it"; }
+    [ "$(cat "$TMP/t.s")" -le 20 ] || fail "PARITY_DIST_TIMEOUT=$v: took $(cat "$TMP/t.s") s"
+  done
+  echo "PARITY_DIST_TIMEOUT nan, inf, abc, -5, 1e-300: refused at init with the value quoted" ;;
 train_cpu|train_opencl)
   be=${T#train_}
   has_backend "$be" || { echo "backend $be not available here: skipped"; exit 77; }

@@ -279,6 +279,30 @@ Test(ocl_device, tiny_grids_and_the_strided_layout_loop_over_everything) {
   ot_check(dev, cpu, &c);
 }
 
+/* every knob refuses a bad value at device open with the value quoted (MAX_GROUPS, WORK_LAYOUT and
+ * NO_FP64 used to take garbage silently as the default) */
+Test(ocl_device, every_knob_refuses_a_bad_value_as_written) {
+  static const char *const cases[][3] = {
+      {"PARITY_OPENCL_MAX_GROUPS", "lots", "PARITY_OPENCL_MAX_GROUPS='lots' is not a whole number"},
+      {"PARITY_OPENCL_WORK_LAYOUT", "diagonal", "PARITY_OPENCL_WORK_LAYOUT='diagonal' is not one of auto, contiguous, strided"},
+      {"PARITY_OPENCL_EXACT_DIV", "exact", "PARITY_OPENCL_EXACT_DIV='exact' is not one of auto, lib, builtin"},
+      {"PARITY_OPENCL_NO_FP64", "maybe", "PARITY_OPENCL_NO_FP64='maybe' is not one of 0, 1"},
+      {"PARITY_OPENCL_TIER", "fast", "PARITY_OPENCL_TIER='fast' is not one of auto, tiered, full, quick"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    setenv(cases[i][0], cases[i][1], 1);
+    parity_context_t *ctx = pt_fresh_context();
+    uint32_t p;
+    cr_assert_eq(parity_context_find_plugin(ctx, "opencl", &p), PARITY_STATUS_OK, "%s", parity_last_error());
+    parity_device_t *dev = NULL;
+    cr_assert_neq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_OK, "%s=%s accepted", cases[i][0],
+                  cases[i][1]);
+    cr_assert(strstr(parity_last_error(), cases[i][2]), "%s", parity_last_error());
+    parity_context_destroy(ctx);
+    unsetenv(cases[i][0]);
+  }
+}
+
 Test(ocl_device, zero_element_tensors_launch_nothing_and_write_nothing) {
   parity_device_t *dev = ot_device();
   int64_t zs[2] = {0, 5}, ones[2] = {1, 5};

@@ -1,7 +1,7 @@
 /* PARITY_VULKAN_FP64: off makes the device one without float64 (the profile of Apple GPUs through
  * MoltenVK, Intel Arc and mobile GPUs): f64 is reported missing with the reason, and f32, f16 and
  * bf16 math, which runs on the float32 library in every mode, keeps working; a value other than
- * auto, on or off is refused with the variable named. */
+ * auto, on or off is refused with the variable named, and so is a bad value of any other knob. */
 #define _XOPEN_SOURCE 700 /* setenv, popen */
 #include <math.h>
 #include <stdio.h>
@@ -74,9 +74,34 @@ Test(vk_fp64_modes, an_unknown_value_is_refused_with_the_variable_named) {
   parity_status_t st = parity_context_find_plugin(ctx, "vulkan", &p);
   if (st == PARITY_STATUS_NOT_FOUND) cr_skip_test("the Vulkan plugin is not built");
   cr_assert_neq(st, PARITY_STATUS_OK, "PARITY_VULKAN_FP64=maybe was accepted");
-  cr_assert(strstr(parity_last_error(), "PARITY_VULKAN_FP64=maybe: expected auto, on or off"), "%s",
+  cr_assert(strstr(parity_last_error(), "PARITY_VULKAN_FP64='maybe' is not one of auto, on, off"), "%s",
             parity_last_error());
   parity_context_destroy(ctx);
+  unsetenv("PARITY_VULKAN_FP64");
+}
+
+/* every other knob of the plugin the same way: refused at init, the value quoted (they used to be
+ * read with atoi or compared to "1", so garbage silently meant the default) */
+Test(vk_fp64_modes, every_knob_refuses_a_bad_value_as_written) {
+  static const char *const cases[][3] = {
+      {"PARITY_VULKAN_MAX_GROUPS", "abc", "PARITY_VULKAN_MAX_GROUPS='abc' is not a whole number"},
+      {"PARITY_VULKAN_MAX_GROUPS", "-4", "PARITY_VULKAN_MAX_GROUPS='-4' is out of range"},
+      {"PARITY_VULKAN_MATMUL_TILED", "yes", "PARITY_VULKAN_MATMUL_TILED='yes' is not one of auto, 0, 1"},
+      {"PARITY_VULKAN_PIPELINE_CACHE", "none", "PARITY_VULKAN_PIPELINE_CACHE='none' is not one of 0, 1"},
+      {"PARITY_VULKAN_VALIDATION", "full", "PARITY_VULKAN_VALIDATION='full' is not one of 0, 1, sync"},
+      {"PARITY_VULKAN_UNSAFE_NO_BARRIERS", "2", "PARITY_VULKAN_UNSAFE_NO_BARRIERS='2' is not one of 0, 1"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    setenv(cases[i][0], cases[i][1], 1);
+    parity_context_t *ctx = pt_fresh_context();
+    uint32_t p;
+    parity_status_t st = parity_context_find_plugin(ctx, "vulkan", &p);
+    if (st == PARITY_STATUS_NOT_FOUND) cr_skip_test("the Vulkan plugin is not built");
+    cr_assert_neq(st, PARITY_STATUS_OK, "%s=%s was accepted", cases[i][0], cases[i][1]);
+    cr_assert(strstr(parity_last_error(), cases[i][2]), "%s", parity_last_error());
+    parity_context_destroy(ctx);
+    unsetenv(cases[i][0]);
+  }
 }
 
 /* parity-conform's verdict on such a device names what it gives up: f64, and nothing else */

@@ -19,6 +19,7 @@
 
 #include "dist_internal.h"
 #include "parity_support/dtype.h"
+#include "parity_support/env.h"
 
 static const char *kind_name(int k) {
   return k == KIND_BARRIER ? "barrier" : k == KIND_BCAST ? "broadcast" : k == KIND_ALLREDUCE ? "allreduce"
@@ -66,6 +67,16 @@ parity_status_t parity_dist_init(int *argc, char ***argv, const parity_dist_opti
   parity_dist_options_t o;
   parity_dist_options_init(&o);
   if (opts) memcpy(&o, opts, opts->struct_size < sizeof o ? opts->struct_size : sizeof o);
+  /* the timeout, checked before MPI starts: every wait is bounded, so nan, inf and garbage are refused */
+  double timeout_s = o.timeout_s;
+  char msg[200];
+  if (timeout_s != timeout_s || timeout_s > 86400)
+    return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_init: timeout_s %g is not in [0.001, 86400] seconds "
+                     "(<= 0: PARITY_DIST_TIMEOUT, else 60)", timeout_s);
+  if (timeout_s > 0 && timeout_s < 0.001)
+    return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_init: timeout_s %g is not in [0.001, 86400] seconds", timeout_s);
+  if (timeout_s <= 0 && psup_env_double("PARITY_DIST_TIMEOUT", 0.001, 86400, "seconds", 60, &timeout_s, msg, sizeof msg) != 0)
+    return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_init: %s", msg);
   parity_dist_t *d = calloc(1, sizeof *d);
   if (!d) return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "parity_dist_init: out of memory");
   int inited = 0;
@@ -84,12 +95,7 @@ parity_status_t parity_dist_init(int *argc, char ***argv, const parity_dist_opti
   MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(d->comm, &d->rank);
   MPI_Comm_size(d->comm, &d->size);
-  d->timeout_s = o.timeout_s;
-  if (d->timeout_s <= 0) {
-    const char *e = getenv("PARITY_DIST_TIMEOUT");
-    d->timeout_s = e && *e ? atof(e) : 0;
-    if (d->timeout_s <= 0) d->timeout_s = 60;
-  }
+  d->timeout_s = timeout_s;
   d->abort_on_fault = o.abort_on_fault < 0 ? 1 : o.abort_on_fault;
   *out = d;
   return PARITY_STATUS_OK;

@@ -16,7 +16,11 @@
  *   PARITY_BACKEND      cpu | cuda | vulkan | opencl | a plugin's own name | auto (default)
  *   PARITY_DEVICE       device index within the selected backend (default 0)
  *   PARITY_PLUGIN_PATH  colon-separated folders searched before the build tree and install prefix
- *   PARITY_LOG          debug: print every loader decision to stderr; quiet: print nothing
+ *   PARITY_LOG          debug: print every loader decision to stderr; quiet (or off): print
+ *                       nothing; warn (default): skipped plugins and warnings
+ * A value that does not parse (PARITY_DEVICE=x1, PARITY_LOG=verbose, a bad PARITY_CACHE_LIMIT,
+ * PARITY_VERIFY or PARITY_PLAN_PREPARE) makes parity_context_create fail with INVALID_ARGUMENT and a
+ * message quoting it; none is silently replaced by its default.
  */
 #ifndef PARITY_H
 #define PARITY_H

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "parity_support/env.h"
 #include "parity_support/cachefile.h"
+#include "parity_support/atomic_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,12 +26,19 @@ uint64_t psup_fnv1a(uint64_t h, const void *p, size_t n) {
   return h;
 }
 
-void psup_cache_dir(const char *backend, char *out, size_t n) {
+const char *psup_cache_dir(const char *backend, char *out, size_t n) {
   const char *env = psup_getenv("PARITY_CACHE_DIR"), *xdg = psup_getenv("XDG_CACHE_HOME"), *home = psup_getenv("HOME");
-  if (env && *env) snprintf(out, n, "%s/%s", env, backend);
-  else if (xdg && *xdg) snprintf(out, n, "%s/parity/%s", xdg, backend);
-  else if (home && *home) snprintf(out, n, "%s/.cache/parity/%s", home, backend);
-  else if (n) out[0] = 0;
+  int len = -1;
+  const char *from = "PARITY_CACHE_DIR";
+  if (env && *env) len = snprintf(out, n, "%s/%s", env, backend);
+  else if (xdg && *xdg) from = "XDG_CACHE_HOME", len = snprintf(out, n, "%s/parity/%s", xdg, backend);
+  else if (home && *home) from = "HOME", len = snprintf(out, n, "%s/.cache/parity/%s", home, backend);
+  if (len >= 0 && (size_t)len < n && (size_t)len + 64 < PSUP_CACHE_PATH_MAX) return NULL;
+  if (n) out[0] = 0;
+  if (len < 0) return "no cache folder (none of PARITY_CACHE_DIR, XDG_CACHE_HOME, HOME is set)";
+  return !strcmp(from, "PARITY_CACHE_DIR") ? "PARITY_CACHE_DIR is too long (the cache folder's path must stay under 900 characters); caching is off"
+         : !strcmp(from, "HOME") ? "HOME is too long for a cache folder path (900 characters at most); caching is off"
+                                  : "XDG_CACHE_HOME is too long for a cache folder path (900 characters at most); caching is off";
 }
 
 /* Where a cache file may be trusted: a regular file (never a FIFO, device or symlink: opened
@@ -92,8 +100,8 @@ void *psup_cache_read(const char *path, const char *magic, uint64_t key, size_t 
 }
 
 static int make_dirs(const char *path) {
-  char buf[1024];
-  snprintf(buf, sizeof buf, "%s", path);
+  char buf[PSUP_CACHE_PATH_MAX];
+  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return -1;
   for (char *p = buf + 1; *p; p++) {
     if (*p != '/') continue;
     *p = 0;
@@ -109,25 +117,24 @@ int psup_cache_write(const char *path, const char *magic, uint64_t key, const vo
     *why = "cannot create the cache folder";
     return -1;
   }
-  char tmp[1100];
-  snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-  if (!f) {
-    if (fd >= 0) close(fd);
+  psup_atomic_file af;
+  char msg[256];
+  if (psup_atomic_open(&af, path, PSUP_ATOMIC_NO_FOLLOW, msg, sizeof msg) != 0) {
     *why = "cannot create a temp file";
     return -1;
   }
-  fchmod(fd, 0644); /* whatever the umask: a group-writable file would be refused on reading */
+  fchmod(fileno(af.f), 0644); /* whatever the old file's mode: a group-writable file would be refused on reading */
   header_t h;
   memcpy(h.magic, magic, 8);
   h.key = key;
   h.size = size;
   h.checksum = psup_fnv1a(PSUP_FNV_SEED, data, size);
-  int ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(data, 1, size, f) == size;
-  ok = (fclose(f) == 0) && ok;
-  if (!ok || rename(tmp, path) != 0) {
-    remove(tmp);
+  if (fwrite(&h, sizeof h, 1, af.f) != 1 || fwrite(data, 1, size, af.f) != size) {
+    psup_atomic_abort(&af);
+    *why = "write failed";
+    return -1;
+  }
+  if (psup_atomic_commit(&af, msg, sizeof msg) != 0) {
     *why = "write failed";
     return -1;
   }

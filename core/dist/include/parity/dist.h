@@ -47,7 +47,7 @@ typedef enum parity_dist_op_t {
 
 typedef struct parity_dist_options_t {
   uint32_t struct_size;   /* sizeof(parity_dist_options_t) */
-  double timeout_s;       /* <= 0: PARITY_DIST_TIMEOUT, else 60 */
+  double timeout_s;       /* <= 0: PARITY_DIST_TIMEOUT, else 60; seconds in [0.001, 86400], else refused */
   int32_t abort_on_fault; /* < 0: default (1): a peer that does not answer aborts the job */
 } parity_dist_options_t;
 

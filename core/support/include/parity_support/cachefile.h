@@ -17,8 +17,12 @@
 #define PSUP_FNV_SEED 0xcbf29ce484222325ull
 uint64_t psup_fnv1a(uint64_t h, const void *p, size_t n);
 
-/* The cache folder for `backend` into out (empty string when no folder can be named). */
-void psup_cache_dir(const char *backend, char *out, size_t n);
+/* Longest cache file path (folder, name and a temp suffix) the plugins build. */
+#define PSUP_CACHE_PATH_MAX 1024
+
+/* The cache folder for `backend` into out (n >= 900). NULL, or (out empty: caching off) the reason:
+ * no variable names a folder, or the one that does is too long for it (never cut silently). */
+const char *psup_cache_dir(const char *backend, char *out, size_t n);
 
 /* Read the payload of `path` if its header has `magic` (8 bytes) and `key`; returns a malloc'ed
  * buffer (caller frees) and its size, or NULL with *why set to a short reason. */

@@ -1,0 +1,80 @@
+/* parse.c — see parse.h. */
+#include "parity_support/parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(char *err, size_t n, const char *fmt, ...) {
+  if (n) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+/* the text as written, cut to 40 characters for a message */
+#define QUOTE(text) (strlen(text) > 40 ? 40 : (int)strlen(text)), (text), (strlen(text) > 40 ? "..." : "")
+
+int psup_parse_double(const char *what, const char *text, double lo, double hi, const char *unit, double *out,
+                      char *err, size_t n) {
+  const char *u = unit ? unit : "a number";
+  if (!text) text = "";
+  char *end = NULL;
+  errno = 0;
+  double v = *text ? strtod(text, &end) : 0;
+  if (!*text || !end || *end || end == text || isspace((unsigned char)*text))
+    return fail(err, n, "%s='%.*s%s' is not a number; expected %s in [%g, %g]", what, QUOTE(text), u, lo, hi);
+  if (!isfinite(v)) return fail(err, n, "%s='%.*s%s' is not a finite number; expected %s in [%g, %g]", what, QUOTE(text), u, lo, hi);
+  if (v < lo || v > hi || (errno == ERANGE && v == 0 && lo > 0))
+    return fail(err, n, "%s='%.*s%s' is out of range; expected %s in [%g, %g]", what, QUOTE(text), u, lo, hi);
+  *out = v;
+  return 0;
+}
+
+int psup_parse_int(const char *what, const char *text, long long lo, long long hi, long long *out, char *err,
+                   size_t n) {
+  if (!text) text = "";
+  const char *p = text + (*text == '-' || *text == '+');
+  int digits = *p != 0;
+  for (const char *q = p; *q; q++) digits &= *q >= '0' && *q <= '9';
+  if (!digits) return fail(err, n, "%s='%.*s%s' is not a whole number; expected an integer in [%lld, %lld]", what, QUOTE(text), lo, hi);
+  errno = 0;
+  long long v = strtoll(text, NULL, 10);
+  if (errno == ERANGE || v < lo || v > hi)
+    return fail(err, n, "%s='%.*s%s' is out of range; expected an integer in [%lld, %lld]", what, QUOTE(text), lo, hi);
+  *out = v;
+  return 0;
+}
+
+int psup_parse_choice(const char *what, const char *text, const char *const *choices, int *out, char *err,
+                      size_t n) {
+  if (!text) text = "";
+  for (int i = 0; choices[i]; i++)
+    if (strcmp(text, choices[i]) == 0) {
+      *out = i;
+      return 0;
+    }
+  char list[256] = "";
+  size_t used = 0;
+  for (int i = 0; choices[i] && used < sizeof list; i++) {
+    int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", choices[i]);
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+  return fail(err, n, "%s='%.*s%s' is not one of %s", what, QUOTE(text), list);
+}
+
+int psup_parse_flag(const char *what, const char *text, int *out, char *err, size_t n) {
+  static const char *const words[] = {"0", "1", "off", "on", "no", "yes", "false", "true", NULL};
+  int i;
+  if (psup_parse_choice(what, text, words, &i, err, n) != 0) return -1;
+  *out = i & 1;
+  return 0;
+}

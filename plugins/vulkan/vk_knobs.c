@@ -1,0 +1,27 @@
+/* vk_knobs.c — the Vulkan plugin's environment variables, read and checked once at init
+ * (parity_support/env.h): a value that does not parse makes the plugin unavailable with a message
+ * naming the variable, the value as written and what is accepted; none is ignored. */
+#include "parity_support/env.h"
+#include "vk_internal.h"
+
+vkp_knobs_t vkp_knobs;
+
+int32_t vkp_read_knobs(void) {
+  static const char *const fp64[] = {"auto", "on", "off", NULL};
+  static const char *const validation[] = {"0", "1", "sync", NULL};
+  static const char *const tiled[] = {"auto", "0", "1", NULL};
+  vkp_knobs_t k;
+  long long groups;
+  char msg[200];
+  if (psup_env_choice("PARITY_VULKAN_FP64", fp64, VKP_FP64_AUTO, &k.fp64, msg, sizeof msg) != 0 ||
+      psup_env_choice("PARITY_VULKAN_VALIDATION", validation, 0, &k.validation, msg, sizeof msg) != 0 ||
+      psup_env_flag("PARITY_VULKAN_PIPELINE_CACHE", 1, &k.pipeline_cache, msg, sizeof msg) != 0 ||
+      psup_env_choice("PARITY_VULKAN_MATMUL_TILED", tiled, 0, &k.matmul_tiled, msg, sizeof msg) != 0 ||
+      psup_env_int("PARITY_VULKAN_MAX_GROUPS", 0, 1ll << 30, 0, &groups, msg, sizeof msg) != 0 ||
+      psup_env_flag("PARITY_VULKAN_UNSAFE_NO_BARRIERS", 0, &k.unsafe_no_barriers, msg, sizeof msg) != 0)
+    return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "vulkan: %s", msg);
+  k.matmul_tiled -= 1; /* -1 auto, 0 simple, 1 tiled */
+  k.max_groups = (uint32_t)groups;
+  vkp_knobs = k;
+  return PARITY_STATUS_OK;
+}
