@@ -77,6 +77,7 @@ struct parity_device_t {
   uint64_t cache_limit;          /* most bytes kept cached (PARITY_CACHE_LIMIT; see alloc.c) */
   uint64_t supported[64];         /* classes supports() said OK to (PARITY_DEVICE_FLAG_SUPPORTS_BY_CLASS); 0 = empty */
   parity_plan_t *capture;        /* plan being recorded on this device, if any */
+  const void *capture_thread;    /* parity__thread_token() of the thread recording it */
   uint64_t launches;             /* ops enqueued (numbers them in verification reports) */
   uint64_t storages;             /* live storages (alloc.c); while there are any, the device holds
                                     one reference to its context, so a storage costs no atomic */
@@ -152,5 +153,10 @@ parity_kernel_fn parity__device_entry(const parity_device_t *dev, const parity_o
 const parity_plugin_api_t *parity__device_api(const parity_device_t *dev);
 /* The live buffer of dev whose plugin handle is h, or NULL. */
 parity_buffer_t *parity__buffer_lookup(const parity_device_t *dev, const parity_plugin_buffer_t *h);
+
+/* A token unique to the calling thread (plan.c); parity__recording(dev): the plan this thread
+ * records on dev, NULL when none (another thread's plan records only that thread's ops). */
+const void *parity__thread_token(void);
+#define parity__recording(dev) ((dev)->capture && (dev)->capture_thread == parity__thread_token() ? (dev)->capture : NULL)
 
 #endif

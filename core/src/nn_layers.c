@@ -162,6 +162,8 @@ parity_status_t parity_layer_norm(parity_tensor_t *x, uint32_t axes, parity_tens
                                   double eps, parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "layer_norm: out is NULL");
   *out = NULL;
+  if (!(eps >= 0 && isfinite(eps)))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "layer_norm: eps %g must be a finite number >= 0", eps);
   if (axes == 0) axes = 1;
   if (!x || x->rank < axes)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "layer_norm: input must have rank >= %u (the normalised "
@@ -207,6 +209,9 @@ parity_status_t parity_batch_norm(parity_tensor_t *x, parity_tensor_t *gamma, pa
                                   double momentum, double eps, parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "batch_norm: out is NULL");
   *out = NULL;
+  if (!(eps >= 0 && isfinite(eps)) || !(momentum >= 0 && momentum <= 1))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "batch_norm: eps %g must be a finite number >= 0 and momentum "
+                        "%g in [0, 1]", eps, momentum);
   if (!x || x->rank < 2) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "batch_norm: input must be [N, C, ...]");
   int64_t C = x->shape[1], shape[PARITY_MAX_RANK];
   for (uint32_t i = 0; i < x->rank; i++) shape[i] = i == 1 ? C : 1;
@@ -331,6 +336,9 @@ parity_status_t parity_multi_head_attention(parity_tensor_t *q, parity_tensor_t 
   int64_t n = q->shape[0], lq = q->shape[1], e = q->shape[2], h = w->num_heads;
   parity_attention_options_t o;
   parity__read_options(opts, &o, sizeof o);
+  if (!isfinite(o.scale))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "multi_head_attention: scale %g is not finite (0: 1 / "
+                        "sqrt(E / heads))", o.scale);
   if (o.mask && !psup_dtype_is_float(o.mask->dtype))
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "multi_head_attention: the mask is additive and must be a "
                         "float tensor (-inf where a query must not attend), got %s", psup_dtype_name(o.mask->dtype));

@@ -56,7 +56,7 @@ static parity_status_t create(parity_tensor_t *const *params, uint32_t count, pa
 static parity_status_t create_state(parity_optimizer_t *o, double lr, int moments) {
   if (o->count == 0) return PARITY_STATUS_OK;
   parity_device_t *dev = o->params[0]->st->dev;
-  if (dev->capture)
+  if (parity__recording(dev))
     return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "optimizer: create it before recording a plan "
                         "(its state must exist outside the plan)");
   o->sdt = (dev->info.dtype_mask & PARITY_DTYPE_BIT(PARITY_DTYPE_F64)) ? PARITY_DTYPE_F64 : PARITY_DTYPE_F32;
@@ -78,8 +78,19 @@ static parity_status_t create_state(parity_optimizer_t *o, double lr, int moment
   return st;
 }
 
+/* the hyper-parameters every optimizer refuses: a learning rate that is not finite or is negative */
+static parity_status_t check_lr(const char *what, double lr) {
+  if (!isfinite(lr) || lr < 0)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: lr %g must be a finite number >= 0", what, lr);
+  return PARITY_STATUS_OK;
+}
+
 parity_status_t parity_sgd_create(parity_tensor_t *const *params, uint32_t count, double lr, double momentum,
                                   parity_optimizer_t **out) {
+  if (out) *out = NULL;
+  if (check_lr("sgd_create", lr) != PARITY_STATUS_OK) return PARITY_STATUS_INVALID_ARGUMENT;
+  if (!(momentum >= 0 && momentum <= 1))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "sgd_create: momentum %g must be in [0, 1]", momentum);
   parity_status_t st = create(params, count, out);
   if (st != PARITY_STATUS_OK) return st;
   (*out)->momentum = momentum;
@@ -93,6 +104,13 @@ parity_status_t parity_sgd_create(parity_tensor_t *const *params, uint32_t count
 
 parity_status_t parity_adam_create(parity_tensor_t *const *params, uint32_t count, double lr, double beta1,
                                    double beta2, double eps, parity_optimizer_t **out) {
+  if (out) *out = NULL;
+  if (check_lr("adam_create", lr) != PARITY_STATUS_OK) return PARITY_STATUS_INVALID_ARGUMENT;
+  if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "adam_create: beta1 %g and beta2 %g must be in [0, 1)", beta1,
+                        beta2);
+  if (!(eps > 0 && isfinite(eps)))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "adam_create: eps %g must be a finite number > 0", eps);
   parity_status_t st = create(params, count, out);
   if (st != PARITY_STATUS_OK) return st;
   (*out)->adam = 1;
@@ -109,7 +127,7 @@ parity_status_t parity_adam_create(parity_tensor_t *const *params, uint32_t coun
 
 parity_status_t parity_optimizer_set_lr(parity_optimizer_t *o, double lr) {
   if (!o) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "optimizer_set_lr: optimizer is NULL");
-  if (!isfinite(lr)) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "optimizer_set_lr: lr %g is not finite", lr);
+  if (check_lr("optimizer_set_lr", lr) != PARITY_STATUS_OK) return PARITY_STATUS_INVALID_ARGUMENT;
   if (!o->lr) return PARITY_STATUS_OK; /* no parameters */
   if (o->sdt == PARITY_DTYPE_F32) {
     float f = (float)lr;

@@ -15,6 +15,7 @@
  * graph, a recorded command buffer, kernels with their geometry derived once). A plugin may
  * decline (UNSUPPORTED); replay then calls the entries one by one. PARITY_PLAN_PREPARE=0 makes
  * the host never offer it (to compare both replays). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,41 @@ struct parity_plan_t {
   uint64_t count, cap;
   parity__storage **held;
   uint64_t nheld, capheld;
+  uint32_t magic; /* PLAN_LIVE; PLAN_DEAD once destroyed (kept a while in the quarantine below) */
 };
+
+/* Destroyed plans wait in a quarantine (the last 64, process-wide) marked dead before their memory
+ * is freed, so destroying, ending or replaying one again is refused with a message instead of
+ * touching freed memory, as a tensor's double release is. Older ones cannot be told apart from live
+ * memory; sanitizer builds catch those. */
+#define PLAN_LIVE 0x504c414eu
+#define PLAN_DEAD 0x64656164u
+#define PLAN_QUARANTINE 64
+static pthread_mutex_t quarantine_lock = PTHREAD_MUTEX_INITIALIZER;
+static parity_plan_t *quarantine[PLAN_QUARANTINE];
+static unsigned quarantine_next;
+
+static void plan_retire(parity_plan_t *p) {
+  p->magic = PLAN_DEAD;
+  pthread_mutex_lock(&quarantine_lock);
+  parity_plan_t *old = quarantine[quarantine_next];
+  quarantine[quarantine_next] = p;
+  quarantine_next = (quarantine_next + 1) % PLAN_QUARANTINE;
+  pthread_mutex_unlock(&quarantine_lock);
+  free(old);
+}
+
+static int plan_dead(const parity_plan_t *p, const char *what) {
+  if (p->magic == PLAN_LIVE) return 0;
+  parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: the plan was already destroyed (parity_plan_destroy called "
+               "twice, or the plan used after it)", what);
+  return 1;
+}
+
+/* The thread that records: ops another thread issues on the device meanwhile run eagerly and are
+ * not recorded (the header's "by this thread"). */
+static _Thread_local char thread_token;
+const void *parity__thread_token(void) { return &thread_token; }
 
 /* The plugin's plan entries when it offers all three (ABI 1.1) and the user did not turn
  * them off; NULL otherwise. */
@@ -124,6 +159,8 @@ parity_status_t parity_plan_begin(parity_device_t *dev, parity_plan_t **out) {
   if (!p) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_begin: out of host memory");
   p->dev = dev;
   p->recording = 1;
+  p->magic = PLAN_LIVE;
+  dev->capture_thread = parity__thread_token();
   dev->capture = p;
   parity__context_retain(dev->ctx); /* the plan keeps its device open */
   *out = p;
@@ -132,6 +169,7 @@ parity_status_t parity_plan_begin(parity_device_t *dev, parity_plan_t **out) {
 
 parity_status_t parity_plan_end(parity_plan_t *p) {
   if (!p) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "plan_end: plan is NULL");
+  if (plan_dead(p, "plan_end")) return PARITY_STATUS_INVALID_ARGUMENT;
   if (!p->recording) return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_end: plan is not recording");
   p->recording = 0;
   p->dev->capture = NULL;
@@ -224,6 +262,7 @@ static parity_status_t plan_failed(parity_device_t *dev, int32_t st, uint64_t in
 
 parity_status_t parity_plan_replay(parity_plan_t *p) {
   if (!p) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "plan_replay: plan is NULL");
+  if (__builtin_expect(p->magic != PLAN_LIVE, 0) && plan_dead(p, "plan_replay")) return PARITY_STATUS_INVALID_ARGUMENT;
   if (p->recording)
     return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_replay: the plan is still recording; call "
                         "parity_plan_end first");
@@ -251,10 +290,10 @@ parity_status_t parity_plan_replay(parity_plan_t *p) {
   return PARITY_STATUS_OK;
 }
 
-uint64_t parity_plan_command_count(const parity_plan_t *p) { return p ? p->count : 0; }
+uint64_t parity_plan_command_count(const parity_plan_t *p) { return p && p->magic == PLAN_LIVE ? p->count : 0; }
 
 void parity_plan_destroy(parity_plan_t *p) {
-  if (!p) return;
+  if (!p || plan_dead(p, "plan_destroy")) return;
   if (p->recording) p->dev->capture = NULL;
   if (p->prepared) parity__device_api(p->dev)->plan_release(p->dev->handle, p->prepared); /* before its buffers go */
   for (uint64_t i = 0; i < p->count; i++)
@@ -263,6 +302,6 @@ void parity_plan_destroy(parity_plan_t *p) {
   free(p->cmds);
   free(p->held);
   parity_context_t *ctx = p->dev->ctx;
-  free(p);
+  plan_retire(p);
   parity__context_release(ctx);
 }

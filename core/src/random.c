@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "parity_support/shape.h"
 #include "tensor_internal.h"
 
 static void philox4x32_10(uint32_t ctr[4], const uint32_t key_in[2]) {
@@ -41,8 +42,16 @@ static parity_status_t make(parity_device_t *dev, parity_dtype_t dtype, uint32_t
   if (dtype != PARITY_DTYPE_F32 && dtype != PARITY_DTYPE_F64 && dtype != PARITY_DTYPE_F16 &&
       dtype != PARITY_DTYPE_BF16)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "rand: dtype must be floating, got %d", dtype);
-  int64_t n = 1;
-  for (uint32_t i = 0; i < rank && rank <= PARITY_MAX_RANK; i++) n *= shape[i] > 0 ? shape[i] : 0;
+  if (normal && (!isfinite(a) || !isfinite(b) || b < 0))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "rand_normal: mean %g and stddev %g must be finite, stddev >= 0",
+                        a, b);
+  if (!normal && (!isfinite(a) || !isfinite(b) || a > b || !isfinite(b - a)))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "rand_uniform: low %g and high %g must be finite with low <= "
+                        "high", a, b);
+  int64_t n;
+  char msg[160];
+  if (psup_shape_check("rand", rank, shape, &n, msg, sizeof msg) != PARITY_STATUS_OK)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", msg);
   double *v = malloc(n > 0 ? (size_t)n * sizeof *v : 1);
   if (!v) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "rand: out of host memory");
   for (int64_t i = 0; i < n; i++) {

@@ -221,7 +221,8 @@ parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t directi
   if (total == 0) return PARITY_STATUS_OK; /* no kernel for zero elements */
   parity_status_t st = parity__device_run_owned(dev, &d);
   dev->launches++;
-  if (st == PARITY_STATUS_OK && dev->capture) parity__plan_record_launch(dev->capture, &d, storages, ns);
+  parity_plan_t *rec = st == PARITY_STATUS_OK ? parity__recording(dev) : NULL;
+  if (rec) parity__plan_record_launch(rec, &d, storages, ns);
   if (st == PARITY_STATUS_OK) parity__verify_launch(dev, &d, ins, nin, outs, nout);
   return st;
 }
@@ -234,8 +235,8 @@ parity_status_t parity__fill(parity_tensor_t *t, double value) {
   if (size == 0) return PARITY_STATUS_OK;
   uint64_t off = (uint64_t)t->offset * esz;
   parity_status_t st = parity_buffer_fill(t->st->buf, off, size, pattern, esz);
-  if (st == PARITY_STATUS_OK && t->st->dev->capture)
-    parity__plan_record_fill(t->st->dev->capture, t->st, off, size, pattern, esz);
+  parity_plan_t *rec = st == PARITY_STATUS_OK ? parity__recording(t->st->dev) : NULL;
+  if (rec) parity__plan_record_fill(rec, t->st, off, size, pattern, esz);
   return st;
 }
 
@@ -385,8 +386,8 @@ parity_status_t parity_tensor_write(parity_tensor_t *t, const void *src, uint64_
   if (bytes == 0) return PARITY_STATUS_OK;
   uint64_t off = (uint64_t)t->offset * esz;
   parity_status_t st = parity_buffer_write(t->st->buf, off, src, bytes);
-  if (st == PARITY_STATUS_OK && t->st->dev->capture) /* an input: kept, never replayed (plan.c) */
-    parity__plan_hold(t->st->dev->capture, t->st);
+  parity_plan_t *rec = st == PARITY_STATUS_OK ? parity__recording(t->st->dev) : NULL;
+  if (rec) parity__plan_hold(rec, t->st); /* an input: kept, never replayed (plan.c) */
   return st;
 }
 

@@ -161,3 +161,39 @@ Test(bad_run, a_freed_buffer_is_refused) {
   FAILS(parity_device_run(dev, &d), PARITY_STATUS_INVALID_ARGUMENT, "output 0's buffer is not a live buffer");
   parity_buffer_free(a);
 }
+
+/* Issue 38, item 8: parameters that used to be accepted silently (a NaN learning rate trains to
+ * NaN, rand_uniform(5, 1) draws from [1, 5] reversed, a negative eps takes a square root of a
+ * negative variance) are refused with the value named, and nothing is created. */
+Test(bad_params, hyper_parameters_out_of_their_domain_are_refused) {
+  parity_device_t *dev = pt_device("cpu");
+  int64_t shape[2] = {2, 3};
+  parity_tensor_t *x = ones(dev, 2, shape), *t = (parity_tensor_t *)1;
+  FAILS(parity_tensor_rand_uniform(dev, PARITY_DTYPE_F32, 2, shape, 5, 1, 0, 0, &t), PARITY_STATUS_INVALID_ARGUMENT,
+        "low 5 and high 1 must be finite with low <= high");
+  cr_assert_null(t);
+  FAILS(parity_tensor_rand_uniform(dev, PARITY_DTYPE_F32, 2, shape, 0, INFINITY, 0, 0, &t),
+        PARITY_STATUS_INVALID_ARGUMENT, "high inf");
+  FAILS(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 2, shape, 0, -1, 0, 0, &t), PARITY_STATUS_INVALID_ARGUMENT,
+        "stddev -1");
+  FAILS(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 2, shape, NAN, 1, 0, 0, &t), PARITY_STATUS_INVALID_ARGUMENT,
+        "mean nan");
+  FAILS(parity_layer_norm(x, 1, NULL, NULL, -1, &t), PARITY_STATUS_INVALID_ARGUMENT, "layer_norm: eps -1");
+  FAILS(parity_layer_norm(x, 1, NULL, NULL, NAN, &t), PARITY_STATUS_INVALID_ARGUMENT, "layer_norm: eps nan");
+  FAILS(parity_batch_norm(x, NULL, NULL, NULL, NULL, 1, 0.1, -1e-5, &t), PARITY_STATUS_INVALID_ARGUMENT,
+        "batch_norm: eps -1e-05");
+  FAILS(parity_batch_norm(x, NULL, NULL, NULL, NULL, 1, 2, 1e-5, &t), PARITY_STATUS_INVALID_ARGUMENT, "momentum 2");
+  OK(parity_tensor_set_requires_grad(x, 1));
+  parity_optimizer_t *o = (parity_optimizer_t *)1;
+  FAILS(parity_sgd_create(&x, 1, NAN, 0, &o), PARITY_STATUS_INVALID_ARGUMENT, "sgd_create: lr nan");
+  cr_assert_null(o);
+  FAILS(parity_sgd_create(&x, 1, -0.1, 0, &o), PARITY_STATUS_INVALID_ARGUMENT, "lr -0.1");
+  FAILS(parity_sgd_create(&x, 1, 0.1, -0.5, &o), PARITY_STATUS_INVALID_ARGUMENT, "momentum -0.5");
+  FAILS(parity_adam_create(&x, 1, 1e-3, 1, 0.999, 1e-8, &o), PARITY_STATUS_INVALID_ARGUMENT, "beta1 1 and beta2 0.999");
+  FAILS(parity_adam_create(&x, 1, 1e-3, 0.9, 0.999, 0, &o), PARITY_STATUS_INVALID_ARGUMENT, "eps 0");
+  FAILS(parity_adam_create(&x, 1, INFINITY, 0.9, 0.999, 1e-8, &o), PARITY_STATUS_INVALID_ARGUMENT, "lr inf");
+  OK(parity_sgd_create(&x, 1, 0.1, 0.9, &o));
+  FAILS(parity_optimizer_set_lr(o, NAN), PARITY_STATUS_INVALID_ARGUMENT, "optimizer_set_lr: lr nan");
+  parity_optimizer_destroy(o);
+  parity_tensor_release(x);
+}

@@ -1,6 +1,7 @@
 /* Plans (capture once, replay many) and the caching allocator. */
 #define _GNU_SOURCE /* setenv, RTLD_NOLOAD */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -539,4 +540,60 @@ Test(plan, supports_is_asked_once_per_class_for_the_librarys_own_launches) {
   parity_tensor_release(x);
   dlclose(c.mod);
   parity_context_destroy(ctx);
+}
+
+/* Issue 38, item 7: a plan destroyed twice (or used after destroy) is refused like a tensor's double
+ * release, not a use-after-free. */
+Test(plan, destroying_a_plan_twice_is_detected) {
+  parity_device_t *dev = pt_device("cpu");
+  int64_t n = 4;
+  parity_tensor_t *x, *y;
+  OK(parity_tensor_ones(dev, PARITY_DTYPE_F32, 1, &n, &x));
+  parity_plan_t *p;
+  OK(parity_plan_begin(dev, &p));
+  OK(parity_unary(PARITY_OP_NEG, x, &y));
+  OK(parity_plan_end(p));
+  parity_plan_destroy(p);
+  parity_plan_destroy(p);
+  cr_assert(strstr(parity_last_error(), "plan_destroy: the plan was already destroyed"), "%s", parity_last_error());
+  cr_assert_eq(parity_plan_replay(p), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_assert(strstr(parity_last_error(), "plan_replay: the plan was already destroyed"), "%s", parity_last_error());
+  cr_assert_eq(parity_plan_end(p), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_assert_eq(parity_plan_command_count(p), 0);
+  parity_tensor_release(y);
+  parity_tensor_release(x);
+}
+
+/* ... and a plan records only its own thread's ops: another thread's run eagerly, unrecorded */
+typedef struct other_thread_arg {
+  parity_tensor_t *x;
+  parity_status_t st;
+} other_thread_arg;
+
+static void *other_thread(void *a) {
+  other_thread_arg *o = a;
+  parity_tensor_t *y = NULL;
+  o->st = parity_unary(PARITY_OP_EXP, o->x, &y);
+  parity_tensor_release(y);
+  return NULL;
+}
+
+Test(plan, another_threads_ops_are_not_recorded) {
+  parity_device_t *dev = pt_device("cpu");
+  int64_t n = 4;
+  parity_tensor_t *x, *y;
+  OK(parity_tensor_ones(dev, PARITY_DTYPE_F32, 1, &n, &x));
+  parity_plan_t *p;
+  OK(parity_plan_begin(dev, &p));
+  OK(parity_unary(PARITY_OP_NEG, x, &y));
+  other_thread_arg arg = {x, PARITY_STATUS_INTERNAL};
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, other_thread, &arg), 0);
+  cr_assert_eq(pthread_join(t, NULL), 0);
+  cr_assert_eq(arg.st, PARITY_STATUS_OK, "%s", parity_last_error());
+  OK(parity_plan_end(p));
+  cr_assert_eq(parity_plan_command_count(p), 1, "the other thread's exp was recorded");
+  parity_plan_destroy(p);
+  parity_tensor_release(y);
+  parity_tensor_release(x);
 }
