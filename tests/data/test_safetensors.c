@@ -4,9 +4,14 @@
  * shape mismatches against a model are tested through parity-train in tests/train.) */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "safetensors.h"
@@ -50,7 +55,8 @@ static void expect_error(const char *p, const char *want) {
   char err[512] = "";
   cr_assert_eq(st_read(p, &f, err, sizeof err), -1, "reading %s should fail with '%s'", p, want);
   cr_assert_not_null(strstr(err, want), "message '%s' should contain '%s'", err, want);
-  cr_assert_null(f.bytes);
+  cr_assert_null(f.header);
+  cr_assert_null(f.body);
 }
 
 static void expect_ok(const char *p) {
@@ -67,13 +73,10 @@ Test(safetensors, round_trip_keeps_names_dtypes_shapes_data_and_metadata) {
   st_entry e[3] = {{"layer.weight", "F32", 2, sw, w}, {"layer.bias", "F16", 1, sh, h}, {"scalar", "F32", 0, NULL, w}};
   const char *k[] = {"format", "note"}, *v[] = {"pt", "quote \" and \\ and \n"};
   const char *p = path_of("rt.safetensors");
-  FILE *out = fopen(p, "w+b");
-  cr_assert_not_null(out);
   char err[512];
-  cr_assert_eq(st_write(out, e, 3, k, v, 2, err, sizeof err), 0, "%s", err);
-  /* writing again over a longer file truncates it to the new content */
-  cr_assert_eq(st_write(out, e, 2, k, v, 1, err, sizeof err), 0, "%s", err);
-  cr_assert_eq(fclose(out), 0);
+  cr_assert_eq(st_save(p, e, 3, k, v, 2, err, sizeof err), 0, "%s", err);
+  /* saving again over a longer file replaces it */
+  cr_assert_eq(st_save(p, e, 2, k, v, 1, err, sizeof err), 0, "%s", err);
   st_file f;
   cr_assert_eq(st_read(p, &f, err, sizeof err), 0, "%s", err);
   cr_assert_eq(f.count, 2);
@@ -92,6 +95,8 @@ Test(safetensors, round_trip_keeps_names_dtypes_shapes_data_and_metadata) {
   cr_assert_null(st_find(&f, "scalar"));
   cr_assert_str_eq(st_metadata(&f, "format"), "pt");
   cr_assert_null(st_metadata(&f, "note"));
+  cr_assert_geq(f.checksum_at, 0, "the file states a checksum");
+  cr_assert_eq(strlen(st_metadata(&f, ST_CHECKSUM_KEY)), 16);
   st_free(&f);
 }
 
@@ -190,16 +195,16 @@ Test(safetensors, every_truncation_and_header_byte_change_is_handled) {
   st_entry e[2] = {{"a.weight", "F32", 2, sw, w}, {"a.bias", "F32", 1, sb, w}};
   const char *k[] = {"format"}, *v[] = {"pt"};
   const char *p = path_of("src.safetensors");
-  FILE *out = fopen(p, "w+b");
   char err[512];
-  cr_assert_eq(st_write(out, e, 2, k, v, 1, err, sizeof err), 0, "%s", err);
-  fclose(out);
+  cr_assert_eq(st_save(p, e, 2, k, v, 1, err, sizeof err), 0, "%s", err);
   st_file good;
   cr_assert_eq(st_read(p, &good, err, sizeof err), 0, "%s", err);
-  size_t size = good.size, header_end = good.data_start;
-  uint8_t *bytes = malloc(size);
-  memcpy(bytes, good.bytes, size);
+  size_t size = (size_t)good.size, header_end = (size_t)good.data_start;
   st_free(&good);
+  uint8_t *bytes = malloc(size);
+  FILE *in = fopen(p, "rb");
+  cr_assert_eq(fread(bytes, 1, size, in), size);
+  fclose(in);
   char q[128];
   snprintf(q, sizeof q, "%s/mut.safetensors", dir);
   for (size_t len = 0; len < size; len++) {
@@ -228,5 +233,163 @@ Test(safetensors, every_truncation_and_header_byte_change_is_handled) {
         cr_assert_neq(err[0], 0, "a refusal has a message");
       }
     }
+  /* every change of a data byte is caught by the checksum */
+  for (size_t pos = header_end; pos < size; pos++) {
+    bytes[pos] ^= 0x01;
+    FILE *f = fopen(q, "wb");
+    fwrite(bytes, 1, size, f);
+    fclose(f);
+    bytes[pos] ^= 0x01;
+    expect_error(q, "checksum mismatch");
+  }
   free(bytes);
+}
+
+/* The checksum: a file without one (another writer) is read unchecked; a malformed one is refused;
+ * parity's own, recomputed by the reader, matches. */
+Test(safetensors, the_checksum_is_verified_when_present) {
+  st_file f;
+  char err[512];
+  const char *p = raw_file("nosum", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4);
+  cr_assert_eq(st_read(p, &f, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(f.checksum_at, -1);
+  st_free(&f);
+  expect_error(raw_file("badsum", "{\"__metadata__\":{\"parity.checksum\":\"12\"},"
+                        "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4),
+               "is not 16 hex digits");
+  expect_error(raw_file("wrongsum", "{\"__metadata__\":{\"parity.checksum\":\"0123456789abcdef\"},"
+                        "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4),
+               "checksum mismatch: the file states 0123456789abcdef");
+  /* the header read alone (st_open) does not read or check the data */
+  cr_assert_eq(st_open(path_of("wrongsum"), &f, err, sizeof err), 0, "%s", err);
+  cr_assert_null(f.body);
+  cr_assert_eq(st_load(&f, err, sizeof err), -1);
+  st_free(&f);
+  const char *k[] = {ST_CHECKSUM_KEY}, *v[] = {"0"};
+  uint64_t s1[1] = {1};
+  float one = 1;
+  st_entry e[1] = {{"a", "F32", 1, s1, &one}};
+  cr_assert_eq(st_save(path_of("own"), e, 1, k, v, 1, err, sizeof err), -1, "the caller cannot set the checksum");
+}
+
+Test(safetensors, nan_and_inf_are_counted_per_tensor) {
+  float f32[5] = {1, NAN, 2, INFINITY, -INFINITY};
+  double f64[2] = {0, -NAN};
+  uint16_t f16[3] = {0x3C00, 0x7C00, 0x7BFF}, bf16[3] = {0x3F80, 0x7F7F, 0xFFC0};
+  uint64_t s5[1] = {5}, s2[1] = {2}, s3[1] = {3};
+  st_entry e[4] = {{"a", "F32", 1, s5, f32}, {"b", "F64", 1, s2, f64}, {"c", "F16", 1, s3, f16}, {"d", "BF16", 1, s3, bf16}};
+  const char *p = path_of("nan");
+  char err[512];
+  cr_assert_eq(st_save(p, e, 4, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
+  st_file f;
+  cr_assert_eq(st_read(p, &f, err, sizeof err), 0, "%s", err);
+  uint64_t first = 99;
+  cr_assert_eq(st_nonfinite(&f, st_find(&f, "a"), &first), 3);
+  cr_assert_eq(first, 1);
+  cr_assert_eq(st_nonfinite(&f, st_find(&f, "b"), &first), 1);
+  cr_assert_eq(first, 1);
+  cr_assert_eq(st_nonfinite(&f, st_find(&f, "c"), &first), 1);
+  cr_assert_eq(first, 1);
+  cr_assert_eq(st_nonfinite(&f, st_find(&f, "d"), &first), 1);
+  cr_assert_eq(first, 2);
+  st_free(&f);
+}
+
+/* st_save goes through the atomic writer: bad targets refused, the old file kept on failure. */
+Test(safetensors, save_refuses_bad_targets_and_keeps_the_old_file) {
+  float one = 1;
+  uint64_t s1[1] = {1};
+  st_entry e[1] = {{"a", "F32", 1, s1, &one}};
+  char err[512];
+  const char *fifo = path_of("fifo");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  cr_assert_eq(st_save(fifo, e, 1, NULL, NULL, 0, err, sizeof err), -1);
+  cr_assert_not_null(strstr(err, "FIFO"), "%s", err);
+  cr_assert_eq(st_save(dir, e, 1, NULL, NULL, 0, err, sizeof err), -1);
+  cr_assert_not_null(strstr(err, "folder"), "%s", err);
+  cr_assert_eq(st_save("/nonexistent-parity-dir/w", e, 1, NULL, NULL, 0, err, sizeof err), -1);
+  /* a tensor of an unknown dtype fails before the old file is touched */
+  const char *p = path_of("keep");
+  cr_assert_eq(st_save(p, e, 1, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
+  st_entry bad[1] = {{"a", "F31", 1, s1, &one}};
+  cr_assert_eq(st_save(p, bad, 1, NULL, NULL, 0, err, sizeof err), -1);
+  expect_ok(p);
+}
+
+/* ---- inputs that cost time or memory: checked before they are read ------------------------- */
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static long peak_kb(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+Test(safetensors, a_fifo_is_refused_without_blocking, .timeout = 10) {
+  const char *p = path_of("fifo");
+  cr_assert_eq(mkfifo(p, 0600), 0);
+  expect_error(p, "not a regular file");
+  expect_error(dir, "not a regular file");
+}
+
+/* A 3 GB sparse file: a bad header, a header length past ST_MAX_HEADER and one past the file are
+ * refused from the first bytes, without reading the 3 GB. */
+Test(safetensors, a_sparse_3gb_file_with_a_bad_header_is_refused_without_reading_it, .timeout = 60) {
+  static const struct { const char *header; uint64_t len; const char *want; } c[] = {
+      {"{nope", 5, "not safetensors JSON"},
+      {"{", 200u << 20, "exceeds the format's limit"},
+      {"{", 99u << 20, "truncated"}, /* within the limit, past the end of a 1000-byte file */
+  };
+  for (int i = 0; i < 3; i++) {
+    const char *p = path_of("sparse");
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert_geq(fd, 0);
+    uint64_t len = c[i].len;
+    uint8_t b[8];
+    for (int k = 0; k < 8; k++) b[k] = (uint8_t)(len >> (8 * k));
+    cr_assert_eq(write(fd, b, 8), 8);
+    cr_assert_eq(write(fd, c[i].header, strlen(c[i].header)), (ssize_t)strlen(c[i].header));
+    cr_assert_eq(ftruncate(fd, i == 2 ? 1000 : 3ll << 30), 0);
+    close(fd);
+    long before = peak_kb();
+    double t0 = now_s();
+    expect_error(p, c[i].want);
+    double secs = now_s() - t0;
+    long grew = peak_kb() - before;
+    cr_log_info("sparse 3 GB file, case %d: refused in %.4f s, peak memory +%ld KB", i, secs, grew);
+    cr_assert_lt(secs, 0.5, "refused in %.3f s", secs);
+    cr_assert_lt(grew, 16 * 1024, "read without reading the file: peak memory grew %ld KB", grew);
+    unlink(p);
+  }
+}
+
+/* 100,000 tensors (and the same with a duplicate name at the end): read or refused in under 1 s. */
+static const char *many_tensors(int dup) {
+  enum { N = 100000 };
+  size_t cap = (size_t)N * 80 + 64, n = 0;
+  char *h = malloc(cap);
+  n += (size_t)snprintf(h + n, cap - n, "{");
+  for (int i = 0; i < N; i++)
+    n += (size_t)snprintf(h + n, cap - n, "%s\"t%d\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[%d,%d]}",
+                          i ? "," : "", dup && i == N - 1 ? 17 : i, i, i + 1);
+  n += (size_t)snprintf(h + n, cap - n, "}");
+  const char *p = raw_file(dup ? "many-dup" : "many", h, N);
+  free(h);
+  return p;
+}
+
+Test(safetensors, a_header_of_100000_entries_is_read_or_refused_in_under_a_second, .timeout = 60) {
+  for (int dup = 0; dup < 2; dup++) {
+    const char *p = many_tensors(dup);
+    double t0 = now_s();
+    if (dup) expect_error(p, "tensor \"t17\" appears twice");
+    else expect_ok(p);
+    double secs = now_s() - t0;
+    cr_log_info("100,000-entry header%s: %.3f s", dup ? " with a duplicate" : "", secs);
+    cr_assert_lt(secs, 1.0, "%s in %.3f s", dup ? "refused" : "read", secs);
+  }
 }

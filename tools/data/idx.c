@@ -40,8 +40,10 @@ static int read_exact(gzFile f, const char *path, void *dst, size_t n, const cha
   return 0;
 }
 
-int idx_read(const char *path, uint32_t ndim, idx_array *out, char *err, size_t errlen) {
+int idx_read(const char *path, const idx_want *want, idx_array *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
+  uint32_t ndim = want->ndim;
+  uint64_t max_bytes = want->max_bytes ? want->max_bytes : IDX_MAX_BYTES;
   if (ndim == 0 || ndim > IDX_MAX_DIMS) return fail(err, errlen, "%s: cannot read %u-dimensional IDX", path, ndim);
   errno = 0;
   gzFile f = gzopen(path, "rb");
@@ -57,7 +59,7 @@ int idx_read(const char *path, uint32_t ndim, idx_array *out, char *err, size_t 
   }
   uint8_t be[4 * IDX_MAX_DIMS];
   if (read_exact(f, path, be, 4 * (size_t)ndim, "header sizes", err, errlen)) goto bad;
-  size_t total = 1;
+  uint64_t item = 1; /* bytes per item: the product of dims[1..], kept <= max_bytes */
   out->ndim = ndim;
   for (uint32_t d = 0; d < ndim; d++) {
     uint32_t v = (uint32_t)be[4 * d] << 24 | (uint32_t)be[4 * d + 1] << 16 | (uint32_t)be[4 * d + 2] << 8 | be[4 * d + 3];
@@ -66,13 +68,34 @@ int idx_read(const char *path, uint32_t ndim, idx_array *out, char *err, size_t 
       fail(err, errlen, "%s: dimension %u has size 0", path, d);
       goto bad;
     }
-    if (total > (SIZE_MAX >> 1) / v || total * v > ((size_t)1 << 34)) {
-      fail(err, errlen, "%s: sizes in the header are too large to be real (dimension %u = %u)", path, d, v);
+    if (d > 0 && want->inner[d] && v != want->inner[d]) {
+      fail(err, errlen, "%s: dimension %u has size %u; expected %u", path, d, v, want->inner[d]);
       goto bad;
     }
-    total *= v;
+    if (d > 0) {
+      if (v > max_bytes / item) {
+        fail(err, errlen, "%s: sizes in the header are too large (dimension %u = %u): one item alone exceeds the %llu "
+             "bytes (%llu MiB) this reader accepts", path, d, v, (unsigned long long)max_bytes,
+             (unsigned long long)(max_bytes >> 20));
+        goto bad;
+      }
+      item *= v;
+    }
   }
-  out->data = malloc(total);
+  uint64_t items = out->dims[0];
+  int cut = want->max_items && want->max_items < items;
+  if (cut) items = want->max_items;
+  if (items > max_bytes / item) {
+    fail(err, errlen,
+         "%s: the header states %u items of %llu bytes (%llu MiB), more than the %llu MiB this reader accepts "
+         "(read fewer items)",
+         path, out->dims[0], (unsigned long long)item, (unsigned long long)(((uint64_t)out->dims[0] * item) >> 20),
+         (unsigned long long)(max_bytes >> 20));
+    goto bad;
+  }
+  size_t total = (size_t)(items * item);
+  out->items = (uint32_t)items;
+  out->data = malloc(total ? total : 1);
   if (!out->data) {
     fail(err, errlen, "%s: out of memory for %zu bytes", path, total);
     goto bad;
@@ -83,6 +106,10 @@ int idx_read(const char *path, uint32_t ndim, idx_array *out, char *err, size_t 
     size_t len = strlen(err);
     if (len + 1 < errlen) snprintf(err + len, errlen - len, "; the header says %zu bytes of data", total);
     goto bad;
+  }
+  if (cut) { /* the caller wants the first items only: the rest is never inflated */
+    gzclose(f);
+    return 0;
   }
   /* The data must end the file; reading on also makes zlib check the gzip trailer (CRC, length). */
   uint8_t extra;

@@ -1,13 +1,20 @@
-/* safetensors.c — writer and strict reader; the header parser accepts exactly the JSON the format
- * needs and every length and offset is overflow-checked. */
+/* safetensors.c — the strict reader (the writer: safetensors_write.c). The header length is
+ * checked against the file before the header is read, the header parser accepts exactly the JSON
+ * the format needs, every length and offset is overflow-checked, and the data is read only after
+ * the header was accepted. */
 #define _POSIX_C_SOURCE 200809L
 #include "safetensors.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "parity_support/cachefile.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) {
   va_list ap;
@@ -73,23 +80,26 @@ static int hex4(jp *p, unsigned *v) {
   return 0;
 }
 
-/* A JSON string into a freshly allocated, NUL-terminated UTF-8 buffer (embedded NUL refused). */
-static int jstring(jp *p, char **out) {
-  *out = NULL;
+/* A JSON string as NUL-terminated UTF-8 (embedded NUL refused): into `fixed` (cap bytes; a longer
+ * string fails with `too_long`), or, when fixed is NULL, into a freshly allocated *out. */
+#define DROP(b) ((b) != fixed ? free(b) : (void)0)
+static int jstring_in(jp *p, char *fixed, size_t cap, const char *too_long, char **out) {
+  if (out) *out = NULL;
   if (expect(p, '"')) return -1;
-  size_t cap = 16, n = 0;
-  char *b = malloc(cap);
+  size_t n = 0;
+  if (!fixed) cap = 16;
+  char *b = fixed ? fixed : malloc(cap);
   if (!b) return jfail(p, "out of memory");
   for (;;) {
-    if (p->s >= p->end) { free(b); return jfail(p, "string ends early"); }
+    if (p->s >= p->end) { DROP(b); return jfail(p, "string ends early"); }
     unsigned char c = (unsigned char)*p->s++;
     unsigned cp;
     if (c == '"') break;
-    if (c < 0x20) { free(b); return jfail(p, "control character in a string"); }
+    if (c < 0x20) { DROP(b); return jfail(p, "control character in a string"); }
     if (c != '\\') {
       cp = c; /* raw byte (UTF-8 passes through) */
     } else {
-      if (p->s >= p->end) { free(b); return jfail(p, "string ends early"); }
+      if (p->s >= p->end) { DROP(b); return jfail(p, "string ends early"); }
       char e = *p->s++;
       switch (e) {
       case '"': cp = '"'; break;
@@ -101,27 +111,28 @@ static int jstring(jp *p, char **out) {
       case 'r': cp = '\r'; break;
       case 't': cp = '\t'; break;
       case 'u':
-        if (hex4(p, &cp)) { free(b); return -1; }
+        if (hex4(p, &cp)) { DROP(b); return -1; }
         if (cp >= 0xD800 && cp < 0xDC00) {
           unsigned lo;
-          if (p->end - p->s < 2 || p->s[0] != '\\' || p->s[1] != 'u') { free(b); return jfail(p, "lone surrogate"); }
+          if (p->end - p->s < 2 || p->s[0] != '\\' || p->s[1] != 'u') { DROP(b); return jfail(p, "lone surrogate"); }
           p->s += 2;
-          if (hex4(p, &lo)) { free(b); return -1; }
-          if (lo < 0xDC00 || lo > 0xDFFF) { free(b); return jfail(p, "lone surrogate"); }
+          if (hex4(p, &lo)) { DROP(b); return -1; }
+          if (lo < 0xDC00 || lo > 0xDFFF) { DROP(b); return jfail(p, "lone surrogate"); }
           cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
         } else if (cp >= 0xDC00 && cp < 0xE000) {
-          free(b);
+          DROP(b);
           return jfail(p, "lone surrogate");
         }
-        if (cp == 0) { free(b); return jfail(p, "NUL in a string"); }
+        if (cp == 0) { DROP(b); return jfail(p, "NUL in a string"); }
         break;
-      default: free(b); return jfail(p, "bad escape");
+      default: DROP(b); return jfail(p, "bad escape");
       }
     }
     if (n + 5 > cap) {
+      if (fixed) return jfail(p, too_long);
       cap *= 2;
       char *nb = realloc(b, cap);
-      if (!nb) { free(b); return jfail(p, "out of memory"); }
+      if (!nb) { DROP(b); return jfail(p, "out of memory"); }
       b = nb;
     }
     if (c != '\\' || cp < 0x80) b[n++] = (char)cp;
@@ -134,9 +145,13 @@ static int jstring(jp *p, char **out) {
     }
   }
   b[n] = 0;
-  *out = b;
+  if (out) *out = b;
   return 0;
 }
+#undef DROP
+
+static int jstring(jp *p, char **out) { return jstring_in(p, NULL, 0, NULL, out); }
+
 
 /* A non-negative integer that fits in uint64 (no sign, fraction or exponent; no leading zeros). */
 static int juint(jp *p, uint64_t *v) {
@@ -177,21 +192,19 @@ static int parse_tensor(jp *p, st_tensor *t) {
   if (expect(p, '{')) return -1;
   if (peek(p, '}')) return jfail(p, "empty tensor entry");
   for (;;) {
-    char *key;
-    if (jstring(p, &key)) return -1;
-    if (expect(p, ':')) { free(key); return -1; }
+    char key[64], d[64]; /* no allocation per field: 100,000 tensors parse in a fraction of a second */
+    if (jstring_in(p, key, sizeof key, "unknown or repeated field (a long name) in a tensor entry", NULL)) return -1;
+    if (expect(p, ':')) return -1;
     int rc = 0;
     if (!strcmp(key, "dtype") && !have_dtype) {
-      char *d;
       have_dtype = 1;
-      if (jstring(p, &d)) rc = -1;
+      if (jstring_in(p, d, sizeof d, "unknown dtype (a long name)", NULL)) rc = -1;
       else if (strlen(d) >= sizeof t->dtype || !st_dtype_size(d)) {
         fail(p->err, p->errlen, "%s: tensor \"%s\" has the unknown dtype \"%s\"", p->path, t->name, d);
         rc = -1;
       } else {
         strcpy(t->dtype, d);
       }
-      free(d);
     } else if (!strcmp(key, "shape") && !have_shape) {
       have_shape = 1;
       rc = juint_array(p, t->shape, ST_MAX_RANK, &t->rank, "shape");
@@ -208,7 +221,6 @@ static int parse_tensor(jp *p, st_tensor *t) {
       snprintf(m, sizeof m, "unknown or repeated field \"%.200s\" in tensor \"%.40s\"", key, t->name);
       rc = jfail(p, m);
     }
-    free(key);
     if (rc) return -1;
     if (peek(p, ',')) { p->s++; continue; }
     if (expect(p, '}')) return -1;
@@ -220,7 +232,18 @@ static int parse_tensor(jp *p, st_tensor *t) {
   return 0;
 }
 
+/* The checksum's value: exactly 16 lowercase hex digits, written without escapes. */
+static int note_checksum(jp *p, st_file *f, const char *raw, const char *raw_end, const char *v) {
+  if (raw_end - raw != 18 || strlen(v) != 16 || strspn(v, "0123456789abcdef") != 16)
+    return fail(p->err, p->errlen, "%s: the __metadata__ value of \"%s\" is not 16 hex digits", p->path,
+                ST_CHECKSUM_KEY);
+  f->checksum_at = raw + 1 - p->start;
+  f->checksum = strtoull(v, NULL, 16);
+  return 0;
+}
+
 static int parse_metadata(jp *p, st_file *f) {
+  uint32_t cap = 0;
   if (expect(p, '{')) return -1;
   if (peek(p, '}')) { p->s++; return 0; }
   for (;;) {
@@ -230,24 +253,32 @@ static int parse_metadata(jp *p, st_file *f) {
       free(k);
       return -1;
     }
+    const char *raw = p->s;
     if (jstring(p, &v)) { free(k); return -1; }
-    for (uint32_t i = 0; i < f->meta_count; i++)
-      if (!strcmp(f->meta_keys[i], k)) {
-        free(v);
-        fail(p->err, p->errlen, "%s: duplicate __metadata__ key \"%.200s\"", p->path, k);
-        free(k);
-        return -1;
-      }
-    char **nk = realloc(f->meta_keys, (f->meta_count + 1) * sizeof *nk);
-    if (nk) f->meta_keys = nk;
-    char **nv = realloc(f->meta_values, (f->meta_count + 1) * sizeof *nv);
-    if (nv) f->meta_values = nv;
-    if (!nk || !nv) { free(k); free(v); return jfail(p, "out of memory"); }
+    if (!strcmp(k, ST_CHECKSUM_KEY) && note_checksum(p, f, raw, p->s, v)) { free(k); free(v); return -1; }
+    if (f->meta_count == cap) {
+      cap = cap ? 2 * cap : 8;
+      char **nk = realloc(f->meta_keys, cap * sizeof *nk);
+      if (nk) f->meta_keys = nk;
+      char **nv = realloc(f->meta_values, cap * sizeof *nv);
+      if (nv) f->meta_values = nv;
+      if (!nk || !nv) { free(k); free(v); return jfail(p, "out of memory"); }
+    }
     f->meta_keys[f->meta_count] = k;
     f->meta_values[f->meta_count++] = v;
     if (peek(p, ',')) { p->s++; continue; }
     return expect(p, '}');
   }
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* The first name that appears twice among v[0..n), by sorting v (n log n); NULL if none. */
+static const char *find_duplicate(const char **v, uint32_t n) {
+  qsort(v, n, sizeof *v, cmp_str);
+  for (uint32_t i = 1; i < n; i++)
+    if (!strcmp(v[i - 1], v[i])) return v[i];
+  return NULL;
 }
 
 static int parse_header(jp *p, st_file *f) {
@@ -256,35 +287,24 @@ static int parse_header(jp *p, st_file *f) {
   if (expect(p, '{')) return -1;
   if (!peek(p, '}')) {
     for (;;) {
-      char *name;
-      if (jstring(p, &name)) return -1;
-      if (expect(p, ':')) { free(name); return -1; }
+      char name[ST_MAX_NAME + 4]; /* + 4: jstring_in keeps room for a 4-byte character */
+      if (jstring_in(p, name, sizeof name, "tensor name empty or too long", NULL)) return -1;
+      if (expect(p, ':')) return -1;
       if (!strcmp(name, "__metadata__")) {
-        free(name);
         if (have_meta) return jfail(p, "__metadata__ appears twice");
         have_meta = 1;
         if (parse_metadata(p, f)) return -1;
       } else {
-        if (strlen(name) >= ST_MAX_NAME || !name[0]) {
-          free(name);
-          return jfail(p, "tensor name empty or too long");
-        }
-        for (uint32_t i = 0; i < f->count; i++)
-          if (!strcmp(f->tensors[i].name, name)) {
-            fail(p->err, p->errlen, "%s: tensor \"%s\" appears twice in the header", p->path, name);
-            free(name);
-            return -1;
-          }
+        if (!name[0] || strlen(name) >= ST_MAX_NAME) return jfail(p, "tensor name empty or too long");
         if (f->count == cap) {
           cap = cap ? cap * 2 : 8;
           st_tensor *nt = realloc(f->tensors, cap * sizeof *nt);
-          if (!nt) { free(name); return jfail(p, "out of memory"); }
+          if (!nt) return jfail(p, "out of memory");
           f->tensors = nt;
         }
         st_tensor *t = &f->tensors[f->count++];
         memset(t, 0, sizeof *t);
         strcpy(t->name, name);
-        free(name);
         if (parse_tensor(p, t)) return -1;
       }
       if (peek(p, ',')) { p->s++; continue; }
@@ -294,7 +314,18 @@ static int parse_header(jp *p, st_file *f) {
   if (expect(p, '}')) return -1;
   ws(p);
   if (p->s != p->end) return jfail(p, "bytes after the JSON object");
-  return 0;
+  uint32_t most = f->count > f->meta_count ? f->count : f->meta_count;
+  const char **names = malloc((most ? most : 1) * sizeof *names);
+  if (!names) return jfail(p, "out of memory");
+  for (uint32_t i = 0; i < f->meta_count; i++) names[i] = f->meta_keys[i];
+  const char *dup = find_duplicate(names, f->meta_count);
+  int rc = 0;
+  if (dup) rc = fail(p->err, p->errlen, "%s: duplicate __metadata__ key \"%.200s\"", p->path, dup);
+  for (uint32_t i = 0; i < f->count; i++) names[i] = f->tensors[i].name;
+  if (!rc && (dup = find_duplicate(names, f->count)))
+    rc = fail(p->err, p->errlen, "%s: tensor \"%s\" appears twice in the header", p->path, dup);
+  free(names);
+  return rc;
 }
 
 static int cmp_begin(const void *a, const void *b) {
@@ -347,54 +378,113 @@ static int validate(st_file *f, const char *path, char *err, size_t errlen) {
   return rc;
 }
 
-int st_read(const char *path, st_file *out, char *err, size_t errlen) {
+/* pread exactly n bytes at off; 0, or -1 with errno (0: the file ended first). */
+static int read_at(int fd, void *dst, size_t n, uint64_t off) {
+  size_t got = 0;
+  while (got < n) {
+    size_t chunk = n - got > ((size_t)1 << 30) ? ((size_t)1 << 30) : n - got;
+    ssize_t r = pread(fd, (uint8_t *)dst + got, chunk, (off_t)(off + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      if (r == 0) errno = 0;
+      return -1;
+    }
+    got += (size_t)r;
+  }
+  return 0;
+}
+
+static int open_fail(st_file *f, char *err, size_t errlen, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+  st_free(f);
+  return -1;
+}
+
+static const char *kind_of(mode_t m) {
+  return S_ISDIR(m) ? "a folder" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) || S_ISBLK(m) ? "a device" : S_ISSOCK(m) ? "a socket" : "special";
+}
+
+int st_open(const char *path, st_file *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-  long len = -1;
-  if (fseek(fp, 0, SEEK_END) == 0) len = ftell(fp);
-  if (len < 0 || fseek(fp, 0, SEEK_SET) != 0) {
-    fclose(fp);
-    return fail(err, errlen, "%s: cannot determine its size", path);
-  }
-  out->size = (size_t)len;
-  out->bytes = malloc(out->size ? out->size : 1);
-  if (!out->bytes) {
-    fclose(fp);
-    return fail(err, errlen, "%s: out of memory for %zu bytes", path, out->size);
-  }
-  size_t got = fread(out->bytes, 1, out->size, fp);
-  fclose(fp);
-  if (got != out->size) {
-    st_free(out);
-    return fail(err, errlen, "%s: read error", path);
-  }
-  if (out->size < 8) {
-    size_t n = out->size;
-    st_free(out);
-    return fail(err, errlen, "%s: truncated: %zu bytes, shorter than the 8-byte header length", path, n);
-  }
+  out->fd = -1;
+  out->checksum_at = -1;
+  /* non-blocking: opening a FIFO for reading must not wait for a writer */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+  out->fd = fd;
+  if (!(out->path = strdup(path))) return open_fail(out, err, errlen, "%s: out of memory", path);
+  struct stat st;
+  if (fstat(fd, &st) != 0) return open_fail(out, err, errlen, "%s: cannot read: %s", path, strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return open_fail(out, err, errlen, "%s: not a regular file (it is %s)", path, kind_of(st.st_mode));
+  out->size = (uint64_t)st.st_size;
+  if (out->size < 8)
+    return open_fail(out, err, errlen, "%s: truncated: %llu bytes, shorter than the 8-byte header length", path,
+                     (unsigned long long)out->size);
+  uint8_t len[8];
+  if (read_at(fd, len, 8, 0))
+    return open_fail(out, err, errlen, "%s: cannot read: %s", path, errno ? strerror(errno) : "the file shrank");
   uint64_t n = 0;
-  for (int i = 7; i >= 0; i--) n = n << 8 | out->bytes[i];
-  if (n > ST_MAX_HEADER) {
-    st_free(out);
-    return fail(err, errlen, "%s: header length %llu exceeds the format's limit of %u bytes (not a safetensors file?)",
-                path, (unsigned long long)n, ST_MAX_HEADER);
-  }
-  if (n > out->size - 8) {
-    size_t sz = out->size;
-    st_free(out);
-    return fail(err, errlen, "%s: truncated: the header claims %llu bytes but only %zu follow", path,
-                (unsigned long long)n, sz - 8);
-  }
-  out->data_start = 8 + (size_t)n;
-  const char *h = (const char *)out->bytes + 8;
-  if (n == 0 || h[0] != '{') {
-    st_free(out);
-    return fail(err, errlen, "%s: the header is not a JSON object (it does not start with '{')", path);
-  }
+  for (int i = 7; i >= 0; i--) n = n << 8 | len[i];
+  if (n > ST_MAX_HEADER)
+    return open_fail(out, err, errlen,
+                     "%s: header length %llu exceeds the format's limit of %u bytes (not a safetensors file?)", path,
+                     (unsigned long long)n, ST_MAX_HEADER);
+  if (n > out->size - 8)
+    return open_fail(out, err, errlen, "%s: truncated: the header claims %llu bytes but only %llu follow", path,
+                     (unsigned long long)n, (unsigned long long)(out->size - 8));
+  out->data_start = 8 + n;
+  if (!(out->header = malloc(n ? (size_t)n : 1)))
+    return open_fail(out, err, errlen, "%s: out of memory for a %llu-byte header", path, (unsigned long long)n);
+  if (read_at(fd, out->header, (size_t)n, 8))
+    return open_fail(out, err, errlen, "%s: cannot read the header: %s", path, errno ? strerror(errno) : "the file shrank");
+  const char *h = (const char *)out->header;
+  if (n == 0 || h[0] != '{')
+    return open_fail(out, err, errlen, "%s: the header is not a JSON object (it does not start with '{')", path);
   jp p = {.start = h, .s = h, .end = h + n, .err = err, .errlen = errlen, .path = path};
   if (parse_header(&p, out) || validate(out, path, err, errlen)) {
+    st_free(out);
+    return -1;
+  }
+  return 0;
+}
+
+static uint64_t checksum_of(const st_file *f) {
+  uint8_t len[8];
+  uint64_t n = f->data_start - 8;
+  for (int i = 0; i < 8; i++) len[i] = (uint8_t)(n >> (8 * i));
+  uint64_t h = psup_fnv1a(PSUP_FNV_SEED, len, 8);
+  size_t at = (size_t)f->checksum_at;
+  h = psup_fnv1a(h, f->header, at);
+  h = psup_fnv1a(h, "0000000000000000", 16);
+  h = psup_fnv1a(h, f->header + at + 16, (size_t)n - at - 16);
+  return psup_fnv1a(h, f->body, (size_t)(f->size - f->data_start));
+}
+
+int st_load(st_file *f, char *err, size_t errlen) {
+  uint64_t n = f->size - f->data_start;
+  if (n > SIZE_MAX - 1 || !(f->body = malloc(n ? (size_t)n : 1)))
+    return fail(err, errlen, "%s: out of memory for %llu bytes of tensor data", f->path, (unsigned long long)n);
+  if (read_at(f->fd, f->body, (size_t)n, f->data_start))
+    return fail(err, errlen, "%s: cannot read the tensor data: %s", f->path,
+                errno ? strerror(errno) : "the file shrank while it was read");
+  if (f->checksum_at >= 0) {
+    uint64_t h = checksum_of(f);
+    if (h != f->checksum)
+      return fail(err, errlen,
+                  "%s: checksum mismatch: the file states %016llx, its bytes give %016llx: the file was cut, mixed "
+                  "with another or changed after it was written",
+                  f->path, (unsigned long long)f->checksum, (unsigned long long)h);
+  }
+  return 0;
+}
+
+int st_read(const char *path, st_file *out, char *err, size_t errlen) {
+  if (st_open(path, out, err, errlen)) return -1;
+  if (st_load(out, err, errlen)) {
     st_free(out);
     return -1;
   }
@@ -407,12 +497,30 @@ const st_tensor *st_find(const st_file *f, const char *name) {
   return NULL;
 }
 
-const void *st_data(const st_file *f, const st_tensor *t) { return f->bytes + f->data_start + t->begin; }
+const void *st_data(const st_file *f, const st_tensor *t) { return f->body + t->begin; }
 
 const char *st_metadata(const st_file *f, const char *key) {
   for (uint32_t i = 0; i < f->meta_count; i++)
     if (!strcmp(f->meta_keys[i], key)) return f->meta_values[i];
   return NULL;
+}
+
+uint64_t st_nonfinite(const st_file *f, const st_tensor *t, uint64_t *first) {
+  size_t es = st_dtype_size(t->dtype);
+  uint64_t mask;
+  if (!strcmp(t->dtype, "F64")) mask = 0x7FF0000000000000ull;
+  else if (!strcmp(t->dtype, "F32")) mask = 0x7F800000u;
+  else if (!strcmp(t->dtype, "F16")) mask = 0x7C00u;
+  else if (!strcmp(t->dtype, "BF16")) mask = 0x7F80u;
+  else return 0;
+  const uint8_t *b = st_data(f, t);
+  uint64_t count = 0, n = (t->end - t->begin) / es;
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t v = 0;
+    for (size_t k = 0; k < es; k++) v |= (uint64_t)b[i * es + k] << (8 * k); /* little-endian */
+    if ((v & mask) == mask && !count++) *first = i;
+  }
+  return count;
 }
 
 void st_free(st_file *f) {
@@ -423,90 +531,11 @@ void st_free(st_file *f) {
   free(f->meta_keys);
   free(f->meta_values);
   free(f->tensors);
-  free(f->bytes);
+  free(f->header);
+  free(f->body);
+  free(f->path);
+  if (f->fd >= 0) close(f->fd);
   memset(f, 0, sizeof *f);
-}
-
-/* ---- writer --------------------------------------------------------------------------------- */
-typedef struct sb {
-  char *b;
-  size_t n, cap;
-  int oom;
-} sb;
-
-static void sb_add(sb *s, const char *fmt, ...) {
-  va_list ap;
-  for (;;) {
-    va_start(ap, fmt);
-    int k = vsnprintf(s->b ? s->b + s->n : NULL, s->b ? s->cap - s->n : 0, fmt, ap);
-    va_end(ap);
-    if (k < 0) { s->oom = 1; return; }
-    if (s->b && s->n + (size_t)k < s->cap) { s->n += (size_t)k; return; }
-    size_t nc = (s->cap ? s->cap : 256) * 2 + (size_t)k;
-    char *nb = realloc(s->b, nc);
-    if (!nb) { s->oom = 1; return; }
-    s->b = nb;
-    s->cap = nc;
-  }
-}
-
-static void sb_str(sb *s, const char *str) {
-  sb_add(s, "\"");
-  for (const unsigned char *c = (const unsigned char *)str; *c; c++) {
-    if (*c == '"' || *c == '\\') sb_add(s, "\\%c", *c);
-    else if (*c < 0x20) sb_add(s, "\\u%04x", *c);
-    else sb_add(s, "%c", *c);
-  }
-  sb_add(s, "\"");
-}
-
-int st_write(FILE *f, const st_entry *e, uint32_t n, const char *const *mk, const char *const *mv, uint32_t nmeta,
-             char *err, size_t errlen) {
-  sb h = {0};
-  uint64_t off = 0;
-  sb_add(&h, "{");
-  if (nmeta) {
-    sb_add(&h, "\"__metadata__\":{");
-    for (uint32_t i = 0; i < nmeta; i++) {
-      if (i) sb_add(&h, ",");
-      sb_str(&h, mk[i]);
-      sb_add(&h, ":");
-      sb_str(&h, mv[i]);
-    }
-    sb_add(&h, "}");
-  }
-  for (uint32_t i = 0; i < n; i++) {
-    size_t es = st_dtype_size(e[i].dtype);
-    if (!es || e[i].rank > ST_MAX_RANK) {
-      free(h.b);
-      return fail(err, errlen, "safetensors: tensor \"%s\": unknown dtype %s or rank %u", e[i].name, e[i].dtype,
-                  e[i].rank);
-    }
-    uint64_t bytes = es;
-    for (uint32_t d = 0; d < e[i].rank; d++) bytes *= e[i].shape[d];
-    if (nmeta || i) sb_add(&h, ",");
-    sb_str(&h, e[i].name);
-    sb_add(&h, ":{\"dtype\":\"%s\",\"shape\":[", e[i].dtype);
-    for (uint32_t d = 0; d < e[i].rank; d++) sb_add(&h, "%s%llu", d ? "," : "", (unsigned long long)e[i].shape[d]);
-    sb_add(&h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off, (unsigned long long)(off + bytes));
-    off += bytes;
-  }
-  sb_add(&h, "}");
-  while (!h.oom && (8 + h.n) % 8) sb_add(&h, " "); /* pad so the data starts 8-byte aligned */
-  if (h.oom) {
-    free(h.b);
-    return fail(err, errlen, "safetensors: out of memory");
-  }
-  uint8_t len[8];
-  for (int i = 0; i < 8; i++) len[i] = (uint8_t)((uint64_t)h.n >> (8 * i));
-  int ok = fseek(f, 0, SEEK_SET) == 0 && fwrite(len, 1, 8, f) == 8 && fwrite(h.b, 1, h.n, f) == h.n;
-  free(h.b);
-  for (uint32_t i = 0; i < n && ok; i++) {
-    size_t bytes = st_dtype_size(e[i].dtype);
-    for (uint32_t d = 0; d < e[i].rank; d++) bytes *= e[i].shape[d];
-    ok = fwrite(e[i].data, 1, bytes, f) == bytes;
-  }
-  if (ok) ok = fflush(f) == 0 && ftruncate(fileno(f), ftell(f)) == 0;
-  if (!ok) return fail(err, errlen, "safetensors: write failed: %s", strerror(errno));
-  return 0;
+  f->fd = -1;
+  f->checksum_at = -1;
 }

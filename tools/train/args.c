@@ -1,12 +1,12 @@
 /* args.c — argument parsing shared by parity-train's modes (see args.h). */
 #include "args.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "parity_support/parse.h"
 
 int bad(const char *fmt, ...) {
   va_list ap;
@@ -19,22 +19,16 @@ int bad(const char *fmt, ...) {
 }
 
 int parse_long(const char *opt, const char *v, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long x = strtol(v, &end, 10);
-  if (!*v || *end || errno) return bad("%s needs an integer, not '%s'", opt, v);
-  if (x < lo || x > hi) return bad("%s must be in %ld..%ld, not %ld", opt, lo, hi, x);
-  *out = x;
+  char err[256];
+  long long x;
+  if (psup_parse_int(opt, v, lo, hi, &x, err, sizeof err)) return bad("%s", err);
+  *out = (long)x;
   return 0;
 }
 
 int parse_double(const char *opt, const char *v, double lo, double hi, double *out) {
-  char *end;
-  errno = 0;
-  double x = strtod(v, &end);
-  if (!*v || *end || errno || !isfinite(x)) return bad("%s needs a number, not '%s'", opt, v);
-  if (x < lo || x > hi) return bad("%s must be in [%g, %g], not %g", opt, lo, hi, x);
-  *out = x;
+  char err[256];
+  if (psup_parse_double(opt, v, lo, hi, NULL, out, err, sizeof err)) return bad("%s", err);
   return 0;
 }
 

@@ -1,5 +1,5 @@
-/* args.h — parity-train's one statement of argument checking: every number through strtol/strtod
- * with a range, every name from a list; a failure prints "parity-train: <what> (see parity-train
+/* args.h — parity-train's one statement of argument checking: every number through the checked
+ * parser (parity_support/parse.h: the whole text, finite, in range), every name from a list; a failure prints "parity-train: <what> (see parity-train
  * --help)" and the caller exits 2. */
 #ifndef PARITY_TRAIN_ARGS_H
 #define PARITY_TRAIN_ARGS_H

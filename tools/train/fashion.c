@@ -22,19 +22,23 @@ typedef struct split {
   size_t count;
 } split;
 
+/* The most data one IDX file may hold here: the training images are 47 MB. A header stating more
+ * is refused before anything is allocated (pass --train-images / --test-images to read less). */
+#define FASHION_MAX_BYTES ((uint64_t)64 << 20)
+
 static int load_split(const char *dir, const char *prefix, split *s, long limit) {
   char ip[4096], lp[4096], err[4608];
   snprintf(ip, sizeof ip, "%s/%s-images-idx3-ubyte.gz", dir, prefix);
   snprintf(lp, sizeof lp, "%s/%s-labels-idx1-ubyte.gz", dir, prefix);
-  if (idx_read(ip, 3, &s->images, err, sizeof err) || idx_read(lp, 1, &s->labels, err, sizeof err)) {
+  /* the header is checked before the data is read; only the first `limit` items are inflated */
+  idx_want wi = {.ndim = 3, .inner = {0, MODEL_IMAGE_SIDE, MODEL_IMAGE_SIDE}, .max_items = limit > 0 ? (uint64_t)limit : 0,
+                 .max_bytes = FASHION_MAX_BYTES};
+  idx_want wl = {.ndim = 1, .max_items = wi.max_items, .max_bytes = FASHION_MAX_BYTES};
+  if (idx_read(ip, &wi, &s->images, err, sizeof err) || idx_read(lp, &wl, &s->labels, err, sizeof err)) {
     fprintf(stderr, "parity-train: %s\n", err);
     if (!strstr(err, "cannot open")) return -1;
     fprintf(stderr, "parity-train: the dataset comes with the Debian package dataset-fashion-mnist (make test or "
                     "tools/install-deps.sh installs it), or point --data-dir at a folder of the four IDX files\n");
-    return -1;
-  }
-  if (s->images.dims[1] != MODEL_IMAGE_SIDE || s->images.dims[2] != MODEL_IMAGE_SIDE) {
-    fprintf(stderr, "parity-train: %s: images are %ux%u, expected 28x28\n", ip, s->images.dims[1], s->images.dims[2]);
     return -1;
   }
   if (s->images.dims[0] != s->labels.dims[0]) {
@@ -47,8 +51,7 @@ static int load_split(const char *dir, const char *prefix, split *s, long limit)
       fprintf(stderr, "parity-train: %s: label %u of image %zu is not a class 0..9\n", lp, s->labels.data[i], i);
       return -1;
     }
-  s->count = s->images.dims[0];
-  if (limit > 0 && (size_t)limit < s->count) s->count = (size_t)limit;
+  s->count = s->images.items;
   return 0;
 }
 
@@ -148,10 +151,12 @@ int fashion_run(parity_device_t *dev, const fashion_opts *o) {
   model m;
   model_init(&m, o->model, dev, o->dtype, o->seed);
   char err[1024];
-  if (o->load && model_load(&m, o->load, err, sizeof err)) {
+  char note[1024];
+  if (o->load && model_load(&m, o->load, o->allow_nonfinite, note, sizeof note, err, sizeof err)) {
     fprintf(stderr, "parity-train: --load %s\n", err);
     goto out;
   }
+  if (o->load && note[0]) fprintf(stderr, "parity-train: note: --load %s\n", note);
   int64_t nparams = 0;
   for (uint32_t i = 0; i < m.count; i++) nparams += parity_tensor_numel(m.param[i]);
   size_t steps_per_epoch = (train.count + (size_t)o->batch - 1) / (size_t)o->batch;
@@ -218,10 +223,10 @@ int fashion_run(parity_device_t *dev, const fashion_opts *o) {
   }
   if (o->save) {
     if (model_save(&m, o->save, err, sizeof err)) {
-      fprintf(stderr, "parity-train: --save %s: %s\n", o->save_path, err);
+      fprintf(stderr, "parity-train: --save %s: %s\n", o->save, err);
       goto done;
     }
-    printf("saved %s weights to %s\n", model_kind_name(m.kind), o->save_path);
+    printf("saved %s weights to %s\n", model_kind_name(m.kind), o->save);
   }
   rc = 0;
 done:

@@ -29,8 +29,8 @@ typedef struct fashion_opts {
   int shuffle;
   int cosine;         /* SGD: scale the gradients by 0.5 (1 + cos(pi step / steps)) */
   const char *load;   /* safetensors file to start from, or NULL */
-  FILE *save;         /* opened for writing before any work, or NULL */
-  const char *save_path;
+  const char *save;   /* safetensors file written at the end (checked before any work), or NULL */
+  int allow_nonfinite; /* --load accepts NaN / Inf weights */
 } fashion_opts;
 
 /* Returns the process exit status (0, or 1 with a message on stderr). */

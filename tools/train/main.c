@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "parity_support/atomic_file.h"
 #include "common.h"
 #include "distributed.h"
 #include "fashion.h"
@@ -37,15 +38,9 @@ static void usage(FILE *f) {
           "  --test-images N            evaluate on only the first N test images (default all)\n"
           "  --log-every N              progress line every N steps (default 100)\n"
           "  --save FILE                write the weights after training (safetensors)\n"
-          "  --load FILE                start from these weights (safetensors)\n"
+          "  --load FILE                start from these weights (safetensors; may be the --save file)\n"
+          "  --allow-nonfinite          let --load accept NaN or infinite weights (refused by default)\n"
           " parity-train --distributed --help: data-parallel training on MPI (docs/distributed.md)\n");
-}
-
-/* Open FILE for writing without truncating it yet (it may also be --load's file). */
-static FILE *open_output(const char *path) {
-  FILE *f = fopen(path, "r+b");
-  if (!f && errno == ENOENT) f = fopen(path, "w+b");
-  return f;
 }
 
 int main(int argc, char **argv) {
@@ -58,7 +53,7 @@ int main(int argc, char **argv) {
   static const char *const opt_names[] = {"adam", "sgd", NULL};
   static const char *const onoff[] = {"off", "on", NULL};
   static const char *const sched_names[] = {"constant", "cosine", NULL};
-  int data = 0, model = -1, dtype = 0, optimizer = OPT_SGD, shuffle = 1, verify = 0, schedule = -1;
+  int data = 0, model = -1, dtype = 0, optimizer = OPT_SGD, shuffle = 1, verify = 0, schedule = -1, allow_nonfinite = 0;
   long steps = -1, epochs = 1, batch = 64, train_images = 0, test_images = 0, log_every = 100;
   double lr = NAN, momentum = 0.9;
   long seed = 1;
@@ -72,6 +67,11 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(a, "--verify")) {
       verify = 1;
+      continue;
+    }
+    if (!strcmp(a, "--allow-nonfinite")) {
+      allow_nonfinite = 1;
+      fashion_only = fashion_only ? fashion_only : a;
       continue;
     }
     static const char *const known[] = {"--data", "--model", "--dtype", "--seed", "--lr", "--steps", "--data-dir",
@@ -115,8 +115,10 @@ int main(int argc, char **argv) {
   if (data == 1 && model == 2) return bad("--data fashion-mnist trains one model: --model mlp or cnn");
   /* --verify: every op also runs on the CPU plugin in float64 (PARITY_VERIFY=cpu, read by libparity) */
   if (verify) setenv("PARITY_VERIFY", "cpu", 1);
-  FILE *save_file = NULL;
-  if (save && !(save_file = open_output(save))) return bad("--save %s: cannot open for writing: %s", save, strerror(errno));
+  /* the --save target is checked now, before any work; it is written at the end through the atomic
+     writer (a temporary file renamed over it), so it may also be the --load file */
+  char serr[PSUP_PATH_MAX + 256];
+  if (save && psup_atomic_check(save, serr, sizeof serr)) return bad("--save: %s", serr);
 
   parity_context_t *ctx;
   parity_device_t *dev;
@@ -141,7 +143,8 @@ int main(int argc, char **argv) {
                       .train_images = train_images, .test_images = test_images, .log_every = log_every,
                       .optimizer = (optimizer_kind)optimizer,
                       .lr = isnan(lr) ? (optimizer == OPT_ADAM ? 0.001 : model == 1 ? 0.02 : 0.05) : lr, .momentum = momentum,
-                      .seed = (uint64_t)seed, .shuffle = shuffle, .cosine = schedule == 1, .load = load, .save = save_file, .save_path = save};
+                      .seed = (uint64_t)seed, .shuffle = shuffle, .cosine = schedule == 1, .load = load, .save = save,
+                      .allow_nonfinite = allow_nonfinite};
     rc = fashion_run(dev, &o);
   }
   if (verify) {
@@ -153,10 +156,6 @@ int main(int argc, char **argv) {
       printf("verify: %llu ops on %s agree with the CPU plugin in float64 within the conformance rule\n",
              (unsigned long long)parity_device_verify_count(dev), parity_device_plugin_name(dev));
     }
-  }
-  if (save_file && fclose(save_file) != 0 && rc == 0) {
-    fprintf(stderr, "parity-train: --save %s: %s\n", save, strerror(errno));
-    rc = 1;
   }
   parity_context_destroy(ctx);
   return rc;

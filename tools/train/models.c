@@ -118,7 +118,7 @@ static const char *st_dtype(parity_dtype_t dt) {
   }
 }
 
-int model_save(const model *m, FILE *f, char *err, size_t errlen) {
+int model_save(const model *m, const char *path, char *err, size_t errlen) {
   const char *dt = st_dtype(m->dtype);
   if (!dt) {
     snprintf(err, errlen, "cannot save weights of this dtype in safetensors");
@@ -140,18 +140,22 @@ int model_save(const model *m, FILE *f, char *err, size_t errlen) {
     e[i] = (st_entry){.name = m->name[i], .dtype = dt, .rank = m->rank[i], .shape = shapes[i], .data = bufs[i]};
   }
   const char *keys[] = {"format", "parity.model"}, *vals[] = {"pt", model_kind_name(m->kind)};
-  if (!rc) rc = st_write(f, e, m->count, keys, vals, 2, err, errlen);
+  if (!rc) rc = st_save(path, e, m->count, keys, vals, 2, err, errlen);
   for (uint32_t i = 0; i < m->count; i++) free(bufs[i]);
   return rc;
 }
 
-int model_load(model *m, const char *path, char *err, size_t errlen) {
-  st_file f;
-  if (st_read(path, &f, err, errlen)) return -1;
+/* The tensors' names, dtypes and shapes against the model's (before the data is read). */
+static int check_tensors(const model *m, const st_file *f, const char *path, char *err, size_t errlen) {
   const char *dt = st_dtype(m->dtype);
-  int rc = 0;
-  if (f.count != m->count) {
-    snprintf(err, errlen, "%s: holds %u tensors; the %s model has %u (", path, f.count, model_kind_name(m->kind),
+  const char *saved = st_metadata(f, "parity.model"), *mine = model_kind_name(m->kind);
+  if (saved && strcmp(saved, mine)) {
+    snprintf(err, errlen, "%s: holds the weights of the %.40s model (metadata parity.model); this is the %s model", path,
+             saved, mine);
+    return -1;
+  }
+  if (f->count != m->count) {
+    snprintf(err, errlen, "%s: holds %u tensors; the %s model has %u (", path, f->count, model_kind_name(m->kind),
              m->count);
     for (uint32_t i = 0; i < m->count; i++) {
       size_t l = strlen(err);
@@ -159,11 +163,12 @@ int model_load(model *m, const char *path, char *err, size_t errlen) {
     }
     size_t l = strlen(err);
     snprintf(err + l, errlen - l, ")");
-    rc = -1;
+    return -1;
   }
+  int rc = 0;
   /* check everything before changing anything */
   for (uint32_t i = 0; i < m->count && !rc; i++) {
-    const st_tensor *t = st_find(&f, m->name[i]);
+    const st_tensor *t = st_find(f, m->name[i]);
     if (!t) {
       snprintf(err, errlen, "%s: no tensor \"%s\" (the %s model's)", path, m->name[i], model_kind_name(m->kind));
       rc = -1;
@@ -185,6 +190,27 @@ int model_load(model *m, const char *path, char *err, size_t errlen) {
         rc = -1;
       }
     }
+  }
+  return rc;
+}
+
+int model_load(model *m, const char *path, int allow_nonfinite, char *note, size_t notelen, char *err, size_t errlen) {
+  st_file f;
+  if (note && notelen) note[0] = 0;
+  if (st_open(path, &f, err, errlen)) return -1;
+  /* the header first: a file of another model or shape is refused before its data is read */
+  int rc = check_tensors(m, &f, path, err, errlen);
+  if (!rc) rc = st_load(&f, err, errlen);
+  if (!rc && f.checksum_at < 0 && note)
+    snprintf(note, notelen, "%s has no " ST_CHECKSUM_KEY " (not written by parity-train): its integrity cannot be "
+             "checked", path);
+  for (uint32_t i = 0; i < m->count && !rc && !allow_nonfinite; i++) {
+    const st_tensor *t = st_find(&f, m->name[i]);
+    uint64_t first = 0, bad = st_nonfinite(&f, t, &first);
+    if (bad)
+      rc = -1, snprintf(err, errlen, "%s: tensor \"%s\" holds %llu NaN or infinite values (the first at element %llu); "
+                        "--allow-nonfinite loads them anyway", path, t->name, (unsigned long long)bad,
+                        (unsigned long long)first);
   }
   for (uint32_t i = 0; i < m->count && !rc; i++) {
     const st_tensor *t = st_find(&f, m->name[i]);

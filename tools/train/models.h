@@ -43,11 +43,15 @@ parity_status_t model_forward(const model *m, parity_tensor_t *x, parity_tensor_
 parity_status_t model_grad(model *m, parity_tensor_t *x, parity_tensor_t *target, double grad_scale, double *loss);
 
 /* Save every parameter (dtype F32, F16, BF16 or F64 as the model's) with metadata naming the
- * model. f is rewritten from its start. 0, or -1 with the reason in err. */
-int model_save(const model *m, FILE *f, char *err, size_t errlen);
+ * model ("parity.model") and the checksum, to `path` through the atomic writer: the old file or
+ * the new one, whatever happens. 0, or -1 with the reason in err. */
+int model_save(const model *m, const char *path, char *err, size_t errlen);
 
 /* Replace the parameters' values from a safetensors file, which must hold exactly this model's
- * tensors with its dtype and shapes. 0, or -1 with the reason in err (the model unchanged). */
-int model_load(model *m, const char *path, char *err, size_t errlen);
+ * tensors with its dtype and shapes; metadata naming another model, a checksum that does not
+ * match, and NaN or Inf values (unless allow_nonfinite) are refused. A file without parity's
+ * checksum is read with a note in `note` (else note is ""). 0, or -1 with the reason in err (the
+ * model unchanged). */
+int model_load(model *m, const char *path, int allow_nonfinite, char *note, size_t notelen, char *err, size_t errlen);
 
 #endif
