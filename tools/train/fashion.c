@@ -36,6 +36,8 @@ static int load_split(const char *dir, const char *prefix, split *s, long limit)
   idx_want wl = {.ndim = 1, .max_items = wi.max_items, .max_bytes = FASHION_MAX_BYTES};
   if (idx_read(ip, &wi, &s->images, err, sizeof err) || idx_read(lp, &wl, &s->labels, err, sizeof err)) {
     fprintf(stderr, "parity-train: %s\n", err);
+    if (strstr(err, "read fewer items"))
+      fprintf(stderr, "parity-train: --train-images N / --test-images N read only the first N images of a file\n");
     if (!strstr(err, "cannot open")) return -1;
     fprintf(stderr, "parity-train: the dataset comes with the Debian package dataset-fashion-mnist (make test or "
                     "tools/install-deps.sh installs it), or point --data-dir at a folder of the four IDX files\n");
