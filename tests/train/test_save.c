@@ -1,6 +1,7 @@
 /* parity-train --save / --load on a tiny generated dataset (no Fashion-MNIST needed): the save
  * target is checked before any work; a save killed at any byte (file-size limit) or moment
- * (SIGKILL) leaves the old file or the new one, byte for byte, never a mix; --load refuses a cut,
+ * (SIGKILL) leaves the old file or the new one, byte for byte, never a mix, and a write that fails
+ * (EFBIG, as on a full disk) leaves the old file and no temporary; --load refuses a cut,
  * mixed or bit-flipped file, a file of the other model (naming both), NaN/Inf weights (unless
  * --allow-nonfinite), and accepts a file without parity's checksum with a note. */
 #define _GNU_SOURCE
@@ -91,6 +92,8 @@ typedef struct run_out {
  * child's RLIMIT_FSIZE. kill_at: when > 0, SIGKILL once a temporary file (".tmp.") in dir holds
  * at least kill_at - 1 bytes (1: as soon as it appears); when < 0, SIGKILL -kill_at microseconds
  * after the start. */
+static int ignore_xfsz;
+
 static run_out run_limited(const char *args, long long fsize, long long kill_at) {
   run_out r = {0};
   char cmd[2048];
@@ -116,6 +119,7 @@ static run_out run_limited(const char *args, long long fsize, long long kill_at)
       struct rlimit fl = {(rlim_t)fsize, (rlim_t)fsize};
       setrlimit(RLIMIT_FSIZE, &fl);
     }
+    if (ignore_xfsz) signal(SIGXFSZ, SIG_IGN); /* kept across exec: writes fail with EFBIG, as on a full disk */
     execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
     _exit(127);
   }
@@ -249,6 +253,20 @@ Test(save, killed_by_the_file_size_limit_at_20_offsets_leaves_the_old_or_the_new
     remove_temporaries();
   }
   cr_log_info("file-size limit: %d kills kept the old file, %d complete saves replaced it", kept, replaced);
+  /* the same limit with SIGXFSZ ignored: the write fails (EFBIG, like a full disk), the save says so
+     and exits 1, the old file is intact and no temporary file is left */
+  ignore_xfsz = 1;
+  write_bytes(w, old_b, size);
+  run_out r = run_limited(args, (long long)size / 2, 0);
+  ignore_xfsz = 0;
+  cr_assert_eq(r.status, 1, "a failed write exits 1:\n%s", r.text);
+  cr_assert_not_null(strstr(r.text, "--save"), "%s", r.text);
+  cr_assert_not_null(strstr(r.text, "File too large"), "%s", r.text);
+  cr_assert_eq(old_or_new(w, old_b, new_b, size, "a write that failed"), 0);
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while ((e = readdir(d))) cr_assert_null(strstr(e->d_name, ".tmp."), "left behind: %s", e->d_name);
+  closedir(d);
   free(old_b);
   free(new_b);
 }
