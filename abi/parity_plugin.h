@@ -310,6 +310,13 @@ typedef struct parity_host_api_t {
   void (*report_error)(void *host_data, int32_t status, const char *message);
   /* Diagnostic text; shown with PARITY_LOG=debug. Thread-safe. */
   void (*log)(void *host_data, int32_t level, const char *message);
+  /* ABI 1.2: the same two with the text's length in bytes: the host reads exactly `length` bytes
+   * (stopping early at a NUL; at most 1023 are kept), so a message needs no terminator and a
+   * missing one cannot make the host read past it. A 1.2 plugin uses these when the host has them
+   * (PARITY_HAS_FIELD(host, parity_host_api_t, report_error_n)); parity_support's psup_report
+   * and psup_log do. */
+  void (*report_error_n)(void *host_data, int32_t status, const char *message, size_t length);
+  void (*log_n)(void *host_data, int32_t level, const char *message, size_t length);
 } parity_host_api_t;
 
 /* ---- the plugin's function table -------------------------------------------------------- */

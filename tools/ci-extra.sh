@@ -105,9 +105,9 @@ for job in $jobs; do
         -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link" \
         -DCMAKE_MODULE_LINKER_FLAGS="$link" -DPARITY_BUILD_FUZZERS=ON -DPARITY_PLUGIN_NO_UNDEFINED=OFF \
         -DPARITY_WITH_OPENMP=OFF -DPARITY_WITH_VULKAN=OFF -DPARITY_WITH_OPENCL=OFF -DPARITY_WITH_CUDA=OFF
-      quiet build-fuzz/build.log cmake --build build-fuzz -j "$JOBS" --target fuzz_desc fuzz_shape fuzz_loader fuzz_cache fuzz_note parity_plugin_cpu
+      quiet build-fuzz/build.log cmake --build build-fuzz -j "$JOBS" --target fuzz_desc fuzz_shape fuzz_loader fuzz_cache fuzz_note fuzz_idx fuzz_safetensors parity_plugin_cpu
       # two fuzzers at a time where there are two cores (each keeps one busy)
-      set -- fuzz_desc fuzz_shape fuzz_loader fuzz_cache fuzz_note
+      set -- fuzz_desc fuzz_shape fuzz_loader fuzz_cache fuzz_note fuzz_idx fuzz_safetensors
       while [ $# -gt 0 ]; do
         pids=""
         for f in $1 ${2:-}; do

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "conform/conform.h"
+#include "conform/isolate.h"
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
 
@@ -24,7 +25,8 @@ extern char **environ;
 
 typedef struct options_t {
   const char *backend, *ops, *dtypes, *direction, *cases, *json, *markdown, *junit, *html;
-  int device, full, failures_only, list, verbose, support;
+  int device, full, failures_only, list, verbose, support, in_process;
+  int child_fd; /* >= 0: a child of the isolating parent (isolate.h), results go there too */
   uint32_t shard, shards; /* --shard K/N: case-table rows i with i % N == K; checks in shard 0 */
   uint64_t seed;
 } options_t;
@@ -54,8 +56,10 @@ static void usage(FILE *f) {
           "  --failures-only   with --verbose: only failing rows\n"
           "  --support         per op x dtype x direction: supported or not, with the plugin's reason\n"
           "  --list            print the selected case ids and exit\n"
-          "exit status: 0 every backend passed; 1 a case failed, a device did not open, or nothing was\n"
-          "checked; 2 the suite could not run\n");
+          "  --in-process      test every plugin in this process (default: each in a child process, so\n"
+          "                    that a plugin that crashes is named and the others are still tested)\n"
+          "exit status: 0 every backend passed; 1 a case failed, a device did not open, a plugin crashed,\n"
+          "or nothing was checked; 2 the suite could not run\n");
 }
 
 static double now(void) {
@@ -137,6 +141,7 @@ static void finish(const cf_console_t *con, cf_report_t *rep, cf_backend_summary
     default: b->skipped++; break;
   }
   b->count++;
+  cf_child_result(r);
   cf_console_result(con, rep, r, b->count, total);
 }
 
@@ -175,6 +180,7 @@ static void run_backend(const cf_console_t *con, cf_report_t *rep, cf_env_t *env
       cf_result_init(r, chk->id, chk->op, "-", "-", chk->id);
       snprintf(r->backend, sizeof r->backend, "%s", env->backend);
       snprintf(r->device, sizeof r->device, "%s", env->info.name);
+      cf_child_running(chk->id);
       double t = now();
       chk->fn(env, r);
       r->seconds = now() - t;
@@ -191,6 +197,7 @@ static void run_backend(const cf_console_t *con, cf_report_t *rep, cf_env_t *env
     r->is_case = 1;
     r->op_id = c->op;
     r->dtype_id = c->dtype;
+    cf_child_running(c->id);
     double t = now();
     cf_run_case(env, c, r);
     r->seconds = now() - t;
@@ -198,6 +205,168 @@ static void run_backend(const cf_console_t *con, cf_report_t *rep, cf_env_t *env
   }
   b->seconds = now() - t0;
   cf_console_end(con, rep, b);
+}
+
+/* Every wanted plugin in this process (--in-process, or a child of run_isolated: --child-fd). */
+static int run_in_process(const options_t *o, const cf_console_t *con, cf_report_t *rep, const cf_case_list_t *cases,
+                          const unsigned char *selected) {
+  /* with --backend, the other plugins are identified only, never initialised (the loader defers them) */
+  parity_context_options_t opts;
+  parity_context_options_init(&opts);
+  opts.backend = o->backend;
+  parity_context_t *ctx;
+  if (parity_context_create(&opts, &ctx) != PARITY_STATUS_OK) {
+    fprintf(stderr, "parity-conform: %s\n", parity_last_error());
+    return 2;
+  }
+
+  parity_device_t *oracle = NULL;
+  uint32_t oracle_plugin;
+  if (parity_context_find_plugin(ctx, "cpu", &oracle_plugin) != PARITY_STATUS_OK ||
+      parity_context_open_device(ctx, oracle_plugin, 0, &oracle) != PARITY_STATUS_OK) {
+    fprintf(stderr, "parity-conform: no oracle: %s\n  the CPU plugin (parity-plugin-cpu.so) computes the "
+                    "float64 reference; build it or add its folder to PARITY_PLUGIN_PATH\n", parity_last_error());
+    parity_context_destroy(ctx);
+    return 2;
+  }
+
+  int exit_code = 0, matched = 0;
+  uint32_t np = parity_context_plugin_count(ctx);
+  for (uint32_t p = 0; p < np; p++) {
+    parity_plugin_record_t rec;
+    parity_context_plugin_peek(ctx, p, &rec); /* a plugin not wanted stays uninitialised */
+    int wanted = !o->backend || !strcmp(o->backend, rec.name) || !strcmp(o->backend, rec.backend);
+    if (!wanted) continue;
+    parity_context_plugin(ctx, p, &rec);
+    if (rec.state != PARITY_PLUGIN_STATE_LOADED) {
+      printf("\n== %s: %s, not tested: %s ==\n", rec.name[0] ? rec.name : rec.path,
+             rec.state == PARITY_PLUGIN_STATE_UNAVAILABLE ? "unavailable" : "skipped", rec.reason);
+      if (o->backend) exit_code = 2;
+      cf_child_unavailable();
+      continue;
+    }
+    for (uint32_t d = 0; d < rec.device_count; d++) {
+      if (o->device >= 0 && (uint32_t)o->device != d) continue;
+      matched++;
+      cf_env_t env = {.ctx = ctx, .oracle = oracle, .backend = rec.name, .full = o->full};
+      env.values.seed = o->seed;
+      env.max_buffer_cap = o->full ? (1ull << 30) : (256ull << 20);
+      env.info.struct_size = sizeof env.info;
+      cf_backend_summary_t *b = add_backend(rep);
+      if (!b) return 2;
+      snprintf(b->backend, sizeof b->backend, "%s", rec.name);
+      cf_child_backend(b);
+      cf_child_running("device.open");
+      if (parity_context_open_device(ctx, p, d, &env.dev) != PARITY_STATUS_OK) {
+        snprintf(b->device, sizeof b->device, "device %u", d);
+        snprintf(b->type, sizeof b->type, "not opened");
+        snprintf(b->note, sizeof b->note, "the device does not open");
+        b->first = rep->count;
+        cf_console_begin(con, rep, b);
+        cf_result_t *r = next_result(rep);
+        cf_result_init(r, "device.open", "(device)", "-", "-", "open");
+        snprintf(r->backend, sizeof r->backend, "%s", rec.name);
+        cf_result_fail(r, "%s", parity_last_error());
+        finish(con, rep, b, r, 1);
+        cf_console_end(con, rep, b);
+        cf_child_summary(b);
+        exit_code = exit_code ? exit_code : 1;
+        continue;
+      }
+      parity_device_get_info(env.dev, &env.info);
+      env.cases = cases;
+      b->dtype_mask = env.info.dtype_mask;
+      b->flags = env.info.flags;
+      env.values.no_denormals = env.info.denormals == PARITY_DENORMALS_FLUSHED;
+      snprintf(b->device, sizeof b->device, "%s", env.info.name);
+      snprintf(b->type, sizeof b->type, "%s", type_name(env.info.type));
+      if (env.values.no_denormals) snprintf(b->note, sizeof b->note, "declares flushed denormals: inputs carry none");
+      if (o->support) {
+        cf_print_support(&env, cases, selected);
+        cf_child_summary(b);
+        continue;
+      }
+      run_backend(con, rep, &env, cases, selected, o, b);
+      cf_print_core_needs(&env);
+      cf_child_summary(b);
+      cf_coverage_t cov;
+      cf_coverage(rep, b, &cov);
+      if (cov.verdict != CF_VERDICT_PASS && exit_code == 0) exit_code = 1;
+    }
+  }
+  if (o->backend && !matched && exit_code == 0) {
+    fprintf(stderr, "parity-conform: no backend '%s' to test; available: %s\n", o->backend,
+            parity_context_available(ctx));
+    exit_code = 2;
+  }
+  parity_context_destroy(ctx);
+  return exit_code;
+}
+
+/* The default: every wanted plugin in a child process of its own (isolate.h). This process
+ * identifies the plugins without initialising any, then runs itself per plugin with --backend NAME
+ * (the report options are this process's: the children stream their results here). */
+static int run_isolated(int argc, char **argv, const options_t *o, cf_report_t *rep) {
+  parity_context_options_t opts;
+  parity_context_options_init(&opts);
+  opts.backend = "-"; /* a backend no plugin is: every one is identified from its file, none initialised */
+  parity_context_t *ctx;
+  if (parity_context_create(&opts, &ctx) != PARITY_STATUS_OK) {
+    fprintf(stderr, "parity-conform: %s\n", parity_last_error());
+    return 2;
+  }
+  char **args = calloc((size_t)argc + 8, sizeof *args);
+  uint32_t np = parity_context_plugin_count(ctx);
+  const char **tested = calloc(np ? np : 1, sizeof *tested);
+  if (!args || !tested) {
+    free(args);
+    free(tested);
+    parity_context_destroy(ctx);
+    return 2;
+  }
+  int n = 0;
+  args[n++] = argv[0];
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--json") || !strcmp(a, "--markdown") || !strcmp(a, "--junit") || !strcmp(a, "--html") ||
+        !strcmp(a, "--backend")) {
+      i++;
+      continue;
+    }
+    args[n++] = argv[i];
+  }
+  int exit_code = 0, matched = 0;
+  uint32_t ntested = 0;
+  for (uint32_t p = 0; p < np; p++) {
+    parity_plugin_record_t rec;
+    parity_context_plugin_peek(ctx, p, &rec);
+    int wanted = !o->backend || !strcmp(o->backend, rec.name) || !strcmp(o->backend, rec.backend);
+    if (!wanted) continue;
+    if (!rec.name[0]) { /* it never said who it is: the loader already said why */
+      printf("\n== %s: skipped, not tested: %s ==\n", rec.path, rec.reason);
+      continue;
+    }
+    int seen = 0;
+    for (uint32_t k = 0; k < ntested; k++) seen |= !strcmp(tested[k], rec.name);
+    if (seen) continue; /* a second file of the same plugin: the loader uses the first */
+    tested[ntested++] = rec.name;
+    matched++;
+    args[n] = "--backend";
+    args[n + 1] = (char *)rec.name;
+    int unavailable = 0;
+    int code = cf_isolate_exec(args, n + 2, rep, rec.name, &unavailable);
+    if (code < 0 || code == 1) exit_code = exit_code == 2 ? 2 : 1;
+    else if (code >= 2 && !(unavailable && !o->backend)) exit_code = 2;
+  }
+  if (o->backend && !matched) {
+    fprintf(stderr, "parity-conform: no backend '%s' to test; available: %s\n", o->backend,
+            parity_context_available(ctx));
+    exit_code = 2;
+  }
+  free(args);
+  free(tested);
+  parity_context_destroy(ctx);
+  return exit_code;
 }
 
 /* --env VAR=VALUE: set before any plugin loads, so a launch configuration applies to the whole
@@ -246,6 +415,7 @@ static int check_names(const char *list, const char *flag, int dtypes) {
 static int parse(int argc, char **argv, options_t *o) {
   memset(o, 0, sizeof *o);
   o->device = -1;
+  o->child_fd = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     const char **target = !strcmp(a, "--backend") ? &o->backend : !strcmp(a, "--op") ? &o->ops
@@ -253,13 +423,15 @@ static int parse(int argc, char **argv, options_t *o) {
                         : !strcmp(a, "--case") ? &o->cases : !strcmp(a, "--json") ? &o->json
                         : !strcmp(a, "--markdown") ? &o->markdown : !strcmp(a, "--junit") ? &o->junit
                         : !strcmp(a, "--html") ? &o->html : NULL;
-    if (target || !strcmp(a, "--device") || !strcmp(a, "--seed") || !strcmp(a, "--env") || !strcmp(a, "--shard")) {
+    if (target || !strcmp(a, "--device") || !strcmp(a, "--seed") || !strcmp(a, "--env") || !strcmp(a, "--shard") ||
+        !strcmp(a, "--child-fd")) {
       if (!v) {
         fprintf(stderr, "parity-conform: %s needs a value\n", a);
         return -1;
       }
       i++;
       if (target) *target = v;
+      else if (!strcmp(a, "--child-fd")) o->child_fd = atoi(v);
       else if (!strcmp(a, "--device")) {
         char *end = NULL;
         errno = 0;
@@ -288,6 +460,7 @@ static int parse(int argc, char **argv, options_t *o) {
     } else if (!strcmp(a, "--full")) o->full = 1;
     else if (!strcmp(a, "--failures-only")) o->failures_only = 1;
     else if (!strcmp(a, "--list")) o->list = 1;
+    else if (!strcmp(a, "--in-process")) o->in_process = 1;
     else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) o->verbose = 1;
     else if (!strcmp(a, "--support")) o->support = 1;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -350,90 +523,14 @@ int main(int argc, char **argv) {
   if (!selected) return 2;
   for (size_t i = 0; i < cases.count; i++) selected[i] = (unsigned char)case_selected(&o, &cases, i);
   cf_console_t con = {.verbose = o.verbose, .failures_only = o.failures_only, .progress = isatty(STDOUT_FILENO)};
-  parity_context_t *ctx;
-  if (parity_context_create(NULL, &ctx) != PARITY_STATUS_OK) {
-    fprintf(stderr, "parity-conform: %s\n", parity_last_error());
-    return 2;
-  }
   cf_report_t rep;
   memset(&rep, 0, sizeof rep);
   rep.seed = o.seed;
   rep.full = o.full;
   build_command(&rep, argv[0]);
-
-  parity_device_t *oracle = NULL;
-  uint32_t oracle_plugin;
-  if (parity_context_find_plugin(ctx, "cpu", &oracle_plugin) != PARITY_STATUS_OK ||
-      parity_context_open_device(ctx, oracle_plugin, 0, &oracle) != PARITY_STATUS_OK) {
-    fprintf(stderr, "parity-conform: no oracle: %s\n  the CPU plugin (parity-plugin-cpu.so) computes the "
-                    "float64 reference; build it or add its folder to PARITY_PLUGIN_PATH\n", parity_last_error());
-    parity_context_destroy(ctx);
-    cf_cases_free(&cases);
-    return 2;
-  }
-
-  int exit_code = 0, matched = 0;
-  uint32_t np = parity_context_plugin_count(ctx);
-  for (uint32_t p = 0; p < np; p++) {
-    parity_plugin_record_t rec;
-    parity_context_plugin(ctx, p, &rec);
-    int wanted = !o.backend || !strcmp(o.backend, rec.name) || !strcmp(o.backend, rec.backend);
-    if (!wanted) continue;
-    if (rec.state != PARITY_PLUGIN_STATE_LOADED) {
-      printf("\n== %s: %s, not tested: %s ==\n", rec.name[0] ? rec.name : rec.path,
-             rec.state == PARITY_PLUGIN_STATE_UNAVAILABLE ? "unavailable" : "skipped", rec.reason);
-      if (o.backend) exit_code = 2;
-      continue;
-    }
-    for (uint32_t d = 0; d < rec.device_count; d++) {
-      if (o.device >= 0 && (uint32_t)o.device != d) continue;
-      matched++;
-      cf_env_t env = {.ctx = ctx, .oracle = oracle, .backend = rec.name, .full = o.full};
-      env.values.seed = o.seed;
-      env.max_buffer_cap = o.full ? (1ull << 30) : (256ull << 20);
-      env.info.struct_size = sizeof env.info;
-      cf_backend_summary_t *b = add_backend(&rep);
-      if (!b) return 2;
-      snprintf(b->backend, sizeof b->backend, "%s", rec.name);
-      if (parity_context_open_device(ctx, p, d, &env.dev) != PARITY_STATUS_OK) {
-        snprintf(b->device, sizeof b->device, "device %u", d);
-        snprintf(b->type, sizeof b->type, "not opened");
-        snprintf(b->note, sizeof b->note, "the device does not open");
-        b->first = rep.count;
-        cf_console_begin(&con, &rep, b);
-        cf_result_t *r = next_result(&rep);
-        cf_result_init(r, "device.open", "(device)", "-", "-", "open");
-        snprintf(r->backend, sizeof r->backend, "%s", rec.name);
-        cf_result_fail(r, "%s", parity_last_error());
-        finish(&con, &rep, b, r, 1);
-        cf_console_end(&con, &rep, b);
-        exit_code = exit_code ? exit_code : 1;
-        continue;
-      }
-      parity_device_get_info(env.dev, &env.info);
-      env.cases = &cases;
-      b->dtype_mask = env.info.dtype_mask;
-      b->flags = env.info.flags;
-      env.values.no_denormals = env.info.denormals == PARITY_DENORMALS_FLUSHED;
-      snprintf(b->device, sizeof b->device, "%s", env.info.name);
-      snprintf(b->type, sizeof b->type, "%s", type_name(env.info.type));
-      if (env.values.no_denormals) snprintf(b->note, sizeof b->note, "declares flushed denormals: inputs carry none");
-      if (o.support) {
-        cf_print_support(&env, &cases, selected);
-        continue;
-      }
-      run_backend(&con, &rep, &env, &cases, selected, &o, b);
-      cf_print_core_needs(&env);
-      cf_coverage_t cov;
-      cf_coverage(&rep, b, &cov);
-      if (cov.verdict != CF_VERDICT_PASS && exit_code == 0) exit_code = 1;
-    }
-  }
-  if (o.backend && !matched && exit_code == 0) {
-    fprintf(stderr, "parity-conform: no backend '%s' to test; available: %s\n", o.backend,
-            parity_context_available(ctx));
-    exit_code = 2;
-  }
+  if (o.child_fd >= 0) cf_child_attach(o.child_fd);
+  int exit_code = o.child_fd < 0 && !o.in_process ? run_isolated(argc, argv, &o, &rep)
+                                                  : run_in_process(&o, &con, &rep, &cases, selected);
   if (o.json && cf_write_json(&rep, o.json) != 0) {
     fprintf(stderr, "parity-conform: cannot write %s\n", o.json);
     exit_code = 2;
@@ -453,6 +550,5 @@ int main(int argc, char **argv) {
   free(selected);
   cf_report_free(&rep);
   cf_cases_free(&cases);
-  parity_context_destroy(ctx);
   return exit_code;
 }

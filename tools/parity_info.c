@@ -1,7 +1,15 @@
 /* parity-info — every plugin found, with its state, ABI version, devices and capabilities.
- * Exits 0 when the selected backend (PARITY_BACKEND / PARITY_DEVICE) is usable, 2 otherwise. */
+ * Exits 0 when the selected backend (PARITY_BACKEND / PARITY_DEVICE) is usable, 2 otherwise, 1 when
+ * a plugin crashed. The listing runs in a child process: when a plugin crashes while it initialises
+ * or lists its devices, every plugin is listed again, each from a child of its own, and the one that
+ * crashed is named with the signal. */
+#define _GNU_SOURCE
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "parity/parity.h"
 #include "parity_support/dtype.h"
@@ -78,17 +86,36 @@ static void print_device(const parity_device_info_t *i, uint32_t d, int json) {
   printf("      math: %s\n", i->math[0] ? i->math : "not stated by the plugin (ABI before 1.2)");
 }
 
-int main(int argc, char **argv) {
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0) json = 1;
-    else {
-      fprintf(stderr, "usage: parity-info [--json]\n"
-                      "  lists every plugin found, its state, ABI version, devices and capabilities;\n"
-                      "  exits non-zero when the backend PARITY_BACKEND selects is unavailable\n");
-      return strcmp(argv[i], "--help") == 0 ? 0 : 2;
-    }
+/* One plugin's entry (initialising it): its record and devices. */
+static void print_plugin(parity_context_t *ctx, uint32_t p, int json, int first) {
+  parity_plugin_record_t r;
+  parity_context_plugin(ctx, p, &r);
+  if (json) {
+    printf("%s{\"name\":", first ? "" : ",");
+    json_str(r.name);
+    printf(",\"backend\":");
+    json_str(r.backend);
+    printf(",\"path\":");
+    json_str(r.path);
+    printf(",\"state\":\"%s\",\"abi\":\"%u.%u\",\"reason\":", state_name(r.state), r.abi_major, r.abi_minor);
+    json_str(r.reason);
+    printf(",\"devices\":[");
+  } else {
+    printf("  %-10s %-11s ABI %u.%u  %s\n", r.name[0] ? r.name : "?", state_name(r.state), r.abi_major, r.abi_minor,
+           r.path);
+    if (r.reason[0]) printf("    %s\n", r.reason);
   }
+  for (uint32_t d = 0; d < r.device_count; d++) {
+    parity_device_info_t info = {.struct_size = sizeof info};
+    if (parity_context_device_info(ctx, p, d, &info) != PARITY_STATUS_OK) continue;
+    if (json && d) printf(",");
+    print_device(&info, d, json);
+  }
+  if (json) printf("]}");
+}
+
+/* The listing as it always was: every plugin initialised in this process. */
+static int listing(int json) {
   parity_context_t *ctx;
   if (parity_context_create(NULL, &ctx) != PARITY_STATUS_OK) {
     fprintf(stderr, "parity-info: %s\n", parity_last_error());
@@ -104,32 +131,7 @@ int main(int argc, char **argv) {
   else printf("parity host ABI %u.%u; backend request '%s'\n\nplugins:\n", PARITY_ABI_MAJOR,
               PARITY_ABI_MINOR, parity_context_backend_request(ctx));
   if (!json && n == 0) printf("  (none found)\n");
-  for (uint32_t p = 0; p < n; p++) {
-    parity_plugin_record_t r;
-    parity_context_plugin(ctx, p, &r);
-    if (json) {
-      printf("%s{\"name\":", p ? "," : "");
-      json_str(r.name);
-      printf(",\"backend\":");
-      json_str(r.backend);
-      printf(",\"path\":");
-      json_str(r.path);
-      printf(",\"state\":\"%s\",\"abi\":\"%u.%u\",\"reason\":", state_name(r.state), r.abi_major, r.abi_minor);
-      json_str(r.reason);
-      printf(",\"devices\":[");
-    } else {
-      printf("  %-10s %-11s ABI %u.%u  %s\n", r.name[0] ? r.name : "?", state_name(r.state),
-             r.abi_major, r.abi_minor, r.path);
-      if (r.reason[0]) printf("    %s\n", r.reason);
-    }
-    for (uint32_t d = 0; d < r.device_count; d++) {
-      parity_device_info_t info = {.struct_size = sizeof info};
-      if (parity_context_device_info(ctx, p, d, &info) != PARITY_STATUS_OK) continue;
-      if (json && d) printf(",");
-      print_device(&info, d, json);
-    }
-    if (json) printf("]}");
-  }
+  for (uint32_t p = 0; p < n; p++) print_plugin(ctx, p, json, p == 0);
   uint32_t notes = parity_context_note_count(ctx);
   if (json) {
     printf("],\"notes\":[");
@@ -155,4 +157,99 @@ int main(int argc, char **argv) {
   if (!dev) fprintf(stderr, "parity-info: %s\n", sel_error);
   parity_context_destroy(ctx);
   return dev ? 0 : 2;
+}
+
+/* run fn(ctx_or_arg) in a child; its exit status, or -signal when it was killed */
+static int in_child(int (*fn)(void *), void *arg) {
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) return fn(arg); /* no child: in this process */
+  if (pid == 0) {
+    exit(fn(arg)); /* exit, not _exit: a leak checker still checks the child */
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {}
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -(WIFSIGNALED(status) ? WTERMSIG(status) : 1);
+}
+
+static int g_json;
+static int listing_job(void *arg) {
+  (void)arg;
+  return listing(g_json);
+}
+
+typedef struct one_job {
+  const char *name, *path;
+  int first;
+} one_job;
+
+/* one plugin from a context of its own that initialises only it */
+static int one_plugin_job(void *arg) {
+  const one_job *j = arg;
+  parity_context_options_t o;
+  parity_context_options_init(&o);
+  o.backend = j->name;
+  parity_context_t *ctx;
+  if (parity_context_create(&o, &ctx) != PARITY_STATUS_OK) return 2;
+  for (uint32_t p = 0; p < parity_context_plugin_count(ctx); p++) {
+    parity_plugin_record_t r;
+    parity_context_plugin_peek(ctx, p, &r);
+    if (strcmp(r.path, j->path) == 0) print_plugin(ctx, p, g_json, j->first);
+  }
+  return 0;
+}
+
+/* After a crash: every plugin again, each in a child, the one that crashes named. */
+static int crash_listing(int sig) {
+  parity_context_options_t o;
+  parity_context_options_init(&o);
+  o.backend = "-"; /* identify each plugin from its file; initialise none here */
+  parity_context_t *ctx;
+  if (parity_context_create(&o, &ctx) != PARITY_STATUS_OK) {
+    fprintf(stderr, "parity-info: %s\n", parity_last_error());
+    return 2;
+  }
+  if (g_json) printf("{\"host_abi\":\"%u.%u\",\"plugins\":[", PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
+  else printf("\nparity-info: a plugin crashed (SIG%s); each plugin again, on its own:\n\nplugins:\n", sigabbrev_np(sig));
+  int crashed = 0;
+  for (uint32_t p = 0; p < parity_context_plugin_count(ctx); p++) {
+    parity_plugin_record_t r;
+    parity_context_plugin_peek(ctx, p, &r);
+    one_job j = {r.name, r.path, p == 0};
+    int rc = r.name[0] ? in_child(one_plugin_job, &j) : 0;
+    if (rc >= 0) continue;
+    crashed++;
+    const char *what = sigabbrev_np(-rc);
+    if (g_json) {
+      printf("%s{\"name\":", p ? "," : "");
+      json_str(r.name);
+      printf(",\"path\":");
+      json_str(r.path);
+      printf(",\"state\":\"crashed\",\"reason\":\"crashed with SIG%s while initialising or listing its devices\","
+             "\"devices\":[]}", what ? what : "?");
+    } else {
+      printf("  %-10s %-11s ABI %u.%u  %s\n    crashed with SIG%s while initialising or listing its devices\n",
+             r.name, "crashed", r.abi_major, r.abi_minor, r.path, what ? what : "?");
+    }
+  }
+  if (g_json) printf("],\"selected\":null,\"error\":\"a plugin crashed\"}\n");
+  else printf("\nselected: none (%d plugin(s) crashed; PARITY_BACKEND=NAME selects one of the others)\n", crashed);
+  parity_context_destroy(ctx);
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0) g_json = 1;
+    else {
+      fprintf(stderr, "usage: parity-info [--json]\n"
+                      "  lists every plugin found, its state, ABI version, devices and capabilities;\n"
+                      "  exits non-zero when the backend PARITY_BACKEND selects is unavailable, 1 when a\n"
+                      "  plugin crashed (named with the signal; the others are still listed)\n");
+      return strcmp(argv[i], "--help") == 0 ? 0 : 2;
+    }
+  }
+  int rc = in_child(listing_job, NULL);
+  return rc >= 0 ? rc : crash_listing(-rc);
 }

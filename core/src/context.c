@@ -89,13 +89,13 @@ void parity_context_destroy(parity_context_t *ctx) {
 
 uint32_t parity_context_plugin_count(const parity_context_t *ctx) { return ctx ? ctx->plugin_count : 0; }
 
-parity_status_t parity_context_plugin(const parity_context_t *ctx, uint32_t index,
-                                      parity_plugin_record_t *out) {
+static parity_status_t plugin_record(const parity_context_t *ctx, uint32_t index, parity_plugin_record_t *out,
+                                     int ensure) {
   if (!ctx || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "context_plugin: NULL argument");
   if (index >= ctx->plugin_count)
     return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "context_plugin: index %u, only %u plugin(s)",
                         index, ctx->plugin_count);
-  parity__plugin_ensure((parity_context_t *)ctx, index); /* a listed plugin is a loaded one */
+  if (ensure) parity__plugin_ensure((parity_context_t *)ctx, index); /* a listed plugin is a loaded one */
   const parity__plugin *p = &ctx->plugins[index];
   out->path = p->path;
   out->name = p->name;
@@ -106,7 +106,17 @@ parity_status_t parity_context_plugin(const parity_context_t *ctx, uint32_t inde
   out->abi_major = p->abi_major;
   out->abi_minor = p->abi_minor;
   out->device_count = p->state == PARITY_PLUGIN_STATE_LOADED ? p->device_count : 0;
+  if (p->deferred) out->state = PARITY_PLUGIN_STATE_DEFERRED;
   return PARITY_STATUS_OK;
+}
+
+parity_status_t parity_context_plugin(const parity_context_t *ctx, uint32_t index, parity_plugin_record_t *out) {
+  return plugin_record(ctx, index, out, 1);
+}
+
+parity_status_t parity_context_plugin_peek(const parity_context_t *ctx, uint32_t index,
+                                           parity_plugin_record_t *out) {
+  return plugin_record(ctx, index, out, 0);
 }
 
 uint32_t parity_context_note_count(const parity_context_t *ctx) { return ctx ? ctx->note_count : 0; }

@@ -24,6 +24,16 @@ void parity__copy_text(char *dst, size_t n, const char *src) {
   if (n) dst[i] = 0;
 }
 
+/* The same for text of a stated length: reads at most `length` bytes, never past them. */
+static void copy_text_n(char *dst, size_t n, const char *src, size_t length) {
+  size_t i = 0;
+  for (; src && i + 1 < n && i < length && src[i]; i++) {
+    unsigned char c = (unsigned char)src[i];
+    dst[i] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
+  }
+  if (n) dst[i] = 0;
+}
+
 void parity__set_error(parity_status_t status, const char *message) {
   (void)status;
   parity__copy_text(last_error, sizeof last_error, message);
@@ -66,9 +76,24 @@ static void host_log(void *host_data, int32_t level, const char *message) {
   parity__log(ctx, level >= PARITY_LOG_WARNING ? 1 : 2, "%s", text);
 }
 
+static void host_report_error_n(void *host_data, int32_t status, const char *message, size_t length) {
+  (void)host_data;
+  (void)status;
+  copy_text_n(last_error, sizeof last_error, message, length);
+}
+
+static void host_log_n(void *host_data, int32_t level, const char *message, size_t length) {
+  const parity_context_t *ctx = host_data;
+  char text[1024];
+  copy_text_n(text, sizeof text, message, length);
+  parity__log(ctx, level >= PARITY_LOG_WARNING ? 1 : 2, "%s", text);
+}
+
 const parity_host_api_t parity__host_template = {
     .struct_size = sizeof(parity_host_api_t),
     .host_data = NULL,
     .report_error = host_report_error,
     .log = host_log,
+    .report_error_n = host_report_error_n,
+    .log_n = host_log_n,
 };

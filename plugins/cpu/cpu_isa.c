@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "parity_support/desc.h"
 #include "cpu_internal.h"
 #include "cpu_kernels.h"
 #include "parity_support/env.h"
@@ -102,7 +103,7 @@ int32_t cpu_isa_init(void) {
   atomic_store(&active, table_of(isa));
   if (cpu_host && cpu_host->log) {
     snprintf(msg, sizeof msg, "cpu: %s kernels%s", isa_names[isa], req && *req ? " (PARITY_CPU_ISA)" : "");
-    cpu_host->log(cpu_host->host_data, PARITY_LOG_DEBUG, msg);
+    psup_log(cpu_host, PARITY_LOG_DEBUG, "%s", msg);
   }
   return PARITY_STATUS_OK;
 }

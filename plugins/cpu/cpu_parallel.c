@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cpu_accum.h"
+#include "parity_support/desc.h"
 #include "cpu_internal.h"
 #include "parity_support/env.h"
 
@@ -18,7 +19,7 @@
 static _Atomic int64_t fork_join = -1; /* ns; -1: not known yet */
 
 static void say(int32_t level, const char *msg) {
-  if (cpu_host && cpu_host->log) cpu_host->log(cpu_host->host_data, level, msg);
+  psup_log(cpu_host, level, "%s", msg);
 }
 
 int cpu_reduce_threads_for(int64_t elements, int64_t bytes, int max_threads, int64_t fork_join_ns) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "parity_support/env.h"
+#include "parity_support/desc.h"
 #include "cu_internal.h"
 #include "parity_support/layout.h"
 
@@ -99,7 +100,7 @@ static int32_t load_module(parity_plugin_device_t *dev, int fam, int cls) {
   cu_result_message(msg, sizeof msg, (int)r, "cuModuleLoadDataEx", what);
   int32_t st = cu_result_status((int)r);
   if (st == PARITY_STATUS_OK) st = PARITY_STATUS_INTERNAL;
-  if (cu_host && cu_host->report_error) cu_host->report_error(cu_host->host_data, st, msg);
+  psup_report(cu_host, st, "%s", msg);
   return st;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parity_support/desc.h"
 #include "cu_internal.h"
 
 const parity_host_api_t *cu_host;
@@ -12,7 +13,7 @@ const parity_host_api_t *cu_host;
 void cu_set_host(const parity_host_api_t *host) { cu_host = host; }
 
 void cu_log(int32_t level, const char *msg) {
-  if (cu_host && cu_host->log) cu_host->log(cu_host->host_data, level, msg);
+  psup_log(cu_host, level, "%s", msg);
 }
 
 int32_t cu_res_fail(cu_device_t *dev, CUresult res, const char *call, const char *what) {

@@ -24,6 +24,7 @@
 
 #include "parity_support/cachefile.h"
 #include "parity_support/env.h"
+#include "parity_support/desc.h"
 #include "cl_internal.h"
 #include "ocl_kernel_sources.h" /* generated: ocl_sources[], OCL_SOURCE_COUNT */
 
@@ -38,7 +39,7 @@ static void logf_(int32_t level, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  ocl_host->log(ocl_host->host_data, level, buf);
+  psup_log(ocl_host, level, "%s", buf);
 }
 
 static const int kernel_source[OCL_K_COUNT] = {

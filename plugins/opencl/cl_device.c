@@ -6,6 +6,7 @@
 
 #include "parity_support/cachefile.h"
 #include "parity_support/env.h"
+#include "parity_support/desc.h"
 #include "cl_internal.h"
 
 int ocl_class_of(int32_t dtype) {
@@ -111,7 +112,7 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
   if (cache_why && strstr(cache_why, "too long")) {
     char msg[200];
     snprintf(msg, sizeof msg, "opencl: %s", cache_why);
-    if (ocl_host && ocl_host->log) ocl_host->log(ocl_host->host_data, PARITY_LOG_WARNING, msg);
+    psup_log(ocl_host, PARITY_LOG_WARNING, "%s", msg);
   }
   return ocl_tier_mode(s, &dev->tier);
 }

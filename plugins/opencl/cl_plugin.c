@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "parity_support/env.h"
+#include "parity_support/desc.h"
 #include "cl_internal.h"
 
 const parity_host_api_t *ocl_host;
@@ -26,7 +27,7 @@ int32_t ocl_cl_fail(cl_int err, const char *call, const char *what) {
 }
 
 static void ocl_log(int32_t level, const char *msg) {
-  if (ocl_host && ocl_host->log) ocl_host->log(ocl_host->host_data, level, msg);
+  psup_log(ocl_host, level, "%s", msg);
 }
 
 /* ---- enumeration (init is single-threaded; the table is read-only afterwards) ------------ */

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "parity_support/desc.h"
 #include "vk_internal.h"
 
 #define VKP_RESULTS(X)                                                          \
@@ -83,5 +84,5 @@ void vkp_log(int32_t level, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  vkp_host->log(vkp_host->host_data, level, buf);
+  psup_log(vkp_host, level, "%s", buf);
 }

@@ -244,6 +244,28 @@ Test(conform, the_printed_command_reproduces_a_failure_alone) {
   conform_free(&again);
 }
 
+/* Issue 38, item 5: a plugin that crashes inside a kernel is named with the signal and the case, in
+ * the output and the reports, and the other plugins are still tested (each runs in a child process).
+ * With --in-process the same run dies with the plugin. handle_segv=0: under ASan the fault is a
+ * signal, as in a release build. */
+Test(conform, a_plugin_that_crashes_is_named_and_the_others_are_still_tested) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "ASAN_OPTIONS=\"$ASAN_OPTIONS:handle_segv=0\" PARITY_LOG=quiet PARITY_PLUGIN_PATH='%s' "
+           "PARITY_FAULT=crash-sum '%s' --op sum --dtype f32 --case all", PARITY_FAULT_PLUGIN_DIR, PARITY_CONFORM_EXE);
+  conform_run_t r = run_command(cmd);
+  cr_assert_eq(r.status, 1, "%s", r.output);
+  cr_assert(strstr(r.output, "plugin fault crashed with SIGSEGV in sum.f32.forward.all"), "%s", r.output);
+  cr_assert(strstr(r.output, "verdict cpu: PASS"), "the CPU plugin was not tested after the crash:\n%s", r.output);
+  cr_assert(strstr(r.json, "\"plugin.crash\""), "%s", r.json);
+  conform_free(&r);
+  char inproc[2100];
+  snprintf(inproc, sizeof inproc, "%s --in-process", cmd);
+  r = run_command(inproc);
+  cr_assert_neq(r.status, 0, "%s", r.output);
+  cr_assert_null(strstr(r.output, "verdict cpu: PASS"), "in one process the crash ends the run:\n%s", r.output);
+  conform_free(&r);
+}
+
 Test(conform, an_unknown_fault_name_leaves_the_plugin_unavailable) {
   conform_run_t r = conform("no-such-fault", "--op add --dtype f32 --case n33");
   cr_assert_eq(r.status, 2, "%s", r.output);

@@ -13,7 +13,8 @@
  * Hostile ones (built into their own folder; every value they return is untrusted input):
  *   MANYDEV      reports 2^32-1 devices
  *   DEV2G        reports 2^31 devices
- *   ERRNONUL     init fails with an error text that has no NUL before a guard page
+ *   ERRNONUL     init fails with an error text that has no NUL before a guard page: 100 bytes given
+ *                with their length (report_error_n, ABI 1.2), or 2000 through report_error
  *   NAMENONUL    a device name, driver and math text filling their arrays with no NUL
  *   QUERYNONUL   plugin name, backend and version with no NUL before a guard page, and a
  *                query-time report_error with no NUL
@@ -75,7 +76,13 @@ static int32_t f_init(void) {
     volatile int *nowhere = NULL;
     return *nowhere;
   }
-  if (FAKE_MODE == MODE_ERRNONUL) return fail(PARITY_STATUS_DEVICE_ERROR, unterminated('E', 2000));
+  if (FAKE_MODE == MODE_ERRNONUL) { /* 100 bytes then a guard page: only the stated length keeps the host safe */
+    if (host && PARITY_HAS_FIELD(host, parity_host_api_t, report_error_n) && host->report_error_n) {
+      host->report_error_n(host->host_data, PARITY_STATUS_DEVICE_ERROR, unterminated('E', 100), 100);
+      return PARITY_STATUS_DEVICE_ERROR;
+    }
+    return fail(PARITY_STATUS_DEVICE_ERROR, unterminated('E', 2000));
+  }
   return FAKE_MODE == MODE_UNAVAILABLE ? fail(PARITY_STATUS_UNAVAILABLE, "no fake driver on this machine")
                                        : PARITY_STATUS_OK;
 }

@@ -23,6 +23,7 @@
   X(REFUSE_ALL, "refuse-all")                     /* supports() refuses every op; claims none */ \
   X(REFUSE_ALL_CLAIMS, "refuse-all-claims")       /* refuses every op; claims the CPU's dtypes and float64 */ \
   X(LIE_DTYPES, "lie-dtypes")                     /* runs f32 add, mul, sum only; claims all */ \
+  X(CRASH_SUM, "crash-sum")                       /* SIGSEGV inside the f32 sum kernel */      \
   /* kernel mutants (fault_mutants.c): the bug classes GPU backends ship */                      \
   X(NAIVE_SUM, "naive-sum")                       /* one sequential f32 accumulator per sum */ \
   X(DROP_PARTIAL, "drop-partial")                 /* long sums: one of 512 partials lost */    \

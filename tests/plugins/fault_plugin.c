@@ -146,6 +146,11 @@ static int32_t ew_backward(parity_plugin_device_t *dev, const parity_op_desc_t *
 }
 
 static int32_t reduce_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (fault_active == FAULT_CRASH_SUM && d->op == PARITY_OP_SUM && d->inputs[0] &&
+      d->inputs[0]->dtype == PARITY_DTYPE_F32) {
+    volatile int *nowhere = NULL; /* a driver that faults: parity-conform must name it and go on */
+    return *nowhere;
+  }
   if (fault_active == FAULT_INDUCTOR_RECOMPUTE) fault_inductor_other_forward();
   if (fault_active == FAULT_FALSE_F64 && has_f64(d)) return fault_via_f32(fault_cpu->reduce_forward, dev, d);
   int sum = d->op == PARITY_OP_SUM && is_float(d->inputs[0]);

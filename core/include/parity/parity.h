@@ -73,7 +73,8 @@ PARITY_API void parity_context_destroy(parity_context_t *ctx);
 typedef enum parity_plugin_state_t {
   PARITY_PLUGIN_STATE_LOADED = 1,      /* negotiated and initialised */
   PARITY_PLUGIN_STATE_UNAVAILABLE = 2, /* loaded, but its backend cannot run here */
-  PARITY_PLUGIN_STATE_SKIPPED = 3      /* failed to load, negotiate or initialise */
+  PARITY_PLUGIN_STATE_SKIPPED = 3,     /* failed to load, negotiate or initialise */
+  PARITY_PLUGIN_STATE_DEFERRED = 4     /* identified from its file, not initialised yet (peek only) */
 } parity_plugin_state_t;
 
 typedef struct parity_plugin_record_t {
@@ -91,6 +92,12 @@ PARITY_API uint32_t parity_context_plugin_count(const parity_context_t *ctx);
 /* Strings stay valid while the context lives. */
 PARITY_API parity_status_t parity_context_plugin(const parity_context_t *ctx, uint32_t index,
                                                  parity_plugin_record_t *out_record);
+/* The same record without initialising the plugin: a plugin the context deferred (the context was
+ * asked for another backend: parity_context_options_t.backend) is described from its file's identity
+ * note, with state PARITY_PLUGIN_STATE_DEFERRED and no devices. For tools that initialise each
+ * plugin in a child process of their own (parity-conform), so that one that crashes is named. */
+PARITY_API parity_status_t parity_context_plugin_peek(const parity_context_t *ctx, uint32_t index,
+                                                      parity_plugin_record_t *out_record);
 /* Loader notes that are not about one plugin, e.g. a PARITY_PLUGIN_PATH folder that is missing. */
 PARITY_API uint32_t parity_context_note_count(const parity_context_t *ctx);
 PARITY_API const char *parity_context_note(const parity_context_t *ctx, uint32_t index);

@@ -223,11 +223,27 @@ int32_t psup_report(const parity_host_api_t *host, int32_t status, const char *f
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int len = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    host->report_error(host->host_data, status, buf);
+    size_t n = len < 0 ? 0 : (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1;
+    if (PARITY_HAS_FIELD(host, parity_host_api_t, report_error_n) && host->report_error_n)
+      host->report_error_n(host->host_data, status, buf, n);
+    else
+      host->report_error(host->host_data, status, buf);
   }
   return status;
+}
+
+void psup_log(const parity_host_api_t *host, int32_t level, const char *fmt, ...) {
+  if (!host || !host->log) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int len = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  size_t n = len < 0 ? 0 : (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1;
+  if (PARITY_HAS_FIELD(host, parity_host_api_t, log_n) && host->log_n) host->log_n(host->host_data, level, buf, n);
+  else host->log(host->host_data, level, buf);
 }
 
 const char *psup_tensor_str(const parity_tensor_desc_t *t, char *buf, size_t size) {

@@ -69,9 +69,12 @@ static inline void psup_iter_next_outer(psup_iter_t *it) {
   }
 }
 
-/* Format a message and hand it to host->report_error; returns status. Safe with host NULL. */
+/* Format a message and hand it to the host with its length (report_error_n, ABI 1.2; report_error
+ * for an older host); returns status. Safe with host NULL. */
 int32_t psup_report(const parity_host_api_t *host, int32_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same for host->log / log_n (a diagnostic line at PARITY_LOG_* level). */
+void psup_log(const parity_host_api_t *host, int32_t level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Describe a tensor as "f32[2,3] strides [3,1] +0" into buf. */
 const char *psup_tensor_str(const parity_tensor_desc_t *t, char *buf, size_t size);
 
