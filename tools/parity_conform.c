@@ -110,19 +110,6 @@ static void build_command(cf_report_t *rep, const char *argv0) {
   if (used < n) snprintf(rep->command + used, n - used, "%s", argv0);
 }
 
-static cf_backend_summary_t *add_backend(cf_report_t *rep) {
-  if (rep->backend_count == rep->backend_cap) {
-    size_t cap = rep->backend_cap ? rep->backend_cap * 2 : 8;
-    cf_backend_summary_t *p = realloc(rep->backends, cap * sizeof *p);
-    if (!p) return NULL;
-    rep->backends = p;
-    rep->backend_cap = cap;
-  }
-  cf_backend_summary_t *b = &rep->backends[rep->backend_count++];
-  memset(b, 0, sizeof *b);
-  return b;
-}
-
 static const char *type_name(int32_t t) {
   switch (t) {
     case PARITY_DEVICE_TYPE_CPU: return "cpu";
@@ -252,7 +239,7 @@ static int run_in_process(const options_t *o, const cf_console_t *con, cf_report
       env.values.seed = o->seed;
       env.max_buffer_cap = o->full ? (1ull << 30) : (256ull << 20);
       env.info.struct_size = sizeof env.info;
-      cf_backend_summary_t *b = add_backend(rep);
+      cf_backend_summary_t *b = cf_report_add_backend(rep);
       if (!b) return 2;
       snprintf(b->backend, sizeof b->backend, "%s", rec.name);
       cf_child_backend(b);

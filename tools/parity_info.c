@@ -197,6 +197,7 @@ static int one_plugin_job(void *arg) {
     parity_context_plugin_peek(ctx, p, &r);
     if (strcmp(r.path, j->path) == 0) print_plugin(ctx, p, g_json, j->first);
   }
+  parity_context_destroy(ctx);
   return 0;
 }
 

@@ -219,6 +219,13 @@ parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t directi
     if (i >= nin) total += psup_numel(&descs[i]);
   }
   if (total == 0) return PARITY_STATUS_OK; /* no kernel for zero elements */
+  if (!parity__recording(dev)) /* eager: a plan's constant must not change under it (issue 38, item 7) */
+    for (uint32_t i = 0; i < nout; i++)
+      if (outs[i] && outs[i]->st->plan_fills)
+        return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "%s: output %u is a tensor a plan refills on every "
+                            "replay (it was filled, e.g. by parity_tensor_full or zero_grad, while the plan recorded), "
+                            "so this write would be undone by the next replay; record the op in the plan, or create "
+                            "the tensor before parity_plan_begin", psup_op_name(op), i);
   parity_status_t st = parity__device_run_owned(dev, &d);
   dev->launches++;
   parity_plan_t *rec = st == PARITY_STATUS_OK ? parity__recording(dev) : NULL;
@@ -234,6 +241,10 @@ parity_status_t parity__fill(parity_tensor_t *t, double value) {
   uint64_t size = (uint64_t)parity_tensor_numel(t) * esz;
   if (size == 0) return PARITY_STATUS_OK;
   uint64_t off = (uint64_t)t->offset * esz;
+  if (t->st->plan_fills && !parity__recording(t->st->dev))
+    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "fill: the tensor is one a plan refills on every replay, "
+                        "so this fill would be undone by the next replay; record it in the plan, or create the tensor "
+                        "before parity_plan_begin");
   parity_status_t st = parity_buffer_fill(t->st->buf, off, size, pattern, esz);
   parity_plan_t *rec = st == PARITY_STATUS_OK ? parity__recording(t->st->dev) : NULL;
   if (rec) parity__plan_record_fill(rec, t->st, off, size, pattern, esz);

@@ -597,3 +597,35 @@ Test(plan, another_threads_ops_are_not_recorded) {
   parity_tensor_release(y);
   parity_tensor_release(x);
 }
+
+/* Issue 38, item 7: a tensor a plan fills (a constant, a parameter made while recording) is that
+ * plan's: an eager optimizer step writing it outside the plan would be undone by the next replay,
+ * so it is refused, as parity_tensor_write is. */
+Test(plan, an_eager_write_into_a_plan_constant_is_refused_not_silently_reverted) {
+  parity_device_t *dev = pt_device("cpu");
+  int64_t n = 4;
+  parity_tensor_t *x, *w, *y, *loss;
+  OK(parity_tensor_ones(dev, PARITY_DTYPE_F32, 1, &n, &x));
+  parity_plan_t *p;
+  OK(parity_plan_begin(dev, &p));
+  OK(parity_tensor_full(dev, PARITY_DTYPE_F32, 1, &n, 2.0, &w)); /* filled while recording */
+  OK(parity_tensor_set_requires_grad(w, 1));
+  OK(parity_binary(PARITY_OP_MUL, w, x, &y));
+  OK(parity_reduce(PARITY_OP_SUM, y, 0, 0, &loss));
+  OK(parity_backward(loss, NULL, 0));
+  OK(parity_plan_end(p));
+  parity_optimizer_t *sgd;
+  OK(parity_sgd_create(&w, 1, 0.5, 0, &sgd));
+  cr_assert_eq(parity_optimizer_step(sgd), PARITY_STATUS_FAILED_PRECONDITION);
+  cr_assert(strstr(parity_last_error(), "a plan refills on every replay"), "%s", parity_last_error());
+  double v[4];
+  OK(parity_tensor_to_f64(w, v, 4));
+  cr_assert_eq(v[0], 2.0, "the refused step changed the constant");
+  parity_optimizer_destroy(sgd);
+  parity_plan_destroy(p);
+  OK(parity_tensor_set_requires_grad(w, 1)); /* the plan gone, the tensor is the caller's again */
+  parity_tensor_release(loss);
+  parity_tensor_release(y);
+  parity_tensor_release(w);
+  parity_tensor_release(x);
+}

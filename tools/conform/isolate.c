@@ -51,19 +51,6 @@ static int read_all(int fd, void *data, size_t size) {
   return 0;
 }
 
-static cf_backend_summary_t *new_backend(cf_report_t *rep) {
-  if (rep->backend_count == rep->backend_cap) {
-    size_t cap = rep->backend_cap ? rep->backend_cap * 2 : 8;
-    cf_backend_summary_t *p = realloc(rep->backends, cap * sizeof *p);
-    if (!p) return NULL;
-    rep->backends = p;
-    rep->backend_cap = cap;
-  }
-  cf_backend_summary_t *b = &rep->backends[rep->backend_count++];
-  memset(b, 0, sizeof *b);
-  return b;
-}
-
 static void count(cf_backend_summary_t *b, const cf_result_t *r) {
   if (!b) return;
   switch (r->status) {
@@ -122,8 +109,7 @@ int cf_isolate_exec(char **argv, int argc, cf_report_t *rep, const char *plugin,
     if (kind == 'N' || kind == 'B') {
       if (read_all(fds[0], &got, sizeof got) != 0) break;
       if (kind == 'N') {
-        if (!(b = new_backend(rep))) break;
-        memset(b, 0, sizeof *b);
+        if (!(b = cf_report_add_backend(rep))) break;
         b->first = rep->count;
       }
       if (b) adopt(b, &got);
@@ -150,7 +136,7 @@ int cf_isolate_exec(char **argv, int argc, cf_report_t *rep, const char *plugin,
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   const char *abbrev = sig ? sigabbrev_np(sig) : NULL;
-  if (!b && (b = new_backend(rep)) != NULL) { /* it died before a device summary began */
+  if (!b && (b = cf_report_add_backend(rep)) != NULL) { /* it died before a device summary began */
     snprintf(b->backend, sizeof b->backend, "%s", plugin);
     snprintf(b->device, sizeof b->device, "(no device)");
     snprintf(b->type, sizeof b->type, "crashed");

@@ -62,6 +62,19 @@ cf_result_t *cf_report_add(cf_report_t *rep) {
   return &rep->results[rep->count++];
 }
 
+cf_backend_summary_t *cf_report_add_backend(cf_report_t *rep) {
+  if (rep->backend_count == rep->backend_cap) {
+    size_t cap = rep->backend_cap ? rep->backend_cap * 2 : 8;
+    cf_backend_summary_t *p = realloc(rep->backends, cap * sizeof *p);
+    if (!p) return NULL;
+    rep->backends = p;
+    rep->backend_cap = cap;
+  }
+  cf_backend_summary_t *b = &rep->backends[rep->backend_count++];
+  memset(b, 0, sizeof *b);
+  return b;
+}
+
 void cf_report_free(cf_report_t *rep) {
   free(rep->results);
   free(rep->backends);

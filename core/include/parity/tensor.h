@@ -221,7 +221,11 @@ typedef struct parity_plan_t parity_plan_t;
  * with. A training step records whole: create the optimizer first (its state lives on the
  * device), then record zero_grad, forward, loss, backward and optimizer_step once, and replay it
  * after writing each new batch into the input tensors. The plan keeps every storage it touched
- * alive: releasing or reshaping a captured tensor afterwards leaves replay well defined. */
+ * alive: releasing or reshaping a captured tensor afterwards leaves replay well defined.
+ * Ops another thread issues on dev meanwhile run eagerly and are not recorded. A tensor the plan
+ * fills while recording (a constant, zero_grad's gradients, a parameter made inside) is the plan's:
+ * replay refills it, so an eager write into it (an op's output, a fill, parity_tensor_write, an
+ * optimizer step) is refused with FAILED_PRECONDITION until the plan is destroyed. */
 PARITY_API parity_status_t parity_plan_begin(parity_device_t *dev, parity_plan_t **out);
 /* Stop recording. Tensors created while recording keep their storage as long as the plan lives. */
 PARITY_API parity_status_t parity_plan_end(parity_plan_t *plan);
@@ -229,6 +233,8 @@ PARITY_API parity_status_t parity_plan_end(parity_plan_t *plan);
  * the plan's input tensors with parity_tensor_write first. Allocates nothing. */
 PARITY_API parity_status_t parity_plan_replay(parity_plan_t *plan);
 PARITY_API uint64_t parity_plan_command_count(const parity_plan_t *plan);
+/* A plan destroyed twice (or ended or replayed after destroy) is refused with a message, like a
+ * tensor's double release, as long as it is among the last 64 plans destroyed. */
 PARITY_API void parity_plan_destroy(parity_plan_t *plan);
 
 #ifdef __cplusplus

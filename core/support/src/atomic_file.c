@@ -1,25 +1,17 @@
 /* atomic_file.c — see atomic_file.h. */
 #define _GNU_SOURCE
 #include "parity_support/atomic_file.h"
+#include "parity_support/parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int fail(char *err, size_t n, const char *fmt, ...) {
-  if (n) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
+#define fail psup_errorf
 
 static const char *kind_of(mode_t m) {
   return S_ISDIR(m) ? "a folder" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) || S_ISBLK(m) ? "a device" : S_ISSOCK(m) ? "a socket" : "not a regular file";

@@ -218,19 +218,23 @@ void psup_iter_seek(psup_iter_t *it, int64_t linear) {
   }
 }
 
+/* fmt formatted into buf (size n); the length written, cut to n - 1 */
+static size_t format_into(char *buf, size_t n, const char *fmt, va_list ap) {
+  int len = vsnprintf(buf, n, fmt, ap);
+  return len < 0 ? 0 : (size_t)len < n ? (size_t)len : n - 1;
+}
+
 int32_t psup_report(const parity_host_api_t *host, int32_t status, const char *fmt, ...) {
-  if (host && host->report_error) {
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int len = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    size_t n = len < 0 ? 0 : (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1;
-    if (PARITY_HAS_FIELD(host, parity_host_api_t, report_error_n) && host->report_error_n)
-      host->report_error_n(host->host_data, status, buf, n);
-    else
-      host->report_error(host->host_data, status, buf);
-  }
+  if (!host || !host->report_error) return status;
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  size_t n = format_into(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (PARITY_HAS_FIELD(host, parity_host_api_t, report_error_n) && host->report_error_n)
+    host->report_error_n(host->host_data, status, buf, n);
+  else
+    host->report_error(host->host_data, status, buf);
   return status;
 }
 
@@ -239,9 +243,8 @@ void psup_log(const parity_host_api_t *host, int32_t level, const char *fmt, ...
   char buf[1024];
   va_list ap;
   va_start(ap, fmt);
-  int len = vsnprintf(buf, sizeof buf, fmt, ap);
+  size_t n = format_into(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  size_t n = len < 0 ? 0 : (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1;
   if (PARITY_HAS_FIELD(host, parity_host_api_t, log_n) && host->log_n) host->log_n(host->host_data, level, buf, n);
   else host->log(host->host_data, level, buf);
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, size_t n, const char *fmt, ...) {
+int psup_errorf(char *err, size_t n, const char *fmt, ...) {
   if (n) {
     va_list ap;
     va_start(ap, fmt);
@@ -18,6 +18,7 @@ static int fail(char *err, size_t n, const char *fmt, ...) {
   }
   return -1;
 }
+#define fail psup_errorf
 
 /* the text as written, cut to 40 characters for a message */
 #define QUOTE(text) (strlen(text) > 40 ? 40 : (int)strlen(text)), (text), (strlen(text) > 40 ? "..." : "")

@@ -21,4 +21,7 @@ int psup_parse_choice(const char *what, const char *text, const char *const *cho
 /* 0/1, off/on, no/yes, false/true into *out = 0 or 1. */
 int psup_parse_flag(const char *what, const char *text, int *out, char *err, size_t n);
 
+/* Format a message into err (n may be 0: nothing written); returns -1, for "return psup_errorf(...)". */
+int psup_errorf(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif
