@@ -1,20 +1,23 @@
 /* cachefile.c — see cachefile.h. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include "parity_support/env.h"
 #include "parity_support/cachefile.h"
 #include "parity_support/atomic_file.h"
+#include "parity_support/siphash.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* mac: SipHash-2-4 of magic, key, size and the payload, keyed by the folder's secret (below) */
 typedef struct header_t {
   char magic[8];
-  uint64_t key, size, checksum;
+  uint64_t key, size, mac;
 } header_t;
 
 uint64_t psup_fnv1a(uint64_t h, const void *p, size_t n) {
@@ -76,8 +79,61 @@ static FILE *open_trusted(const char *path, const char **why) {
   return NULL;
 }
 
+/* The folder's secret: 16 random bytes in <folder>/key, readable by this user only, made by the
+ * first writer (a temporary linked into place, so concurrent writers agree on one). A cache file's
+ * MAC is keyed by it: a file made by anyone without it (a checksum recomputed, a payload crafted)
+ * is refused before a driver parses it. 0, or -1 with *why. */
+static int folder_key(const char *path, int create, unsigned char key[16], const char **why) {
+  char keypath[PSUP_CACHE_PATH_MAX + 16];
+  const char *slash = strrchr(path, '/');
+  int dirlen = slash ? (int)(slash - path) : 1;
+  snprintf(keypath, sizeof keypath, "%.*s/key", dirlen, slash ? path : ".");
+  for (int attempt = 0; attempt < 2; attempt++) {
+    FILE *f = open_trusted(keypath, why);
+    if (f) {
+      struct stat st;
+      int ok = fstat(fileno(f), &st) == 0 && (st.st_mode & 077) == 0 && st.st_size == 16 && fread(key, 1, 16, f) == 16;
+      fclose(f);
+      if (ok) return 0;
+      *why = "the cache key file is not 16 bytes readable by this user only; not trusted";
+      return -1;
+    }
+    if (!create || strcmp(*why, "no file") != 0) return -1;
+    char tmp[sizeof keypath + 8];
+    snprintf(tmp, sizeof tmp, "%s.XXXXXX", keypath);
+    unsigned char fresh[16];
+    int fd = mkostemp(tmp, O_CLOEXEC); /* 0600 */
+    if (fd < 0 || getrandom(fresh, sizeof fresh, 0) != (ssize_t)sizeof fresh || write(fd, fresh, 16) != 16 ||
+        fsync(fd) != 0) {
+      if (fd >= 0) close(fd), unlink(tmp);
+      *why = "cannot create the cache key";
+      return -1;
+    }
+    close(fd);
+    if (link(tmp, keypath) != 0 && errno != EEXIST) {
+      unlink(tmp);
+      *why = "cannot create the cache key";
+      return -1;
+    }
+    unlink(tmp); /* then read whichever key won */
+  }
+  *why = "cannot create the cache key";
+  return -1;
+}
+
+static uint64_t mac_of(const unsigned char key[16], const header_t *h, const void *data, size_t size) {
+  psup_siphash_t s;
+  psup_siphash_init(&s, key);
+  psup_siphash_update(&s, h->magic, 8);
+  psup_siphash_update(&s, &h->key, 8);
+  psup_siphash_update(&s, &h->size, 8);
+  psup_siphash_update(&s, data, size);
+  return psup_siphash_final(&s);
+}
+
 void *psup_cache_read(const char *path, const char *magic, uint64_t key, size_t max_size, size_t *out_size,
                       const char **why) {
+  unsigned char secret[16];
   FILE *f = open_trusted(path, why);
   if (!f) return NULL;
   header_t h;
@@ -89,7 +145,9 @@ void *psup_cache_read(const char *path, const char *magic, uint64_t key, size_t 
   else if (h.size == 0 || h.size > max_size) *why = "implausible size";
   else if (!(data = malloc((size_t)h.size))) *why = "out of host memory";
   else if (fread(data, 1, (size_t)h.size, f) != h.size) *why = "truncated payload";
-  else if (psup_fnv1a(PSUP_FNV_SEED, data, (size_t)h.size) != h.checksum) *why = "checksum mismatch";
+  else if (folder_key(path, 0, secret, why) != 0) {} /* *why says it */
+  else if (mac_of(secret, &h, data, (size_t)h.size) != h.mac)
+    *why = "MAC mismatch: not written by parity on this account (or damaged)";
   fclose(f);
   if (*why) {
     free(data);
@@ -117,6 +175,8 @@ int psup_cache_write(const char *path, const char *magic, uint64_t key, const vo
     *why = "cannot create the cache folder";
     return -1;
   }
+  unsigned char secret[16];
+  if (folder_key(path, 1, secret, why) != 0) return -1;
   psup_atomic_file af;
   char msg[256];
   if (psup_atomic_open(&af, path, PSUP_ATOMIC_NO_FOLLOW, msg, sizeof msg) != 0) {
@@ -128,7 +188,7 @@ int psup_cache_write(const char *path, const char *magic, uint64_t key, const vo
   memcpy(h.magic, magic, 8);
   h.key = key;
   h.size = size;
-  h.checksum = psup_fnv1a(PSUP_FNV_SEED, data, size);
+  h.mac = mac_of(secret, &h, data, size);
   if (fwrite(&h, sizeof h, 1, af.f) != 1 || fwrite(data, 1, size, af.f) != size) {
     psup_atomic_abort(&af);
     *why = "write failed";

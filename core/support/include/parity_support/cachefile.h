@@ -2,9 +2,12 @@
  * caches): where they live, a checksum, and a file format that is checked before it is trusted.
  *
  * Folder: $PARITY_CACHE_DIR/<backend>, else $XDG_CACHE_HOME/parity/<backend>, else
- * ~/.cache/parity/<backend>. A file is a 32-byte header (magic, format, key, payload size,
- * FNV-1a checksum of the payload) and the payload. Anything unreadable, truncated, of another
- * key or with a wrong checksum is treated as absent, and so is a file that is not a regular file
+ * ~/.cache/parity/<backend>. A file is a 32-byte header (magic, format, key, payload size, MAC)
+ * and the payload. The MAC is SipHash-2-4 of the header fields and the payload keyed by the
+ * folder's secret (<folder>/key: 16 random bytes, readable by this user only, made by the first
+ * write), so a file nobody but parity on this account wrote — a payload crafted behind a recomputed
+ * checksum — is refused before a driver parses it. Anything unreadable, truncated, of another
+ * key or with a wrong MAC is treated as absent, and so is a file that is not a regular file
  * (a FIFO never blocks the reader; links are not followed), that another user owns or can write,
  * or that lies in a folder others can write to; writes go through a temp file and rename, so
  * a reader never sees half a file. Cache trouble is never fatal. */
