@@ -9,7 +9,7 @@ PREFIX ?= /usr/local
 ifeq ($(VERBOSE),1)
 QUIET_TO =
 else
-QUIET_TO = > $(BUILD)/$(1).log 2>&1 || { tail -n 60 $(BUILD)/$(1).log; echo "make: $(1) failed; full log: $(BUILD)/$(1).log"; exit 1; }
+QUIET_TO = > $(or $(2),$(BUILD))/$(1).log 2>&1 || { tail -n 60 $(or $(2),$(BUILD))/$(1).log; echo "make: $(1) failed; full log: $(or $(2),$(BUILD))/$(1).log"; exit 1; }
 endif
 
 .PHONY: all deps configure build conform test bench install clean
@@ -41,8 +41,14 @@ bench: build
 	@sh tools/install-deps.sh bench || echo "make: the optional bench references are missing; parity-bench reports them unavailable"
 	$(BUILD)/bin/parity-bench $(BENCH_ARGS)
 
-install: build
-	@cmake --install $(BUILD) --prefix $(PREFIX)
+# The library, plugins and tools only (no test is built), in their own build folder.
+INSTALL_BUILD ?= $(BUILD)-install
+install: deps
+	@mkdir -p $(INSTALL_BUILD)
+	@test -f $(INSTALL_BUILD)/CMakeCache.txt || { echo "configuring $(INSTALL_BUILD)"; cmake -S . -B $(INSTALL_BUILD) $(CMAKE_FLAGS) -DPARITY_BUILD_TESTS=OFF $(call QUIET_TO,configure,$(INSTALL_BUILD)); }
+	@echo "building $(INSTALL_BUILD) (-j $(JOBS)): library, plugins, tools"
+	@cmake --build $(INSTALL_BUILD) -j $(JOBS) $(call QUIET_TO,build,$(INSTALL_BUILD))
+	@cmake --install $(INSTALL_BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD)

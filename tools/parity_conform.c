@@ -20,6 +20,7 @@
 #include "conform/isolate.h"
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
+#include "parity_support/parse.h"
 
 extern char **environ;
 
@@ -386,6 +387,17 @@ static int check_names(const char *list, const char *flag, int dtypes) {
     else
       for (uint32_t i = 0; i < psup_op_count() && !known; i++) known = strcmp(psup_ops[i].name, n) == 0;
     if (known) continue;
+    const char *names[256];
+    size_t count = 0;
+    if (dtypes) {
+      for (int32_t d = 1; d < 64 && count < 256; d++)
+        if (psup_dtype_size(d)) names[count++] = psup_dtype_name(d);
+    } else {
+      for (uint32_t i = 0; i < psup_op_count() && count < 256; i++) names[count++] = psup_ops[i].name;
+    }
+    const char *near = psup_closest(n, names, count);
+    if (near) fprintf(stderr, "parity-conform: %s: unknown %s '%s'; did you mean %s?\n", flag, dtypes ? "dtype" : "op", n,
+                      near);
     fprintf(stderr, "parity-conform: %s: unknown %s '%s'; known:", flag, dtypes ? "dtype" : "op", n);
     if (dtypes) {
       for (int32_t d = 1; d < 64; d++)

@@ -6,6 +6,7 @@
  * loss by depth-first post-order and visits them in reverse, so every node sees the complete sum
  * of its output's gradient before it runs. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,16 @@ const char *parity__call_begin(const char *name) {
 }
 
 void parity__call_end(const char *prev) { outer_call = prev; }
+
+parity_status_t parity__name_call(const char *prev, const char *name, parity_status_t st) {
+  if (st == PARITY_STATUS_OK || prev) return st; /* an outer call names itself */
+  const char *e = parity_last_error();
+  size_t n = strlen(name);
+  if (strncmp(e, name, n) == 0 && e[n] == ':') return st; /* it already does */
+  char inner[1024];
+  snprintf(inner, sizeof inner, "%s", e);
+  return parity__fail(st, "%s: %s", name, inner);
+}
 
 static parity__pool node_pool = PARITY__POOL_INIT(PARITY__POOL_NODE, parity__node, gacc, 4096);
 

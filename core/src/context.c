@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "parity_support/env.h"
+#include "parity_support/parse.h"
 #include "internal.h"
 
 void parity_context_options_init(parity_context_options_t *opts) {
@@ -268,9 +269,20 @@ parity_status_t parity_context_default_device(parity_context_t *ctx, parity_devi
   } else {
     uint32_t plugin;
     st = parity_context_find_plugin(ctx, ctx->backend, &plugin);
-    if (st == PARITY_STATUS_NOT_FOUND)
+    if (st == PARITY_STATUS_NOT_FOUND) {
+      const char *names[2 * PARITY_MAX_PLUGINS + 1];
+      size_t n = 0;
+      for (uint32_t i = 0; i < ctx->plugin_count; i++) {
+        names[n++] = ctx->plugins[i].name;
+        names[n++] = ctx->plugins[i].backend;
+      }
+      names[n++] = "auto";
+      const char *near = psup_closest(ctx->backend, names, n);
+      char hint[96] = "";
+      if (near) snprintf(hint, sizeof hint, "; did you mean %s?", near);
       st = parity__fail(st, "PARITY_BACKEND='%s' names no plugin; available: %s; also accepted: "
-                        "auto", ctx->backend, parity_context_available(ctx));
+                        "auto%s", ctx->backend, parity_context_available(ctx), hint);
+    }
     if (st == PARITY_STATUS_OK) {
       if ((uint32_t)ctx->device_index >= ctx->plugins[plugin].device_count) {
         st = parity__fail(PARITY_STATUS_OUT_OF_RANGE, "PARITY_DEVICE=%d is out of range: backend "

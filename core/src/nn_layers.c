@@ -421,19 +421,19 @@ parity_status_t parity_linear(parity_tensor_t *x, parity_tensor_t *w, parity_ten
   const char *prev = parity__call_begin("linear");
   parity_status_t st = linear_impl(x, w, b, out);
   parity__call_end(prev);
-  return st;
+  return parity__name_call(prev, "linear", st);
 }
 
 parity_status_t parity_mse_loss(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out) {
   const char *prev = parity__call_begin("mse_loss");
   parity_status_t st = mse_loss_impl(a, b, out);
   parity__call_end(prev);
-  return st;
+  return parity__name_call(prev, "mse_loss", st);
 }
 
 parity_status_t parity_cross_entropy(parity_tensor_t *logits, parity_tensor_t *target, parity_tensor_t **out) {
   const char *prev = parity__call_begin("cross_entropy");
   parity_status_t st = cross_entropy_impl(logits, target, out);
   parity__call_end(prev);
-  return st;
+  return parity__name_call(prev, "cross_entropy", st);
 }

@@ -126,6 +126,9 @@ void parity__plan_hold(parity_plan_t *plan, parity__storage *st);
  * Returns the previous value for parity__call_end. */
 const char *parity__call_begin(const char *name);
 void parity__call_end(const char *prev);
+/* After the outermost public call `name` (prev NULL) failed: its message names that call first
+ * ("mse_loss: sub: shapes ... cannot be broadcast"), not only the inner op. Returns st. */
+parity_status_t parity__name_call(const char *prev, const char *name, parity_status_t st);
 int parity__grad_on(void);
 /* New node with `nin` parents; parents that do not require grad are stored as NULL. */
 parity__node *parity__node_new(const char *name, parity__backward_fn fn, uint32_t nin,

@@ -197,3 +197,14 @@ Test(bad_params, hyper_parameters_out_of_their_domain_are_refused) {
   parity_optimizer_destroy(o);
   parity_tensor_release(x);
 }
+
+/* Issue 37, item 7: an error inside a composite names the call the user made first. */
+Test(bad_params, a_composite_names_the_call_not_only_its_inner_op) {
+  parity_device_t *dev = pt_device("cpu");
+  int64_t s1[2] = {2, 3}, s2[2] = {2, 4};
+  parity_tensor_t *a = ones(dev, 2, s1), *b = ones(dev, 2, s2), *l = NULL;
+  FAILS(parity_mse_loss(a, b, &l), PARITY_STATUS_INVALID_ARGUMENT, "mse_loss: sub: shapes f32[2,3] and f32[2,4]");
+  cr_assert_null(l);
+  parity_tensor_release(b);
+  parity_tensor_release(a);
+}

@@ -47,7 +47,9 @@ Test(parse, words_list_the_choices) {
   cr_assert_eq(psup_parse_choice("V", "off", words, &i, err, sizeof err), 0);
   cr_assert_eq(i, 2);
   cr_assert_eq(psup_parse_choice("V", "Off", words, &i, err, sizeof err), -1);
-  cr_assert_str_eq(err, "V='Off' is not one of auto, on, off");
+  cr_assert_str_eq(err, "V='Off' is not one of auto, on, off; did you mean off?");
+  cr_assert_eq(psup_parse_choice("V", "sideways", words, &i, err, sizeof err), -1);
+  cr_assert_str_eq(err, "V='sideways' is not one of auto, on, off"); /* nothing close: no guess */
   int f = -1;
   cr_assert_eq(psup_parse_flag("F", "yes", &f, err, sizeof err), 0);
   cr_assert_eq(f, 1);
@@ -112,5 +114,29 @@ Test(env, good_values_still_open_a_context) {
   cr_assert_eq(parity_context_create(NULL, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
   parity_device_t *dev;
   cr_assert_eq(parity_context_default_device(ctx, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_context_destroy(ctx);
+}
+
+Test(parse, the_closest_name_is_suggested_only_when_it_is_close) {
+  static const char *const backends[] = {"cpu", "cuda", "opencl", "vulkan", "auto"};
+  cr_assert_str_eq(psup_closest("cdua", backends, 5), "cuda");    /* a swap */
+  cr_assert_str_eq(psup_closest("vulcan", backends, 5), "vulkan"); /* a change */
+  cr_assert_str_eq(psup_closest("opnecl", backends, 5), "opencl");
+  cr_assert_str_eq(psup_closest("CPU", backends, 5), "cpu");
+  cr_assert_null(psup_closest("metal", backends, 5));
+  cr_assert_null(psup_closest("", backends, 5));
+}
+
+Test(env, a_misspelt_backend_gets_a_suggestion) {
+  parity_context_options_t o;
+  parity_context_options_init(&o);
+  o.backend = "cpuu";
+  o.log_level = 0;
+  parity_context_t *ctx;
+  cr_assert_eq(parity_context_create(&o, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_device_t *dev;
+  cr_assert_eq(parity_context_default_device(ctx, &dev), PARITY_STATUS_NOT_FOUND);
+  cr_assert(strstr(parity_last_error(), "PARITY_BACKEND='cpuu' names no plugin"), "%s", parity_last_error());
+  cr_assert(strstr(parity_last_error(), "did you mean cpu?"), "%s", parity_last_error());
   parity_context_destroy(ctx);
 }

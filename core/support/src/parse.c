@@ -54,6 +54,37 @@ int psup_parse_int(const char *what, const char *text, long long lo, long long h
   return 0;
 }
 
+/* optimal string alignment distance, capped: words longer than 63 bytes are never close */
+static int distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 63 || lb > 63) return 99;
+  int d[64][64];
+  for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+      int v = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+      if (d[i - 1][j - 1] + cost < v) v = d[i - 1][j - 1] + cost;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v) v = d[i - 2][j - 2] + 1;
+      d[i][j] = v;
+    }
+  return d[la][lb];
+}
+
+const char *psup_closest(const char *word, const char *const *choices, size_t count) {
+  if (!word || !*word) return NULL;
+  const char *best = NULL;
+  int best_d = strlen(word) <= 4 ? 1 : 2;
+  for (size_t i = 0; i < count; i++) {
+    if (!choices[i]) continue;
+    int d = distance(word, choices[i]);
+    if (d <= best_d && (!best || d < distance(word, best))) best = choices[i];
+  }
+  return best;
+}
+
 int psup_parse_choice(const char *what, const char *text, const char *const *choices, int *out, char *err,
                       size_t n) {
   if (!text) text = "";
@@ -69,6 +100,10 @@ int psup_parse_choice(const char *what, const char *text, const char *const *cho
     if (w < 0) break;
     used += (size_t)w;
   }
+  size_t count = 0;
+  while (choices[count]) count++;
+  const char *near = psup_closest(text, choices, count);
+  if (near) return fail(err, n, "%s='%.*s%s' is not one of %s; did you mean %s?", what, QUOTE(text), list, near);
   return fail(err, n, "%s='%.*s%s' is not one of %s", what, QUOTE(text), list);
 }
 

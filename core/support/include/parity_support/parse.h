@@ -21,6 +21,11 @@ int psup_parse_choice(const char *what, const char *text, const char *const *cho
 /* 0/1, off/on, no/yes, false/true into *out = 0 or 1. */
 int psup_parse_flag(const char *what, const char *text, int *out, char *err, size_t n);
 
+/* The choice closest to `word` by edit distance (letters inserted, deleted, changed or swapped),
+ * when it is close enough to be a likely typo (at most 1 edit for words up to 4 letters, 2 beyond);
+ * NULL otherwise. For "did you mean ...?" in messages. */
+const char *psup_closest(const char *word, const char *const *choices, size_t count);
+
 /* Format a message into err (n may be 0: nothing written); returns -1, for "return psup_errorf(...)". */
 int psup_errorf(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
