@@ -21,7 +21,7 @@ static void ct_report(void *data, int32_t status, const char *message) {
 static void ct_log(void *data, int32_t level, const char *message) {
   (void)data, (void)level, (void)message;
 }
-static const parity_host_api_t ct_host = {sizeof(parity_host_api_t), 0, NULL, ct_report, ct_log};
+static const parity_host_api_t ct_host = {.struct_size = sizeof(parity_host_api_t), .report_error = ct_report, .log = ct_log};
 
 /* The plugin's function table (the library stays loaded for the test process). */
 static inline const parity_plugin_api_t *ct_plugin(void) {
