@@ -367,7 +367,8 @@ Test(safetensors, a_sparse_3gb_file_with_a_bad_header_is_refused_without_reading
   }
 }
 
-/* 100,000 tensors (and the same with a duplicate name at the end): read or refused in under 1 s. */
+/* 100,000 tensors (and the same with a duplicate name at the end): read or refused in linear time
+ * (0.36 s here in a release build; the bound below only catches a quadratic check). */
 static const char *many_tensors(int dup) {
   enum { N = 100000 };
   size_t cap = (size_t)N * 80 + 64, n = 0;
@@ -382,7 +383,7 @@ static const char *many_tensors(int dup) {
   return p;
 }
 
-Test(safetensors, a_header_of_100000_entries_is_read_or_refused_in_under_a_second, .timeout = 60) {
+Test(safetensors, a_header_of_100000_entries_is_read_or_refused_in_linear_time, .timeout = 60) {
   for (int dup = 0; dup < 2; dup++) {
     const char *p = many_tensors(dup);
     double t0 = now_s();
@@ -390,6 +391,8 @@ Test(safetensors, a_header_of_100000_entries_is_read_or_refused_in_under_a_secon
     else expect_ok(p);
     double secs = now_s() - t0;
     cr_log_info("100,000-entry header%s: %.3f s", dup ? " with a duplicate" : "", secs);
-    cr_assert_lt(secs, 1.0, "%s in %.3f s", dup ? "refused" : "read", secs);
+    /* a complexity guard, not a benchmark: 0.36 s in a release build, 0.6-1.2 s under ASan, 57.6 s
+     * for the quadratic duplicate check this replaced */
+    cr_assert_lt(secs, 10.0, "%s in %.3f s", dup ? "refused" : "read", secs);
   }
 }
