@@ -140,3 +140,25 @@ Test(env, a_misspelt_backend_gets_a_suggestion) {
   cr_assert(strstr(parity_last_error(), "did you mean cpu?"), "%s", parity_last_error());
   parity_context_destroy(ctx);
 }
+
+/* Issue 37, item 2: OpenMP's idle threads spin briefly, not for milliseconds, unless the user chose
+ * (each Criterion test runs in a process of its own, so the once-per-process setting is fresh). */
+Test(env, openmp_threads_spin_briefly_unless_the_user_chose) {
+  unsetenv("GOMP_SPINCOUNT");
+  unsetenv("OMP_WAIT_POLICY");
+  setenv("PARITY_BACKEND", "cpu", 1);
+  parity_context_t *ctx;
+  cr_assert_eq(parity_context_create(NULL, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_str_eq(getenv("GOMP_SPINCOUNT") ? getenv("GOMP_SPINCOUNT") : "(unset)", "300");
+  parity_context_destroy(ctx);
+}
+
+Test(env, a_chosen_openmp_wait_policy_is_kept) {
+  unsetenv("GOMP_SPINCOUNT");
+  setenv("OMP_WAIT_POLICY", "active", 1);
+  setenv("PARITY_BACKEND", "cpu", 1);
+  parity_context_t *ctx;
+  cr_assert_eq(parity_context_create(NULL, &ctx), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_null(getenv("GOMP_SPINCOUNT"));
+  parity_context_destroy(ctx);
+}
