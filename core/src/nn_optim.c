@@ -17,7 +17,7 @@
 
 struct parity_optimizer_t {
   int adam;
-  double momentum, beta1, beta2, eps;
+  double momentum, beta1, beta2, eps, weight_decay; /* weight_decay: AdamW's, decoupled */
   uint32_t count;
   parity_tensor_t **params;
   parity_tensor_t **m, **v; /* momentum / first moment, second moment (zeros at creation) */
@@ -125,6 +125,17 @@ parity_status_t parity_adam_create(parity_tensor_t *const *params, uint32_t coun
   return st;
 }
 
+parity_status_t parity_adamw_create(parity_tensor_t *const *params, uint32_t count, double lr, double beta1,
+                                    double beta2, double eps, double weight_decay, parity_optimizer_t **out) {
+  if (out) *out = NULL;
+  if (!(weight_decay >= 0 && isfinite(weight_decay)))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "adamw_create: weight_decay %g must be a finite number >= 0",
+                        weight_decay);
+  parity_status_t st = parity_adam_create(params, count, lr, beta1, beta2, eps, out);
+  if (st == PARITY_STATUS_OK) (*out)->weight_decay = weight_decay;
+  return st;
+}
+
 parity_status_t parity_optimizer_set_lr(parity_optimizer_t *o, double lr) {
   if (!o) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "optimizer_set_lr: optimizer is NULL");
   if (check_lr("optimizer_set_lr", lr) != PARITY_STATUS_OK) return PARITY_STATUS_INVALID_ARGUMENT;
@@ -213,7 +224,16 @@ static parity_status_t adam_update(parity_optimizer_t *o, uint32_t i, parity_ten
                                    parity_tensor_t *ibc2) {
   parity_tensor_t *g2 = NULL, *den = NULL, *u = NULL, *mhat = NULL, *s = NULL, *r = NULL;
   parity_tensor_t *c1 = NULL, *c2 = NULL, *lr = NULL, *p = o->params[i];
-  parity_status_t st = blend(o->m[i], o->beta1, g, 1.0 - o->beta1);
+  parity_status_t st = PARITY_STATUS_OK;
+  if (o->weight_decay != 0) { /* AdamW: p -= (lr * weight_decay) * p, before the update */
+    parity_tensor_t *lr_p = NULL, *lr_wd = NULL;
+    st = scalar_as(o->lr, p, &lr_p);
+    if (st == PARITY_STATUS_OK) st = parity_mul_scalar(lr_p, o->weight_decay, &lr_wd);
+    if (st == PARITY_STATUS_OK) st = apply(p, p, lr_wd);
+    parity_tensor_release(lr_p);
+    parity_tensor_release(lr_wd);
+  }
+  if (st == PARITY_STATUS_OK) st = blend(o->m[i], o->beta1, g, 1.0 - o->beta1);
   if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_SQUARE, g, &g2);
   if (st == PARITY_STATUS_OK) st = blend(o->v[i], o->beta2, g2, 1.0 - o->beta2);
   if (st == PARITY_STATUS_OK) st = scalar_as(ibc1, p, &c1);
@@ -258,8 +278,58 @@ parity_status_t parity_optimizer_step(parity_optimizer_t *o) {
   return st;
 }
 
-void parity_optimizer_zero_grad(parity_optimizer_t *o) {
-  for (uint32_t i = 0; o && i < o->count; i++) parity_tensor_zero_grad(o->params[i]);
+parity_status_t parity_optimizer_zero_grad(parity_optimizer_t *o) {
+  if (!o) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "optimizer_zero_grad: optimizer is NULL");
+  for (uint32_t i = 0; i < o->count; i++) parity_tensor_zero_grad(o->params[i]);
+  return PARITY_STATUS_OK;
+}
+
+parity_status_t parity_clip_grad_norm(parity_tensor_t *const *params, uint32_t count, double max_norm,
+                                      double *total_norm) {
+  if (total_norm) *total_norm = 0;
+  if (!params && count) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "clip_grad_norm: params is NULL");
+  if (!(max_norm > 0 && isfinite(max_norm)))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "clip_grad_norm: max_norm %g must be a finite number > 0",
+                        max_norm);
+  int prev = parity_grad_mode_set(0);
+  double sum = 0;
+  parity_status_t st = PARITY_STATUS_OK;
+  for (uint32_t i = 0; i < count && st == PARITY_STATUS_OK; i++) { /* the sum of squares, per gradient */
+    parity_tensor_t *g = params[i] ? params[i]->grad : NULL, *sq = NULL, *s = NULL;
+    if (!g) continue;
+    double v = 0;
+    st = parity_unary(PARITY_OP_SQUARE, g, &sq);
+    if (st == PARITY_STATUS_OK) st = parity_reduce(PARITY_OP_SUM, sq, 0, 0, &s);
+    if (st == PARITY_STATUS_OK) st = parity_tensor_item(s, &v);
+    sum += v;
+    parity_tensor_release(sq);
+    parity_tensor_release(s);
+  }
+  double norm = sqrt(sum);
+  if (total_norm) *total_norm = norm;
+  if (st == PARITY_STATUS_OK && !isfinite(norm))
+    st = parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "clip_grad_norm: the gradients' norm is %g; nothing was "
+                      "scaled", norm);
+  double coef = max_norm / (norm + 1e-6);
+  for (uint32_t i = 0; i < count && st == PARITY_STATUS_OK && coef < 1; i++) {
+    parity_tensor_t *g = params[i] ? params[i]->grad : NULL, *scaled = NULL;
+    if (!g) continue;
+    st = parity_mul_scalar(g, coef, &scaled);
+    if (st == PARITY_STATUS_OK) st = parity__copy_into(g, scaled);
+    parity_tensor_release(scaled);
+  }
+  parity_grad_mode_set(prev);
+  return st;
+}
+
+double parity_lr_step(double base, double gamma, uint64_t step_size, uint64_t step) {
+  return base * pow(gamma, (double)(step / (step_size ? step_size : 1)));
+}
+
+double parity_lr_cosine(double base, double min, uint64_t step, uint64_t total) {
+  if (!total) total = 1;
+  if (step > total) step = total;
+  return min + (base - min) * (1 + cos(3.14159265358979323846 * (double)step / (double)total)) / 2;
 }
 
 void parity_optimizer_destroy(parity_optimizer_t *o) {

@@ -79,3 +79,47 @@ parity_status_t parity_tensor_rand_normal(parity_device_t *dev, parity_dtype_t d
                                           uint64_t offset, parity_tensor_t **out) {
   return make(dev, dtype, rank, shape, 1, mean, stddev, seed, offset, out);
 }
+
+parity_status_t parity_init_weight(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank, const int64_t *shape,
+                                   parity_init_t kind, double gain, parity_generator_t *gen, parity_tensor_t **out) {
+  if (out) *out = NULL;
+  if (!gen || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "init_weight: NULL argument");
+  if (rank < 2 || !shape)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "init_weight: rank %u; a weight has rank >= 2 ([out, in, ...])",
+                        rank);
+  if (!(gain > 0 && isfinite(gain)))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "init_weight: gain %g must be a finite number > 0", gain);
+  int64_t n;
+  char msg[160];
+  if (psup_shape_check("init_weight", rank, shape, &n, msg, sizeof msg) != PARITY_STATUS_OK)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", msg);
+  double receptive = 1;
+  for (uint32_t i = 2; i < rank; i++) receptive *= (double)shape[i];
+  double fan_in = (double)shape[1] * receptive, fan_out = (double)shape[0] * receptive;
+  if (fan_in <= 0 || fan_out <= 0)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "init_weight: a weight with an empty axis has no fan");
+  parity_status_t st;
+  switch (kind) {
+    case PARITY_INIT_XAVIER_UNIFORM: {
+      double a = gain * sqrt(6.0 / (fan_in + fan_out));
+      st = parity_tensor_rand_uniform(dev, dtype, rank, shape, -a, a, gen->seed, gen->offset, out);
+      break;
+    }
+    case PARITY_INIT_XAVIER_NORMAL:
+      st = parity_tensor_rand_normal(dev, dtype, rank, shape, 0, gain * sqrt(2.0 / (fan_in + fan_out)), gen->seed,
+                                     gen->offset, out);
+      break;
+    case PARITY_INIT_KAIMING_UNIFORM: {
+      double a = gain * sqrt(3.0 / fan_in);
+      st = parity_tensor_rand_uniform(dev, dtype, rank, shape, -a, a, gen->seed, gen->offset, out);
+      break;
+    }
+    case PARITY_INIT_KAIMING_NORMAL:
+      st = parity_tensor_rand_normal(dev, dtype, rank, shape, 0, gain / sqrt(fan_in), gen->seed, gen->offset, out);
+      break;
+    default:
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "init_weight: unknown initialiser %d", (int)kind);
+  }
+  if (st == PARITY_STATUS_OK) gen->offset += (uint64_t)n;
+  return st;
+}

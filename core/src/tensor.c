@@ -364,6 +364,14 @@ parity_status_t parity_tensor_to_host(const parity_tensor_t *t, void *dst, uint6
   return st;
 }
 
+parity_status_t parity_tensor_item(const parity_tensor_t *t, double *out) {
+  if (!t || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_item: NULL argument");
+  if (parity_tensor_numel(t) != 1)
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_item: the tensor has %lld elements, not one",
+                        (long long)parity_tensor_numel(t));
+  return parity_tensor_to_f64(t, out, 1);
+}
+
 parity_status_t parity_tensor_to_f64(const parity_tensor_t *t, double *dst, uint64_t count) {
   if (!t) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_to_f64: tensor is NULL");
   if (!dst && count > 0) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_to_f64: dst is NULL");

@@ -74,6 +74,11 @@ PARITY_API parity_status_t parity_sgd_create(parity_tensor_t *const *params, uin
 /* Adam (Kingma & Ba) with bias correction. */
 PARITY_API parity_status_t parity_adam_create(parity_tensor_t *const *params, uint32_t count, double lr,
                                               double beta1, double beta2, double eps, parity_optimizer_t **out);
+/* AdamW (Loshchilov & Hutter): Adam with decoupled weight decay, p *= 1 - lr * weight_decay before
+ * each Adam update (PyTorch's torch.optim.AdamW). weight_decay >= 0. */
+PARITY_API parity_status_t parity_adamw_create(parity_tensor_t *const *params, uint32_t count, double lr,
+                                               double beta1, double beta2, double eps, double weight_decay,
+                                               parity_optimizer_t **out);
 /* The learning rate from now on (it lives on the device: a plan that recorded a step uses it). */
 PARITY_API parity_status_t parity_optimizer_set_lr(parity_optimizer_t *opt, double lr);
 /* Update every parameter in place from its .grad (parameters without a gradient are skipped).
@@ -81,8 +86,46 @@ PARITY_API parity_status_t parity_optimizer_set_lr(parity_optimizer_t *opt, doub
  * the device, so a step recorded in a plan replays as the next step. Create the optimizer before
  * recording. */
 PARITY_API parity_status_t parity_optimizer_step(parity_optimizer_t *opt);
-PARITY_API void parity_optimizer_zero_grad(parity_optimizer_t *opt);
+/* Drop every parameter's gradient (the next backward starts from zero). INVALID_ARGUMENT for NULL. */
+PARITY_API parity_status_t parity_optimizer_zero_grad(parity_optimizer_t *opt);
 PARITY_API void parity_optimizer_destroy(parity_optimizer_t *opt);
+
+/* Scale the gradients of params so that their joint L2 norm is at most max_norm (> 0), as PyTorch's
+ * clip_grad_norm_: each gradient times max_norm / (norm + 1e-6) when that is below 1. *total_norm
+ * (may be NULL) gets the norm before clipping. Reads one value per gradient back from the device.
+ * A norm that is not finite is refused (FAILED_PRECONDITION), the gradients left as they are. */
+PARITY_API parity_status_t parity_clip_grad_norm(parity_tensor_t *const *params, uint32_t count, double max_norm,
+                                                 double *total_norm);
+
+/* ---- learning-rate schedules: the rate for step `step` (0-based); pass it to optimizer_set_lr ---- */
+/* base * gamma^floor(step / step_size) (PyTorch's StepLR); step_size >= 1. */
+PARITY_API double parity_lr_step(double base, double gamma, uint64_t step_size, uint64_t step);
+/* min + (base - min) * (1 + cos(pi * step / total)) / 2, step capped at total (PyTorch's
+ * CosineAnnealingLR with T_max = total, eta_min = min); total >= 1. */
+PARITY_API double parity_lr_cosine(double base, double min, uint64_t step, uint64_t total);
+
+/* ---- initialisers ---------------------------------------------------------------------------- */
+/* A position in a Philox stream: each draw uses elements offset, offset + 1, ... of stream `seed`
+ * and advances offset past them, so successive initialisations never overlap without the caller
+ * counting. */
+typedef struct parity_generator_t {
+  uint64_t seed, offset;
+} parity_generator_t;
+
+typedef enum parity_init_t {
+  PARITY_INIT_XAVIER_UNIFORM = 0, /* U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out)) */
+  PARITY_INIT_XAVIER_NORMAL = 1,  /* N(0, std), std = gain * sqrt(2 / (fan_in + fan_out)) */
+  PARITY_INIT_KAIMING_UNIFORM = 2, /* U(-a, a), a = gain * sqrt(3 / fan_in) */
+  PARITY_INIT_KAIMING_NORMAL = 3   /* N(0, std), std = gain / sqrt(fan_in) */
+} parity_init_t;
+
+/* A new floating tensor of `shape` (rank >= 2: a linear weight [out, in], a conv weight
+ * [out, in, kh, kw]) drawn as PyTorch's torch.nn.init does: receptive = the product of shape[2:],
+ * fan_in = shape[1] * receptive, fan_out = shape[0] * receptive. gain: 1 for linear layers,
+ * sqrt(2) for ReLU (Kaiming's usual choice), > 0. */
+PARITY_API parity_status_t parity_init_weight(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
+                                              const int64_t *shape, parity_init_t kind, double gain,
+                                              parity_generator_t *gen, parity_tensor_t **out);
 
 #ifdef __cplusplus
 }

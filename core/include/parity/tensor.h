@@ -71,6 +71,8 @@ PARITY_API void parity_tensor_release(parity_tensor_t *t);
 /* Copy all elements, row-major, in the tensor's dtype into dst (dst_bytes must be enough). */
 PARITY_API parity_status_t parity_tensor_to_host(const parity_tensor_t *t, void *dst,
                                                  uint64_t dst_bytes);
+/* The value of a one-element tensor (any shape with one element), as a double. */
+PARITY_API parity_status_t parity_tensor_item(const parity_tensor_t *t, double *out);
 /* Copy all elements converted to double into dst (count must be >= numel). */
 PARITY_API parity_status_t parity_tensor_to_f64(const parity_tensor_t *t, double *dst,
                                                 uint64_t count);
