@@ -122,13 +122,7 @@ static const char *type_name(int32_t t) {
 
 static void finish(const cf_console_t *con, cf_report_t *rep, cf_backend_summary_t *b, cf_result_t *r,
                    size_t total) {
-  switch (r->status) {
-    case CF_PASS: b->pass++; break;
-    case CF_FAIL: b->fail++; break;
-    case CF_UNSUPPORTED: b->unsupported++; break;
-    default: b->skipped++; break;
-  }
-  b->count++;
+  cf_backend_count(b, r);
   cf_child_result(r);
   cf_console_result(con, rep, r, b->count, total);
 }

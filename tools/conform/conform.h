@@ -326,6 +326,8 @@ typedef struct cf_report_t {
 cf_result_t *cf_report_add(cf_report_t *rep);
 /* A new, zeroed backend summary at the end of rep->backends (NULL when out of memory). */
 cf_backend_summary_t *cf_report_add_backend(cf_report_t *rep);
+/* Count result r in b's pass/fail/unsupported/skipped and total. */
+void cf_backend_count(cf_backend_summary_t *b, const cf_result_t *r);
 void cf_report_free(cf_report_t *rep);
 /* The exact command that reproduces one result alone. */
 void cf_reproduce_command(const cf_report_t *rep, const cf_result_t *r, char *buf, size_t n);

@@ -52,14 +52,7 @@ static int read_all(int fd, void *data, size_t size) {
 }
 
 static void count(cf_backend_summary_t *b, const cf_result_t *r) {
-  if (!b) return;
-  switch (r->status) {
-    case CF_PASS: b->pass++; break;
-    case CF_FAIL: b->fail++; break;
-    case CF_UNSUPPORTED: b->unsupported++; break;
-    default: b->skipped++; break;
-  }
-  b->count++;
+  if (b) cf_backend_count(b, r);
 }
 
 /* the summary a record describes, with this process's range and counts */

@@ -62,6 +62,16 @@ cf_result_t *cf_report_add(cf_report_t *rep) {
   return &rep->results[rep->count++];
 }
 
+void cf_backend_count(cf_backend_summary_t *b, const cf_result_t *r) {
+  switch (r->status) {
+    case CF_PASS: b->pass++; break;
+    case CF_FAIL: b->fail++; break;
+    case CF_UNSUPPORTED: b->unsupported++; break;
+    default: b->skipped++; break;
+  }
+  b->count++;
+}
+
 cf_backend_summary_t *cf_report_add_backend(cf_report_t *rep) {
   if (rep->backend_count == rep->backend_cap) {
     size_t cap = rep->backend_cap ? rep->backend_cap * 2 : 8;

@@ -2,19 +2,14 @@
 #include "idx.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
+#include "parity_support/parse.h"
+
+#define fail psup_errorf
 
 /* Read exactly n bytes; 0 when all came, else -1 with the reason in err. */
 static int read_exact(gzFile f, const char *path, void *dst, size_t n, const char *what, char *err, size_t errlen) {

@@ -6,8 +6,8 @@
 #include "safetensors.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +16,9 @@
 
 #include "parity_support/cachefile.h"
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
+#include "parity_support/parse.h"
+
+#define fail psup_errorf
 
 size_t st_dtype_size(const char *d) {
   static const struct { const char *name; size_t size; } k[] = {

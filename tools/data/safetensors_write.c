@@ -11,13 +11,9 @@
 #include "parity_support/cachefile.h"
 #include "safetensors.h"
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
+#include "parity_support/parse.h"
+
+#define fail psup_errorf
 
 typedef struct sb {
   char *b;
