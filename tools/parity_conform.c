@@ -21,6 +21,7 @@
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
 #include "parity_support/parse.h"
+#include "parity_support/atomic_file.h"
 
 extern char **environ;
 
@@ -469,16 +470,15 @@ static int parse(int argc, char **argv, options_t *o) {
     return -1;
   }
   if (check_names(o->ops, "--op", 0) != 0 || check_names(o->dtypes, "--dtype", 1) != 0) return -1;
-  /* every report file is opened before any work, so a bad path fails in a second, not at the end */
+  /* every report's target is checked before any work, so a bad path fails in a second, not at the
+   * end; the reports are written atomically at the end (parity_support/atomic_file.h) */
   const char *outs[4] = {o->json, o->markdown, o->junit, o->html};
   for (int k = 0; k < 4; k++) {
-    if (!outs[k]) continue;
-    FILE *f = fopen(outs[k], "a");
-    if (!f) {
-      fprintf(stderr, "parity-conform: cannot write '%s': %s\n", outs[k], strerror(errno));
+    char msg[300];
+    if (outs[k] && psup_atomic_check(outs[k], msg, sizeof msg) != 0) {
+      fprintf(stderr, "parity-conform: %s\n", msg);
       return -1;
     }
-    fclose(f);
   }
   return 0;
 }

@@ -35,6 +35,8 @@ Test(tool_args, conform_unknown_dtype_exits_2, .timeout = 30) {
 
 Test(tool_args, conform_unwritable_report_fails_before_running, .timeout = 10) {
   USAGE_ERROR("./parity-conform --json /nonexistent-folder/report.json", "cannot write '/nonexistent-folder/report.json'");
+  /* reports go through the atomic writer: a device (or FIFO, folder) is refused before any work */
+  USAGE_ERROR("./parity-conform --json /dev/null", "cannot write '/dev/null': it is a device");
 }
 
 Test(tool_args, conform_numbers_are_checked, .timeout = 30) {

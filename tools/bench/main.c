@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "parity_support/atomic_file.h"
 #include "args.h"
 #include "blas_ref.h"
 #include "compare.h"
@@ -86,13 +87,12 @@ int main(int argc, char **argv) {
   if (rc) return rc == 1 ? 0 : 2;
   json *baseline = NULL;
   if (o.compare_path && !(baseline = bench_baseline_load(o.compare_path))) return 2;
-  FILE *json_out = NULL;
-  if (o.json_path && strcmp(o.json_path, "-") && !(json_out = fopen(o.json_path, "w"))) {
-    fprintf(stderr, "parity-bench: cannot write '%s'\n", o.json_path);
+  char msg[300]; /* the target checked now; written atomically at the end */
+  if (o.json_path && strcmp(o.json_path, "-") && psup_atomic_check(o.json_path, msg, sizeof msg) != 0) {
+    fprintf(stderr, "parity-bench: %s\n", msg);
     json_free(baseline);
     return 2;
   }
-  if (json_out) fclose(json_out), json_out = NULL;
   if (o.threads) set_threads(o.threads, argv);
 
   bench_header h;
@@ -165,14 +165,17 @@ int main(int argc, char **argv) {
   snprintf(h.blas, sizeof h.blas, "%s", blas_config()[0] ? blas_config() : "not used or unavailable");
 
   if (o.json_path) {
-    FILE *f = strcmp(o.json_path, "-") ? fopen(o.json_path, "w") : stdout;
+    psup_atomic_file af;
+    int to_stdout = !strcmp(o.json_path, "-");
+    FILE *f = to_stdout ? stdout : psup_atomic_open(&af, o.json_path, 0, msg, sizeof msg) == 0 ? af.f : NULL;
     if (!f) {
-      fprintf(stderr, "parity-bench: cannot write '%s'\n", o.json_path);
+      fprintf(stderr, "parity-bench: %s\n", msg);
       run.failures++;
     } else {
       bench_write_json(f, &h, &results);
-      if (f != stdout && fclose(f)) fprintf(stderr, "parity-bench: error writing '%s'\n", o.json_path), run.failures++;
-      else if (f != stdout) fprintf(run.log, "\nwrote %s\n", o.json_path);
+      if (!to_stdout && psup_atomic_commit(&af, msg, sizeof msg) != 0)
+        fprintf(stderr, "parity-bench: %s\n", msg), run.failures++;
+      else if (!to_stdout) fprintf(run.log, "\nwrote %s\n", o.json_path);
     }
   }
   int exit_code = run.failures ? 1 : 0;

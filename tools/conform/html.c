@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "conform.h"
+#include "parity_support/atomic_file.h"
 
 enum { DTYPES = PARITY_DTYPE_BOOL + 1 };
 
@@ -161,8 +162,9 @@ static void checks(FILE *f, const cf_report_t *rep, const cf_backend_summary_t *
 }
 
 int cf_write_html(const cf_report_t *rep, const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) return -1;
+  psup_atomic_file af; /* a crash or a full disk leaves the previous report */
+  if (psup_atomic_open(&af, path, 0, NULL, 0) != 0) return -1;
+  FILE *f = af.f;
   fprintf(f, "<!DOCTYPE html>\n<html lang=en><head><meta charset=\"utf-8\"><title>parity conformance report</title>\n"
              "<style>body{font:14px sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:.5em 0}"
              "td,th{border:1px solid #ccc;padding:2px 6px;font-size:12px}th{background:#f3f3f3}"
@@ -198,5 +200,5 @@ int cf_write_html(const cf_report_t *rep, const char *path) {
     checks(f, rep, b);
   }
   fprintf(f, "</body></html>\n");
-  return fclose(f) == 0 ? 0 : -1;
+  return psup_atomic_commit(&af, NULL, 0) == 0 ? 0 : -1;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "conform.h"
+#include "parity_support/atomic_file.h"
 
 static void xml_text(FILE *f, const char *s) {
   for (; s && *s; s++) {
@@ -25,8 +26,9 @@ static void xml_text(FILE *f, const char *s) {
 }
 
 int cf_write_junit(const cf_report_t *rep, const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) return -1;
+  psup_atomic_file af; /* a crash or a full disk leaves the previous report */
+  if (psup_atomic_open(&af, path, 0, NULL, 0) != 0) return -1;
+  FILE *f = af.f;
   size_t tests = 0, failures = 0, skipped = 0;
   for (size_t i = 0; i < rep->backend_count; i++) {
     cf_coverage_t cov;
@@ -95,5 +97,5 @@ int cf_write_junit(const cf_report_t *rep, const char *path) {
     fprintf(f, "</system-out>\n  </testsuite>\n");
   }
   fprintf(f, "</testsuites>\n");
-  return fclose(f) == 0 ? 0 : -1;
+  return psup_atomic_commit(&af, NULL, 0) == 0 ? 0 : -1;
 }

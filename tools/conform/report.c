@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "conform.h"
+#include "parity_support/atomic_file.h"
 
 const char *cf_status_name(int32_t status) {
   switch (status) {
@@ -130,8 +131,9 @@ static void json_num(FILE *f, double v) {
 }
 
 int cf_write_json(const cf_report_t *rep, const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) return -1;
+  psup_atomic_file af; /* a crash or a full disk leaves the previous report */
+  if (psup_atomic_open(&af, path, 0, NULL, 0) != 0) return -1;
+  FILE *f = af.f;
   fprintf(f, "{\"tool\":\"parity-conform\",\"seed\":%llu,\"full\":%s,\"backends\":[",
           (unsigned long long)rep->seed, rep->full ? "true" : "false");
   for (size_t i = 0; i < rep->backend_count; i++) {
@@ -190,7 +192,7 @@ int cf_write_json(const cf_report_t *rep, const char *path) {
     fputc('}', f);
   }
   fprintf(f, "\n]}\n");
-  return fclose(f) == 0 ? 0 : -1;
+  return psup_atomic_commit(&af, NULL, 0) == 0 ? 0 : -1;
 }
 
 /* ---- Markdown ----------------------------------------------------------------------------- */
@@ -203,8 +205,9 @@ static void md_text(FILE *f, const char *s) {
 }
 
 int cf_write_markdown(const cf_report_t *rep, const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) return -1;
+  psup_atomic_file af; /* a crash or a full disk leaves the previous report */
+  if (psup_atomic_open(&af, path, 0, NULL, 0) != 0) return -1;
+  FILE *f = af.f;
   fprintf(f, "# parity conformance report\n\nOracle: the CPU plugin in float64, fed the inputs after rounding "
              "to the tested dtype. Seed %llu; %s sweep. Rules: docs/conformance.md.\n\n",
           (unsigned long long)rep->seed, rep->full ? "full" : "default (quick)");
@@ -271,5 +274,5 @@ int cf_write_markdown(const cf_report_t *rep, const char *path) {
               isnan(cs) ? "-" : (snprintf(c, sizeof c, "%.6f", cs), c));
     }
   }
-  return fclose(f) == 0 ? 0 : -1;
+  return psup_atomic_commit(&af, NULL, 0) == 0 ? 0 : -1;
 }
