@@ -8,20 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_file.h"
 #include "parity_support/cachefile.h"
 
-static char path[256];
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!path[0]) {
-    char dir[] = "/tmp/parity-fuzz-cache-XXXXXX";
-    if (!mkdtemp(dir)) abort();
-    snprintf(path, sizeof path, "%s/entry.bin", dir);
-  }
-  FILE *f = fopen(path, "wb");
-  if (!f) abort();
-  if (size && fwrite(data, 1, size, f) != size) abort();
-  fclose(f);
+  const char *path = fuzz_file("cache", "entry.bin", data, size);
   const char *why = NULL;
   size_t got = 0;
   uint64_t key = 0;

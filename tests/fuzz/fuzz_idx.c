@@ -10,10 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_file.h"
 #include "fuzz_budget.h"
 #include "idx.h"
-
-static char path[256];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   fuzz_budget(argc, argv);
@@ -21,15 +20,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!path[0]) {
-    char dir[] = "/tmp/parity-fuzz-idx-XXXXXX";
-    if (!mkdtemp(dir)) abort();
-    snprintf(path, sizeof path, "%s/data.gz", dir);
-  }
-  FILE *f = fopen(path, "wb");
-  if (!f) abort();
-  if (size && fwrite(data, 1, size, f) != size) abort();
-  fclose(f);
+  const char *path = fuzz_file("idx", "data.gz", data, size);
   /* the last byte picks the caller's wishes: dimensions, a 28 x 28 requirement, an item limit */
   uint8_t sel = size ? data[size - 1] : 0;
   idx_want w = {.ndim = 1u + (sel & 3u), .max_items = (sel >> 2) & 3u, .max_bytes = 1u << 20};

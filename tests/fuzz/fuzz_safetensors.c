@@ -9,10 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_file.h"
 #include "fuzz_budget.h"
 #include "safetensors.h"
-
-static char path[256];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   fuzz_budget(argc, argv);
@@ -20,15 +19,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!path[0]) {
-    char dir[] = "/tmp/parity-fuzz-st-XXXXXX";
-    if (!mkdtemp(dir)) abort();
-    snprintf(path, sizeof path, "%s/w.safetensors", dir);
-  }
-  FILE *f = fopen(path, "wb");
-  if (!f) abort();
-  if (size && fwrite(data, 1, size, f) != size) abort();
-  fclose(f);
+  const char *path = fuzz_file("st", "w.safetensors", data, size);
   st_file s;
   char err[512] = "";
   if (st_read(path, &s, err, sizeof err) != 0) {
