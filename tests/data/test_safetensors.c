@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "safetensors.h"
+#include "parity/safetensors.h"
 
 static char dir[64];
 
@@ -51,53 +51,53 @@ static const char *raw_file(const char *name, const char *header, size_t data) {
 }
 
 static void expect_error(const char *p, const char *want) {
-  st_file f;
+  parity_st_file f;
   char err[512] = "";
-  cr_assert_eq(st_read(p, &f, err, sizeof err), -1, "reading %s should fail with '%s'", p, want);
+  cr_assert_eq(parity_st_read(p, &f, err, sizeof err), -1, "reading %s should fail with '%s'", p, want);
   cr_assert_not_null(strstr(err, want), "message '%s' should contain '%s'", err, want);
   cr_assert_null(f.header);
   cr_assert_null(f.body);
 }
 
 static void expect_ok(const char *p) {
-  st_file f;
+  parity_st_file f;
   char err[512] = "";
-  cr_assert_eq(st_read(p, &f, err, sizeof err), 0, "%s", err);
-  st_free(&f);
+  cr_assert_eq(parity_st_read(p, &f, err, sizeof err), 0, "%s", err);
+  parity_st_free(&f);
 }
 
 Test(safetensors, round_trip_keeps_names_dtypes_shapes_data_and_metadata) {
   float w[6] = {1, -2, 3.5f, 4, 5, 6};
   uint16_t h[3] = {0x3C00, 0xC000, 0x7BFF};
   uint64_t sw[2] = {2, 3}, sh[1] = {3};
-  st_entry e[3] = {{"layer.weight", "F32", 2, sw, w}, {"layer.bias", "F16", 1, sh, h}, {"scalar", "F32", 0, NULL, w}};
+  parity_st_entry e[3] = {{"layer.weight", "F32", 2, sw, w}, {"layer.bias", "F16", 1, sh, h}, {"scalar", "F32", 0, NULL, w}};
   const char *k[] = {"format", "note"}, *v[] = {"pt", "quote \" and \\ and \n"};
   const char *p = path_of("rt.safetensors");
   char err[512];
-  cr_assert_eq(st_save(p, e, 3, k, v, 2, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(parity_st_save(p, e, 3, k, v, 2, err, sizeof err), 0, "%s", err);
   /* saving again over a longer file replaces it */
-  cr_assert_eq(st_save(p, e, 2, k, v, 1, err, sizeof err), 0, "%s", err);
-  st_file f;
-  cr_assert_eq(st_read(p, &f, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(parity_st_save(p, e, 2, k, v, 1, err, sizeof err), 0, "%s", err);
+  parity_st_file f;
+  cr_assert_eq(parity_st_read(p, &f, err, sizeof err), 0, "%s", err);
   cr_assert_eq(f.count, 2);
   cr_assert_eq(f.data_start % 8, 0, "data starts 8-byte aligned");
-  const st_tensor *t = st_find(&f, "layer.weight");
+  const parity_st_tensor *t = parity_st_find(&f, "layer.weight");
   cr_assert_not_null(t);
   cr_assert_str_eq(t->dtype, "F32");
   cr_assert_eq(t->rank, 2);
   cr_assert_eq(t->shape[0], 2);
   cr_assert_eq(t->shape[1], 3);
-  cr_assert_eq(memcmp(st_data(&f, t), w, sizeof w), 0);
-  t = st_find(&f, "layer.bias");
+  cr_assert_eq(memcmp(parity_st_data(&f, t), w, sizeof w), 0);
+  t = parity_st_find(&f, "layer.bias");
   cr_assert_not_null(t);
   cr_assert_str_eq(t->dtype, "F16");
-  cr_assert_eq(memcmp(st_data(&f, t), h, sizeof h), 0);
-  cr_assert_null(st_find(&f, "scalar"));
-  cr_assert_str_eq(st_metadata(&f, "format"), "pt");
-  cr_assert_null(st_metadata(&f, "note"));
+  cr_assert_eq(memcmp(parity_st_data(&f, t), h, sizeof h), 0);
+  cr_assert_null(parity_st_find(&f, "scalar"));
+  cr_assert_str_eq(parity_st_metadata(&f, "format"), "pt");
+  cr_assert_null(parity_st_metadata(&f, "note"));
   cr_assert_geq(f.checksum_at, 0, "the file states a checksum");
-  cr_assert_eq(strlen(st_metadata(&f, ST_CHECKSUM_KEY)), 16);
-  st_free(&f);
+  cr_assert_eq(strlen(parity_st_metadata(&f, PARITY_ST_CHECKSUM_KEY)), 16);
+  parity_st_free(&f);
 }
 
 Test(safetensors, reads_what_other_writers_write) {
@@ -192,15 +192,15 @@ Test(safetensors, duplicates_unknown_dtypes_and_wrong_byte_counts_are_refused) {
 Test(safetensors, every_truncation_and_header_byte_change_is_handled) {
   float w[6] = {1, 2, 3, 4, 5, 6};
   uint64_t sw[2] = {2, 3}, sb[1] = {6};
-  st_entry e[2] = {{"a.weight", "F32", 2, sw, w}, {"a.bias", "F32", 1, sb, w}};
+  parity_st_entry e[2] = {{"a.weight", "F32", 2, sw, w}, {"a.bias", "F32", 1, sb, w}};
   const char *k[] = {"format"}, *v[] = {"pt"};
   const char *p = path_of("src.safetensors");
   char err[512];
-  cr_assert_eq(st_save(p, e, 2, k, v, 1, err, sizeof err), 0, "%s", err);
-  st_file good;
-  cr_assert_eq(st_read(p, &good, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(parity_st_save(p, e, 2, k, v, 1, err, sizeof err), 0, "%s", err);
+  parity_st_file good;
+  cr_assert_eq(parity_st_read(p, &good, err, sizeof err), 0, "%s", err);
   size_t size = (size_t)good.size, header_end = (size_t)good.data_start;
-  st_free(&good);
+  parity_st_free(&good);
   uint8_t *bytes = malloc(size);
   FILE *in = fopen(p, "rb");
   cr_assert_eq(fread(bytes, 1, size, in), size);
@@ -211,8 +211,8 @@ Test(safetensors, every_truncation_and_header_byte_change_is_handled) {
     FILE *f = fopen(q, "wb");
     fwrite(bytes, 1, len, f);
     fclose(f);
-    st_file t;
-    cr_assert_eq(st_read(q, &t, err, sizeof err), -1, "a file cut to %zu of %zu bytes is refused", len, size);
+    parity_st_file t;
+    cr_assert_eq(parity_st_read(q, &t, err, sizeof err), -1, "a file cut to %zu of %zu bytes is refused", len, size);
   }
   static const uint8_t subst[] = {0, '"', '{', '}', '[', ']', ',', ':', '0', '9', '\\', ' ', 0x80, 0xFF};
   for (size_t pos = 0; pos < header_end; pos++)
@@ -224,11 +224,11 @@ Test(safetensors, every_truncation_and_header_byte_change_is_handled) {
       fwrite(m, 1, size, f);
       fclose(f);
       free(m);
-      st_file t;
-      if (st_read(q, &t, err, sizeof err) == 0) {
+      parity_st_file t;
+      if (parity_st_read(q, &t, err, sizeof err) == 0) {
         for (uint32_t i = 0; i < t.count; i++)
           cr_assert(t.tensors[i].end <= t.size - t.data_start && t.tensors[i].begin <= t.tensors[i].end);
-        st_free(&t);
+        parity_st_free(&t);
       } else {
         cr_assert_neq(err[0], 0, "a refusal has a message");
       }
@@ -248,28 +248,28 @@ Test(safetensors, every_truncation_and_header_byte_change_is_handled) {
 /* The checksum: a file without one (another writer) is read unchecked; a malformed one is refused;
  * parity's own, recomputed by the reader, matches. */
 Test(safetensors, the_checksum_is_verified_when_present) {
-  st_file f;
+  parity_st_file f;
   char err[512];
   const char *p = raw_file("nosum", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4);
-  cr_assert_eq(st_read(p, &f, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(parity_st_read(p, &f, err, sizeof err), 0, "%s", err);
   cr_assert_eq(f.checksum_at, -1);
-  st_free(&f);
+  parity_st_free(&f);
   expect_error(raw_file("badsum", "{\"__metadata__\":{\"parity.checksum\":\"12\"},"
                         "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4),
                "is not 16 hex digits");
   expect_error(raw_file("wrongsum", "{\"__metadata__\":{\"parity.checksum\":\"0123456789abcdef\"},"
                         "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4),
                "checksum mismatch: the file states 0123456789abcdef");
-  /* the header read alone (st_open) does not read or check the data */
-  cr_assert_eq(st_open(path_of("wrongsum"), &f, err, sizeof err), 0, "%s", err);
+  /* the header read alone (parity_st_open) does not read or check the data */
+  cr_assert_eq(parity_st_open(path_of("wrongsum"), &f, err, sizeof err), 0, "%s", err);
   cr_assert_null(f.body);
-  cr_assert_eq(st_load(&f, err, sizeof err), -1);
-  st_free(&f);
-  const char *k[] = {ST_CHECKSUM_KEY}, *v[] = {"0"};
+  cr_assert_eq(parity_st_load(&f, err, sizeof err), -1);
+  parity_st_free(&f);
+  const char *k[] = {PARITY_ST_CHECKSUM_KEY}, *v[] = {"0"};
   uint64_t s1[1] = {1};
   float one = 1;
-  st_entry e[1] = {{"a", "F32", 1, s1, &one}};
-  cr_assert_eq(st_save(path_of("own"), e, 1, k, v, 1, err, sizeof err), -1, "the caller cannot set the checksum");
+  parity_st_entry e[1] = {{"a", "F32", 1, s1, &one}};
+  cr_assert_eq(parity_st_save(path_of("own"), e, 1, k, v, 1, err, sizeof err), -1, "the caller cannot set the checksum");
 }
 
 Test(safetensors, nan_and_inf_are_counted_per_tensor) {
@@ -277,42 +277,42 @@ Test(safetensors, nan_and_inf_are_counted_per_tensor) {
   double f64[2] = {0, -NAN};
   uint16_t f16[3] = {0x3C00, 0x7C00, 0x7BFF}, bf16[3] = {0x3F80, 0x7F7F, 0xFFC0};
   uint64_t s5[1] = {5}, s2[1] = {2}, s3[1] = {3};
-  st_entry e[4] = {{"a", "F32", 1, s5, f32}, {"b", "F64", 1, s2, f64}, {"c", "F16", 1, s3, f16}, {"d", "BF16", 1, s3, bf16}};
+  parity_st_entry e[4] = {{"a", "F32", 1, s5, f32}, {"b", "F64", 1, s2, f64}, {"c", "F16", 1, s3, f16}, {"d", "BF16", 1, s3, bf16}};
   const char *p = path_of("nan");
   char err[512];
-  cr_assert_eq(st_save(p, e, 4, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
-  st_file f;
-  cr_assert_eq(st_read(p, &f, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(parity_st_save(p, e, 4, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
+  parity_st_file f;
+  cr_assert_eq(parity_st_read(p, &f, err, sizeof err), 0, "%s", err);
   uint64_t first = 99;
-  cr_assert_eq(st_nonfinite(&f, st_find(&f, "a"), &first), 3);
+  cr_assert_eq(parity_st_nonfinite(&f, parity_st_find(&f, "a"), &first), 3);
   cr_assert_eq(first, 1);
-  cr_assert_eq(st_nonfinite(&f, st_find(&f, "b"), &first), 1);
+  cr_assert_eq(parity_st_nonfinite(&f, parity_st_find(&f, "b"), &first), 1);
   cr_assert_eq(first, 1);
-  cr_assert_eq(st_nonfinite(&f, st_find(&f, "c"), &first), 1);
+  cr_assert_eq(parity_st_nonfinite(&f, parity_st_find(&f, "c"), &first), 1);
   cr_assert_eq(first, 1);
-  cr_assert_eq(st_nonfinite(&f, st_find(&f, "d"), &first), 1);
+  cr_assert_eq(parity_st_nonfinite(&f, parity_st_find(&f, "d"), &first), 1);
   cr_assert_eq(first, 2);
-  st_free(&f);
+  parity_st_free(&f);
 }
 
-/* st_save goes through the atomic writer: bad targets refused, the old file kept on failure. */
+/* parity_st_save goes through the atomic writer: bad targets refused, the old file kept on failure. */
 Test(safetensors, save_refuses_bad_targets_and_keeps_the_old_file) {
   float one = 1;
   uint64_t s1[1] = {1};
-  st_entry e[1] = {{"a", "F32", 1, s1, &one}};
+  parity_st_entry e[1] = {{"a", "F32", 1, s1, &one}};
   char err[512];
   const char *fifo = path_of("fifo");
   cr_assert_eq(mkfifo(fifo, 0600), 0);
-  cr_assert_eq(st_save(fifo, e, 1, NULL, NULL, 0, err, sizeof err), -1);
+  cr_assert_eq(parity_st_save(fifo, e, 1, NULL, NULL, 0, err, sizeof err), -1);
   cr_assert_not_null(strstr(err, "FIFO"), "%s", err);
-  cr_assert_eq(st_save(dir, e, 1, NULL, NULL, 0, err, sizeof err), -1);
+  cr_assert_eq(parity_st_save(dir, e, 1, NULL, NULL, 0, err, sizeof err), -1);
   cr_assert_not_null(strstr(err, "folder"), "%s", err);
-  cr_assert_eq(st_save("/nonexistent-parity-dir/w", e, 1, NULL, NULL, 0, err, sizeof err), -1);
+  cr_assert_eq(parity_st_save("/nonexistent-parity-dir/w", e, 1, NULL, NULL, 0, err, sizeof err), -1);
   /* a tensor of an unknown dtype fails before the old file is touched */
   const char *p = path_of("keep");
-  cr_assert_eq(st_save(p, e, 1, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
-  st_entry bad[1] = {{"a", "F31", 1, s1, &one}};
-  cr_assert_eq(st_save(p, bad, 1, NULL, NULL, 0, err, sizeof err), -1);
+  cr_assert_eq(parity_st_save(p, e, 1, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
+  parity_st_entry bad[1] = {{"a", "F31", 1, s1, &one}};
+  cr_assert_eq(parity_st_save(p, bad, 1, NULL, NULL, 0, err, sizeof err), -1);
   expect_ok(p);
 }
 
@@ -336,7 +336,7 @@ Test(safetensors, a_fifo_is_refused_without_blocking, .timeout = 10) {
   expect_error(dir, "not a regular file");
 }
 
-/* A 3 GB sparse file: a bad header, a header length past ST_MAX_HEADER and one past the file are
+/* A 3 GB sparse file: a bad header, a header length past PARITY_ST_MAX_HEADER and one past the file are
  * refused from the first bytes, without reading the 3 GB. */
 Test(safetensors, a_sparse_3gb_file_with_a_bad_header_is_refused_without_reading_it, .timeout = 60) {
   static const struct { const char *header; uint64_t len; const char *want; } c[] = {

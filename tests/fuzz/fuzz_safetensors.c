@@ -11,7 +11,7 @@
 
 #include "fuzz_file.h"
 #include "fuzz_budget.h"
-#include "safetensors.h"
+#include "parity/safetensors.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   fuzz_budget(argc, argv);
@@ -20,23 +20,23 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *path = fuzz_file("st", "w.safetensors", data, size);
-  st_file s;
+  parity_st_file s;
   char err[512] = "";
-  if (st_read(path, &s, err, sizeof err) != 0) {
+  if (parity_st_read(path, &s, err, sizeof err) != 0) {
     if (!err[0] || s.header || s.body) abort();
     return 0;
   }
   if (s.size != size || s.data_start > size) abort();
   uint64_t buf = s.size - s.data_start;
   for (uint32_t i = 0; i < s.count; i++) {
-    const st_tensor *t = &s.tensors[i];
-    if (t->begin > t->end || t->end > buf || st_find(&s, t->name) != t) abort();
-    if (t->end > t->begin && memcmp(st_data(&s, t), data + s.data_start + t->begin, t->end - t->begin)) abort();
+    const parity_st_tensor *t = &s.tensors[i];
+    if (t->begin > t->end || t->end > buf || parity_st_find(&s, t->name) != t) abort();
+    if (t->end > t->begin && memcmp(parity_st_data(&s, t), data + s.data_start + t->begin, t->end - t->begin)) abort();
     uint64_t first = 0;
-    if (st_nonfinite(&s, t, &first) && first >= (t->end - t->begin)) abort();
+    if (parity_st_nonfinite(&s, t, &first) && first >= (t->end - t->begin)) abort();
   }
   for (uint32_t i = 0; i < s.meta_count; i++)
-    if (st_metadata(&s, s.meta_keys[i]) == NULL) abort();
-  st_free(&s);
+    if (parity_st_metadata(&s, s.meta_keys[i]) == NULL) abort();
+  parity_st_free(&s);
   return 0;
 }

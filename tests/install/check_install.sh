@@ -13,7 +13,7 @@ clean_env() { env -i PATH=/usr/bin:/bin HOME="$T" "$@"; }
 
 echo "== install to $P"
 cmake --install "$BUILD" --prefix "$P" > "$T/install.log"
-for f in bin/parity-info bin/parity-conform include/parity/parity.h include/parity_plugin.h \
+for f in bin/parity-info bin/parity-conform include/parity/parity.h include/parity/safetensors.h include/parity_plugin.h \
          include/parity_support/contract.h lib/libparity_support.a lib/pkgconfig/parity.pc \
          lib/pkgconfig/parity-plugin.pc lib/cmake/parity/parityConfig.cmake lib/parity/parity-plugin-cpu.so; do
   test -e "$P/$f" || { echo "missing after install: $f"; exit 1; }

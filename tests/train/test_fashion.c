@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "safetensors.h"
+#include "parity/safetensors.h"
 
 #define DATA_DIR "/usr/share/datasets/fashion-mnist"
 /* The short run: 12,800 training images = 200 steps of 64, evaluated on 2,000 test images. */
@@ -193,11 +193,11 @@ Test(fashion, weight_files_that_do_not_fit_the_model_are_refused) {
   /* the right names, one wrong shape */
   static float zeros[256 * 784];
   uint64_t s0[2] = {256, 783}, s1[1] = {256}, s2[2] = {10, 256}, s3[1] = {10};
-  st_entry e[4] = {{"fc1.weight", "F32", 2, s0, zeros}, {"fc1.bias", "F32", 1, s1, zeros},
+  parity_st_entry e[4] = {{"fc1.weight", "F32", 2, s0, zeros}, {"fc1.bias", "F32", 1, s1, zeros},
                    {"fc2.weight", "F32", 2, s2, zeros}, {"fc2.bias", "F32", 1, s3, zeros}};
   snprintf(bad, sizeof bad, "%s/shape.safetensors", dir);
   char err[256];
-  cr_assert_eq(st_save(bad, e, 4, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(parity_st_save(bad, e, 4, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
   snprintf(args, sizeof args, "--data fashion-mnist --test-images 10 --epochs 0 --load %s", bad);
   expect_exit("cpu", args, 1, "tensor \"fc1.weight\" has shape [256, 783]; the mlp model needs [256, 784]");
   /* not a safetensors file at all, and a truncated one */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common.h"
-#include "safetensors.h"
+#include "parity/safetensors.h"
 
 const char *model_kind_name(model_kind k) { return k == MODEL_MLP ? "mlp" : "cnn"; }
 
@@ -108,47 +108,19 @@ parity_status_t model_grad(model *m, parity_tensor_t *x, parity_tensor_t *target
   return st;
 }
 
-static const char *st_dtype(parity_dtype_t dt) {
-  switch (dt) {
-  case PARITY_DTYPE_F32: return "F32";
-  case PARITY_DTYPE_F16: return "F16";
-  case PARITY_DTYPE_BF16: return "BF16";
-  case PARITY_DTYPE_F64: return "F64";
-  default: return NULL;
-  }
-}
-
 int model_save(const model *m, const char *path, char *err, size_t errlen) {
-  const char *dt = st_dtype(m->dtype);
-  if (!dt) {
-    snprintf(err, errlen, "cannot save weights of this dtype in safetensors");
-    return -1;
-  }
-  st_entry e[MODEL_MAX_PARAMS];
-  uint64_t shapes[MODEL_MAX_PARAMS][4];
-  void *bufs[MODEL_MAX_PARAMS] = {0};
-  int rc = 0;
-  for (uint32_t i = 0; i < m->count && !rc; i++) {
-    uint64_t bytes = (uint64_t)parity_tensor_numel(m->param[i]) * st_dtype_size(dt);
-    bufs[i] = malloc(bytes);
-    if (!bufs[i] || parity_tensor_to_host(m->param[i], bufs[i], bytes) != PARITY_STATUS_OK) {
-      snprintf(err, errlen, "reading %s from the device: %s", m->name[i], bufs[i] ? parity_last_error() : "out of memory");
-      rc = -1;
-      break;
-    }
-    for (uint32_t d = 0; d < m->rank[i]; d++) shapes[i][d] = (uint64_t)m->shape[i][d];
-    e[i] = (st_entry){.name = m->name[i], .dtype = dt, .rank = m->rank[i], .shape = shapes[i], .data = bufs[i]};
-  }
   const char *keys[] = {"format", "parity.model"}, *vals[] = {"pt", model_kind_name(m->kind)};
-  if (!rc) rc = st_save(path, e, m->count, keys, vals, 2, err, errlen);
-  for (uint32_t i = 0; i < m->count; i++) free(bufs[i]);
-  return rc;
+  if (parity_save_safetensors(path, (const char *const *)m->name, m->param, m->count, keys, vals, 2) ==
+      PARITY_STATUS_OK)
+    return 0;
+  snprintf(err, errlen, "%s", parity_last_error());
+  return -1;
 }
 
 /* The tensors' names, dtypes and shapes against the model's (before the data is read). */
-static int check_tensors(const model *m, const st_file *f, const char *path, char *err, size_t errlen) {
-  const char *dt = st_dtype(m->dtype);
-  const char *saved = st_metadata(f, "parity.model"), *mine = model_kind_name(m->kind);
+static int check_tensors(const model *m, const parity_st_file *f, const char *path, char *err, size_t errlen) {
+  const char *dt = parity_st_dtype_name(m->dtype);
+  const char *saved = parity_st_metadata(f, "parity.model"), *mine = model_kind_name(m->kind);
   if (saved && strcmp(saved, mine)) {
     snprintf(err, errlen, "%s: holds the weights of the %.40s model (metadata parity.model); this is the %s model", path,
              saved, mine);
@@ -168,7 +140,7 @@ static int check_tensors(const model *m, const st_file *f, const char *path, cha
   int rc = 0;
   /* check everything before changing anything */
   for (uint32_t i = 0; i < m->count && !rc; i++) {
-    const st_tensor *t = st_find(f, m->name[i]);
+    const parity_st_tensor *t = parity_st_find(f, m->name[i]);
     if (!t) {
       snprintf(err, errlen, "%s: no tensor \"%s\" (the %s model's)", path, m->name[i], model_kind_name(m->kind));
       rc = -1;
@@ -195,30 +167,30 @@ static int check_tensors(const model *m, const st_file *f, const char *path, cha
 }
 
 int model_load(model *m, const char *path, int allow_nonfinite, char *note, size_t notelen, char *err, size_t errlen) {
-  st_file f;
+  parity_st_file f;
   if (note && notelen) note[0] = 0;
-  if (st_open(path, &f, err, errlen)) return -1;
+  if (parity_st_open(path, &f, err, errlen)) return -1;
   /* the header first: a file of another model or shape is refused before its data is read */
   int rc = check_tensors(m, &f, path, err, errlen);
-  if (!rc) rc = st_load(&f, err, errlen);
+  if (!rc) rc = parity_st_load(&f, err, errlen);
   if (!rc && f.checksum_at < 0 && note)
-    snprintf(note, notelen, "%s has no " ST_CHECKSUM_KEY " (not written by parity-train): its integrity cannot be "
+    snprintf(note, notelen, "%s has no " PARITY_ST_CHECKSUM_KEY " (not written by parity-train): its integrity cannot be "
              "checked", path);
   for (uint32_t i = 0; i < m->count && !rc && !allow_nonfinite; i++) {
-    const st_tensor *t = st_find(&f, m->name[i]);
-    uint64_t first = 0, bad = st_nonfinite(&f, t, &first);
+    const parity_st_tensor *t = parity_st_find(&f, m->name[i]);
+    uint64_t first = 0, bad = parity_st_nonfinite(&f, t, &first);
     if (bad)
       rc = -1, snprintf(err, errlen, "%s: tensor \"%s\" holds %llu NaN or infinite values (the first at element %llu); "
                         "--allow-nonfinite loads them anyway", path, t->name, (unsigned long long)bad,
                         (unsigned long long)first);
   }
   for (uint32_t i = 0; i < m->count && !rc; i++) {
-    const st_tensor *t = st_find(&f, m->name[i]);
-    if (parity_tensor_write(m->param[i], st_data(&f, t), t->end - t->begin) != PARITY_STATUS_OK) {
+    const parity_st_tensor *t = parity_st_find(&f, m->name[i]);
+    if (parity_tensor_write(m->param[i], parity_st_data(&f, t), t->end - t->begin) != PARITY_STATUS_OK) {
       snprintf(err, errlen, "writing %s to the device: %s", m->name[i], parity_last_error());
       rc = -1;
     }
   }
-  st_free(&f);
+  parity_st_free(&f);
   return rc;
 }

@@ -3,7 +3,7 @@
  * the format needs, every length and offset is overflow-checked, and the data is read only after
  * the header was accepted. */
 #define _POSIX_C_SOURCE 200809L
-#include "safetensors.h"
+#include "parity/safetensors.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -20,7 +20,7 @@
 
 #define fail psup_errorf
 
-size_t st_dtype_size(const char *d) {
+size_t parity_st_dtype_size(const char *d) {
   static const struct { const char *name; size_t size; } k[] = {
       {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8}, {"I32", 4}, {"I16", 2},
       {"I8", 1},  {"U64", 8}, {"U32", 4}, {"U16", 2},  {"U8", 1},  {"BOOL", 1}};
@@ -183,7 +183,7 @@ static int juint_array(jp *p, uint64_t *v, uint32_t cap, uint32_t *n, const char
   }
 }
 
-static int parse_tensor(jp *p, st_tensor *t) {
+static int parse_tensor(jp *p, parity_st_tensor *t) {
   int have_dtype = 0, have_shape = 0, have_off = 0;
   if (expect(p, '{')) return -1;
   if (peek(p, '}')) return jfail(p, "empty tensor entry");
@@ -195,7 +195,7 @@ static int parse_tensor(jp *p, st_tensor *t) {
     if (!strcmp(key, "dtype") && !have_dtype) {
       have_dtype = 1;
       if (jstring_in(p, d, sizeof d, "unknown dtype (a long name)", NULL)) rc = -1;
-      else if (strlen(d) >= sizeof t->dtype || !st_dtype_size(d)) {
+      else if (strlen(d) >= sizeof t->dtype || !parity_st_dtype_size(d)) {
         fail(p->err, p->errlen, "%s: tensor \"%s\" has the unknown dtype \"%s\"", p->path, t->name, d);
         rc = -1;
       } else {
@@ -203,7 +203,7 @@ static int parse_tensor(jp *p, st_tensor *t) {
       }
     } else if (!strcmp(key, "shape") && !have_shape) {
       have_shape = 1;
-      rc = juint_array(p, t->shape, ST_MAX_RANK, &t->rank, "shape");
+      rc = juint_array(p, t->shape, PARITY_ST_MAX_RANK, &t->rank, "shape");
     } else if (!strcmp(key, "data_offsets") && !have_off) {
       uint64_t o[2];
       uint32_t n;
@@ -213,7 +213,7 @@ static int parse_tensor(jp *p, st_tensor *t) {
       t->begin = o[0];
       t->end = o[1];
     } else {
-      char m[ST_MAX_NAME + 64];
+      char m[PARITY_ST_MAX_NAME + 64];
       snprintf(m, sizeof m, "unknown or repeated field \"%.200s\" in tensor \"%.40s\"", key, t->name);
       rc = jfail(p, m);
     }
@@ -229,16 +229,16 @@ static int parse_tensor(jp *p, st_tensor *t) {
 }
 
 /* The checksum's value: exactly 16 lowercase hex digits, written without escapes. */
-static int note_checksum(jp *p, st_file *f, const char *raw, const char *raw_end, const char *v) {
+static int note_checksum(jp *p, parity_st_file *f, const char *raw, const char *raw_end, const char *v) {
   if (raw_end - raw != 18 || strlen(v) != 16 || strspn(v, "0123456789abcdef") != 16)
     return fail(p->err, p->errlen, "%s: the __metadata__ value of \"%s\" is not 16 hex digits", p->path,
-                ST_CHECKSUM_KEY);
+                PARITY_ST_CHECKSUM_KEY);
   f->checksum_at = raw + 1 - p->start;
   f->checksum = strtoull(v, NULL, 16);
   return 0;
 }
 
-static int parse_metadata(jp *p, st_file *f) {
+static int parse_metadata(jp *p, parity_st_file *f) {
   uint32_t cap = 0;
   if (expect(p, '{')) return -1;
   if (peek(p, '}')) { p->s++; return 0; }
@@ -251,7 +251,7 @@ static int parse_metadata(jp *p, st_file *f) {
     }
     const char *raw = p->s;
     if (jstring(p, &v)) { free(k); return -1; }
-    if (!strcmp(k, ST_CHECKSUM_KEY) && note_checksum(p, f, raw, p->s, v)) { free(k); free(v); return -1; }
+    if (!strcmp(k, PARITY_ST_CHECKSUM_KEY) && note_checksum(p, f, raw, p->s, v)) { free(k); free(v); return -1; }
     if (f->meta_count == cap) {
       cap = cap ? 2 * cap : 8;
       char **nk = realloc(f->meta_keys, cap * sizeof *nk);
@@ -277,13 +277,13 @@ static const char *find_duplicate(const char **v, uint32_t n) {
   return NULL;
 }
 
-static int parse_header(jp *p, st_file *f) {
+static int parse_header(jp *p, parity_st_file *f) {
   int have_meta = 0;
   uint32_t cap = 0;
   if (expect(p, '{')) return -1;
   if (!peek(p, '}')) {
     for (;;) {
-      char name[ST_MAX_NAME + 4]; /* + 4: jstring_in keeps room for a 4-byte character */
+      char name[PARITY_ST_MAX_NAME + 4]; /* + 4: jstring_in keeps room for a 4-byte character */
       if (jstring_in(p, name, sizeof name, "tensor name empty or too long", NULL)) return -1;
       if (expect(p, ':')) return -1;
       if (!strcmp(name, "__metadata__")) {
@@ -291,14 +291,14 @@ static int parse_header(jp *p, st_file *f) {
         have_meta = 1;
         if (parse_metadata(p, f)) return -1;
       } else {
-        if (!name[0] || strlen(name) >= ST_MAX_NAME) return jfail(p, "tensor name empty or too long");
+        if (!name[0] || strlen(name) >= PARITY_ST_MAX_NAME) return jfail(p, "tensor name empty or too long");
         if (f->count == cap) {
           cap = cap ? cap * 2 : 8;
-          st_tensor *nt = realloc(f->tensors, cap * sizeof *nt);
+          parity_st_tensor *nt = realloc(f->tensors, cap * sizeof *nt);
           if (!nt) return jfail(p, "out of memory");
           f->tensors = nt;
         }
-        st_tensor *t = &f->tensors[f->count++];
+        parity_st_tensor *t = &f->tensors[f->count++];
         memset(t, 0, sizeof *t);
         strcpy(t->name, name);
         if (parse_tensor(p, t)) return -1;
@@ -325,15 +325,15 @@ static int parse_header(jp *p, st_file *f) {
 }
 
 static int cmp_begin(const void *a, const void *b) {
-  const st_tensor *x = *(const st_tensor *const *)a, *y = *(const st_tensor *const *)b;
+  const parity_st_tensor *x = *(const parity_st_tensor *const *)a, *y = *(const parity_st_tensor *const *)b;
   return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end > y->end) - (x->end < y->end);
 }
 
-static int validate(st_file *f, const char *path, char *err, size_t errlen) {
+static int validate(parity_st_file *f, const char *path, char *err, size_t errlen) {
   uint64_t buf = f->size - f->data_start;
   for (uint32_t i = 0; i < f->count; i++) {
-    const st_tensor *t = &f->tensors[i];
-    uint64_t numel = 1, esize = st_dtype_size(t->dtype);
+    const parity_st_tensor *t = &f->tensors[i];
+    uint64_t numel = 1, esize = parity_st_dtype_size(t->dtype);
     for (uint32_t d = 0; d < t->rank; d++) {
       if (t->shape[d] && numel > UINT64_MAX / t->shape[d])
         return fail(err, errlen, "%s: tensor \"%s\": the shape overflows", path, t->name);
@@ -352,7 +352,7 @@ static int validate(st_file *f, const char *path, char *err, size_t errlen) {
                   (unsigned long long)(numel * esize));
   }
   /* The ranges must tile the buffer: sorted by start, each begins where the previous ended. */
-  const st_tensor **order = malloc((f->count ? f->count : 1) * sizeof *order);
+  const parity_st_tensor **order = malloc((f->count ? f->count : 1) * sizeof *order);
   if (!order) return fail(err, errlen, "%s: out of memory", path);
   for (uint32_t i = 0; i < f->count; i++) order[i] = &f->tensors[i];
   qsort(order, f->count, sizeof *order, cmp_begin);
@@ -390,12 +390,12 @@ static int read_at(int fd, void *dst, size_t n, uint64_t off) {
   return 0;
 }
 
-static int open_fail(st_file *f, char *err, size_t errlen, const char *fmt, ...) {
+static int open_fail(parity_st_file *f, char *err, size_t errlen, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err, errlen, fmt, ap);
   va_end(ap);
-  st_free(f);
+  parity_st_free(f);
   return -1;
 }
 
@@ -403,7 +403,7 @@ static const char *kind_of(mode_t m) {
   return S_ISDIR(m) ? "a folder" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) || S_ISBLK(m) ? "a device" : S_ISSOCK(m) ? "a socket" : "special";
 }
 
-int st_open(const char *path, st_file *out, char *err, size_t errlen) {
+int parity_st_open(const char *path, parity_st_file *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   out->fd = -1;
   out->checksum_at = -1;
@@ -425,10 +425,10 @@ int st_open(const char *path, st_file *out, char *err, size_t errlen) {
     return open_fail(out, err, errlen, "%s: cannot read: %s", path, errno ? strerror(errno) : "the file shrank");
   uint64_t n = 0;
   for (int i = 7; i >= 0; i--) n = n << 8 | len[i];
-  if (n > ST_MAX_HEADER)
+  if (n > PARITY_ST_MAX_HEADER)
     return open_fail(out, err, errlen,
                      "%s: header length %llu exceeds the format's limit of %u bytes (not a safetensors file?)", path,
-                     (unsigned long long)n, ST_MAX_HEADER);
+                     (unsigned long long)n, PARITY_ST_MAX_HEADER);
   if (n > out->size - 8)
     return open_fail(out, err, errlen, "%s: truncated: the header claims %llu bytes but only %llu follow", path,
                      (unsigned long long)n, (unsigned long long)(out->size - 8));
@@ -442,13 +442,13 @@ int st_open(const char *path, st_file *out, char *err, size_t errlen) {
     return open_fail(out, err, errlen, "%s: the header is not a JSON object (it does not start with '{')", path);
   jp p = {.start = h, .s = h, .end = h + n, .err = err, .errlen = errlen, .path = path};
   if (parse_header(&p, out) || validate(out, path, err, errlen)) {
-    st_free(out);
+    parity_st_free(out);
     return -1;
   }
   return 0;
 }
 
-static uint64_t checksum_of(const st_file *f) {
+static uint64_t checksum_of(const parity_st_file *f) {
   uint8_t len[8];
   uint64_t n = f->data_start - 8;
   for (int i = 0; i < 8; i++) len[i] = (uint8_t)(n >> (8 * i));
@@ -460,7 +460,7 @@ static uint64_t checksum_of(const st_file *f) {
   return psup_fnv1a(h, f->body, (size_t)(f->size - f->data_start));
 }
 
-int st_load(st_file *f, char *err, size_t errlen) {
+int parity_st_load(parity_st_file *f, char *err, size_t errlen) {
   uint64_t n = f->size - f->data_start;
   if (n > SIZE_MAX - 1 || !(f->body = malloc(n ? (size_t)n : 1)))
     return fail(err, errlen, "%s: out of memory for %llu bytes of tensor data", f->path, (unsigned long long)n);
@@ -478,38 +478,38 @@ int st_load(st_file *f, char *err, size_t errlen) {
   return 0;
 }
 
-int st_read(const char *path, st_file *out, char *err, size_t errlen) {
-  if (st_open(path, out, err, errlen)) return -1;
-  if (st_load(out, err, errlen)) {
-    st_free(out);
+int parity_st_read(const char *path, parity_st_file *out, char *err, size_t errlen) {
+  if (parity_st_open(path, out, err, errlen)) return -1;
+  if (parity_st_load(out, err, errlen)) {
+    parity_st_free(out);
     return -1;
   }
   return 0;
 }
 
-const st_tensor *st_find(const st_file *f, const char *name) {
+const parity_st_tensor *parity_st_find(const parity_st_file *f, const char *name) {
   for (uint32_t i = 0; i < f->count; i++)
     if (!strcmp(f->tensors[i].name, name)) return &f->tensors[i];
   return NULL;
 }
 
-const void *st_data(const st_file *f, const st_tensor *t) { return f->body + t->begin; }
+const void *parity_st_data(const parity_st_file *f, const parity_st_tensor *t) { return f->body + t->begin; }
 
-const char *st_metadata(const st_file *f, const char *key) {
+const char *parity_st_metadata(const parity_st_file *f, const char *key) {
   for (uint32_t i = 0; i < f->meta_count; i++)
     if (!strcmp(f->meta_keys[i], key)) return f->meta_values[i];
   return NULL;
 }
 
-uint64_t st_nonfinite(const st_file *f, const st_tensor *t, uint64_t *first) {
-  size_t es = st_dtype_size(t->dtype);
+uint64_t parity_st_nonfinite(const parity_st_file *f, const parity_st_tensor *t, uint64_t *first) {
+  size_t es = parity_st_dtype_size(t->dtype);
   uint64_t mask;
   if (!strcmp(t->dtype, "F64")) mask = 0x7FF0000000000000ull;
   else if (!strcmp(t->dtype, "F32")) mask = 0x7F800000u;
   else if (!strcmp(t->dtype, "F16")) mask = 0x7C00u;
   else if (!strcmp(t->dtype, "BF16")) mask = 0x7F80u;
   else return 0;
-  const uint8_t *b = st_data(f, t);
+  const uint8_t *b = parity_st_data(f, t);
   uint64_t count = 0, n = (t->end - t->begin) / es;
   for (uint64_t i = 0; i < n; i++) {
     uint64_t v = 0;
@@ -519,7 +519,7 @@ uint64_t st_nonfinite(const st_file *f, const st_tensor *t, uint64_t *first) {
   return count;
 }
 
-void st_free(st_file *f) {
+void parity_st_free(parity_st_file *f) {
   for (uint32_t i = 0; i < f->meta_count; i++) {
     free(f->meta_keys[i]);
     free(f->meta_values[i]);

@@ -9,7 +9,7 @@
 
 #include "parity_support/atomic_file.h"
 #include "parity_support/cachefile.h"
-#include "safetensors.h"
+#include "parity/safetensors.h"
 
 #include "parity_support/parse.h"
 
@@ -47,30 +47,30 @@ static void sb_str(sb *s, const char *str) {
   sb_add(s, "\"");
 }
 
-static uint64_t entry_bytes(const st_entry *e) {
-  uint64_t bytes = st_dtype_size(e->dtype);
+static uint64_t entry_bytes(const parity_st_entry *e) {
+  uint64_t bytes = parity_st_dtype_size(e->dtype);
   for (uint32_t d = 0; d < e->rank; d++) bytes *= e->shape[d];
   return bytes;
 }
 
 /* The header JSON (padded so the data starts 8-byte aligned) into h; *sum_at: the offset of the
  * checksum's 16 hex digits, written as '0's. */
-static int build_header(sb *h, const st_entry *e, uint32_t n, const char *const *mk, const char *const *mv,
+static int build_header(sb *h, const parity_st_entry *e, uint32_t n, const char *const *mk, const char *const *mv,
                         uint32_t nmeta, size_t *sum_at, char *err, size_t errlen) {
   uint64_t off = 0;
   sb_add(h, "{\"__metadata__\":{");
   for (uint32_t i = 0; i < nmeta; i++) {
-    if (!strcmp(mk[i], ST_CHECKSUM_KEY)) return fail(err, errlen, "safetensors: %s is written by st_save", mk[i]);
+    if (!strcmp(mk[i], PARITY_ST_CHECKSUM_KEY)) return fail(err, errlen, "safetensors: %s is written by parity_st_save", mk[i]);
     sb_str(h, mk[i]);
     sb_add(h, ":");
     sb_str(h, mv[i]);
     sb_add(h, ",");
   }
-  sb_add(h, "\"" ST_CHECKSUM_KEY "\":\"");
+  sb_add(h, "\"" PARITY_ST_CHECKSUM_KEY "\":\"");
   *sum_at = h->n;
   sb_add(h, "0000000000000000\"}");
   for (uint32_t i = 0; i < n; i++) {
-    if (!st_dtype_size(e[i].dtype) || e[i].rank > ST_MAX_RANK)
+    if (!parity_st_dtype_size(e[i].dtype) || e[i].rank > PARITY_ST_MAX_RANK)
       return fail(err, errlen, "safetensors: tensor \"%s\": unknown dtype %s or rank %u", e[i].name, e[i].dtype,
                   e[i].rank);
     uint64_t bytes = entry_bytes(&e[i]);
@@ -87,7 +87,7 @@ static int build_header(sb *h, const st_entry *e, uint32_t n, const char *const 
   return 0;
 }
 
-int st_save(const char *path, const st_entry *e, uint32_t n, const char *const *mk, const char *const *mv,
+int parity_st_save(const char *path, const parity_st_entry *e, uint32_t n, const char *const *mk, const char *const *mv,
             uint32_t nmeta, char *err, size_t errlen) {
   sb h = {0};
   size_t sum_at = 0;
