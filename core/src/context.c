@@ -169,6 +169,19 @@ const char *parity_context_available(parity_context_t *ctx) {
   return ctx->available;
 }
 
+/* "; did you mean vulkan?" for a name close to a plugin's name or backend (or auto), else "". */
+static void closest_backend_hint(const parity_context_t *ctx, const char *name, char *hint, size_t n) {
+  const char *names[2 * PARITY_MAX_PLUGINS + 1];
+  size_t k = 0;
+  for (uint32_t i = 0; i < ctx->plugin_count; i++) {
+    names[k++] = ctx->plugins[i].name;
+    names[k++] = ctx->plugins[i].backend;
+  }
+  names[k++] = "auto";
+  const char *near = psup_closest(name, names, k);
+  snprintf(hint, n, "%s%s%s", near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+}
+
 parity_status_t parity_context_find_plugin(parity_context_t *ctx, const char *name,
                                            uint32_t *out_plugin) {
   if (!ctx || !name || !out_plugin)
@@ -191,8 +204,10 @@ parity_status_t parity_context_find_plugin(parity_context_t *ctx, const char *na
                           p->state == PARITY_PLUGIN_STATE_UNAVAILABLE ? "unavailable" : "skipped",
                           p->reason, p->path, parity_context_available(ctx));
   }
+  char hint[96];
+  closest_backend_hint(ctx, name, hint, sizeof hint);
   return parity__fail(PARITY_STATUS_NOT_FOUND, "unknown backend '%s'; available: %s; also "
-                      "accepted: auto", name, parity_context_available(ctx));
+                      "accepted: auto%s", name, parity_context_available(ctx), hint);
 }
 
 parity_status_t parity_context_open_device(parity_context_t *ctx, uint32_t plugin, uint32_t device,
@@ -270,16 +285,8 @@ parity_status_t parity_context_default_device(parity_context_t *ctx, parity_devi
     uint32_t plugin;
     st = parity_context_find_plugin(ctx, ctx->backend, &plugin);
     if (st == PARITY_STATUS_NOT_FOUND) {
-      const char *names[2 * PARITY_MAX_PLUGINS + 1];
-      size_t n = 0;
-      for (uint32_t i = 0; i < ctx->plugin_count; i++) {
-        names[n++] = ctx->plugins[i].name;
-        names[n++] = ctx->plugins[i].backend;
-      }
-      names[n++] = "auto";
-      const char *near = psup_closest(ctx->backend, names, n);
-      char hint[96] = "";
-      if (near) snprintf(hint, sizeof hint, "; did you mean %s?", near);
+      char hint[96];
+      closest_backend_hint(ctx, ctx->backend, hint, sizeof hint);
       st = parity__fail(st, "PARITY_BACKEND='%s' names no plugin; available: %s; also accepted: "
                         "auto%s", ctx->backend, parity_context_available(ctx), hint);
     }

@@ -3,7 +3,9 @@
 # install to a fresh prefix; the installed tools run with no environment and find the installed
 # plugins; the template plugin (examples/plugin-template) builds out of tree against the prefix
 # with find_package(parity) and with pkg-config, loads through PARITY_PLUGIN_PATH, and the
-# installed parity-conform passes on it. Any failed step exits non-zero (a crash too).
+# installed parity-conform passes on it; docs/library.md's program and examples/mlp build against the
+# prefix and run on cpu, opencl and vulkan with nothing on stderr. Any failed step exits non-zero
+# (a crash too).
 set -eu
 BUILD=$1 SRC=$2
 T=$(mktemp -d /tmp/parity-install-XXXXXX)
@@ -44,4 +46,34 @@ clean_env PARITY_PLUGIN_PATH="$T/pc" "$P/bin/parity-conform" --backend template 
   { tail -20 "$T/conform-pc.txt"; exit 1; }
 grep -q "verdict template: PASS on" "$T/conform-pc.txt"
 grep "verdict" "$T/conform-pc.txt"
-echo "install kit: ok"
+
+# The application developer's path: docs/library.md's code blocks (one program, in order) built with
+# pkg-config, and examples/mlp built with find_package(parity); each run on every backend the
+# installed parity-info lists as loaded, with nothing on stderr. HOME is kept (PoCL's and parity's
+# kernel caches); the rest of the environment is not.
+echo "== docs/library.md, compiled and run"
+awk '/^```c$/{f=1; next} /^```$/{f=0} f' "$SRC/docs/library.md" > "$T/guide.c"
+test "$(grep -c '^int main' "$T/guide.c")" = 1 || { echo "docs/library.md: the C blocks do not form one program"; exit 1; }
+pcdir="$P/lib/pkgconfig"
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror -O1 -o "$T/guide" "$T/guide.c" $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs parity) \
+  -lm -Wl,-rpath,"$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=libdir parity)"
+echo "== examples/mlp with find_package(parity)"
+cmake -S "$SRC/examples/mlp" -B "$T/mlp" -DCMAKE_PREFIX_PATH="$P" -DCMAKE_C_FLAGS="-Werror" > "$T/mlp.log"
+cmake --build "$T/mlp" > "$T/mlp-build.log" || { cat "$T/mlp-build.log"; exit 1; }
+app_env() { env -i PATH=/usr/bin:/bin HOME="${HOME:-$T}" "$@"; }
+ran=""
+for b in cpu opencl vulkan; do
+  grep -Eq "^ *$b .*loaded" "$T/info.txt" || { echo "-- $b: not loaded here, skipped"; continue; }
+  for prog in guide mlp/parity-mlp; do
+    name=$(basename "$prog")
+    if ! (cd "$T" && app_env PARITY_BACKEND=$b "$T/$prog" "$T/$name-$b.safetensors" > "$T/$name-$b.out" 2> "$T/$name-$b.err"); then
+      echo "$name on $b failed:"; cat "$T/$name-$b.out" "$T/$name-$b.err"; exit 1
+    fi
+    if [ -s "$T/$name-$b.err" ]; then echo "$name on $b wrote to stderr:"; cat "$T/$name-$b.err"; exit 1; fi
+    tail -1 "$T/$name-$b.out" | sed "s/^/-- $b $name: /"
+  done
+  ran="$ran $b"
+done
+case "$ran" in *cpu*) ;; *) echo "the example never ran on cpu"; exit 1 ;; esac
+echo "install kit: ok (applications ran on:$ran)"

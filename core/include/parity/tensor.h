@@ -211,7 +211,8 @@ PARITY_API parity_status_t parity_detach(parity_tensor_t *x, parity_tensor_t **o
  * backward through a freed graph is an error. */
 PARITY_API parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed,
                                            int retain_graph);
-/* Grad mode is per thread; returns the previous mode. parity_no_grad_begin/end nest. */
+/* Grad mode is per thread. set returns the previous mode: `int was = parity_grad_mode_set(0);
+ * ... parity_grad_mode_set(was);` turns recording off for a block and nests. */
 PARITY_API int parity_grad_mode_set(int enabled);
 PARITY_API int parity_grad_mode_enabled(void);
 
