@@ -159,4 +159,8 @@ parity_buffer_t *parity__buffer_lookup(const parity_device_t *dev, const parity_
 const void *parity__thread_token(void);
 #define parity__recording(dev) ((dev)->capture && (dev)->capture_thread == parity__thread_token() ? (dev)->capture : NULL)
 
+/* "adamw beta1=0.9 ... params=4", "sgd momentum=0.9 params=2", "none" for NULL (nn_optim.c): what a
+ * checkpoint records so that it loads only into an optimizer made the same way. snprintf's result. */
+int parity__optimizer_describe(const parity_optimizer_t *o, char *buf, size_t n);
+
 #endif

@@ -11,6 +11,7 @@
  * recorded in a plan therefore replays as the next step, not as a copy of the recorded one, and
  * eager and replayed training give bitwise the same parameters. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "tensor_internal.h"
@@ -330,6 +331,39 @@ double parity_lr_cosine(double base, double min, uint64_t step, uint64_t total) 
   if (!total) total = 1;
   if (step > total) step = total;
   return min + (base - min) * (1 + cos(3.14159265358979323846 * (double)step / (double)total)) / 2;
+}
+
+/* The state in a fixed order: step, lr, then per parameter its moments (m before v). */
+uint32_t parity_optimizer_state_count(const parity_optimizer_t *o) {
+  if (!o || !o->lr) return 0;
+  uint32_t per = o->adam ? 2u : o->momentum != 0 ? 1u : 0u;
+  return 2 + per * o->count;
+}
+
+parity_status_t parity_optimizer_state(const parity_optimizer_t *o, uint32_t index, parity_optimizer_state_t *out) {
+  if (!o || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "optimizer_state: NULL argument");
+  uint32_t n = parity_optimizer_state_count(o);
+  if (index >= n)
+    return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "optimizer_state: index %u; this optimizer has %u state tensors",
+                        index, n);
+  if (index < 2) {
+    *out = (parity_optimizer_state_t){.name = index ? "lr" : "step", .param = -1, .tensor = index ? o->lr : o->t};
+    return PARITY_STATUS_OK;
+  }
+  uint32_t k = index - 2, per = o->adam ? 2u : 1u, i = k / per, which = k % per;
+  *out = (parity_optimizer_state_t){
+      .name = o->adam ? (which ? "exp_avg_sq" : "exp_avg") : "momentum_buffer",
+      .param = (int32_t)i,
+      .tensor = which ? o->v[i] : o->m[i]};
+  return PARITY_STATUS_OK;
+}
+
+int parity__optimizer_describe(const parity_optimizer_t *o, char *buf, size_t n) {
+  if (!o) return snprintf(buf, n, "none");
+  if (o->adam)
+    return snprintf(buf, n, "%s beta1=%.17g beta2=%.17g eps=%.17g weight_decay=%.17g params=%u",
+                    o->weight_decay != 0 ? "adamw" : "adam", o->beta1, o->beta2, o->eps, o->weight_decay, o->count);
+  return snprintf(buf, n, "sgd momentum=%.17g params=%u", o->momentum, o->count);
 }
 
 void parity_optimizer_destroy(parity_optimizer_t *o) {

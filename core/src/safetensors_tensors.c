@@ -6,6 +6,7 @@
 #include "internal.h"
 #include "parity/safetensors.h"
 #include "parity_support/atomic_file.h"
+#include "safetensors_internal.h"
 #include "tensor_internal.h"
 
 static const struct {
@@ -28,7 +29,7 @@ parity_dtype_t parity_st_dtype_parse(const char *name) {
 }
 
 /* The names: present, non-empty, distinct; the arrays present. */
-static parity_status_t check_names(const char *call, const char *const *names, parity_tensor_t *const *tensors,
+parity_status_t parity__st_check_names(const char *call, const char *const *names, parity_tensor_t *const *tensors,
                                    size_t n) {
   if (n && (!names || !tensors)) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: names or tensors is NULL", call);
   if (n > UINT32_MAX) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %zu tensors is too many", call, n);
@@ -54,7 +55,7 @@ parity_status_t parity_save_safetensors(const char *path, const char *const *nam
                                         size_t nmeta) {
   static const char call[] = "save_safetensors";
   if (!path) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: path is NULL", call);
-  parity_status_t st = check_names(call, names, tensors, n);
+  parity_status_t st = parity__st_check_names(call, names, tensors, n);
   if (st != PARITY_STATUS_OK) return st;
   if (nmeta && (!meta_keys || !meta_values))
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %zu metadata pairs but keys or values is NULL", call, nmeta);
@@ -107,8 +108,7 @@ parity_status_t parity_save_safetensors(const char *path, const char *const *nam
   return st;
 }
 
-/* tensors[i] against the file's entry for names[i]: present, same dtype and shape. */
-static parity_status_t check_entry(const char *call, const char *path, const parity_st_file *f, const char *name,
+parity_status_t parity__st_check_entry(const char *call, const char *path, const parity_st_file *f, const char *name,
                                    const parity_tensor_t *t) {
   const parity_st_tensor *e = parity_st_find(f, name);
   if (!e) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %s holds no tensor \"%s\"", call, path, name);
@@ -143,7 +143,7 @@ parity_status_t parity_load_safetensors(const char *path, const char *const *nam
   if (flags & ~(PARITY_LOAD_ALLOW_NONFINITE | PARITY_LOAD_ALLOW_EXTRA))
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: unknown flags 0x%x", call,
                         flags & ~(PARITY_LOAD_ALLOW_NONFINITE | PARITY_LOAD_ALLOW_EXTRA));
-  parity_status_t st = check_names(call, names, tensors, n);
+  parity_status_t st = parity__st_check_names(call, names, tensors, n);
   if (st != PARITY_STATUS_OK) return st;
   char err[512];
   parity_st_file f;
@@ -152,7 +152,7 @@ parity_status_t parity_load_safetensors(const char *path, const char *const *nam
   if (!(flags & PARITY_LOAD_ALLOW_EXTRA) && f.count != n)
     st = parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %s holds %u tensors; %zu were asked for "
                       "(PARITY_LOAD_ALLOW_EXTRA loads a subset)", call, path, f.count, n);
-  for (size_t i = 0; i < n && st == PARITY_STATUS_OK; i++) st = check_entry(call, path, &f, names[i], tensors[i]);
+  for (size_t i = 0; i < n && st == PARITY_STATUS_OK; i++) st = parity__st_check_entry(call, path, &f, names[i], tensors[i]);
   if (st == PARITY_STATUS_OK && parity_st_load(&f, err, sizeof err))
     st = parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %s", call, err);
   for (size_t i = 0; i < n && st == PARITY_STATUS_OK && !(flags & PARITY_LOAD_ALLOW_NONFINITE); i++) {

@@ -90,6 +90,22 @@ PARITY_API parity_status_t parity_optimizer_step(parity_optimizer_t *opt);
 PARITY_API parity_status_t parity_optimizer_zero_grad(parity_optimizer_t *opt);
 PARITY_API void parity_optimizer_destroy(parity_optimizer_t *opt);
 
+/* The optimizer's state, for checkpoints (parity/safetensors.h saves and loads it whole with
+ * parity_checkpoint_save/load): index 0 "step" (0-d, steps taken), 1 "lr" (0-d), then for each
+ * parameter in order its moments with PyTorch's names: "exp_avg" and "exp_avg_sq" (Adam, AdamW) or
+ * "momentum_buffer" (SGD with momentum; plain SGD has none). The step and the learning rate are
+ * f64, or f32 on a device without float64; moments have their parameter's dtype and shape. The
+ * tensors are borrowed: they live as long as the optimizer. Writing into them (parity_tensor_write)
+ * restores a state. count: 0 for NULL or an optimizer without parameters. */
+typedef struct parity_optimizer_state_t {
+  const char *name;        /* "step", "lr", "exp_avg", "exp_avg_sq", "momentum_buffer" */
+  int32_t param;           /* the parameter's index, -1 for step and lr */
+  parity_tensor_t *tensor; /* borrowed */
+} parity_optimizer_state_t;
+PARITY_API uint32_t parity_optimizer_state_count(const parity_optimizer_t *opt);
+PARITY_API parity_status_t parity_optimizer_state(const parity_optimizer_t *opt, uint32_t index,
+                                                  parity_optimizer_state_t *out);
+
 /* Scale the gradients of params so that their joint L2 norm is at most max_norm (> 0), as PyTorch's
  * clip_grad_norm_: each gradient times max_norm / (norm + 1e-6) when that is below 1. *total_norm
  * (may be NULL) gets the norm before clipping. Reads one value per gradient back from the device.

@@ -52,6 +52,29 @@ PARITY_API parity_status_t parity_load_safetensors(const char *path, const char 
                                                    parity_tensor_t *const *tensors, size_t n,
                                                    uint32_t flags);
 
+/* ---- checkpoints: parameters and optimizer state in one file ------------------------------ */
+/* Write params[i] under names[i] and the whole state of opt (may be NULL) in one safetensors file,
+ * atomically (as parity_save_safetensors): "optimizer.step", "optimizer.lr" and, per parameter,
+ * "optimizer.<name>.exp_avg" / ".exp_avg_sq" (Adam, AdamW) or ".momentum_buffer" (SGD with
+ * momentum), as parity_optimizer_state lists them. The metadata key "parity.optimizer" records the
+ * optimizer's kind and hyper-parameters; the caller's nmeta pairs are added (a training program's
+ * own position: epoch, batch, seed; read them back with parity_st_open and parity_st_metadata).
+ * Resuming from it with the same program gives bit for bit the steps of a run never stopped. */
+PARITY_API parity_status_t parity_checkpoint_save(const char *path, const char *const *names,
+                                                  parity_tensor_t *const *params, size_t n,
+                                                  const parity_optimizer_t *opt,
+                                                  const char *const *meta_keys,
+                                                  const char *const *meta_values, size_t nmeta);
+/* Load a checkpoint into params and opt (NULL: the file must hold no optimizer state), which must
+ * be made the same way: the same optimizer kind and hyper-parameters, the parameters' names, dtypes
+ * and shapes. The step and learning rate are converted to opt's scalar dtype (a checkpoint of a
+ * float64 device resumes on one without float64). Everything is checked before anything is
+ * written; flags as parity_load_safetensors (PARITY_LOAD_ALLOW_EXTRA: other tensors may be in the
+ * file). */
+PARITY_API parity_status_t parity_checkpoint_load(const char *path, const char *const *names,
+                                                  parity_tensor_t *const *params, size_t n,
+                                                  parity_optimizer_t *opt, uint32_t flags);
+
 /* The safetensors name of a parity dtype ("F32", ...), NULL for none; and back (INVALID). */
 PARITY_API const char *parity_st_dtype_name(parity_dtype_t dtype);
 PARITY_API parity_dtype_t parity_st_dtype_parse(const char *name);
