@@ -206,6 +206,45 @@ static int topo_order(parity__node *root, node_list *order) {
   return rc;
 }
 
+/* Gradient hooks: a hooked leaf counts the graph's edges into it (count_hooked_edges, before the
+ * walk); each node processed, with or without a gradient, takes its edges off (leaf_hooks), and
+ * the leaf whose count reaches 0 has its final gradient: its hook runs. */
+static int hooked_leaf(const parity_tensor_t *in) { return in && !in->node && in->grad_hook; }
+
+static void count_hooked_edges(const node_list *order) {
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < order->count; i++)
+      for (uint32_t k = 0; k < order->items[i]->nin; k++) {
+        parity_tensor_t *in = order->items[i]->in[k];
+        if (hooked_leaf(in)) in->hook_pending = pass ? in->hook_pending + 1 : 0;
+      }
+}
+
+static parity_status_t leaf_hooks(parity__node *n) {
+  parity_status_t st = PARITY_STATUS_OK;
+  for (uint32_t k = 0; k < n->nin; k++) {
+    parity_tensor_t *in = n->in[k];
+    if (!hooked_leaf(in) || in->hook_pending == 0 || --in->hook_pending > 0) continue;
+    if (st == PARITY_STATUS_OK) {
+      parity__clear_error();
+      st = in->grad_hook(in, in->grad_hook_user);
+      if (st != PARITY_STATUS_OK && !*parity_last_error())
+        parity__fail(st, "backward: a leaf's gradient hook failed (%s)", parity_status_string(st));
+    }
+  }
+  return st;
+}
+
+parity_status_t parity_tensor_set_grad_hook(parity_tensor_t *t, parity_grad_hook_fn fn, void *user) {
+  if (!t) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_set_grad_hook: tensor is NULL");
+  if (fn && (t->node || !t->requires_grad))
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_set_grad_hook: only a leaf with requires_grad set "
+                        "has a gradient of its own (%s)", t->node ? "this tensor was computed" : "requires_grad is off");
+  t->grad_hook = fn;
+  t->grad_hook_user = fn ? user : NULL;
+  return PARITY_STATUS_OK;
+}
+
 parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed, int retain_graph) {
   if (!loss) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "backward: loss is NULL");
   if (!loss->requires_grad)
@@ -232,6 +271,7 @@ parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed, in
   parity_status_t st = PARITY_STATUS_OK;
   if (!loss->node) { /* the loss is itself a leaf */
     st = accumulate(&loss->grad, seed, 1);
+    if (st == PARITY_STATUS_OK && loss->grad_hook) st = loss->grad_hook(loss, loss->grad_hook_user);
     goto done;
   }
   node_list order = {0};
@@ -251,12 +291,16 @@ parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed, in
       free(order.items);
       goto done;
     }
+  count_hooked_edges(&order);
   st = accumulate(&loss->node->gacc, seed, 0);
   for (size_t i = order.count; st == PARITY_STATUS_OK && i > 0; i--) {
     parity__node *n = order.items[i - 1];
     parity_tensor_t *gy = n->gacc;
     n->gacc = NULL;
-    if (!gy) continue; /* no gradient reached it */
+    if (!gy) { /* no gradient reached it */
+      st = leaf_hooks(n);
+      continue;
+    }
     parity_tensor_t *gin[PARITY__NODE_MAX_IN] = {0};
     parity__verify_set_node(n);
     st = n->backward(n, gy, gin);
@@ -274,6 +318,7 @@ parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed, in
       }
       parity_tensor_release(gin[k]);
     }
+    if (st == PARITY_STATUS_OK) st = leaf_hooks(n);
     parity_tensor_release(gy);
     if (!retain_graph) {
       node_free_saved(n);

@@ -32,6 +32,9 @@ struct parity_tensor_t {
   parity__node *node;               /* the op that made it (NULL for leaves and no-grad results) */
   uint32_t scope_level;             /* 1.. = the open scope (scope.c) that releases it; 0 = none */
   uint32_t scope_slot;
+  parity_grad_hook_fn grad_hook;    /* leaves: called when a backward has made .grad final */
+  void *grad_hook_user;
+  uint32_t hook_pending;            /* during a backward: contributions to .grad still to come */
 };
 
 /* Gradient function: given the gradient of the node's output, produce one gradient per input

@@ -103,6 +103,13 @@ train_cpu|train_opencl)
   done
   run db mpi 2 "$TRAIN" --distributed $A --bucket-kb 0.25; ok db
   [ "$(curve db)" = "$(curve s4)" ] || { diff "$TMP/s4" "$TMP/db"; fail "$be: bucketed all-reduce differs"; }
+  # one slice per rank: each bucket starts from backward's gradient hook, and the curve is the same
+  run do mpi 4 "$TRAIN" --distributed $A --bucket-kb 0.25; ok do
+  for mdl in mlp cnn; do
+    grep -qx "$mdl: 32 gradients handed to the all-reduce from inside backward" "$TMP/do" ||
+      { cat "$TMP/do"; fail "$be: 4 ranks, one slice each: $mdl's buckets did not start from inside backward"; }
+  done
+  [ "$(curve do)" = "$(curve s4)" ] || { diff "$TMP/s4" "$TMP/do"; fail "$be: the all-reduce overlapped with backward differs"; }
   run d2s2 mpi 2 "$TRAIN" --distributed $A --slices 2; ok d2s2
   [ "$(curve d2s2)" = "$(curve s2)" ] || { diff "$TMP/s2" "$TMP/d2s2"; fail "$be: 2 ranks, 2 slices differ from one process with --slices 2"; }
   # against the plain one-process curve: the documented bound (docs/distributed.md)
@@ -112,7 +119,7 @@ train_cpu|train_opencl)
       if (a > 0 && e / a > w) w = e / a }
       END { printf "plain vs sliced: worst relative loss difference %.3g over %d steps\n", w, NR; exit bad }' ||
     fail "$be: the sliced curve leaves the bound around the plain one-process curve"
-  echo "$be: mpirun -np 1/2/4 --distributed (and bucketed) give the one-process --slices 4 curve bit for bit" ;;
+  echo "$be: mpirun -np 1/2/4 --distributed (and bucketed, and overlapped with backward) give the one-process --slices 4 curve bit for bit" ;;
 train_faults)
   export PARITY_BACKEND=cpu
   PARITY_DIST_TIMEOUT=2 run st mpi 2 -x PARITY_DIST_TIMEOUT "$TRAIN" --distributed --steps 6 --fault stall --fault-rank 1 --fault-step 3

@@ -36,7 +36,7 @@ typedef struct parity_dist_t parity_dist_t;
 
 typedef struct dopts_t {
   const char *model, *dtype, *fault;
-  int steps, slices, distributed, fault_rank, fault_step;
+  int steps, slices, distributed, fault_rank, fault_step, no_overlap;
   uint64_t seed, bucket_bytes;
   double lr;
   parity_dtype_t dt;
@@ -169,6 +169,24 @@ static void check_replicas(dopts_t *o, parity_device_t *dev, parity_tensor_t **p
 }
 #endif
 
+#ifdef PARITY_HAVE_DIST
+/* Backward's per-gradient hook marks each parameter ready the moment its gradient is final, so a
+ * bucket's all-reduce starts while backward computes the layers before it (as DDP does). */
+typedef struct ready_hook {
+  parity_dist_buckets_t *b;
+  uint32_t index;
+} ready_hook;
+
+static long hooked_ready; /* gradients handed over from inside backward (reported by rank 0) */
+
+static parity_status_t bucket_ready_hook(parity_tensor_t *leaf, void *user) {
+  (void)leaf;
+  const ready_hook *h = user;
+  hooked_ready++;
+  return parity_dist_buckets_ready(h->b, h->index);
+}
+#endif
+
 static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name, int64_t global) {
   size_t es = o->dt == PARITY_DTYPE_F64 ? 8 : o->dt == PARITY_DTYPE_F32 ? 4 : 2;
   int k = o->slices / o->size, first = o->rank * k;
@@ -187,6 +205,16 @@ static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name
     DCHECK(parity_dist_broadcast(o->dist, m->p, 4, 0)); /* every rank starts from rank 0's parameters */
     if (o->bucket_bytes) DCHECK(parity_dist_buckets_create(o->dist, m->p, 4, o->bucket_bytes, PARITY_DIST_SUM, &buckets));
   }
+  /* with one slice per rank a gradient is final inside backward; with several, only after their sum */
+  ready_hook hooks[4];
+  int overlap = buckets && k == 1 && !o->no_overlap;
+  for (uint32_t i = 0; i < 4 && overlap; i++) {
+    hooks[i] = (ready_hook){.b = buckets, .index = i};
+    CHECK(parity_tensor_set_grad_hook(m->p[i], bucket_ready_hook, &hooks[i]));
+  }
+#else
+  const int overlap = 0;
+  (void)overlap;
 #endif
   for (int s = 0; s < o->steps; s++) {
     maybe_fault(o, s);
@@ -194,7 +222,12 @@ static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name
     for (int j = 0; j < k; j++) {
       parity_optimizer_zero_grad(opt);
       parity_tensor_t *loss = forward(m, (first + j) * bs, (first + j + 1) * bs, global);
-      CHECK(parity_backward(loss, NULL, 0));
+      if (parity_backward(loss, NULL, 0) != PARITY_STATUS_OK)
+#ifdef PARITY_HAVE_DIST
+        die("parity_backward", overlap && *parity_dist_last_error() ? parity_dist_last_error() : parity_last_error());
+#else
+        die("parity_backward", parity_last_error());
+#endif
       char *part = parts + es * (size_t)total * (size_t)j;
       size_t off = 0;
       for (int i = 0; i < 4; i++) {
@@ -225,7 +258,7 @@ static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name
 #ifdef PARITY_HAVE_DIST
     if (o->dist) {
       if (buckets) {
-        for (int i = 3; i >= 0; i--) DCHECK(parity_dist_buckets_ready(buckets, (uint32_t)i));
+        for (int i = 3; i >= 0 && !overlap; i--) DCHECK(parity_dist_buckets_ready(buckets, (uint32_t)i));
         DCHECK(parity_dist_buckets_finish(buckets));
         DCHECK(parity_dist_allreduce(o->dist, &loss_t, 1, PARITY_DIST_SUM));
       } else {
@@ -243,6 +276,10 @@ static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name
     fflush(stdout);
   }
 #ifdef PARITY_HAVE_DIST
+  for (int i = 0; i < 4 && overlap; i++) CHECK(parity_tensor_set_grad_hook(m->p[i], NULL, NULL));
+  if (overlap && o->rank == 0)
+    printf("%s: %ld gradients handed to the all-reduce from inside backward\n", name, hooked_ready);
+  hooked_ready = 0;
   parity_dist_buckets_destroy(buckets);
   if (o->dist && o->size > 1) check_replicas(o, dev, m->p, name);
 #endif
@@ -298,12 +335,14 @@ int train_distributed_wanted(int argc, char **argv) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: mpirun -np N parity-train --distributed [--slices S] [--bucket-kb K] [--model mlp|cnn|both]\n"
+          "usage: mpirun -np N parity-train --distributed [--slices S] [--bucket-kb K [--no-overlap]] [--model mlp|cnn|both]\n"
           "                 [--steps N] [--seed S] [--dtype f32|f64|f16|bf16] [--lr LR]\n"
           "       parity-train --slices S [...]   one process, the same S slices in sequence\n"
           "  the global batch (mlp 64, cnn 16) is cut into S slices (default 4; S divides 16, N divides S);\n"
           "  1, 2, 4 ranks give bitwise the same curve when S/N is a power of two. --bucket-kb: bucketed\n"
-          "  asynchronous all-reduce with buckets of K KiB. Environment: PARITY_DIST_TIMEOUT (s, default 60).\n");
+          "  asynchronous all-reduce with buckets of K KiB, each started from inside backward as soon as its\n"
+          "  gradients are final (one slice per rank; --no-overlap: after backward). Environment:\n"
+          "  PARITY_DIST_TIMEOUT (s, default 60).\n");
 }
 
 int train_distributed_main(int argc, char **argv) {
@@ -314,6 +353,7 @@ int train_distributed_main(int argc, char **argv) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help")) { usage(stdout); return 0; }
     if (!strcmp(a, "--distributed")) { o.distributed = 1; continue; }
+    if (!strcmp(a, "--no-overlap")) { o.no_overlap = 1; continue; }
     if (!v) { usage(stderr); return 2; }
     long n = 0;
     double x = 0;
@@ -392,7 +432,9 @@ int train_distributed_main(int argc, char **argv) {
            parity_device_plugin_name(dev), o.dtype, (unsigned long long)o.seed, o.size, o.slices,
            (k & (k - 1)) == 0 ? "bitwise the same for any rank count with a power-of-two slices per rank"
                               : "slices per rank not a power of two: rounding may differ from other rank counts",
-           o.bucket_bytes ? "bucketed asynchronous" : "deterministic");
+           !o.bucket_bytes ? "deterministic"
+           : o.slices / o.size == 1 && !o.no_overlap ? "bucketed asynchronous, overlapped with backward"
+                                                     : "bucketed asynchronous");
   fflush(stdout);
   if (strcmp(o.model, "cnn")) run_mlp(&o, dev);
   if (strcmp(o.model, "mlp")) run_cnn(&o, dev);

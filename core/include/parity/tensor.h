@@ -204,6 +204,14 @@ PARITY_API int parity_tensor_requires_grad(const parity_tensor_t *t);
 /* Borrowed; NULL when no gradient has been accumulated. */
 PARITY_API parity_tensor_t *parity_tensor_grad(const parity_tensor_t *t);
 PARITY_API void parity_tensor_zero_grad(parity_tensor_t *t);
+/* A hook on a leaf that requires grad, called by parity_backward on its thread as soon as the
+ * leaf's gradient from that backward is final (every contribution accumulated; .grad may be NULL
+ * when no gradient reached it), while backward goes on with the rest of the graph: the moment to
+ * start communicating it (parity_dist's buckets do). Each backward through the leaf calls it once.
+ * Grad mode is off inside the hook; it may read the gradient and issue ops, not call backward. A
+ * status other than OK stops the backward with that status. fn NULL removes the hook. */
+typedef parity_status_t (*parity_grad_hook_fn)(parity_tensor_t *leaf, void *user);
+PARITY_API parity_status_t parity_tensor_set_grad_hook(parity_tensor_t *t, parity_grad_hook_fn fn, void *user);
 /* A view of the same storage that records no history. */
 PARITY_API parity_status_t parity_detach(parity_tensor_t *x, parity_tensor_t **out);
 /* Fill .grad of every leaf reachable from loss. seed may be NULL only for a one-element loss
