@@ -133,6 +133,51 @@ train_faults)
   grep -q "mlp step   3" "$TMP/k" && { cat "$TMP/k"; fail "kill: step 3 completed without rank 2"; }
   [ "$(cat "$TMP/k.s")" -le 30 ] || fail "kill: took $(cat "$TMP/k.s") s"
   echo "parity-train, rank 2 killed at step 3: $(grep 'process rank 2' "$TMP/k" | head -1) (status $(cat "$TMP/k.rc"), $(cat "$TMP/k.s") s)" ;;
+resume_cpu|resume_opencl)
+  # Checkpoints: a run killed with SIGKILL at a random step (one process; one rank of 2 and of 4)
+  # and resumed from its last checkpoint ends with bitwise the parameters of a run never stopped,
+  # also on another rank count; a cut newest checkpoint falls back to the previous one; another
+  # run's checkpoint is refused.
+  be=${T#resume_}
+  has_backend "$be" || { echo "backend $be not available here: skipped"; exit 77; }
+  export PARITY_BACKEND=$be
+  A="--steps 8 --seed 3 --slices 4"
+  fnv() { grep 'final parameters fnv1a' "$TMP/$1"; }
+  run ref "$TRAIN" $A; ok ref
+  [ "$(fnv ref | wc -l)" = 2 ] || { cat "$TMP/ref"; fail "no final fingerprints"; }
+  K=$(( $(od -An -N1 -tu1 /dev/urandom) % 7 + 1 )) # 1..7
+  echo "killing at step $K"
+  resumed() { # NAME: the resumed run's fingerprints are the uninterrupted run's
+    [ "$(fnv "$1")" = "$(fnv ref)" ] || { cat "$TMP/$1"; fnv ref; fail "$be: $1: resumed run ends elsewhere"; }
+    grep -q "mlp: resumed from .* at step $K" "$TMP/$1" || { cat "$TMP/$1"; fail "$be: $1: not resumed at step $K"; }
+  }
+  for n in 1 2 4; do
+    mkdir "$TMP/c$n"
+    if [ $n = 1 ]; then
+      run k$n "$TRAIN" $A --checkpoint-every 1 --checkpoint-dir "$TMP/c$n" --fault kill --fault-rank 0 --fault-step $K
+    else
+      run k$n mpi $n "$TRAIN" --distributed $A --checkpoint-every 1 --checkpoint-dir "$TMP/c$n" --fault kill --fault-rank $((n - 1)) --fault-step $K
+    fi
+    [ "$(cat "$TMP/k$n.rc")" != 0 ] || { cat "$TMP/k$n"; fail "$be: $n: the killed run exited 0"; }
+    cp -r "$TMP/c$n" "$TMP/c${n}x" # for the other rank count
+    if [ $n = 1 ]; then run r$n "$TRAIN" $A --resume "$TMP/c$n" --checkpoint-every 1
+    else run r$n mpi $n "$TRAIN" --distributed $A --resume "$TMP/c$n" --checkpoint-every 1; fi
+    ok r$n; resumed r$n
+    [ $n = 1 ] || grep -qx "mlp checkpoints bitwise identical on all $n ranks" "$TMP/r$n" ||
+      { cat "$TMP/r$n"; fail "$be: $n ranks: what the ranks loaded was not compared"; }
+  done
+  run r2on4 mpi 4 "$TRAIN" --distributed $A --resume "$TMP/c2x"; ok r2on4; resumed r2on4
+  echo "$be: killed at step $K and resumed (1 process, 2 and 4 ranks, and 2 ranks' checkpoint on 4): final parameters bitwise those of the uninterrupted run"
+  # the newest checkpoint cut in half: the previous one is used, with a note, and the end is the same
+  f="$TMP/c1x/mlp.safetensors"; size=$(wc -c < "$f"); head -c $((size / 2)) "$f" > "$f.cut"; mv "$f.cut" "$f"
+  run cut "$TRAIN" $A --resume "$TMP/c1x"; ok cut
+  grep -q "the newest checkpoint was refused (.*); resumed from .*mlp.prev.safetensors" "$TMP/cut" || { cat "$TMP/cut"; fail "$be: a cut checkpoint: no fallback note"; }
+  [ "$(fnv cut)" = "$(fnv ref)" ] || { cat "$TMP/cut"; fail "$be: resumed from the previous checkpoint, the run ends elsewhere"; }
+  # another run's checkpoints (another seed): refused, exit 1, the reason named
+  run foreign "$TRAIN" --steps 8 --seed 4 --slices 4 --resume "$TMP/c1"
+  [ "$(cat "$TMP/foreign.rc")" = 1 ] || { cat "$TMP/foreign"; fail "$be: another run's checkpoint: exit $(cat "$TMP/foreign.rc")"; }
+  grep -q "written by another run: parity-train.seed is '3', here 4" "$TMP/foreign" || { cat "$TMP/foreign"; fail "$be: another run's checkpoint: no reason"; }
+  echo "$be: a cut newest checkpoint falls back to the previous one; another run's is refused: $(grep -o 'written by another run[^;]*' "$TMP/foreign" | head -1)" ;;
 *) fail "unknown test $T" ;;
 esac
 exit 0

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "common.h"
 #include "parity/parity.h"
 #undef CHECK /* here a failure also takes the other ranks down (die) */
@@ -36,7 +37,8 @@ typedef struct parity_dist_t parity_dist_t;
 
 typedef struct dopts_t {
   const char *model, *dtype, *fault;
-  int steps, slices, distributed, fault_rank, fault_step, no_overlap;
+  int steps, slices, distributed, fault_rank, fault_step, no_overlap, ckpt_every;
+  const char *ckpt_dir, *resume;
   uint64_t seed, bucket_bytes;
   double lr;
   parity_dtype_t dt;
@@ -138,34 +140,42 @@ static void maybe_fault(const dopts_t *o, int step) {
   }
 }
 
-#ifdef PARITY_HAVE_DIST
-/* After training: every rank's parameters must be bitwise rank 0's. Each rank hashes its own,
- * rank 0's hash is broadcast, and the mismatches are counted with a (deterministic) all-reduce. */
-static void check_replicas(dopts_t *o, parity_device_t *dev, parity_tensor_t **p, const char *name) {
+/* FNV-1a over the parameters' bytes and `extra` (a resumed step): what the ranks compare, and the
+ * final fingerprint rank 0 prints (a run resumed from a checkpoint prints the uninterrupted run's). */
+static uint64_t params_hash(const dopts_t *o, parity_tensor_t **p, uint64_t extra) {
   uint64_t h = 1469598103934665603ull;
   for (int i = 0; i < 4; i++) {
     size_t bytes = (size_t)parity_tensor_numel(p[i]) * (o->dt == PARITY_DTYPE_F64 ? 8 : o->dt == PARITY_DTYPE_F32 ? 4 : 2);
     unsigned char *b = malloc(bytes);
-    if (!b) die("check_replicas", "out of memory");
+    if (!b) die("params_hash", "out of memory");
     CHECK(parity_tensor_to_host(p[i], b, bytes));
     for (size_t k = 0; k < bytes; k++) h = (h ^ b[k]) * 1099511628211ull;
     free(b);
   }
-  int64_t mine = (int64_t)(h >> 1), ref = mine;
+  for (int k = 0; k < 8; k++) h = (h ^ (unsigned char)(extra >> (8 * k))) * 1099511628211ull;
+  return h;
+}
+
+#ifdef PARITY_HAVE_DIST
+/* Every rank's parameters (and `extra`) must be bitwise rank 0's. Each rank hashes its own, rank
+ * 0's hash is broadcast, and the mismatches are counted with a (deterministic) all-reduce. */
+static void check_replicas(dopts_t *o, parity_device_t *dev, parity_tensor_t **p, const char *name, uint64_t extra,
+                           const char *what) {
+  int64_t mine = (int64_t)(params_hash(o, p, extra) >> 1), ref = mine;
   parity_tensor_t *t;
   CHECK(parity_tensor_from_host(dev, PARITY_DTYPE_I64, 1, (int64_t[]){1}, &mine, &t));
   DCHECK(parity_dist_broadcast(o->dist, &t, 1, 0));
   CHECK(parity_tensor_to_host(t, &ref, sizeof ref));
   parity_tensor_release(t);
   double differ = ref != mine;
-  if (differ) fprintf(stderr, "parity-train: rank %d: %s parameters differ from rank 0's\n", o->rank, name);
+  if (differ) fprintf(stderr, "parity-train: rank %d: %s %s differ from rank 0's\n", o->rank, name, what);
   DCHECK(parity_dist_allreduce_host(o->dist, &differ, 1, PARITY_DTYPE_F64, PARITY_DIST_SUM));
   if (differ != 0) {
-    if (o->rank == 0) fprintf(stderr, "parity-train: %s parameters differ on %g of %d ranks\n", name, differ, o->size);
+    if (o->rank == 0) fprintf(stderr, "parity-train: %s %s differ on %g of %d ranks\n", name, what, differ, o->size);
     parity_dist_finalize(o->dist);
     exit(1);
   }
-  if (o->rank == 0) printf("%s parameters bitwise identical on all %d ranks\n", name, o->size);
+  if (o->rank == 0) printf("%s %s bitwise identical on all %d ranks\n", name, what, o->size);
 }
 #endif
 
@@ -199,6 +209,28 @@ static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name
   if (!parts) die("train", "out of memory");
   parity_optimizer_t *opt;
   CHECK(parity_adam_create(m->p, 4, o->lr, 0.9, 0.999, 1e-8, &opt));
+  static const char *const pnames[4] = {"w1", "b1", "w2", "b2"};
+  ckpt_meta meta = {.count = 0};
+  ckpt_meta_add(&meta, "parity-train.model", "%s", name);
+  ckpt_meta_add(&meta, "parity-train.seed", "%llu", (unsigned long long)o->seed);
+  ckpt_meta_add(&meta, "parity-train.dtype", "%s", o->dtype);
+  ckpt_meta_add(&meta, "parity-train.slices", "%d", o->slices);
+  ckpt_meta_add(&meta, "parity-train.lr", "%.17g", o->lr);
+  uint64_t start = 0;
+  if (o->resume) { /* every rank loads; they must agree (checked below) */
+    char note[2200], err[2600];
+    int rc = ckpt_load(o->resume, name, pnames, m->p, 4, opt, &meta, &start, note, sizeof note, err, sizeof err);
+    if (rc < 0) die("--resume", err);
+    if (note[0] && o->rank == 0) fprintf(stderr, "parity-train: %s: %s\n", name, note);
+    if (o->rank == 0) {
+      if (rc == 1) printf("%s: no checkpoint in %s: starting at step 0\n", name, o->resume);
+      else printf("%s: resumed from %s at step %llu\n", name, o->resume, (unsigned long long)start);
+    }
+#ifdef PARITY_HAVE_DIST
+    if (o->dist && o->size > 1) check_replicas(o, dev, m->p, name, start, "checkpoints");
+#endif
+  }
+  const char *ckpt_dir = o->ckpt_dir ? o->ckpt_dir : o->resume;
 #ifdef PARITY_HAVE_DIST
   parity_dist_buckets_t *buckets = NULL;
   if (o->dist) {
@@ -216,7 +248,7 @@ static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name
   const int overlap = 0;
   (void)overlap;
 #endif
-  for (int s = 0; s < o->steps; s++) {
+  for (int s = (int)start; s < o->steps; s++) {
     maybe_fault(o, s);
     double t0 = train_now_ms();
     for (int j = 0; j < k; j++) {
@@ -274,14 +306,20 @@ static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name
     parity_tensor_release(loss_t);
     if (o->rank == 0) printf("%s step %3d loss %.9g time %.3f ms\n", name, s, loss, train_now_ms() - t0);
     fflush(stdout);
+    if (o->ckpt_every && (s + 1) % o->ckpt_every == 0 && o->rank == 0) { /* rank 0 writes */
+      char err[2048];
+      if (ckpt_save(ckpt_dir, name, pnames, m->p, 4, opt, &meta, (uint64_t)s + 1, err, sizeof err)) die("checkpoint", err);
+    }
   }
+  if (o->rank == 0)
+    printf("%s final parameters fnv1a %016llx\n", name, (unsigned long long)params_hash(o, m->p, 0));
 #ifdef PARITY_HAVE_DIST
   for (int i = 0; i < 4 && overlap; i++) CHECK(parity_tensor_set_grad_hook(m->p[i], NULL, NULL));
   if (overlap && o->rank == 0)
     printf("%s: %ld gradients handed to the all-reduce from inside backward\n", name, hooked_ready);
   hooked_ready = 0;
   parity_dist_buckets_destroy(buckets);
-  if (o->dist && o->size > 1) check_replicas(o, dev, m->p, name);
+  if (o->dist && o->size > 1) check_replicas(o, dev, m->p, name, 0, "parameters");
 #endif
   parity_optimizer_destroy(opt);
   free(parts);
@@ -337,12 +375,16 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: mpirun -np N parity-train --distributed [--slices S] [--bucket-kb K [--no-overlap]] [--model mlp|cnn|both]\n"
           "                 [--steps N] [--seed S] [--dtype f32|f64|f16|bf16] [--lr LR]\n"
+          "                 [--checkpoint-every N --checkpoint-dir D] [--resume D]\n"
           "       parity-train --slices S [...]   one process, the same S slices in sequence\n"
           "  the global batch (mlp 64, cnn 16) is cut into S slices (default 4; S divides 16, N divides S);\n"
           "  1, 2, 4 ranks give bitwise the same curve when S/N is a power of two. --bucket-kb: bucketed\n"
           "  asynchronous all-reduce with buckets of K KiB, each started from inside backward as soon as its\n"
-          "  gradients are final (one slice per rank; --no-overlap: after backward). Environment:\n"
-          "  PARITY_DIST_TIMEOUT (s, default 60).\n");
+          "  gradients are final (one slice per rank; --no-overlap: after backward).\n"
+          "  --checkpoint-every N --checkpoint-dir D: every N steps rank 0 writes D/<model>.safetensors\n"
+          "  (weights, Adam's state, the step; the one before kept as .prev); --resume D: every rank loads\n"
+          "  the newest good one and the ranks compare what they loaded; the run ends bitwise as if never\n"
+          "  stopped. Environment: PARITY_DIST_TIMEOUT (s, default 60).\n");
 }
 
 int train_distributed_main(int argc, char **argv) {
@@ -373,6 +415,13 @@ int train_distributed_main(int argc, char **argv) {
     } else if (!strcmp(a, "--bucket-kb")) {
       if (parse_double(a, v, 0, 1 << 22, &x)) return 2;
       o.bucket_bytes = (uint64_t)(x * 1024);
+    } else if (!strcmp(a, "--checkpoint-every")) {
+      if (parse_long(a, v, 1, 1000000, &n)) return 2;
+      o.ckpt_every = (int)n;
+    } else if (!strcmp(a, "--checkpoint-dir") || !strcmp(a, "--resume")) {
+      char err[512];
+      if (ckpt_dir_check(v, err, sizeof err)) return bad("%s: %s", a, err);
+      *(!strcmp(a, "--resume") ? &o.resume : &o.ckpt_dir) = v;
     } else if (!strcmp(a, "--fault")) o.fault = v;
     else if (!strcmp(a, "--fault-rank")) {
       if (parse_long(a, v, -1, 1 << 20, &n)) return 2;
@@ -383,6 +432,9 @@ int train_distributed_main(int argc, char **argv) {
     } else return bad("unknown argument '%s'", a);
     i++;
   }
+  if ((o.ckpt_every || o.ckpt_dir) && !o.ckpt_dir && !o.resume)
+    return bad("--checkpoint-every needs --checkpoint-dir D (or --resume D, which then also receives them)");
+  if (o.ckpt_dir && !o.ckpt_every) return bad("--checkpoint-dir needs --checkpoint-every N");
   o.dt = !strcmp(o.dtype, "f64") ? PARITY_DTYPE_F64 : !strcmp(o.dtype, "f16") ? PARITY_DTYPE_F16
        : !strcmp(o.dtype, "bf16") ? PARITY_DTYPE_BF16 : !strcmp(o.dtype, "f32") ? PARITY_DTYPE_F32
        : PARITY_DTYPE_INVALID;
