@@ -151,38 +151,54 @@ static float *at(const parity_tensor_desc_t *t, int64_t elem) {
 }
 
 /* ---- kernels ----------------------------------------------------------------------------------- */
+/* One element of each kind, operands in the contract's order (parity_plugin.h, "OPERANDS"): the
+ * inputs, then the outputs; v[] holds their values, out[] receives the outputs'. */
+static void unary_element(int32_t op, int fwd, const float *v, float *out) {
+  /* forward {x} -> {y}; backward {x, y, dy} -> {dx}. No unary op is implemented yet: add one here
+   * and in t_supports (README.md, "Adding an op"). */
+  (void)op, (void)fwd, (void)v, (void)out;
+}
+
+static void binary_element(int32_t op, int fwd, const float *v, float *out) {
+  float a = v[0], b = v[1];
+  if (fwd) { /* {a, b} -> {c} */
+    out[0] = op == PARITY_OP_ADD ? a + b : op == PARITY_OP_SUB ? a - b : a * b;
+    return;
+  }
+  float g = v[3]; /* {a, b, c, dc} -> {da, db} */
+  out[0] = op == PARITY_OP_MUL ? g * b : g;
+  out[1] = op == PARITY_OP_MUL ? g * a : op == PARITY_OP_SUB ? -g : g;
+}
+
 static int32_t t_elementwise(parity_plugin_device_t *d, const parity_op_desc_t *desc) {
   int fwd = desc->direction == PARITY_DIRECTION_FORWARD;
   int32_t st = validate(d, desc, PARITY_FAMILY_ELEMENTWISE, desc->direction);
   if (st != PARITY_STATUS_OK) return st;
-  /* forward: {a, b} -> c (cast: {x} -> y); backward: {a, b, c, dc} -> {da, db} */
-  const parity_tensor_desc_t *ref = fwd ? desc->outputs[0] : desc->inputs[3];
-  const parity_tensor_desc_t *ops[6] = {0};
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < desc->num_inputs; i++) ops[n++] = desc->inputs[i];
-  for (uint32_t i = 0; i < desc->num_outputs; i++) ops[n++] = desc->outputs[i];
-  const int64_t *strides[6];
+  const psup_op_info_t *info = psup_op_info(desc->op);
+  uint32_t nin = desc->num_inputs, nout = desc->num_outputs;
+  /* every operand has the iteration shape: the forward output's, or in backward the gradient's
+   * (the last input of every elementwise kind) */
+  const parity_tensor_desc_t *ref = fwd ? desc->outputs[0] : desc->inputs[nin - 1];
+  const parity_tensor_desc_t *ops[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS] = {0};
+  for (uint32_t i = 0; i < nin; i++) ops[i] = desc->inputs[i];
+  for (uint32_t i = 0; i < nout; i++) ops[nin + i] = desc->outputs[i]; /* NULL: not needed */
+  const int64_t *strides[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
   int64_t zero[PARITY_MAX_RANK] = {0};
-  for (uint32_t i = 0; i < n; i++) strides[i] = ops[i] ? ops[i]->strides : zero;
+  for (uint32_t i = 0; i < nin + nout; i++) strides[i] = ops[i] ? ops[i]->strides : zero;
   psup_iter_t it;
-  psup_iter_init(&it, ref->rank, ref->shape, n, strides);
+  psup_iter_init(&it, ref->rank, ref->shape, nin + nout, strides);
   int64_t total = psup_numel(ref);
   for (int64_t e = 0; e < total; e++, psup_iter_next(&it)) {
-    if (desc->op == PARITY_OP_CAST) {
-      *at(ops[1], it.off[1]) = *at(ops[0], it.off[0]);
-      continue;
-    }
-    float a = *at(ops[0], it.off[0]), b = *at(ops[1], it.off[1]);
-    if (fwd) {
-      float c = desc->op == PARITY_OP_ADD ? a + b : desc->op == PARITY_OP_SUB ? a - b : a * b;
-      *at(ops[2], it.off[2]) = c;
-      continue;
-    }
-    float g = *at(ops[3], it.off[3]);
-    float ga = desc->op == PARITY_OP_MUL ? g * b : g;
-    float gb = desc->op == PARITY_OP_MUL ? g * a : desc->op == PARITY_OP_SUB ? -g : g;
-    if (ops[4]) *at(ops[4], it.off[4]) = ga;
-    if (ops[5]) *at(ops[5], it.off[5]) = gb;
+    float v[PARITY_MAX_INPUTS], out[PARITY_MAX_OUTPUTS] = {0};
+    for (uint32_t i = 0; i < nin; i++) v[i] = *at(ops[i], it.off[i]);
+    if (info->kind == PARITY_OP_KIND_CAST)
+      out[0] = v[0]; /* f32 -> f32: the core's copy */
+    else if (info->kind == PARITY_OP_KIND_UNARY)
+      unary_element(desc->op, fwd, v, out);
+    else
+      binary_element(desc->op, fwd, v, out);
+    for (uint32_t i = 0; i < nout; i++)
+      if (ops[nin + i]) *at(ops[nin + i], it.off[nin + i]) = out[i];
   }
   return PARITY_STATUS_OK;
 }

@@ -41,11 +41,24 @@ mkdir -p "$T/pc"
 flags=$(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --libs parity-plugin)
 # shellcheck disable=SC2086
 cc -std=c11 -O2 -fPIC -shared -Wl,--no-undefined -o "$T/pc/parity-plugin-template.so" \
-  "$SRC/examples/plugin-template/template_plugin.c" $flags
+  "$SRC/examples/plugin-template/template_plugin.c" $flags -lm
 clean_env PARITY_PLUGIN_PATH="$T/pc" "$P/bin/parity-conform" --backend template > "$T/conform-pc.txt" ||
   { tail -20 "$T/conform-pc.txt"; exit 1; }
 grep -q "verdict template: PASS on" "$T/conform-pc.txt"
 grep "verdict" "$T/conform-pc.txt"
+
+echo "== the template README's walkthrough: exp added by its diff, then parity-conform --op exp"
+mkdir -p "$T/walk"
+cp "$SRC/examples/plugin-template/template_plugin.c" "$T/walk/"
+awk '/^```diff$/{f=1; next} /^```$/{f=0} f' "$SRC/examples/plugin-template/README.md" > "$T/walk/exp.diff"
+(cd "$T/walk" && patch -p1 < exp.diff > patch.log) || { cat "$T/walk/patch.log"; echo "the README's diff no longer applies"; exit 1; }
+# shellcheck disable=SC2086
+cc -std=c11 -O2 -fPIC -shared -Wall -Wextra -Werror -Wl,--no-undefined -o "$T/walk/parity-plugin-template.so" \
+  "$T/walk/template_plugin.c" $flags -lm
+clean_env PARITY_PLUGIN_PATH="$T/walk" "$P/bin/parity-conform" --backend template --op exp > "$T/conform-exp.txt" ||
+  { tail -20 "$T/conform-exp.txt"; exit 1; }
+grep -q "verdict template: PASS on .*: exp in f32" "$T/conform-exp.txt" || { tail -5 "$T/conform-exp.txt"; exit 1; }
+grep "verdict" "$T/conform-exp.txt"
 
 # The application developer's path: docs/library.md's code blocks (one program, in order) built with
 # pkg-config, and examples/mlp built with find_package(parity); each run on every backend the
