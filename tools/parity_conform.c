@@ -178,6 +178,7 @@ static void run_backend(const cf_console_t *con, cf_report_t *rep, cf_env_t *env
     snprintf(r->device, sizeof r->device, "%s", env->info.name);
     r->full_only = c->full_only;
     r->is_case = 1;
+    r->refusal = c->expect_error;
     r->op_id = c->op;
     r->dtype_id = c->dtype;
     cf_child_running(c->id);

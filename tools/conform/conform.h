@@ -186,6 +186,8 @@ typedef struct cf_result_t {
   char device[128];
   char id[112], op[32], dtype[16], direction[12], variant[40];
   int is_case;              /* a row of the case table (not a capability or hazard check) */
+  int refusal;              /* is_case: a case that passes by being refused (cf_case_t.expect_error):
+                             * it shows no computation, so it covers no op or dtype */
   int32_t op_id, dtype_id;  /* is_case: the op and the dtype under test (a cast's source) */
   int32_t status;
   double worst_ratio; /* error / bound; NAN when not applicable, INFINITY for an exact mismatch */

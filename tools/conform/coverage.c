@@ -81,6 +81,7 @@ void cf_coverage(const cf_report_t *rep, const cf_backend_summary_t *b, cf_cover
     if (r->dtype_id > 0 && r->status != CF_UNSUPPORTED) dtypes_other |= PARITY_DTYPE_BIT(r->dtype_id);
     if (!did) continue;
     cov->cases_ran++;
+    if (r->refusal) continue; /* refused as required: the op did not run */
     ran[slot] = 1;
     if (r->dtype_id > 0) cov->dtypes_ran |= PARITY_DTYPE_BIT(r->dtype_id);
   }
