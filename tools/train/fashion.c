@@ -8,6 +8,7 @@
 
 #include "common.h"
 #include "idx.h"
+#include "parity_support/atomic_file.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -100,13 +101,21 @@ static void order_for_epoch(uint32_t *idx, size_t n, int shuffle, uint64_t seed,
   }
 }
 
+/* The predictions hash (docs/training.md, "Output"): FNV-1a 64 (offset basis 0xcbf29ce484222325,
+ * prime 0x100000001b3) over one byte per test image, its predicted class 0..9 as a number (not an
+ * ASCII digit), in test-file order. */
+#define PREDICTIONS_FNV_BASIS 0xcbf29ce484222325ull
+#define PREDICTIONS_FNV_PRIME 0x100000001b3ull
+
 typedef struct eval_result {
   size_t correct, total;
-  uint64_t hash; /* FNV-1a over the predicted classes, in test-set order */
+  uint64_t hash; /* the predictions hash above */
 } eval_result;
 
-static eval_result evaluate(parity_device_t *dev, const model *m, const split *test, float *xb, float *yb) {
-  eval_result r = {0, 0, 0xcbf29ce484222325ull};
+/* Evaluates the test set; classes, when not NULL, receives each image's predicted class. */
+static eval_result evaluate(parity_device_t *dev, const model *m, const split *test, float *xb, float *yb,
+                            uint8_t *classes) {
+  eval_result r = {0, 0, PREDICTIONS_FNV_BASIS};
   int prev = parity_grad_mode_set(0);
   enum { EVAL_BATCH = 500 };
   uint32_t idx[EVAL_BATCH];
@@ -122,7 +131,8 @@ static eval_result evaluate(parity_device_t *dev, const model *m, const split *t
     for (size_t b = 0; b < n; b++) {
       uint8_t c = (uint8_t)pred[b];
       r.correct += c == test->labels.data[at + b];
-      r.hash = (r.hash ^ c) * 0x100000001b3ull;
+      r.hash = (r.hash ^ c) * PREDICTIONS_FNV_PRIME;
+      if (classes) classes[at + b] = c;
     }
     r.total += n;
     parity_tensor_t *rel[4] = {x, y, logits, am};
@@ -135,6 +145,23 @@ static eval_result evaluate(parity_device_t *dev, const model *m, const split *t
 static void print_eval(const char *when, eval_result r) {
   printf("%s: test accuracy %.2f %% (%zu/%zu) predictions %016llx\n", when,
          r.total ? 100.0 * (double)r.correct / (double)r.total : 0.0, r.correct, r.total, (unsigned long long)r.hash);
+}
+
+/* --predictions: one line per test image, "index class\n" (index 0-based in test-file order, class
+ * 0..9), written through the atomic writer: the old file stays until the new one is complete. */
+static int write_predictions(const char *path, const uint8_t *classes, size_t n) {
+  char err[PSUP_PATH_MAX + 256];
+  psup_atomic_file af;
+  if (psup_atomic_open(&af, path, 0, err, sizeof err)) {
+    fprintf(stderr, "parity-train: --predictions: %s\n", err);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) fprintf(af.f, "%zu %u\n", i, (unsigned)classes[i]);
+  if (psup_atomic_commit(&af, err, sizeof err)) {
+    fprintf(stderr, "parity-train: --predictions: %s\n", err);
+    return -1;
+  }
+  return 0;
 }
 
 static void fmt_time(char *buf, size_t len, double s) {
@@ -175,16 +202,17 @@ int fashion_run(parity_device_t *dev, const fashion_opts *o) {
   size_t bmax = (size_t)o->batch > 500 ? (size_t)o->batch : 500;
   float *xb = malloc(bmax * PIXELS * sizeof *xb), *yb = malloc(bmax * MODEL_CLASSES * sizeof *yb);
   uint32_t *order = malloc(train.count * sizeof *order);
-  if (!xb || !yb || !order) {
+  uint8_t *classes = o->predictions ? malloc(test.count) : NULL; /* the last evaluation's predictions */
+  if (!xb || !yb || !order || (o->predictions && !classes)) {
     fprintf(stderr, "parity-train: out of memory\n");
-    free(xb), free(yb), free(order);
+    free(xb), free(yb), free(order), free(classes);
     goto out;
   }
   parity_optimizer_t *opt;
   if (o->optimizer == OPT_ADAM) CHECK(parity_adam_create(m.param, m.count, o->lr, 0.9, 0.999, 1e-8, &opt));
   else CHECK(parity_sgd_create(m.param, m.count, o->lr, o->momentum, &opt));
 
-  if (total_steps == 0) print_eval(o->load ? "loaded weights" : "initial weights", evaluate(dev, &m, &test, xb, yb));
+  if (total_steps == 0) print_eval(o->load ? "loaded weights" : "initial weights", evaluate(dev, &m, &test, xb, yb, classes));
   long step = 0;
   double run_start = train_now_ms(), last_loss = NAN;
   for (long epoch = 1; epoch <= o->epochs && step < total_steps; epoch++) {
@@ -220,7 +248,7 @@ int fashion_run(parity_device_t *dev, const fashion_opts *o) {
     char when[160];
     snprintf(when, sizeof when, "epoch %ld (%zu images in %.1f s, %.0f images/s)", epoch, images, secs,
              (double)images / secs);
-    print_eval(when, evaluate(dev, &m, &test, xb, yb));
+    print_eval(when, evaluate(dev, &m, &test, xb, yb, classes));
     fflush(stdout);
   }
   if (o->save) {
@@ -230,10 +258,14 @@ int fashion_run(parity_device_t *dev, const fashion_opts *o) {
     }
     printf("saved %s weights to %s\n", model_kind_name(m.kind), o->save);
   }
+  if (o->predictions) {
+    if (write_predictions(o->predictions, classes, test.count)) goto done;
+    printf("wrote the predictions of %zu test images to %s\n", test.count, o->predictions);
+  }
   rc = 0;
 done:
   parity_optimizer_destroy(opt);
-  free(xb), free(yb), free(order);
+  free(xb), free(yb), free(order), free(classes);
 out:
   model_release(&m);
   idx_free(&train.images), idx_free(&train.labels), idx_free(&test.images), idx_free(&test.labels);

@@ -30,6 +30,8 @@ typedef struct fashion_opts {
   int cosine;         /* SGD: scale the gradients by 0.5 (1 + cos(pi step / steps)) */
   const char *load;   /* safetensors file to start from, or NULL */
   const char *save;   /* safetensors file written at the end (checked before any work), or NULL */
+  const char *predictions; /* text file of the last evaluation's predicted classes (checked before any
+                              work, written at the end through the atomic writer), or NULL */
   int allow_nonfinite; /* --load accepts NaN / Inf weights */
 } fashion_opts;
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "args.h"
 #include "parity_support/atomic_file.h"
@@ -39,8 +40,19 @@ static void usage(FILE *f) {
           "  --log-every N              progress line every N steps (default 100)\n"
           "  --save FILE                write the weights after training (safetensors)\n"
           "  --load FILE                start from these weights (safetensors; may be the --save file)\n"
+          "  --predictions FILE         write the last evaluation's predicted class per test image (text:\n"
+          "                             'index class' per line, in test-file order; docs/training.md)\n"
           "  --allow-nonfinite          let --load accept NaN or infinite weights (refused by default)\n"
           " parity-train --distributed --help: data-parallel training on MPI (docs/distributed.md)\n");
+}
+
+/* Whether a and b name one file: the same text, or both exist and are the same inode (a link, a
+ * "./" prefix). */
+static int same_file(const char *a, const char *b) {
+  if (!a || !b) return 0;
+  if (!strcmp(a, b)) return 1;
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 int main(int argc, char **argv) {
@@ -57,7 +69,7 @@ int main(int argc, char **argv) {
   long steps = -1, epochs = 1, batch = 64, train_images = 0, test_images = 0, log_every = 100;
   double lr = NAN, momentum = 0.9;
   long seed = 1;
-  const char *dir = FASHION_DEFAULT_DIR, *save = NULL, *load = NULL;
+  const char *dir = FASHION_DEFAULT_DIR, *save = NULL, *load = NULL, *predictions = NULL;
   const char *fashion_only = NULL; /* the first fashion-mnist option given, for the synthetic mode's error */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -77,7 +89,7 @@ int main(int argc, char **argv) {
     static const char *const known[] = {"--data", "--model", "--dtype", "--seed", "--lr", "--steps", "--data-dir",
                                         "--epochs", "--batch", "--optimizer", "--momentum", "--shuffle",
                                         "--train-images", "--test-images", "--log-every", "--save", "--load", "--schedule",
-                                        NULL};
+                                        "--predictions", NULL};
     int k = -1;
     for (int j = 0; known[j]; j++)
       if (!strcmp(a, known[j])) k = j;
@@ -105,6 +117,7 @@ int main(int argc, char **argv) {
     case 15: save = *v ? v : (r = bad("--save needs a file name"), save); break;
     case 16: load = *v ? v : (r = bad("--load needs a file name"), load); break;
     case 17: r = parse_name(a, v, sched_names, &schedule); break;
+    case 18: predictions = *v ? v : (r = bad("--predictions needs a file name"), predictions); break;
     }
     if (r) return r;
   }
@@ -119,6 +132,13 @@ int main(int argc, char **argv) {
      writer (a temporary file renamed over it), so it may also be the --load file */
   char serr[PSUP_PATH_MAX + 256];
   if (save && psup_atomic_check(save, serr, sizeof serr)) return bad("--save: %s", serr);
+  /* --predictions the same way: checked now, written at the end through the atomic writer; it may
+     not be the --save or --load file (the text would replace the weights) */
+  if (predictions) {
+    if (psup_atomic_check(predictions, serr, sizeof serr)) return bad("--predictions: %s", serr);
+    if (same_file(predictions, save)) return bad("--predictions and --save name the same file '%s'", predictions);
+    if (same_file(predictions, load)) return bad("--predictions and --load name the same file '%s'", predictions);
+  }
 
   parity_context_t *ctx;
   parity_device_t *dev;
@@ -144,7 +164,7 @@ int main(int argc, char **argv) {
                       .optimizer = (optimizer_kind)optimizer,
                       .lr = isnan(lr) ? (optimizer == OPT_ADAM ? 0.001 : model == 1 ? 0.02 : 0.05) : lr, .momentum = momentum,
                       .seed = (uint64_t)seed, .shuffle = shuffle, .cosine = schedule == 1, .load = load, .save = save,
-                      .allow_nonfinite = allow_nonfinite};
+                      .predictions = predictions, .allow_nonfinite = allow_nonfinite};
     rc = fashion_run(dev, &o);
   }
   if (verify) {
