@@ -385,10 +385,12 @@ int parity__library_dir(char *out, size_t n) {
  * a millisecond or more — after every parallel region before they sleep, taking a core from
  * whatever else has work. Unless the user chose (OMP_WAIT_POLICY or GOMP_SPINCOUNT set), parity
  * lets them spin only briefly: GOMP_SPINCOUNT=300 is set before the first plugin, and with it
- * libgomp, loads. Measured on the 2-core VM, parity-train's MLP epoch (median of 5, images/s): with
- * a busy loop pinned to the other core 49,100 (OMP_WAIT_POLICY=passive 51,200; libgomp's default
- * 22,900); idle 53,600 (libgomp's default 60,800; 1000 would give 59,000 idle but only 67 % of
- * passive when busy). A process that loaded libgomp before (its own OpenMP) keeps its setting. */
+ * libgomp, loads. A region then usually wakes a sleeping team (20-100 us on the 2-core VM), and
+ * the CPU plugin weighs every split against that measured cost (plugins/cpu/cpu_parallel.h), so
+ * small ops stay on one thread. parity-train's MLP epoch there (images/s): with a busy loop pinned
+ * to the other core about 65,000, as with OMP_WAIT_POLICY=passive (libgomp's default spin: 20,000);
+ * idle 65,000-71,000, as with libgomp's default (docs/cpu-kernels.md, "Threads"). A process that
+ * loaded libgomp before (its own OpenMP) keeps its setting. */
 #define PARITY_GOMP_SPINCOUNT "300"
 static void quiet_openmp(void) {
   if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT")) setenv("GOMP_SPINCOUNT", PARITY_GOMP_SPINCOUNT, 0);

@@ -1,4 +1,5 @@
-/* cpu_parallel.c — the fork/join cost behind a reduction's thread count (cpu_parallel.h). */
+/* cpu_parallel.c — the fork/join cost behind a kernel's thread count (cpu_parallel.h). */
+#define _POSIX_C_SOURCE 200809L
 #include "cpu_parallel.h"
 
 #include <errno.h>
@@ -68,8 +69,34 @@ static int64_t now_ns(void) {
   return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The cost of a region whose workers have stopped waiting: libparity lets OpenMP's idle threads
+ * spin only a few microseconds (core/src/loader.c), so between two ops they are usually asleep
+ * and a region pays their wake-up (on this VM 20-100 us, against 3 us for a team still spinning).
+ * The median of FJ_COLD regions, each after a pause far longer than the spin. */
+#define FJ_COLD 5
+static int64_t measure_cold(int nth) {
+  volatile int sink = 0;
+  int64_t cost[FJ_COLD];
+  for (int r = 0; r < FJ_COLD; r++) {
+    struct timespec pause = {0, 300000}; /* 0.3 ms */
+    nanosleep(&pause, NULL);
+    const int64_t t0 = now_ns();
+    CPU_OMP(omp parallel num_threads(nth)) {
+      if (cpu_thread_id() == 0) sink = sink + 1;
+    }
+    cost[r] = now_ns() - t0;
+  }
+  qsort(cost, FJ_COLD, sizeof *cost, cmp_i64);
+  return cost[FJ_COLD / 2];
+}
+
 /* The fastest round's mean cost of an empty parallel region on nth threads, after one that
- * starts the team. */
+ * starts the team; or the cost after a pause (measure_cold) when that is higher. */
 static int64_t measure(int nth) {
   volatile int sink = 0;
   CPU_OMP(omp parallel num_threads(nth)) {
@@ -86,17 +113,16 @@ static int64_t measure(int nth) {
     const int64_t dt = (now_ns() - t0) / FJ_REGIONS;
     if (dt < best) best = dt;
   }
+  const int64_t cold = measure_cold(nth);
+  if (cold > best) best = cold;
   return best > 0 ? best : 1;
 }
 #endif
 
-int cpu_reduce_threads(int64_t elements, int64_t bytes) {
-  const int max = cpu_max_threads();
-  if (max <= 1 || elements < CPU_PARALLEL_MIN_ELEMENTS) return 1;
+/* The fork/join cost, measured on first need (by the first thread that needs it). */
+static int64_t known_fork_join(int max) {
   int64_t fj = atomic_load_explicit(&fork_join, memory_order_acquire);
 #ifdef _OPENMP
-  /* inside the caller's own parallel region a nested team runs on one thread anyway */
-  if (fj < 0 && omp_in_parallel()) return max;
   if (fj < 0) {
     int64_t unknown = -1;
     const int64_t m = measure(max);
@@ -112,6 +138,34 @@ int cpu_reduce_threads(int64_t elements, int64_t bytes) {
       fj = unknown; /* another thread measured first */
     }
   }
+#else
+  (void)max;
 #endif
-  return cpu_reduce_threads_for(elements, bytes, max, fj);
+  return fj;
+}
+
+int cpu_reduce_threads(int64_t elements, int64_t bytes) {
+  const int max = cpu_max_threads();
+  if (max <= 1 || elements < CPU_PARALLEL_MIN_ELEMENTS) return 1;
+#ifdef _OPENMP
+  /* inside the caller's own parallel region a nested team runs on one thread anyway */
+  if (atomic_load(&fork_join) < 0 && omp_in_parallel()) return max;
+#endif
+  return cpu_reduce_threads_for(elements, bytes, max, known_fork_join(max));
+}
+
+int cpu_split_threads_for(double serial_ns, double efficiency, int max_threads, int64_t fork_join_ns) {
+  if (max_threads <= 1) return 1;
+  if (fork_join_ns <= 0) return max_threads;
+  const double speedup = 1.0 + efficiency * (max_threads - 1);
+  return serial_ns * (1.0 - 1.0 / speedup) > (double)fork_join_ns ? max_threads : 1;
+}
+
+int cpu_split_threads(double serial_ns, double efficiency) {
+  const int max = cpu_max_threads();
+  if (max <= 1) return 1;
+#ifdef _OPENMP
+  if (atomic_load(&fork_join) < 0 && omp_in_parallel()) return max;
+#endif
+  return cpu_split_threads_for(serial_ns, efficiency, max, known_fork_join(max));
 }

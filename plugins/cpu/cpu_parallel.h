@@ -1,4 +1,6 @@
-/* cpu_parallel.h — whether a reduction is worth splitting over OpenMP threads.
+/* cpu_parallel.h — whether a kernel is worth splitting over OpenMP threads (a reduction, a gemm,
+ * an elementwise pass), weighed against the measured cost of starting a team, which with
+ * libparity's short OpenMP spin is mostly the cost of waking one (docs/cpu-kernels.md, "Threads").
  *
  * Starting and joining a team of threads costs about 0.3 us on a quiet bare-metal machine and
  * 3 us on this project's 2-core VM (an empty `omp parallel` on two threads). A reduction reads
@@ -30,6 +32,14 @@ int cpu_reduce_threads_for(int64_t elements, int64_t bytes, int max_threads, int
 
 /* The same with this process's fork/join cost (measured on first need) and OpenMP's thread count. */
 int cpu_reduce_threads(int64_t elements, int64_t bytes);
+
+/* Threads for other work (a gemm, an elementwise pass) estimated at serial_ns on one thread,
+ * whose split runs at `efficiency` of the ideal speed-up (1 + efficiency * (threads - 1)):
+ * max_threads when the time the split saves exceeds the fork/join cost, else 1. A compute-bound
+ * gemm on two cores of this VM ran 1.5x faster on two threads (efficiency 0.5). */
+int cpu_split_threads_for(double serial_ns, double efficiency, int max_threads, int64_t fork_join_ns);
+/* The same with this process's fork/join cost and OpenMP's thread count. */
+int cpu_split_threads(double serial_ns, double efficiency);
 
 /* Parse a PARITY_CPU_FORK_JOIN_NS value: 0 with *out set, or -1 with msg[n] saying why. */
 int cpu_parse_fork_join_ns(const char *text, int64_t *out, char *msg, size_t n);

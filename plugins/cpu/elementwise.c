@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "cpu_parallel.h"
 #include "elementwise_internal.h"
 
 /* ---- operands ------------------------------------------------------------------------------ */
@@ -239,8 +240,12 @@ static void exec(const ew_plan_t *pl, ew_row_fn row, const ew_args_t *args) {
     return;
   }
   const int64_t blocks = (pl->numel + EW_BLOCK - 1) / EW_BLOCK;
+  /* a pass moves about 12 bytes an element (two f32 in, one out); split when that beats the
+   * team's wake-up (cpu_parallel.h) */
+  const int threads = cpu_split_threads((double)pl->numel * 12.0 / CPU_REDUCE_BYTES_PER_NS, 0.8);
+  (void)threads; /* unused without OpenMP */
 #if defined(_OPENMP)
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
 #endif
   for (int64_t b = 0; b < blocks; b++) {
     int64_t end = (b + 1) * EW_BLOCK;

@@ -14,6 +14,7 @@
 #include "cpu_half.h"
 #include "cpu_internal.h"
 #include "cpu_accum.h"
+#include "cpu_parallel.h"
 #include "gemm.h"
 
 #ifdef _OPENMP
@@ -30,10 +31,12 @@
 #define GEMM_MR 12
 #define GEMM_NR 32
 #define GEMM_MC 144
+#define GEMM_FLOPS_PER_NS 150.0 /* one thread, nominal (parity-bench: 187 GFLOP/s at 1024^3 here) */
 #else
 #define GEMM_MR 6
 #define GEMM_NR 16
 #define GEMM_MC 72
+#define GEMM_FLOPS_PER_NS 60.0
 #endif
 #define GEMM_NC 512
 #define GEMM_MAX_CHUNK 8 /* GEMM_MC blocks of rows per task (8: a 1024-row problem packs each B block once) */
@@ -708,9 +711,10 @@ int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what
   pl.batch = 1;
   for (int32_t a = 0; a < p->batch_rank; a++) pl.batch *= p->batch_shape[a];
   if (pl.batch == 0 || p->m == 0 || p->n == 0) return PARITY_STATUS_OK;
-  int threads = cpu_max_threads();
+  /* split only when the time saved beats the team's wake-up (cpu_parallel.h): a gemm is
+   * weighed at GEMM_FLOPS_PER_NS on one thread, and two threads ran one 1.5x faster here */
   double flops = 2.0 * (double)pl.batch * (double)p->m * (double)p->n * (double)(p->k > 0 ? p->k : 1);
-  if (flops < (double)(1 << 21)) threads = 1;
+  int threads = flops < (double)(1 << 21) ? 1 : cpu_split_threads(flops / GEMM_FLOPS_PER_NS, 0.5);
   pl.mt = (p->m + GEMM_MC - 1) / GEMM_MC;
   pl.nt = (p->n + GEMM_NC - 1) / GEMM_NC;
   CPU_ISA_FN(gemm_split_k)(pl.batch, p->m, p->n, p->k, &pl.ksplit, &pl.kchunk);

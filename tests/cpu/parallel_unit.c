@@ -69,3 +69,20 @@ Test(cpu_fork_join_ns, refuses_anything_else_with_the_value_and_the_range) {
     cr_assert(strstr(msg, want) && strstr(msg, "from 0 to 1000000000"), "'%s': %s", bad[i], msg);
   }
 }
+
+/* Other work (gemm, elementwise): split when the time saved, serial * (1 - 1 / speed-up), beats the
+ * fork/join cost of a team that has gone to sleep (issue 37: the MLP's 25.7 MFLOP gemms, about
+ * 170 us on one thread here, saved less than the 80 us wake-up on two threads and now run on one). */
+Test(cpu_split_threads, splits_only_where_the_saving_beats_the_wake_up) {
+  /* two threads at efficiency 0.5: speed-up 1.5, a third of the serial time saved */
+  cr_assert_eq(cpu_split_threads_for(171000, 0.5, 2, 80000), 1);
+  cr_assert_eq(cpu_split_threads_for(241000, 0.5, 2, 80000), 2);
+  cr_assert_eq(cpu_split_threads_for(239000, 0.5, 2, 80000), 1); /* just below break-even (240 us) */
+  /* a 1024^3 gemm (14 ms) always splits; a free fork/join always splits; one thread never */
+  cr_assert_eq(cpu_split_threads_for(14e6, 0.5, 2, 80000), 2);
+  cr_assert_eq(cpu_split_threads_for(1000, 0.5, 2, 0), 2);
+  cr_assert_eq(cpu_split_threads_for(1e12, 1.0, 1, 0), 1);
+  /* more threads save more: four at efficiency 1 save three quarters */
+  cr_assert_eq(cpu_split_threads_for(110000, 1.0, 4, 80000), 4);
+  cr_assert_eq(cpu_split_threads_for(100000, 1.0, 4, 80000), 1);
+}
