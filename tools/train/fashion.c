@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "fashion.h"
 
+#include "checkpoint.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,14 +214,42 @@ int fashion_run(parity_device_t *dev, const fashion_opts *o) {
   if (o->optimizer == OPT_ADAM) CHECK(parity_adam_create(m.param, m.count, o->lr, 0.9, 0.999, 1e-8, &opt));
   else CHECK(parity_sgd_create(m.param, m.count, o->lr, o->momentum, &opt));
 
-  if (total_steps == 0) print_eval(o->load ? "loaded weights" : "initial weights", evaluate(dev, &m, &test, xb, yb, classes));
+  /* what a resumed run must share with the run it resumes; the position is the step */
+  ckpt_meta meta = {.count = 0};
+  ckpt_meta_add(&meta, "parity-train.model", "%s", model_kind_name(m.kind));
+  ckpt_meta_add(&meta, "parity-train.dtype", "%s", o->dtype_name);
+  ckpt_meta_add(&meta, "parity-train.seed", "%llu", (unsigned long long)o->seed);
+  ckpt_meta_add(&meta, "parity-train.shuffle", "%s", o->shuffle ? "on" : "off");
+  ckpt_meta_add(&meta, "parity-train.batch", "%ld", o->batch);
+  ckpt_meta_add(&meta, "parity-train.train-images", "%zu", train.count);
+  ckpt_meta_add(&meta, "parity-train.optimizer", "%s lr %.17g momentum %.17g", o->optimizer == OPT_ADAM ? "adam" : "sgd",
+                o->lr, o->momentum);
+  ckpt_meta_add(&meta, "parity-train.schedule", "%s over %ld steps", o->cosine ? "cosine" : "constant", total_steps);
   long step = 0;
+  if (o->resume) {
+    uint64_t at = 0;
+    char cnote[2200], cerr[2600];
+    int c = ckpt_load(o->resume, model_kind_name(m.kind), (const char *const *)m.name, m.param, m.count, opt, &meta, &at,
+                      cnote, sizeof cnote, cerr, sizeof cerr);
+    if (c < 0) {
+      fprintf(stderr, "parity-train: --resume: %s\n", cerr);
+      goto done;
+    }
+    if (cnote[0]) fprintf(stderr, "parity-train: note: --resume: %s\n", cnote);
+    if (c == 1) printf("no checkpoint in %s: starting at step 0\n", o->resume);
+    else printf("resumed from %s at step %llu\n", o->resume, (unsigned long long)at);
+    step = (long)at;
+  }
+  if (total_steps == 0 || step >= total_steps) /* nothing to train: evaluate what there is */
+    print_eval(step ? "resumed weights" : o->load ? "loaded weights" : "initial weights",
+               evaluate(dev, &m, &test, xb, yb, classes));
+  const long first_step = step;
   double run_start = train_now_ms(), last_loss = NAN;
-  for (long epoch = 1; epoch <= o->epochs && step < total_steps; epoch++) {
+  for (long epoch = 1 + step / (long)steps_per_epoch; epoch <= o->epochs && step < total_steps; epoch++) {
     order_for_epoch(order, train.count, o->shuffle, o->seed, epoch);
     double t0 = train_now_ms();
     size_t images = 0;
-    for (size_t b = 0; b < steps_per_epoch && step < total_steps; b++) {
+    for (size_t b = (size_t)(step % (long)steps_per_epoch); b < steps_per_epoch && step < total_steps; b++) {
       size_t at = b * (size_t)o->batch, n = train.count - at < (size_t)o->batch ? train.count - at : (size_t)o->batch;
       parity_tensor_t *x, *y;
       make_batch(dev, m.dtype, &train, order + at, n, xb, yb, &x, &y);
@@ -234,9 +264,15 @@ int fashion_run(parity_device_t *dev, const fashion_opts *o) {
         fprintf(stderr, "parity-train: the loss is %g at step %ld: diverged (lower --lr?)\n", last_loss, step);
         goto done;
       }
+      if (o->ckpt_every && step % o->ckpt_every == 0 &&
+          ckpt_save(o->ckpt_dir, model_kind_name(m.kind), (const char *const *)m.name, m.param, m.count, opt, &meta,
+                    (uint64_t)step, err, sizeof err)) {
+        fprintf(stderr, "parity-train: checkpoint at step %ld: %s\n", step, err);
+        goto done;
+      }
       if (step % o->log_every == 0 || b + 1 == steps_per_epoch || step == total_steps) {
         double now = train_now_ms(), ips = (double)images / ((now - t0) / 1e3);
-        double per_step = (now - run_start) / (double)step / 1e3;
+        double per_step = (now - run_start) / (double)(step - first_step) / 1e3;
         char left[32];
         fmt_time(left, sizeof left, per_step * (double)(total_steps - step));
         printf("epoch %ld step %ld/%ld loss %.9g images/s %.0f left %s\n", epoch, step, total_steps, last_loss, ips,

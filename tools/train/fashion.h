@@ -33,6 +33,8 @@ typedef struct fashion_opts {
   const char *predictions; /* text file of the last evaluation's predicted classes (checked before any
                               work, written at the end through the atomic writer), or NULL */
   int allow_nonfinite; /* --load accepts NaN / Inf weights */
+  long ckpt_every;      /* write a checkpoint every N steps into ckpt_dir (0: none) */
+  const char *ckpt_dir, *resume; /* checkpoint folder; resume from the newest good one there */
 } fashion_opts;
 
 /* Returns the process exit status (0, or 1 with a message on stderr). */

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "args.h"
+#include "checkpoint.h"
 #include "parity_support/atomic_file.h"
 #include "common.h"
 #include "distributed.h"
@@ -43,6 +44,10 @@ static void usage(FILE *f) {
           "  --predictions FILE         write the last evaluation's predicted class per test image (text:\n"
           "                             'index class' per line, in test-file order; docs/training.md)\n"
           "  --allow-nonfinite          let --load accept NaN or infinite weights (refused by default)\n"
+          "  --checkpoint-every N       write D/<model>.safetensors every N steps: weights, optimizer state,\n"
+          "  --checkpoint-dir D         step, shuffle position (the one before kept as .prev)\n"
+          "  --resume D                 continue from D's newest good checkpoint: the run ends bitwise as\n"
+          "                             if never stopped (docs/training.md)\n"
           " parity-train --distributed --help: data-parallel training on MPI (docs/distributed.md)\n");
 }
 
@@ -66,10 +71,11 @@ int main(int argc, char **argv) {
   static const char *const onoff[] = {"off", "on", NULL};
   static const char *const sched_names[] = {"constant", "cosine", NULL};
   int data = 0, model = -1, dtype = 0, optimizer = OPT_SGD, shuffle = 1, verify = 0, schedule = -1, allow_nonfinite = 0;
-  long steps = -1, epochs = 1, batch = 64, train_images = 0, test_images = 0, log_every = 100;
+  long steps = -1, epochs = 1, batch = 64, train_images = 0, test_images = 0, log_every = 100, ckpt_every = 0;
   double lr = NAN, momentum = 0.9;
   long seed = 1;
-  const char *dir = FASHION_DEFAULT_DIR, *save = NULL, *load = NULL, *predictions = NULL;
+  const char *dir = FASHION_DEFAULT_DIR, *save = NULL, *load = NULL, *predictions = NULL, *ckpt_dir = NULL,
+             *resume = NULL;
   const char *fashion_only = NULL; /* the first fashion-mnist option given, for the synthetic mode's error */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -89,7 +95,7 @@ int main(int argc, char **argv) {
     static const char *const known[] = {"--data", "--model", "--dtype", "--seed", "--lr", "--steps", "--data-dir",
                                         "--epochs", "--batch", "--optimizer", "--momentum", "--shuffle",
                                         "--train-images", "--test-images", "--log-every", "--save", "--load", "--schedule",
-                                        "--predictions", NULL};
+                                        "--predictions", "--checkpoint-every", "--checkpoint-dir", "--resume", NULL};
     int k = -1;
     for (int j = 0; known[j]; j++)
       if (!strcmp(a, known[j])) k = j;
@@ -118,10 +124,21 @@ int main(int argc, char **argv) {
     case 16: load = *v ? v : (r = bad("--load needs a file name"), load); break;
     case 17: r = parse_name(a, v, sched_names, &schedule); break;
     case 18: predictions = *v ? v : (r = bad("--predictions needs a file name"), predictions); break;
+    case 19: r = parse_long(a, v, 1, 100000000, &ckpt_every); break;
+    case 20: case 21: {
+      char cerr[600];
+      if (ckpt_dir_check(v, cerr, sizeof cerr)) r = bad("%s: %s", a, cerr);
+      else *(k == 21 ? &resume : &ckpt_dir) = v;
+      break;
+    }
     }
     if (r) return r;
   }
   if (data == 0 && fashion_only) return bad("%s applies only with --data fashion-mnist", fashion_only);
+  if ((ckpt_every || ckpt_dir) && !ckpt_dir && !resume)
+    return bad("--checkpoint-every needs --checkpoint-dir D (or --resume D, which then also receives them)");
+  if (ckpt_dir && !ckpt_every) return bad("--checkpoint-dir needs --checkpoint-every N");
+  if ((ckpt_every || resume) && load) return bad("--resume and --load both say where to start: give one");
   if (schedule < 0) schedule = optimizer == OPT_SGD; /* cosine for sgd, constant for adam */
   if (schedule == 1 && optimizer == OPT_ADAM)
     return bad("--schedule cosine needs --optimizer sgd (the core's Adam has a fixed learning rate)");
@@ -164,7 +181,8 @@ int main(int argc, char **argv) {
                       .optimizer = (optimizer_kind)optimizer,
                       .lr = isnan(lr) ? (optimizer == OPT_ADAM ? 0.001 : model == 1 ? 0.02 : 0.05) : lr, .momentum = momentum,
                       .seed = (uint64_t)seed, .shuffle = shuffle, .cosine = schedule == 1, .load = load, .save = save,
-                      .predictions = predictions, .allow_nonfinite = allow_nonfinite};
+                      .predictions = predictions, .allow_nonfinite = allow_nonfinite, .ckpt_every = ckpt_every,
+                      .ckpt_dir = ckpt_dir ? ckpt_dir : resume, .resume = resume};
     rc = fashion_run(dev, &o);
   }
   if (verify) {
