@@ -23,6 +23,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "train_files.h"
+
 #define DATA_DIR "/usr/share/datasets/fashion-mnist"
 /* docs/training.md, "Measured": the MLP, one epoch, defaults (seed 1), on cpu with
  * OMP_NUM_THREADS=2 (any thread count gives these; the avx512 and avx2 paths give the same bits). */
@@ -30,74 +32,12 @@
 #define PINNED_HASH 0x31404c90816833f5ull
 #define TEST_IMAGES 10000
 
-static char dir[64];
-
-static void setup(void) {
-  snprintf(dir, sizeof dir, "/tmp/parity-pred-XXXXXX");
-  cr_assert_not_null(mkdtemp(dir));
-}
-
-static void teardown(void) {
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(predictions, .init = setup, .fini = teardown);
-
-/* dir/name, kept for the test's life */
-static const char *path_of(const char *name) {
-  char *p;
-  cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
-  return p;
-}
-
-static void write_bytes(const char *p, const void *b, size_t n) {
-  FILE *f = fopen(p, "wb");
-  cr_assert_not_null(f, "%s: %s", p, strerror(errno));
-  cr_assert_eq(fwrite(b, 1, n, f), n);
-  cr_assert_eq(fclose(f), 0);
-}
-
-/* The whole file, NUL-terminated; *n its length. */
-static char *read_text(const char *p, size_t *n) {
-  FILE *f = fopen(p, "rb");
-  cr_assert_not_null(f, "%s: %s", p, strerror(errno));
-  cr_assert_eq(fseek(f, 0, SEEK_END), 0);
-  long len = ftell(f);
-  cr_assert_geq(len, 0);
-  cr_assert_eq(fseek(f, 0, SEEK_SET), 0);
-  char *b = malloc((size_t)len + 1);
-  cr_assert_not_null(b);
-  cr_assert_eq(fread(b, 1, (size_t)len, f), (size_t)len);
-  fclose(f);
-  b[len] = 0;
-  if (n) *n = (size_t)len;
-  return b;
-}
-
-/* An uncompressed IDX file (zlib reads plain files too) under the name the dataset uses. */
-static void idx_file(const char *name, uint32_t n, int images) {
-  size_t per = images ? 28 * 28 : 1, hl = images ? 16 : 8;
-  uint8_t *b = malloc(hl + n * per);
-  cr_assert_not_null(b);
-  uint32_t dims[3] = {n, 28, 28};
-  memcpy(b, (uint8_t[]){0, 0, 8, (uint8_t)(images ? 3 : 1)}, 4);
-  for (int d = 0; d < (images ? 3 : 1); d++)
-    for (int k = 0; k < 4; k++) b[4 + 4 * d + k] = (uint8_t)(dims[d] >> (24 - 8 * k));
-  for (size_t i = 0; i < n * per; i++) b[hl + i] = images ? (uint8_t)(i * 2654435761u >> 24) : (uint8_t)(i % 10);
-  write_bytes(path_of(name), b, hl + n * per);
-  free(b);
-}
+static void setup(void) { train_dir_make("pred"); }
+TestSuite(predictions, .init = setup, .fini = train_dir_remove);
 
 /* 64 training and 300 test images (the predictions file of 300 lines is about 2 KB). */
 #define TINY_TEST 300
-static void make_tiny_dataset(void) {
-  idx_file("train-images-idx3-ubyte.gz", 64, 1);
-  idx_file("train-labels-idx1-ubyte.gz", 64, 0);
-  idx_file("t10k-images-idx3-ubyte.gz", TINY_TEST, 1);
-  idx_file("t10k-labels-idx1-ubyte.gz", TINY_TEST, 0);
-}
+static void make_tiny_dataset(void) { tiny_dataset(64, TINY_TEST); }
 
 typedef struct run_out {
   int status; /* exit status, or 1000 + signal */
@@ -149,9 +89,9 @@ static run_out *run_limited(const char *env, const char *args, long long fsize) 
 
 static run_out *run(const char *env, const char *args) { return run_limited(env, args, -1); }
 
-/* No "*.tmp.*" file of the atomic writer is left in dir. */
+/* No "*.tmp.*" file of the atomic writer is left in train_dir. */
 static void no_temporary_left(void) {
-  DIR *d = opendir(dir);
+  DIR *d = opendir(train_dir);
   cr_assert_not_null(d);
   struct dirent *e;
   while ((e = readdir(d))) cr_assert_null(strstr(e->d_name, ".tmp."), "a temporary file is left: %s", e->d_name);
@@ -163,7 +103,7 @@ static void no_temporary_left(void) {
  * number 0..9, in the file's (= the test set's) order. Checks the format on the way: "index class"
  * per line, the index counting from 0. *lines: how many. */
 static uint64_t hash_of_file(const char *p, size_t *lines) {
-  char *text = read_text(p, NULL);
+  char *text = read_file(p, NULL);
   uint64_t h = 0xcbf29ce484222325ull;
   size_t n = 0;
   for (char *s = text; *s; n++) {
@@ -226,7 +166,7 @@ Test(predictions, one_mlp_epoch_on_cpu_gives_the_pinned_hash_and_the_file_hashes
 Test(predictions, a_bad_target_is_refused_before_any_work, .timeout = 60) {
   const char *fifo = path_of("fifo");
   cr_assert_eq(mkfifo(fifo, 0600), 0);
-  const char *targets[] = {dir, "/dev/null", "/nonexistent-parity-dir/p.txt", "/proc/version", fifo};
+  const char *targets[] = {train_dir, "/dev/null", "/nonexistent-parity-dir/p.txt", "/proc/version", fifo};
   const char *why[] = {"folder", "device", "nonexistent-parity-dir", "/proc/version", "FIFO"};
   for (int i = 0; i < 5; i++) {
     char args[512];
@@ -281,27 +221,27 @@ Test(predictions, an_existing_file_is_kept_when_refused_failing_or_its_write_fai
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char extra[600];
     snprintf(extra, sizeof extra, cases[i].extra, i == 1 ? link : keep); /* --load through a link: the same file */
-    snprintf(args, sizeof args, "--data fashion-mnist --data-dir %s --predictions %s %s", dir, keep, extra);
+    snprintf(args, sizeof args, "--data fashion-mnist --data-dir %s --predictions %s %s", train_dir, keep, extra);
     run_out *r = run("", args);
     cr_assert_eq(r->status, cases[i].status, "parity-train %s: exit %d, expected %d:\n%s", args, r->status,
                  cases[i].status, r->text);
     cr_assert_not_null(strstr(r->text, cases[i].message), "parity-train %s: lacks '%s':\n%s", args, cases[i].message,
                        r->text);
-    cr_assert_str_eq(read_text(keep, NULL), old, "parity-train %s changed %s", args, keep);
+    cr_assert_str_eq(read_file(keep, NULL), old, "parity-train %s changed %s", args, keep);
     free(r);
   }
   /* the write fails at the end (EFBIG: a 1 KB file-size limit; the file is about 2 KB): exit 1,
      the old file byte for byte, no temporary file */
-  snprintf(args, sizeof args, "--data fashion-mnist --data-dir %s --epochs 1 --predictions %s", dir, keep);
+  snprintf(args, sizeof args, "--data fashion-mnist --data-dir %s --epochs 1 --predictions %s", train_dir, keep);
   run_out *r = run_limited("", args, 1024);
   cr_assert_eq(r->status, 1, "exit %d under a 1 KB file-size limit:\n%s", r->status, r->text);
   cr_assert_not_null(strstr(r->text, "--predictions: cannot write"), "%s", r->text);
   cr_assert_not_null(strstr(r->text, "the previous file, if any, is unchanged"), "%s", r->text);
-  cr_assert_str_eq(read_text(keep, NULL), old);
+  cr_assert_str_eq(read_file(keep, NULL), old);
   no_temporary_left();
   free(r);
   /* and without the limit the file is replaced: one line per test image, through the link too */
-  snprintf(args, sizeof args, "--data fashion-mnist --data-dir %s --epochs 1 --predictions %s", dir, link);
+  snprintf(args, sizeof args, "--data fashion-mnist --data-dir %s --epochs 1 --predictions %s", train_dir, link);
   r = run("", args);
   cr_assert_eq(r->status, 0, "exit %d:\n%s", r->status, r->text);
   size_t lines;

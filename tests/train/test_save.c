@@ -20,67 +20,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static char dir[64];
+#include "train_files.h"
 
-static void setup(void) {
-  snprintf(dir, sizeof dir, "/tmp/parity-save-XXXXXX");
-  cr_assert_not_null(mkdtemp(dir));
-}
+static void setup(void) { train_dir_make("save"); }
+TestSuite(save, .init = setup, .fini = train_dir_remove);
 
-static void teardown(void) {
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(save, .init = setup, .fini = teardown);
-
-/* dir/name, kept for the test's life (the test process ends with it) */
-static const char *path_of(const char *name) {
-  char *p;
-  cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
-  return p;
-}
-
-static void write_bytes(const char *p, const void *b, size_t n) {
-  FILE *f = fopen(p, "wb");
-  cr_assert_not_null(f, "%s: %s", p, strerror(errno));
-  cr_assert_eq(fwrite(b, 1, n, f), n);
-  cr_assert_eq(fclose(f), 0);
-}
-
-static uint8_t *read_bytes(const char *p, size_t *n) {
-  FILE *f = fopen(p, "rb");
-  cr_assert_not_null(f, "%s: %s", p, strerror(errno));
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = malloc(len > 0 ? (size_t)len : 1);
-  cr_assert_eq(fread(b, 1, (size_t)len, f), (size_t)len);
-  fclose(f);
-  *n = (size_t)len;
-  return b;
-}
-
-/* An uncompressed IDX file (zlib reads plain files too) under the name the dataset uses. */
-static void idx_file(const char *name, uint32_t n, int images) {
-  size_t per = images ? 28 * 28 : 1, hl = images ? 16 : 8;
-  uint8_t *b = malloc(hl + n * per);
-  uint32_t dims[3] = {n, 28, 28};
-  memcpy(b, (uint8_t[]){0, 0, 8, (uint8_t)(images ? 3 : 1)}, 4);
-  for (int d = 0; d < (images ? 3 : 1); d++)
-    for (int k = 0; k < 4; k++) b[4 + 4 * d + k] = (uint8_t)(dims[d] >> (24 - 8 * k));
-  for (size_t i = 0; i < n * per; i++) b[hl + i] = images ? (uint8_t)(i * 2654435761u >> 24) : (uint8_t)(i % 10);
-  write_bytes(path_of(name), b, hl + n * per);
-  free(b);
-}
-
-static void make_dataset(void) {
-  idx_file("train-images-idx3-ubyte.gz", 64, 1);
-  idx_file("train-labels-idx1-ubyte.gz", 64, 0);
-  idx_file("t10k-images-idx3-ubyte.gz", 10, 1);
-  idx_file("t10k-labels-idx1-ubyte.gz", 10, 0);
-}
+static void make_dataset(void) { tiny_dataset(64, 10); }
 
 typedef struct run_out {
   int status; /* exit status, or 1000 + signal */
@@ -88,8 +33,8 @@ typedef struct run_out {
   char text[16384];
 } run_out;
 
-/* parity-train --data fashion-mnist --data-dir <dir> ARGS on the CPU plugin. fsize >= 0: the
- * child's RLIMIT_FSIZE. kill_at: when > 0, SIGKILL once a temporary file (".tmp.") in dir holds
+/* parity-train --data fashion-mnist --data-dir <train_dir> ARGS on the CPU plugin. fsize >= 0: the
+ * child's RLIMIT_FSIZE. kill_at: when > 0, SIGKILL once a temporary file (".tmp.") in train_dir holds
  * at least kill_at - 1 bytes (1: as soon as it appears); when < 0, SIGKILL -kill_at microseconds
  * after the start. */
 static int ignore_xfsz;
@@ -98,7 +43,7 @@ static run_out run_limited(const char *args, long long fsize, long long kill_at)
   run_out r = {0};
   char cmd[2048];
   snprintf(cmd, sizeof cmd, "exec '%s/parity-train' --data fashion-mnist --data-dir '%s' --test-images 10 %s",
-           PARITY_BIN_DIR, dir, args);
+           PARITY_BIN_DIR, train_dir, args);
   int pfd[2];
   cr_assert_eq(pipe(pfd), 0);
   struct timespec t0, t1;
@@ -145,7 +90,7 @@ static run_out run_limited(const char *args, long long fsize, long long kill_at)
         usleep(100);
         continue;
       }
-      DIR *d = opendir(dir);
+      DIR *d = opendir(train_dir);
       struct dirent *e;
       while (d && (e = readdir(d)))
         if (strstr(e->d_name, ".tmp.")) {
@@ -197,8 +142,8 @@ static const char *two_files(uint8_t **old_b, uint8_t **new_b, size_t *size) {
   snprintf(args, sizeof args, "--epochs 0 --seed 1 --save %s", w);
   expect_ok(args);
   size_t ns;
-  *old_b = read_bytes(w, size);
-  *new_b = read_bytes(n, &ns);
+  *old_b = (uint8_t *)read_file(w, size);
+  *new_b = (uint8_t *)read_file(n, &ns);
   cr_assert_eq(ns, *size, "both files have the same size");
   cr_assert_neq(memcmp(*old_b, *new_b, ns), 0, "seeds 1 and 2 give different weights");
   return w;
@@ -207,7 +152,7 @@ static const char *two_files(uint8_t **old_b, uint8_t **new_b, size_t *size) {
 /* W after an interrupted save: 0 if it is the old file, 1 the new one; the test fails on a mix. */
 static int old_or_new(const char *w, const uint8_t *old_b, const uint8_t *new_b, size_t size, const char *what) {
   size_t n;
-  uint8_t *b = read_bytes(w, &n);
+  uint8_t *b = (uint8_t *)read_file(w, &n);
   int which = n == size && !memcmp(b, old_b, size) ? 0 : n == size && !memcmp(b, new_b, size) ? 1 : -1;
   size_t first = 0;
   if (which < 0)
@@ -223,7 +168,7 @@ static int old_or_new(const char *w, const uint8_t *old_b, const uint8_t *new_b,
 }
 
 static void remove_temporaries(void) {
-  DIR *d = opendir(dir);
+  DIR *d = opendir(train_dir);
   struct dirent *e;
   while (d && (e = readdir(d)))
     if (strstr(e->d_name, ".tmp.")) unlink(path_of(e->d_name));
@@ -263,7 +208,7 @@ Test(save, killed_by_the_file_size_limit_at_20_offsets_leaves_the_old_or_the_new
   cr_assert_not_null(strstr(r.text, "--save"), "%s", r.text);
   cr_assert_not_null(strstr(r.text, "File too large"), "%s", r.text);
   cr_assert_eq(old_or_new(w, old_b, new_b, size, "a write that failed"), 0);
-  DIR *d = opendir(dir);
+  DIR *d = opendir(train_dir);
   struct dirent *e;
   while ((e = readdir(d))) cr_assert_null(strstr(e->d_name, ".tmp."), "left behind: %s", e->d_name);
   closedir(d);
@@ -313,7 +258,7 @@ Test(save, the_same_file_can_be_loaded_and_saved, .timeout = 120) {
   snprintf(args, sizeof args, "--steps 1 --load %s --save %s", w, w);
   expect_ok(args);
   size_t n;
-  uint8_t *b = read_bytes(w, &n);
+  uint8_t *b = (uint8_t *)read_file(w, &n);
   cr_assert(n == size && memcmp(b, old_b, n) != 0, "one step changed the weights in place");
   free(b);
   snprintf(args, sizeof args, "--epochs 0 --load %s", w);
@@ -326,7 +271,7 @@ Test(save, a_bad_save_target_is_refused_before_any_work, .timeout = 60) {
   make_dataset();
   const char *fifo = path_of("fifo");
   cr_assert_eq(mkfifo(fifo, 0600), 0);
-  const char *targets[] = {"/proc/version", fifo, dir, "/nonexistent-parity-dir/w.safetensors"};
+  const char *targets[] = {"/proc/version", fifo, train_dir, "/nonexistent-parity-dir/w.safetensors"};
   const char *why[] = {"/proc/version", "FIFO", "folder", "nonexistent-parity-dir"};
   for (int i = 0; i < 4; i++) {
     char args[512];
