@@ -10,7 +10,7 @@
 # --resume from the last checkpoint ends bitwise at the uninterrupted run's parameters. Measured
 # (printed, never asserted): all-reduce GB/s over the links beside MPI_Allreduce, and CNN step time
 # with the all-reduce overlapped with backward and without. Needs root (exit 77 otherwise).
-# Registered as the test dist_multihost; .ci/run runs it again with PARITY_MULTIHOST_REQUIRED=1.
+# Registered as the test dist_multihost; .ci/run runs make test with PARITY_MULTIHOST_REQUIRED=1.
 set -u
 B=$1 MPIEXEC=$2
 TRAIN=$B/bin/parity-train BENCH=$B/bin/parity-dist-bench
