@@ -1,9 +1,9 @@
 /* conform.h — the pieces of parity-conform: case tables (cases_*.c), input values (values.c),
- * guarded device execution (exec.c), the comparison rule (compare.c), the per-case runner and
- * its oracle (runner.c, oracle.c), the finite-difference check (fd.c), capability checks
- * (capability.c), named hazard cases (hazard_*.c), what a run covered and its verdict (coverage.c),
- * the console (console.c), `--support` (support_list.c) and report files (report.c: JSON and
- * Markdown; junit.c; html.c).
+ * host copies of operands (operands.c), guarded device execution (exec.c), the comparison rule
+ * (compare.c), the per-case runner and its oracle (runner.c, oracle.c), the finite-difference
+ * check (fd.c), capability checks (capability.c), named hazard cases (hazard_*.c), what a run
+ * covered and its verdict (coverage.c), the console (console.c), `--support` (support_list.c)
+ * and report files (report.c: JSON and Markdown; junit.c; html.c).
  *
  * Vocabulary
  *   device  the backend under test;  oracle  the CPU plugin computing in float64.
@@ -59,6 +59,8 @@ void cf_host_set(cf_host_t *h, int64_t i, double v);
 int cf_host_convert(const cf_host_t *src, int32_t dtype, int absval, cf_host_t *dst);
 /* Logical (broadcast-expanded) copy: a host with bcast 0 holding every logical element. */
 int cf_host_expand(const cf_host_t *src, cf_host_t *dst);
+/* Row-major strides of the stored shape, 0 on broadcast axes: logical index -> stored index. */
+void cf_spec_stored_strides(const cf_spec_t *s, int64_t *st);
 
 /* ---- running an op on a device ------------------------------------------------------------ */
 typedef enum cf_exec_status_t {

@@ -1,5 +1,5 @@
-/* exec.c — host copies of operands, memory layouts, and running one op on a device inside
- * guarded buffers.
+/* exec.c — memory layouts of operands on a device, and running one op on a device inside
+ * guarded buffers (the host copies themselves are operands.c's).
  *
  * Every buffer the suite allocates is GUARD bytes of a position-dependent pattern, the tensor's
  * span (with its gaps, for strided layouts), and GUARD more bytes. After the run the whole buffer
@@ -15,92 +15,6 @@
 #include "parity_support/hugepages.h"
 
 #define GUARD 64
-
-int64_t cf_spec_numel(const cf_spec_t *s) {
-  int64_t n = 1;
-  for (uint32_t a = 0; a < s->rank; a++) n *= s->shape[a];
-  return n;
-}
-
-int64_t cf_spec_stored(const cf_spec_t *s) {
-  int64_t n = 1;
-  for (uint32_t a = 0; a < s->rank; a++) n *= (s->bcast >> a) & 1u ? 1 : s->shape[a];
-  return n;
-}
-
-cf_spec_t cf_spec_make(int32_t dtype, uint32_t rank, const int64_t *shape) {
-  cf_spec_t s;
-  memset(&s, 0, sizeof s);
-  s.dtype = dtype;
-  s.rank = rank;
-  for (uint32_t a = 0; a < rank; a++) s.shape[a] = shape[a];
-  return s;
-}
-
-int cf_host_alloc(cf_host_t *h, const cf_spec_t *spec) {
-  h->spec = *spec;
-  h->count = cf_spec_stored(spec);
-  size_t bytes = (size_t)h->count * psup_dtype_size(spec->dtype);
-  h->data = calloc(1, bytes ? bytes : 1);
-  psup_advise_hugepages(h->data, bytes);
-  return h->data ? 0 : -1;
-}
-
-void cf_host_free(cf_host_t *h) {
-  if (!h) return;
-  free(h->data);
-  h->data = NULL;
-  h->count = 0;
-}
-
-double cf_host_get(const cf_host_t *h, int64_t i) {
-  return psup_load_f64(h->data + (size_t)i * psup_dtype_size(h->spec.dtype), h->spec.dtype);
-}
-
-void cf_host_set(cf_host_t *h, int64_t i, double v) {
-  psup_store_f64(h->data + (size_t)i * psup_dtype_size(h->spec.dtype), h->spec.dtype, v);
-}
-
-int cf_host_convert(const cf_host_t *src, int32_t dtype, int absval, cf_host_t *dst) {
-  cf_spec_t s = src->spec;
-  s.dtype = dtype;
-  s.layout = CF_LAYOUT_CONTIG;
-  if (cf_host_alloc(dst, &s) != 0) return -1;
-  if (dtype == src->spec.dtype && !absval) {
-    memcpy(dst->data, src->data, (size_t)src->count * psup_dtype_size(dtype));
-    return 0;
-  }
-  for (int64_t i = 0; i < src->count; i++) {
-    double v = cf_host_get(src, i);
-    cf_host_set(dst, i, absval ? (v < 0 ? -v : v + 0.0) : v);
-  }
-  return 0;
-}
-
-/* Row-major strides of the stored shape, 0 on broadcast axes: logical index -> stored index. */
-static void stored_strides(const cf_spec_t *s, int64_t *st) {
-  int64_t acc = 1;
-  for (int32_t a = (int32_t)s->rank - 1; a >= 0; a--) {
-    int b = (s->bcast >> a) & 1u;
-    st[a] = b ? 0 : acc;
-    acc *= b ? 1 : s->shape[a];
-  }
-}
-
-int cf_host_expand(const cf_host_t *src, cf_host_t *dst) {
-  cf_spec_t s = src->spec;
-  s.bcast = 0;
-  if (cf_host_alloc(dst, &s) != 0) return -1;
-  int64_t st[PARITY_MAX_RANK], n = cf_spec_numel(&s);
-  stored_strides(&src->spec, st);
-  const int64_t *arr[1] = {st};
-  psup_iter_t it;
-  psup_iter_init(&it, s.rank, s.shape, 1, arr);
-  size_t esz = psup_dtype_size(s.dtype);
-  for (int64_t i = 0; i < n; i++, psup_iter_next(&it))
-    memcpy(dst->data + (size_t)i * esz, src->data + (size_t)it.off[0] * esz, esz);
-  return 0;
-}
 
 /* Element strides of a spec's view and the element offset of element 0 from the start of the
  * payload; *span = elements the payload must hold. */
@@ -287,6 +201,107 @@ static void describe_corruption(const slot_t *s, uint32_t index, char *msg, size
              (unsigned long long)changed, where, (unsigned long long)first);
 }
 
+/* Scatter host copy h into the image of an input's view: broadcast axes have stride 0 in the view
+ * and in the host copy, so they repeat the same bytes; the scatter covers the stored axes only (a
+ * broadcast input of 2^31 logical elements is one stored value, and costs nothing here). */
+static void scatter_input(const cf_spec_t *spec, const parity_tensor_desc_t *desc, const cf_host_t *h,
+                          unsigned char *image) {
+  cf_spec_t stored = *spec;
+  parity_tensor_desc_t view = *desc;
+  stored.rank = view.rank = 0;
+  stored.bcast = 0;
+  for (uint32_t a = 0; a < spec->rank; a++) {
+    if ((spec->bcast >> a) & 1u) continue;
+    stored.shape[stored.rank++] = spec->shape[a];
+    view.shape[view.rank] = desc->shape[a];
+    view.strides[view.rank++] = desc->strides[a];
+  }
+  scatter_t sc = {.image = image, .h = h, .esz = psup_dtype_size(spec->dtype)};
+  cf_spec_stored_strides(&stored, sc.st);
+  const int64_t *arr[1] = {sc.st};
+  psup_iter_init(&sc.it, stored.rank, stored.shape, 1, arr);
+  each_element(&view, scatter_one, &sc);
+}
+
+/* Operand k (inputs first, then outputs) of op into its slot: the guarded image on the host (guard
+ * pattern, then the input's elements or the outputs' sentinel), copied into a device buffer. */
+static cf_exec_status_t stage_slot(parity_device_t *dev, const cf_op_t *op, uint32_t k, uint8_t sentinel,
+                                   slot_t *s, char *msg, size_t n) {
+  int out = k >= op->nin;
+  const cf_spec_t *spec = out ? op->out[k - op->nin] : (op->in[k] ? &op->in[k]->spec : NULL);
+  if (!spec) return CF_EXEC_OK;
+  s->is_output = out;
+  desc_of(spec, NULL, &s->desc, &s->bytes);
+  s->image = malloc(s->bytes);
+  s->after = malloc(s->bytes);
+  psup_advise_hugepages(s->image, s->bytes);
+  psup_advise_hugepages(s->after, s->bytes);
+  if (!s->image || !s->after) {
+    snprintf(msg, n, "host out of memory for a %llu-byte buffer", (unsigned long long)s->bytes);
+    return CF_EXEC_ERROR;
+  }
+  unsigned char pattern[256]; /* guard_byte repeats every 256 bytes */
+  for (int b = 0; b < 256; b++) pattern[b] = guard_byte((uint64_t)b, k);
+  for (uint64_t b = 0; b < s->bytes; b += 256) memcpy(s->image + b, pattern, s->bytes - b < 256 ? s->bytes - b : 256);
+  if (out) {
+    fill_t f = {s->image, sentinel, psup_dtype_size(spec->dtype)};
+    each_element(&s->desc, fill_one, &f);
+  } else if (cf_spec_numel(spec) > 0) {
+    scatter_input(spec, &s->desc, op->in[k], s->image);
+  }
+  if (parity_buffer_alloc(dev, s->bytes, &s->buf) != PARITY_STATUS_OK ||
+      parity_buffer_write(s->buf, 0, s->image, s->bytes) != PARITY_STATUS_OK) {
+    snprintf(msg, n, "%s", parity_last_error());
+    return CF_EXEC_ERROR;
+  }
+  s->desc.buffer = parity_buffer_handle(s->buf);
+  return CF_EXEC_OK;
+}
+
+/* Run op on the staged slots and wait for it. */
+static cf_exec_status_t run_slots(parity_device_t *dev, const cf_op_t *op, const slot_t *slots, char *msg,
+                                  size_t n) {
+  parity_tensor_desc_t ins[PARITY_MAX_INPUTS], outs[PARITY_MAX_OUTPUTS];
+  for (uint32_t i = 0; i < op->nin; i++) ins[i] = slots[i].desc;
+  for (uint32_t i = 0; i < op->nout; i++) outs[i] = slots[op->nin + i].desc;
+  parity_op_desc_t d;
+  fill_desc(&d, op, ins, outs);
+  parity_status_t st = parity_device_run(dev, &d);
+  if (st == PARITY_STATUS_OK) st = parity_device_synchronize(dev);
+  if (st != PARITY_STATUS_OK) {
+    snprintf(msg, n, "%s", parity_last_error());
+    return st == PARITY_STATUS_UNSUPPORTED ? CF_EXEC_UNSUPPORTED : CF_EXEC_ERROR;
+  }
+  return CF_EXEC_OK;
+}
+
+/* Read slot k back after the run: an output's elements into its host copy in outputs, then every
+ * other byte compared with what was written. Returns `result`, CF_EXEC_CORRUPT for the first corrupted
+ * buffer (its message kept), or CF_EXEC_ERROR. */
+static cf_exec_status_t read_back_slot(const cf_op_t *op, uint32_t k, slot_t *s, cf_host_t *outputs,
+                                       cf_exec_status_t result, char *msg, size_t n) {
+  if (parity_buffer_read(s->buf, 0, s->after, s->bytes) != PARITY_STATUS_OK) {
+    snprintf(msg, n, "reading back: %s", parity_last_error());
+    return CF_EXEC_ERROR;
+  }
+  if (s->is_output) {
+    cf_host_t *o = &outputs[k - op->nin];
+    cf_spec_t spec = *op->out[k - op->nin];
+    spec.bcast = 0;
+    if (cf_host_alloc(o, &spec) != 0) {
+      snprintf(msg, n, "host out of memory");
+      return CF_EXEC_ERROR;
+    }
+    gather_t g = {s->after, s->image, o, psup_dtype_size(spec.dtype)};
+    each_element(&s->desc, gather_one, &g);
+  }
+  if (memcmp(s->after, s->image, s->bytes) != 0 && result == CF_EXEC_OK) {
+    describe_corruption(s, s->is_output ? k - op->nin : k, msg, n);
+    return CF_EXEC_CORRUPT;
+  }
+  return result;
+}
+
 cf_exec_status_t cf_exec(parity_device_t *dev, const cf_op_t *op, uint8_t sentinel, cf_host_t *outputs,
                          char *msg, size_t n) {
   slot_t slots[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
@@ -296,97 +311,11 @@ cf_exec_status_t cf_exec(parity_device_t *dev, const cf_op_t *op, uint8_t sentin
   msg[0] = 0;
   for (uint32_t i = 0; i < op->nout; i++) memset(&outputs[i], 0, sizeof outputs[i]);
 
-  for (uint32_t k = 0; k < total && result == CF_EXEC_OK; k++) {
-    slot_t *s = &slots[k];
-    int out = k >= op->nin;
-    const cf_spec_t *spec = out ? op->out[k - op->nin] : (op->in[k] ? &op->in[k]->spec : NULL);
-    if (!spec) continue;
-    s->is_output = out;
-    desc_of(spec, NULL, &s->desc, &s->bytes);
-    s->image = malloc(s->bytes);
-    s->after = malloc(s->bytes);
-    psup_advise_hugepages(s->image, s->bytes);
-    psup_advise_hugepages(s->after, s->bytes);
-    if (!s->image || !s->after) {
-      snprintf(msg, n, "host out of memory for a %llu-byte buffer", (unsigned long long)s->bytes);
-      result = CF_EXEC_ERROR;
-      break;
-    }
-    unsigned char pattern[256]; /* guard_byte repeats every 256 bytes */
-    for (int b = 0; b < 256; b++) pattern[b] = guard_byte((uint64_t)b, k);
-    for (uint64_t b = 0; b < s->bytes; b += 256) memcpy(s->image + b, pattern, s->bytes - b < 256 ? s->bytes - b : 256);
-    uint32_t esz = psup_dtype_size(spec->dtype);
-    if (out) {
-      fill_t f = {s->image, sentinel, esz};
-      each_element(&s->desc, fill_one, &f);
-    } else if (cf_spec_numel(spec) > 0) {
-      /* broadcast axes have stride 0 in the view and in the host copy: they repeat the same bytes,
-       * so scatter over the stored axes only (a broadcast input of 2^31 logical elements is one
-       * stored value, and costs nothing here) */
-      cf_spec_t stored = *spec;
-      parity_tensor_desc_t view = s->desc;
-      stored.rank = view.rank = 0;
-      stored.bcast = 0;
-      for (uint32_t a = 0; a < spec->rank; a++) {
-        if ((spec->bcast >> a) & 1u) continue;
-        stored.shape[stored.rank++] = spec->shape[a];
-        view.shape[view.rank] = s->desc.shape[a];
-        view.strides[view.rank++] = s->desc.strides[a];
-      }
-      scatter_t sc = {.image = s->image, .h = op->in[k], .esz = esz};
-      stored_strides(&stored, sc.st);
-      const int64_t *arr[1] = {sc.st};
-      psup_iter_init(&sc.it, stored.rank, stored.shape, 1, arr);
-      each_element(&view, scatter_one, &sc);
-    }
-    if (parity_buffer_alloc(dev, s->bytes, &s->buf) != PARITY_STATUS_OK ||
-        parity_buffer_write(s->buf, 0, s->image, s->bytes) != PARITY_STATUS_OK) {
-      snprintf(msg, n, "%s", parity_last_error());
-      result = CF_EXEC_ERROR;
-      break;
-    }
-    s->desc.buffer = parity_buffer_handle(s->buf);
-  }
-
-  if (result == CF_EXEC_OK) {
-    parity_tensor_desc_t ins[PARITY_MAX_INPUTS], outs[PARITY_MAX_OUTPUTS];
-    for (uint32_t i = 0; i < op->nin; i++) ins[i] = slots[i].desc;
-    for (uint32_t i = 0; i < op->nout; i++) outs[i] = slots[op->nin + i].desc;
-    parity_op_desc_t d;
-    fill_desc(&d, op, ins, outs);
-    parity_status_t st = parity_device_run(dev, &d);
-    if (st == PARITY_STATUS_OK) st = parity_device_synchronize(dev);
-    if (st != PARITY_STATUS_OK) {
-      snprintf(msg, n, "%s", parity_last_error());
-      result = st == PARITY_STATUS_UNSUPPORTED ? CF_EXEC_UNSUPPORTED : CF_EXEC_ERROR;
-    }
-  }
-
-  for (uint32_t k = 0; k < total && (result == CF_EXEC_OK || result == CF_EXEC_CORRUPT); k++) {
-    slot_t *s = &slots[k];
-    if (!s->buf) continue;
-    if (parity_buffer_read(s->buf, 0, s->after, s->bytes) != PARITY_STATUS_OK) {
-      snprintf(msg, n, "reading back: %s", parity_last_error());
-      result = CF_EXEC_ERROR;
-      break;
-    }
-    if (s->is_output) {
-      cf_host_t *o = &outputs[k - op->nin];
-      cf_spec_t spec = *op->out[k - op->nin];
-      spec.bcast = 0;
-      if (cf_host_alloc(o, &spec) != 0) {
-        snprintf(msg, n, "host out of memory");
-        result = CF_EXEC_ERROR;
-        break;
-      }
-      gather_t g = {s->after, s->image, o, psup_dtype_size(spec.dtype)};
-      each_element(&s->desc, gather_one, &g);
-    }
-    if (memcmp(s->after, s->image, s->bytes) != 0 && result == CF_EXEC_OK) {
-      describe_corruption(s, s->is_output ? k - op->nin : k, msg, n);
-      result = CF_EXEC_CORRUPT;
-    }
-  }
+  for (uint32_t k = 0; k < total && result == CF_EXEC_OK; k++)
+    result = stage_slot(dev, op, k, sentinel, &slots[k], msg, n);
+  if (result == CF_EXEC_OK) result = run_slots(dev, op, slots, msg, n);
+  for (uint32_t k = 0; k < total && (result == CF_EXEC_OK || result == CF_EXEC_CORRUPT); k++)
+    if (slots[k].buf) result = read_back_slot(op, k, &slots[k], outputs, result, msg, n);
 
   for (uint32_t k = 0; k < total; k++) {
     if (slots[k].buf) parity_buffer_free(slots[k].buf);
