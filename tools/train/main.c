@@ -60,23 +60,33 @@ static int same_file(const char *a, const char *b) {
   return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-int main(int argc, char **argv) {
-  /* --distributed / --slices: data-parallel training on MPI ranks (distributed.c) */
-  if (train_distributed_wanted(argc, argv)) return train_distributed_main(argc, argv);
-  static const char *const data_names[] = {"synthetic", "fashion-mnist", NULL};
-  static const char *const model_names[] = {"mlp", "cnn", "both", NULL};
-  static const char *const dtype_names[] = {"f32", "bf16", "f16", "f64", NULL};
-  static const parity_dtype_t dtypes[] = {PARITY_DTYPE_F32, PARITY_DTYPE_BF16, PARITY_DTYPE_F16, PARITY_DTYPE_F64};
+static const char *const data_names[] = {"synthetic", "fashion-mnist", NULL};
+static const char *const model_names[] = {"mlp", "cnn", "both", NULL};
+static const char *const dtype_names[] = {"f32", "bf16", "f16", "f64", NULL};
+static const parity_dtype_t dtypes[] = {PARITY_DTYPE_F32, PARITY_DTYPE_BF16, PARITY_DTYPE_F16, PARITY_DTYPE_F64};
+
+/* The command line, as given (indices into the name lists above; -1: not given). */
+typedef struct train_args {
+  int data, model, dtype, optimizer, shuffle, verify, schedule, allow_nonfinite;
+  long steps, epochs, batch, train_images, test_images, log_every, ckpt_every;
+  double lr, momentum;
+  long seed;
+  const char *dir, *save, *load, *predictions, *ckpt_dir, *resume;
+  const char *fashion_only; /* the first fashion-mnist option given, for the synthetic mode's error */
+} train_args;
+
+/* parse_args' result when the run goes on (otherwise: the exit status, 0 after --help). */
+#define ARGS_GO_ON (-1)
+
+/* Every option into *t, each value checked alone (the combinations: check_args). */
+static int parse_args(int argc, char **argv, train_args *t) {
   static const char *const opt_names[] = {"adam", "sgd", NULL};
   static const char *const onoff[] = {"off", "on", NULL};
   static const char *const sched_names[] = {"constant", "cosine", NULL};
-  int data = 0, model = -1, dtype = 0, optimizer = OPT_SGD, shuffle = 1, verify = 0, schedule = -1, allow_nonfinite = 0;
-  long steps = -1, epochs = 1, batch = 64, train_images = 0, test_images = 0, log_every = 100, ckpt_every = 0;
-  double lr = NAN, momentum = 0.9;
-  long seed = 1;
-  const char *dir = FASHION_DEFAULT_DIR, *save = NULL, *load = NULL, *predictions = NULL, *ckpt_dir = NULL,
-             *resume = NULL;
-  const char *fashion_only = NULL; /* the first fashion-mnist option given, for the synthetic mode's error */
+  *t = (train_args){.data = 0, .model = -1, .dtype = 0, .optimizer = OPT_SGD, .shuffle = 1, .verify = 0,
+                    .schedule = -1, .allow_nonfinite = 0, .steps = -1, .epochs = 1, .batch = 64,
+                    .train_images = 0, .test_images = 0, .log_every = 100, .ckpt_every = 0, .lr = NAN,
+                    .momentum = 0.9, .seed = 1, .dir = FASHION_DEFAULT_DIR};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -84,12 +94,12 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (!strcmp(a, "--verify")) {
-      verify = 1;
+      t->verify = 1;
       continue;
     }
     if (!strcmp(a, "--allow-nonfinite")) {
-      allow_nonfinite = 1;
-      fashion_only = fashion_only ? fashion_only : a;
+      t->allow_nonfinite = 1;
+      t->fashion_only = t->fashion_only ? t->fashion_only : a;
       continue;
     }
     static const char *const known[] = {"--data", "--model", "--dtype", "--seed", "--lr", "--steps", "--data-dir",
@@ -103,59 +113,116 @@ int main(int argc, char **argv) {
     if (i + 1 >= argc) return bad("%s needs a value", a);
     const char *v = argv[++i];
     int r = 0;
-    if (k >= 6) fashion_only = fashion_only ? fashion_only : known[k];
+    if (k >= 6) t->fashion_only = t->fashion_only ? t->fashion_only : known[k];
     switch (k) {
-    case 0: r = parse_name(a, v, data_names, &data); break;
-    case 1: r = parse_name(a, v, model_names, &model); break;
-    case 2: r = parse_name(a, v, dtype_names, &dtype); break;
-    case 3: r = parse_long(a, v, 0, 0x7fffffffffffffffL, &seed); break;
-    case 4: r = parse_double(a, v, 1e-12, 100, &lr); break;
-    case 5: r = parse_long(a, v, 0, 100000000, &steps); break;
-    case 6: dir = *v ? v : (r = bad("--data-dir needs a folder"), dir); break;
-    case 7: r = parse_long(a, v, 0, 1000, &epochs); break;
-    case 8: r = parse_long(a, v, 1, 60000, &batch); break;
-    case 9: r = parse_name(a, v, opt_names, &optimizer); break;
-    case 10: r = parse_double(a, v, 0, 0.999999, &momentum); break;
-    case 11: r = parse_name(a, v, onoff, &shuffle); break;
-    case 12: r = parse_long(a, v, 1, 100000000, &train_images); break;
-    case 13: r = parse_long(a, v, 1, 100000000, &test_images); break;
-    case 14: r = parse_long(a, v, 1, 100000000, &log_every); break;
-    case 15: save = *v ? v : (r = bad("--save needs a file name"), save); break;
-    case 16: load = *v ? v : (r = bad("--load needs a file name"), load); break;
-    case 17: r = parse_name(a, v, sched_names, &schedule); break;
-    case 18: predictions = *v ? v : (r = bad("--predictions needs a file name"), predictions); break;
-    case 19: r = parse_long(a, v, 1, 100000000, &ckpt_every); break;
+    case 0: r = parse_name(a, v, data_names, &t->data); break;
+    case 1: r = parse_name(a, v, model_names, &t->model); break;
+    case 2: r = parse_name(a, v, dtype_names, &t->dtype); break;
+    case 3: r = parse_long(a, v, 0, 0x7fffffffffffffffL, &t->seed); break;
+    case 4: r = parse_double(a, v, 1e-12, 100, &t->lr); break;
+    case 5: r = parse_long(a, v, 0, 100000000, &t->steps); break;
+    case 6: t->dir = *v ? v : (r = bad("--data-dir needs a folder"), t->dir); break;
+    case 7: r = parse_long(a, v, 0, 1000, &t->epochs); break;
+    case 8: r = parse_long(a, v, 1, 60000, &t->batch); break;
+    case 9: r = parse_name(a, v, opt_names, &t->optimizer); break;
+    case 10: r = parse_double(a, v, 0, 0.999999, &t->momentum); break;
+    case 11: r = parse_name(a, v, onoff, &t->shuffle); break;
+    case 12: r = parse_long(a, v, 1, 100000000, &t->train_images); break;
+    case 13: r = parse_long(a, v, 1, 100000000, &t->test_images); break;
+    case 14: r = parse_long(a, v, 1, 100000000, &t->log_every); break;
+    case 15: t->save = *v ? v : (r = bad("--save needs a file name"), t->save); break;
+    case 16: t->load = *v ? v : (r = bad("--load needs a file name"), t->load); break;
+    case 17: r = parse_name(a, v, sched_names, &t->schedule); break;
+    case 18: t->predictions = *v ? v : (r = bad("--predictions needs a file name"), t->predictions); break;
+    case 19: r = parse_long(a, v, 1, 100000000, &t->ckpt_every); break;
     case 20: case 21: {
       char cerr[600];
       if (ckpt_dir_check(v, cerr, sizeof cerr)) r = bad("%s: %s", a, cerr);
-      else *(k == 21 ? &resume : &ckpt_dir) = v;
+      else *(k == 21 ? &t->resume : &t->ckpt_dir) = v;
       break;
     }
     }
     if (r) return r;
   }
-  if (data == 0 && fashion_only) return bad("%s applies only with --data fashion-mnist", fashion_only);
-  if ((ckpt_every || ckpt_dir) && !ckpt_dir && !resume)
+  return ARGS_GO_ON;
+}
+
+/* The options' combinations, and the defaults that depend on others; 0 or bad(...). */
+static int check_args(train_args *t) {
+  if (t->data == 0 && t->fashion_only) return bad("%s applies only with --data fashion-mnist", t->fashion_only);
+  if ((t->ckpt_every || t->ckpt_dir) && !t->ckpt_dir && !t->resume)
     return bad("--checkpoint-every needs --checkpoint-dir D (or --resume D, which then also receives them)");
-  if (ckpt_dir && !ckpt_every) return bad("--checkpoint-dir needs --checkpoint-every N");
-  if ((ckpt_every || resume) && load) return bad("--resume and --load both say where to start: give one");
-  if (schedule < 0) schedule = optimizer == OPT_SGD; /* cosine for sgd, constant for adam */
-  if (schedule == 1 && optimizer == OPT_ADAM)
+  if (t->ckpt_dir && !t->ckpt_every) return bad("--checkpoint-dir needs --checkpoint-every N");
+  if ((t->ckpt_every || t->resume) && t->load) return bad("--resume and --load both say where to start: give one");
+  if (t->schedule < 0) t->schedule = t->optimizer == OPT_SGD; /* cosine for sgd, constant for adam */
+  if (t->schedule == 1 && t->optimizer == OPT_ADAM)
     return bad("--schedule cosine needs --optimizer sgd (the core's Adam has a fixed learning rate)");
-  if (data == 1 && model == 2) return bad("--data fashion-mnist trains one model: --model mlp or cnn");
-  /* --verify: every op also runs on the CPU plugin in float64 (PARITY_VERIFY=cpu, read by libparity) */
-  if (verify) setenv("PARITY_VERIFY", "cpu", 1);
-  /* the --save target is checked now, before any work; it is written at the end through the atomic
-     writer (a temporary file renamed over it), so it may also be the --load file */
+  if (t->data == 1 && t->model == 2) return bad("--data fashion-mnist trains one model: --model mlp or cnn");
+  return 0;
+}
+
+/* The files written at the end, checked now, before any work; 0 or bad(...). */
+static int check_outputs(const train_args *t) {
+  /* the --save target is written at the end through the atomic writer (a temporary file renamed
+     over it), so it may also be the --load file */
   char serr[PSUP_PATH_MAX + 256];
-  if (save && psup_atomic_check(save, serr, sizeof serr)) return bad("--save: %s", serr);
+  if (t->save && psup_atomic_check(t->save, serr, sizeof serr)) return bad("--save: %s", serr);
   /* --predictions the same way: checked now, written at the end through the atomic writer; it may
      not be the --save or --load file (the text would replace the weights) */
-  if (predictions) {
-    if (psup_atomic_check(predictions, serr, sizeof serr)) return bad("--predictions: %s", serr);
-    if (same_file(predictions, save)) return bad("--predictions and --save name the same file '%s'", predictions);
-    if (same_file(predictions, load)) return bad("--predictions and --load name the same file '%s'", predictions);
+  if (t->predictions) {
+    if (psup_atomic_check(t->predictions, serr, sizeof serr)) return bad("--predictions: %s", serr);
+    if (same_file(t->predictions, t->save))
+      return bad("--predictions and --save name the same file '%s'", t->predictions);
+    if (same_file(t->predictions, t->load))
+      return bad("--predictions and --load name the same file '%s'", t->predictions);
   }
+  return 0;
+}
+
+/* The training the arguments ask for, on dev: the synthetic models or the Fashion-MNIST run. */
+static int run_training(parity_device_t *dev, const train_args *t) {
+  if (t->data == 0) {
+    int st = t->steps < 0 ? 20 : (int)t->steps;
+    double l = isnan(t->lr) ? 0.02 : t->lr;
+    if (t->model != 1) synthetic_train_mlp(dev, dtypes[t->dtype], st, (uint64_t)t->seed, l);
+    if (t->model != 0) synthetic_train_cnn(dev, dtypes[t->dtype], st, (uint64_t)t->seed, l);
+    return 0;
+  }
+  const int optimizer = t->optimizer, model = t->model;
+  fashion_opts o = {.dir = t->dir, .model = model == 1 ? MODEL_CNN : MODEL_MLP, .dtype = dtypes[t->dtype],
+                    .dtype_name = dtype_names[t->dtype], .epochs = t->epochs, .batch = t->batch, .steps = t->steps,
+                    .train_images = t->train_images, .test_images = t->test_images, .log_every = t->log_every,
+                    .optimizer = (optimizer_kind)optimizer,
+                    .lr = isnan(t->lr) ? (optimizer == OPT_ADAM ? 0.001 : model == 1 ? 0.02 : 0.05) : t->lr,
+                    .momentum = t->momentum, .seed = (uint64_t)t->seed, .shuffle = t->shuffle,
+                    .cosine = t->schedule == 1, .load = t->load, .save = t->save, .predictions = t->predictions,
+                    .allow_nonfinite = t->allow_nonfinite, .ckpt_every = t->ckpt_every,
+                    .ckpt_dir = t->ckpt_dir ? t->ckpt_dir : t->resume, .resume = t->resume};
+  return fashion_run(dev, &o);
+}
+
+/* --verify's verdict: 0 when every op agreed with the CPU plugin in float64, else 1. */
+static int verify_verdict(parity_device_t *dev) {
+  const char *r = parity_device_verify_report(dev);
+  if (r) {
+    printf("%s\n", r);
+    return 1;
+  }
+  printf("verify: %llu ops on %s agree with the CPU plugin in float64 within the conformance rule\n",
+         (unsigned long long)parity_device_verify_count(dev), parity_device_plugin_name(dev));
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  /* --distributed / --slices: data-parallel training on MPI ranks (distributed.c) */
+  if (train_distributed_wanted(argc, argv)) return train_distributed_main(argc, argv);
+  train_args t;
+  int r = parse_args(argc, argv, &t);
+  if (r != ARGS_GO_ON) return r;
+  if ((r = check_args(&t)) != 0) return r;
+  /* --verify: every op also runs on the CPU plugin in float64 (PARITY_VERIFY=cpu, read by libparity) */
+  if (t.verify) setenv("PARITY_VERIFY", "cpu", 1);
+  if ((r = check_outputs(&t)) != 0) return r;
 
   parity_context_t *ctx;
   parity_device_t *dev;
@@ -166,35 +233,10 @@ int main(int argc, char **argv) {
   }
   parity_device_info_t info = {.struct_size = sizeof info};
   parity_device_get_info(dev, &info);
-  printf("device: %s (plugin %s), dtype %s, seed %llu\n", info.name, parity_device_plugin_name(dev), dtype_names[dtype],
-         (unsigned long long)seed);
-  int rc = 0;
-  if (data == 0) {
-    int st = steps < 0 ? 20 : (int)steps;
-    double l = isnan(lr) ? 0.02 : lr;
-    if (model != 1) synthetic_train_mlp(dev, dtypes[dtype], st, (uint64_t)seed, l);
-    if (model != 0) synthetic_train_cnn(dev, dtypes[dtype], st, (uint64_t)seed, l);
-  } else {
-    fashion_opts o = {.dir = dir, .model = model == 1 ? MODEL_CNN : MODEL_MLP, .dtype = dtypes[dtype],
-                      .dtype_name = dtype_names[dtype], .epochs = epochs, .batch = batch, .steps = steps,
-                      .train_images = train_images, .test_images = test_images, .log_every = log_every,
-                      .optimizer = (optimizer_kind)optimizer,
-                      .lr = isnan(lr) ? (optimizer == OPT_ADAM ? 0.001 : model == 1 ? 0.02 : 0.05) : lr, .momentum = momentum,
-                      .seed = (uint64_t)seed, .shuffle = shuffle, .cosine = schedule == 1, .load = load, .save = save,
-                      .predictions = predictions, .allow_nonfinite = allow_nonfinite, .ckpt_every = ckpt_every,
-                      .ckpt_dir = ckpt_dir ? ckpt_dir : resume, .resume = resume};
-    rc = fashion_run(dev, &o);
-  }
-  if (verify) {
-    const char *r = parity_device_verify_report(dev);
-    if (r) {
-      printf("%s\n", r);
-      rc = 1;
-    } else {
-      printf("verify: %llu ops on %s agree with the CPU plugin in float64 within the conformance rule\n",
-             (unsigned long long)parity_device_verify_count(dev), parity_device_plugin_name(dev));
-    }
-  }
+  printf("device: %s (plugin %s), dtype %s, seed %llu\n", info.name, parity_device_plugin_name(dev),
+         dtype_names[t.dtype], (unsigned long long)t.seed);
+  int rc = run_training(dev, &t);
+  if (t.verify && verify_verdict(dev)) rc = 1;
   parity_context_destroy(ctx);
   return rc;
 }
