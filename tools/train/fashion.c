@@ -172,138 +172,214 @@ static void fmt_time(char *buf, size_t len, double s) {
   else snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
 }
 
-int fashion_run(parity_device_t *dev, const fashion_opts *o) {
-  split train = {0}, test = {0};
-  int rc = 1;
-  if (load_split(o->dir, "train", &train, o->train_images) || load_split(o->dir, "t10k", &test, o->test_images)) {
-    idx_free(&train.images), idx_free(&train.labels), idx_free(&test.images), idx_free(&test.labels);
-    return 1;
-  }
+/* One Fashion-MNIST run: the data, the model, its optimizer and buffers, and where it stands. */
+typedef struct fashion_state {
+  parity_device_t *dev;
+  const fashion_opts *o;
+  split train, test;
   model m;
-  model_init(&m, o->model, dev, o->dtype, o->seed);
+  parity_optimizer_t *opt;
+  ckpt_meta meta; /* what a resumed run must share with the run it resumes */
+  float *xb, *yb;
+  uint32_t *order;
+  uint8_t *classes; /* the last evaluation's predictions (--predictions), or NULL */
+  size_t steps_per_epoch;
+  long total_steps, step, first_step;
+  double run_start;
+} fashion_state;
+
+/* --load: the model's weights from a file; 0, or -1 with a message. */
+static int load_weights(fashion_state *r) {
+  const fashion_opts *o = r->o;
   char err[1024];
   char note[1024];
-  if (o->load && model_load(&m, o->load, o->allow_nonfinite, note, sizeof note, err, sizeof err)) {
+  if (o->load && model_load(&r->m, o->load, o->allow_nonfinite, note, sizeof note, err, sizeof err)) {
     fprintf(stderr, "parity-train: --load %s\n", err);
-    goto out;
+    return -1;
   }
   if (o->load && note[0]) fprintf(stderr, "parity-train: note: --load %s\n", note);
+  return 0;
+}
+
+/* The run's steps (per epoch, in all) and its description. */
+static void plan_steps(fashion_state *r) {
+  const fashion_opts *o = r->o;
   int64_t nparams = 0;
-  for (uint32_t i = 0; i < m.count; i++) nparams += parity_tensor_numel(m.param[i]);
-  size_t steps_per_epoch = (train.count + (size_t)o->batch - 1) / (size_t)o->batch;
+  for (uint32_t i = 0; i < r->m.count; i++) nparams += parity_tensor_numel(r->m.param[i]);
+  size_t steps_per_epoch = (r->train.count + (size_t)o->batch - 1) / (size_t)o->batch;
   long total_steps = o->epochs * (long)steps_per_epoch;
   if (o->steps >= 0 && o->steps < total_steps) total_steps = o->steps;
-  printf("data: %zu training and %zu test images from %s\n", train.count, test.count, o->dir);
-  printf("model %s (%lld parameters, %s, %s%s), %s lr %g", model_kind_name(m.kind), (long long)nparams, o->dtype_name,
-         o->load ? "weights from " : "seed-initialised", o->load ? o->load : "",
+  printf("data: %zu training and %zu test images from %s\n", r->train.count, r->test.count, o->dir);
+  printf("model %s (%lld parameters, %s, %s%s), %s lr %g", model_kind_name(r->m.kind), (long long)nparams,
+         o->dtype_name, o->load ? "weights from " : "seed-initialised", o->load ? o->load : "",
          o->optimizer == OPT_ADAM ? "adam" : "sgd", o->lr);
   if (o->optimizer == OPT_SGD) printf(" momentum %g, %s schedule", o->momentum, o->cosine ? "cosine" : "constant");
   printf(", batch %ld, seed %llu, shuffle %s, %ld epochs (%zu steps each), %ld steps\n", o->batch,
          (unsigned long long)o->seed, o->shuffle ? "on" : "off", o->epochs, steps_per_epoch, total_steps);
+  r->steps_per_epoch = steps_per_epoch;
+  r->total_steps = total_steps;
+}
 
+/* The batch and shuffle buffers; 0, or -1 with a message (nothing left allocated). */
+static int alloc_buffers(fashion_state *r) {
+  const fashion_opts *o = r->o;
   size_t bmax = (size_t)o->batch > 500 ? (size_t)o->batch : 500;
-  float *xb = malloc(bmax * PIXELS * sizeof *xb), *yb = malloc(bmax * MODEL_CLASSES * sizeof *yb);
-  uint32_t *order = malloc(train.count * sizeof *order);
-  uint8_t *classes = o->predictions ? malloc(test.count) : NULL; /* the last evaluation's predictions */
-  if (!xb || !yb || !order || (o->predictions && !classes)) {
+  r->xb = malloc(bmax * PIXELS * sizeof *r->xb), r->yb = malloc(bmax * MODEL_CLASSES * sizeof *r->yb);
+  r->order = malloc(r->train.count * sizeof *r->order);
+  r->classes = o->predictions ? malloc(r->test.count) : NULL;
+  if (!r->xb || !r->yb || !r->order || (o->predictions && !r->classes)) {
     fprintf(stderr, "parity-train: out of memory\n");
-    free(xb), free(yb), free(order), free(classes);
-    goto out;
+    free(r->xb), free(r->yb), free(r->order), free(r->classes);
+    return -1;
   }
-  parity_optimizer_t *opt;
-  if (o->optimizer == OPT_ADAM) CHECK(parity_adam_create(m.param, m.count, o->lr, 0.9, 0.999, 1e-8, &opt));
-  else CHECK(parity_sgd_create(m.param, m.count, o->lr, o->momentum, &opt));
+  return 0;
+}
 
-  /* what a resumed run must share with the run it resumes; the position is the step */
-  ckpt_meta meta = {.count = 0};
-  ckpt_meta_add(&meta, "parity-train.model", "%s", model_kind_name(m.kind));
-  ckpt_meta_add(&meta, "parity-train.dtype", "%s", o->dtype_name);
-  ckpt_meta_add(&meta, "parity-train.seed", "%llu", (unsigned long long)o->seed);
-  ckpt_meta_add(&meta, "parity-train.shuffle", "%s", o->shuffle ? "on" : "off");
-  ckpt_meta_add(&meta, "parity-train.batch", "%ld", o->batch);
-  ckpt_meta_add(&meta, "parity-train.train-images", "%zu", train.count);
-  ckpt_meta_add(&meta, "parity-train.optimizer", "%s lr %.17g momentum %.17g", o->optimizer == OPT_ADAM ? "adam" : "sgd",
+/* The run's identity in its checkpoints; the position is the step. */
+static void checkpoint_identity(fashion_state *r) {
+  const fashion_opts *o = r->o;
+  ckpt_meta *meta = &r->meta;
+  meta->count = 0;
+  ckpt_meta_add(meta, "parity-train.model", "%s", model_kind_name(r->m.kind));
+  ckpt_meta_add(meta, "parity-train.dtype", "%s", o->dtype_name);
+  ckpt_meta_add(meta, "parity-train.seed", "%llu", (unsigned long long)o->seed);
+  ckpt_meta_add(meta, "parity-train.shuffle", "%s", o->shuffle ? "on" : "off");
+  ckpt_meta_add(meta, "parity-train.batch", "%ld", o->batch);
+  ckpt_meta_add(meta, "parity-train.train-images", "%zu", r->train.count);
+  ckpt_meta_add(meta, "parity-train.optimizer", "%s lr %.17g momentum %.17g", o->optimizer == OPT_ADAM ? "adam" : "sgd",
                 o->lr, o->momentum);
-  ckpt_meta_add(&meta, "parity-train.schedule", "%s over %ld steps", o->cosine ? "cosine" : "constant", total_steps);
-  long step = 0;
-  if (o->resume) {
-    uint64_t at = 0;
-    char cnote[2200], cerr[2600];
-    int c = ckpt_load(o->resume, model_kind_name(m.kind), (const char *const *)m.name, m.param, m.count, opt, &meta, &at,
-                      cnote, sizeof cnote, cerr, sizeof cerr);
-    if (c < 0) {
-      fprintf(stderr, "parity-train: --resume: %s\n", cerr);
-      goto done;
-    }
-    if (cnote[0]) fprintf(stderr, "parity-train: note: --resume: %s\n", cnote);
-    if (c == 1) printf("no checkpoint in %s: starting at step 0\n", o->resume);
-    else printf("resumed from %s at step %llu\n", o->resume, (unsigned long long)at);
-    step = (long)at;
+  ckpt_meta_add(meta, "parity-train.schedule", "%s over %ld steps", o->cosine ? "cosine" : "constant", r->total_steps);
+}
+
+/* --resume: weights, optimizer state and step from the newest good checkpoint (step 0 when there
+ * is none); 0, or -1 with a message. */
+static int resume_run(fashion_state *r) {
+  const fashion_opts *o = r->o;
+  uint64_t at = 0;
+  char cnote[2200], cerr[2600];
+  int c = ckpt_load(o->resume, model_kind_name(r->m.kind), (const char *const *)r->m.name, r->m.param, r->m.count,
+                    r->opt, &r->meta, &at, cnote, sizeof cnote, cerr, sizeof cerr);
+  if (c < 0) {
+    fprintf(stderr, "parity-train: --resume: %s\n", cerr);
+    return -1;
   }
-  if (total_steps == 0 || step >= total_steps) /* nothing to train: evaluate what there is */
-    print_eval(step ? "resumed weights" : o->load ? "loaded weights" : "initial weights",
-               evaluate(dev, &m, &test, xb, yb, classes));
-  const long first_step = step;
-  double run_start = train_now_ms(), last_loss = NAN;
-  for (long epoch = 1 + step / (long)steps_per_epoch; epoch <= o->epochs && step < total_steps; epoch++) {
-    order_for_epoch(order, train.count, o->shuffle, o->seed, epoch);
-    double t0 = train_now_ms();
-    size_t images = 0;
-    for (size_t b = (size_t)(step % (long)steps_per_epoch); b < steps_per_epoch && step < total_steps; b++) {
-      size_t at = b * (size_t)o->batch, n = train.count - at < (size_t)o->batch ? train.count - at : (size_t)o->batch;
-      parity_tensor_t *x, *y;
-      make_batch(dev, m.dtype, &train, order + at, n, xb, yb, &x, &y);
-      double scale = o->cosine ? 0.5 * (1 + cos(M_PI * (double)step / (double)total_steps)) : 1.0;
-      CHECK(model_grad(&m, x, y, scale, &last_loss));
-      CHECK(parity_optimizer_step(opt));
-      parity_tensor_release(x);
-      parity_tensor_release(y);
-      step++;
-      images += n;
-      if (!isfinite(last_loss)) {
-        fprintf(stderr, "parity-train: the loss is %g at step %ld: diverged (lower --lr?)\n", last_loss, step);
-        goto done;
-      }
-      if (o->ckpt_every && step % o->ckpt_every == 0 &&
-          ckpt_save(o->ckpt_dir, model_kind_name(m.kind), (const char *const *)m.name, m.param, m.count, opt, &meta,
-                    (uint64_t)step, err, sizeof err)) {
-        fprintf(stderr, "parity-train: checkpoint at step %ld: %s\n", step, err);
-        goto done;
-      }
-      if (step % o->log_every == 0 || b + 1 == steps_per_epoch || step == total_steps) {
-        double now = train_now_ms(), ips = (double)images / ((now - t0) / 1e3);
-        double per_step = (now - run_start) / (double)(step - first_step) / 1e3;
-        char left[32];
-        fmt_time(left, sizeof left, per_step * (double)(total_steps - step));
-        printf("epoch %ld step %ld/%ld loss %.9g images/s %.0f left %s\n", epoch, step, total_steps, last_loss, ips,
-               left);
-        fflush(stdout);
-      }
+  if (cnote[0]) fprintf(stderr, "parity-train: note: --resume: %s\n", cnote);
+  if (c == 1) printf("no checkpoint in %s: starting at step 0\n", o->resume);
+  else printf("resumed from %s at step %llu\n", o->resume, (unsigned long long)at);
+  r->step = (long)at;
+  return 0;
+}
+
+/* Epoch `epoch` from the current step to its end (or the last step): batches, optimizer steps,
+ * checkpoints, progress lines, then the test accuracy. 0, or -1 with a message (the loss diverged,
+ * a checkpoint could not be written). */
+static int train_epoch(fashion_state *r, long epoch) {
+  const fashion_opts *o = r->o;
+  const size_t steps_per_epoch = r->steps_per_epoch;
+  const long total_steps = r->total_steps;
+  char err[1024];
+  double last_loss = NAN;
+  order_for_epoch(r->order, r->train.count, o->shuffle, o->seed, epoch);
+  double t0 = train_now_ms();
+  size_t images = 0;
+  for (size_t b = (size_t)(r->step % (long)steps_per_epoch); b < steps_per_epoch && r->step < total_steps; b++) {
+    size_t at = b * (size_t)o->batch;
+    size_t n = r->train.count - at < (size_t)o->batch ? r->train.count - at : (size_t)o->batch;
+    parity_tensor_t *x, *y;
+    make_batch(r->dev, r->m.dtype, &r->train, r->order + at, n, r->xb, r->yb, &x, &y);
+    double scale = o->cosine ? 0.5 * (1 + cos(M_PI * (double)r->step / (double)total_steps)) : 1.0;
+    CHECK(model_grad(&r->m, x, y, scale, &last_loss));
+    CHECK(parity_optimizer_step(r->opt));
+    parity_tensor_release(x);
+    parity_tensor_release(y);
+    long step = ++r->step;
+    images += n;
+    if (!isfinite(last_loss)) {
+      fprintf(stderr, "parity-train: the loss is %g at step %ld: diverged (lower --lr?)\n", last_loss, step);
+      return -1;
     }
-    double secs = (train_now_ms() - t0) / 1e3;
-    char when[160];
-    snprintf(when, sizeof when, "epoch %ld (%zu images in %.1f s, %.0f images/s)", epoch, images, secs,
-             (double)images / secs);
-    print_eval(when, evaluate(dev, &m, &test, xb, yb, classes));
-    fflush(stdout);
+    if (o->ckpt_every && step % o->ckpt_every == 0 &&
+        ckpt_save(o->ckpt_dir, model_kind_name(r->m.kind), (const char *const *)r->m.name, r->m.param, r->m.count,
+                  r->opt, &r->meta, (uint64_t)step, err, sizeof err)) {
+      fprintf(stderr, "parity-train: checkpoint at step %ld: %s\n", step, err);
+      return -1;
+    }
+    if (step % o->log_every == 0 || b + 1 == steps_per_epoch || step == total_steps) {
+      double now = train_now_ms(), ips = (double)images / ((now - t0) / 1e3);
+      double per_step = (now - r->run_start) / (double)(step - r->first_step) / 1e3;
+      char left[32];
+      fmt_time(left, sizeof left, per_step * (double)(total_steps - step));
+      printf("epoch %ld step %ld/%ld loss %.9g images/s %.0f left %s\n", epoch, step, total_steps, last_loss, ips,
+             left);
+      fflush(stdout);
+    }
   }
+  double secs = (train_now_ms() - t0) / 1e3;
+  char when[160];
+  snprintf(when, sizeof when, "epoch %ld (%zu images in %.1f s, %.0f images/s)", epoch, images, secs,
+           (double)images / secs);
+  print_eval(when, evaluate(r->dev, &r->m, &r->test, r->xb, r->yb, r->classes));
+  fflush(stdout);
+  return 0;
+}
+
+/* --save and --predictions at the end; 0, or -1 with a message. */
+static int write_results(const fashion_state *r) {
+  const fashion_opts *o = r->o;
+  char err[1024];
   if (o->save) {
-    if (model_save(&m, o->save, err, sizeof err)) {
+    if (model_save(&r->m, o->save, err, sizeof err)) {
       fprintf(stderr, "parity-train: --save %s: %s\n", o->save, err);
-      goto done;
+      return -1;
     }
-    printf("saved %s weights to %s\n", model_kind_name(m.kind), o->save);
+    printf("saved %s weights to %s\n", model_kind_name(r->m.kind), o->save);
   }
   if (o->predictions) {
-    if (write_predictions(o->predictions, classes, test.count)) goto done;
-    printf("wrote the predictions of %zu test images to %s\n", test.count, o->predictions);
+    if (write_predictions(o->predictions, r->classes, r->test.count)) return -1;
+    printf("wrote the predictions of %zu test images to %s\n", r->test.count, o->predictions);
   }
+  return 0;
+}
+
+/* The optimizer, the resume, the epochs and the results; the exit status. */
+static int train_and_evaluate(fashion_state *r) {
+  const fashion_opts *o = r->o;
+  int rc = 1;
+  if (o->optimizer == OPT_ADAM) CHECK(parity_adam_create(r->m.param, r->m.count, o->lr, 0.9, 0.999, 1e-8, &r->opt));
+  else CHECK(parity_sgd_create(r->m.param, r->m.count, o->lr, o->momentum, &r->opt));
+  checkpoint_identity(r);
+  r->step = 0;
+  if (o->resume && resume_run(r)) goto done;
+  if (r->total_steps == 0 || r->step >= r->total_steps) /* nothing to train: evaluate what there is */
+    print_eval(r->step ? "resumed weights" : o->load ? "loaded weights" : "initial weights",
+               evaluate(r->dev, &r->m, &r->test, r->xb, r->yb, r->classes));
+  r->first_step = r->step;
+  r->run_start = train_now_ms();
+  for (long epoch = 1 + r->step / (long)r->steps_per_epoch; epoch <= o->epochs && r->step < r->total_steps; epoch++)
+    if (train_epoch(r, epoch)) goto done;
+  if (write_results(r)) goto done;
   rc = 0;
 done:
-  parity_optimizer_destroy(opt);
-  free(xb), free(yb), free(order), free(classes);
-out:
-  model_release(&m);
-  idx_free(&train.images), idx_free(&train.labels), idx_free(&test.images), idx_free(&test.labels);
+  parity_optimizer_destroy(r->opt);
+  return rc;
+}
+
+int fashion_run(parity_device_t *dev, const fashion_opts *o) {
+  fashion_state r = {.dev = dev, .o = o};
+  int rc = 1;
+  if (load_split(o->dir, "train", &r.train, o->train_images) || load_split(o->dir, "t10k", &r.test, o->test_images)) {
+    idx_free(&r.train.images), idx_free(&r.train.labels), idx_free(&r.test.images), idx_free(&r.test.labels);
+    return 1;
+  }
+  model_init(&r.m, o->model, dev, o->dtype, o->seed);
+  if (load_weights(&r) == 0) {
+    plan_steps(&r);
+    if (alloc_buffers(&r) == 0) {
+      rc = train_and_evaluate(&r);
+      free(r.xb), free(r.yb), free(r.order), free(r.classes);
+    }
+  }
+  model_release(&r.m);
+  idx_free(&r.train.images), idx_free(&r.train.labels), idx_free(&r.test.images), idx_free(&r.test.labels);
   return rc;
 }
