@@ -197,110 +197,178 @@ static parity_status_t bucket_ready_hook(parity_tensor_t *leaf, void *user) {
 }
 #endif
 
-static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name, int64_t global) {
-  size_t es = o->dt == PARITY_DTYPE_F64 ? 8 : o->dt == PARITY_DTYPE_F32 ? 4 : 2;
-  int k = o->slices / o->size, first = o->rank * k;
-  int64_t bs = global / o->slices;
-  int64_t numel[5], total = 0;
-  for (int i = 0; i < 4; i++) total += numel[i] = parity_tensor_numel(m->p[i]);
-  numel[4] = 1; /* the loss share rides along with the gradients */
-  total += 1;
-  char *parts = malloc(es * (size_t)total * (size_t)k);
-  if (!parts) die("train", "out of memory");
+/* One model's training on this rank: what every step needs. */
+typedef struct trainer_t {
+  dopts_t *o;
+  parity_device_t *dev;
+  model_t *m;
+  const char *name;
+  int64_t global, bs;      /* global batch, slice size */
+  size_t es;               /* bytes per element */
+  int k, first;            /* this rank's slices: [first, first + k) */
+  int64_t numel[5], total; /* elements of each gradient (and of the loss share), and in all */
+  char *parts;             /* the k slices' gradients and loss shares, total elements each */
   parity_optimizer_t *opt;
-  CHECK(parity_adam_create(m->p, 4, o->lr, 0.9, 0.999, 1e-8, &opt));
-  static const char *const pnames[4] = {"w1", "b1", "w2", "b2"};
-  ckpt_meta meta = {.count = 0};
-  ckpt_meta_add(&meta, "parity-train.model", "%s", name);
-  ckpt_meta_add(&meta, "parity-train.seed", "%llu", (unsigned long long)o->seed);
-  ckpt_meta_add(&meta, "parity-train.dtype", "%s", o->dtype);
-  ckpt_meta_add(&meta, "parity-train.slices", "%d", o->slices);
-  ckpt_meta_add(&meta, "parity-train.lr", "%.17g", o->lr);
-  uint64_t start = 0;
-  if (o->resume) { /* every rank loads; they must agree (checked below) */
-    char note[2200], err[2600];
-    int rc = ckpt_load(o->resume, name, pnames, m->p, 4, opt, &meta, &start, note, sizeof note, err, sizeof err);
-    if (rc < 0) die("--resume", err);
-    if (note[0] && o->rank == 0) fprintf(stderr, "parity-train: %s: %s\n", name, note);
-    if (o->rank == 0) {
-      if (rc == 1) printf("%s: no checkpoint in %s: starting at step 0\n", name, o->resume);
-      else printf("%s: resumed from %s at step %llu\n", name, o->resume, (unsigned long long)start);
-    }
+  ckpt_meta meta;          /* what a resumed run must share with the run it resumes */
+  int overlap;             /* the all-reduce starts from inside backward (grad hooks) */
 #ifdef PARITY_HAVE_DIST
-    if (o->dist && o->size > 1) check_replicas(o, dev, m->p, name, start, "checkpoints");
+  parity_dist_buckets_t *buckets;
+  ready_hook hooks[4];
 #endif
+} trainer_t;
+
+static const char *const pnames[4] = {"w1", "b1", "w2", "b2"};
+
+/* --resume: every rank loads the newest good checkpoint; they must agree (checked here). Returns
+ * the step to start from. */
+static uint64_t resume_step(trainer_t *t) {
+  dopts_t *o = t->o;
+  uint64_t start = 0;
+  char note[2200], err[2600];
+  int rc = ckpt_load(o->resume, t->name, pnames, t->m->p, 4, t->opt, &t->meta, &start, note, sizeof note, err,
+                     sizeof err);
+  if (rc < 0) die("--resume", err);
+  if (note[0] && o->rank == 0) fprintf(stderr, "parity-train: %s: %s\n", t->name, note);
+  if (o->rank == 0) {
+    if (rc == 1) printf("%s: no checkpoint in %s: starting at step 0\n", t->name, o->resume);
+    else printf("%s: resumed from %s at step %llu\n", t->name, o->resume, (unsigned long long)start);
   }
-  const char *ckpt_dir = o->ckpt_dir ? o->ckpt_dir : o->resume;
 #ifdef PARITY_HAVE_DIST
-  parity_dist_buckets_t *buckets = NULL;
+  if (o->dist && o->size > 1) check_replicas(o, t->dev, t->m->p, t->name, start, "checkpoints");
+#endif
+  return start;
+}
+
+/* With MPI: rank 0's parameters to every rank, the buckets (--bucket-kb) and, with one slice per
+ * rank, the hooks that hand each gradient to its bucket from inside backward. */
+static void start_sync(trainer_t *t) {
+#ifdef PARITY_HAVE_DIST
+  dopts_t *o = t->o;
+  model_t *m = t->m;
+  t->buckets = NULL;
   if (o->dist) {
     DCHECK(parity_dist_broadcast(o->dist, m->p, 4, 0)); /* every rank starts from rank 0's parameters */
-    if (o->bucket_bytes) DCHECK(parity_dist_buckets_create(o->dist, m->p, 4, o->bucket_bytes, PARITY_DIST_SUM, &buckets));
+    if (o->bucket_bytes)
+      DCHECK(parity_dist_buckets_create(o->dist, m->p, 4, o->bucket_bytes, PARITY_DIST_SUM, &t->buckets));
   }
   /* with one slice per rank a gradient is final inside backward; with several, only after their sum */
-  ready_hook hooks[4];
-  int overlap = buckets && k == 1 && !o->no_overlap;
-  for (uint32_t i = 0; i < 4 && overlap; i++) {
-    hooks[i] = (ready_hook){.b = buckets, .index = i};
-    CHECK(parity_tensor_set_grad_hook(m->p[i], bucket_ready_hook, &hooks[i]));
+  t->overlap = t->buckets && t->k == 1 && !o->no_overlap;
+  for (uint32_t i = 0; i < 4 && t->overlap; i++) {
+    t->hooks[i] = (ready_hook){.b = t->buckets, .index = i};
+    CHECK(parity_tensor_set_grad_hook(m->p[i], bucket_ready_hook, &t->hooks[i]));
   }
 #else
-  const int overlap = 0;
-  (void)overlap;
+  t->overlap = 0;
 #endif
+}
+
+/* Forward and backward of each of this rank's slices, their gradients and loss shares into parts. */
+static void slice_grads(trainer_t *t) {
+  model_t *m = t->m;
+  for (int j = 0; j < t->k; j++) {
+    parity_optimizer_zero_grad(t->opt);
+    parity_tensor_t *loss = forward(m, (t->first + j) * t->bs, (t->first + j + 1) * t->bs, t->global);
+    if (parity_backward(loss, NULL, 0) != PARITY_STATUS_OK)
+#ifdef PARITY_HAVE_DIST
+      die("parity_backward", t->overlap && *parity_dist_last_error() ? parity_dist_last_error() : parity_last_error());
+#else
+      die("parity_backward", parity_last_error());
+#endif
+    char *part = t->parts + t->es * (size_t)t->total * (size_t)j;
+    size_t off = 0;
+    for (int i = 0; i < 4; i++) {
+      parity_tensor_t *g = parity_tensor_grad(m->p[i]);
+      if (!g) die("train", "a parameter has no gradient");
+      CHECK(parity_tensor_to_host(g, part + off, t->es * (size_t)t->numel[i]));
+      off += t->es * (size_t)t->numel[i];
+    }
+    CHECK(parity_tensor_to_host(loss, part + off, t->es));
+    parity_tensor_release(loss);
+  }
+}
+
+/* This rank's slices, tree-summed; back into .grad (unchanged when k == 1). */
+static void sum_slices(trainer_t *t) {
+  if (t->k <= 1) return;
+#ifdef PARITY_HAVE_DIST
+  const void *pp[64];
+  for (int j = 0; j < t->k; j++) pp[j] = t->parts + t->es * (size_t)t->total * (size_t)j;
+  if (parity_dist_tree_sum(t->o->dt, (uint64_t)t->total, pp, (uint32_t)t->k, t->parts) != PARITY_STATUS_OK)
+    die("parity_dist_tree_sum", parity_dist_last_error());
+#endif
+  size_t off = 0;
+  for (int i = 0; i < 4; i++) {
+    CHECK(parity_tensor_write(parity_tensor_grad(t->m->p[i]), t->parts + off, t->es * (size_t)t->numel[i]));
+    off += t->es * (size_t)t->numel[i];
+  }
+}
+
+/* The step's loss (this rank's share, then with MPI every rank's) as a tensor, and with MPI the
+ * gradients summed over the ranks. */
+static parity_tensor_t *reduce_over_ranks(trainer_t *t) {
+  parity_tensor_t *loss_t;
+  CHECK(parity_tensor_from_host(t->dev, t->o->dt, 1, (int64_t[]){1}, t->parts + t->es * (size_t)(t->total - 1),
+                                &loss_t));
+#ifdef PARITY_HAVE_DIST
+  dopts_t *o = t->o;
+  model_t *m = t->m;
+  if (o->dist) {
+    if (t->buckets) {
+      for (int i = 3; i >= 0 && !t->overlap; i--) DCHECK(parity_dist_buckets_ready(t->buckets, (uint32_t)i));
+      DCHECK(parity_dist_buckets_finish(t->buckets));
+      DCHECK(parity_dist_allreduce(o->dist, &loss_t, 1, PARITY_DIST_SUM));
+    } else {
+      parity_tensor_t *all[5] = {parity_tensor_grad(m->p[0]), parity_tensor_grad(m->p[1]),
+                                 parity_tensor_grad(m->p[2]), parity_tensor_grad(m->p[3]), loss_t};
+      DCHECK(parity_dist_allreduce(o->dist, all, 5, PARITY_DIST_SUM));
+    }
+  }
+#endif
+  return loss_t;
+}
+
+/* With MPI: the hooks removed, the buckets destroyed, and every rank's parameters compared. */
+static void end_sync(trainer_t *t) {
+#ifdef PARITY_HAVE_DIST
+  dopts_t *o = t->o;
+  for (int i = 0; i < 4 && t->overlap; i++) CHECK(parity_tensor_set_grad_hook(t->m->p[i], NULL, NULL));
+  if (t->overlap && o->rank == 0)
+    printf("%s: %ld gradients handed to the all-reduce from inside backward\n", t->name, hooked_ready);
+  hooked_ready = 0;
+  parity_dist_buckets_destroy(t->buckets);
+  if (o->dist && o->size > 1) check_replicas(o, t->dev, t->m->p, t->name, 0, "parameters");
+#else
+  (void)t;
+#endif
+}
+
+static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name, int64_t global) {
+  trainer_t t = {.o = o, .dev = dev, .m = m, .name = name, .global = global};
+  t.es = o->dt == PARITY_DTYPE_F64 ? 8 : o->dt == PARITY_DTYPE_F32 ? 4 : 2;
+  t.k = o->slices / o->size, t.first = o->rank * t.k;
+  t.bs = global / o->slices;
+  for (int i = 0; i < 4; i++) t.total += t.numel[i] = parity_tensor_numel(m->p[i]);
+  t.numel[4] = 1; /* the loss share rides along with the gradients */
+  t.total += 1;
+  t.parts = malloc(t.es * (size_t)t.total * (size_t)t.k);
+  if (!t.parts) die("train", "out of memory");
+  CHECK(parity_adam_create(m->p, 4, o->lr, 0.9, 0.999, 1e-8, &t.opt));
+  t.meta.count = 0;
+  ckpt_meta_add(&t.meta, "parity-train.model", "%s", name);
+  ckpt_meta_add(&t.meta, "parity-train.seed", "%llu", (unsigned long long)o->seed);
+  ckpt_meta_add(&t.meta, "parity-train.dtype", "%s", o->dtype);
+  ckpt_meta_add(&t.meta, "parity-train.slices", "%d", o->slices);
+  ckpt_meta_add(&t.meta, "parity-train.lr", "%.17g", o->lr);
+  uint64_t start = o->resume ? resume_step(&t) : 0;
+  const char *ckpt_dir = o->ckpt_dir ? o->ckpt_dir : o->resume;
+  start_sync(&t);
   for (int s = (int)start; s < o->steps; s++) {
     maybe_fault(o, s);
     double t0 = train_now_ms();
-    for (int j = 0; j < k; j++) {
-      parity_optimizer_zero_grad(opt);
-      parity_tensor_t *loss = forward(m, (first + j) * bs, (first + j + 1) * bs, global);
-      if (parity_backward(loss, NULL, 0) != PARITY_STATUS_OK)
-#ifdef PARITY_HAVE_DIST
-        die("parity_backward", overlap && *parity_dist_last_error() ? parity_dist_last_error() : parity_last_error());
-#else
-        die("parity_backward", parity_last_error());
-#endif
-      char *part = parts + es * (size_t)total * (size_t)j;
-      size_t off = 0;
-      for (int i = 0; i < 4; i++) {
-        parity_tensor_t *g = parity_tensor_grad(m->p[i]);
-        if (!g) die("train", "a parameter has no gradient");
-        CHECK(parity_tensor_to_host(g, part + off, es * (size_t)numel[i]));
-        off += es * (size_t)numel[i];
-      }
-      CHECK(parity_tensor_to_host(loss, part + off, es));
-      parity_tensor_release(loss);
-    }
-    /* This rank's slices, tree-summed; back into .grad (unchanged when k == 1). */
-    if (k > 1) {
-#ifdef PARITY_HAVE_DIST
-      const void *pp[64];
-      for (int j = 0; j < k; j++) pp[j] = parts + es * (size_t)total * (size_t)j;
-      if (parity_dist_tree_sum(o->dt, (uint64_t)total, pp, (uint32_t)k, parts) != PARITY_STATUS_OK)
-        die("parity_dist_tree_sum", parity_dist_last_error());
-#endif
-      size_t off = 0;
-      for (int i = 0; i < 4; i++) {
-        CHECK(parity_tensor_write(parity_tensor_grad(m->p[i]), parts + off, es * (size_t)numel[i]));
-        off += es * (size_t)numel[i];
-      }
-    }
-    parity_tensor_t *loss_t;
-    CHECK(parity_tensor_from_host(dev, o->dt, 1, (int64_t[]){1}, parts + es * (size_t)(total - 1), &loss_t));
-#ifdef PARITY_HAVE_DIST
-    if (o->dist) {
-      if (buckets) {
-        for (int i = 3; i >= 0 && !overlap; i--) DCHECK(parity_dist_buckets_ready(buckets, (uint32_t)i));
-        DCHECK(parity_dist_buckets_finish(buckets));
-        DCHECK(parity_dist_allreduce(o->dist, &loss_t, 1, PARITY_DIST_SUM));
-      } else {
-        parity_tensor_t *all[5] = {parity_tensor_grad(m->p[0]), parity_tensor_grad(m->p[1]),
-                                   parity_tensor_grad(m->p[2]), parity_tensor_grad(m->p[3]), loss_t};
-        DCHECK(parity_dist_allreduce(o->dist, all, 5, PARITY_DIST_SUM));
-      }
-    }
-#endif
-    CHECK(parity_optimizer_step(opt));
+    slice_grads(&t);
+    sum_slices(&t);
+    parity_tensor_t *loss_t = reduce_over_ranks(&t);
+    CHECK(parity_optimizer_step(t.opt));
     double loss;
     CHECK(parity_tensor_to_f64(loss_t, &loss, 1));
     parity_tensor_release(loss_t);
@@ -308,21 +376,15 @@ static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name
     fflush(stdout);
     if (o->ckpt_every && (s + 1) % o->ckpt_every == 0 && o->rank == 0) { /* rank 0 writes */
       char err[2048];
-      if (ckpt_save(ckpt_dir, name, pnames, m->p, 4, opt, &meta, (uint64_t)s + 1, err, sizeof err)) die("checkpoint", err);
+      if (ckpt_save(ckpt_dir, name, pnames, m->p, 4, t.opt, &t.meta, (uint64_t)s + 1, err, sizeof err))
+        die("checkpoint", err);
     }
   }
   if (o->rank == 0)
     printf("%s final parameters fnv1a %016llx\n", name, (unsigned long long)params_hash(o, m->p, 0));
-#ifdef PARITY_HAVE_DIST
-  for (int i = 0; i < 4 && overlap; i++) CHECK(parity_tensor_set_grad_hook(m->p[i], NULL, NULL));
-  if (overlap && o->rank == 0)
-    printf("%s: %ld gradients handed to the all-reduce from inside backward\n", name, hooked_ready);
-  hooked_ready = 0;
-  parity_dist_buckets_destroy(buckets);
-  if (o->dist && o->size > 1) check_replicas(o, dev, m->p, name, 0, "parameters");
-#endif
-  parity_optimizer_destroy(opt);
-  free(parts);
+  end_sync(&t);
+  parity_optimizer_destroy(t.opt);
+  free(t.parts);
 }
 
 static void run_mlp(dopts_t *o, parity_device_t *dev) {
@@ -387,92 +449,113 @@ static void usage(FILE *f) {
           "  stopped. Environment: PARITY_DIST_TIMEOUT (s, default 60).\n");
 }
 
-int train_distributed_main(int argc, char **argv) {
-  dopts_t o = {.model = "both", .dtype = "f32", .steps = 20, .slices = 0, .seed = 1, .lr = 0.02,
-               .fault_rank = -1, .fault_step = 0, .size = 1};
-  g_o = &o;
+/* parse_dist_args' result when the run goes on (otherwise: the exit status, 0 after --help). */
+#define ARGS_GO_ON (-1)
+
+/* The command line into *o, each value checked, then their combinations. */
+static int parse_dist_args(int argc, char **argv, dopts_t *o) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help")) { usage(stdout); return 0; }
-    if (!strcmp(a, "--distributed")) { o.distributed = 1; continue; }
-    if (!strcmp(a, "--no-overlap")) { o.no_overlap = 1; continue; }
+    if (!strcmp(a, "--distributed")) { o->distributed = 1; continue; }
+    if (!strcmp(a, "--no-overlap")) { o->no_overlap = 1; continue; }
     if (!v) { usage(stderr); return 2; }
     long n = 0;
     double x = 0;
-    if (!strcmp(a, "--model")) o.model = v;
+    if (!strcmp(a, "--model")) o->model = v;
     else if (!strcmp(a, "--steps")) {
       if (parse_long(a, v, 0, 1000000, &n)) return 2;
-      o.steps = (int)n;
+      o->steps = (int)n;
     } else if (!strcmp(a, "--seed")) {
       if (parse_long(a, v, 0, 1L << 62, &n)) return 2;
-      o.seed = (uint64_t)n;
-    } else if (!strcmp(a, "--dtype")) o.dtype = v;
+      o->seed = (uint64_t)n;
+    } else if (!strcmp(a, "--dtype")) o->dtype = v;
     else if (!strcmp(a, "--lr")) {
-      if (parse_double(a, v, 0, 1e6, &o.lr)) return 2;
+      if (parse_double(a, v, 0, 1e6, &o->lr)) return 2;
     } else if (!strcmp(a, "--slices")) {
       if (parse_long(a, v, 1, 16, &n)) return 2;
-      o.slices = (int)n;
+      o->slices = (int)n;
     } else if (!strcmp(a, "--bucket-kb")) {
       if (parse_double(a, v, 0, 1 << 22, &x)) return 2;
-      o.bucket_bytes = (uint64_t)(x * 1024);
+      o->bucket_bytes = (uint64_t)(x * 1024);
     } else if (!strcmp(a, "--checkpoint-every")) {
       if (parse_long(a, v, 1, 1000000, &n)) return 2;
-      o.ckpt_every = (int)n;
+      o->ckpt_every = (int)n;
     } else if (!strcmp(a, "--checkpoint-dir") || !strcmp(a, "--resume")) {
       char err[512];
       if (ckpt_dir_check(v, err, sizeof err)) return bad("%s: %s", a, err);
-      *(!strcmp(a, "--resume") ? &o.resume : &o.ckpt_dir) = v;
-    } else if (!strcmp(a, "--fault")) o.fault = v;
+      *(!strcmp(a, "--resume") ? &o->resume : &o->ckpt_dir) = v;
+    } else if (!strcmp(a, "--fault")) o->fault = v;
     else if (!strcmp(a, "--fault-rank")) {
       if (parse_long(a, v, -1, 1 << 20, &n)) return 2;
-      o.fault_rank = (int)n;
+      o->fault_rank = (int)n;
     } else if (!strcmp(a, "--fault-step")) {
       if (parse_long(a, v, 0, 1000000, &n)) return 2;
-      o.fault_step = (int)n;
+      o->fault_step = (int)n;
     } else return bad("unknown argument '%s'", a);
     i++;
   }
-  if ((o.ckpt_every || o.ckpt_dir) && !o.ckpt_dir && !o.resume)
+  if ((o->ckpt_every || o->ckpt_dir) && !o->ckpt_dir && !o->resume)
     return bad("--checkpoint-every needs --checkpoint-dir D (or --resume D, which then also receives them)");
-  if (o.ckpt_dir && !o.ckpt_every) return bad("--checkpoint-dir needs --checkpoint-every N");
-  o.dt = !strcmp(o.dtype, "f64") ? PARITY_DTYPE_F64 : !strcmp(o.dtype, "f16") ? PARITY_DTYPE_F16
-       : !strcmp(o.dtype, "bf16") ? PARITY_DTYPE_BF16 : !strcmp(o.dtype, "f32") ? PARITY_DTYPE_F32
-       : PARITY_DTYPE_INVALID;
-  if (o.dt == PARITY_DTYPE_INVALID || o.steps < 0 ||
-      (strcmp(o.model, "mlp") && strcmp(o.model, "cnn") && strcmp(o.model, "both"))) {
+  if (o->ckpt_dir && !o->ckpt_every) return bad("--checkpoint-dir needs --checkpoint-every N");
+  o->dt = !strcmp(o->dtype, "f64") ? PARITY_DTYPE_F64 : !strcmp(o->dtype, "f16") ? PARITY_DTYPE_F16
+        : !strcmp(o->dtype, "bf16") ? PARITY_DTYPE_BF16 : !strcmp(o->dtype, "f32") ? PARITY_DTYPE_F32
+        : PARITY_DTYPE_INVALID;
+  if (o->dt == PARITY_DTYPE_INVALID || o->steps < 0 ||
+      (strcmp(o->model, "mlp") && strcmp(o->model, "cnn") && strcmp(o->model, "both"))) {
     usage(stderr);
     return 2;
   }
-  if (o.distributed) {
+  return ARGS_GO_ON;
+}
+
+/* --distributed: join the MPI ranks (o->rank, o->size); then the slices checked against the ranks
+ * (default: 4, or one per rank). 0, or the exit status 2 with a message. */
+static int join_ranks(dopts_t *o, int *argc, char ***argv) {
+  if (o->distributed) {
 #ifdef PARITY_HAVE_DIST
-    if (parity_dist_init(&argc, &argv, NULL, &o.dist) != PARITY_STATUS_OK) {
+    if (parity_dist_init(argc, argv, NULL, &o->dist) != PARITY_STATUS_OK) {
       fprintf(stderr, "parity-train: %s\n", parity_dist_last_error());
       return 2;
     }
-    o.rank = parity_dist_rank(o.dist);
-    o.size = parity_dist_size(o.dist);
+    o->rank = parity_dist_rank(o->dist);
+    o->size = parity_dist_size(o->dist);
 #else
+    (void)argc, (void)argv;
     fprintf(stderr, "parity-train: --distributed: this build has no MPI (install libopenmpi-dev and reconfigure)\n");
     return 2;
 #endif
   }
-  if (!o.slices) o.slices = 4 % o.size == 0 ? 4 : o.size;
-  int k = o.slices / o.size;
-  if (o.slices < 1 || o.slices > 16 || 16 % o.slices || o.slices % o.size || k > 64) {
-    if (o.rank == 0)
+  if (!o->slices) o->slices = 4 % o->size == 0 ? 4 : o->size;
+  int k = o->slices / o->size;
+  if (o->slices < 1 || o->slices > 16 || 16 % o->slices || o->slices % o->size || k > 64) {
+    if (o->rank == 0)
       fprintf(stderr, "parity-train: --slices %d: S must divide 16 (the CNN batch) and be a multiple of the %d ranks\n",
-              o.slices, o.size);
+              o->slices, o->size);
 #ifdef PARITY_HAVE_DIST
-    parity_dist_finalize(o.dist);
+    parity_dist_finalize(o->dist);
 #endif
     return 2;
   }
 #ifndef PARITY_HAVE_DIST
   if (k > 1) {
-    fprintf(stderr, "parity-train: --slices %d: summing slices needs parity_dist, and this build has no MPI\n", o.slices);
+    fprintf(stderr, "parity-train: --slices %d: summing slices needs parity_dist, and this build has no MPI\n",
+            o->slices);
     return 2;
   }
 #endif
+  return 0;
+}
+
+int train_distributed_main(int argc, char **argv) {
+  static dopts_t o; /* static: die() reads it through g_o whichever function fails */
+  o = (dopts_t){.model = "both", .dtype = "f32", .steps = 20, .slices = 0, .seed = 1, .lr = 0.02,
+                .fault_rank = -1, .fault_step = 0, .size = 1};
+  g_o = &o;
+  int r = parse_dist_args(argc, argv, &o);
+  if (r != ARGS_GO_ON) return r;
+  if ((r = join_ranks(&o, &argc, &argv)) != 0) return r;
+  int k = o.slices / o.size;
   parity_context_t *ctx;
   parity_device_t *dev;
   CHECK(parity_context_create(NULL, &ctx));
