@@ -35,28 +35,23 @@ static double median_slowest(double *t, int n) {
 }
 enum { MAX_REPS = 32 };
 
-int main(int argc, char **argv) {
-  int max_mib = 256;
-  double bucket_mib = 4;
-  parity_dist_options_t opt;
-  parity_dist_options_init(&opt);
-  opt.timeout_s = 600;
-  check(parity_dist_init(&argc, &argv, &opt, &g_d), "init");
-  for (int i = 1; i < argc; i++) { /* every argument checked; bad usage: message on rank 0, exit 2 */
+/* --max-mib and --bucket-mib, every argument checked; 0, or 2 after a message on rank 0 (bad usage). */
+static int parse_args(int argc, char **argv, int *max_mib, double *bucket_mib) {
+  for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     char *end = NULL;
     errno = 0;
     if (!strcmp(argv[i], "--max-mib") && v) {
       long x = strtol(v, &end, 10);
       if (!errno && end != v && !*end && x >= 1 && x <= 4096) {
-        max_mib = (int)x;
+        *max_mib = (int)x;
         i++;
         continue;
       }
     } else if (!strcmp(argv[i], "--bucket-mib") && v) {
       double x = strtod(v, &end);
       if (!errno && end != v && !*end && x > 0 && x <= 4096) {
-        bucket_mib = x;
+        *bucket_mib = x;
         i++;
         continue;
       }
@@ -64,10 +59,13 @@ int main(int argc, char **argv) {
     if (parity_dist_rank(g_d) == 0)
       fprintf(stderr, "parity-dist-bench: bad argument '%s%s%s'; usage: parity-dist-bench [--max-mib 1..4096] "
                       "[--bucket-mib (0, 4096]]\n", argv[i], v ? " " : "", v ? v : "");
-    parity_dist_finalize(g_d);
     return 2;
   }
-  int rank = parity_dist_rank(g_d), size = parity_dist_size(g_d);
+  return 0;
+}
+
+/* Part 1: parity_dist_allreduce_host beside MPI_Allreduce on host buffers of 1 MiB .. max_mib. */
+static void bench_host(int rank, int size, int max_mib) {
   if (rank == 0)
     printf("parity-dist-bench: %d ranks; GB/s = buffer bytes / median time per all-reduce (slowest rank)\n"
            "%10s %14s %14s %10s\n", size, "size", "parity GB/s", "MPI GB/s", "ratio");
@@ -102,35 +100,41 @@ int main(int argc, char **argv) {
     free(b);
     free(src);
   }
+}
 
-  /* Gradients on a device: simple vs bucketed. 32 parameters. */
-  parity_context_t *ctx;
-  parity_device_t *dev;
-  check(parity_context_create(NULL, &ctx), "context");
-  check(parity_context_default_device(ctx, &dev), "device");
+enum { GRAD_TENSORS = 32 };
+
+/* GRAD_TENSORS parameters of `len` elements on dev, each with a gradient (backward of the sum of
+ * their sums). */
+static void make_grads(parity_device_t *dev, int64_t len, parity_tensor_t **p, parity_tensor_t **g) {
+  enum { K = GRAD_TENSORS };
+  parity_tensor_t *total = NULL;
+  for (int i = 0; i < K; i++) {
+    check(parity_tensor_rand_uniform(dev, PARITY_DTYPE_F32, 1, &len, -1, 1, 7, (uint64_t)i << 32, &p[i]), "param");
+    check(parity_tensor_set_requires_grad(p[i], 1), "requires_grad");
+    parity_tensor_t *s, *t;
+    check(parity_reduce(PARITY_OP_SUM, p[i], 0, 0, &s), "sum");
+    if (total) {
+      check(parity_binary(PARITY_OP_ADD, total, s, &t), "add");
+      parity_tensor_release(total);
+      parity_tensor_release(s);
+      total = t;
+    } else total = s;
+  }
+  check(parity_backward(total, NULL, 0), "backward");
+  parity_tensor_release(total);
+  for (int i = 0; i < K; i++) g[i] = parity_tensor_grad(p[i]);
+}
+
+/* Part 2: gradients on a device, the simple path beside the bucketed one, 4 MiB .. 64 MiB. */
+static void bench_gradients(parity_device_t *dev, int rank, int max_mib, double bucket_mib) {
   if (rank == 0)
     printf("gradients on %s, 32 tensors, bucket %g MiB:\n%10s %14s %14s %10s\n", parity_device_backend(dev),
            bucket_mib, "total", "simple GB/s", "bucketed GB/s", "speed-up");
   for (int mib = 4; mib <= (max_mib < 64 ? max_mib : 64); mib *= 4) {
-    enum { K = 32 };
+    enum { K = GRAD_TENSORS };
     parity_tensor_t *p[K], *g[K];
-    int64_t len = (int64_t)mib * 1048576 / 4 / K;
-    parity_tensor_t *total = NULL;
-    for (int i = 0; i < K; i++) {
-      check(parity_tensor_rand_uniform(dev, PARITY_DTYPE_F32, 1, &len, -1, 1, 7, (uint64_t)i << 32, &p[i]), "param");
-      check(parity_tensor_set_requires_grad(p[i], 1), "requires_grad");
-      parity_tensor_t *s, *t;
-      check(parity_reduce(PARITY_OP_SUM, p[i], 0, 0, &s), "sum");
-      if (total) {
-        check(parity_binary(PARITY_OP_ADD, total, s, &t), "add");
-        parity_tensor_release(total);
-        parity_tensor_release(s);
-        total = t;
-      } else total = s;
-    }
-    check(parity_backward(total, NULL, 0), "backward");
-    parity_tensor_release(total);
-    for (int i = 0; i < K; i++) g[i] = parity_tensor_grad(p[i]);
+    make_grads(dev, (int64_t)mib * 1048576 / 4 / K, p, g);
     parity_dist_buckets_t *bk;
     check(parity_dist_buckets_create(g_d, p, K, (uint64_t)(bucket_mib * 1048576), PARITY_DIST_SUM, &bk), "buckets");
     int reps = mib >= 64 ? 5 : 9;
@@ -157,6 +161,28 @@ int main(int argc, char **argv) {
     parity_dist_buckets_destroy(bk);
     for (int i = 0; i < K; i++) parity_tensor_release(p[i]);
   }
+}
+
+int main(int argc, char **argv) {
+  int max_mib = 256;
+  double bucket_mib = 4;
+  parity_dist_options_t opt;
+  parity_dist_options_init(&opt);
+  opt.timeout_s = 600;
+  check(parity_dist_init(&argc, &argv, &opt, &g_d), "init");
+  if (parse_args(argc, argv, &max_mib, &bucket_mib)) {
+    parity_dist_finalize(g_d);
+    return 2;
+  }
+  int rank = parity_dist_rank(g_d), size = parity_dist_size(g_d);
+  bench_host(rank, size, max_mib);
+
+  /* Gradients on a device: simple vs bucketed. 32 parameters. */
+  parity_context_t *ctx;
+  parity_device_t *dev;
+  check(parity_context_create(NULL, &ctx), "context");
+  check(parity_context_default_device(ctx, &dev), "device");
+  bench_gradients(dev, rank, max_mib, bucket_mib);
   parity_context_destroy(ctx);
   parity_dist_finalize(g_d);
   return 0;
