@@ -81,6 +81,83 @@ static void run_device(bench_run *run, parity_device_t *dev, bench_header *h) {
   if (s & SEC_TRAIN) section_train(run, dev, backend);
 }
 
+/* The thread counts into the header, warnings where they differ from what was asked, and the run's
+ * first line. */
+static void report_threads(const bench_options *o, bench_run *run, bench_header *h) {
+  run->threads = plugin_threads();
+  h->threads = run->threads;
+  h->threads_requested = o->threads;
+  h->reps = o->reps;
+  h->min_rep_s = o->min_rep_s;
+  h->quick = o->quick;
+  if (o->threads && run->threads != o->threads)
+    fprintf(stderr, "parity-bench: warning: --threads %d did not take effect: the CPU plugin runs %d threads\n",
+            o->threads, run->threads);
+  if (ref_threads() != run->threads)
+    fprintf(stderr, "parity-bench: warning: the reference loops run %d threads, the CPU plugin %d\n", ref_threads(),
+            run->threads);
+  torch_ref_config(o->torch, run->threads, &run->timing);
+  fprintf(run->log, "parity-bench: %s, %d cores, %d threads on CPUs %s, parity %s (%s, %s), median of %d\n", h->cpu,
+          h->cores, run->threads, h->cpus, h->version, h->git_rev, h->build_type, o->reps);
+}
+
+/* The sections on the default device, or on device 0 of every backend --backend names (all: every
+ * loaded one). 0, or 2 when a named backend does not exist (nothing run). */
+static int run_backends(parity_context_t *ctx, const bench_options *o, bench_run *run, bench_header *h) {
+  int all = 0;
+  for (int k = 0; k < o->nb; k++) all |= !strcmp(o->backends[k], "all");
+  if (!o->nb) {
+    parity_device_t *dev;
+    if (parity_context_default_device(ctx, &dev) != PARITY_STATUS_OK) {
+      fprintf(stderr, "parity-bench: %s\n", parity_last_error());
+      run->failures++;
+    } else {
+      run_device(run, dev, h);
+    }
+    return 0;
+  }
+  for (int k = 0; k < o->nb && !all; k++) { /* every named backend must exist */
+    uint32_t p;
+    if (parity_context_find_plugin(ctx, o->backends[k], &p) != PARITY_STATUS_OK) {
+      fprintf(stderr, "parity-bench: --backend %s: %s\n", o->backends[k], parity_last_error());
+      return 2;
+    }
+  }
+  for (uint32_t p = 0; p < parity_context_plugin_count(ctx); p++) {
+    parity_plugin_record_t rec;
+    parity_context_plugin(ctx, p, &rec);
+    if (rec.state != PARITY_PLUGIN_STATE_LOADED) continue;
+    int wanted = all;
+    for (int k = 0; k < o->nb; k++) wanted |= !strcmp(o->backends[k], rec.name) || !strcmp(o->backends[k], rec.backend);
+    if (!wanted) continue;
+    parity_device_t *dev;
+    if (parity_context_open_device(ctx, p, 0, &dev) != PARITY_STATUS_OK) {
+      fprintf(stderr, "parity-bench: %s: %s\n", rec.name, parity_last_error());
+      run->failures++;
+      continue;
+    }
+    run_device(run, dev, h);
+  }
+  return 0;
+}
+
+/* --json: the results to the file (written atomically) or to stdout ('-'); a failure counts. */
+static void write_json(const bench_options *o, bench_run *run, const bench_header *h, const bench_results *results) {
+  char msg[300];
+  psup_atomic_file af;
+  int to_stdout = !strcmp(o->json_path, "-");
+  FILE *f = to_stdout ? stdout : psup_atomic_open(&af, o->json_path, 0, msg, sizeof msg) == 0 ? af.f : NULL;
+  if (!f) {
+    fprintf(stderr, "parity-bench: %s\n", msg);
+    run->failures++;
+  } else {
+    bench_write_json(f, h, results);
+    if (!to_stdout && psup_atomic_commit(&af, msg, sizeof msg) != 0)
+      fprintf(stderr, "parity-bench: %s\n", msg), run->failures++;
+    else if (!to_stdout) fprintf(run->log, "\nwrote %s\n", o->json_path);
+  }
+}
+
 int main(int argc, char **argv) {
   bench_options o;
   int rc = bench_parse_args(argc, argv, &o);
@@ -107,77 +184,18 @@ int main(int argc, char **argv) {
     json_free(baseline);
     return 2;
   }
-  run.threads = plugin_threads();
-  h.threads = run.threads;
-  h.threads_requested = o.threads;
-  h.reps = o.reps;
-  h.min_rep_s = o.min_rep_s;
-  h.quick = o.quick;
-  if (o.threads && run.threads != o.threads)
-    fprintf(stderr, "parity-bench: warning: --threads %d did not take effect: the CPU plugin runs %d threads\n",
-            o.threads, run.threads);
-  if (ref_threads() != run.threads)
-    fprintf(stderr, "parity-bench: warning: the reference loops run %d threads, the CPU plugin %d\n", ref_threads(),
-            run.threads);
-  torch_ref_config(o.torch, run.threads, &run.timing);
-  fprintf(run.log, "parity-bench: %s, %d cores, %d threads on CPUs %s, parity %s (%s, %s), median of %d\n", h.cpu,
-          h.cores, run.threads, h.cpus, h.version, h.git_rev, h.build_type, o.reps);
-
-  int all = 0;
-  for (int k = 0; k < o.nb; k++) all |= !strcmp(o.backends[k], "all");
-  if (!o.nb) {
-    parity_device_t *dev;
-    if (parity_context_default_device(ctx, &dev) != PARITY_STATUS_OK) {
-      fprintf(stderr, "parity-bench: %s\n", parity_last_error());
-      run.failures++;
-    } else {
-      run_device(&run, dev, &h);
-    }
-  } else {
-    for (int k = 0; k < o.nb && !all; k++) { /* every named backend must exist */
-      uint32_t p;
-      if (parity_context_find_plugin(ctx, o.backends[k], &p) != PARITY_STATUS_OK) {
-        fprintf(stderr, "parity-bench: --backend %s: %s\n", o.backends[k], parity_last_error());
-        parity_context_destroy(ctx);
-        json_free(baseline);
-        return 2;
-      }
-    }
-    for (uint32_t p = 0; p < parity_context_plugin_count(ctx); p++) {
-      parity_plugin_record_t rec;
-      parity_context_plugin(ctx, p, &rec);
-      if (rec.state != PARITY_PLUGIN_STATE_LOADED) continue;
-      int wanted = all;
-      for (int k = 0; k < o.nb; k++) wanted |= !strcmp(o.backends[k], rec.name) || !strcmp(o.backends[k], rec.backend);
-      if (!wanted) continue;
-      parity_device_t *dev;
-      if (parity_context_open_device(ctx, p, 0, &dev) != PARITY_STATUS_OK) {
-        fprintf(stderr, "parity-bench: %s: %s\n", rec.name, parity_last_error());
-        run.failures++;
-        continue;
-      }
-      run_device(&run, dev, &h);
-    }
+  report_threads(&o, &run, &h);
+  if (run_backends(ctx, &o, &run, &h) != 0) {
+    parity_context_destroy(ctx);
+    json_free(baseline);
+    return 2;
   }
   snprintf(h.torch, sizeof h.torch, "%s", torch_ref_finish());
   h.load_end = bench_loadavg();
   fprintf(run.log, "\nload average %.2f at the start, %.2f at the end (%d cores)\n", h.load_start, h.load_end, h.cores);
   snprintf(h.blas, sizeof h.blas, "%s", blas_config()[0] ? blas_config() : "not used or unavailable");
 
-  if (o.json_path) {
-    psup_atomic_file af;
-    int to_stdout = !strcmp(o.json_path, "-");
-    FILE *f = to_stdout ? stdout : psup_atomic_open(&af, o.json_path, 0, msg, sizeof msg) == 0 ? af.f : NULL;
-    if (!f) {
-      fprintf(stderr, "parity-bench: %s\n", msg);
-      run.failures++;
-    } else {
-      bench_write_json(f, &h, &results);
-      if (!to_stdout && psup_atomic_commit(&af, msg, sizeof msg) != 0)
-        fprintf(stderr, "parity-bench: %s\n", msg), run.failures++;
-      else if (!to_stdout) fprintf(run.log, "\nwrote %s\n", o.json_path);
-    }
-  }
+  if (o.json_path) write_json(&o, &run, &h, &results);
   int exit_code = run.failures ? 1 : 0;
   if (baseline) {
     int regressions = bench_compare(run.log, baseline, &results, o.tolerance);
