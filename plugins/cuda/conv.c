@@ -1,21 +1,12 @@
 /* conv.c — conv2d (NCHW; stride, padding, dilation, groups) forward and backward, and max/avg
- * pooling forward and backward (kernels/conv.cu). */
+ * pooling forward and backward (plugins/kernels/conv.k.h). */
 #include <string.h>
 
 #include "cu_internal.h"
 #include "parity_support/geom_conv.h"
 
-/* mirrors cv_t in kernels/conv.cu */
-typedef struct cu_cv_t {
-  int64_t xs[4], ws[4], ys[4];
-  int64_t gxs[4], gws[4], gys[4];
-  int64_t bs, gbs;
-  int64_t xb, wb, yb, bb, gxb, gwb, gbb, gyb;
-  int64_t N, C, H, W, O, KH, KW, OH, OW;
-  int32_t sh, sw, pt, pl, dh, dw, groups, dt;
-  int32_t include_pad, op, pad[2];
-} cu_cv_t;
-_Static_assert(sizeof(cu_cv_t) == 392, "cu_cv_t must match cv_t in conv.cu");
+/* the kernels' cv_t: plugins/kernels/kernel_params.h (every field's offset checked there) */
+typedef kp_cv_t cu_cv_t;
 
 static int is_pool(const parity_op_desc_t *d) { return d->op != PARITY_OP_CONV2D; }
 

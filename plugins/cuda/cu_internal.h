@@ -7,8 +7,8 @@
  * cudaTypedefs.h), so the plugin loads everywhere and says why it is unavailable where there is
  * no driver. Nothing links against libcuda or the runtime.
  *
- * Device-side structs (iter_t, red_t, ...) are passed to kernels by value; the host mirrors below
- * must keep the same layout (all int64 first, int32 last, size a multiple of 8). */
+ * Device-side structs (iter_t, red_t, ...) are passed to kernels by value; they are defined once,
+ * for this code and the kernels, in plugins/kernels/kernel_params.h (every field's offset checked). */
 #ifndef PARITY_CU_INTERNAL_H
 #define PARITY_CU_INTERNAL_H
 
@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel_params.h"
 #include "parity_plugin.h"
 #include "parity_support/contract.h"
 #include "parity_support/desc.h"
@@ -231,17 +232,11 @@ int32_t cu_mem_alloc(parity_plugin_device_t *dev, uint64_t size, CUdeviceptr *ou
 void cu_mem_free(parity_plugin_device_t *dev, CUdeviceptr p);
 
 /* ---- strided iteration ------------------------------------------------------------------------ */
-#define CU_MAX_OPS 6
+#define CU_MAX_OPS KP_MAX_OPS
 
-/* mirrors iter_t in kernels/common.cuh */
-typedef struct cu_iter_t {
-  int64_t shape[PARITY_MAX_RANK];
-  int64_t strides[CU_MAX_OPS][PARITY_MAX_RANK];
-  int64_t base[CU_MAX_OPS];
-  int32_t rank;
-  int32_t pad[3];
-} cu_iter_t;
-_Static_assert(sizeof(cu_iter_t) == 512, "cu_iter_t must match iter_t in common.cuh");
+/* the kernels' iter_t: plugins/kernels/kernel_params.h (every field's offset checked there) */
+typedef kp_iter_cu_t cu_iter_t;
+_Static_assert(KP_MAX_RANK == PARITY_MAX_RANK, "kernel_params.h: KP_MAX_RANK must be PARITY_MAX_RANK");
 
 /* The shared layout (parity_support/layout.h) of `nops` tensors (NULL: absent), as the kernels'
  * iter_t; or of an explicit shape with stride lists. */

@@ -1,6 +1,6 @@
 /* cu_launch.c — launch geometry, pure arithmetic (tested on the host by tests/cuda). Grids use
  * x only (up to 2^31 - 1 blocks; y and z stop at 65,535 and stay 1); kernels loop over the items
- * a launch does not cover (grid-stride, 64-bit indices: kernels/launch_index.h), so any size fits
+ * a launch does not cover (grid-stride, 64-bit indices: plugins/kernels/launch_index.h), so any size fits
  * and the geometry depends only on the item count and the device. */
 #include "cu_internal.h"
 

@@ -1,4 +1,4 @@
-/* elementwise.c — unary, binary, compare, select and cast (kernels/elementwise.cu). Operands of
+/* elementwise.c — unary, binary, compare, select and cast (plugins/kernels/elementwise.k.h). Operands of
  * one op share one shape (broadcasting arrives as zero strides) and, but for compare/select
  * conditions and casts, one dtype. Integer dtypes run forward only; bool runs compare, select
  * and cast. The host side of plugins/opencl/elementwise.c, on the shared layout. */
@@ -9,7 +9,7 @@
 #define IN(i) (d->inputs[i])
 #define OUT(i) (d->outputs[i])
 
-/* The alpha argument (leaky_relu slope) in the class's SCALAR type (common.cuh): the f64 class
+/* The alpha argument (leaky_relu slope) in the class's SCALAR type (kernel_common.k.h): the f64 class
  * takes a double, the f32 class the same 8 bytes as a u64 (it has no f64; the kernel rounds the
  * slope times x once in integers). */
 typedef union scalar_arg_t {

@@ -1,4 +1,4 @@
-/* matmul.c — batched matmul forward and backward (kernels/matmul.cu): 16x16 shared-memory
+/* matmul.c — batched matmul forward and backward (plugins/kernels/matmul.k.h): 16x16 shared-memory
  * tiles, blocks looping over the tiles (grid in x only). Backward reuses the forward kernels on transposed views:
  * da = dc b^T, db = a^T dc. */
 #include <string.h>
@@ -8,16 +8,8 @@
 
 #define MM_TILE 16
 
-/* mirrors mm_t in kernels/matmul.cu */
-typedef struct cu_mm_t {
-  int64_t bshape[PARITY_MAX_RANK];
-  int64_t bstride[3][PARITY_MAX_RANK];
-  int64_t base[3];
-  int64_t M, N, K, batch;
-  int64_t am, ak, bk, bn, cm, cn;
-  int32_t brank, dt, pad[2];
-} cu_mm_t;
-_Static_assert(sizeof(cu_mm_t) == 376, "cu_mm_t must match mm_t in matmul.cu");
+/* the kernels' mm_t: plugins/kernels/kernel_params.h (every field's offset checked there) */
+typedef kp_mm_t cu_mm_t;
 
 /* C = A B per batch for product `which` of d (parity_support/geom_matmul.h). */
 static int32_t mm_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d, int which) {

@@ -1,4 +1,4 @@
-/* reduce.c — sum, mean, max, min, argmax, argmin over any set of axes (kernels/reduce.cu).
+/* reduce.c — sum, mean, max, min, argmax, argmin over any set of axes (plugins/kernels/reduce.k.h).
  * Forward splits x's axes into kept ones (M outputs) and reduced ones (K terms each); large K
  * with few outputs is cut into partials that a second pass combines in a fixed order.
  * Backward: sum/mean broadcast dy back; max/min count each output's ties first, then share dy.
@@ -10,18 +10,8 @@
 
 #define RED_COUNT_TIES (-1)
 
-/* mirrors red_t in kernels/reduce.cu */
-typedef struct cu_red_t {
-  int64_t oshape[PARITY_MAX_RANK];
-  int64_t ostride[3][PARITY_MAX_RANK];
-  int64_t kshape[PARITY_MAX_RANK];
-  int64_t kstride[PARITY_MAX_RANK];
-  int64_t base[3];
-  int64_t M, K, chunk, parts;
-  int32_t orank, krank, op, dt;
-  int32_t interleave, odt;
-} cu_red_t;
-_Static_assert(sizeof(cu_red_t) == 464, "cu_red_t must match red_t in reduce.cu");
+/* the kernels' red_t: plugins/kernels/kernel_params.h (every field's offset checked there) */
+typedef kp_red_t cu_red_t;
 
 static uint32_t axes_of(const parity_op_desc_t *d) { return d->params.reduce.axes_mask; }
 

@@ -2,8 +2,8 @@
  * on-disk cache of program binaries.
  *
  * Sources: a generated prelude (op and dtype codes from the X-macro lists, the compute class,
- * K_<kernel> set to 1 for the wanted kernel and 0 for the others) followed by common.cl and the
- * kernel's own .cl file, whose other kernels the K_ guards leave out. The cache lives in
+ * K_<kernel> set to 1 for the wanted kernel and 0 for the others) followed by kernel_common.k.h and
+ * the kernel's own family file (plugins/kernels), whose other kernels the K_ guards leave out. The cache lives in
  * $PARITY_CACHE_DIR/opencl, else $XDG_CACHE_HOME/parity/opencl, else ~/.cache/parity/opencl.
  * A file is keyed by a hash of the device name, platform and driver versions, build options,
  * class, kernel and the full source, and carries a header with that key and a checksum of the
@@ -48,7 +48,7 @@ static const int kernel_source[OCL_K_COUNT] = {
 #undef OCL_X_
 };
 
-/* Whether the program includes pmathf (plugins/gpumath, OCL_SRC_PMATHF, after common.cl): float
+/* Whether the program includes pmathf (plugins/gpumath, OCL_SRC_PMATHF, after kernel_common.k.h): float
  * class elementwise programs always (gelu), and where the device lacks correctly rounded division
  * and sqrt (slot lib_div) the reduction, softmax and pooling programs too (their divisions; not
  * matmul and convolution, which divide nothing). */
@@ -84,7 +84,7 @@ static size_t make_prelude(const parity_plugin_device_t *dev, ocl_var_t v, int k
       off += (size_t)snprintf(buf + off, n - off, "#define K_%s %d\n", ocl_kernel_name(k), k == kid || k == partner);
   if (off < n) off += (size_t)snprintf(buf + off, n - off, "#define OCL_CONTIG %d\n", dev->contiguous);
   /* pmathf's OpenCL dialect; OpenCL's fma() is correctly rounded by the spec (PF_FUSED_FMA true).
-   * OCL_LIB_DIV: common.cl's FDIV, FSQRT, FRSQRT, FRCP are pmathf's (else the built-ins). */
+   * OCL_LIB_DIV: kernel_common.k.h's FDIV, FSQRT, FRSQRT, FRCP are pmathf's (else the built-ins). */
   if (off < n)
     off += (size_t)snprintf(buf + off, n - off, "#define OCL_PMATHF %d\n#define OCL_LIB_DIV %d\n%s", pm,
                             pm && s->lib_div, pm ? "#define PF_OPENCL 1\n#define PF_FUSED_FMA true\n" : "");

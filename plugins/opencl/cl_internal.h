@@ -1,9 +1,9 @@
 /* cl_internal.h — shared by the OpenCL plugin's files. Each kernel family lives in its own .c
- * file (host side) and .cl file (device side); device, queue, memory, program cache and error
- * mapping live apart from the kernels.
+ * file (host side) and .k.h file (device side, plugins/kernels); device, queue, memory, program
+ * cache and error mapping live apart from the kernels.
  *
- * Device-side structs (iter_t, red_t, ...) are passed to kernels by value; the host mirrors below
- * must keep the same layout (all int64 first, int32 last, size a multiple of 8). */
+ * Device-side structs (iter_t, red_t, ...) are passed to kernels by value; they are defined once,
+ * for this code and the kernels, in plugins/kernels/kernel_params.h (every field's offset checked). */
 #ifndef PARITY_OCL_INTERNAL_H
 #define PARITY_OCL_INTERNAL_H
 
@@ -13,6 +13,7 @@
 #include <CL/cl.h>
 #include <stdint.h>
 
+#include "kernel_params.h"
 #include "parity_plugin.h"
 #include "parity_support/contract.h"
 #include "parity_support/desc.h"
@@ -36,14 +37,14 @@ int32_t ocl_cl_fail(cl_int err, const char *call, const char *what);
   } while (0)
 
 /* ---- compute classes and kernels ---------------------------------------------------------- */
-/* The kernel sources are compiled once per compute class (see kernels/common.cl). */
+/* The kernel sources are compiled once per compute class (see plugins/kernels/kernel_common.k.h). */
 typedef enum { OCL_CLASS_F = 0, OCL_CLASS_D, OCL_CLASS_I, OCL_CLASS_L, OCL_CLASS_COUNT } ocl_class_t;
 
 /* Class that computes `dtype` (F for f32/f16/bf16, I for i32/bool, ...). */
 int ocl_class_of(int32_t dtype);
 const char *ocl_class_name(int cls);
 
-/* Every kernel and the .cl file (index into the embedded sources after common.cl) it lives in.
+/* Every kernel and the family file (index into the embedded sources after kernel_common.k.h) it lives in.
  * Each kernel of each class is its own program, built on first use (cl_cache.c). */
 enum { OCL_SRC_EW = 1, OCL_SRC_RED, OCL_SRC_SMX, OCL_SRC_MM, OCL_SRC_CONV, OCL_SRC_BUILTINS, OCL_SRC_PMATHF };
 #define OCL_KERNEL_LIST(X)                                                                   \
@@ -216,7 +217,7 @@ typedef struct ocl_arg_t {
 } ocl_arg_t;
 #define OCL_ARG(v) ((ocl_arg_t){sizeof(v), &(v), _Generic((v), cl_mem: 1, default: 0)})
 
-/* Enqueue a 1-D kernel over `items` work items (> 0; FOR_ITEMS in the .cl files), about `work`
+/* Enqueue a 1-D kernel over `items` work items (> 0; FOR_ITEMS in the kernels), about `work`
  * units of work in all (the tier choice: cl_programs.c). Kernel
  * arguments are args[0], then n and per (chosen here), then args[1..nargs-1]. */
 int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint64_t work,
@@ -224,8 +225,7 @@ int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t
 /* Same for kernels whose first argument is an iteration (elementwise, reduce backward): it carries
  * n and per (set here) with the op and dtypes, so a launch passes 1 + nargs arguments (PoCL
  * copies every argument at each enqueue: fewer is cheaper). */
-struct ocl_iter_t;
-int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, struct ocl_iter_t *it, int64_t items,
+int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, kp_iter_cl_t *it, int64_t items,
                      uint32_t nargs, const ocl_arg_t *args);
 /* Set args and enqueue with explicit geometry. */
 int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims, const size_t *global,
@@ -251,18 +251,11 @@ int32_t ocl_synchronize(parity_plugin_device_t *dev);
 void ocl_queue_drained(parity_plugin_device_t *dev);
 
 /* ---- strided iteration (cl_iter.c) ------------------------------------------------------- */
-#define OCL_MAX_OPS 6
+#define OCL_MAX_OPS KP_MAX_OPS
 
-/* mirrors iter_t in common.cl */
-typedef struct ocl_iter_t {
-  int64_t shape[PARITY_MAX_RANK];
-  int64_t strides[OCL_MAX_OPS][PARITY_MAX_RANK];
-  int64_t base[OCL_MAX_OPS];
-  int64_t n, per;           /* set by ocl_run_iter */
-  int32_t rank;
-  int32_t op, dt, dt2;      /* the kernel's op and dtypes (ew_select: element size in op) */
-} ocl_iter_t;
-_Static_assert(sizeof(ocl_iter_t) == 528, "ocl_iter_t must match iter_t in common.cl");
+/* the kernels' iter_t: plugins/kernels/kernel_params.h (every field's offset checked there) */
+typedef kp_iter_cl_t ocl_iter_t;
+_Static_assert(KP_MAX_RANK == PARITY_MAX_RANK, "kernel_params.h: KP_MAX_RANK must be PARITY_MAX_RANK");
 
 /* Iterate `shape` with one stride list per operand (NULL strides: operand absent, stride 0).
  * Size-1 axes are dropped, axes contiguous for every operand merged, and a short innermost axis

@@ -1,5 +1,5 @@
 /* conv.c — conv2d (NCHW; stride, padding, dilation, groups) forward and backward, and max/avg
- * pooling forward and backward (kernels/conv.cl). GPU layout: conv2d forward, backward data and
+ * pooling forward and backward (plugins/kernels/conv.k.h). GPU layout: conv2d forward, backward data and
  * backward weight run as implicit GEMMs in CT x CT local-memory tiles (conv_tile_*), where the
  * device allows work-groups of CT * CT; else, and for pooling and the bias gradient, a work-item
  * per output. */
@@ -8,21 +8,12 @@
 #include "cl_internal.h"
 #include "parity_support/geom_conv.h"
 
-/* mirrors cv_t in conv.cl */
-typedef struct ocl_cv_t {
-  int64_t xs[4], ws[4], ys[4];
-  int64_t gxs[4], gws[4], gys[4];
-  int64_t bs, gbs;
-  int64_t xb, wb, yb, bb, gxb, gwb, gbb, gyb;
-  int64_t N, C, H, W, O, KH, KW, OH, OW;
-  int32_t sh, sw, pt, pl, dh, dw, groups, dt;
-  int32_t include_pad, op, pad[2];
-} ocl_cv_t;
-_Static_assert(sizeof(ocl_cv_t) == 392, "ocl_cv_t must match cv_t in conv.cl");
+/* the kernels' cv_t: plugins/kernels/kernel_params.h (every field's offset checked there) */
+typedef kp_cv_t ocl_cv_t;
 
 static int is_pool(const parity_op_desc_t *d) { return d->op != PARITY_OP_CONV2D; }
 
-#define CT 16 /* conv.cl: tile edge of the conv_tile_* kernels (work-groups of CT x CT) */
+#define CT 16 /* conv_tiled.k.h: tile edge of the conv_tile_* kernels (work-groups of CT x CT) */
 
 static uint64_t ceil_div(int64_t a, int64_t b) { return (uint64_t)((a + b - 1) / b); }
 

@@ -1,4 +1,4 @@
-/* elementwise.c — unary, binary, compare, select and cast (kernels/elementwise.cl). Operands of
+/* elementwise.c — unary, binary, compare, select and cast (plugins/kernels/elementwise.k.h). Operands of
  * one op share one shape (broadcasting arrives as zero strides) and, but for compare/select
  * conditions and casts, one dtype. Integer dtypes run forward only; bool runs compare, select
  * and cast. */

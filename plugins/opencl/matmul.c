@@ -1,4 +1,4 @@
-/* matmul.c — batched matmul forward and backward (kernels/matmul.cl): register blocks on CPU
+/* matmul.c — batched matmul forward and backward (plugins/kernels/matmul.k.h): register blocks on CPU
  * devices, local-memory tiles on GPUs. Backward reuses the forward kernels on transposed views:
  * da = dc b^T, db = a^T dc. */
 #include <string.h>
@@ -7,18 +7,10 @@
 #include "parity_support/geom_matmul.h"
 
 #define MM_TILE 16
-#define MM_OUT (2 * MM_TILE) /* matmul.cl: each work-item a 2 x 2 block of outputs */
+#define MM_OUT (2 * MM_TILE) /* matmul.k.h: each work-item a 2 x 2 block of outputs (MM_RB) */
 
-/* mirrors mm_t in matmul.cl */
-typedef struct ocl_mm_t {
-  int64_t bshape[PARITY_MAX_RANK];
-  int64_t bstride[3][PARITY_MAX_RANK];
-  int64_t base[3];
-  int64_t M, N, K, batch;
-  int64_t am, ak, bk, bn, cm, cn;
-  int32_t brank, dt, pad[2];
-} ocl_mm_t;
-_Static_assert(sizeof(ocl_mm_t) == 376, "ocl_mm_t must match mm_t in matmul.cl");
+/* the kernels' mm_t: plugins/kernels/kernel_params.h (every field's offset checked there) */
+typedef kp_mm_t ocl_mm_t;
 
 /* the tiled kernel needs work-groups of MM_TILE x MM_TILE (the contract is checked before) */
 int32_t ocl_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {

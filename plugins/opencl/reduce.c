@@ -1,4 +1,4 @@
-/* reduce.c — sum, mean, max, min, argmax, argmin over any set of axes (kernels/reduce.cl).
+/* reduce.c — sum, mean, max, min, argmax, argmin over any set of axes (plugins/kernels/reduce.k.h).
  * Forward splits x's axes into kept ones (M outputs) and reduced ones (K terms each); large K
  * with few outputs is cut into partials that a second pass combines in a fixed order.
  * Backward: sum/mean broadcast dy back; max/min count each output's ties first, then share dy. */
@@ -9,18 +9,8 @@
 
 #define RED_COUNT_TIES (-1)
 
-/* mirrors red_t in reduce.cl */
-typedef struct ocl_red_t {
-  int64_t oshape[PARITY_MAX_RANK];
-  int64_t ostride[3][PARITY_MAX_RANK];
-  int64_t kshape[PARITY_MAX_RANK];
-  int64_t kstride[PARITY_MAX_RANK];
-  int64_t base[3];
-  int64_t M, K, chunk, parts;
-  int32_t orank, krank, op, dt;
-  int32_t interleave, odt;
-} ocl_red_t;
-_Static_assert(sizeof(ocl_red_t) == 464, "ocl_red_t must match red_t in reduce.cl");
+/* the kernels' red_t: plugins/kernels/kernel_params.h (every field's offset checked there) */
+typedef kp_red_t ocl_red_t;
 
 static uint32_t axes_of(const parity_op_desc_t *d) { return d->params.reduce.axes_mask; }
 
@@ -53,7 +43,7 @@ static int32_t red_plan(parity_plugin_device_t *dev, psup_reduce_plan_t *p, ocl_
 }
 
 /* The variant of red_pass / red_final: op, input and output dtypes fixed at build time. Sum and
- * mean share one variant (the kernels keep both cases of the store: RED_SPEC_OP in reduce.cl),
+ * mean share one variant (the kernels keep both cases of the store: RED_SPEC_OP in reduce.k.h),
  * so a gradient that needs both builds one program. */
 static ocl_var_t red_var(int32_t op, int32_t dt, int32_t odt) {
   return OCL_VAR(ocl_class_of(dt), op == PARITY_OP_MEAN ? PARITY_OP_SUM : op, dt, odt);

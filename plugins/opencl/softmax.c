@@ -1,22 +1,14 @@
-/* softmax.c — softmax and log_softmax over one axis (kernels/softmax.cl): one work-item per row
+/* softmax.c — softmax and log_softmax over one axis (plugins/kernels/softmax.k.h): one work-item per row
  * of the softmax axis; every other axis is a row index. */
 #include <string.h>
 
 #include "cl_internal.h"
 #include "parity_support/geom_softmax.h"
 
-/* mirrors smx_t in softmax.cl */
-typedef struct ocl_smx_t {
-  int64_t oshape[PARITY_MAX_RANK];
-  int64_t ostride[3][PARITY_MAX_RANK];
-  int64_t base[3];
-  int64_t rstride[3];
-  int64_t M, R;
-  int32_t orank, op, dt, pad;
-} ocl_smx_t;
-_Static_assert(sizeof(ocl_smx_t) == 336, "ocl_smx_t must match smx_t in softmax.cl");
+/* the kernels' smx_t: plugins/kernels/kernel_params.h (every field's offset checked there) */
+typedef kp_smx_t ocl_smx_t;
 
-#define SMX_WG 64 /* softmax.cl: work-items per row on the GPU layout */
+#define SMX_WG 64 /* softmax.k.h: work-items per row on the GPU layout */
 
 /* Run kernel kid over the rows of the nops operands t (parity_support/geom_softmax.h). */
 static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int kid, uint32_t nops,

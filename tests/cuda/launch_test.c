@@ -1,5 +1,5 @@
 /* Launch geometry (plugins/cuda/cu_launch.c) and the kernels' 64-bit grid-stride index arithmetic
- * (plugins/cuda/kernels/launch_index.h, the same header the .cu files use), for sizes past 2^31
+ * (plugins/kernels/launch_index.h, the same header the CUDA dialect uses), for sizes past 2^31
  * elements and 65,535 blocks. */
 #include <criterion/criterion.h>
 

@@ -1,7 +1,8 @@
 /* pmathf_test.cpp — the CUDA float class's f64-free math: plugins/gpumath/pmathf.h in its CUDA
  * dialect (PF_CUDA), compiled as host C++ through the emulation shim from the kernels' own source
- * (elementwise.cu, class 0), as the emulated driver runs it. Accuracy is tests/gpumath's
- * (gpumath_pmathf, C dialect); this checks that the CUDA build computes the same thing:
+ * (plugins/kernels/cuda_module.cu: elementwise.k.h, class 0), as the emulated driver runs it.
+ * Accuracy is tests/gpumath's (gpumath_pmathf, C dialect); this checks that the CUDA build computes
+ * the same thing:
  *  - every pmathf function of the CUDA dialect equals the C dialect's (pmathf_ref.c, fused fma) bit
  *    for bit, over a stride through every f32 (sampled pairs for div and pow): the PF_CUDA block and
  *    the shim's intrinsics (__float_as_uint, __uint_as_float, __umulhi, __clz, __fmaf_rn);
@@ -16,7 +17,8 @@
  * Exits non-zero on a failure. */
 #include "emu_shim.h"
 #define CU_CLASS 0
-#include "elementwise.cu"
+#define KD_FAMILY 0 /* elementwise */
+#include "cuda_module.cu"
 #include "pmathf_ref.h"
 
 #include <cstdio>

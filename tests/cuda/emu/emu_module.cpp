@@ -1,25 +1,17 @@
 /* emu_module.cpp — one kernel family in one compute class, compiled as host C++ (emu_shim.h).
- * Built once per (family, class) with -DEMU_FAM=<0..4> -DCU_CLASS=<0..3>; exports the table
+ * Built once per (family, class) with -DEMU_FAM=<0..4> -DCU_CLASS=<0..3>, from the source nvcc builds
+ * the PTX from (plugins/kernels/cuda_module.cu); exports the table
  * emu_kernels_<fam>_<class> that the emulated driver looks kernels up in. */
 #include "emu_shim.h"
 
-#define EMU_EW 0
+#define EMU_EW 0 /* cuda_module.cu's KD_FAM_* */
 #define EMU_RED 1
 #define EMU_SMX 2
 #define EMU_MM 3
 #define EMU_CONV 4
 
-#if EMU_FAM == EMU_EW
-#include "elementwise.cu"
-#elif EMU_FAM == EMU_RED
-#include "reduce.cu"
-#elif EMU_FAM == EMU_SMX
-#include "softmax.cu"
-#elif EMU_FAM == EMU_MM
-#include "matmul.cu"
-#else
-#include "conv.cu"
-#endif
+#define KD_FAMILY EMU_FAM
+#include "cuda_module.cu" /* plugins/kernels: the module nvcc builds the PTX from */
 
 #define EMU_CAT2(a, b, c) a##b##_##c
 #define EMU_CAT(a, b, c) EMU_CAT2(a, b, c)
@@ -30,7 +22,7 @@ extern "C" const emu_kernel_t EMU_CAT(emu_kernels_, EMU_FAM, CU_CLASS)[] = {
 #if IS_FLOAT
     EMU_ENTRY(ew_unary_bwd, 0) EMU_ENTRY(ew_binary_bwd, 0) EMU_ENTRY(ew_cast, 0)
 #endif
-#if OCL_CLASS == CLASS_F
+#if KCLASS == CLASS_F
     EMU_ENTRY(ew_select, 0) EMU_ENTRY(ew_select_bwd, 0)
 #endif
 #elif EMU_FAM == EMU_RED

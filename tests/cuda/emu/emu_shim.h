@@ -1,4 +1,4 @@
-/* emu_shim.h — compile the CUDA plugin's kernels (the .cu files of plugins/cuda/kernels) as host C++, for the
+/* emu_shim.h — compile the CUDA plugin's kernels (plugins/kernels/cuda_module.cu) as host C++, for the
  * emulated driver of tests/cuda (fake_libcuda.c built with FAKE_CUDA_EMULATE): the CUDA keywords
  * vanish, the built-in index variables are globals the emulator sets, __syncthreads() switches
  * fibers, and the conversion intrinsics are written out with the same rounding. Host math (libm)

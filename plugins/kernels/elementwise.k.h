@@ -1,16 +1,21 @@
-/* elementwise.cu — unary, binary, compare, select and cast kernels (forward and backward).
+/* elementwise.k.h — unary, binary, compare, select and cast kernels (forward and backward).
  * Every kernel walks `n` elements of a strided iteration (iter_t); operand k of the kernel is
- * operand k of the iteration. Op codes are parity_op_t values. Translated from
- * plugins/opencl/kernels/elementwise.cl. */
-#include "common.cuh"
-#if OCL_CLASS == CLASS_F
-#include "pmathf.h" /* pf_sin, pf_cos, pf_mul_d (common.cuh selects the CUDA dialect) */
-#define SIN(x) pf_sin(x) /* CUDA's sinf/cosf reduce huge arguments in double */
+ * operand k of the iteration. Op codes are parity_op_t values. The float class takes pmathf
+ * (plugins/gpumath) after kernel_common.k.h: OpenCL's program for gelu (and OCL_LIB_DIV), CUDA's
+ * module for sin, cos and leaky_relu's slope. */
+KD_NO_CONTRACT /* add/sub/mul round exactly as written */
+
+/* CUDA's sinf/cosf reduce huge arguments in double: the float class takes pmathf's */
+#if KD_CUDA && KCLASS == CLASS_F
+#define SIN(x) pf_sin(x)
 #define COS(x) pf_cos(x)
 #else
 #define SIN(x) sin(x)
 #define COS(x) cos(x)
 #endif
+/* gelu: f64, and CUDA's float class, through erfc_neg_scaled; OpenCL's float class through
+ * pmathf's pf_gelu (OpenCL's float erfc may be 16 ulp off) */
+#define GELU_ERFC (KCLASS == CLASS_D || KD_CUDA)
 
 #if IS_FLOAT
 #define ONE ((T)1)
@@ -18,23 +23,30 @@
 #define RSQRT2 LIT(0.70710678118654752440)  /* 1/sqrt(2) */
 #define RSQRT2PI LIT(0.39894228040143267794) /* 1/sqrt(2 pi) */
 
-/* slope * v rounded once from the exact product with the f64 slope (the float class: in integers,
- * from the slope's bits, high word then low word; pmathf's pf_mul_d) */
+/* slope * v rounded once from the exact product with the f64 slope (CUDA's float class: in
+ * integers, from the slope's bits, high word then low word; pmathf's pf_mul_d) */
 DEV T times_alpha(SCALAR alpha, T v) {
-#if OCL_CLASS == CLASS_D
+#if KCLASS == CLASS_D
   return alpha * v;
-#else
+#elif KD_CUDA
   return pf_mul_d((uint)(alpha >> 32), (uint)alpha, v);
+#elif HAS_FP64
+  return (float)(alpha * (double)v);
+#else
+  float p = alpha.x * v;
+  if (!isfinite(p)) return p; /* inf (or NaN) needs no correction, and fma would make NaN */
+  float e = fma(alpha.x, v, -p); /* p + e == alpha.x * v exactly */
+  return p + (e + (alpha.y * v + alpha.z * v));
 #endif
 }
 
 DEV T sigmoid_of(T x) {
-  if (x >= 0) return ONE / (ONE + exp(-x));
+  if (x >= 0) return FRCP(ONE + exp(-x));
   T e = exp(x);
-  return e / (ONE + e);
+  return FDIV(e, ONE + e);
 }
 
-#if OCL_CLASS == CLASS_D
+#if KCLASS == CLASS_D
 /* erfc(-x / sqrt 2) = 2 Phi(x), without the cancellation of 1 + erf; the rounding of the
  * argument recovered with fma and corrected to first order (as the CPU plugin's f64 path) */
 DEV T erfc_neg_scaled(T x) {
@@ -52,7 +64,7 @@ DEV T exp_neg_half_sq(T x) {
   if (h < 746.0) e -= e * d;
   return e;
 }
-#else
+#elif GELU_ERFC
 /* erfc magnifies the relative error of its argument by about 2a^2 in the tail: the rounding of
  * a = -x/sqrt 2 is recovered with fma and corrected to first order, as the CPU plugin does. */
 DEV T erfc_neg_scaled(T x) {
@@ -75,7 +87,7 @@ DEV T exp_neg_half_sq(T x) {
 #endif
 
 DEV T unary_fwd(int op, T x, SCALAR alpha) {
-  switch (op) {
+  switch (OPC(op)) {
     case OP_NEG: return -x;
     case OP_ABS: return fabs(x);
     case OP_SIGN: return isnan(x) ? x : x > 0 ? ONE : x < 0 ? -ONE : (T)0;
@@ -83,15 +95,19 @@ DEV T unary_fwd(int op, T x, SCALAR alpha) {
     case OP_LEAKY_RELU: return x > 0 ? x : times_alpha(alpha, x);
     case OP_EXP: return exp(x);
     case OP_LOG: return log(x);
-    case OP_SQRT: return sqrt(x);
-    case OP_RSQRT: return ONE / sqrt(x);
+    case OP_SQRT: return FSQRT(x);
+    case OP_RSQRT: return FRSQRT(x);
     case OP_SQUARE: return x * x;
-    case OP_RECIPROCAL: return ONE / x;
+    case OP_RECIPROCAL: return FRCP(x);
     case OP_TANH: return tanh(x);
     case OP_SIGMOID: return sigmoid_of(x);
     /* halving first is exact for |x| >= 1 (and cannot overflow); below 1 it goes last so that
      * subnormal x lose nothing before the one rounding */
+#if GELU_ERFC
     case OP_GELU: return fabs(x) >= ONE ? (HALF * x) * erfc_neg_scaled(x) : x * erfc_neg_scaled(x) * HALF;
+#else /* pmathf's x Phi(x) (<= 2.9 ulp): OpenCL's float erfc may be 16 ulp off */
+    case OP_GELU: return pf_gelu(x);
+#endif
     case OP_SIN: return SIN(x);
     case OP_COS: return COS(x);
     default: return x;
@@ -101,21 +117,25 @@ DEV T unary_fwd(int op, T x, SCALAR alpha) {
 /* dx from the stored x, y and dy (the CPU plugin's elementwise_math.h formulas). A NaN x gives
  * a NaN dx for abs, relu and leaky_relu; kinks take 0 (relu, abs) or the left slope. */
 DEV T unary_bwd(int op, T x, T y, T dy, SCALAR alpha) {
-  switch (op) {
+  switch (OPC(op)) {
     case OP_NEG: return -dy;
     case OP_ABS: return x > 0 ? dy : x < 0 ? -dy : isnan(x) ? x : (T)0;
     case OP_SIGN: return (T)0;
     case OP_RELU: return x > 0 ? dy : isnan(x) ? x : (T)0;
     case OP_LEAKY_RELU: return x > 0 ? dy : isnan(x) ? x : times_alpha(alpha, dy);
     case OP_EXP: return dy * y;
-    case OP_LOG: return dy / x;
-    case OP_SQRT: return dy / ((T)2 * y);
-    case OP_RSQRT: return -HALF * dy * y / x;
+    case OP_LOG: return FDIV(dy, x);
+    case OP_SQRT: return FDIV(dy, (T)2 * y);
+    case OP_RSQRT: return FDIV(-HALF * dy * y, x);
     case OP_SQUARE: return dy * ((T)2 * x);
     case OP_RECIPROCAL: return -dy * y * y;
     case OP_TANH: return dy * ((ONE - y) * (ONE + y));
     case OP_SIGMOID: return dy * (y * (ONE - y));
+#if GELU_ERFC
     case OP_GELU: return dy * (HALF * erfc_neg_scaled(x) + x * (exp_neg_half_sq(x) * RSQRT2PI));
+#else /* pmathf's Phi(x) + x phi(x) (<= 4.4 ulp) */
+    case OP_GELU: return dy * pf_gelu_grad(x);
+#endif
     case OP_SIN: return dy * COS(x);
     case OP_COS: return dy * -SIN(x);
     default: return dy;
@@ -123,11 +143,11 @@ DEV T unary_bwd(int op, T x, T y, T dy, SCALAR alpha) {
 }
 
 DEV T binary_fwd(int op, T a, T b) {
-  switch (op) {
+  switch (OPC(op)) {
     case OP_ADD: return a + b;
     case OP_SUB: return a - b;
     case OP_MUL: return a * b;
-    case OP_DIV: return a / b;
+    case OP_DIV: return FDIV(a, b);
     case OP_POW: return pow(a, b);
     /* NaN wins (the first one); -0 < +0 */
     case OP_MAXIMUM:
@@ -151,7 +171,7 @@ DEV T extreme_grad(int op, T a, T b, T dc, int from_a) {
 #else /* integer classes: wrap through the unsigned type */
 
 DEV T unary_fwd(int op, T x, SCALAR alpha) {
-  switch (op) {
+  switch (OPC(op)) {
     case OP_NEG: return (T)((U)0 - (U)x);
     case OP_ABS: return x < 0 ? (T)((U)0 - (U)x) : x;
     case OP_SIGN: return x > 0 ? (T)1 : x < 0 ? (T)-1 : (T)0;
@@ -162,7 +182,7 @@ DEV T unary_fwd(int op, T x, SCALAR alpha) {
 }
 
 DEV T binary_fwd(int op, T a, T b) {
-  switch (op) {
+  switch (OPC(op)) {
     case OP_ADD: return (T)((U)a + (U)b);
     case OP_SUB: return (T)((U)a - (U)b);
     case OP_MUL: return (T)((U)a * (U)b);
@@ -174,7 +194,7 @@ DEV T binary_fwd(int op, T a, T b) {
 #endif
 
 DEV int compare_of(int op, T a, T b) {
-  switch (op) {
+  switch (OPC(op)) {
     case OP_EQ: return a == b;
     case OP_NE: return a != b;
     case OP_LT: return a < b;
@@ -199,25 +219,34 @@ DEV int compare_of(int op, T a, T b) {
 #endif
 #define COMPARE_OPS(L) L(OP_EQ) L(OP_NE) L(OP_LT) L(OP_LE) L(OP_GT) L(OP_GE)
 
-/* One switch over OPS whose case runs LOOP(OP). */
+/* NOVEC: a loop left scalar (strided runs; the unit-stride loop beside it is the vector one):
+ * vectorizing it with gathers and scatters gains little on CPUs and costs PoCL's compile at the
+ * kernel's first launch. */
+#if KD_OPENCL
+#define NOVEC _Pragma("clang loop vectorize(disable) interleave(disable)")
+#else
+#define NOVEC
+#endif
+
+/* One switch over OPS whose case runs LOOP(OP) (on the variant's op when it fixes one: OPC). */
 #define OP_SWITCH(op, OPS, LOOP) \
-  switch (op) {                  \
+  switch (OPC(op)) {             \
     OPS(LOOP)                    \
     default: break;              \
   }
 
-DEV void unary_run(int op, int dt, SCALAR alpha, const uchar *x, uchar *y, const long *o,
+DEV void unary_run(int op, int dt, SCALAR alpha, const GLOBAL uchar *x, GLOBAL uchar *y, const long *o,
                       const long *s, long len) {
-  if (dt == FAST_DT) {
-    const T *px = (const T *)x + o[0];
-    T *py = (T *)y + o[1];
+  if (DTC(dt) == FAST_DT) {
+    const GLOBAL T *px = (const GLOBAL T *)x + o[0];
+    GLOBAL T *py = (GLOBAL T *)y + o[1];
     long sx = s[0], sy = s[1];
     if (sx == 1 && sy == 1) {
 #define L_(OP) case OP: for (long j = 0; j < len; j++) py[j] = unary_fwd(OP, px[j], alpha); return;
       OP_SWITCH(op, UNARY_OPS, L_)
 #undef L_
     }
-#define L_(OP) case OP: for (long j = 0; j < len; j++) py[j * sy] = unary_fwd(OP, px[j * sx], alpha); return;
+#define L_(OP) case OP: NOVEC for (long j = 0; j < len; j++) py[j * sy] = unary_fwd(OP, px[j * sx], alpha); return;
     OP_SWITCH(op, UNARY_OPS, L_)
 #undef L_
   }
@@ -230,11 +259,11 @@ DEV void unary_run(int op, int dt, SCALAR alpha, const uchar *x, uchar *y, const
 #undef L_
 }
 
-DEV void binary_run(int op, int dt, const uchar *a, const uchar *b, uchar *c,
+DEV void binary_run(int op, int dt, const GLOBAL uchar *a, const GLOBAL uchar *b, GLOBAL uchar *c,
                        const long *o, const long *s, long len) {
-  if (dt == FAST_DT) {
-    const T *pa = (const T *)a + o[0], *pb = (const T *)b + o[1];
-    T *pc = (T *)c + o[2];
+  if (DTC(dt) == FAST_DT) {
+    const GLOBAL T *pa = (const GLOBAL T *)a + o[0], *pb = (const GLOBAL T *)b + o[1];
+    GLOBAL T *pc = (GLOBAL T *)c + o[2];
     long sa = s[0], sb = s[1], sc = s[2];
     if (sa == 1 && sb == 1 && sc == 1) {
 #define L_(OP) case OP: for (long j = 0; j < len; j++) pc[j] = binary_fwd(OP, pa[j], pb[j]); return;
@@ -242,7 +271,7 @@ DEV void binary_run(int op, int dt, const uchar *a, const uchar *b, uchar *c,
 #undef L_
     }
 #define L_(OP) \
-  case OP: for (long j = 0; j < len; j++) pc[j * sc] = binary_fwd(OP, pa[j * sa], pb[j * sb]); return;
+  case OP: NOVEC for (long j = 0; j < len; j++) pc[j * sc] = binary_fwd(OP, pa[j * sa], pb[j * sb]); return;
     OP_SWITCH(op, BINARY_OPS, L_)
 #undef L_
   }
@@ -255,7 +284,7 @@ DEV void binary_run(int op, int dt, const uchar *a, const uchar *b, uchar *c,
 #undef L_
 }
 
-DEV void compare_run(int op, int dt, const uchar *a, const uchar *b, uchar *c,
+DEV void compare_run(int op, int dt, const GLOBAL uchar *a, const GLOBAL uchar *b, GLOBAL uchar *c,
                         const long *o, const long *s, long len) {
 #define L_(OP)                                                                                  \
   case OP:                                                                                      \
@@ -266,31 +295,43 @@ DEV void compare_run(int op, int dt, const uchar *a, const uchar *b, uchar *c,
 #undef L_
 }
 
-KERNEL ew_unary(const iter_t it, long n, int op, int dt, SCALAR alpha,
-                     const uchar *x, uchar *y) {
+#if KD_WANT(ew_unary)
+KERNEL ew_unary(ITER_PARAMS2(it, op, dt), SCALAR alpha, const GLOBAL uchar *x, GLOBAL uchar *y) {
+  ITER_INT(it, op, op);
+  ITER_INT(it, dt, dt);
+  SPEC_SET_OP(op); SPEC_SET_DT(dt);
 #define RUN_(o, s, len) unary_run(op, dt, alpha, x, y, o, s, len)
-  FOR_RUNS(it, n, 2, RUN_)
+  FOR_RUNS(it, ITER_N(it), ITER_PER(it), 2, RUN_)
 #undef RUN_
 }
+#endif
 
-KERNEL ew_binary(const iter_t it, long n, int op, int dt, const uchar *a,
-                      const uchar *b, uchar *c) {
+#if KD_WANT(ew_binary)
+KERNEL ew_binary(ITER_PARAMS2(it, op, dt), const GLOBAL uchar *a, const GLOBAL uchar *b, GLOBAL uchar *c) {
+  ITER_INT(it, op, op);
+  ITER_INT(it, dt, dt);
+  SPEC_SET_OP(op); SPEC_SET_DT(dt);
 #define RUN_(o, s, len) binary_run(op, dt, a, b, c, o, s, len)
-  FOR_RUNS(it, n, 3, RUN_)
+  FOR_RUNS(it, ITER_N(it), ITER_PER(it), 3, RUN_)
 #undef RUN_
 }
+#endif
 
-KERNEL ew_compare(const iter_t it, long n, int op, int dt, const uchar *a,
-                       const uchar *b, uchar *c) {
+#if KD_WANT(ew_compare)
+KERNEL ew_compare(ITER_PARAMS2(it, op, dt), const GLOBAL uchar *a, const GLOBAL uchar *b, GLOBAL uchar *c) {
+  ITER_INT(it, op, op);
+  ITER_INT(it, dt, dt);
+  SPEC_SET_OP(op); SPEC_SET_DT(dt);
 #define RUN_(o, s, len) compare_run(op, dt, a, b, c, o, s, len)
-  FOR_RUNS(it, n, 3, RUN_)
+  FOR_RUNS(it, ITER_N(it), ITER_PER(it), 3, RUN_)
 #undef RUN_
 }
+#endif
 
 #if IS_FLOAT
 /* operands: x, y, dy, dx */
-DEV void unary_bwd_run(int op, int dt, SCALAR alpha, const uchar *x, const uchar *y,
-                          const uchar *dy, uchar *dx, const long *o, const long *s, long len) {
+DEV void unary_bwd_run(int op, int dt, SCALAR alpha, const GLOBAL uchar *x, const GLOBAL uchar *y,
+                          const GLOBAL uchar *dy, GLOBAL uchar *dx, const long *o, const long *s, long len) {
 #define L_(OP)                                                                                   \
   case OP:                                                                                       \
     for (long j = 0; j < len; j++)                                                               \
@@ -301,21 +342,25 @@ DEV void unary_bwd_run(int op, int dt, SCALAR alpha, const uchar *x, const uchar
 #undef L_
 }
 
-KERNEL ew_unary_bwd(const iter_t it, long n, int op, int dt, SCALAR alpha,
-                         const uchar *x, const uchar *y, const uchar *dy,
-                         uchar *dx) {
+#if KD_WANT(ew_unary_bwd)
+KERNEL ew_unary_bwd(ITER_PARAMS2(it, op, dt), SCALAR alpha, const GLOBAL uchar *x, const GLOBAL uchar *y,
+                         const GLOBAL uchar *dy, GLOBAL uchar *dx) {
+  ITER_INT(it, op, op);
+  ITER_INT(it, dt, dt);
+  SPEC_SET_OP(op); SPEC_SET_DT(dt);
 #define RUN_(o, s, len) unary_bwd_run(op, dt, alpha, x, y, dy, dx, o, s, len)
-  FOR_RUNS(it, n, 4, RUN_)
+  FOR_RUNS(it, ITER_N(it), ITER_PER(it), 4, RUN_)
 #undef RUN_
 }
+#endif
 
 /* gradients of a and b for one element (div and pow use the stored c) */
 DEV void binary_grads(int op, T av, T bv, T cv, T g, T *ga, T *gb) {
-  switch (op) {
+  switch (OPC(op)) {
     case OP_ADD: *ga = g; *gb = g; break;
     case OP_SUB: *ga = g; *gb = -g; break;
     case OP_MUL: *ga = g * bv; *gb = g * av; break;
-    case OP_DIV: *ga = g / bv; *gb = -(g / bv) * cv; break;
+    case OP_DIV: *ga = FDIV(g, bv); *gb = -*ga * cv; break;
     case OP_POW: /* a^0 is constant (even at a = 0); 0^b is 0 on b > 0 */
       *ga = bv == 0 ? (T)0 : g * (bv * pow(av, bv - ONE));
       *gb = (av == 0 && bv > 0) ? (T)0 : g * (cv * log(av));
@@ -326,8 +371,8 @@ DEV void binary_grads(int op, T av, T bv, T cv, T g, T *ga, T *gb) {
   }
 }
 
-DEV void binary_bwd_run(int op, int dt, const uchar *a, const uchar *b, const uchar *c,
-                           const uchar *dc, uchar *da, uchar *db, const long *o,
+DEV void binary_bwd_run(int op, int dt, const GLOBAL uchar *a, const GLOBAL uchar *b, const GLOBAL uchar *c,
+                           const GLOBAL uchar *dc, GLOBAL uchar *da, GLOBAL uchar *db, const long *o,
                            const long *s, long len) {
 #define L_(OP)                                                                                     \
   case OP:                                                                                         \
@@ -344,51 +389,58 @@ DEV void binary_bwd_run(int op, int dt, const uchar *a, const uchar *b, const uc
 }
 
 /* operands: a, b, c, dc, da, db; da or db may be NULL */
-KERNEL ew_binary_bwd(const iter_t it, long n, int op, int dt, const uchar *a,
-                          const uchar *b, const uchar *c, const uchar *dc,
-                          uchar *da, uchar *db) {
+#if KD_WANT(ew_binary_bwd)
+KERNEL ew_binary_bwd(ITER_PARAMS2(it, op, dt), const GLOBAL uchar *a, const GLOBAL uchar *b,
+                          const GLOBAL uchar *c, const GLOBAL uchar *dc, GLOBAL uchar *da, GLOBAL uchar *db) {
+  ITER_INT(it, op, op);
+  ITER_INT(it, dt, dt);
+  SPEC_SET_OP(op); SPEC_SET_DT(dt);
 #define RUN_(o, s, len) binary_bwd_run(op, dt, a, b, c, dc, da, db, o, s, len)
-  FOR_RUNS(it, n, 6, RUN_)
+  FOR_RUNS(it, ITER_N(it), ITER_PER(it), 6, RUN_)
 #undef RUN_
 }
 #endif
+#endif
 
-#if OCL_CLASS == CLASS_F
+#if KCLASS == CLASS_F
 /* Raw element copy of `esize` bytes; a 1-byte element is a bool, stored canonically as 0/1. */
-DEV void copy_elem(uchar *dst, long di, const uchar *src, long si, int esize) {
+DEV void copy_elem(GLOBAL uchar *dst, long di, const GLOBAL uchar *src, long si, int esize) {
   switch (esize) {
     case 1: dst[di] = (uchar)(src[si] != 0); break;
-    case 2: ((ushort *)dst)[di] = ((const ushort *)src)[si]; break;
-    case 4: ((uint *)dst)[di] = ((const uint *)src)[si]; break;
-    default: ((ulong *)dst)[di] = ((const ulong *)src)[si]; break;
+    case 2: ((GLOBAL ushort *)dst)[di] = ((const GLOBAL ushort *)src)[si]; break;
+    case 4: ((GLOBAL uint *)dst)[di] = ((const GLOBAL uint *)src)[si]; break;
+    default: ((GLOBAL ulong *)dst)[di] = ((const GLOBAL ulong *)src)[si]; break;
   }
 }
 
-DEV void zero_elem(uchar *dst, long di, int esize) {
+DEV void zero_elem(GLOBAL uchar *dst, long di, int esize) {
   switch (esize) {
     case 1: dst[di] = 0; break;
-    case 2: ((ushort *)dst)[di] = 0; break;
-    case 4: ((uint *)dst)[di] = 0; break;
-    default: ((ulong *)dst)[di] = 0; break;
+    case 2: ((GLOBAL ushort *)dst)[di] = 0; break;
+    case 4: ((GLOBAL uint *)dst)[di] = 0; break;
+    default: ((GLOBAL ulong *)dst)[di] = 0; break;
   }
 }
 
 /* where: operands cond, a, b, c. Dtype-free: a selected element is copied bit for bit (bool: 0/1). */
-KERNEL ew_select(const iter_t it, long n, int esize, const uchar *cond,
-                      const uchar *a, const uchar *b, uchar *c) {
+#if KD_WANT(ew_select)
+KERNEL ew_select(ITER_PARAMS1(it, esize), const GLOBAL uchar *cond, const GLOBAL uchar *a,
+                      const GLOBAL uchar *b, GLOBAL uchar *c) {
+  ITER_INT(it, esize, op);
 #define RUN_(o, s, len)                                                            \
   for (long j = 0; j < len; j++) {                                                 \
     if (cond[o[0] + j * s[0]]) copy_elem(c, o[3] + j * s[3], a, o[1] + j * s[1], esize); \
     else copy_elem(c, o[3] + j * s[3], b, o[2] + j * s[2], esize);                 \
   }
-  FOR_RUNS(it, n, 4, RUN_)
+  FOR_RUNS(it, ITER_N(it), ITER_PER(it), 4, RUN_)
 #undef RUN_
 }
+#endif
 
 /* where backward: operands cond, dc, da, db. The gradient is copied, the other side gets +0
  * (all-zero bits in every floating dtype). */
-DEV void select_bwd_one(int t, int esize, const uchar *dc, long odc, uchar *da, long oda,
-                           uchar *db, long odb) {
+DEV void select_bwd_one(int t, int esize, const GLOBAL uchar *dc, long odc, GLOBAL uchar *da, long oda,
+                           GLOBAL uchar *db, long odb) {
   if (da) {
     if (t) copy_elem(da, oda, dc, odc, esize);
     else zero_elem(da, oda, esize);
@@ -399,88 +451,99 @@ DEV void select_bwd_one(int t, int esize, const uchar *dc, long odc, uchar *da, 
   }
 }
 
-KERNEL ew_select_bwd(const iter_t it, long n, int esize, const uchar *cond,
-                          const uchar *dc, uchar *da, uchar *db) {
+#if KD_WANT(ew_select_bwd)
+KERNEL ew_select_bwd(ITER_PARAMS1(it, esize), const GLOBAL uchar *cond, const GLOBAL uchar *dc,
+                          GLOBAL uchar *da, GLOBAL uchar *db) {
+  ITER_INT(it, esize, op);
 #define RUN_(o, s, len)                                                                             \
   for (long j = 0; j < len; j++)                                                                    \
     select_bwd_one(cond[o[0] + j * s[0]] != 0, esize, dc, o[1] + j * s[1], da, o[2] + j * s[2], db, \
                    o[3] + j * s[3]);
-  FOR_RUNS(it, n, 4, RUN_)
-#undef RUN_
-}
-
-/* Casts between every dtype but f64: integers and bool travel as long, f32/f16/bf16 as float. */
-DEV int is_float_dt(int dt) { return dt == DT_F32 || dt == DT_F16 || dt == DT_BF16; }
-
-DEV long ld_long_any(const uchar *p, long i, int dt) {
-  if (dt == DT_BOOL) return p[i] != 0;
-  if (dt == DT_I32) return ((const int *)p)[i];
-  return ((const long *)p)[i];
-}
-
-DEV void st_long_any(uchar *p, long i, int dt, long v) {
-  if (dt == DT_BOOL) p[i] = (uchar)(v != 0);
-  else if (dt == DT_I32) ((int *)p)[i] = (int)(uint)(ulong)v; /* wraps */
-  else if (dt == DT_I64) ((long *)p)[i] = v;
-  else if (dt == DT_F32) ((float *)p)[i] = __ll2float_rn(v); /* nearest even */
-  else st_float(p, i, dt, i64_to_f32_odd(v));
-}
-
-DEV void st_from_float(uchar *p, long i, int dt, float v) {
-  if (is_float_dt(dt)) st_float(p, i, dt, v);
-  else if (dt == DT_BOOL) p[i] = (uchar)(v != 0.0f); /* NaN -> true */
-  else if (dt == DT_I32) ((int *)p)[i] = isnan(v) ? 0 : __float2int_rz(v); /* saturates */
-  else ((long *)p)[i] = isnan(v) ? 0 : (long)__float2ll_rz(v);
-}
-
-/* operands x, y */
-DEV void cast_one(int sdt, int ddt, const uchar *x, long ox, uchar *y, long oy) {
-  if (is_float_dt(sdt)) st_from_float(y, oy, ddt, ld_float(x, ox, sdt));
-  else st_long_any(y, oy, ddt, ld_long_any(x, ox, sdt));
-}
-
-KERNEL ew_cast(const iter_t it, long n, int sdt, int ddt, const uchar *x,
-                    uchar *y) {
-#define RUN_(o, s, len) for (long j = 0; j < len; j++) cast_one(sdt, ddt, x, o[0] + j * s[0], y, o[1] + j * s[1]);
-  FOR_RUNS(it, n, 2, RUN_)
+  FOR_RUNS(it, ITER_N(it), ITER_PER(it), 4, RUN_)
 #undef RUN_
 }
 #endif
 
-#if OCL_CLASS == CLASS_D
+/* Casts between every dtype but f64: integers and bool travel as long, f32/f16/bf16 as float. */
+DEV int is_float_dt(int dt) { return dt == DT_F32 || dt == DT_F16 || dt == DT_BF16; }
+
+DEV long ld_long_any(const GLOBAL uchar *p, long i, int dt) {
+  if (dt == DT_BOOL) return p[i] != 0;
+  if (dt == DT_I32) return ((const GLOBAL int *)p)[i];
+  return ((const GLOBAL long *)p)[i];
+}
+
+DEV void st_long_any(GLOBAL uchar *p, long i, int dt, long v) {
+  if (dt == DT_BOOL) p[i] = (uchar)(v != 0);
+  else if (dt == DT_I32) ((GLOBAL int *)p)[i] = cvt_i32_bits((uint)(ulong)v); /* wraps */
+  else if (dt == DT_I64) ((GLOBAL long *)p)[i] = v;
+  else if (dt == DT_F32) ((GLOBAL float *)p)[i] = cvt_f32_rn(v); /* nearest even */
+  else st_float(p, i, dt, i64_to_f32_odd(v));
+}
+
+DEV void st_from_float(GLOBAL uchar *p, long i, int dt, float v) {
+  if (is_float_dt(dt)) st_float(p, i, dt, v);
+  else if (dt == DT_BOOL) p[i] = (uchar)(v != 0.0f); /* NaN -> true */
+  else if (dt == DT_I32) ((GLOBAL int *)p)[i] = isnan(v) ? 0 : cvt_i32_sat_rz(v);
+  else ((GLOBAL long *)p)[i] = isnan(v) ? 0 : cvt_i64_sat_rz(v);
+}
+
+/* operands x, y */
+DEV void cast_one(int sdt, int ddt, const GLOBAL uchar *x, long ox, GLOBAL uchar *y, long oy) {
+  if (is_float_dt(sdt)) st_from_float(y, oy, ddt, ld_float(x, ox, sdt));
+  else st_long_any(y, oy, ddt, ld_long_any(x, ox, sdt));
+}
+
+#if KD_WANT(ew_cast)
+KERNEL ew_cast(ITER_PARAMS2(it, sdt, ddt), const GLOBAL uchar *x, GLOBAL uchar *y) {
+  ITER_INT(it, sdt, dt);
+  ITER_INT(it, ddt, dt2);
+  SPEC_SET_DT(sdt); SPEC_SET_DT2(ddt);
+#define RUN_(o, s, len) for (long j = 0; j < len; j++) cast_one(sdt, ddt, x, o[0] + j * s[0], y, o[1] + j * s[1]);
+  FOR_RUNS(it, ITER_N(it), ITER_PER(it), 2, RUN_)
+#undef RUN_
+}
+#endif
+#endif
+
+#if KCLASS == CLASS_D
 /* Casts with f64 on one side or both. f64 -> f16/bf16 rounds once, through round-to-odd f32. */
-DEV double ld_double_any(const uchar *p, long i, int dt) {
+DEV double ld_double_any(const GLOBAL uchar *p, long i, int dt) {
   switch (dt) {
-    case DT_F64: return ((const double *)p)[i];
+    case DT_F64: return ((const GLOBAL double *)p)[i];
     case DT_F32: case DT_F16: case DT_BF16: return (double)ld_float(p, i, dt);
-    case DT_I32: return (double)((const int *)p)[i];
-    case DT_I64: return __ll2double_rn(((const long *)p)[i]);
+    case DT_I32: return (double)((const GLOBAL int *)p)[i];
+    case DT_I64: return cvt_f64_rn(((const GLOBAL long *)p)[i]);
     default: return p[i] != 0 ? 1.0 : 0.0;
   }
 }
 
 DEV float f64_to_f32_odd(double d) {
-  float f = __double2float_rz(d);
+  float f = cvt_f32_rz(d);
   if (!isnan(d) && (double)f != d) f = as_float(as_uint(f) | 1u);
   return f;
 }
 
-DEV void cast_one(int sdt, int ddt, const uchar *x, long ox, uchar *y, long oy) {
+DEV void cast_one(int sdt, int ddt, const GLOBAL uchar *x, long ox, GLOBAL uchar *y, long oy) {
   double v = ld_double_any(x, ox, sdt);
   switch (ddt) {
-    case DT_F64: ((double *)y)[oy] = v; break;
-    case DT_F32: ((float *)y)[oy] = __double2float_rn(v); break;
+    case DT_F64: ((GLOBAL double *)y)[oy] = v; break;
+    case DT_F32: ((GLOBAL float *)y)[oy] = cvt_f32_rn(v); break;
     case DT_F16: case DT_BF16: st_float(y, oy, ddt, f64_to_f32_odd(v)); break;
-    case DT_I32: ((int *)y)[oy] = isnan(v) ? 0 : __double2int_rz(v); break;
-    case DT_I64: ((long *)y)[oy] = isnan(v) ? 0 : (long)__double2ll_rz(v); break;
+    case DT_I32: ((GLOBAL int *)y)[oy] = isnan(v) ? 0 : cvt_i32_sat_rz(v); break;
+    case DT_I64: ((GLOBAL long *)y)[oy] = isnan(v) ? 0 : cvt_i64_sat_rz(v); break;
     default: y[oy] = (uchar)(v != 0.0); break;
   }
 }
 
-KERNEL ew_cast(const iter_t it, long n, int sdt, int ddt, const uchar *x,
-                    uchar *y) {
+#if KD_WANT(ew_cast)
+KERNEL ew_cast(ITER_PARAMS2(it, sdt, ddt), const GLOBAL uchar *x, GLOBAL uchar *y) {
+  ITER_INT(it, sdt, dt);
+  ITER_INT(it, ddt, dt2);
+  SPEC_SET_DT(sdt); SPEC_SET_DT2(ddt);
 #define RUN_(o, s, len) for (long j = 0; j < len; j++) cast_one(sdt, ddt, x, o[0] + j * s[0], y, o[1] + j * s[1]);
-  FOR_RUNS(it, n, 2, RUN_)
+  FOR_RUNS(it, ITER_N(it), ITER_PER(it), 2, RUN_)
 #undef RUN_
 }
+#endif
 #endif

@@ -1,22 +1,16 @@
-/* softmax.cl — softmax and log_softmax over one axis, forward and backward. CPU layout: one
- * work-item per row (smx_fwd, smx_bwd); GPU layout: one work-group per row (smx_row_fwd,
- * smx_row_bwd). Row sums are pairwise (deterministic, error ~ log n).
+/* softmax.k.h — softmax and log_softmax over one axis, forward and backward. One work-item per
+ * row (smx_fwd, smx_bwd: OpenCL's CPU layout, and CUDA's only kernels); OpenCL's GPU layout: one
+ * work-group per row (smx_row_fwd, smx_row_bwd). Row sums are pairwise (deterministic, error ~
+ * log n).
  *   forward:  subtract the row max; a row of all -inf (or with a NaN) gives NaN; with m entries
  *             of +inf, softmax is 1/m there and 0 elsewhere (log_softmax -log m and -inf).
  *   backward: uses only the stored y: softmax dx = y (dy - sum(y dy)),
  *             log_softmax dx = dy - exp(y) sum(dy). */
-#pragma OPENCL FP_CONTRACT OFF /* add/sub/mul round exactly as written */
+KD_NO_CONTRACT /* add/sub/mul round exactly as written */
 #if IS_FLOAT
-typedef struct {
-  long oshape[MAX_RANK];     /* every axis but the softmax axis */
-  long ostride[3][MAX_RANK]; /* forward: x, y; backward: y, dy, dx */
-  long base[3];
-  long rstride[3];           /* strides along the softmax axis */
-  long M, R;
-  int orank, op, dt, pad;
-} smx_t;
+/* smx_t: kp_smx_t of kernel_params.h */
 
-static inline void smx_rows(const smx_t *s, long m, long *off) {
+DEV void smx_rows(const smx_t *s, long m, long *off) {
   for (int k = 0; k < 3; k++) off[k] = s->base[k];
   for (int d = s->orank - 1; d >= 0; d--) {
     long n = s->oshape[d], idx = m % n;
@@ -25,13 +19,14 @@ static inline void smx_rows(const smx_t *s, long m, long *off) {
   }
 }
 
-#if OCL_LIB_DIV /* FDIV4 (common.cl) */
-static inline float4 pf_div4(float4 a, float b) {
+#if KD_VECTOR
+#if OCL_LIB_DIV /* FDIV4 (kernel_common.k.h) */
+DEV float4 pf_div4(float4 a, float b) {
   return (float4)(pf_div(a.x, b), pf_div(a.y, b), pf_div(a.z, b), pf_div(a.w, b));
 }
 #endif
 
-#if OCL_CLASS == CLASS_D
+#if KCLASS == CLASS_D
 typedef double4 SX4;
 typedef long4 SXM4;
 #else
@@ -42,7 +37,7 @@ typedef int4 SXM4;
 
 /* Unit-stride rows in the compute type: 16 lanes (four 4-vectors) at a time, so the compiler
  * keeps the loops vector. Max (exact in any order), the NaN flag and the +inf count. */
-static inline T smx_max16(const global T *p, long R, long *n_inf, int *nan) {
+DEV T smx_max16(const GLOBAL T *p, long R, long *n_inf, int *nan) {
   SX4 m0 = (SX4)(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
   SXM4 bad = (SXM4)(0), inf = (SXM4)(0);
   long r = 0;
@@ -70,7 +65,7 @@ static inline T smx_max16(const global T *p, long R, long *n_inf, int *nan) {
 /* sum of exp(p[r] - mx): leaves of SX_LEAF terms in 16 interleaved lanes, folded pairwise and
  * merged by the pairwise cascade (reduce.cl's tree); the tail after the last 16 goes through the
  * cascade one term at a time. The order depends only on R. */
-static inline T smx_expsum16(const global T *p, long R, T mx) {
+DEV T smx_expsum16(const GLOBAL T *p, long R, T mx) {
   pw_t casc;
   pw_init(&casc);
   long r = 0;
@@ -89,26 +84,38 @@ static inline T smx_expsum16(const global T *p, long R, T mx) {
   for (; r < R; r++) pw_add(&casc, exp(p[r] - mx));
   return pw_result(&casc);
 }
+#endif
 
-/* the variant's op as a constant where it fixes one (OPC: the quick tier folds the other case) */
-#define SMX_IS_LOG (OPC(s.op) == OP_LOG_SOFTMAX)
+/* log_softmax: the variant's op as a constant where it fixes one (the quick tier folds the other
+ * case, as OPC), else the kernel's is_log (SMX_IS_LOG_DECL), read once before the loop */
+#ifdef SPEC_OP
+#define SMX_IS_LOG (SPEC_OP == OP_LOG_SOFTMAX)
+#define SMX_IS_LOG_DECL(s)
+#else
+#define SMX_IS_LOG is_log
+#define SMX_IS_LOG_DECL(s) const int is_log = (s).op == OP_LOG_SOFTMAX;
+#endif
 
-#if K_smx_fwd
-kernel void smx_fwd(smx_t s, long n, long per, const global uchar *x, global uchar *y) {
+#if KD_WANT(smx_fwd)
+KERNEL smx_fwd(smx_t s, RANGE_PARAMS(n, per), const GLOBAL uchar *x, GLOBAL uchar *y) {
   SPEC_SET_OP(s.op); SPEC_SET_DT(s.dt);
+  SMX_IS_LOG_DECL(s)
   FOR_ITEMS(m, n, per) {
     long off[3];
     smx_rows(&s, m, off);
     long xs = s.rstride[0], ys = s.rstride[1];
     T mx = -INFINITY;
     long n_inf = 0;
+#if KD_VECTOR
     int fast = DTC(s.dt) == FAST_DT && xs == 1; /* unit stride in the compute type: vector loops */
-    const global T *px = (const global T *)x + off[0];
+    const GLOBAL T *px = (const GLOBAL T *)x + off[0];
     if (fast) {
       int nan;
       mx = smx_max16(px, s.R, &n_inf, &nan);
       if (nan) mx = NAN;
-    } else {
+    } else
+#endif
+    {
       for (long r = 0; r < s.R; r++) {
         T v = LDK(x, off[0] + r * xs, s.dt);
         if (isnan(v) || isnan(mx)) mx = NAN;
@@ -125,9 +132,12 @@ kernel void smx_fwd(smx_t s, long n, long per, const global uchar *x, global uch
         STK(y, off[1] + r * ys, s.dt, LDK(x, off[0] + r * xs, s.dt) == INFINITY ? share : other);
     } else {
       T sum;
+#if KD_VECTOR
       if (fast) {
         sum = smx_expsum16(px, s.R, mx);
-      } else {
+      } else
+#endif
+      {
         pw_t acc;
         pw_init(&acc);
         for (long r = 0; r < s.R; r++) pw_add(&acc, exp(LDK(x, off[0] + r * xs, s.dt) - mx));
@@ -144,10 +154,11 @@ kernel void smx_fwd(smx_t s, long n, long per, const global uchar *x, global uch
 #endif
 
 /* operands y, dy, dx */
-#if K_smx_bwd
-kernel void smx_bwd(smx_t s, long n, long per, const global uchar *y, const global uchar *dy,
-                    global uchar *dx) {
+#if KD_WANT(smx_bwd)
+KERNEL smx_bwd(smx_t s, RANGE_PARAMS(n, per), const GLOBAL uchar *y, const GLOBAL uchar *dy,
+                    GLOBAL uchar *dx) {
   SPEC_SET_OP(s.op); SPEC_SET_DT(s.dt);
+  SMX_IS_LOG_DECL(s)
   FOR_ITEMS(m, n, per) {
     long off[3];
     smx_rows(&s, m, off);
@@ -174,28 +185,28 @@ kernel void smx_bwd(smx_t s, long n, long per, const global uchar *y, const glob
  * depends only on the row length (SMX_WG is fixed), so results are reproducible; the special rows
  * follow smx_fwd (a NaN or all -inf: NaN; m entries of +inf: 1/m there, 0 elsewhere). */
 #define SMX_WG 64
+#if KD_VECTOR /* OpenCL only: the CUDA plugin runs smx_fwd and smx_bwd */
 
-#if K_smx_row_fwd || K_smx_row_bwd
+#if KD_WANT(smx_row_fwd) || KD_WANT(smx_row_bwd)
 /* sum of the group's SMX_WG values v[] (all work-items call it; v is free again on return) */
-static inline T smx_tree_sum(local T *v, int lid) {
+DEV T smx_tree_sum(local T *v, int lid) {
   for (int h = SMX_WG / 2; h > 0; h >>= 1) {
-    barrier(CLK_LOCAL_MEM_FENCE);
+    KD_BARRIER();
     if (lid < h) v[lid] = v[lid] + v[lid + h];
   }
-  barrier(CLK_LOCAL_MEM_FENCE);
+  KD_BARRIER();
   T r = v[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
+  KD_BARRIER();
   return r;
 }
 #endif
 
-#if K_smx_row_fwd
+#if KD_WANT(smx_row_fwd)
 /* Unit-stride rows in the compute type take 4-vectors: work-item l reads elements 4l .. 4l + 3 of
  * each chunk of 4 SMX_WG (the group reads the chunk whole: coalesced, and vector code for
  * drivers that run work-items as CPU loops); the rest of the row goes one element a step. */
 #define SMX_CHUNK (4 * SMX_WG)
-kernel __attribute__((reqd_work_group_size(SMX_WG, 1, 1)))
-void smx_row_fwd(smx_t s, const global uchar *x, global uchar *y) {
+KERNEL_WG(SMX_WG, 1) smx_row_fwd(smx_t s, const GLOBAL uchar *x, GLOBAL uchar *y) {
   SPEC_SET_OP(s.op); SPEC_SET_DT(s.dt);
   int is_log = s.op == OP_LOG_SOFTMAX, lid = (int)get_local_id(0);
   local T lv[SMX_WG];
@@ -206,8 +217,8 @@ void smx_row_fwd(smx_t s, const global uchar *x, global uchar *y) {
   for (long m = get_group_id(0); m < s.M; m += get_num_groups(0)) {
     long off[3];
     smx_rows(&s, m, off);
-    const global T *px = (const global T *)x + off[0];
-    global T *py = (global T *)y + off[1];
+    const GLOBAL T *px = (const GLOBAL T *)x + off[0];
+    GLOBAL T *py = (GLOBAL T *)y + off[1];
     /* max (exact in any order: no branch), the NaN flag and the +inf count */
     SX4 m4 = (SX4)(-INFINITY);
     SXM4 bad4 = (SXM4)(0), inf4 = (SXM4)(0);
@@ -229,17 +240,17 @@ void smx_row_fwd(smx_t s, const global uchar *x, global uchar *y) {
     lv[lid] = nan ? (T)NAN : mx;
     lc[lid] = n_inf;
     for (int h = SMX_WG / 2; h > 0; h >>= 1) {
-      barrier(CLK_LOCAL_MEM_FENCE);
+      KD_BARRIER();
       if (lid < h) {
         T a = lv[lid], b = lv[lid + h];
         lv[lid] = isnan(a) || isnan(b) ? (T)NAN : (b > a ? b : a);
         lc[lid] += lc[lid + h];
       }
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    KD_BARRIER();
     mx = lv[0];
     n_inf = lc[0];
-    barrier(CLK_LOCAL_MEM_FENCE); /* lv is reused below; mx is the same in every work-item */
+    KD_BARRIER(); /* lv is reused below; mx is the same in every work-item */
     if (isnan(mx) || mx == -INFINITY) {
       for (long r = lid; r < s.R; r += SMX_WG) ST(y, off[1] + r * ys, s.dt, (T)NAN);
     } else if (mx == INFINITY) {
@@ -287,9 +298,8 @@ void smx_row_fwd(smx_t s, const global uchar *x, global uchar *y) {
 #endif
 
 /* operands y, dy, dx */
-#if K_smx_row_bwd
-kernel __attribute__((reqd_work_group_size(SMX_WG, 1, 1)))
-void smx_row_bwd(smx_t s, const global uchar *y, const global uchar *dy, global uchar *dx) {
+#if KD_WANT(smx_row_bwd)
+KERNEL_WG(SMX_WG, 1) smx_row_bwd(smx_t s, const GLOBAL uchar *y, const GLOBAL uchar *dy, GLOBAL uchar *dx) {
   SPEC_SET_OP(s.op); SPEC_SET_DT(s.dt);
   int is_log = s.op == OP_LOG_SOFTMAX, lid = (int)get_local_id(0);
   local T lv[SMX_WG];
@@ -316,4 +326,5 @@ void smx_row_bwd(smx_t s, const global uchar *y, const global uchar *dy, global 
   }
 }
 #endif
+#endif /* KD_VECTOR */
 #endif

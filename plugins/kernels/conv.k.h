@@ -1,20 +1,13 @@
-/* conv.cu — conv2d (NCHW, stride, padding, dilation, groups) forward, backward-data,
+/* conv.k.h — conv2d (NCHW, stride, padding, dilation, groups) forward, backward-data,
  * backward-weight and bias gradient, and max/avg pooling forward and backward. One work-item
- * per output element; sums are pairwise (deterministic). A padded conv tap is an explicit zero
- * (w * 0: NaN for an inf or NaN weight); padding contributes nothing to avg sums and never wins a
- * max. Translated from plugins/opencl/kernels/conv.cl (one thread per output). */
-#include "common.cuh"
+ * per output element (OpenCL's conv_fwd_blk and kin: a block of them on CPU devices,
+ * conv_blocked.k.h; conv_tile_*: local-memory tiles on GPUs, conv_tiled.k.h; CUDA runs the
+ * one-per-output kernels of this file); sums are pairwise (deterministic). A padded conv tap is
+ * an explicit zero (w * 0: NaN for an inf or NaN weight); padding contributes nothing to avg sums
+ * and never wins a max. */
+KD_NO_CONTRACT /* add/sub/mul round exactly as written */
 #if IS_FLOAT
-typedef struct {
-  long xs[4], ws[4], ys[4];   /* x [N,C,H,W], w [O,C/g,KH,KW], y or dy [N,O,OH,OW] */
-  long gxs[4], gws[4], gys[4]; /* dx, dw, and dy for pooling backward (y holds the output) */
-  long bs, gbs;                /* bias, dbias */
-  long xb, wb, yb, bb, gxb, gwb, gbb, gyb;
-  long N, C, H, W, O, KH, KW, OH, OW;
-  int sh, sw, pt, pl, dh, dw, groups, dt;
-  int include_pad, op, pad[2];
-} cv_t;
-static_assert(sizeof(cv_t) == 392, "cv_t must match cu_cv_t in conv.c");
+/* cv_t: kp_cv_t of kernel_params.h */
 
 /* split i into four indices of sizes (d0 implied), d1, d2, d3 */
 DEV void split4(long i, long d1, long d2, long d3, long *q) {
@@ -27,10 +20,12 @@ DEV void split4(long i, long d1, long d2, long d3, long *q) {
 }
 
 /* operands x, w, bias (or NULL), y */
-KERNEL conv_fwd(const cv_t p, long n, const uchar *x, const uchar *w,
-                     const uchar *bias, uchar *y) {
+#if KD_WANT(conv_fwd)
+KERNEL conv_fwd(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, const GLOBAL uchar *w,
+                     const GLOBAL uchar *bias, GLOBAL uchar *y) {
+  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
   long cg = p.C / p.groups, og = p.O / p.groups;
-  FOR_ITEMS(i, n) {
+  FOR_ITEMS(i, n, per) {
     long q[4];
     split4(i, p.O, p.OH, p.OW, q);
     long c0 = (q[1] / og) * cg;
@@ -55,12 +50,15 @@ KERNEL conv_fwd(const cv_t p, long n, const uchar *x, const uchar *w,
     ST(y, p.yb + q[0] * p.ys[0] + q[1] * p.ys[1] + q[2] * p.ys[2] + q[3] * p.ys[3], p.dt, v);
   }
 }
+#endif
 
 /* dx[n,c,h,w] = sum over (o in c's group, kh, kw) hitting (h, w) of dy * w */
-KERNEL conv_bwd_data(const cv_t p, long n, const uchar *w,
-                          const uchar *dy, uchar *dx) {
+#if KD_WANT(conv_bwd_data)
+KERNEL conv_bwd_data(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *w,
+                          const GLOBAL uchar *dy, GLOBAL uchar *dx) {
+  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
   long cg = p.C / p.groups, og = p.O / p.groups;
-  FOR_ITEMS(i, n) {
+  FOR_ITEMS(i, n, per) {
     long q[4];
     split4(i, p.C, p.H, p.W, q);
     long g = q[1] / cg, cc = q[1] - g * cg;
@@ -86,12 +84,15 @@ KERNEL conv_bwd_data(const cv_t p, long n, const uchar *w,
        pw_result(&acc));
   }
 }
+#endif
 
 /* dw[o,c,kh,kw] = sum over (n, oh, ow) of dy * x */
-KERNEL conv_bwd_weight(const cv_t p, long n, const uchar *x,
-                            const uchar *dy, uchar *dw) {
+#if KD_WANT(conv_bwd_weight)
+KERNEL conv_bwd_weight(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x,
+                            const GLOBAL uchar *dy, GLOBAL uchar *dw) {
+  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
   long cg = p.C / p.groups, og = p.O / p.groups;
-  FOR_ITEMS(i, n) {
+  FOR_ITEMS(i, n, per) {
     long q[4];
     split4(i, cg, p.KH, p.KW, q);
     long c = (q[0] / og) * cg + q[1];
@@ -113,10 +114,13 @@ KERNEL conv_bwd_weight(const cv_t p, long n, const uchar *x,
        pw_result(&acc));
   }
 }
+#endif
 
-KERNEL conv_bwd_bias(const cv_t p, long n, const uchar *dy,
-                          uchar *dbias) {
-  FOR_ITEMS(o, n) {
+#if KD_WANT(conv_bwd_bias)
+KERNEL conv_bwd_bias(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *dy,
+                          GLOBAL uchar *dbias) {
+  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+  FOR_ITEMS(o, n, per) {
     pw_t acc;
     pw_init(&acc);
     for (long b = 0; b < p.N; b++)
@@ -126,6 +130,7 @@ KERNEL conv_bwd_bias(const cv_t p, long n, const uchar *dy,
     ST(dbias, p.gbb + o * p.gbs, p.dt, pw_result(&acc));
   }
 }
+#endif
 
 /* One pooling window: the max (NaN wins) or the sum, and how many positions are inside. */
 typedef struct {
@@ -133,7 +138,7 @@ typedef struct {
   long inside;
 } window_t;
 
-DEV window_t pool_window(const cv_t *p, const uchar *x, long b, long c, long oh, long ow) {
+DEV window_t pool_window(const cv_t *p, const GLOBAL uchar *x, long b, long c, long oh, long ow) {
   window_t r;
   r.best = -INFINITY;
   r.sum = 0;
@@ -173,21 +178,26 @@ DEV T pool_divisor(const cv_t *p, long inside) {
   return p->include_pad ? (T)(p->KH * p->KW) : (T)inside;
 }
 
-KERNEL pool_fwd(const cv_t p, long n, const uchar *x, uchar *y) {
-  FOR_ITEMS(i, n) {
+#if KD_WANT(pool_fwd)
+KERNEL pool_fwd(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, GLOBAL uchar *y) {
+  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+  FOR_ITEMS(i, n, per) {
     long q[4];
     split4(i, p.C, p.OH, p.OW, q);
     window_t w = pool_window(&p, x, q[0], q[1], q[2], q[3]);
-    T v = p.op == OP_AVG_POOL2D ? w.sum / pool_divisor(&p, w.inside) : w.best;
+    T v = p.op == OP_AVG_POOL2D ? FDIV(w.sum, pool_divisor(&p, w.inside)) : w.best;
     ST(y, p.yb + q[0] * p.ys[0] + q[1] * p.ys[1] + q[2] * p.ys[2] + q[3] * p.ys[3], p.dt, v);
   }
 }
+#endif
 
 /* dx[n,c,h,w] = sum over the windows holding (h, w): avg dy / divisor; max dy / ties when x
  * ties the window's stored y (two NaNs tie). */
-KERNEL pool_bwd(const cv_t p, long n, const uchar *x, const uchar *y,
-                     const uchar *dy, uchar *dx) {
-  FOR_ITEMS(i, n) {
+#if KD_WANT(pool_bwd)
+KERNEL pool_bwd(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, const GLOBAL uchar *y,
+                     const GLOBAL uchar *dy, GLOBAL uchar *dx) {
+  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+  FOR_ITEMS(i, n, per) {
     long q[4];
     split4(i, p.C, p.H, p.W, q);
     T xv = LD(x, p.xb + q[0] * p.xs[0] + q[1] * p.xs[1] + q[2] * p.xs[2] + q[3] * p.xs[3], p.dt);
@@ -205,7 +215,7 @@ KERNEL pool_bwd(const cv_t p, long n, const uchar *x, const uchar *y,
         if (ow >= p.OW) continue;
         T g = LD(dy, p.gyb + q[0] * p.gys[0] + q[1] * p.gys[1] + oh * p.gys[2] + ow * p.gys[3], p.dt);
         if (p.op == OP_AVG_POOL2D) {
-          pw_add(&acc, g / pool_divisor(&p, pool_inside(&p, oh, ow)));
+          pw_add(&acc, FDIV(g, pool_divisor(&p, pool_inside(&p, oh, ow))));
         } else {
           T yv = LD(y, p.yb + q[0] * p.ys[0] + q[1] * p.ys[1] + oh * p.ys[2] + ow * p.ys[3], p.dt);
           if (!(xv == yv || (isnan(xv) && isnan(yv)))) continue;
@@ -221,7 +231,7 @@ KERNEL pool_bwd(const cv_t p, long n, const uchar *x, const uchar *y,
               ties += v == yv || (isnan(v) && isnan(yv));
             }
           }
-          pw_add(&acc, g / (T)ties);
+          pw_add(&acc, FDIV(g, (T)ties));
         }
       }
     }
@@ -229,4 +239,10 @@ KERNEL pool_bwd(const cv_t p, long n, const uchar *x, const uchar *y,
        pw_result(&acc));
   }
 }
+#endif
+
+#if KD_OPENCL /* inlined into the OpenCL program by plugins/opencl/embed_cl.cmake */
+#include "conv_blocked.k.h"
+#include "conv_tiled.k.h"
+#endif
 #endif

@@ -1,11 +1,13 @@
-/* reduce.cl — sum, mean, max, min, argmax, argmin over any axes, and their backward.
+/* reduce.k.h — sum, mean, max, min, argmax, argmin over any axes, and their backward.
  *
  * The host splits the input's axes into kept (outer, M outputs) and reduced (K terms, row-major
  * in the original axis order, so argmax's flat index is the position in that order). Each output
  * is reduced in `parts` partials; with one partial the first pass stores the result, otherwise
  * red_final combines the partials in a fixed order. No atomics: the result depends only on the
- * shape and the launch geometry, which depend only on the shape and the device. */
-#pragma OPENCL FP_CONTRACT OFF /* add/sub/mul round exactly as written */
+ * shape and the launch geometry, which depend only on the shape and the device. CUDA's host
+ * interleaves the partials always (the GPU layout); the contiguous chunks, and the vector code
+ * that sums them, are OpenCL's (KD_VECTOR). */
+KD_NO_CONTRACT /* add/sub/mul round exactly as written */
 
 #define RED_COUNT_TIES (-1) /* internal: count x equal to the reference (max/min backward) */
 
@@ -28,19 +30,9 @@
 /* op is a or b (a conditional, not ||: the compiler warns on || between constants) */
 #define RED_OP_IS(op, a, b) (RED_OPC(op) == (a) ? 1 : RED_OPC(op) == (b))
 
-typedef struct {
-  long oshape[MAX_RANK];     /* kept axes */
-  long ostride[3][MAX_RANK]; /* x, y and the reference tensor on the kept axes */
-  long kshape[MAX_RANK];     /* reduced axes */
-  long kstride[MAX_RANK];    /* x on the reduced axes */
-  long base[3];              /* x, y, reference (elements) */
-  long M, K, chunk, parts;
-  int orank, krank, op, dt;
-  int interleave;            /* 1: partial c takes k = c, c + parts, ...; 0: a contiguous chunk */
-  int odt;                   /* output dtype (bool sums may count into i64) */
-} red_t;
+/* red_t: kp_red_t of kernel_params.h */
 
-static inline void red_outer(const red_t *r, long m, long *off) {
+DEV void red_outer(const red_t *r, long m, long *off) {
   off[0] = r->base[0];
   off[1] = r->base[1];
   off[2] = r->base[2];
@@ -51,7 +43,7 @@ static inline void red_outer(const red_t *r, long m, long *off) {
   }
 }
 
-static inline long red_inner(const red_t *r, long k) {
+DEV long red_inner(const red_t *r, long k) {
   long off = 0;
   for (int d = r->krank - 1; d >= 0; d--) {
     long s = r->kshape[d], idx = k % s;
@@ -61,7 +53,7 @@ static inline long red_inner(const red_t *r, long k) {
   return off;
 }
 
-static inline int is_nan_t(T v) {
+DEV int is_nan_t(T v) {
 #if IS_FLOAT
   return isnan(v);
 #else
@@ -71,7 +63,7 @@ static inline int is_nan_t(T v) {
 
 /* 1 when v replaces the current extreme `best`: NaN is the extreme and the first one wins;
  * -0 < +0; among equal values the first stays. */
-static inline int beats(int want_max, T v, T best) {
+DEV int beats(int want_max, T v, T best) {
   if (is_nan_t(best)) return 0;
   if (is_nan_t(v)) return 1;
 #if IS_FLOAT
@@ -95,7 +87,7 @@ typedef struct {
   int any;   /* saw at least one term */
 } red_acc_t;
 
-static inline void acc_init(red_acc_t *a) {
+DEV void acc_init(red_acc_t *a) {
 #if IS_FLOAT
   pw_init(&a->sum);
 #else
@@ -106,7 +98,7 @@ static inline void acc_init(red_acc_t *a) {
   a->any = 0;
 }
 
-static inline void acc_add(red_acc_t *a, int op, T v, long k, T ref) {
+DEV void acc_add(red_acc_t *a, int op, T v, long k, T ref) {
   switch (op) {
     case OP_SUM: case OP_MEAN:
 #if IS_FLOAT
@@ -132,35 +124,35 @@ static inline void acc_add(red_acc_t *a, int op, T v, long k, T ref) {
 
 #if IS_FLOAT
 typedef T SUM_T;
-static inline SUM_T acc_sum(const red_acc_t *a) { return pw_result(&a->sum); }
+DEV SUM_T acc_sum(const red_acc_t *a) { return pw_result(&a->sum); }
 #else
-static inline SUM_T acc_sum(const red_acc_t *a) { return a->sum; }
+DEV SUM_T acc_sum(const red_acc_t *a) { return a->sum; }
 #endif
 
 /* store the finished reduction of one output */
-static inline void red_store(const red_t *r, global uchar *y, long off, SUM_T sum, T best, long idx) {
+DEV void red_store(const red_t *r, GLOBAL uchar *y, long off, SUM_T sum, T best, long idx) {
   switch (r->op) {
 #if IS_FLOAT
     case OP_SUM: ST(y, off, r->dt, sum); break;
     case OP_MEAN: ST(y, off, r->dt, FDIV(sum, (T)r->K)); break;
 #else
     case OP_SUM:
-      if (r->odt == DT_I64) ((global long *)y)[off] = (long)sum;
+      if (r->odt == DT_I64) ((GLOBAL long *)y)[off] = (long)sum;
       else if (r->dt == DT_BOOL) y[off] = (uchar)(sum != 0); /* any */
       else ST(y, off, r->dt, (T)sum);                         /* wraps */
       break;
 #endif
     case OP_MAX: case OP_MIN: ST(y, off, r->dt, best); break;
-    default: ((global long *)y)[off] = idx; /* argmax, argmin (i64) and tie counts */
+    default: ((GLOBAL long *)y)[off] = idx; /* argmax, argmin (i64) and tie counts */
   }
 }
 
-#if IS_FLOAT
+#if IS_FLOAT && KD_VECTOR
 /* Float sums on the contiguous layout: leaves of up to LEAF terms in 16 interleaved lanes (four
  * 4-wide vectors, which every SIMD width handles), folded pairwise and merged by the pairwise
  * cascade (pw_push): the CPU plugin's tree (cpu_accum.h), error ~ (min(k/16, 64) + 4 + log2 k) u. */
 #define LEAF 1024
-#if OCL_CLASS == CLASS_D
+#if KCLASS == CLASS_D
 typedef double4 T4;
 typedef double2 T2;
 typedef long4 M4;
@@ -178,25 +170,25 @@ typedef struct {
   pw_t casc;
 } leafsum_t;
 
-static inline void leaf_clear(leafsum_t *l) {
+DEV void leaf_clear(leafsum_t *l) {
   for (int i = 0; i < 4; i++) l->v[i] = (T4)(-LIT(0.0));
   l->cnt = 0;
 }
 
-static inline void leaf_init(leafsum_t *l) {
+DEV void leaf_init(leafsum_t *l) {
   leaf_clear(l);
   pw_init(&l->casc);
 }
 
 /* lanes j += j + 8, then j + 4, j + 2, j + 1 */
-static inline void leaf_flush(leafsum_t *l) {
+DEV void leaf_flush(leafsum_t *l) {
   T4 a = (l->v[0] + l->v[2]) + (l->v[1] + l->v[3]);
   T2 b = a.lo + a.hi;
   pw_push(&l->casc, b.lo + b.hi);
   leaf_clear(l);
 }
 
-static inline void leaf_add1(leafsum_t *l, T x) {
+DEV void leaf_add1(leafsum_t *l, T x) {
   int lane = (int)(l->cnt & 15), q = lane >> 2;
   l->v[q] = select(l->v[q], l->v[q] + x, (M4)(lane & 3) == (M4)(0, 1, 2, 3));
   if (++l->cnt == LEAF) leaf_flush(l);
@@ -205,13 +197,13 @@ static inline void leaf_add1(leafsum_t *l, T x) {
 #define LD4(x, o, s, dt) ((T4)(LD(x, (o), dt), LD(x, (o) + (s), dt), LD(x, (o) + 2 * (s), dt), LD(x, (o) + 3 * (s), dt)))
 
 /* len terms at x[xo], x[xo + s], ... */
-static inline void leaf_add_run(leafsum_t *l, const global uchar *x, long xo, long s, long len, int dt) {
+DEV void leaf_add_run(leafsum_t *l, const GLOBAL uchar *x, long xo, long s, long len, int dt) {
   while (len > 0) {
     if ((l->cnt & 15) == 0 && len >= 16) {
       long m = min(len & ~15L, LEAF - l->cnt);
       T4 v0 = l->v[0], v1 = l->v[1], v2 = l->v[2], v3 = l->v[3];
       if (dt == FAST_DT && s == 1) {
-        const global T *p = (const global T *)x + xo;
+        const GLOBAL T *p = (const GLOBAL T *)x + xo;
         for (long q = 0; q < m; q += 16) {
           v0 += VLOAD4(0, p + q);
           v1 += VLOAD4(0, p + q + 4);
@@ -240,7 +232,7 @@ static inline void leaf_add_run(leafsum_t *l, const global uchar *x, long xo, lo
   }
 }
 
-static inline T leaf_result(leafsum_t *l) {
+DEV T leaf_result(leafsum_t *l) {
   if (l->cnt) leaf_flush(l);
   return pw_result(&l->casc);
 }
@@ -248,7 +240,7 @@ static inline T leaf_result(leafsum_t *l) {
 
 /* max/min (and arg*) over len terms at x[xo], x[xo + s], ... with flat indices from k. Call
  * with a constant want_max so the comparisons fold; stops at the first NaN (the extreme). */
-static inline void extreme_run(int want_max, red_acc_t *a, const global uchar *x, long xo, long s, long len,
+DEV void extreme_run(int want_max, red_acc_t *a, const GLOBAL uchar *x, long xo, long s, long len,
                         long k, int dt) {
   if (len <= 0) return;
   if (!a->any) {
@@ -261,9 +253,9 @@ static inline void extreme_run(int want_max, red_acc_t *a, const global uchar *x
   T best = a->best;
   long bi = a->idx;
   if (dt == FAST_DT && s == 1) {
-    const global T *p = (const global T *)x + xo;
+    const GLOBAL T *p = (const GLOBAL T *)x + xo;
     long j = 0;
-#if IS_FLOAT
+#if IS_FLOAT && KD_VECTOR
     /* blocks of 64: the block's extreme by fmax/fmin in 4-vectors (a loop PoCL keeps vector)
      * only filters; a block holding a NaN, or whose extreme reaches best (>=: a +0 may beat a
      * -0), is scanned element by element as below, so the result is the scalar scan's */
@@ -332,14 +324,14 @@ static inline void extreme_run(int want_max, red_acc_t *a, const global uchar *x
     }                                                                             \
   }
 
-#if IS_FLOAT
+#if IS_FLOAT && KD_VECTOR
 /* Float sums over one reduced axis of CW outputs m .. m+CW-1, adjacent in x (the kept innermost
  * axis has x stride 1), one partial each, on the contiguous layout: the columns' terms of a row
  * in one CW-vector (64 bytes), term k of a leaf into acc[k & 15]. Each column gets
  * leaf_add_run's tree exactly (lanes, leaf flushes, cascade), so the results are the
  * column-by-column ones, bit for bit; walking column by column gathered one element per row
  * (colsum 4096 x 4096: 0.9 GB/s on PoCL). */
-#if OCL_CLASS == CLASS_D
+#if KCLASS == CLASS_D
 #define CW 8
 typedef double8 TW;
 #define VLOADW(o, p) vload8((o), (p))
@@ -350,12 +342,12 @@ typedef float16 TW;
 #define VLOADW(o, p) vload16((o), (p))
 #define VSTOREW(v, o, p) vstore16((v), (o), (p))
 #endif
-static inline void red_sum_cols(const red_t *r, const global uchar *x, global uchar *y, long m) {
-  const global T *p;
+DEV void red_sum_cols(const red_t *r, const GLOBAL uchar *x, GLOBAL uchar *y, long m) {
+  const GLOBAL T *p;
   {
     long off[3];
     red_outer(r, m, off);
-    p = (const global T *)x + off[0];
+    p = (const GLOBAL T *)x + off[0];
   }
   const long S = r->kstride[0], K = r->K;
   TW acc[16];
@@ -386,14 +378,14 @@ static inline void red_sum_cols(const red_t *r, const global uchar *x, global uc
 
 /* part: scratch with one partial per (output, part): values of T at val_off bytes, longs (index,
  * tie count, integer sum, or -1 for an empty partial) at idx_off bytes; unused with one partial */
-#if K_red_pass
-kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uchar *y,
-                     const global uchar *ref, global uchar *part, long val_off, long idx_off) {
+#if KD_WANT(red_pass)
+KERNEL red_pass(red_t r, RANGE_PARAMS(n, per), const GLOBAL uchar *x, GLOBAL uchar *y,
+                     const GLOBAL uchar *ref, GLOBAL uchar *part, long val_off, long idx_off) {
   RED_SPEC_OP(r.op); SPEC_SET_DT(r.dt); SPEC_SET_DT2(r.odt);
-  global T *pv = (global T *)(part + val_off);
-  global long *pi = (global long *)(part + idx_off);
+  GLOBAL T *pv = (GLOBAL T *)(part + val_off);
+  GLOBAL long *pi = (GLOBAL long *)(part + idx_off);
   int is_sum = RED_SUMLIKE(r.op);
-#if IS_FLOAT
+#if IS_FLOAT && KD_VECTOR
   /* contiguous layout, one reduced axis, the kept innermost axis adjacent in x: CW outputs of
    * one row at a time (red_sum_cols) */
   const int cols4 = OCL_CONTIG && is_sum && r.parts == 1 && r.krank == 1 && r.orank >= 1 && r.dt == FAST_DT &&
@@ -401,7 +393,7 @@ kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uc
   const long W = r.orank >= 1 ? r.oshape[r.orank - 1] : 1;
 #endif
   FOR_ITEMS(t, n, per) {
-#if IS_FLOAT
+#if IS_FLOAT && KD_VECTOR
     if (cols4 && t + CW <= t_end && t % W <= W - CW) {
       red_sum_cols(&r, x, y, t);
       t += CW - 1; /* and the loop's step */
@@ -415,12 +407,16 @@ kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uc
     red_acc_t a;
     acc_init(&a);
     SUM_T sum = 0;
-    if (!OCL_CONTIG && r.interleave) { /* the host interleaves on the strided layout only */
+    /* the host interleaves on the strided layout only (CUDA: always); partial c takes k = c,
+     * c + parts, ... (adjacent threads read adjacent terms) */
+    if (KD_CUDA || (!OCL_CONTIG && r.interleave)) {
       for (long k = c; k < r.K; k += r.parts)
         acc_add(&a, r.op, LD(x, off[0] + red_inner(&r, k), r.dt), k, refv);
       sum = acc_sum(&a);
-    } else {
-      long k0 = c * r.chunk, k1 = min(r.K, k0 + r.chunk);
+    }
+#if KD_OPENCL
+    else {
+      long k0 = c * r.chunk, k1 = lmin(r.K, k0 + r.chunk);
       if (RED_SUMLIKE(r.op)) {
 #if IS_FLOAT
         leafsum_t l;
@@ -448,6 +444,7 @@ kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uc
 #undef RUN_
       }
     }
+#endif
     if (r.parts == 1) {
       red_store(&r, y, off[1], sum, a.best, a.idx);
     } else {
@@ -463,17 +460,17 @@ kernel void red_pass(red_t r, long n, long per, const global uchar *x, global uc
 }
 #endif
 
-#if K_red_final
-kernel void red_final(red_t r, long n, long per, const global uchar *part, long val_off,
-                      long idx_off, global uchar *y) {
+#if KD_WANT(red_final)
+KERNEL red_final(red_t r, RANGE_PARAMS(n, per), const GLOBAL uchar *part, long val_off,
+                      long idx_off, GLOBAL uchar *y) {
   RED_SPEC_OP(r.op); SPEC_SET_DT(r.dt); SPEC_SET_DT2(r.odt);
-  const global T *pv = (const global T *)(part + val_off);
-  const global long *pi = (const global long *)(part + idx_off);
+  const GLOBAL T *pv = (const GLOBAL T *)(part + val_off);
+  const GLOBAL long *pi = (const GLOBAL long *)(part + idx_off);
   FOR_ITEMS(m, n, per) {
     long off[3];
     red_outer(&r, m, off);
-    const global T *v = pv + m * r.parts;
-    const global long *ix = pi + m * r.parts;
+    const GLOBAL T *v = pv + m * r.parts;
+    const GLOBAL long *ix = pi + m * r.parts;
 #if IS_FLOAT
     pw_t s;
     pw_init(&s);
@@ -525,39 +522,39 @@ kernel void red_final(red_t r, long n, long per, const global uchar *part, long 
 
 #if IS_FLOAT
 /* sum/mean backward: operands dy (zero strides on reduced axes), dx */
-#if K_red_bwd_sum
-kernel void red_bwd_sum(const iter_t it, long divisor, const global uchar *dy, global uchar *dx) {
-  int dt = it.dt;
+#if KD_WANT(red_bwd_sum)
+KERNEL red_bwd_sum(ITER_PARAMS1(it, dt), long divisor, const GLOBAL uchar *dy, GLOBAL uchar *dx) {
+  ITER_INT(it, dt, dt);
   SPEC_SET_DT(dt);
 #define RUN_(o, s, len)                                                              \
   for (long j = 0; j < len; j++) {                                                   \
     T g = LD(dy, o[0] + j * s[0], dt);                                               \
     ST(dx, o[1] + j * s[1], dt, divisor > 0 ? FDIV(g, (T)divisor) : g);              \
   }
-  FOR_RUNS(it, it.n, it.per, 2, RUN_)
+  FOR_RUNS(it, ITER_N(it), ITER_PER(it), 2, RUN_)
 #undef RUN_
 }
 #endif
 
 /* max/min backward: operands x, y, dy, count (i64), dx; ties share the gradient evenly */
-static inline void extreme_share_one(int dt, const global uchar *x, long ox, const global uchar *y, long oy,
-                              const global uchar *dy, long ody, const global long *count, long oc,
-                              global uchar *dx, long odx) {
+DEV void extreme_share_one(int dt, const GLOBAL uchar *x, long ox, const GLOBAL uchar *y, long oy,
+                              const GLOBAL uchar *dy, long ody, const GLOBAL long *count, long oc,
+                              GLOBAL uchar *dx, long odx) {
   T xv = LD(x, ox, dt), yv = LD(y, oy, dt);
   int tie = xv == yv || (isnan(xv) && isnan(yv));
   ST(dx, odx, dt, tie ? FDIV(LD(dy, ody, dt), (T)count[oc]) : (T)0);
 }
 
-#if K_red_bwd_extreme
-kernel void red_bwd_extreme(const iter_t it, const global uchar *x, const global uchar *y,
-                            const global uchar *dy, const global long *count, global uchar *dx) {
-  int dt = it.dt;
+#if KD_WANT(red_bwd_extreme)
+KERNEL red_bwd_extreme(ITER_PARAMS1(it, dt), const GLOBAL uchar *x, const GLOBAL uchar *y,
+                            const GLOBAL uchar *dy, const GLOBAL long *count, GLOBAL uchar *dx) {
+  ITER_INT(it, dt, dt);
   SPEC_SET_DT(dt);
 #define RUN_(o, s, len)                                                                               \
   for (long j = 0; j < len; j++)                                                                      \
     extreme_share_one(dt, x, o[0] + j * s[0], y, o[1] + j * s[1], dy, o[2] + j * s[2], count,         \
                       o[3] + j * s[3], dx, o[4] + j * s[4]);
-  FOR_RUNS(it, it.n, it.per, 5, RUN_)
+  FOR_RUNS(it, ITER_N(it), ITER_PER(it), 5, RUN_)
 #undef RUN_
 }
 #endif

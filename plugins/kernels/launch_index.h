@@ -1,6 +1,6 @@
-/* launch_index.h — the index arithmetic of a 1-D grid-stride loop, shared by the kernels
- * (common.cuh: FOR_ITEMS) and the host tests (tests/cuda), so that the 64-bit arithmetic the
- * device runs is the arithmetic the tests check. Grids use x only: y and z stop at 65,535. */
+/* launch_index.h — the index arithmetic of the CUDA dialect's 1-D grid-stride loop, shared by
+ * the kernels (dialect.h: KD_GLOBAL_ID, KD_GLOBAL_SIZE) and the host tests (tests/cuda), so that
+ * the 64-bit arithmetic the device runs is the arithmetic the tests check. Grids use x only: y and z stop at 65,535. */
 #ifndef PARITY_CU_LAUNCH_INDEX_H
 #define PARITY_CU_LAUNCH_INDEX_H
 #include <stdint.h>
