@@ -112,15 +112,9 @@ const char *vkp_f64_missing(const vkp_slot_t *s) {
                    : "shaderFloat64 and shaderSignedZeroInfNanPreserveFloat64";
 }
 
-static void add_device(VkPhysicalDevice pd) {
-  if (slot_count >= VKP_MAX_DEVICES) return;
-  VkPhysicalDeviceProperties props;
-  vkGetPhysicalDeviceProperties(pd, &props);
-  if (props.apiVersion < VK_API_VERSION_1_2) {
-    vkp_log(PARITY_LOG_WARNING, "vulkan: skipping '%s': Vulkan %u.%u, parity needs 1.2", props.deviceName,
-            VK_API_VERSION_MAJOR(props.apiVersion), VK_API_VERSION_MINOR(props.apiVersion));
-    return;
-  }
+/* The queue family parity uses on pd: a compute queue, preferably without graphics (async
+ * compute); UINT32_MAX when there is none. */
+static uint32_t compute_family(VkPhysicalDevice pd) {
   uint32_t nq = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
   VkQueueFamilyProperties qf[32];
@@ -130,6 +124,67 @@ static void add_device(VkPhysicalDevice pd) {
   for (uint32_t i = 0; i < nq; i++) /* prefer a compute queue without graphics (async compute) */
     if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && (family == UINT32_MAX || !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)))
       family = i;
+  return family;
+}
+
+/* The device information record and capability notes of a slot whose features are filled in;
+ * max_alloc: maxMemoryAllocationSize (0: unknown, the largest device-local heap then). */
+static void fill_info(vkp_slot_t *s, VkPhysicalDevice pd, uint64_t max_alloc) {
+  const VkPhysicalDeviceProperties *props = &s->props;
+  parity_device_info_t *info = &s->info;
+  info->struct_size = sizeof *info;
+  switch (props->deviceType) {
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: info->type = PARITY_DEVICE_TYPE_SOFTWARE_GPU; break;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: info->type = PARITY_DEVICE_TYPE_GPU; break;
+    default: info->type = PARITY_DEVICE_TYPE_OTHER;
+  }
+  snprintf(info->name, sizeof info->name, "%.127s", props->deviceName);
+  snprintf(info->driver, sizeof info->driver, "Vulkan %u.%u.%u, driver 0x%x", VK_API_VERSION_MAJOR(props->apiVersion),
+           VK_API_VERSION_MINOR(props->apiVersion), VK_API_VERSION_PATCH(props->apiVersion), props->driverVersion);
+  VkPhysicalDeviceMemoryProperties mp;
+  vkGetPhysicalDeviceMemoryProperties(pd, &mp);
+  uint64_t best = 0;
+  for (uint32_t i = 0; i < mp.memoryHeapCount; i++)
+    if ((mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) && mp.memoryHeaps[i].size > best)
+      best = mp.memoryHeaps[i].size;
+  info->memory_bytes = best;
+  info->max_buffer_bytes = max_alloc ? max_alloc : best;
+  info->dtype_mask = PARITY_DTYPE_BIT(PARITY_DTYPE_F32) | PARITY_DTYPE_BIT(PARITY_DTYPE_I32);
+  if (s->has_16bit) info->dtype_mask |= PARITY_DTYPE_BIT(PARITY_DTYPE_F16) | PARITY_DTYPE_BIT(PARITY_DTYPE_BF16);
+  if (s->has_f64) info->dtype_mask |= PARITY_DTYPE_BIT(PARITY_DTYPE_F64);
+  if (s->has_i64) info->dtype_mask |= PARITY_DTYPE_BIT(PARITY_DTYPE_I64);
+  if (s->has_8bit) info->dtype_mask |= PARITY_DTYPE_BIT(PARITY_DTYPE_BOOL);
+  info->flags = PARITY_DEVICE_FLAG_DETERMINISTIC; /* no atomics, fixed trees, fixed geometry */
+  /* every floating op has an f64 kernel, transcendentals included (software double, pmath) */
+  if (s->has_f64) info->flags |= PARITY_DEVICE_FLAG_FLOAT64;
+  /* lavapipe keeps f32 denormals through add/mul (measured); elsewhere the default float
+   * controls are the driver's choice */
+  info->denormals = s->cpu_like ? PARITY_DENORMALS_PRESERVED : PARITY_DENORMALS_UNKNOWN;
+  snprintf(info->math, sizeof info->math, "f32 f16 bf16: %s; f64: %s",
+           s->dmath ? "software double, rounded once" : "float32 library (32-bit arithmetic only)",
+           s->has_f64 ? "software double" : "none (no float64)");
+  s->caps.backend = "vulkan";
+  s->caps.device = info->name;
+  s->caps.dtype_mask = info->dtype_mask;
+  s->caps.missing[PARITY_DTYPE_F64] = vkp_f64_missing(s);
+  s->caps.missing[PARITY_DTYPE_I64] = "shaderInt64";
+  s->caps.missing[PARITY_DTYPE_F16] = "storageBuffer16BitAccess and shaderInt16";
+  s->caps.missing[PARITY_DTYPE_BF16] = "storageBuffer16BitAccess and shaderInt16";
+  s->caps.missing[PARITY_DTYPE_BOOL] = "storageBuffer8BitAccess and shaderInt8";
+}
+
+static void add_device(VkPhysicalDevice pd) {
+  if (slot_count >= VKP_MAX_DEVICES) return;
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(pd, &props);
+  if (props.apiVersion < VK_API_VERSION_1_2) {
+    vkp_log(PARITY_LOG_WARNING, "vulkan: skipping '%s': Vulkan %u.%u, parity needs 1.2", props.deviceName,
+            VK_API_VERSION_MAJOR(props.apiVersion), VK_API_VERSION_MINOR(props.apiVersion));
+    return;
+  }
+  uint32_t family = compute_family(pd);
   if (family == UINT32_MAX) {
     vkp_log(PARITY_LOG_WARNING, "vulkan: skipping '%s': no compute queue", props.deviceName);
     return;
@@ -178,48 +233,8 @@ static void add_device(VkPhysicalDevice pd) {
   s->subgroup_size = sg.subgroupSize;
   s->shared_bytes = props.limits.maxComputeSharedMemorySize;
 
-  parity_device_info_t *info = &s->info;
-  info->struct_size = sizeof *info;
-  switch (props.deviceType) {
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: info->type = PARITY_DEVICE_TYPE_SOFTWARE_GPU; break;
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: info->type = PARITY_DEVICE_TYPE_GPU; break;
-    default: info->type = PARITY_DEVICE_TYPE_OTHER;
-  }
-  snprintf(info->name, sizeof info->name, "%.127s", props.deviceName);
-  snprintf(info->driver, sizeof info->driver, "Vulkan %u.%u.%u, driver 0x%x", VK_API_VERSION_MAJOR(props.apiVersion),
-           VK_API_VERSION_MINOR(props.apiVersion), VK_API_VERSION_PATCH(props.apiVersion), props.driverVersion);
-  VkPhysicalDeviceMemoryProperties mp;
-  vkGetPhysicalDeviceMemoryProperties(pd, &mp);
-  uint64_t best = 0;
-  for (uint32_t i = 0; i < mp.memoryHeapCount; i++)
-    if ((mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) && mp.memoryHeaps[i].size > best)
-      best = mp.memoryHeaps[i].size;
-  info->memory_bytes = best;
-  info->max_buffer_bytes = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : best;
-  info->dtype_mask = PARITY_DTYPE_BIT(PARITY_DTYPE_F32) | PARITY_DTYPE_BIT(PARITY_DTYPE_I32);
-  if (s->has_16bit) info->dtype_mask |= PARITY_DTYPE_BIT(PARITY_DTYPE_F16) | PARITY_DTYPE_BIT(PARITY_DTYPE_BF16);
-  if (s->has_f64) info->dtype_mask |= PARITY_DTYPE_BIT(PARITY_DTYPE_F64);
-  if (s->has_i64) info->dtype_mask |= PARITY_DTYPE_BIT(PARITY_DTYPE_I64);
-  if (s->has_8bit) info->dtype_mask |= PARITY_DTYPE_BIT(PARITY_DTYPE_BOOL);
-  info->flags = PARITY_DEVICE_FLAG_DETERMINISTIC; /* no atomics, fixed trees, fixed geometry */
-  /* every floating op has an f64 kernel, transcendentals included (software double, pmath) */
-  if (s->has_f64) info->flags |= PARITY_DEVICE_FLAG_FLOAT64;
-  /* lavapipe keeps f32 denormals through add/mul (measured); elsewhere the default float
-   * controls are the driver's choice */
-  info->denormals = s->cpu_like ? PARITY_DENORMALS_PRESERVED : PARITY_DENORMALS_UNKNOWN;
-  snprintf(info->math, sizeof info->math, "f32 f16 bf16: %s; f64: %s",
-           s->dmath ? "software double, rounded once" : "float32 library (32-bit arithmetic only)",
-           s->has_f64 ? "software double" : "none (no float64)");
-  s->caps.backend = "vulkan";
-  s->caps.device = info->name;
-  s->caps.dtype_mask = info->dtype_mask;
-  s->caps.missing[PARITY_DTYPE_F64] = vkp_f64_missing(s);
-  s->caps.missing[PARITY_DTYPE_I64] = "shaderInt64";
-  s->caps.missing[PARITY_DTYPE_F16] = "storageBuffer16BitAccess and shaderInt16";
-  s->caps.missing[PARITY_DTYPE_BF16] = "storageBuffer16BitAccess and shaderInt16";
-  s->caps.missing[PARITY_DTYPE_BOOL] = "storageBuffer8BitAccess and shaderInt8";
+  fill_info(s, pd, m3.maxMemoryAllocationSize);
+  const parity_device_info_t *info = &s->info;
   vkp_log(PARITY_LOG_DEBUG, "vulkan: device %u: %s (%s), f64 %s%s, f32/f16/bf16 math: %s, i64 %s, 16-bit %s, "
           "8-bit %s, subgroup %u, max range %llu", slot_count - 1, info->name, info->driver,
           s->has_f64 ? "yes" : "no", s->hw_f64 && !s->has_f64 ? " (PARITY_VULKAN_FP64=off)" : "",
