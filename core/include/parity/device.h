@@ -5,6 +5,7 @@
 #define PARITY_DEVICE_H
 
 #include "parity/parity.h"
+#include "parity_plugin.h" /* the descriptors and buffer handles this API takes */
 
 #ifdef __cplusplus
 extern "C" {

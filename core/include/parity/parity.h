@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "parity_plugin.h"
+#include "parity_types.h" /* status codes, dtypes, ops, device info: no plugin ABI */
 
 #ifdef __cplusplus
 extern "C" {
