@@ -29,6 +29,13 @@ KD_NO_CONTRACT /* add/sub/mul round exactly as written */
 #endif
 /* op is a or b (a conditional, not ||: the compiler warns on || between constants) */
 #define RED_OP_IS(op, a, b) (RED_OPC(op) == (a) ? 1 : RED_OPC(op) == (b))
+/* partials interleaved: on the strided layout where the host asks; always on CUDA (a macro, not
+ * ||: the compiler warns on || with a constant) */
+#if KD_CUDA
+#define RED_INTERLEAVED(r) 1
+#else
+#define RED_INTERLEAVED(r) (!OCL_CONTIG && (r).interleave)
+#endif
 
 /* red_t: kp_red_t of kernel_params.h */
 
@@ -409,7 +416,7 @@ KERNEL red_pass(red_t r, RANGE_PARAMS(n, per), const GLOBAL uchar *x, GLOBAL uch
     SUM_T sum = 0;
     /* the host interleaves on the strided layout only (CUDA: always); partial c takes k = c,
      * c + parts, ... (adjacent threads read adjacent terms) */
-    if (KD_CUDA || (!OCL_CONTIG && r.interleave)) {
+    if (RED_INTERLEAVED(r)) {
       for (long k = c; k < r.K; k += r.parts)
         acc_add(&a, r.op, LD(x, off[0] + red_inner(&r, k), r.dt), k, refv);
       sum = acc_sum(&a);
