@@ -8,6 +8,7 @@
 #include "parity_plugin.h"
 #include "parity_support/desc.h"
 #include "parity_support/dtype.h"
+#include "parity_support/operands.h"
 #include "parity_support/ops.h"
 
 /* A CPU buffer is host memory, 64-byte aligned. */

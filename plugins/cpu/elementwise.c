@@ -18,29 +18,16 @@ typedef struct ew_operands_t {
   const char *name[EW_MAX_OPERANDS];
 } ew_operands_t;
 
-/* Returns 0 when the operand counts do not fit the op's kind and direction. */
+/* Returns 0 when the operand counts do not fit the op's kind and direction; names and slots from
+ * the one operand table (parity_support/operands.h). */
 static int gather(const parity_op_desc_t *d, int32_t kind, ew_operands_t *o) {
-  static const char *const unary_f[] = {"x", "y"}, *const unary_b[] = {"x", "y", "dy", "dx"};
-  static const char *const binary_f[] = {"a", "b", "c"};
-  static const char *const binary_b[] = {"a", "b", "c", "dc", "da", "db"};
-  static const char *const select_f[] = {"cond", "a", "b", "c"};
-  static const char *const select_b[] = {"cond", "dc", "da", "db"};
-  int bwd = d->direction == PARITY_DIRECTION_BACKWARD;
-  const char *const *names = unary_f;
-  uint32_t nin = 1, nout = 1;
-  switch (kind) {
-    case PARITY_OP_KIND_UNARY: names = bwd ? unary_b : unary_f; nin = bwd ? 3 : 1; break;
-    case PARITY_OP_KIND_BINARY: names = bwd ? binary_b : binary_f; nin = bwd ? 4 : 2; nout = bwd ? 2 : 1; break;
-    case PARITY_OP_KIND_COMPARE: names = binary_f; nin = 2; break;
-    case PARITY_OP_KIND_SELECT: names = bwd ? select_b : select_f; nin = bwd ? 2 : 3; nout = bwd ? 2 : 1; break;
-    default: break; /* CAST: x, y */
-  }
-  if (d->num_inputs != nin || d->num_outputs != nout) return 0;
+  const psup_operands_t *ops = psup_operands(kind, d->direction);
+  if (!ops || d->num_inputs != ops->num_inputs || d->num_outputs != ops->num_outputs) return 0;
   o->count = d->num_inputs + d->num_outputs;
   o->num_inputs = d->num_inputs;
-  for (uint32_t i = 0; i < d->num_inputs; i++) o->t[i] = d->inputs[i];
-  for (uint32_t i = 0; i < d->num_outputs; i++) o->t[d->num_inputs + i] = d->outputs[i];
-  for (uint32_t k = 0; k < o->count; k++) o->name[k] = names[k];
+  for (uint32_t i = 0; i < d->num_inputs; i++) o->t[i] = d->inputs[i], o->name[i] = ops->in[i].name;
+  for (uint32_t i = 0; i < d->num_outputs; i++)
+    o->t[d->num_inputs + i] = d->outputs[i], o->name[d->num_inputs + i] = ops->out[i].name;
   return 1;
 }
 

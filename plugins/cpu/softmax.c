@@ -18,7 +18,8 @@ int32_t cpu_softmax_supports(const parity_op_desc_t *d) {
   const parity_tensor_desc_t *t[SM_NT] = {d->inputs[0], fwd ? NULL : d->inputs[1], d->outputs[0]};
   const parity_tensor_desc_t *x = t[0];
   const char *op = psup_op_name(d->op), *dir = psup_direction_name(d->direction);
-  const char *names[SM_NT] = {fwd ? "x" : "y", "dy", fwd ? "y" : "dx"};
+  const psup_operands_t *ops = psup_operands(PARITY_OP_KIND_SOFTMAX, d->direction); /* the names */
+  const char *names[SM_NT] = {ops->in[0].name, fwd ? "" : ops->in[1].name, ops->out[0].name};
   const int32_t axis = d->params.softmax.axis;
   char xs[160], ts[160];
   if (!psup_dtype_is_float(x->dtype))

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "parity_support/dtype.h"
+#include "parity_support/operands.h"
 #include "parity_support/ops.h"
 
 typedef struct chk_t {
@@ -78,8 +79,11 @@ static int32_t check_shape(const chk_t *c, const parity_tensor_desc_t *t, const 
   for (uint32_t i = 0; same && i < t->rank; i++) same = t->shape[i] == ref->shape[i];
   if (same) return PARITY_STATUS_OK;
   char a[160], b[160];
-  return failf(c, PARITY_STATUS_INVALID_ARGUMENT, "%s %u has shape %s, %s has %s", role, slot,
-               psup_shape_str(t, a, sizeof a), ref_name, psup_shape_str(ref, b, sizeof b));
+  /* the operand's name from the one operand table: "input 2 (dy) has shape ..." */
+  const psup_operand_t *o = psup_operand(psup_operands(psup_op_info(c->d->op)->kind, c->d->direction),
+                                         role[0] == 'o', slot);
+  return failf(c, PARITY_STATUS_INVALID_ARGUMENT, "%s %u (%s) has shape %s, %s has %s", role, slot,
+               o ? o->name : "?", psup_shape_str(t, a, sizeof a), ref_name, psup_shape_str(ref, b, sizeof b));
 }
 
 static int32_t need_bool(const chk_t *c, const parity_tensor_desc_t *t, const char *what) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "parity_support/dtype.h"
+#include "parity_support/operands.h"
 #include "parity_support/ops.h"
 #include "parity_support/shape.h"
 
@@ -60,29 +61,6 @@ int psup_byte_extent(const parity_tensor_desc_t *t, int64_t *out_lo, int64_t *ou
   *out_lo = (int64_t)lo;
   *out_hi = (int64_t)hi;
   return 0;
-}
-
-static int expected_operands(int32_t kind, int32_t dir, uint32_t *nin, uint32_t *nout) {
-  int fwd = dir == PARITY_DIRECTION_FORWARD;
-  switch (kind) {
-    case PARITY_OP_KIND_UNARY: *nin = fwd ? 1 : 3; *nout = 1; return 1;
-    case PARITY_OP_KIND_BINARY: *nin = fwd ? 2 : 4; *nout = fwd ? 1 : 2; return 1;
-    case PARITY_OP_KIND_COMPARE: *nin = 2; *nout = 1; return fwd;
-    case PARITY_OP_KIND_SELECT: *nin = fwd ? 3 : 2; *nout = fwd ? 1 : 2; return 1;
-    case PARITY_OP_KIND_CAST: *nin = 1; *nout = 1; return fwd;
-    case PARITY_OP_KIND_REDUCE: *nin = fwd ? 1 : 3; *nout = 1; return 1;
-    case PARITY_OP_KIND_MATMUL: *nin = fwd ? 2 : 3; *nout = fwd ? 1 : 2; return 1;
-    case PARITY_OP_KIND_CONV2D: *nin = 3; *nout = fwd ? 1 : 3; return 1;
-    case PARITY_OP_KIND_POOL2D: *nin = fwd ? 1 : 3; *nout = 1; return 1;
-    case PARITY_OP_KIND_SOFTMAX: *nin = fwd ? 1 : 2; *nout = 1; return 1;
-    default: return 0;
-  }
-}
-
-/* Operands that may be NULL: conv2d bias (input 2 forward), backward outputs. */
-static int may_be_null(int32_t kind, int32_t dir, int is_output, uint32_t slot) {
-  if (is_output) return dir == PARITY_DIRECTION_BACKWARD;
-  return kind == PARITY_OP_KIND_CONV2D && dir == PARITY_DIRECTION_FORWARD && slot == 2;
 }
 
 /* The sizes of the ABI 1.0 structs: the fields this code reads. Checked against these, not against
@@ -149,25 +127,26 @@ static int32_t check_desc(const parity_op_desc_t *d, int need_buffers, int tenso
     snprintf(msg, n, "%s: invalid direction %d", info->name, d->direction);
     return PARITY_STATUS_INVALID_ARGUMENT;
   }
-  uint32_t nin = 0, nout = 0;
-  if (!expected_operands(info->kind, d->direction, &nin, &nout) ||
-      (d->direction == PARITY_DIRECTION_BACKWARD && !(info->flags & PARITY_OPF_BACKWARD))) {
+  const psup_operands_t *ops = psup_operands(info->kind, d->direction);
+  if (!ops || (d->direction == PARITY_DIRECTION_BACKWARD && !(info->flags & PARITY_OPF_BACKWARD))) {
     snprintf(msg, n, "%s has no %s", info->name, psup_direction_name(d->direction));
     return PARITY_STATUS_INVALID_ARGUMENT;
   }
-  if (d->num_inputs != nin || d->num_outputs != nout) {
+  if (d->num_inputs != ops->num_inputs || d->num_outputs != ops->num_outputs) {
     snprintf(msg, n, "%s %s takes %u inputs and %u outputs, descriptor has %u and %u", info->name,
-             psup_direction_name(d->direction), nin, nout, d->num_inputs, d->num_outputs);
+             psup_direction_name(d->direction), ops->num_inputs, ops->num_outputs, d->num_inputs,
+             d->num_outputs);
     return PARITY_STATUS_INVALID_ARGUMENT;
   }
   uint32_t rank = UINT32_MAX;
   for (int pass = 0; pass < 2; pass++) {
-    uint32_t count = pass ? nout : nin;
+    uint32_t count = pass ? ops->num_outputs : ops->num_inputs;
     for (uint32_t i = 0; i < count; i++) {
       const parity_tensor_desc_t *t = pass ? d->outputs[i] : d->inputs[i];
       const char *role = pass ? "output" : "input";
+      const uint32_t flags = psup_operand(ops, pass, i)->flags;
       if (!t) {
-        if (may_be_null(info->kind, d->direction, pass, i)) continue;
+        if (flags & PSUP_OPERAND_OPTIONAL) continue;
         snprintf(msg, n, "%s %s: %s %u is NULL", info->name, psup_direction_name(d->direction), role, i);
         return PARITY_STATUS_INVALID_ARGUMENT;
       }
@@ -179,8 +158,7 @@ static int32_t check_desc(const parity_op_desc_t *d, int need_buffers, int tenso
       }
       if (rank == UINT32_MAX) rank = t->rank;
       /* conv bias and dbias are rank 1; everything else shares the rank */
-      int is_bias = info->kind == PARITY_OP_KIND_CONV2D && ((pass == 0 && i == 2) || (pass == 1 && i == 2));
-      if (!is_bias && t->rank != rank) {
+      if (!(flags & PSUP_OPERAND_RANK1) && t->rank != rank) {
         snprintf(msg, n, "%s %s: %s %u has rank %u, expected %u", info->name,
                  psup_direction_name(d->direction), role, i, t->rank, rank);
         return PARITY_STATUS_INVALID_ARGUMENT;
