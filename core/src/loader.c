@@ -70,6 +70,94 @@ static void describe(parity__plugin *p, const parity__module *m) {
   set_identity(p, m->info.name, m->info.backend, m->info.version, m->info.abi_major, m->info.abi_minor);
 }
 
+/* Why the plugin's answer to query() (status st, m->info) cannot be used, or NULL when it can;
+ * on success the function table is copied into m->api within its struct_size. The message is
+ * written to buf. */
+static const char *negotiation_refusal(const parity__plugin *p, parity__module *m, int32_t st, char *buf,
+                                       size_t n) {
+  char refusal[200];
+  parity__copy_text(refusal, sizeof refusal, m->info.refusal ? m->info.refusal : "no reason given");
+  if (st == PARITY_STATUS_VERSION_MISMATCH) {
+    snprintf(buf, n, "refused host ABI %u.%u: %s (plugin ABI %u.%u, host ABI %u.%u); "
+             "remedy: rebuild the plugin against abi/parity_plugin.h %u.x",
+             PARITY_ABI_MAJOR, PARITY_ABI_MINOR, refusal, p->abi_major, p->abi_minor,
+             PARITY_ABI_MAJOR, PARITY_ABI_MINOR, PARITY_ABI_MAJOR);
+    return buf;
+  }
+  if (st != PARITY_STATUS_OK) {
+    snprintf(buf, n, "query failed: %s: %s (host ABI %u.%u)", psup_status_name(st),
+             parity_last_error(), PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
+    return buf;
+  }
+  if (m->info.abi_major != PARITY_ABI_MAJOR) {
+    snprintf(buf, n, "speaks ABI %u.%u, host ABI is %u.%u; remedy: rebuild the plugin "
+             "against abi/parity_plugin.h %u.x", p->abi_major, p->abi_minor, PARITY_ABI_MAJOR,
+             PARITY_ABI_MINOR, PARITY_ABI_MAJOR);
+    return buf;
+  }
+  if (!m->info.api || m->info.api->struct_size < API_REQUIRED_SIZE) {
+    snprintf(buf, n, "function table %s (needs at least %zu bytes; plugin ABI %u.%u, "
+             "host ABI %u.%u); remedy: fill parity_plugin_api_t up to supports()",
+             m->info.api ? "too small" : "missing", (size_t)API_REQUIRED_SIZE, p->abi_major,
+             p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
+    return buf;
+  }
+  if (!m->info.name || !m->info.name[0] || !m->info.backend) {
+    snprintf(buf, n, "answered without a name or backend (plugin ABI %u.%u, host ABI %u.%u)", p->abi_major,
+             p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
+    return buf;
+  }
+  size_t size = m->info.api->struct_size < sizeof m->api ? m->info.api->struct_size : sizeof m->api;
+  memcpy(&m->api, m->info.api, size);
+  m->api.struct_size = (uint32_t)size;
+  const parity_plugin_api_t *a = &m->api;
+  /* every required entry, named in the message when NULL */
+  const struct { const void *fn; const char *name; } req[] = {
+      {(const void *)a->init, "init"}, {(const void *)a->shutdown, "shutdown"},
+      {(const void *)a->get_device_count, "get_device_count"}, {(const void *)a->get_device_info, "get_device_info"},
+      {(const void *)a->device_open, "device_open"}, {(const void *)a->device_close, "device_close"},
+      {(const void *)a->buffer_alloc, "buffer_alloc"}, {(const void *)a->buffer_free, "buffer_free"},
+      {(const void *)a->buffer_write, "buffer_write"}, {(const void *)a->buffer_read, "buffer_read"},
+      {(const void *)a->buffer_copy, "buffer_copy"}, {(const void *)a->buffer_fill, "buffer_fill"},
+      {(const void *)a->synchronize, "synchronize"}, {(const void *)a->supports, "supports"}};
+  char missing[256] = "";
+  for (size_t r = 0; r < sizeof req / sizeof req[0]; r++)
+    if (!req[r].fn) {
+      size_t len = strlen(missing);
+      snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", req[r].name);
+    }
+  if (!missing[0]) return NULL;
+  snprintf(buf, n, "function table has NULL required entries: %s (plugin ABI %u.%u, host ABI %u.%u)",
+           missing, p->abi_major, p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
+  return buf;
+}
+
+/* init() and the device count of a negotiated module; 0, or -1 with p's reason filled (the
+ * plugin shut down again where init succeeded). */
+static int module_init(parity_context_t *ctx, parity__plugin *p, parity__module *m) {
+  parity__clear_error();
+  int32_t st = m->api.init();
+  if (st == PARITY_STATUS_OK) {
+    st = m->api.get_device_count(&m->device_count);
+    if (st != PARITY_STATUS_OK) m->api.shutdown();
+  }
+  if (st == PARITY_STATUS_OK && m->device_count > PARITY_MAX_DEVICES_PER_PLUGIN) {
+    m->api.shutdown();
+    skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "reported %u devices, more than the %d one plugin may "
+         "have; the plugin is misbehaving", m->device_count, PARITY_MAX_DEVICES_PER_PLUGIN);
+    return -1;
+  }
+  if (st == PARITY_STATUS_UNAVAILABLE) {
+    skip(ctx, p, PARITY_PLUGIN_STATE_UNAVAILABLE, "unavailable: %s", parity_last_error());
+    return -1;
+  }
+  if (st != PARITY_STATUS_OK) {
+    skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "init failed: %s: %s", psup_status_name(st), parity_last_error());
+    return -1;
+  }
+  return 0;
+}
+
 /* Load, negotiate and initialise the library at `real`; on failure fill p's reason. Caller holds
  * modules_lock. */
 static parity__module *module_load(parity_context_t *ctx, parity__plugin *p, const char *real) {
@@ -99,96 +187,23 @@ static parity__module *module_load(parity_context_t *ctx, parity__plugin *p, con
     return NULL;
   }
   parity__module *m = calloc(1, sizeof *m);
+  char *path = strdup(real);
+  if (!m || !path) {
+    skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "out of memory loading the plugin");
+    free(m), free(path);
+    dlclose(dl);
+    return NULL;
+  }
   m->dl = dl;
-  m->realpath = strdup(real);
+  m->realpath = path;
   m->info.struct_size = sizeof m->info;
   parity__clear_error();
   int32_t st = query(PARITY_ABI_MAJOR, PARITY_ABI_MINOR, &parity__host_template, &m->info);
   describe(p, m);
-  const char *why = NULL;
   char buf[400];
-  char refusal[200];
-  parity__copy_text(refusal, sizeof refusal, m->info.refusal ? m->info.refusal : "no reason given");
-  if (st == PARITY_STATUS_VERSION_MISMATCH) {
-    snprintf(buf, sizeof buf, "refused host ABI %u.%u: %s (plugin ABI %u.%u, host ABI %u.%u); "
-             "remedy: rebuild the plugin against abi/parity_plugin.h %u.x",
-             PARITY_ABI_MAJOR, PARITY_ABI_MINOR, refusal, p->abi_major, p->abi_minor,
-             PARITY_ABI_MAJOR, PARITY_ABI_MINOR, PARITY_ABI_MAJOR);
-    why = buf;
-  } else if (st != PARITY_STATUS_OK) {
-    snprintf(buf, sizeof buf, "query failed: %s: %s (host ABI %u.%u)", psup_status_name(st),
-             parity_last_error(), PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
-    why = buf;
-  } else if (m->info.abi_major != PARITY_ABI_MAJOR) {
-    snprintf(buf, sizeof buf, "speaks ABI %u.%u, host ABI is %u.%u; remedy: rebuild the plugin "
-             "against abi/parity_plugin.h %u.x", p->abi_major, p->abi_minor, PARITY_ABI_MAJOR,
-             PARITY_ABI_MINOR, PARITY_ABI_MAJOR);
-    why = buf;
-  } else if (!m->info.api || m->info.api->struct_size < API_REQUIRED_SIZE) {
-    snprintf(buf, sizeof buf, "function table %s (needs at least %zu bytes; plugin ABI %u.%u, "
-             "host ABI %u.%u); remedy: fill parity_plugin_api_t up to supports()",
-             m->info.api ? "too small" : "missing", (size_t)API_REQUIRED_SIZE, p->abi_major,
-             p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
-    why = buf;
-  } else if (!m->info.name || !m->info.name[0] || !m->info.backend) {
-    snprintf(buf, sizeof buf, "answered without a name or backend (plugin ABI %u.%u, host ABI %u.%u)", p->abi_major,
-             p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
-    why = buf;
-  }
-  if (!why) {
-    size_t n = m->info.api->struct_size < sizeof m->api ? m->info.api->struct_size : sizeof m->api;
-    memcpy(&m->api, m->info.api, n);
-    m->api.struct_size = (uint32_t)n;
-    const parity_plugin_api_t *a = &m->api;
-    /* every required entry, named in the message when NULL */
-    const struct { const void *fn; const char *name; } req[] = {
-        {(const void *)a->init, "init"}, {(const void *)a->shutdown, "shutdown"},
-        {(const void *)a->get_device_count, "get_device_count"}, {(const void *)a->get_device_info, "get_device_info"},
-        {(const void *)a->device_open, "device_open"}, {(const void *)a->device_close, "device_close"},
-        {(const void *)a->buffer_alloc, "buffer_alloc"}, {(const void *)a->buffer_free, "buffer_free"},
-        {(const void *)a->buffer_write, "buffer_write"}, {(const void *)a->buffer_read, "buffer_read"},
-        {(const void *)a->buffer_copy, "buffer_copy"}, {(const void *)a->buffer_fill, "buffer_fill"},
-        {(const void *)a->synchronize, "synchronize"}, {(const void *)a->supports, "supports"}};
-    char missing[256] = "";
-    for (size_t r = 0; r < sizeof req / sizeof req[0]; r++)
-      if (!req[r].fn) {
-        size_t len = strlen(missing);
-        snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", req[r].name);
-      }
-    if (missing[0]) {
-      snprintf(buf, sizeof buf, "function table has NULL required entries: %s (plugin ABI %u.%u, host ABI %u.%u)",
-               missing, p->abi_major, p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
-      why = buf;
-    }
-  }
-  if (why) {
-    skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "%s", why);
-    free(m->realpath);
-    free(m);
-    dlclose(dl);
-    return NULL;
-  }
-  parity__clear_error();
-  st = m->api.init();
-  if (st == PARITY_STATUS_OK) {
-    st = m->api.get_device_count(&m->device_count);
-    if (st != PARITY_STATUS_OK) m->api.shutdown();
-  }
-  if (st == PARITY_STATUS_OK && m->device_count > PARITY_MAX_DEVICES_PER_PLUGIN) {
-    m->api.shutdown();
-    skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "reported %u devices, more than the %d one plugin may "
-         "have; the plugin is misbehaving", m->device_count, PARITY_MAX_DEVICES_PER_PLUGIN);
-    free(m->realpath);
-    free(m);
-    dlclose(dl);
-    return NULL;
-  }
-  if (st != PARITY_STATUS_OK) {
-    if (st == PARITY_STATUS_UNAVAILABLE)
-      skip(ctx, p, PARITY_PLUGIN_STATE_UNAVAILABLE, "unavailable: %s", parity_last_error());
-    else
-      skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "init failed: %s: %s", psup_status_name(st),
-           parity_last_error());
+  const char *why = negotiation_refusal(p, m, st, buf, sizeof buf);
+  if (why) skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "%s", why);
+  if (why || module_init(ctx, p, m) != 0) {
     free(m->realpath);
     free(m);
     dlclose(dl);
