@@ -190,8 +190,8 @@ static void thread_ws(const gemm_plan_t *pl, unsigned char *mem, int tid, gemm_w
 /* ---- small problems ----------------------------------------------------------------------- */
 /* Problems of at most GEMM_SMALL_MACS multiply-adds with k <= GEMM_KC on plain (unmasked,
  * one-level) f32 operands skip packing and tiling: each C element is computed as the blocked
- * path computes it (init, plus S_0, an FMA chain in k order from +0 on the FMA paths, a
- * rounded-product chain on the portable one), so both give the same bits. Packing a tile for
+ * path computes it (init, plus S_0, a chain of gemm_muladd in k order from +0, redone exactly
+ * on the portable path where it ends non-finite), so both give the same bits. Packing a tile for
  * a 2x2 product cost more than the product. */
 #define GEMM_SMALL_MACS 4096
 
@@ -218,12 +218,16 @@ static void gemm_small(const gemm_problem_t *p, int64_t batch) {
         float t = p->init == GEMM_INIT_ACCUMULATE ? *cij : z ? z[i * Z->row.stride[0]] : 0.0f, s = 0.0f;
         for (int64_t q = 0; q < p->k; q++) {
           float x = a[i * A->row.stride[0] + q * A->col.stride[0]], y = b[q * B->row.stride[0] + j * B->col.stride[0]];
-#if defined(__FMA__)
-          s = fmaf(x, y, s);
-#else
-          s += x * y;
-#endif
+          s = gemm_muladd(x, y, s);
         }
+#if !defined(__FMA__)
+        if (!isfinite(s)) { /* as the portable micro-kernel does: the chain again, products exact */
+          s = 0.0f;
+          for (int64_t q = 0; q < p->k; q++)
+            s = gemm_muladd_exact(a[i * A->row.stride[0] + q * A->col.stride[0]],
+                                  b[q * B->row.stride[0] + j * B->col.stride[0]], s);
+        }
+#endif
         *cij = p->k ? t + s : t; /* k = 0: the blocked path stores init untouched (-0 stays) */
       }
   }

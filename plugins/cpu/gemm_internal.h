@@ -15,6 +15,22 @@
 #error "the gemm engine is compiled once per path, with -DCPU_ISA=<path>"
 #endif
 
+/* One step of a product chain, s + x*y, as each path computes it: fmaf where the path has FMA;
+ * on the portable path the product is rounded before it is added. A portable chain that ends
+ * non-finite is computed again with gemm_muladd_exact (the product exact in double, one rounding
+ * to float), so that a product past FLT_MAX does not turn into inf before it is added (3e38 * 2 +
+ * -inf is -inf, as with fma, not NaN). A finite result never went through inf, so only those are
+ * redone: the finite bits, and the speed, stay those of the rounded-product chain. */
+#include <math.h>
+#if defined(__FMA__)
+static inline float gemm_muladd(float x, float y, float s) { return fmaf(x, y, s); }
+#else
+static inline float gemm_muladd(float x, float y, float s) { return s + x * y; }
+#endif
+static inline float gemm_muladd_exact(float x, float y, float s) {
+  return (float)((double)x * (double)y + (double)s);
+}
+
 /* Micro-tile MR x NR per path: the AVX-512 kernel keeps a 12x32 tile in 24 zmm registers, the
  * AVX2 one 6x16 in 12 ymm; the portable one uses the AVX2 shape. */
 #if defined(__AVX512F__)

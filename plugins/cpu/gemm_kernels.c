@@ -6,8 +6,9 @@
 
 #include "gemm_internal.h"
 
-/* One row of the tile at a time (p in order for each element, as in the SIMD kernels, but
- * each product rounded before it is added): a shape every compiler vectorizes well. */
+/* One row of the tile at a time (p in order for each element, as in the SIMD kernels, each
+ * product rounded before it is added: gemm_muladd): a shape every compiler vectorizes well. An
+ * element whose chain ends non-finite is computed again with exact products (gemm_internal.h). */
 static __attribute__((unused)) void kernel_generic(int64_t kc, const float *a, const float *b, float *c,
                                                    int64_t ldc) {
   for (int r = 0; r < GEMM_MR; r++) {
@@ -17,6 +18,12 @@ static __attribute__((unused)) void kernel_generic(int64_t kc, const float *a, c
       const float ar = a[p * GEMM_MR + r], *bp = b + p * GEMM_NR;
       for (int j = 0; j < GEMM_NR; j++) acc[j] += ar * bp[j];
     }
+    for (int j = 0; j < GEMM_NR; j++)
+      if (!isfinite(acc[j])) {
+        float s = 0.0f;
+        for (int64_t p = 0; p < kc; p++) s = gemm_muladd_exact(a[p * GEMM_MR + r], b[p * GEMM_NR + j], s);
+        acc[j] = s;
+      }
     for (int j = 0; j < GEMM_NR; j++) c[r * ldc + j] += acc[j];
   }
 }

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L /* setenv */
 /* The CPU plugin's matmul family: forward and backward, every dtype, layouts, determinism,
  * and rejection of malformed descriptors. */
+#include <math.h>
 #include <stdio.h>
 
 #include "dense_test_util.h"
@@ -173,6 +174,29 @@ Test(matmul, portable_kernel_matches_f64_within_tolerance) {
   parity_device_t *dev = pt_device("cpu");
   check_against_f64(dev, PARITY_DTYPE_F32, 1, 65, 63, 300, 11);
   check_against_f64(dev, PARITY_DTYPE_BF16, 2, 33, 31, 32, 12);
+}
+
+/* A finite product past FLT_MAX added to -inf: the float64 reference gives -inf, so must every
+ * path. The FMA paths never round the product; the portable path rounds each product first (inf)
+ * and redoes a chain that ends non-finite with exact products. Small (unpacked) and blocked
+ * problems alike; cpu_matmul_on_portable runs this on the portable path. */
+Test(matmul, a_product_past_flt_max_added_to_minus_inf_gives_minus_inf) {
+  parity_device_t *dev = pt_device("cpu");
+  const int64_t sizes[][3] = {{1, 1, 2}, {16, 32, 16}}; /* m, n, k: small path, blocked path */
+  for (int s = 0; s < 2; s++) {
+    int64_t m = sizes[s][0], n = sizes[s][1], k = sizes[s][2];
+    int64_t sa[2] = {m, k}, sb[2] = {k, n}, sc[2] = {m, n};
+    double *av = calloc((size_t)(m * k), sizeof(double)), *bv = calloc((size_t)(k * n), sizeof(double));
+    av[0] = 1.0, av[1] = 3e38, bv[0] = -INFINITY, bv[n] = 2.0; /* c[0,0] = 1*-inf + 3e38*2 */
+    pt_tensor a = dt_from(dev, PARITY_DTYPE_F32, 2, sa, av), b = dt_from(dev, PARITY_DTYPE_F32, 2, sb, bv);
+    pt_tensor c = dt_from(dev, PARITY_DTYPE_F32, 2, sc, NULL);
+    cr_assert_eq(mm_fwd(dev, &a, &b, &c), PARITY_STATUS_OK, "%s", parity_last_error());
+    double *cv = dt_read(&c);
+    cr_assert(isinf(cv[0]) && cv[0] < 0, "%lldx%lldx%lld: c[0,0] = %g, expected -inf", (long long)m, (long long)n,
+              (long long)k, cv[0]);
+    free(cv), free(av), free(bv);
+    pt_tensor_free(&a), pt_tensor_free(&b), pt_tensor_free(&c);
+  }
 }
 
 Test(matmul, k_zero_gives_zeros_in_every_dtype) {
