@@ -38,10 +38,10 @@ static const int kernel_family[CU_K_COUNT] = {
 int32_t cu_enter(parity_plugin_device_t *dev) {
   if (cu_poisoned(&dev->slot->poison)) {
     char msg[512];
-    cu_poison_message(&dev->slot->poison, msg, sizeof msg, dev->slot->info.name);
+    cu_poison_message(&dev->slot->poison, msg, sizeof msg, dev->slot->kit.info.name);
     return cu_fail(PARITY_STATUS_DEVICE_ERROR, "%s", msg);
   }
-  CU_CHECK(dev, cu_drv.cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent", dev->slot->info.name);
+  CU_CHECK(dev, cu_drv.cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent", dev->slot->kit.info.name);
   return PARITY_STATUS_OK;
 }
 
@@ -68,7 +68,7 @@ void cu_device_close(parity_plugin_device_t *dev) {
 static int32_t load_module(parity_plugin_device_t *dev, int fam, int cls) {
   const cu_ptx_t *ptx = cu_ptx(fam, cls);
   if (!ptx)
-    return cu_fail(PARITY_STATUS_INTERNAL, "cuda: no PTX for family %d class %s in this build", fam, cu_class_name(cls));
+    return cu_fail(PARITY_STATUS_INTERNAL, "no PTX for family %d class %s in this build", fam, cu_class_name(cls));
   char err[4096] = "", info[4096] = "";
   CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
                          CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
@@ -77,7 +77,7 @@ static int32_t load_module(parity_plugin_device_t *dev, int fam, int cls) {
   if (r == CUDA_SUCCESS) {
     if (info[0]) {
       char msg[4200];
-      snprintf(msg, sizeof msg, "cuda: JIT of %s: %s", ptx->name, info);
+      snprintf(msg, sizeof msg, "JIT of %s: %s", ptx->name, info);
       cu_log(PARITY_LOG_DEBUG, msg);
     }
     return PARITY_STATUS_OK;
@@ -91,7 +91,7 @@ static int32_t load_module(parity_plugin_device_t *dev, int fam, int cls) {
   /* the whole logs to the log; the message (the host keeps 1,024 characters) starts with the
    * error log */
   char full[8600];
-  snprintf(full, sizeof full, "cuda: JIT of %s failed; error log: %s; info log: %s", ptx->name,
+  snprintf(full, sizeof full, "JIT of %s failed; error log: %s; info log: %s", ptx->name,
            err[0] ? err : "(empty)", info[0] ? info : "(empty)");
   cu_log(PARITY_LOG_WARNING, full);
   if (cu_result_is_sticky((int)r)) return cu_res_fail(dev, r, "cuModuleLoadDataEx", ptx->name);
@@ -100,8 +100,7 @@ static int32_t load_module(parity_plugin_device_t *dev, int fam, int cls) {
   cu_result_message(msg, sizeof msg, (int)r, "cuModuleLoadDataEx", what);
   int32_t st = cu_result_status((int)r);
   if (st == PARITY_STATUS_OK) st = PARITY_STATUS_INTERNAL;
-  psup_report(cu_host, st, "%s", msg);
-  return st;
+  return cu_fail(st, "%s", msg);
 }
 
 static int32_t get_function(parity_plugin_device_t *dev, int cls, int kid, CUfunction *out) {
@@ -125,13 +124,13 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
   CUresult r = cu_drv.cuDevicePrimaryCtxRetain(&dev->ctx, s->dev);
   if (r != CUDA_SUCCESS) {
     dev->ctx = NULL;
-    return cu_res_fail(dev, r, "cuDevicePrimaryCtxRetain", s->info.name);
+    return cu_res_fail(dev, r, "cuDevicePrimaryCtxRetain", s->kit.info.name);
   }
   int32_t st = cu_enter(dev);
   if (st != PARITY_STATUS_OK) return st;
-  CU_CHECK(dev, cu_drv.cuStreamCreate(&dev->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate", s->info.name);
+  CU_CHECK(dev, cu_drv.cuStreamCreate(&dev->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate", s->kit.info.name);
   CU_CHECK(dev, cu_drv.cuEventCreate(&dev->done, CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC), "cuEventCreate",
-           s->info.name);
+           s->kit.info.name);
   dev->pools = s->pools;
   if (dev->pools) { /* keep freed memory in the pool instead of returning it at every sync */
     CUmemoryPool pool;
@@ -144,7 +143,7 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
   long long blocks = 0; /* test knob: force grid-stride loops */
   char msg[200];
   if (psup_env_int("PARITY_CUDA_MAX_BLOCKS", 0, 1ll << 31, 0, &blocks, msg, sizeof msg) != 0)
-    return cu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cuda: %s", msg);
+    return cu_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", msg);
   if (blocks > 0) dev->max_blocks = (uint64_t)blocks;
   /* load the elementwise f32 module now: a driver too old for the PTX fails here, with the
    * versions named, rather than at the first kernel */
@@ -152,13 +151,13 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
 }
 
 int32_t cu_device_open(uint32_t index, parity_plugin_device_t **out_dev) {
-  cu_slot_t *s = cu_slot(index);
-  if (!s) return cu_fail(PARITY_STATUS_OUT_OF_RANGE, "cuda: device %u does not exist", index);
-  parity_plugin_device_t *dev = calloc(1, sizeof *dev);
-  if (!dev) return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cuda: device_open: out of host memory");
+  void *mem;
+  int32_t st = psup_kit_device_new(&cu_kit, index, sizeof(parity_plugin_device_t), &mem);
+  if (st != PARITY_STATUS_OK) return st;
+  parity_plugin_device_t *dev = mem;
   dev->index = index;
-  dev->slot = s;
-  int32_t st = open_objects(dev);
+  dev->slot = cu_slot(index);
+  st = open_objects(dev);
   if (st != PARITY_STATUS_OK) {
     cu_device_close(dev);
     return st;
@@ -179,7 +178,7 @@ int32_t cu_run(parity_plugin_device_t *dev, int cls, int kid, const cu_geom_t *g
 
 int32_t cu_run_items(parity_plugin_device_t *dev, int cls, int kid, int64_t items, uint32_t nargs, void **args) {
   void *all[16];
-  if (nargs + 1 > 16) return cu_fail(PARITY_STATUS_INTERNAL, "cuda: %s: too many arguments", kernel_names[kid]);
+  if (nargs + 1 > 16) return cu_fail(PARITY_STATUS_INTERNAL, "%s: too many arguments", kernel_names[kid]);
   int64_t n = items; /* the kernel's `long n` */
   all[0] = args[0];
   all[1] = &n;

@@ -29,8 +29,8 @@ int32_t cu_driver_load(char *msg, size_t n) {
   const char *name = cu_driver_library();
   void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
-    if (strcmp(name, "libcuda.so.1") == 0) snprintf(msg, n, "cuda: no NVIDIA driver (libcuda.so.1 not found)");
-    else snprintf(msg, n, "cuda: no NVIDIA driver (%s not found)", name);
+    if (strcmp(name, "libcuda.so.1") == 0) snprintf(msg, n, "no NVIDIA driver (libcuda.so.1 not found)");
+    else snprintf(msg, n, "no NVIDIA driver (%s not found)", name);
     return PARITY_STATUS_UNAVAILABLE;
   }
   /* cuGetProcAddress_v2 (CUDA 12+) reports whether the symbol exists in the requested version;
@@ -39,7 +39,7 @@ int32_t cu_driver_load(char *msg, size_t n) {
   PFN_cuGetProcAddress_v11030 get1 = (PFN_cuGetProcAddress_v11030)dlsym(lib, "cuGetProcAddress");
   if (!get2 && !get1) {
     dlclose(lib);
-    snprintf(msg, n, "cuda: the NVIDIA driver in %s is too old: it has no cuGetProcAddress (CUDA 11.3 or "
+    snprintf(msg, n, "the NVIDIA driver in %s is too old: it has no cuGetProcAddress (CUDA 11.3 or "
              "newer needed)", name);
     return PARITY_STATUS_UNAVAILABLE;
   }
@@ -54,10 +54,10 @@ int32_t cu_driver_load(char *msg, size_t n) {
     if (r != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS) fn = NULL;                      \
     if (!fn && (required)) {                                                                       \
       if (r == CUDA_ERROR_STUB_LIBRARY)                                                            \
-        snprintf(msg, n, "cuda: no NVIDIA driver (%s is the CUDA toolkit's stub library: "         \
+        snprintf(msg, n, "no NVIDIA driver (%s is the CUDA toolkit's stub library: "         \
                  "CUDA_ERROR_STUB_LIBRARY)", name_of_lib);                                         \
       else                                                                                         \
-        snprintf(msg, n, "cuda: the NVIDIA driver in %s lacks %s (version %d of its ABI): too old", \
+        snprintf(msg, n, "the NVIDIA driver in %s lacks %s (version %d of its ABI): too old", \
                  name_of_lib, sym, version);                                                       \
       cu_driver_unload();                                                                          \
       return PARITY_STATUS_UNAVAILABLE;                                                            \

@@ -147,8 +147,8 @@ void cu_result_message(char *buf, size_t n, int res, const char *call, const cha
     snprintf(code, sizeof code, "unknown CUDA error");
     name = code;
   }
-  if (what && *what) snprintf(buf, n, "cuda: %s: %s (%d) (%s)", call, name, res, what);
-  else snprintf(buf, n, "cuda: %s: %s (%d)", call, name, res);
+  if (what && *what) snprintf(buf, n, "%s: %s (%d) (%s)", call, name, res, what);
+  else snprintf(buf, n, "%s: %s (%d)", call, name, res);
 }
 
 int cu_ptx_isa_version(const char *ptx, int *major, int *minor) {
@@ -165,7 +165,7 @@ void cu_ptx_version_message(char *buf, size_t n, int driver_version, int toolkit
   char isa[32] = "unknown";
   if (cu_ptx_isa_version(ptx, &maj, &min)) snprintf(isa, sizeof isa, "%d.%d", maj, min);
   snprintf(buf, n,
-           "cuda: the NVIDIA driver supports CUDA %d.%d, older than the PTX of this plugin needs "
+           "the NVIDIA driver supports CUDA %d.%d, older than the PTX of this plugin needs "
            "(PTX ISA %s, built with CUDA %d.%d): CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222); install a "
            "driver for CUDA %d.%d or newer, or build parity with an older CUDA toolkit",
            driver_version / 1000, (driver_version % 1000) / 10, isa, toolkit_version / 1000,
@@ -191,7 +191,7 @@ int cu_poisoned(const cu_poison_t *p) { return __atomic_load_n(&p->res, __ATOMIC
 void cu_poison_message(const cu_poison_t *p, char *buf, size_t n, const char *device) {
   const char *name = cu_result_name(p->res);
   snprintf(buf, n,
-           "cuda: %s: the CUDA context is unusable after a sticky device error (%s (%d), reported by "
+           "%s: the CUDA context is unusable after a sticky device error (%s (%d), reported by "
            "%s); every later call on this device fails: restart the process",
            device ? device : "device", name ? name : "unknown CUDA error", p->res, p->call);
 }

@@ -22,6 +22,7 @@
 #include "parity_support/contract.h"
 #include "parity_support/desc.h"
 #include "parity_support/dtype.h"
+#include "parity_support/gpu_kit.h"
 #include "parity_support/ops.h"
 
 /* ---- errors (cu_errors.c: pure tables and text, no driver calls) ---------------------------- */
@@ -126,18 +127,18 @@ int32_t cu_driver_load(char *msg, size_t n);
 void cu_driver_unload(void);
 
 /* ---- reporting ----------------------------------------------------------------------------- */
-extern const parity_host_api_t *cu_host;
-#define cu_fail(status, ...) psup_report(cu_host, (status), __VA_ARGS__)
-void cu_log(int32_t level, const char *msg);
+/* The plugin's host kit (parity_support/gpu_kit.h: messages, device slots, dispatch, buffer
+ * checks); cu_plugin.c fills it. Messages are written without the "cuda: " prefix: the kit adds
+ * it (the message builders of cu_errors.c and cu_driver.c write none either). */
+extern psup_kit_t cu_kit;
+#define cu_fail(status, ...) psup_kit_fail(&cu_kit, (status), __VA_ARGS__)
+#define cu_log(level, ...) psup_kit_log(&cu_kit, (level), __VA_ARGS__)
 /* Report a failed driver call: "cuda: <call>: CUDA_ERROR_X (n) (what)" with the mapped status;
  * a sticky error poisons the device's context first (dev may be NULL). */
 typedef struct parity_plugin_device_t cu_device_t;
 int32_t cu_res_fail(cu_device_t *dev, CUresult res, const char *call, const char *what);
-#define CU_CHECK(dev, expr, call, what)                                     \
-  do {                                                                      \
-    CUresult cu_r_ = (expr);                                                \
-    if (cu_r_ != CUDA_SUCCESS) return cu_res_fail((dev), cu_r_, call, what); \
-  } while (0)
+#define CU_CHECK(dev, expr, call, what) \
+  PSUP_KIT_CHECK(CUresult, expr, CUDA_SUCCESS, cu_res_fail((dev), r_, call, what))
 
 /* ---- compute classes, modules and kernels --------------------------------------------------- */
 typedef enum { CU_CLASS_F = 0, CU_CLASS_D, CU_CLASS_I, CU_CLASS_L, CU_CLASS_COUNT } cu_class_t;
@@ -173,10 +174,9 @@ int cu_ptx_toolkit_version(void);
 
 /* ---- devices, buffers ------------------------------------------------------------------------ */
 typedef struct cu_slot_t {
+  psup_kit_slot_t kit; /* info record and capabilities (parity_support/gpu_kit.h) */
   CUdevice dev;
-  parity_device_info_t info;
   int sm_count, cc_major, cc_minor, pools;
-  psup_caps_t caps;
   cu_poison_t poison; /* shared by every open of this device: one primary context */
 } cu_slot_t;
 
@@ -201,8 +201,6 @@ struct parity_plugin_device_t {
   uint64_t scratch_size;
 };
 
-int32_t cu_device_open(uint32_t index, parity_plugin_device_t **out_dev);
-void cu_device_close(parity_plugin_device_t *dev);
 /* Make the device's context current on this thread and refuse a poisoned context. Every entry
  * that takes a device calls it first. */
 int32_t cu_enter(parity_plugin_device_t *dev);
@@ -215,18 +213,11 @@ int32_t cu_run(parity_plugin_device_t *dev, int cls, int kid, const cu_geom_t *g
 /* A device scratch buffer of at least `bytes` (contents undefined; stream order makes reuse safe). */
 int32_t cu_scratch(parity_plugin_device_t *dev, uint64_t bytes, CUdeviceptr *out);
 
+/* The entries the kit does not write: device open/close (cu_device.c), buffers, transfers and
+ * synchronize (cu_memory.c, called by the kit after its argument checks), the function table
+ * (cu_plugin.c). */
+PSUP_KIT_DECLARE_PLUGIN(cu);
 /* memory and queue: cu_memory.c */
-int32_t cu_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out);
-void cu_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b);
-int32_t cu_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
-                        const void *src, uint64_t size);
-int32_t cu_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, void *dst,
-                       uint64_t size);
-int32_t cu_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_off,
-                       parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size);
-int32_t cu_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, uint64_t size,
-                       const void *pattern, uint32_t psize);
-int32_t cu_synchronize(parity_plugin_device_t *dev);
 /* Allocate / free device memory on the device's stream (pool) or directly. */
 int32_t cu_mem_alloc(parity_plugin_device_t *dev, uint64_t size, CUdeviceptr *out, const char *what);
 void cu_mem_free(parity_plugin_device_t *dev, CUdeviceptr p);
@@ -259,7 +250,5 @@ CU_FAMILY(conv2d)
 CU_FAMILY(softmax)
 #undef CU_FAMILY
 
-const parity_plugin_api_t *cu_plugin_api(void);
-void cu_set_host(const parity_host_api_t *host);
 
 #endif

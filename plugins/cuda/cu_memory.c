@@ -17,7 +17,7 @@ int32_t cu_mem_alloc(parity_plugin_device_t *dev, uint64_t size, CUdeviceptr *ou
   if (r == CUDA_SUCCESS) return PARITY_STATUS_OK;
   *out = 0;
   char msg[400];
-  snprintf(msg, sizeof msg, "%llu bytes for %s on %s", (unsigned long long)size, what, dev->slot->info.name);
+  snprintf(msg, sizeof msg, "%llu bytes for %s on %s", (unsigned long long)size, what, dev->slot->kit.info.name);
   return cu_res_fail(dev, r, dev->pools ? "cuMemAllocAsync" : "cuMemAlloc", msg);
 }
 
@@ -34,11 +34,11 @@ void cu_mem_free(parity_plugin_device_t *dev, CUdeviceptr p) {
 int32_t cu_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out) {
   int32_t st = cu_enter(dev);
   if (st != PARITY_STATUS_OK) return st;
-  if (size > dev->slot->info.max_buffer_bytes)
-    return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cuda: cannot allocate %llu bytes: more than the %llu bytes of %s",
-                   (unsigned long long)size, (unsigned long long)dev->slot->info.max_buffer_bytes, dev->slot->info.name);
+  if (size > dev->slot->kit.info.max_buffer_bytes)
+    return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cannot allocate %llu bytes: more than the %llu bytes of %s",
+                   (unsigned long long)size, (unsigned long long)dev->slot->kit.info.max_buffer_bytes, dev->slot->kit.info.name);
   parity_plugin_buffer_t *b = malloc(sizeof *b);
-  if (!b) return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cuda: buffer_alloc: out of host memory");
+  if (!b) return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "buffer_alloc: out of host memory");
   st = cu_mem_alloc(dev, size, &b->ptr, "a buffer");
   if (st != PARITY_STATUS_OK) {
     free(b);
@@ -56,12 +56,6 @@ void cu_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) {
   free(b);
 }
 
-static int32_t range(const parity_plugin_buffer_t *b, uint64_t off, uint64_t size, const char *what) {
-  char msg[256];
-  int32_t st = psup_check_buffer_range(b != NULL, b ? b->size : 0, off, size, what, msg, sizeof msg);
-  return st == PARITY_STATUS_OK ? st : cu_fail(st, "cuda: %s", msg);
-}
-
 int32_t cu_synchronize(parity_plugin_device_t *dev) {
   int32_t st = cu_enter(dev);
   if (st != PARITY_STATUS_OK) return st;
@@ -73,9 +67,7 @@ int32_t cu_synchronize(parity_plugin_device_t *dev) {
 
 int32_t cu_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, const void *src,
                         uint64_t size) {
-  int32_t st = range(b, off, size, "buffer_write");
-  if (st == PARITY_STATUS_OK) st = cu_enter(dev);
-  if (st != PARITY_STATUS_OK || size == 0) return st;
+  if (size == 0) return PARITY_STATUS_OK; /* arguments checked, context entered by the kit */
   /* ordered after earlier work; waiting for it makes `src` reusable at once whether or not the
    * caller's memory is pinned */
   CU_CHECK(dev, cu_drv.cuMemcpyHtoDAsync(b->ptr + off, src, (size_t)size, dev->stream), "cuMemcpyHtoDAsync",
@@ -85,9 +77,6 @@ int32_t cu_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
 
 int32_t cu_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, void *dst,
                        uint64_t size) {
-  int32_t st = range(b, off, size, "buffer_read");
-  if (st == PARITY_STATUS_OK) st = cu_enter(dev);
-  if (st != PARITY_STATUS_OK) return st;
   if (size)
     CU_CHECK(dev, cu_drv.cuMemcpyDtoHAsync(dst, b->ptr + off, (size_t)size, dev->stream), "cuMemcpyDtoHAsync",
              "buffer_read");
@@ -96,10 +85,8 @@ int32_t cu_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, u
 
 int32_t cu_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_off,
                        parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size) {
-  int32_t st = range(src, src_off, size, "buffer_copy source");
-  if (st == PARITY_STATUS_OK) st = range(dst, dst_off, size, "buffer_copy destination");
-  if (st == PARITY_STATUS_OK) st = cu_enter(dev);
-  if (st != PARITY_STATUS_OK || size == 0) return st;
+  if (size == 0) return PARITY_STATUS_OK;
+  int32_t st;
   if (src == dst && src_off < dst_off + size && dst_off < src_off + size) {
     /* overlapping copies are undefined for cuMemcpy: go through the scratch buffer */
     CUdeviceptr tmp;
@@ -118,13 +105,7 @@ int32_t cu_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src,
 
 int32_t cu_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, uint64_t size,
                        const void *pattern, uint32_t psize) {
-  int32_t st = range(b, off, size, "buffer_fill");
-  if (st != PARITY_STATUS_OK) return st;
-  char msg[64];
-  st = psup_check_fill_pattern(pattern, psize, size, msg, sizeof msg);
-  if (st != PARITY_STATUS_OK) return cu_fail(st, "cuda: %s", msg);
-  st = cu_enter(dev);
-  if (st != PARITY_STATUS_OK || size == 0) return st;
+  if (size == 0) return PARITY_STATUS_OK;
   CUdeviceptr p = b->ptr + off;
   size_t count = (size_t)(size / psize);
   if (p % psize == 0) {
@@ -156,9 +137,9 @@ int32_t cu_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, u
   }
   /* the memsets want the address aligned to the pattern: write a host copy instead */
   unsigned char *host = malloc((size_t)size);
-  if (!host) return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cuda: buffer_fill: out of host memory");
+  if (!host) return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "buffer_fill: out of host memory");
   psup_fill_repeat(host, pattern, psize, size);
-  st = cu_buffer_write(dev, b, off, host, size);
+  int32_t st = cu_buffer_write(dev, b, off, host, size);
   free(host);
   return st;
 }

@@ -14,7 +14,6 @@
  * process compiles nothing. Cache trouble is logged, never fatal. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,16 +30,6 @@
 #define CACHE_MAGIC "PARITYC3" /* format 3: one program per kernel and class */
 #define CACHE_MAX_BINARY (1ull << 30)
 
-static void logf_(int32_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logf_(int32_t level, const char *fmt, ...) {
-  if (!ocl_host || !ocl_host->log) return;
-  char buf[1200];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  psup_log(ocl_host, level, "%s", buf);
-}
 
 static const int kernel_source[OCL_K_COUNT] = {
 #define OCL_X_(n, src) OCL_SRC_##src,
@@ -108,7 +97,7 @@ static void cache_write(cl_program prog, const char *path, uint64_t key) {
     why = "clGetProgramInfo failed";
   else
     psup_cache_write(path, CACHE_MAGIC, key, bin, size, &why);
-  if (why) logf_(PARITY_LOG_DEBUG, "opencl: could not write the program cache %s: %s", path, why);
+  if (why) ocl_log(PARITY_LOG_DEBUG, "could not write the program cache %s: %s", path, why);
   free(bin);
 }
 
@@ -126,13 +115,13 @@ static int32_t build(const parity_plugin_device_t *dev, cl_program prog, const c
   log[sizeof log - 1] = 0;
   if (e == CL_SUCCESS) {
     if (strspn(log, " \t\r\n") < strlen(log))
-      logf_(PARITY_LOG_DEBUG, "opencl: %s %s build log: %s", ocl_class_name(cls), ocl_kernel_name(kid), log);
+      ocl_log(PARITY_LOG_DEBUG, "%s %s build log: %s", ocl_class_name(cls), ocl_kernel_name(kid), log);
     return PARITY_STATUS_OK;
   }
   for (char *p = log; *p; p++)
     if (*p == '\n') *p = ' ';
   snprintf(what, sizeof what, "%s %s for %s from %s, options '%s'%s%.400s", ocl_class_name(cls),
-           ocl_kernel_name(kid), dev->slot->info.name, how, options, log[0] ? ": " : "", log);
+           ocl_kernel_name(kid), dev->slot->kit.info.name, how, options, log[0] ? ": " : "", log);
   return ocl_cl_fail(e, "clBuildProgram", what);
 }
 
@@ -210,14 +199,14 @@ static int load_cached(parity_plugin_device_t *dev, ocl_prog_t *p, const char *o
     int ok = from_binary(dev, p, options, bin, size);
     free(bin);
     if (ok) {
-      logf_(PARITY_LOG_DEBUG, "opencl: %s %s loaded from cache %s in %.1f ms", ocl_class_name(cls),
+      ocl_log(PARITY_LOG_DEBUG, "%s %s loaded from cache %s in %.1f ms", ocl_class_name(cls),
             ocl_kernel_name(kid), path, now_ms() - t0);
       build_log("cache", cls, kid, declared, options);
       return 1;
     }
     why = "rejected by the driver";
   }
-  logf_(PARITY_LOG_DEBUG, "opencl: cache %s: %s%s", path, why, cache_only ? "" : "; building from source");
+  ocl_log(PARITY_LOG_DEBUG, "cache %s: %s%s", path, why, cache_only ? "" : "; building from source");
   return 0;
 }
 
@@ -316,7 +305,7 @@ static int32_t build_with(parity_plugin_device_t *dev, ocl_prog_t *p, int declar
     p->prog = NULL;
     return st;
   }
-  logf_(PARITY_LOG_DEBUG, "opencl: %s %s (%s) built from source (%s) in %.1f ms (process CPU %.1f ms)",
+  ocl_log(PARITY_LOG_DEBUG, "%s %s (%s) built from source (%s) in %.1f ms (process CPU %.1f ms)",
         ocl_class_name(cls), ocl_kernel_name(kid), p->quick ? "quick" : "optimised",
         declared ? "builtins.cl" : "the driver's header", now_ms() - t0, (double)clock() * 1e3 / CLOCKS_PER_SEC - c0);
   build_log("source", cls, kid, declared, t.options);
@@ -330,7 +319,7 @@ int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p, int cache_o
     if (cache_only) return build_with(dev, p, 0, 1); /* a header build's file, if there is one */
     /* a builtin builtins.cl lacks (tools/gen_ocl_builtins.py), or an unreadable override: the
      * driver's header declares them all */
-    logf_(PARITY_LOG_DEBUG, "opencl: %s %s: building with builtins.cl failed; using the driver's header",
+    ocl_log(PARITY_LOG_DEBUG, "%s %s: building with builtins.cl failed; using the driver's header",
           ocl_class_name(ocl_var_class(p->var)), ocl_kernel_name(p->kid));
   }
   return build_with(dev, p, 0, cache_only);

@@ -83,9 +83,9 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
   cl_int e = CL_SUCCESS;
   cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)s->platform, 0};
   dev->ctx = clCreateContext(props, 1, &s->id, NULL, NULL, &e);
-  OCL_CHECK(e, "clCreateContext", s->info.name);
+  OCL_CHECK(e, "clCreateContext", s->kit.info.name);
   dev->queue = clCreateCommandQueue(dev->ctx, s->id, 0, &e); /* in-order */
-  OCL_CHECK(e, "clCreateCommandQueue", s->info.name);
+  OCL_CHECK(e, "clCreateCommandQueue", s->kit.info.name);
   cl_uint units = 1;
   size_t max_local = 1;
   OCL_CHECK(clGetDeviceInfo(s->id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL),
@@ -102,29 +102,25 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
   int layout = 0;
   long long groups = 0;
   char msg[200];
-  if (s->knob_error[0]) return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s", s->knob_error);
+  if (s->knob_error[0]) return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", s->knob_error);
   if (psup_env_choice("PARITY_OPENCL_WORK_LAYOUT", layouts, 0, &layout, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_OPENCL_MAX_GROUPS", 0, 1ll << 32, 0, &groups, msg, sizeof msg) != 0)
-    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "opencl: %s", msg);
+    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", msg);
   if (layout) dev->contiguous = layout == 1;
   if (groups > 0) dev->max_groups = (uint64_t)groups;
   const char *cache_why = psup_cache_dir("opencl", dev->cache_dir, sizeof dev->cache_dir);
-  if (cache_why && strstr(cache_why, "too long")) {
-    char msg[200];
-    snprintf(msg, sizeof msg, "opencl: %s", cache_why);
-    psup_log(ocl_host, PARITY_LOG_WARNING, "%s", msg);
-  }
+  if (cache_why && strstr(cache_why, "too long")) ocl_log(PARITY_LOG_WARNING, "%s", cache_why);
   return ocl_tier_mode(s, &dev->tier);
 }
 
 int32_t ocl_device_open(uint32_t index, parity_plugin_device_t **out_dev) {
-  const ocl_slot_t *s = ocl_slot(index);
-  if (!s) return ocl_fail(PARITY_STATUS_OUT_OF_RANGE, "opencl: device %u does not exist", index);
-  parity_plugin_device_t *dev = calloc(1, sizeof *dev);
-  if (!dev) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "opencl: device_open: out of host memory");
+  void *mem;
+  int32_t st = psup_kit_device_new(&ocl_kit, index, sizeof(parity_plugin_device_t), &mem);
+  if (st != PARITY_STATUS_OK) return st;
+  parity_plugin_device_t *dev = mem;
   dev->index = index;
-  dev->slot = s;
-  int32_t st = open_objects(dev);
+  dev->slot = ocl_slot(index);
+  st = open_objects(dev);
   if (st != PARITY_STATUS_OK) {
     ocl_device_close(dev);
     return st;
@@ -223,7 +219,7 @@ int32_t ocl_scratch(parity_plugin_device_t *dev, uint64_t bytes, cl_mem *out) {
     return PARITY_STATUS_OK;
   }
   uint64_t size = (bytes + 65535u) & ~(uint64_t)65535u;
-  if (size > dev->slot->info.max_buffer_bytes) size = bytes;
+  if (size > dev->slot->kit.info.max_buffer_bytes) size = bytes;
   cl_int e;
   cl_mem m = clCreateBuffer(dev->ctx, CL_MEM_READ_WRITE, (size_t)size, NULL, &e);
   OCL_CHECK(e, "clCreateBuffer", "scratch for partial results");

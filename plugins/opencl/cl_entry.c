@@ -1,17 +1,7 @@
-/* cl_entry.c — the OpenCL plugin's one exported symbol: version negotiation. */
+/* cl_entry.c — the OpenCL plugin's one exported symbol: version negotiation (the host kit's PSUP_KIT_QUERY). */
 #include "cl_internal.h"
-#include "parity_support/negotiate.h"
 
 /* read by the host without loading the plugin (abi/parity_plugin.h, "identity note") */
 PARITY_PLUGIN_IDENTITY(opencl_identity, "opencl", "opencl", "1.0.0");
 
-PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor,
-                                                 const parity_host_api_t *host,
-                                                 parity_plugin_info_t *out) {
-  (void)host_minor;
-  int32_t st = psup_negotiate(host_major, out, opencl_identity.name, opencl_identity.backend, opencl_identity.version);
-  if (st != PARITY_STATUS_OK) return st;
-  ocl_set_host(host);
-  out->api = ocl_plugin_api();
-  return PARITY_STATUS_OK;
-}
+PSUP_KIT_QUERY(ocl_kit, opencl_identity, ocl_plugin_api())

@@ -18,6 +18,7 @@
 #include "parity_support/contract.h"
 #include "parity_support/desc.h"
 #include "parity_support/dtype.h"
+#include "parity_support/gpu_kit.h"
 #include "parity_support/ops.h"
 
 /* ---- errors (cl_errors.c: pure tables, no OpenCL calls) ---------------------------------- */
@@ -26,15 +27,15 @@ const char *ocl_error_name(cl_int err);
 /* The parity status an OpenCL error maps to. */
 int32_t ocl_error_status(cl_int err);
 
-extern const parity_host_api_t *ocl_host;
-#define ocl_fail(status, ...) psup_report(ocl_host, (status), __VA_ARGS__)
+/* The plugin's host kit (parity_support/gpu_kit.h: messages, device slots, dispatch, buffer
+ * checks); cl_plugin.c fills it. Messages are written without the "opencl: " prefix: the kit
+ * adds it. */
+extern psup_kit_t ocl_kit;
+#define ocl_fail(status, ...) psup_kit_fail(&ocl_kit, (status), __VA_ARGS__)
+#define ocl_log(level, ...) psup_kit_log(&ocl_kit, (level), __VA_ARGS__)
 /* Report "opencl: <call>: CL_NAME" (plus what was being done) and return the mapped status. */
 int32_t ocl_cl_fail(cl_int err, const char *call, const char *what);
-#define OCL_CHECK(err, call, what)                                \
-  do {                                                            \
-    cl_int ocl_e_ = (err);                                        \
-    if (ocl_e_ != CL_SUCCESS) return ocl_cl_fail(ocl_e_, call, what); \
-  } while (0)
+#define OCL_CHECK(err, call, what) PSUP_KIT_CHECK(cl_int, err, CL_SUCCESS, ocl_cl_fail(r_, call, what))
 
 /* ---- compute classes and kernels ---------------------------------------------------------- */
 /* The kernel sources are compiled once per compute class (see plugins/kernels/kernel_common.k.h). */
@@ -91,9 +92,9 @@ static inline int ocl_var_dt2(ocl_var_t v) { return (int)((v >> 24) & 0xffu); }
 /* ---- devices, buffers ---------------------------------------------------------------------- */
 /* What init() learned about one device (read-only afterwards). */
 typedef struct ocl_slot_t {
+  psup_kit_slot_t kit; /* info record and capabilities (parity_support/gpu_kit.h) */
   cl_platform_id platform;
   cl_device_id id;
-  parity_device_info_t info;
   int has_fp64, cpu_like, correct_divide;
   int fma32; /* CL_FP_FMA for f32: fma() is a hardware instruction */
   int c12;   /* OpenCL C 1.2 or later: built with -cl-std=CL1.2 (a smaller header to parse than 3.0's) */
@@ -105,7 +106,6 @@ typedef struct ocl_slot_t {
   int lib_div;
   char knob_error[200]; /* a PARITY_OPENCL_* value that does not parse: device open refuses with it */
   char cache_key[512]; /* device name, platform and driver version: part of the cache key */
-  psup_caps_t caps;    /* what the operand contract checks against (parity_support/contract.h) */
 } ocl_slot_t;
 
 const ocl_slot_t *ocl_slot(uint32_t index);
@@ -166,8 +166,6 @@ struct parity_plugin_device_t {
   uint64_t staging_bytes;
 };
 
-int32_t ocl_device_open(uint32_t index, parity_plugin_device_t **out_dev);
-void ocl_device_close(parity_plugin_device_t *dev);
 
 /* Debugging and test knobs, read at device open (both layouts are correct everywhere):
  *   PARITY_OPENCL_WORK_LAYOUT=contiguous|strided  how work-items share items (default: contiguous
@@ -234,18 +232,11 @@ int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims
 /* A device scratch buffer of at least `bytes` (contents undefined). */
 int32_t ocl_scratch(parity_plugin_device_t *dev, uint64_t bytes, cl_mem *out);
 
+/* The entries the kit does not write: device open/close (cl_device.c), buffers, transfers and
+ * synchronize (cl_memory.c, called by the kit after its argument checks), the function table
+ * (cl_plugin.c). */
+PSUP_KIT_DECLARE_PLUGIN(ocl);
 /* memory and queue: cl_memory.c */
-int32_t ocl_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out);
-void ocl_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b);
-int32_t ocl_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
-                         const void *src, uint64_t size);
-int32_t ocl_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
-                        void *dst, uint64_t size);
-int32_t ocl_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_off,
-                        parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size);
-int32_t ocl_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
-                        uint64_t size, const void *pattern, uint32_t psize);
-int32_t ocl_synchronize(parity_plugin_device_t *dev);
 /* After the queue has drained (clFinish or a blocking read): free the write staging copies (and
  * write the cache files once many are pending: ocl_cache_flush). */
 void ocl_queue_drained(parity_plugin_device_t *dev);
@@ -270,13 +261,9 @@ int64_t ocl_elem_base(const parity_tensor_desc_t *t);
 /* The cl_mem of a tensor (NULL for a NULL tensor). */
 cl_mem ocl_mem_of(const parity_tensor_desc_t *t);
 
-/* ---- checks for supports() beyond the operand contract (cl_check.c) ------------------------ */
-/* OK when every present operand's byte offset is a multiple of its element size. */
-int32_t ocl_check_alignment(const parity_op_desc_t *d);
-
 /* ---- kernel families ------------------------------------------------------------------------ */
-/* The operand contract is checked once for all of them (psup_check_operands, cl_plugin.c);
- * matmul adds a device limit of its own. */
+/* Entered through the host kit (cl_plugin.c's ocl_kit), which checks the operand contract and
+ * element-aligned offsets first; matmul adds a device limit of its own. */
 #define OCL_FAMILY(name)                                                                        \
   int32_t ocl_##name##_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d);         \
   int32_t ocl_##name##_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
@@ -288,7 +275,5 @@ OCL_FAMILY(softmax)
 #undef OCL_FAMILY
 int32_t ocl_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);
 
-const parity_plugin_api_t *ocl_plugin_api(void);
-void ocl_set_host(const parity_host_api_t *host);
 
 #endif

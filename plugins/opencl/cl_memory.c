@@ -12,14 +12,14 @@
 #include "parity_support/buffer_args.h"
 
 int32_t ocl_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out) {
-  uint64_t max = dev->slot->info.max_buffer_bytes;
+  uint64_t max = dev->slot->kit.info.max_buffer_bytes;
   if (size > max)
     return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY,
-                    "opencl: cannot allocate %llu bytes: larger than CL_DEVICE_MAX_MEM_ALLOC_SIZE "
+                    "cannot allocate %llu bytes: larger than CL_DEVICE_MAX_MEM_ALLOC_SIZE "
                     "(%llu bytes) of %s", (unsigned long long)size, (unsigned long long)max,
-                    dev->slot->info.name);
+                    dev->slot->kit.info.name);
   parity_plugin_buffer_t *b = malloc(sizeof *b);
-  if (!b) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "opencl: buffer_alloc: out of host memory");
+  if (!b) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "buffer_alloc: out of host memory");
   cl_int e;
   /* OpenCL has no empty buffers; a zero-byte buffer gets one byte nobody addresses */
   b->mem = clCreateBuffer(dev->ctx, CL_MEM_READ_WRITE, size ? (size_t)size : 1, NULL, &e);
@@ -39,12 +39,6 @@ void ocl_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) {
   if (!b) return;
   clReleaseMemObject(b->mem); /* deferred by OpenCL until queued work using it has finished */
   free(b);
-}
-
-static int32_t range(const parity_plugin_buffer_t *b, uint64_t off, uint64_t size, const char *what) {
-  char msg[256];
-  int32_t st = psup_check_buffer_range(b != NULL, b ? b->size : 0, off, size, what, msg, sizeof msg);
-  return st == PARITY_STATUS_OK ? st : ocl_fail(st, "opencl: %s", msg);
 }
 
 #define OCL_STAGING_MAX (16ull << 20)   /* larger writes block */
@@ -81,8 +75,7 @@ static void *stage(parity_plugin_device_t *dev, const void *src, uint64_t size) 
 
 int32_t ocl_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
                          const void *src, uint64_t size) {
-  int32_t st = range(b, off, size, "buffer_write");
-  if (st != PARITY_STATUS_OK || size == 0) return st;
+  if (size == 0) return PARITY_STATUS_OK; /* arguments checked by the kit (gpu_kit.h) */
   const void *copy = stage(dev, src, size);
   /* without a copy, block: the caller may reuse src at once */
   OCL_CHECK(clEnqueueWriteBuffer(dev->queue, b->mem, copy ? CL_FALSE : CL_TRUE, (size_t)off, (size_t)size,
@@ -93,8 +86,6 @@ int32_t ocl_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
 
 int32_t ocl_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, void *dst,
                         uint64_t size) {
-  int32_t st = range(b, off, size, "buffer_read");
-  if (st != PARITY_STATUS_OK) return st;
   if (size == 0) return ocl_synchronize(dev);
   OCL_CHECK(clEnqueueReadBuffer(dev->queue, b->mem, CL_TRUE, (size_t)off, (size_t)size, dst, 0, NULL, NULL),
             "clEnqueueReadBuffer", "buffer_read");
@@ -104,9 +95,8 @@ int32_t ocl_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
 
 int32_t ocl_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_off,
                         parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size) {
-  int32_t st = range(src, src_off, size, "buffer_copy source");
-  if (st == PARITY_STATUS_OK) st = range(dst, dst_off, size, "buffer_copy destination");
-  if (st != PARITY_STATUS_OK || size == 0) return st;
+  if (size == 0) return PARITY_STATUS_OK;
+  int32_t st;
   if (src == dst && src_off < dst_off + size && dst_off < src_off + size) {
     /* OpenCL refuses overlapping copies (CL_MEM_COPY_OVERLAP): go through the scratch buffer */
     cl_mem tmp;
@@ -126,11 +116,6 @@ int32_t ocl_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src
 
 int32_t ocl_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, uint64_t size,
                         const void *pattern, uint32_t psize) {
-  int32_t st = range(b, off, size, "buffer_fill");
-  if (st != PARITY_STATUS_OK) return st;
-  char msg[64];
-  st = psup_check_fill_pattern(pattern, psize, size, msg, sizeof msg);
-  if (st != PARITY_STATUS_OK) return ocl_fail(st, "opencl: %s", msg);
   if (size == 0) return PARITY_STATUS_OK;
   if (off % psize == 0) {
     OCL_CHECK(clEnqueueFillBuffer(dev->queue, b->mem, pattern, psize, (size_t)off, (size_t)size, 0, NULL, NULL),
@@ -139,9 +124,9 @@ int32_t ocl_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
   }
   /* clEnqueueFillBuffer wants the offset aligned to the pattern: write a host copy instead */
   unsigned char *host = malloc((size_t)size);
-  if (!host) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "opencl: buffer_fill: out of host memory");
+  if (!host) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "buffer_fill: out of host memory");
   psup_fill_repeat(host, pattern, psize, size);
-  st = ocl_buffer_write(dev, b, off, host, size);
+  int32_t st = ocl_buffer_write(dev, b, off, host, size);
   free(host);
   return st;
 }

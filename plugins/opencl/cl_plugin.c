@@ -1,5 +1,6 @@
-/* cl_plugin.c — the OpenCL plugin's function table: lifecycle, device enumeration and info,
- * descriptor validation and dispatch to the kernel family files. Device objects and programs
+/* cl_plugin.c — the OpenCL plugin's function table: lifecycle and device enumeration, and its
+ * host kit (parity_support/gpu_kit.h: device slots and info, supports(), the kernel entries and
+ * the buffer-argument checks, driven by the families table below). Device objects and programs
  * live in cl_device.c, memory and the queue in cl_memory.c. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,33 +10,15 @@
 #include "parity_support/desc.h"
 #include "cl_internal.h"
 
-const parity_host_api_t *ocl_host;
+#define OCL_MAX_DEVICES 64
+static ocl_slot_t slots[OCL_MAX_DEVICES]; /* filled at init (single-threaded), read-only afterwards */
 
-void ocl_set_host(const parity_host_api_t *host) { ocl_host = host; }
 
 int32_t ocl_cl_fail(cl_int err, const char *call, const char *what) {
-  const char *name = ocl_error_name(err);
-  char code[48];
-  if (!name) {
-    snprintf(code, sizeof code, "unknown OpenCL error %d", (int)err);
-    name = code;
-  }
-  int32_t st = ocl_error_status(err);
-  if (st == PARITY_STATUS_OK) st = PARITY_STATUS_INTERNAL;
-  if (what && *what) return ocl_fail(st, "opencl: %s: %s (%s)", call, name, what);
-  return ocl_fail(st, "opencl: %s: %s", call, name);
+  return psup_kit_driver_fail(&ocl_kit, ocl_error_status(err), call, ocl_error_name(err), "OpenCL error", err, what);
 }
 
-static void ocl_log(int32_t level, const char *msg) {
-  psup_log(ocl_host, level, "%s", msg);
-}
-
-/* ---- enumeration (init is single-threaded; the table is read-only afterwards) ------------ */
-#define OCL_MAX_DEVICES 64
-static ocl_slot_t slots[OCL_MAX_DEVICES];
-static uint32_t slot_count;
-
-const ocl_slot_t *ocl_slot(uint32_t index) { return index < slot_count ? &slots[index] : NULL; }
+const ocl_slot_t *ocl_slot(uint32_t index) { return psup_kit_slot_at(&ocl_kit, index); }
 
 static void dev_str(cl_device_id d, cl_device_info what, char *out, size_t n) {
   out[0] = 0;
@@ -57,25 +40,19 @@ static void short_version(const char *v, char *out, size_t n) {
 }
 
 static void add_device(cl_platform_id p, cl_device_id d) {
-  char msg[400], name[128], pname[128], pver[160], dver[160], drv[64], ext[8192];
+  char name[128], pname[128], pver[160], dver[160], drv[64], ext[8192];
   dev_str(d, CL_DEVICE_NAME, name, sizeof name);
   plat_str(p, CL_PLATFORM_NAME, pname, sizeof pname);
   cl_bool avail = CL_FALSE, compiler = CL_FALSE;
   clGetDeviceInfo(d, CL_DEVICE_AVAILABLE, sizeof avail, &avail, NULL);
   clGetDeviceInfo(d, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler, &compiler, NULL);
   if (!avail || !compiler) {
-    snprintf(msg, sizeof msg, "opencl: skipping '%s' (%s): %s", name, pname,
-             !avail ? "device not available" : "no OpenCL C compiler");
-    ocl_log(PARITY_LOG_INFO, msg);
+    ocl_log(PARITY_LOG_INFO, "skipping '%s' (%s): %s", name, pname,
+            !avail ? "device not available" : "no OpenCL C compiler");
     return;
   }
-  if (slot_count == OCL_MAX_DEVICES) {
-    snprintf(msg, sizeof msg, "opencl: more than %d devices; ignoring '%s'", OCL_MAX_DEVICES, name);
-    ocl_log(PARITY_LOG_WARNING, msg);
-    return;
-  }
-  ocl_slot_t *s = &slots[slot_count++];
-  memset(s, 0, sizeof *s);
+  ocl_slot_t *s = psup_kit_slot_add(&ocl_kit, name);
+  if (!s) return;
   s->platform = p;
   s->id = d;
   plat_str(p, CL_PLATFORM_VERSION, pver, sizeof pver);
@@ -113,8 +90,7 @@ static void add_device(cl_platform_id p, cl_device_id d) {
   const char *bi = psup_getenv("PARITY_OPENCL_BUILTINS");
   s->builtins = bi && *bi ? strcmp(bi, "0") != 0 : strstr(pname, "Portable Computing Language") != NULL;
 
-  parity_device_info_t *info = &s->info;
-  info->struct_size = sizeof *info;
+  parity_device_info_t *info = &s->kit.info;
   /* a GPU API on the CPU (PoCL's pthread device, Intel's CPU runtime) is a software GPU */
   info->type = (type & CL_DEVICE_TYPE_GPU)   ? PARITY_DEVICE_TYPE_GPU
                : (type & CL_DEVICE_TYPE_CPU) ? PARITY_DEVICE_TYPE_SOFTWARE_GPU
@@ -136,23 +112,19 @@ static void add_device(cl_platform_id p, cl_device_id d) {
   info->denormals = (single & CL_FP_DENORM) ? PARITY_DENORMALS_PRESERVED : PARITY_DENORMALS_FLUSHED;
   snprintf(info->math, sizeof info->math, "f32 f16 bf16: OpenCL C built-ins, pmathf gelu%s; f64: %s",
            s->lib_div ? ", div, sqrt" : "", s->has_fp64 ? "OpenCL C built-ins" : "none (no cl_khr_fp64)");
-  s->caps.backend = "opencl";
-  s->caps.device = info->name;
-  s->caps.dtype_mask = info->dtype_mask;
-  s->caps.missing[PARITY_DTYPE_F64] = "cl_khr_fp64";
-  snprintf(msg, sizeof msg, "opencl: device %u: %s, %s, fp64 %s, denormals %s", slot_count - 1,
-           info->name, info->driver, s->has_fp64 ? "yes" : "no",
-           (single & CL_FP_DENORM) ? "preserved" : "flushed");
-  ocl_log(PARITY_LOG_DEBUG, msg);
+  psup_kit_slot_ready(&ocl_kit, &s->kit);
+  s->kit.caps.missing[PARITY_DTYPE_F64] = "cl_khr_fp64";
+  ocl_log(PARITY_LOG_DEBUG, "device %u: %s, %s, fp64 %s, denormals %s", ocl_kit.slot_count - 1, info->name,
+          info->driver, s->has_fp64 ? "yes" : "no", (single & CL_FP_DENORM) ? "preserved" : "flushed");
 }
 
 static int32_t ocl_init(void) {
-  slot_count = 0;
+  psup_kit_slots_reset(&ocl_kit);
   cl_uint np = 0;
   cl_int e = clGetPlatformIDs(0, NULL, &np);
   if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && np == 0))
     return ocl_fail(PARITY_STATUS_UNAVAILABLE,
-                    "opencl: no OpenCL platform found; install an ICD such as pocl-opencl-icd");
+                    "no OpenCL platform found; install an ICD such as pocl-opencl-icd");
   OCL_CHECK(e, "clGetPlatformIDs", "listing platforms");
   cl_platform_id plats[16];
   if (np > 16) np = 16;
@@ -162,11 +134,10 @@ static int32_t ocl_init(void) {
     e = clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
     if (e == CL_DEVICE_NOT_FOUND || nd == 0) continue;
     if (e != CL_SUCCESS) {
-      char pname[128], msg[256];
+      char pname[128];
       plat_str(plats[i], CL_PLATFORM_NAME, pname, sizeof pname);
-      snprintf(msg, sizeof msg, "opencl: platform '%s': clGetDeviceIDs: %s", pname,
-               ocl_error_name(e) ? ocl_error_name(e) : "unknown error");
-      ocl_log(PARITY_LOG_WARNING, msg);
+      ocl_log(PARITY_LOG_WARNING, "platform '%s': clGetDeviceIDs: %s", pname,
+              ocl_error_name(e) ? ocl_error_name(e) : "unknown error");
       continue;
     }
     cl_device_id devs[OCL_MAX_DEVICES];
@@ -174,99 +145,33 @@ static int32_t ocl_init(void) {
     if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, nd, devs, NULL) != CL_SUCCESS) continue;
     for (cl_uint k = 0; k < nd; k++) add_device(plats[i], devs[k]);
   }
-  if (slot_count == 0)
+  if (ocl_kit.slot_count == 0)
     return ocl_fail(PARITY_STATUS_UNAVAILABLE,
-                    "opencl: %u OpenCL platform(s) but no usable device (none available with a "
+                    "%u OpenCL platform(s) but no usable device (none available with a "
                     "compiler); install a driver such as pocl-opencl-icd", (unsigned)np);
   return PARITY_STATUS_OK;
 }
 
-static void ocl_shutdown(void) { slot_count = 0; }
+static void ocl_shutdown(void) { psup_kit_slots_reset(&ocl_kit); }
 
-static int32_t ocl_get_device_count(uint32_t *out_count) {
-  *out_count = slot_count;
-  return PARITY_STATUS_OK;
-}
+static const psup_kit_slot_t *slot_of(const parity_plugin_device_t *dev) { return &dev->slot->kit; }
+static uint64_t buffer_size(const parity_plugin_buffer_t *b) { return b->size; }
 
-static int32_t ocl_get_device_info(uint32_t index, parity_device_info_t *out) {
-  if (index >= slot_count)
-    return ocl_fail(PARITY_STATUS_OUT_OF_RANGE, "opencl: device %u does not exist (%u devices)", index,
-                    slot_count);
-  uint32_t size = out->struct_size < sizeof slots[index].info ? out->struct_size
-                                                              : (uint32_t)sizeof slots[index].info;
-  parity_device_info_t info = slots[index].info;
-  info.struct_size = size;
-  memcpy(out, &info, size);
-  return PARITY_STATUS_OK;
-}
-
-/* ---- validation and dispatch ---------------------------------------------------------------- */
-static int32_t family_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  int32_t st = ocl_check_alignment(d);
-  if (st != PARITY_STATUS_OK) return st;
-  char msg[512];
-  st = psup_check_operands(d, &dev->slot->caps, msg, sizeof msg);
-  if (st != PARITY_STATUS_OK) return ocl_fail(st, "%s", msg);
-  if (psup_kind_family(psup_op_info(d->op)->kind) == PARITY_FAMILY_MATMUL) return ocl_matmul_supports(dev, d);
-  return PARITY_STATUS_OK;
-}
-
-static int32_t ocl_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  /* the host validated the descriptor (parity_plugin.h): answer the capability question */
-  return family_supports(dev, d);
-}
-
-/* Kernel entries check only what is cheap (the host validated the descriptor and asked
- * supports() first: parity_plugin.h). */
-static int32_t validate(parity_plugin_device_t *dev, const parity_op_desc_t *d, int32_t family,
-                        int32_t direction) {
-  (void)dev;
-  char msg[512];
-  int32_t st = psup_check_kernel_entry(d, family, direction, msg, sizeof msg);
-  if (st != PARITY_STATUS_OK) return ocl_fail(st, "opencl: %s", msg);
-  return PARITY_STATUS_OK;
-}
-
-#define OCL_ENTRY(name, FAMILY, dir, DIR)                                                    \
-  static int32_t entry_##name##_##dir(parity_plugin_device_t *dev, const parity_op_desc_t *d) { \
-    int32_t st = validate(dev, d, PARITY_FAMILY_##FAMILY, PARITY_DIRECTION_##DIR);             \
-    return st != PARITY_STATUS_OK ? st : ocl_##name##_##dir(dev, d);                           \
-  }
-#define OCL_ENTRIES(name, FAMILY)                    \
-  OCL_ENTRY(name, FAMILY, forward, FORWARD)          \
-  OCL_ENTRY(name, FAMILY, backward, BACKWARD)
-OCL_ENTRIES(elementwise, ELEMENTWISE)
-OCL_ENTRIES(reduce, REDUCE)
-OCL_ENTRIES(matmul, MATMUL)
-OCL_ENTRIES(conv2d, CONV2D)
-OCL_ENTRIES(softmax, SOFTMAX)
-
-static const parity_plugin_api_t ocl_api = {
-    .struct_size = sizeof(parity_plugin_api_t),
-    .init = ocl_init,
-    .shutdown = ocl_shutdown,
-    .get_device_count = ocl_get_device_count,
-    .get_device_info = ocl_get_device_info,
-    .device_open = ocl_device_open,
-    .device_close = ocl_device_close,
-    .buffer_alloc = ocl_buffer_alloc,
-    .buffer_free = ocl_buffer_free,
-    .buffer_write = ocl_buffer_write,
-    .buffer_read = ocl_buffer_read,
-    .buffer_copy = ocl_buffer_copy,
-    .buffer_fill = ocl_buffer_fill,
-    .synchronize = ocl_synchronize,
-    .supports = ocl_supports,
-    .elementwise_forward = entry_elementwise_forward,
-    .elementwise_backward = entry_elementwise_backward,
-    .reduce_forward = entry_reduce_forward,
-    .reduce_backward = entry_reduce_backward,
-    .matmul_forward = entry_matmul_forward,
-    .matmul_backward = entry_matmul_backward,
-    .conv2d_forward = entry_conv2d_forward,
-    .conv2d_backward = entry_conv2d_backward,
-    .softmax_forward = entry_softmax_forward,
-    .softmax_backward = entry_softmax_backward,
+psup_kit_t ocl_kit = {
+    .backend = "opencl",
+    .slots = slots,
+    .slot_size = sizeof slots[0],
+    .max_slots = OCL_MAX_DEVICES,
+    .slot_of = slot_of,
+    .family = {PSUP_KIT_FAMILY(ELEMENTWISE, ocl, elementwise, NULL),
+               PSUP_KIT_FAMILY(REDUCE, ocl, reduce, NULL),
+               PSUP_KIT_FAMILY(MATMUL, ocl, matmul, ocl_matmul_supports),
+               PSUP_KIT_FAMILY(CONV2D, ocl, conv2d, NULL),
+               PSUP_KIT_FAMILY(SOFTMAX, ocl, softmax, NULL)},
+    .buffers = PSUP_KIT_TRANSFERS(ocl, buffer_size),
 };
+
+PSUP_KIT_ENTRIES(ocl_kit)
+PSUP_KIT_API(ocl_api, ocl);
 
 const parity_plugin_api_t *ocl_plugin_api(void) { return &ocl_api; }

@@ -40,7 +40,7 @@ static ocl_prog_t *prog_slot(ocl_prog_t *t, uint32_t cap, ocl_var_t v, int kid) 
 static int32_t prog_grow(parity_plugin_device_t *dev) {
   uint32_t cap = dev->prog_cap ? dev->prog_cap * 2 : 64;
   ocl_prog_t *t = calloc(cap, sizeof *t);
-  if (!t) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "opencl: out of host memory for the kernel table");
+  if (!t) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "out of host memory for the kernel table");
   for (uint32_t i = 0; i < dev->prog_cap; i++)
     if (dev->progs[i].prog) *prog_slot(t, cap, dev->progs[i].var, dev->progs[i].kid) = dev->progs[i];
   free(dev->progs);
@@ -57,7 +57,7 @@ int32_t ocl_tier_mode(const ocl_slot_t *s, int *out) {
   else if (strcmp(t, "quick") == 0) *out = OCL_TIER_QUICK;
   else
     return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT,
-                    "opencl: PARITY_OPENCL_TIER='%.40s' is not one of auto, tiered, full, quick", t);
+                    "PARITY_OPENCL_TIER='%.40s' is not one of auto, tiered, full, quick", t);
   return PARITY_STATUS_OK;
 }
 
@@ -124,8 +124,8 @@ int32_t ocl_program(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint64_t 
     return PARITY_STATUS_OK;
   }
   if (ocl_var_class(v) == OCL_CLASS_D && !dev->slot->has_fp64)
-    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: no f64 kernels on %s (no cl_khr_fp64)",
-                    dev->slot->info.name);
+    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "no f64 kernels on %s (no cl_khr_fp64)",
+                    dev->slot->kit.info.name);
   if ((dev->prog_count + 2) * 2 > dev->prog_cap) {
     int32_t st = prog_grow(dev);
     if (st != PARITY_STATUS_OK) return st;

@@ -16,8 +16,8 @@ typedef kp_mm_t ocl_mm_t;
 int32_t ocl_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   (void)d;
   if (dev->max_local < MM_TILE * MM_TILE)
-    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: matmul needs work-groups of %d, %s allows %zu",
-                    MM_TILE * MM_TILE, dev->slot->info.name, dev->max_local);
+    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "matmul needs work-groups of %d, %s allows %zu",
+                    MM_TILE * MM_TILE, dev->slot->kit.info.name, dev->max_local);
   return PARITY_STATUS_OK;
 }
 
@@ -49,8 +49,8 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d,
   size_t wg = 0;
   if (clGetKernelWorkGroupInfo(kern, dev->slot->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) ==
           CL_SUCCESS && wg < MM_TILE * MM_TILE)
-    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "opencl: matmul kernel allows work-groups of %zu on %s, needs %d",
-                    wg, dev->slot->info.name, MM_TILE * MM_TILE);
+    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "matmul kernel allows work-groups of %zu on %s, needs %d",
+                    wg, dev->slot->kit.info.name, MM_TILE * MM_TILE);
   uint64_t tiles = (uint64_t)p.batch * (uint64_t)((p.M + MM_OUT - 1) / MM_OUT) *
                    (uint64_t)((p.N + MM_OUT - 1) / MM_OUT); /* MM_OUT x MM_OUT outputs per group */
   uint64_t groups = tiles < (1u << 16) ? tiles : (1u << 16); /* groups loop over the rest */

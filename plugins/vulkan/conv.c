@@ -37,10 +37,10 @@ int32_t vkp_conv2d_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
   int32_t dt = d->inputs[0]->dtype;
   const char *op = psup_op_name(d->op);
   if (!psup_dtype_is_float(dt))
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s %s: only floating dtypes", op, psup_dtype_name(dt));
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s %s: only floating dtypes", op, psup_dtype_name(dt));
   if ((dt == PARITY_DTYPE_F16 || dt == PARITY_DTYPE_BF16) && !dev->slot->has_16bit)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s %s needs 16-bit storage (storageBuffer16BitAccess), "
-                    "which %s lacks", op, psup_dtype_name(dt), dev->slot->info.name);
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s %s needs 16-bit storage (storageBuffer16BitAccess), "
+                    "which %s lacks", op, psup_dtype_name(dt), dev->slot->kit.info.name);
   if (dev->slot->cpu_like) { /* the longest per-item loop must fit llvmpipe's loop limit */
     vkp_cv_t c;
     cv_init(&c, d);
@@ -56,8 +56,8 @@ int32_t vkp_conv2d_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
       }
     }
     if (cost > VKP_LOOP_BUDGET)
-      return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s: one output needs about %llu loop iterations; %s stops "
-                      "shader loops after 65535 (llvmpipe)", op, (unsigned long long)cost, dev->slot->info.name);
+      return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s: one output needs about %llu loop iterations; %s stops "
+                      "shader loops after 65535 (llvmpipe)", op, (unsigned long long)cost, dev->slot->kit.info.name);
   }
   return vkp_check_window(dev, d);
 }

@@ -69,20 +69,20 @@ int32_t vkp_reduce_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
   const vkp_slot_t *s = dev->slot;
   const char *op = psup_op_name(d->op), *dn = psup_dtype_name(x->dtype);
   if (x->dtype == PARITY_DTYPE_BOOL && !s->has_8bit)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s bool needs storageBuffer8BitAccess, which %s lacks", op,
-                    s->info.name);
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s bool needs storageBuffer8BitAccess, which %s lacks", op,
+                    s->kit.info.name);
   if ((x->dtype == PARITY_DTYPE_F16 || x->dtype == PARITY_DTYPE_BF16) && !s->has_16bit)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s %s needs storageBuffer16BitAccess, which %s lacks", op, dn,
-                    s->info.name);
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s %s needs storageBuffer16BitAccess, which %s lacks", op, dn,
+                    s->kit.info.name);
   if (x->dtype == PARITY_DTYPE_I64 && !s->has_i64)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s i64 needs shaderInt64, which %s lacks", op, s->info.name);
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s i64 needs shaderInt64, which %s lacks", op, s->kit.info.name);
   /* max/min backward keeps one 4-byte tie count per output in one scratch binding */
   if (d->direction == PARITY_DIRECTION_BACKWARD && (d->op == PARITY_OP_MAX || d->op == PARITY_OP_MIN)) {
     uint64_t m = (uint64_t)psup_numel(d->inputs[1]);
     if (m * 4u + 65536u > s->max_range)
-      return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s backward: %llu outputs need %llu bytes of tie counts; one "
+      return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s backward: %llu outputs need %llu bytes of tie counts; one "
                       "binding may span at most %llu (maxStorageBufferRange of %s)", op, (unsigned long long)m,
-                      (unsigned long long)(m * 4u), (unsigned long long)s->max_range, s->info.name);
+                      (unsigned long long)(m * 4u), (unsigned long long)s->max_range, s->kit.info.name);
   }
   /* the final pass adds one output's partials (RED_MAX_CHUNK terms each) in one invocation: on
    * llvmpipe, whose loop limit would cut it short, refuse what does not fit */
@@ -90,8 +90,8 @@ int32_t vkp_reduce_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
     uint64_t k = (uint64_t)psup_numel(x) / (uint64_t)psup_numel(d->outputs[0]);
     uint64_t most = (uint64_t)RED_MAX_CHUNK * (VKP_LOOP_BUDGET - 64u) * 8u / 9u;
     if (k > most)
-      return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s over %llu terms per output: %s runs at most %llu (its loop "
-                      "limit of 65,535 iterations per invocation)", op, (unsigned long long)k, s->info.name,
+      return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s over %llu terms per output: %s runs at most %llu (its loop "
+                      "limit of 65,535 iterations per invocation)", op, (unsigned long long)k, s->kit.info.name,
                       (unsigned long long)most);
   }
   return PARITY_STATUS_OK;
@@ -259,7 +259,7 @@ int32_t vkp_reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
     const int64_t *strides[2] = {sdy, dx->strides};
     return iter_launch(dev, &l, x, strides, divisor);
   }
-  if (!is_extreme_op(d->op)) return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s has no gradient", psup_op_name(d->op));
+  if (!is_extreme_op(d->op)) return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s has no gradient", psup_op_name(d->op));
   /* max/min: tie counts per output into the scratch (words [0, M), contiguous over the kept
    * axes), then each tie gets dy / count */
   l.spv = vkp_spv_find_math(dev, "red_bwd_ext", dn, x->dtype);

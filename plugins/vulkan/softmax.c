@@ -37,13 +37,13 @@ int32_t vkp_softmax_supports(parity_plugin_device_t *dev, const parity_op_desc_t
   int64_t row = x->shape[d->params.softmax.axis];
   uint64_t per_inv = ((uint64_t)row + smx_local(dev, row) - 1) / smx_local(dev, row);
   if (per_inv * SMX_ELEM_COST + 64u > SMX_LOOP_BUDGET)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s: a row of %lld elements is longer than one work-group "
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s: a row of %lld elements is longer than one work-group "
                     "handles in one dispatch here (at most %llu; lavapipe ends a shader after 65,535 loop iterations)",
                     psup_op_name(d->op), (long long)row,
                     (unsigned long long)((SMX_LOOP_BUDGET - 64u) / SMX_ELEM_COST * smx_local(dev, row)));
   if ((x->dtype == PARITY_DTYPE_F16 || x->dtype == PARITY_DTYPE_BF16) && !s->has_16bit)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s %s needs storageBuffer16BitAccess, which %s lacks",
-                    psup_op_name(d->op), psup_dtype_name(x->dtype), s->info.name);
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s %s needs storageBuffer16BitAccess, which %s lacks",
+                    psup_op_name(d->op), psup_dtype_name(x->dtype), s->kit.info.name);
   return PARITY_STATUS_OK;
 }
 

@@ -77,7 +77,7 @@ static int32_t wait_serial(parity_plugin_device_t *dev, uint64_t serial) {
   if (r != VK_SUCCESS) return vkp_vk_fail(r, "vkWaitSemaphores", "waiting for submitted work");
   dev->completed = serial;
   const char *v = vkp_take_validation_error();
-  if (v) return vkp_fail(PARITY_STATUS_INTERNAL, "vulkan: validation layer: %s", v);
+  if (v) return vkp_fail(PARITY_STATUS_INTERNAL, "validation layer: %s", v);
   return PARITY_STATUS_OK;
 }
 
@@ -159,7 +159,7 @@ int32_t vkp_hazard(parity_plugin_device_t *dev, const VkBuffer *reads, uint32_t 
 static int32_t ring(parity_plugin_device_t *dev, int which, uint64_t bytes, uint64_t align, vkp_host_buf_t **out_buf,
                     uint64_t *out_off) {
   uint64_t cap = which ? VKP_STAGING_BYTES : VKP_PARAM_BYTES;
-  if (bytes > cap) return vkp_fail(PARITY_STATUS_INTERNAL, "vulkan: %llu bytes exceed the %llu-byte ring",
+  if (bytes > cap) return vkp_fail(PARITY_STATUS_INTERNAL, "%llu bytes exceed the %llu-byte ring",
                                    (unsigned long long)bytes, (unsigned long long)cap);
   if (align < 1) align = 1;
   for (int attempt = 0; attempt < 2; attempt++) {
@@ -185,7 +185,7 @@ static int32_t ring(parity_plugin_device_t *dev, int which, uint64_t bytes, uint
     st = vkp_flush(dev, 0);
     if (st != PARITY_STATUS_OK) return st;
   }
-  return vkp_fail(PARITY_STATUS_INTERNAL, "vulkan: ring allocation failed");
+  return vkp_fail(PARITY_STATUS_INTERNAL, "ring allocation failed");
 }
 
 int32_t vkp_staging(parity_plugin_device_t *dev, uint64_t bytes, uint64_t align, vkp_host_buf_t **out_buf,

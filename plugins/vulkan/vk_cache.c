@@ -25,7 +25,7 @@ static uint64_t cache_key(const VkPhysicalDeviceProperties *p) {
 static void cache_path(const parity_plugin_device_t *dev, char *out, size_t n) {
   char dir[900];
   const char *why = psup_cache_dir("vulkan", dir, sizeof dir);
-  if (why && strstr(why, "too long")) vkp_log(PARITY_LOG_WARNING, "vulkan: %s", why);
+  if (why && strstr(why, "too long")) vkp_log(PARITY_LOG_WARNING, "%s", why);
   if (!dir[0]) {
     out[0] = 0;
     return;
@@ -61,14 +61,14 @@ int32_t vkp_pipeline_cache_load(parity_plugin_device_t *dev) {
       free(data);
       data = NULL;
     }
-    if (data) vkp_log(PARITY_LOG_DEBUG, "vulkan: pipeline cache %s: %zu bytes", path, size);
-    else if (path[0]) vkp_log(PARITY_LOG_DEBUG, "vulkan: pipeline cache %s ignored: %s", path, why);
+    if (data) vkp_log(PARITY_LOG_DEBUG, "pipeline cache %s: %zu bytes", path, size);
+    else if (path[0]) vkp_log(PARITY_LOG_DEBUG, "pipeline cache %s ignored: %s", path, why);
   }
   VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, .initialDataSize = size,
                                   .pInitialData = data};
   VkResult r = vkCreatePipelineCache(dev->dev, &ci, NULL, &dev->pcache);
   if (r != VK_SUCCESS && data) { /* the driver refused the data: start empty */
-    vkp_log(PARITY_LOG_WARNING, "vulkan: pipeline cache rejected by the driver (%s); starting empty", vkp_result_name(r));
+    vkp_log(PARITY_LOG_WARNING, "pipeline cache rejected by the driver (%s); starting empty", vkp_result_name(r));
     ci.initialDataSize = 0;
     ci.pInitialData = NULL;
     r = vkCreatePipelineCache(dev->dev, &ci, NULL, &dev->pcache);
@@ -89,7 +89,7 @@ void vkp_pipeline_cache_save(parity_plugin_device_t *dev) {
   const char *why = NULL;
   if (data && vkGetPipelineCacheData(dev->dev, dev->pcache, &size, data) == VK_SUCCESS &&
       psup_cache_write(path, MAGIC, cache_key(&dev->slot->props), data, size, &why) != 0)
-    vkp_log(PARITY_LOG_WARNING, "vulkan: pipeline cache %s not saved: %s", path, why);
+    vkp_log(PARITY_LOG_WARNING, "pipeline cache %s not saved: %s", path, why);
   free(data);
   dev->pcache_dirty = 0;
 }

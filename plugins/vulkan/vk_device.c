@@ -57,7 +57,7 @@ static int32_t create_device(parity_plugin_device_t *dev) {
   f2.features.shaderInt16 = s->has_16bit ? VK_TRUE : VK_FALSE;
   VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &f2, .queueCreateInfoCount = 1,
                            .pQueueCreateInfos = &q};
-  VKP_CHECK(vkCreateDevice(s->phys, &ci, NULL, &dev->dev), "vkCreateDevice", s->info.name);
+  VKP_CHECK(vkCreateDevice(s->phys, &ci, NULL, &dev->dev), "vkCreateDevice", s->kit.info.name);
   vkGetDeviceQueue(dev->dev, s->queue_family, 0, &dev->queue);
   VkSemaphoreTypeCreateInfo tci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                    .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE, .initialValue = 0};
@@ -72,8 +72,8 @@ static int32_t create_device(parity_plugin_device_t *dev) {
   if (host < 0) host = find_memory(&mp, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
   if (dl < 0) dl = host;
   if (dl < 0 || host < 0)
-    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "vulkan: %s has no usable memory type (device-local and host-coherent)",
-                    s->info.name);
+    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "%s has no usable memory type (device-local and host-coherent)",
+                    s->kit.info.name);
   dev->mem_device = (uint32_t)dl;
   dev->mem_host = (uint32_t)host;
 
@@ -105,21 +105,21 @@ static int32_t create_device(parity_plugin_device_t *dev) {
 }
 
 int32_t vkp_device_open(uint32_t index, parity_plugin_device_t **out_dev) {
-  const vkp_slot_t *s = vkp_slot(index);
-  if (!s) return vkp_fail(PARITY_STATUS_OUT_OF_RANGE, "vulkan: device %u does not exist", index);
-  parity_plugin_device_t *dev = calloc(1, sizeof *dev);
-  if (!dev) return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY, "vulkan: device_open: out of host memory");
+  void *mem;
+  int32_t st = psup_kit_device_new(&vkp_kit, index, sizeof(parity_plugin_device_t), &mem);
+  if (st != PARITY_STATUS_OK) return st;
+  parity_plugin_device_t *dev = mem;
   dev->index = index;
-  dev->slot = s;
+  dev->slot = vkp_slot(index);
   /* CPU implementations: few large groups with long per-invocation loops; GPUs: fill the device
    * and let invocations stride through the rest */
   dev->local = 64;
-  dev->max_groups = s->cpu_like ? 256u : 65535u * 8u;
+  dev->max_groups = dev->slot->cpu_like ? 256u : 65535u * 8u;
   if (vkp_knobs.max_groups) dev->max_groups = vkp_knobs.max_groups;
   /* test only: drop the barriers between dependent commands of a batch, so that the validation
    * layer's synchronization checks can be shown to catch a missing one */
   dev->unsafe_no_barriers = vkp_knobs.unsafe_no_barriers;
-  int32_t st = create_device(dev);
+  st = create_device(dev);
   if (st == PARITY_STATUS_OK) st = vkp_batch_init(dev);
   if (st == PARITY_STATUS_OK) st = vkp_mathtab_create(dev);
   if (st == PARITY_STATUS_OK) st = vkp_pipeline_cache_load(dev);

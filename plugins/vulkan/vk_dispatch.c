@@ -20,14 +20,14 @@ int32_t vkp_check_window(const parity_plugin_device_t *dev, const parity_op_desc
       if (!t) continue;
       int64_t lo, hi;
       if (psup_byte_extent(t, &lo, &hi) != 0)
-        return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "vulkan: %s: %s %u has an extent that overflows",
+        return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %s %u has an extent that overflows",
                         psup_op_name(d->op), pass ? "output" : "input", i);
       uint64_t need = (uint64_t)(hi - lo) + window_align(dev, psup_dtype_size(t->dtype));
       if (need > dev->slot->max_range)
-        return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s: %s %u spans %lld bytes; one binding may span at most "
+        return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s: %s %u spans %lld bytes; one binding may span at most "
                         "%llu (maxStorageBufferRange of %s, capped at 2^31)", psup_op_name(d->op),
                         pass ? "output" : "input", i, (long long)(hi - lo), (unsigned long long)dev->slot->max_range,
-                        dev->slot->info.name);
+                        dev->slot->kit.info.name);
     }
   }
   return PARITY_STATUS_OK;
@@ -110,7 +110,7 @@ int vkp_spv_find(const char *kernel, const char *suffix) {
   if (suffix) snprintf(name, sizeof name, "%s_%s", kernel, suffix);
   else snprintf(name, sizeof name, "%s", kernel);
   int id = spv_lookup(name);
-  if (id < 0) vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: no shader variant %s", name);
+  if (id < 0) vkp_fail(PARITY_STATUS_UNSUPPORTED, "no shader variant %s", name);
   return id;
 }
 
@@ -134,7 +134,7 @@ static uint64_t pipe_key(const vkp_launch_t *l) {
 static int32_t grow(parity_plugin_device_t *dev) {
   uint32_t cap = dev->pipe_cap ? dev->pipe_cap * 2 : 256;
   vkp_pipe_t *n = calloc(cap, sizeof *n);
-  if (!n) return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY, "vulkan: pipeline table: out of host memory");
+  if (!n) return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY, "pipeline table: out of host memory");
   for (uint32_t i = 0; i < dev->pipe_cap; i++) {
     if (!dev->pipes[i].key) continue;
     uint32_t h = (uint32_t)(dev->pipes[i].key * 0x9E3779B97F4A7C15ull >> 40) & (cap - 1);
@@ -157,7 +157,7 @@ static int32_t pipeline(parity_plugin_device_t *dev, const vkp_launch_t *l, VkPi
         return PARITY_STATUS_OK;
       }
   }
-  if (l->spv < 0 || l->spv >= VK_SPV_COUNT) return vkp_fail(PARITY_STATUS_INTERNAL, "vulkan: bad shader id %d", l->spv);
+  if (l->spv < 0 || l->spv >= VK_SPV_COUNT) return vkp_fail(PARITY_STATUS_INTERNAL, "bad shader id %d", l->spv);
   if (!dev->modules[l->spv]) {
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                    .codeSize = vk_spirv[l->spv].words * 4, .pCode = vk_spirv[l->spv].code};
@@ -251,7 +251,7 @@ int32_t vkp_scratch(parity_plugin_device_t *dev, uint64_t bytes, parity_plugin_b
     return PARITY_STATUS_OK;
   }
   uint64_t size = (bytes + 65535u) & ~(uint64_t)65535u;
-  if (size > dev->slot->info.max_buffer_bytes) size = bytes;
+  if (size > dev->slot->kit.info.max_buffer_bytes) size = bytes;
   parity_plugin_buffer_t *b;
   int32_t st = vkp_buffer_alloc(dev, size, &b);
   if (st != PARITY_STATUS_OK) return st;

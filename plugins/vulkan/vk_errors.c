@@ -65,24 +65,5 @@ int32_t vkp_result_status(VkResult r) {
 }
 
 int32_t vkp_vk_fail(VkResult r, const char *call, const char *what) {
-  const char *name = vkp_result_name(r);
-  char code[48];
-  if (!name) {
-    snprintf(code, sizeof code, "unknown VkResult %d", (int)r);
-    name = code;
-  }
-  int32_t st = vkp_result_status(r);
-  if (st == PARITY_STATUS_OK) st = PARITY_STATUS_INTERNAL;
-  if (what && *what) return vkp_fail(st, "vulkan: %s: %s (%s)", call, name, what);
-  return vkp_fail(st, "vulkan: %s: %s", call, name);
-}
-
-void vkp_log(int32_t level, const char *fmt, ...) {
-  if (!vkp_host || !vkp_host->log) return;
-  char buf[768];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  psup_log(vkp_host, level, "%s", buf);
+  return psup_kit_driver_fail(&vkp_kit, vkp_result_status(r), call, vkp_result_name(r), "VkResult", r, what);
 }

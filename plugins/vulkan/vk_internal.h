@@ -18,28 +18,28 @@
 #include "parity_support/contract.h"
 #include "parity_support/desc.h"
 #include "parity_support/dtype.h"
+#include "parity_support/gpu_kit.h"
 #include "parity_support/layout.h"
 #include "parity_support/ops.h"
 #include "vk_shaders.h" /* generated: VK_SPV_* ids, vk_spirv[] */
 
 /* ---- errors (vk_errors.c) ------------------------------------------------------------------ */
-extern const parity_host_api_t *vkp_host;
-#define vkp_fail(status, ...) psup_report(vkp_host, (status), __VA_ARGS__)
+/* The plugin's host kit (parity_support/gpu_kit.h: messages, device slots, dispatch, buffer
+ * checks); vk_plugin.c fills it. Messages are written without the "vulkan: " prefix: the kit
+ * adds it. */
+extern psup_kit_t vkp_kit;
+#define vkp_fail(status, ...) psup_kit_fail(&vkp_kit, (status), __VA_ARGS__)
+#define vkp_log(level, ...) psup_kit_log(&vkp_kit, (level), __VA_ARGS__)
 const char *vkp_result_name(VkResult r); /* "VK_ERROR_OUT_OF_DEVICE_MEMORY", NULL if unknown */
 int32_t vkp_result_status(VkResult r);
 /* Report "vulkan: <call>: VK_NAME (what)" and return the mapped status. */
 int32_t vkp_vk_fail(VkResult r, const char *call, const char *what);
-#define VKP_CHECK(expr, call, what)                                     \
-  do {                                                                  \
-    VkResult vkp_r_ = (expr);                                           \
-    if (vkp_r_ != VK_SUCCESS) return vkp_vk_fail(vkp_r_, call, what);   \
-  } while (0)
-void vkp_log(int32_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define VKP_CHECK(expr, call, what) PSUP_KIT_CHECK(VkResult, expr, VK_SUCCESS, vkp_vk_fail(r_, call, what))
 
 /* ---- what init() learned about each physical device (read-only afterwards) ----------------- */
 typedef struct vkp_slot_t {
+  psup_kit_slot_t kit; /* info record and capabilities (parity_support/gpu_kit.h) */
   VkPhysicalDevice phys;
-  parity_device_info_t info;
   VkPhysicalDeviceProperties props;
   uint32_t queue_family;
   int has_f64, has_i64, has_16bit, has_8bit, nan_preserve;
@@ -52,7 +52,6 @@ typedef struct vkp_slot_t {
   uint32_t max_local;      /* maxComputeWorkGroupInvocations */
   uint32_t subgroup_size;
   uint32_t shared_bytes;   /* maxComputeSharedMemorySize */
-  psup_caps_t caps;
 } vkp_slot_t;
 
 /* The plugin's environment variables, checked once at init (vk_knobs.c; plugins/vulkan/README.md). */
@@ -148,21 +147,12 @@ struct parity_plugin_device_t {
   int unsafe_no_barriers; /* test knob PARITY_VULKAN_UNSAFE_NO_BARRIERS: omit in-batch barriers */
 };
 
-int32_t vkp_device_open(uint32_t index, parity_plugin_device_t **out_dev);
-void vkp_device_close(parity_plugin_device_t *dev);
 
+/* The entries the kit does not write: device open/close (vk_device.c), buffers, transfers and
+ * synchronize (vk_memory.c, called by the kit after its argument checks), the function table
+ * (vk_plugin.c). */
+PSUP_KIT_DECLARE_PLUGIN(vkp);
 /* memory and queue: vk_memory.c */
-int32_t vkp_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out);
-void vkp_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b);
-int32_t vkp_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, const void *src,
-                         uint64_t size);
-int32_t vkp_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, void *dst,
-                        uint64_t size);
-int32_t vkp_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_off,
-                        parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size);
-int32_t vkp_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, uint64_t size,
-                        const void *pattern, uint32_t psize);
-int32_t vkp_synchronize(parity_plugin_device_t *dev);
 int32_t vkp_host_buf_create(parity_plugin_device_t *dev, uint64_t size, VkBufferUsageFlags usage,
                             vkp_host_buf_t *out);
 void vkp_host_buf_destroy(parity_plugin_device_t *dev, vkp_host_buf_t *h);
@@ -273,7 +263,5 @@ int vkp_spv_find(const char *kernel, const char *suffix);
 int vkp_spv_find_math(const parity_plugin_device_t *dev, const char *kernel, const char *suffix, int32_t dtype);
 /* The reason f64 is unsupported on a slot (NULL when it is supported). */
 const char *vkp_f64_missing(const vkp_slot_t *s);
-const parity_plugin_api_t *vkp_plugin_api(void);
-void vkp_set_host(const parity_host_api_t *host);
 
 #endif

@@ -19,7 +19,7 @@ int32_t vkp_read_knobs(void) {
       psup_env_choice("PARITY_VULKAN_MATMUL_TILED", tiled, 0, &k.matmul_tiled, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_VULKAN_MAX_GROUPS", 0, 1ll << 30, 0, &groups, msg, sizeof msg) != 0 ||
       psup_env_flag("PARITY_VULKAN_UNSAFE_NO_BARRIERS", 0, &k.unsafe_no_barriers, msg, sizeof msg) != 0)
-    return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "vulkan: %s", msg);
+    return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", msg);
   k.matmul_tiled -= 1; /* -1 auto, 0 simple, 1 tiled */
   k.max_groups = (uint32_t)groups;
   vkp_knobs = k;

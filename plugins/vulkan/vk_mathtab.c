@@ -18,7 +18,7 @@ int32_t vkp_mathtab_create(parity_plugin_device_t *dev) {
   size_t off = 0;
 #define VKP_TABLE_COPY(name, n)                                                              \
   if (off != (size_t)name##_OFF)                                                             \
-    return vkp_fail(PARITY_STATUS_INTERNAL, "vulkan: math table " #name " at word %zu, the shaders expect %d", \
+    return vkp_fail(PARITY_STATUS_INTERNAL, "math table " #name " at word %zu, the shaders expect %d", \
                     off, name##_OFF);                                                         \
   memcpy(words + off, name, sizeof name);                                                    \
   off += (n);

@@ -10,13 +10,13 @@
 #include "vk_internal.h"
 
 int32_t vkp_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out) {
-  uint64_t max = dev->slot->info.max_buffer_bytes;
+  uint64_t max = dev->slot->kit.info.max_buffer_bytes;
   if (size > max)
-    return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY, "vulkan: cannot allocate %llu bytes: larger than "
+    return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY, "cannot allocate %llu bytes: larger than "
                     "maxMemoryAllocationSize (%llu bytes) of %s", (unsigned long long)size, (unsigned long long)max,
-                    dev->slot->info.name);
+                    dev->slot->kit.info.name);
   parity_plugin_buffer_t *b = calloc(1, sizeof *b);
-  if (!b) return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY, "vulkan: buffer_alloc: out of host memory");
+  if (!b) return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY, "buffer_alloc: out of host memory");
   /* Vulkan has no empty buffers, and fills work on whole words */
   b->alloc = size < 16 ? 16 : (size + 3) & ~(uint64_t)3;
   b->size = size;
@@ -53,12 +53,6 @@ void vkp_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) {
   free(b);
 }
 
-static int32_t range(const parity_plugin_buffer_t *b, uint64_t off, uint64_t size, const char *what) {
-  char msg[256];
-  int32_t st = psup_check_buffer_range(b != NULL, b ? b->size : 0, off, size, what, msg, sizeof msg);
-  return st == PARITY_STATUS_OK ? st : vkp_fail(st, "vulkan: %s", msg);
-}
-
 static void mark_used(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) { b->last_use = dev->submitted + 1; }
 
 /* Copy host bytes into b through the staging ring, chunk by chunk. */
@@ -91,18 +85,14 @@ static int32_t upload(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, ui
 
 int32_t vkp_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, const void *src,
                          uint64_t size) {
-  int32_t st = range(b, off, size, "buffer_write");
-  if (st != PARITY_STATUS_OK || size == 0) return st;
-  if (!src) return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "vulkan: buffer_write: source is NULL");
+  if (size == 0) return PARITY_STATUS_OK; /* arguments checked by the kit (gpu_kit.h) */
   return upload(dev, b, off, src, size, 0);
 }
 
 int32_t vkp_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, void *dst,
                         uint64_t size) {
-  int32_t st = range(b, off, size, "buffer_read");
-  if (st != PARITY_STATUS_OK) return st;
   if (size == 0) return vkp_synchronize(dev);
-  if (!dst) return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "vulkan: buffer_read: destination is NULL");
+  int32_t st;
   uint8_t *p = dst;
   for (uint64_t done = 0; done < size;) {
     uint64_t n = size - done < VKP_STAGING_BYTES ? size - done : VKP_STAGING_BYTES;
@@ -129,9 +119,8 @@ int32_t vkp_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
 
 int32_t vkp_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_off,
                         parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size) {
-  int32_t st = range(src, src_off, size, "buffer_copy source");
-  if (st == PARITY_STATUS_OK) st = range(dst, dst_off, size, "buffer_copy destination");
-  if (st != PARITY_STATUS_OK || size == 0) return st;
+  if (size == 0) return PARITY_STATUS_OK;
+  int32_t st;
   int overlap = src == dst && src_off < dst_off + size && dst_off < src_off + size;
   for (uint64_t done = 0; done < size;) {
     uint64_t n = size - done;
@@ -169,11 +158,7 @@ int32_t vkp_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src
 
 int32_t vkp_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, uint64_t size,
                         const void *pattern, uint32_t psize) {
-  int32_t st = range(b, off, size, "buffer_fill");
-  if (st != PARITY_STATUS_OK) return st;
-  char msg[64];
-  st = psup_check_fill_pattern(pattern, psize, size, msg, sizeof msg);
-  if (st != PARITY_STATUS_OK) return vkp_fail(st, "vulkan: %s", msg);
+  int32_t st;
   if (size == 0) return PARITY_STATUS_OK;
   if (psize <= 4 && off % 4 == 0 && size % 4 == 0) {
     uint8_t word[4];

@@ -1,6 +1,7 @@
 /* vk_plugin.c — the Vulkan plugin's function table: instance and device enumeration at init,
- * device info, the optional Khronos validation layer, descriptor validation and dispatch to the
- * kernel family files. */
+ * the optional Khronos validation layer, and its host kit (parity_support/gpu_kit.h: device slots
+ * and info, supports(), the kernel entries and the buffer-argument checks, driven by the families
+ * table below). */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,16 +10,13 @@
 #include "parity_support/env.h"
 #include "vk_internal.h"
 
-const parity_host_api_t *vkp_host;
 VkInstance vkp_instance;
 
-void vkp_set_host(const parity_host_api_t *host) { vkp_host = host; }
-
 #define VKP_MAX_DEVICES 16
-static vkp_slot_t slots[VKP_MAX_DEVICES];
-static uint32_t slot_count;
+static vkp_slot_t slots[VKP_MAX_DEVICES]; /* filled at init (single-threaded), read-only afterwards */
 
-const vkp_slot_t *vkp_slot(uint32_t index) { return index < slot_count ? &slots[index] : NULL; }
+
+const vkp_slot_t *vkp_slot(uint32_t index) { return psup_kit_slot_at(&vkp_kit, index); }
 
 /* ---- validation layer (PARITY_VULKAN_VALIDATION=1, or =sync with synchronization checks) ----- */
 static VkDebugUtilsMessengerEXT messenger;
@@ -33,7 +31,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityF
   if (!(sev & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)))
     return VK_FALSE;
   const char *m = data && data->pMessage ? data->pMessage : "(no message)";
-  vkp_log(PARITY_LOG_WARNING, "vulkan validation: %s", m);
+  vkp_log(PARITY_LOG_WARNING, "validation: %s", m);
   int expected = 0;
   if (atomic_compare_exchange_strong(&validation_pending, &expected, 2)) {
     snprintf(validation_msg, sizeof validation_msg, "%s", m);
@@ -65,7 +63,7 @@ static int32_t create_instance(void) {
   int validate = vkp_knobs.validation != 0, sync = vkp_knobs.validation == 2;
   const char *layer = "VK_LAYER_KHRONOS_validation";
   if (validate && !layer_present(layer))
-    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "vulkan: PARITY_VULKAN_VALIDATION is set but %s is not installed "
+    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "PARITY_VULKAN_VALIDATION is set but %s is not installed "
                     "(Debian: apt install vulkan-validationlayers)", layer);
   VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "parity",
                            .pEngineName = "parity", .apiVersion = VK_API_VERSION_1_2};
@@ -86,7 +84,7 @@ static int32_t create_instance(void) {
                              .pNext = validate ? &dbg : NULL};
   VkResult r = vkCreateInstance(&ci, NULL, &vkp_instance);
   if (r == VK_ERROR_INCOMPATIBLE_DRIVER || r == VK_ERROR_INITIALIZATION_FAILED)
-    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "vulkan: no Vulkan device found; install mesa-vulkan-drivers or a GPU "
+    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "no Vulkan device found; install mesa-vulkan-drivers or a GPU "
                     "driver (vkCreateInstance: %s)", vkp_result_name(r));
   VKP_CHECK(r, "vkCreateInstance", "Vulkan 1.2 instance");
   if (validate) {
@@ -94,7 +92,7 @@ static int32_t create_instance(void) {
         (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(vkp_instance, "vkCreateDebugUtilsMessengerEXT");
     dbg.pNext = NULL; /* the validation features chain belongs to the instance only */
     if (create) create(vkp_instance, &dbg, NULL, &messenger);
-    vkp_log(PARITY_LOG_INFO, "vulkan: validation layer on%s", sync ? " (synchronization validation)" : "");
+    vkp_log(PARITY_LOG_INFO, "validation layer on%s", sync ? " (synchronization validation)" : "");
   }
   return PARITY_STATUS_OK;
 }
@@ -131,8 +129,7 @@ static uint32_t compute_family(VkPhysicalDevice pd) {
  * max_alloc: maxMemoryAllocationSize (0: unknown, the largest device-local heap then). */
 static void fill_info(vkp_slot_t *s, VkPhysicalDevice pd, uint64_t max_alloc) {
   const VkPhysicalDeviceProperties *props = &s->props;
-  parity_device_info_t *info = &s->info;
-  info->struct_size = sizeof *info;
+  parity_device_info_t *info = &s->kit.info;
   switch (props->deviceType) {
     case VK_PHYSICAL_DEVICE_TYPE_CPU: info->type = PARITY_DEVICE_TYPE_SOFTWARE_GPU; break;
     case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
@@ -165,28 +162,25 @@ static void fill_info(vkp_slot_t *s, VkPhysicalDevice pd, uint64_t max_alloc) {
   snprintf(info->math, sizeof info->math, "f32 f16 bf16: %s; f64: %s",
            s->dmath ? "software double, rounded once" : "float32 library (32-bit arithmetic only)",
            s->has_f64 ? "software double" : "none (no float64)");
-  s->caps.backend = "vulkan";
-  s->caps.device = info->name;
-  s->caps.dtype_mask = info->dtype_mask;
-  s->caps.missing[PARITY_DTYPE_F64] = vkp_f64_missing(s);
-  s->caps.missing[PARITY_DTYPE_I64] = "shaderInt64";
-  s->caps.missing[PARITY_DTYPE_F16] = "storageBuffer16BitAccess and shaderInt16";
-  s->caps.missing[PARITY_DTYPE_BF16] = "storageBuffer16BitAccess and shaderInt16";
-  s->caps.missing[PARITY_DTYPE_BOOL] = "storageBuffer8BitAccess and shaderInt8";
+  psup_kit_slot_ready(&vkp_kit, &s->kit);
+  s->kit.caps.missing[PARITY_DTYPE_F64] = vkp_f64_missing(s);
+  s->kit.caps.missing[PARITY_DTYPE_I64] = "shaderInt64";
+  s->kit.caps.missing[PARITY_DTYPE_F16] = "storageBuffer16BitAccess and shaderInt16";
+  s->kit.caps.missing[PARITY_DTYPE_BF16] = "storageBuffer16BitAccess and shaderInt16";
+  s->kit.caps.missing[PARITY_DTYPE_BOOL] = "storageBuffer8BitAccess and shaderInt8";
 }
 
 static void add_device(VkPhysicalDevice pd) {
-  if (slot_count >= VKP_MAX_DEVICES) return;
   VkPhysicalDeviceProperties props;
   vkGetPhysicalDeviceProperties(pd, &props);
   if (props.apiVersion < VK_API_VERSION_1_2) {
-    vkp_log(PARITY_LOG_WARNING, "vulkan: skipping '%s': Vulkan %u.%u, parity needs 1.2", props.deviceName,
+    vkp_log(PARITY_LOG_WARNING, "skipping '%s': Vulkan %u.%u, parity needs 1.2", props.deviceName,
             VK_API_VERSION_MAJOR(props.apiVersion), VK_API_VERSION_MINOR(props.apiVersion));
     return;
   }
   uint32_t family = compute_family(pd);
   if (family == UINT32_MAX) {
-    vkp_log(PARITY_LOG_WARNING, "vulkan: skipping '%s': no compute queue", props.deviceName);
+    vkp_log(PARITY_LOG_WARNING, "skipping '%s': no compute queue", props.deviceName);
     return;
   }
   VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
@@ -200,16 +194,16 @@ static void add_device(VkPhysicalDevice pd) {
   VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
   vkGetPhysicalDeviceProperties2(pd, &p2);
   if (props.limits.maxPerStageDescriptorStorageBuffers < VKP_MAX_BINDINGS) {
-    vkp_log(PARITY_LOG_WARNING, "vulkan: skipping '%s': %u storage buffers per stage, parity binds %d",
+    vkp_log(PARITY_LOG_WARNING, "skipping '%s': %u storage buffers per stage, parity binds %d",
             props.deviceName, props.limits.maxPerStageDescriptorStorageBuffers, VKP_MAX_BINDINGS);
     return;
   }
   if (!f12.timelineSemaphore) {
-    vkp_log(PARITY_LOG_WARNING, "vulkan: skipping '%s': no timeline semaphores", props.deviceName);
+    vkp_log(PARITY_LOG_WARNING, "skipping '%s': no timeline semaphores", props.deviceName);
     return;
   }
-  vkp_slot_t *s = &slots[slot_count++];
-  memset(s, 0, sizeof *s);
+  vkp_slot_t *s = psup_kit_slot_add(&vkp_kit, props.deviceName);
+  if (!s) return;
   s->phys = pd;
   s->props = props;
   s->queue_family = family;
@@ -234,9 +228,9 @@ static void add_device(VkPhysicalDevice pd) {
   s->shared_bytes = props.limits.maxComputeSharedMemorySize;
 
   fill_info(s, pd, m3.maxMemoryAllocationSize);
-  const parity_device_info_t *info = &s->info;
-  vkp_log(PARITY_LOG_DEBUG, "vulkan: device %u: %s (%s), f64 %s%s, f32/f16/bf16 math: %s, i64 %s, 16-bit %s, "
-          "8-bit %s, subgroup %u, max range %llu", slot_count - 1, info->name, info->driver,
+  const parity_device_info_t *info = &s->kit.info;
+  vkp_log(PARITY_LOG_DEBUG, "device %u: %s (%s), f64 %s%s, f32/f16/bf16 math: %s, i64 %s, 16-bit %s, "
+          "8-bit %s, subgroup %u, max range %llu", vkp_kit.slot_count - 1, info->name, info->driver,
           s->has_f64 ? "yes" : "no", s->hw_f64 && !s->has_f64 ? " (PARITY_VULKAN_FP64=off)" : "",
           s->dmath ? "software double" : "float32 library",
           s->has_i64 ? "yes" : "no", s->has_16bit ? "yes" : "no", s->has_8bit ? "yes" : "no", s->subgroup_size,
@@ -254,11 +248,11 @@ static void vkp_shutdown(void) {
     vkDestroyInstance(vkp_instance, NULL);
   }
   vkp_instance = VK_NULL_HANDLE;
-  slot_count = 0;
+  psup_kit_slots_reset(&vkp_kit);
 }
 
 static int32_t vkp_init(void) {
-  slot_count = 0;
+  psup_kit_slots_reset(&vkp_kit);
   int32_t st = vkp_read_knobs();
   if (st != PARITY_STATUS_OK) return st;
   st = create_instance();
@@ -268,7 +262,7 @@ static int32_t vkp_init(void) {
   if (r != VK_SUCCESS || n == 0) {
     vkp_shutdown();
     return vkp_fail(PARITY_STATUS_UNAVAILABLE,
-                    "vulkan: no Vulkan device found; install mesa-vulkan-drivers or a GPU driver");
+                    "no Vulkan device found; install mesa-vulkan-drivers or a GPU driver");
   }
   VkPhysicalDevice pds[VKP_MAX_DEVICES];
   if (n > VKP_MAX_DEVICES) n = VKP_MAX_DEVICES;
@@ -278,115 +272,34 @@ static int32_t vkp_init(void) {
     return vkp_vk_fail(r, "vkEnumeratePhysicalDevices", "listing devices");
   }
   for (uint32_t i = 0; i < n; i++) add_device(pds[i]);
-  if (slot_count == 0) {
+  if (vkp_kit.slot_count == 0) {
     vkp_shutdown();
-    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "vulkan: %u Vulkan device(s) but none usable (parity needs Vulkan 1.2, "
+    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "%u Vulkan device(s) but none usable (parity needs Vulkan 1.2, "
                     "a compute queue and timeline semaphores)", n);
   }
   return PARITY_STATUS_OK;
 }
 
-static int32_t vkp_get_device_count(uint32_t *out_count) {
-  *out_count = slot_count;
-  return PARITY_STATUS_OK;
-}
+static const psup_kit_slot_t *slot_of(const parity_plugin_device_t *dev) { return &dev->slot->kit; }
+static uint64_t buffer_size(const parity_plugin_buffer_t *b) { return b->size; }
+static int32_t check_window(parity_plugin_device_t *dev, const parity_op_desc_t *d) { return vkp_check_window(dev, d); }
 
-static int32_t vkp_get_device_info(uint32_t index, parity_device_info_t *out) {
-  if (index >= slot_count)
-    return vkp_fail(PARITY_STATUS_OUT_OF_RANGE, "vulkan: device %u does not exist (%u devices)", index, slot_count);
-  uint32_t size = out->struct_size < sizeof slots[index].info ? out->struct_size : (uint32_t)sizeof slots[index].info;
-  parity_device_info_t info = slots[index].info;
-  info.struct_size = size;
-  memcpy(out, &info, size);
-  return PARITY_STATUS_OK;
-}
-
-/* ---- validation and dispatch ---------------------------------------------------------------- */
-static int32_t check_alignment(const parity_op_desc_t *d) {
-  for (int pass = 0; pass < 2; pass++) {
-    uint32_t n = pass ? d->num_outputs : d->num_inputs;
-    for (uint32_t i = 0; i < n; i++) {
-      const parity_tensor_desc_t *t = pass ? d->outputs[i] : d->inputs[i];
-      if (t && t->offset_bytes % psup_dtype_size(t->dtype))
-        return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: %s: %s %u starts at byte offset %llu, not a multiple of "
-                        "its %u-byte element", psup_op_name(d->op), pass ? "output" : "input", i,
-                        (unsigned long long)t->offset_bytes, psup_dtype_size(t->dtype));
-    }
-  }
-  return PARITY_STATUS_OK;
-}
-
-static int32_t family_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  char msg[512];
-  int32_t st = psup_check_operands(d, &dev->slot->caps, msg, sizeof msg);
-  if (st != PARITY_STATUS_OK) return vkp_fail(st, "%s", msg);
-  if ((st = check_alignment(d)) != PARITY_STATUS_OK) return st;
-  if ((st = vkp_check_window(dev, d)) != PARITY_STATUS_OK) return st;
-  switch (psup_kind_family(psup_op_info(d->op)->kind)) {
-    case PARITY_FAMILY_ELEMENTWISE: return vkp_elementwise_supports(dev, d);
-    case PARITY_FAMILY_REDUCE: return vkp_reduce_supports(dev, d);
-    case PARITY_FAMILY_MATMUL: return vkp_matmul_supports(dev, d);
-    case PARITY_FAMILY_CONV2D: return vkp_conv2d_supports(dev, d);
-    case PARITY_FAMILY_SOFTMAX: return vkp_softmax_supports(dev, d);
-    default: return vkp_fail(PARITY_STATUS_UNSUPPORTED, "vulkan: unknown op family");
-  }
-}
-
-static int32_t vkp_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  /* the host validated the descriptor (parity_plugin.h): answer the capability question */
-  return family_supports(dev, d);
-}
-
-/* Kernel entries check only what is cheap (the host validated the descriptor and asked
- * supports() first: parity_plugin.h). */
-static int32_t validate(parity_plugin_device_t *dev, const parity_op_desc_t *d, int32_t family, int32_t direction) {
-  (void)dev;
-  char msg[512];
-  int32_t st = psup_check_kernel_entry(d, family, direction, msg, sizeof msg);
-  if (st != PARITY_STATUS_OK) return vkp_fail(st, "vulkan: %s", msg);
-  return PARITY_STATUS_OK;
-}
-
-#define VKP_ENTRY(name, FAMILY, dir, DIR)                                                       \
-  static int32_t entry_##name##_##dir(parity_plugin_device_t *dev, const parity_op_desc_t *d) { \
-    int32_t st = validate(dev, d, PARITY_FAMILY_##FAMILY, PARITY_DIRECTION_##DIR);             \
-    return st != PARITY_STATUS_OK ? st : vkp_##name##_##dir(dev, d);                           \
-  }
-#define VKP_ENTRIES(name, FAMILY)           \
-  VKP_ENTRY(name, FAMILY, forward, FORWARD) \
-  VKP_ENTRY(name, FAMILY, backward, BACKWARD)
-VKP_ENTRIES(elementwise, ELEMENTWISE)
-VKP_ENTRIES(reduce, REDUCE)
-VKP_ENTRIES(matmul, MATMUL)
-VKP_ENTRIES(conv2d, CONV2D)
-VKP_ENTRIES(softmax, SOFTMAX)
-
-static const parity_plugin_api_t vkp_api = {
-    .struct_size = sizeof(parity_plugin_api_t),
-    .init = vkp_init,
-    .shutdown = vkp_shutdown,
-    .get_device_count = vkp_get_device_count,
-    .get_device_info = vkp_get_device_info,
-    .device_open = vkp_device_open,
-    .device_close = vkp_device_close,
-    .buffer_alloc = vkp_buffer_alloc,
-    .buffer_free = vkp_buffer_free,
-    .buffer_write = vkp_buffer_write,
-    .buffer_read = vkp_buffer_read,
-    .buffer_copy = vkp_buffer_copy,
-    .buffer_fill = vkp_buffer_fill,
-    .synchronize = vkp_synchronize,
-    .supports = vkp_supports,
-    .elementwise_forward = entry_elementwise_forward,
-    .elementwise_backward = entry_elementwise_backward,
-    .reduce_forward = entry_reduce_forward,
-    .reduce_backward = entry_reduce_backward,
-    .matmul_forward = entry_matmul_forward,
-    .matmul_backward = entry_matmul_backward,
-    .conv2d_forward = entry_conv2d_forward,
-    .conv2d_backward = entry_conv2d_backward,
-    .softmax_forward = entry_softmax_forward,
-    .softmax_backward = entry_softmax_backward,
+psup_kit_t vkp_kit = {
+    .backend = "vulkan",
+    .slots = slots,
+    .slot_size = sizeof slots[0],
+    .max_slots = VKP_MAX_DEVICES,
+    .slot_of = slot_of,
+    .check = check_window, /* descriptor ranges every family binds */
+    .family = {PSUP_KIT_FAMILY(ELEMENTWISE, vkp, elementwise, vkp_elementwise_supports),
+               PSUP_KIT_FAMILY(REDUCE, vkp, reduce, vkp_reduce_supports),
+               PSUP_KIT_FAMILY(MATMUL, vkp, matmul, vkp_matmul_supports),
+               PSUP_KIT_FAMILY(CONV2D, vkp, conv2d, vkp_conv2d_supports),
+               PSUP_KIT_FAMILY(SOFTMAX, vkp, softmax, vkp_softmax_supports)},
+    .buffers = PSUP_KIT_TRANSFERS(vkp, buffer_size),
 };
+
+PSUP_KIT_ENTRIES(vkp_kit)
+PSUP_KIT_API(vkp_api, vkp);
 
 const parity_plugin_api_t *vkp_plugin_api(void) { return &vkp_api; }

@@ -42,7 +42,7 @@ int32_t vkp_probe(parity_plugin_device_t *dev) {
     if (st != PARITY_STATUS_OK) return st;
     dev->fused_fma64 = io[1] == 0x1p-60;
   }
-  vkp_log(PARITY_LOG_DEBUG, "vulkan: %s: float fma is %s; double fma is %s", dev->slot->info.name,
+  vkp_log(PARITY_LOG_DEBUG, "%s: float fma is %s; double fma is %s", dev->slot->kit.info.name,
           dev->fused_fma32 ? "fused" : "a multiply and an add (exact products by Veltkamp splitting)",
           !dev->slot->has_f64 ? "not used (no f64 kernels)"
           : dev->fused_fma64 ? "fused" : "a multiply and an add (emulating a fused one)");

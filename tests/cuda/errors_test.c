@@ -77,9 +77,9 @@ Test(cuda_errors, a_sticky_error_poisons_the_context_for_good) {
 Test(cuda_errors, messages_name_the_call_the_code_and_what_was_done) {
   char msg[256];
   cu_result_message(msg, sizeof msg, CUDA_ERROR_OUT_OF_MEMORY, "cuMemAllocAsync", "4096 bytes");
-  cr_expect_str_eq(msg, "cuda: cuMemAllocAsync: CUDA_ERROR_OUT_OF_MEMORY (2) (4096 bytes)");
+  cr_expect_str_eq(msg, "cuMemAllocAsync: CUDA_ERROR_OUT_OF_MEMORY (2) (4096 bytes)");
   cu_result_message(msg, sizeof msg, 4242, "cuInit", NULL);
-  cr_expect_str_eq(msg, "cuda: cuInit: unknown CUDA error (4242)");
+  cr_expect_str_eq(msg, "cuInit: unknown CUDA error (4242)");
 }
 
 Test(cuda_errors, an_old_driver_gets_both_versions_not_a_bare_222) {

@@ -3,7 +3,8 @@
 # install to a fresh prefix; the installed tools run with no environment and find the installed
 # plugins; the template plugin (examples/plugin-template) builds out of tree against the prefix
 # with find_package(parity) and with pkg-config, loads through PARITY_PLUGIN_PATH, and the
-# installed parity-conform passes on it; docs/library.md's program and examples/mlp build against the
+# installed parity-conform passes on it, as it does on the GPU-style template on the host kit
+# (examples/plugin-template-gpu: its elementwise family); docs/library.md's program and examples/mlp build against the
 # prefix and run on cpu, opencl and vulkan with nothing on stderr. Any failed step exits non-zero
 # (a crash too).
 set -eu
@@ -39,6 +40,15 @@ grep -q "verdict template: PASS on [0-9]* of [0-9,]* cases ([0-9.]* %): add, sub
 # the template has no sqrt or div: parity-conform says the core cannot run Adam on it
 grep -q "core needs (f32) not met by template.*sqrt: Adam; div: Adam" "$T/conform-cm.txt" ||
   { echo "the core-needs line is missing or wrong"; tail -3 "$T/conform-cm.txt"; exit 1; }
+
+echo "== GPU-style template plugin (examples/plugin-template-gpu, on the host kit) with find_package(parity)"
+cmake -S "$SRC/examples/plugin-template-gpu" -B "$T/gpu" -DCMAKE_PREFIX_PATH="$P" > "$T/gpu.log"
+cmake --build "$T/gpu" > "$T/gpu-build.log" || { cat "$T/gpu-build.log"; exit 1; }
+clean_env PARITY_PLUGIN_PATH="$T/gpu" "$P/bin/parity-conform" --backend template-gpu > "$T/conform-gpu.txt" ||
+  { tail -20 "$T/conform-gpu.txt"; exit 1; }
+grep -q "verdict template-gpu: PASS on [0-9]* of [0-9,]* cases ([0-9.]* %): add, sub, mul, cast in f32;" "$T/conform-gpu.txt" ||
+  { grep verdict "$T/conform-gpu.txt"; echo "the GPU-style template does not pass its family"; exit 1; }
+grep "verdict" "$T/conform-gpu.txt"
 
 echo "== template plugin with pkg-config"
 mkdir -p "$T/pc"

@@ -4,7 +4,14 @@
 
 #include "../../plugins/vulkan/vk_errors.c"
 
-const parity_host_api_t *vkp_host; /* vk_errors.c logs through it; NULL here */
+/* vk_errors.c reports through the plugin's kit: here one whose host keeps the last message */
+static char last[512];
+static void keep(void *data, int32_t status, const char *message) {
+  (void)data, (void)status;
+  snprintf(last, sizeof last, "%s", message);
+}
+static const parity_host_api_t host = {.struct_size = sizeof host, .report_error = keep};
+psup_kit_t vkp_kit = {.backend = "vulkan", .host = &host};
 
 Test(vk_errors, every_vkresult_has_its_name_and_a_status) {
   const VkResult codes[] = {VK_NOT_READY, VK_TIMEOUT, VK_INCOMPLETE, VK_ERROR_OUT_OF_HOST_MEMORY,
@@ -30,5 +37,7 @@ Test(vk_errors, every_vkresult_has_its_name_and_a_status) {
 
 Test(vk_errors, a_failure_message_names_the_call_and_the_result) {
   cr_assert_eq(vkp_vk_fail(VK_ERROR_OUT_OF_DEVICE_MEMORY, "vkAllocateMemory", "64 bytes"), PARITY_STATUS_OUT_OF_MEMORY);
+  cr_expect_str_eq(last, "vulkan: vkAllocateMemory: VK_ERROR_OUT_OF_DEVICE_MEMORY (64 bytes)");
   cr_assert_eq(vkp_vk_fail((VkResult)-77, "vkQueueSubmit", ""), PARITY_STATUS_DEVICE_ERROR);
+  cr_expect_str_eq(last, "vulkan: vkQueueSubmit: unknown VkResult -77"); /* the prefix once, no empty "()" */
 }

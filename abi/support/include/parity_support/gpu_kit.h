@@ -1,0 +1,229 @@
+/* gpu_kit.h — the host kit for plugins whose devices have queues and buffers (the OpenCL, Vulkan
+ * and CUDA plugins, examples/plugin-template-gpu). What every such plugin writes the same way is
+ * written here once:
+ *   - messages: one formatter that puts the backend's prefix ("opencl: ") in front of every
+ *     message, and the driver-error form "<call>: <code name> (<what>)";
+ *   - device slots: the table filled at init, the device count, the info record copied by the
+ *     caller's struct_size, the capability record the operand contract checks against;
+ *   - dispatch: supports() (element-aligned offsets, the operand contract, then the plugin's own
+ *     device limits per family) and the ten kernel entries (the cheap entry check, then the
+ *     family's forward or backward), driven by one table per family;
+ *   - buffer arguments: range and fill-pattern checks before the plugin's transfer functions.
+ * A plugin fills one psup_kit_t, expands PSUP_KIT_ENTRIES(kit) once and puts PSUP_KIT_API_FIELDS
+ * into its parity_plugin_api_t. What differs stays in the plugin: the driver calls, program or
+ * pipeline management, the launch geometry and its kernels (docs/plugin-guide.md, "GPU host kit"). */
+#ifndef PARITY_SUPPORT_GPU_KIT_H
+#define PARITY_SUPPORT_GPU_KIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parity_plugin.h"
+#include "parity_support/contract.h"
+#include "parity_support/negotiate.h"
+
+/* The part of a device slot the kit reads: a plugin's slot struct begins with it. */
+typedef struct psup_kit_slot_t {
+  parity_device_info_t info;
+  psup_caps_t caps; /* caps.backend and caps.device are set by psup_kit_slot_ready */
+} psup_kit_slot_t;
+
+typedef int32_t (*psup_kit_op_fn)(parity_plugin_device_t *dev, const parity_op_desc_t *d);
+
+/* One kernel family: its entries, and the device limits it adds to the operand contract. */
+typedef struct psup_kit_family_t {
+  psup_kit_op_fn forward, backward; /* NULL: the family is not implemented (UNSUPPORTED) */
+  psup_kit_op_fn supports;          /* NULL: the contract and alignment are enough */
+} psup_kit_family_t;
+
+/* The plugin's transfer functions, called after the kit checked their arguments (a range
+ * inside the buffer; a fill pattern of 1, 2, 4 or 8 bytes that divides the size). */
+typedef struct psup_kit_buffers_t {
+  uint64_t (*size)(const parity_plugin_buffer_t *b);
+  int32_t (*write)(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, const void *src,
+                   uint64_t size);
+  int32_t (*read)(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, void *dst, uint64_t size);
+  int32_t (*copy)(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_off,
+                  parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size);
+  int32_t (*fill)(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, uint64_t size,
+                  const void *pattern, uint32_t psize);
+} psup_kit_buffers_t;
+
+#define PSUP_KIT_FAMILIES 6 /* indexed by parity_family_t (1..5) */
+
+typedef struct psup_kit_t {
+  const char *backend;           /* "opencl": every message's prefix */
+  const parity_host_api_t *host; /* set by psup_kit_set_host at query */
+  /* device slots in the plugin's storage: max_slots of slot_size bytes, each beginning with a
+   * psup_kit_slot_t; slot_count filled at init */
+  void *slots;
+  size_t slot_size;
+  uint32_t max_slots, slot_count;
+  /* the slot a device was opened on */
+  const psup_kit_slot_t *(*slot_of)(const parity_plugin_device_t *dev);
+  /* optional: checks before the families' own (a device limit every family shares) */
+  psup_kit_op_fn check;
+  /* optional: called before each kernel entry and transfer (CUDA: refuse a poisoned context,
+   * make the device's context current) */
+  int32_t (*enter)(parity_plugin_device_t *dev);
+  psup_kit_family_t family[PSUP_KIT_FAMILIES];
+  psup_kit_buffers_t buffers;
+} psup_kit_t;
+
+/* ---- messages ------------------------------------------------------------------------------ */
+void psup_kit_set_host(psup_kit_t *k, const parity_host_api_t *host);
+/* "<backend>: <fmt...>" reported to the host; returns status. */
+int32_t psup_kit_fail(const psup_kit_t *k, int32_t status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* "<backend>: <fmt...>" logged at level. */
+void psup_kit_log(const psup_kit_t *k, int32_t level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A driver call that failed: "<backend>: <call>: <name> (<what>)", name NULL giving "unknown
+ * <api> error <code>" (api: "OpenCL", "VkResult", ...); status OK is turned into INTERNAL. */
+int32_t psup_kit_driver_fail(const psup_kit_t *k, int32_t status, const char *call, const char *name,
+                             const char *api, long long code, const char *what);
+
+/* ---- device slots ---------------------------------------------------------------------------- */
+/* Empty the table (init and shutdown). */
+void psup_kit_slots_reset(psup_kit_t *k);
+/* The next slot, zeroed, or NULL (logged as a warning naming `name`) when the table is full. */
+void *psup_kit_slot_add(psup_kit_t *k, const char *name);
+/* Slot `index`, NULL past the count. */
+void *psup_kit_slot_at(const psup_kit_t *k, uint32_t index);
+/* device_open's start: a zeroed device of dev_size bytes for slot `index` (out), or OUT_OF_RANGE
+ * ("device <i> does not exist") / OUT_OF_MEMORY, reported. The slot: psup_kit_slot_at. */
+int32_t psup_kit_device_new(const psup_kit_t *k, uint32_t index, size_t dev_size, void **out);
+/* Set the info record's struct_size and the capability record from it (backend, device name,
+ * dtype mask): after a slot's info is filled in. */
+void psup_kit_slot_ready(const psup_kit_t *k, psup_kit_slot_t *s);
+/* The ABI's get_device_count and get_device_info (copied up to out->struct_size bytes). */
+int32_t psup_kit_device_count(const psup_kit_t *k, uint32_t *out);
+int32_t psup_kit_device_info(const psup_kit_t *k, uint32_t index, parity_device_info_t *out);
+
+/* ---- dispatch ------------------------------------------------------------------------------- */
+/* OK when every present operand's byte offset is a multiple of its element size (the kernels
+ * address elements); else UNSUPPORTED, reported. */
+int32_t psup_kit_check_alignment(const psup_kit_t *k, const parity_op_desc_t *d);
+/* The ABI's supports(): alignment, the operand contract on the slot's caps, k->check, then the
+ * family's supports. */
+int32_t psup_kit_supports(const psup_kit_t *k, parity_plugin_device_t *dev, const parity_op_desc_t *d);
+/* A kernel entry: the entry check (psup_check_kernel_entry), k->enter, then the family's
+ * forward or backward. */
+int32_t psup_kit_launch(const psup_kit_t *k, parity_plugin_device_t *dev, const parity_op_desc_t *d, int32_t family,
+                        int32_t direction);
+
+/* ---- buffers ------------------------------------------------------------------------------ */
+int32_t psup_kit_buffer_write(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
+                              uint64_t off, const void *src, uint64_t size);
+int32_t psup_kit_buffer_read(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
+                             uint64_t off, void *dst, uint64_t size);
+int32_t psup_kit_buffer_copy(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *src,
+                             uint64_t src_off, parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size);
+int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
+                             uint64_t off, uint64_t size, const void *pattern, uint32_t psize);
+
+/* A driver call's result: return fail (an expression that may use r_, the result) unless it is ok. */
+#define PSUP_KIT_CHECK(type, expr, ok, fail) \
+  do {                                        \
+    type r_ = (expr);                         \
+    if (r_ != (ok)) return (fail);            \
+  } while (0)
+
+/* The plugin's own entries the kit does not write, declared for prefix_ (cl_internal.h ...). */
+#define PSUP_KIT_DECLARE_PLUGIN(prefix)                                                                    \
+  int32_t prefix##_device_open(uint32_t index, parity_plugin_device_t **out_dev);                          \
+  void prefix##_device_close(parity_plugin_device_t *dev);                                                 \
+  int32_t prefix##_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out); \
+  void prefix##_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b);                       \
+  int32_t prefix##_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,      \
+                                const void *src, uint64_t size);                                           \
+  int32_t prefix##_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,       \
+                               void *dst, uint64_t size);                                                  \
+  int32_t prefix##_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_off, \
+                               parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size);              \
+  int32_t prefix##_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,       \
+                               uint64_t size, const void *pattern, uint32_t psize);                        \
+  int32_t prefix##_synchronize(parity_plugin_device_t *dev);                                               \
+  const parity_plugin_api_t *prefix##_plugin_api(void)
+/* A family's row of psup_kit_t.family for functions named prefix_name_forward/_backward. */
+#define PSUP_KIT_FAMILY(FAMILY, prefix, name, supports) \
+  [PARITY_FAMILY_##FAMILY] = {prefix##_##name##_forward, prefix##_##name##_backward, supports}
+/* The transfer table for functions named prefix_buffer_write/read/copy/fill. */
+#define PSUP_KIT_TRANSFERS(prefix, size) \
+  {size, prefix##_buffer_write, prefix##_buffer_read, prefix##_buffer_copy, prefix##_buffer_fill}
+
+/* ---- the ABI entries of one plugin ----------------------------------------------------------- */
+/* Expanded once in a plugin's table file, after its psup_kit_t `kit` is declared: static
+ * functions with the ABI's signatures that call the kit with &kit. */
+#define PSUP_KIT_ENTRY_(kit, name, FAMILY, dir, DIR)                                                       \
+  static int32_t psup_kit_##name##_##dir(parity_plugin_device_t *dev, const parity_op_desc_t *d) {         \
+    return psup_kit_launch(&(kit), dev, d, PARITY_FAMILY_##FAMILY, PARITY_DIRECTION_##DIR);              \
+  }
+#define PSUP_KIT_FAMILY_(kit, name, FAMILY)                                                                \
+  PSUP_KIT_ENTRY_(kit, name, FAMILY, forward, FORWARD) PSUP_KIT_ENTRY_(kit, name, FAMILY, backward, BACKWARD)
+#define PSUP_KIT_ENTRIES(kit)                                                                              \
+  static int32_t psup_kit_count_(uint32_t *out) { return psup_kit_device_count(&(kit), out); }             \
+  static int32_t psup_kit_info_(uint32_t i, parity_device_info_t *out) {                                   \
+    return psup_kit_device_info(&(kit), i, out);                                                           \
+  }                                                                                                        \
+  static int32_t psup_kit_supports_(parity_plugin_device_t *dev, const parity_op_desc_t *d) {              \
+    return psup_kit_supports(&(kit), dev, d);                                                              \
+  }                                                                                                        \
+  static int32_t psup_kit_write_(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,     \
+                                 const void *src, uint64_t size) {                                         \
+    return psup_kit_buffer_write(&(kit), dev, b, off, src, size);                                          \
+  }                                                                                                        \
+  static int32_t psup_kit_read_(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,      \
+                                void *dst, uint64_t size) {                                                \
+    return psup_kit_buffer_read(&(kit), dev, b, off, dst, size);                                           \
+  }                                                                                                        \
+  static int32_t psup_kit_copy_(parity_plugin_device_t *dev, parity_plugin_buffer_t *s, uint64_t so,       \
+                                parity_plugin_buffer_t *t, uint64_t to, uint64_t size) {                   \
+    return psup_kit_buffer_copy(&(kit), dev, s, so, t, to, size);                                          \
+  }                                                                                                        \
+  static int32_t psup_kit_fill_(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,      \
+                                uint64_t size, const void *pattern, uint32_t psize) {                      \
+    return psup_kit_buffer_fill(&(kit), dev, b, off, size, pattern, psize);                                \
+  }                                                                                                        \
+  PSUP_KIT_FAMILY_(kit, elementwise, ELEMENTWISE)                                                          \
+  PSUP_KIT_FAMILY_(kit, reduce, REDUCE)                                                                    \
+  PSUP_KIT_FAMILY_(kit, matmul, MATMUL)                                                                    \
+  PSUP_KIT_FAMILY_(kit, conv2d, CONV2D)                                                                    \
+  PSUP_KIT_FAMILY_(kit, softmax, SOFTMAX)
+
+/* The plugin's function table `name` (static): PSUP_KIT_ENTRIES' entries, and the plugin's own
+ * init, shutdown, device_open/close, buffer_alloc/free and synchronize named prefix_... */
+#define PSUP_KIT_API(name, prefix)                                                                         \
+  static const parity_plugin_api_t name = {.struct_size = sizeof(parity_plugin_api_t),                     \
+                                           .init = prefix##_init,                                          \
+                                           .shutdown = prefix##_shutdown,                                  \
+                                           .device_open = prefix##_device_open,                            \
+                                           .device_close = prefix##_device_close,                          \
+                                           .buffer_alloc = prefix##_buffer_alloc,                          \
+                                           .buffer_free = prefix##_buffer_free,                            \
+                                           .synchronize = prefix##_synchronize,                            \
+                                           PSUP_KIT_API_FIELDS}
+
+/* The plugin's one exported symbol: version negotiation with the identity note `identity`
+ * (PARITY_PLUGIN_IDENTITY), the host kept in `kit`, the function table api_expr. */
+#define PSUP_KIT_QUERY(kit, identity, api_expr)                                                            \
+  PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor,               \
+                                                   const parity_host_api_t *host, parity_plugin_info_t *out) { \
+    (void)host_minor;                                                                                      \
+    int32_t st = psup_negotiate(host_major, out, identity.name, identity.backend, identity.version);        \
+    if (st != PARITY_STATUS_OK) return st;                                                                 \
+    psup_kit_set_host(&(kit), host);                                                                       \
+    out->api = (api_expr);                                                                                 \
+    return PARITY_STATUS_OK;                                                                               \
+  }
+
+/* The parity_plugin_api_t fields PSUP_KIT_ENTRIES defines (PSUP_KIT_API adds the plugin's own). */
+#define PSUP_KIT_API_FIELDS                                                                                \
+  .get_device_count = psup_kit_count_, .get_device_info = psup_kit_info_, .supports = psup_kit_supports_,  \
+  .buffer_write = psup_kit_write_, .buffer_read = psup_kit_read_, .buffer_copy = psup_kit_copy_,           \
+  .buffer_fill = psup_kit_fill_, .elementwise_forward = psup_kit_elementwise_forward,                      \
+  .elementwise_backward = psup_kit_elementwise_backward, .reduce_forward = psup_kit_reduce_forward,        \
+  .reduce_backward = psup_kit_reduce_backward, .matmul_forward = psup_kit_matmul_forward,                  \
+  .matmul_backward = psup_kit_matmul_backward, .conv2d_forward = psup_kit_conv2d_forward,                  \
+  .conv2d_backward = psup_kit_conv2d_backward, .softmax_forward = psup_kit_softmax_forward,                \
+  .softmax_backward = psup_kit_softmax_backward
+
+#endif

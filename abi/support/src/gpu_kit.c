@@ -1,0 +1,204 @@
+/* gpu_kit.c — the host kit for queue-and-buffer plugins (parity_support/gpu_kit.h): messages with
+ * the backend prefix once, the device slot table, supports() and the kernel entries driven by
+ * the families table, buffer-argument checks. */
+#include "parity_support/gpu_kit.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parity_support/buffer_args.h"
+#include "parity_support/desc.h"
+#include "parity_support/dtype.h"
+#include "parity_support/ops.h"
+
+/* ---- messages -------------------------------------------------------------------------------- */
+void psup_kit_set_host(psup_kit_t *k, const parity_host_api_t *host) { k->host = host; }
+
+static void prefixed(const psup_kit_t *k, char *buf, size_t n, const char *fmt, va_list ap) {
+  int len = snprintf(buf, n, "%s: ", k->backend);
+  if (len < 0 || (size_t)len >= n) len = 0;
+  vsnprintf(buf + len, n - (size_t)len, fmt, ap);
+}
+
+int32_t psup_kit_fail(const psup_kit_t *k, int32_t status, const char *fmt, ...) {
+  char buf[768];
+  va_list ap;
+  va_start(ap, fmt);
+  prefixed(k, buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return psup_report(k->host, status, "%s", buf);
+}
+
+void psup_kit_log(const psup_kit_t *k, int32_t level, const char *fmt, ...) {
+  if (!k->host || !k->host->log) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  prefixed(k, buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  psup_log(k->host, level, "%s", buf);
+}
+
+int32_t psup_kit_driver_fail(const psup_kit_t *k, int32_t status, const char *call, const char *name,
+                             const char *api, long long code, const char *what) {
+  char unknown[64];
+  if (!name) {
+    snprintf(unknown, sizeof unknown, "unknown %s %lld", api, code);
+    name = unknown;
+  }
+  if (status == PARITY_STATUS_OK) status = PARITY_STATUS_INTERNAL;
+  if (what && *what) return psup_kit_fail(k, status, "%s: %s (%s)", call, name, what);
+  return psup_kit_fail(k, status, "%s: %s", call, name);
+}
+
+/* ---- device slots ---------------------------------------------------------------------------- */
+void psup_kit_slots_reset(psup_kit_t *k) { k->slot_count = 0; }
+
+void *psup_kit_slot_at(const psup_kit_t *k, uint32_t index) {
+  return index < k->slot_count ? (char *)k->slots + (size_t)index * k->slot_size : NULL;
+}
+
+void *psup_kit_slot_add(psup_kit_t *k, const char *name) {
+  if (k->slot_count >= k->max_slots) {
+    psup_kit_log(k, PARITY_LOG_WARNING, "more than %u devices; ignoring '%s'", k->max_slots, name ? name : "?");
+    return NULL;
+  }
+  void *s = (char *)k->slots + (size_t)k->slot_count++ * k->slot_size;
+  memset(s, 0, k->slot_size);
+  return s;
+}
+
+int32_t psup_kit_device_new(const psup_kit_t *k, uint32_t index, size_t dev_size, void **out) {
+  if (!psup_kit_slot_at(k, index))
+    return psup_kit_fail(k, PARITY_STATUS_OUT_OF_RANGE, "device %u does not exist (%u devices)", index, k->slot_count);
+  void *dev = calloc(1, dev_size);
+  if (!dev) return psup_kit_fail(k, PARITY_STATUS_OUT_OF_MEMORY, "device_open: out of host memory");
+  *out = dev;
+  return PARITY_STATUS_OK;
+}
+
+void psup_kit_slot_ready(const psup_kit_t *k, psup_kit_slot_t *s) {
+  s->info.struct_size = sizeof s->info;
+  s->caps.backend = k->backend;
+  s->caps.device = s->info.name;
+  s->caps.dtype_mask = s->info.dtype_mask;
+}
+
+int32_t psup_kit_device_count(const psup_kit_t *k, uint32_t *out) {
+  *out = k->slot_count;
+  return PARITY_STATUS_OK;
+}
+
+int32_t psup_kit_device_info(const psup_kit_t *k, uint32_t index, parity_device_info_t *out) {
+  const psup_kit_slot_t *s = psup_kit_slot_at(k, index);
+  if (!s)
+    return psup_kit_fail(k, PARITY_STATUS_OUT_OF_RANGE, "device %u does not exist (%u devices)", index, k->slot_count);
+  parity_device_info_t info = s->info;
+  uint32_t size = out->struct_size < sizeof info ? out->struct_size : (uint32_t)sizeof info;
+  info.struct_size = size;
+  memcpy(out, &info, size);
+  return PARITY_STATUS_OK;
+}
+
+/* ---- dispatch -------------------------------------------------------------------------------- */
+int32_t psup_kit_check_alignment(const psup_kit_t *k, const parity_op_desc_t *d) {
+  for (int pass = 0; pass < 2; pass++) {
+    uint32_t n = pass ? d->num_outputs : d->num_inputs;
+    for (uint32_t i = 0; i < n; i++) {
+      const parity_tensor_desc_t *t = pass ? d->outputs[i] : d->inputs[i];
+      if (t && t->offset_bytes % psup_dtype_size(t->dtype))
+        return psup_kit_fail(k, PARITY_STATUS_UNSUPPORTED,
+                             "%s: %s %u starts at byte offset %llu, not a multiple of its %u-byte element",
+                             psup_op_name(d->op), pass ? "output" : "input", i, (unsigned long long)t->offset_bytes,
+                             psup_dtype_size(t->dtype));
+    }
+  }
+  return PARITY_STATUS_OK;
+}
+
+static const psup_kit_family_t *family_of(const psup_kit_t *k, int32_t family) {
+  return family > 0 && family < PSUP_KIT_FAMILIES ? &k->family[family] : NULL;
+}
+
+int32_t psup_kit_supports(const psup_kit_t *k, parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  /* the host validated the descriptor (parity_plugin.h): answer the capability question */
+  int32_t family = psup_kind_family(psup_op_info(d->op)->kind);
+  const psup_kit_family_t *f = family_of(k, family);
+  if (!f || !f->forward)
+    return psup_kit_fail(k, PARITY_STATUS_UNSUPPORTED, "%s: the %s family is not implemented", psup_op_name(d->op),
+                         psup_family_name(family));
+  int32_t st = psup_kit_check_alignment(k, d);
+  if (st != PARITY_STATUS_OK) return st;
+  char msg[512];
+  st = psup_check_operands(d, &k->slot_of(dev)->caps, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return psup_report(k->host, st, "%s", msg); /* prefixed by the contract */
+  if (k->check && (st = k->check(dev, d)) != PARITY_STATUS_OK) return st;
+  return f->supports ? f->supports(dev, d) : PARITY_STATUS_OK;
+}
+
+/* Kernel entries check only what is cheap (the host validated the descriptor and asked
+ * supports() first: parity_plugin.h). */
+int32_t psup_kit_launch(const psup_kit_t *k, parity_plugin_device_t *dev, const parity_op_desc_t *d, int32_t family,
+                        int32_t direction) {
+  char msg[512];
+  int32_t st = psup_check_kernel_entry(d, family, direction, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return psup_kit_fail(k, st, "%s", msg);
+  const psup_kit_family_t *f = family_of(k, family);
+  psup_kit_op_fn run = !f ? NULL : direction == PARITY_DIRECTION_BACKWARD ? f->backward : f->forward;
+  if (!run)
+    return psup_kit_fail(k, PARITY_STATUS_UNSUPPORTED, "%s: the %s family is not implemented", psup_op_name(d->op),
+                         psup_family_name(family));
+  if (k->enter && (st = k->enter(dev)) != PARITY_STATUS_OK) return st;
+  return run(dev, d);
+}
+
+/* ---- buffers ---------------------------------------------------------------------------------- */
+static int32_t range(const psup_kit_t *k, const parity_plugin_buffer_t *b, uint64_t off, uint64_t size,
+                     const char *what) {
+  char msg[256];
+  int32_t st = psup_check_buffer_range(b != NULL, b ? k->buffers.size(b) : 0, off, size, what, msg, sizeof msg);
+  return st == PARITY_STATUS_OK ? st : psup_kit_fail(k, st, "%s", msg);
+}
+
+static int32_t enter(const psup_kit_t *k, parity_plugin_device_t *dev) {
+  return k->enter ? k->enter(dev) : PARITY_STATUS_OK;
+}
+
+int32_t psup_kit_buffer_write(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
+                              uint64_t off, const void *src, uint64_t size) {
+  int32_t st = range(k, b, off, size, "buffer_write");
+  if (st == PARITY_STATUS_OK && size && !src)
+    st = psup_kit_fail(k, PARITY_STATUS_INVALID_ARGUMENT, "buffer_write: source is NULL");
+  if (st == PARITY_STATUS_OK) st = enter(k, dev);
+  return st != PARITY_STATUS_OK ? st : k->buffers.write(dev, b, off, src, size);
+}
+
+int32_t psup_kit_buffer_read(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
+                             uint64_t off, void *dst, uint64_t size) {
+  int32_t st = range(k, b, off, size, "buffer_read");
+  if (st == PARITY_STATUS_OK && size && !dst)
+    st = psup_kit_fail(k, PARITY_STATUS_INVALID_ARGUMENT, "buffer_read: destination is NULL");
+  if (st == PARITY_STATUS_OK) st = enter(k, dev);
+  return st != PARITY_STATUS_OK ? st : k->buffers.read(dev, b, off, dst, size);
+}
+
+int32_t psup_kit_buffer_copy(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *src,
+                             uint64_t src_off, parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size) {
+  int32_t st = range(k, src, src_off, size, "buffer_copy source");
+  if (st == PARITY_STATUS_OK) st = range(k, dst, dst_off, size, "buffer_copy destination");
+  if (st == PARITY_STATUS_OK) st = enter(k, dev);
+  return st != PARITY_STATUS_OK ? st : k->buffers.copy(dev, src, src_off, dst, dst_off, size);
+}
+
+int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
+                             uint64_t off, uint64_t size, const void *pattern, uint32_t psize) {
+  int32_t st = range(k, b, off, size, "buffer_fill");
+  if (st != PARITY_STATUS_OK) return st;
+  char msg[64];
+  st = psup_check_fill_pattern(pattern, psize, size, msg, sizeof msg);
+  if (st != PARITY_STATUS_OK) return psup_kit_fail(k, st, "%s", msg);
+  if ((st = enter(k, dev)) != PARITY_STATUS_OK) return st;
+  return k->buffers.fill(dev, b, off, size, pattern, psize);
+}

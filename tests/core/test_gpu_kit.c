@@ -1,0 +1,224 @@
+/* The GPU host kit (parity_support/gpu_kit.h) on a fake plugin: messages carry the backend prefix
+ * once; slots fill, overflow with a warning, and device info is copied by the caller's
+ * struct_size; supports() checks alignment, the operand contract, the plugin's shared check and the
+ * family's, in that order, and declares a missing family unsupported; an entry refuses the wrong
+ * family, enters the device, then runs; buffer entries refuse bad arguments before the plugin's
+ * transfer function is called. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "parity_support/gpu_kit.h"
+
+/* ---- a fake plugin ------------------------------------------------------------------------------ */
+struct parity_plugin_buffer_t {
+  uint64_t size;
+};
+struct parity_plugin_device_t {
+  psup_kit_slot_t *slot;
+  int entered, enter_status;
+};
+
+static char last_error[600], last_log[600];
+static int32_t last_status;
+static int ran, family_checked, shared_checked, transfers;
+static void on_error(void *data, int32_t status, const char *message) {
+  (void)data;
+  last_status = status;
+  snprintf(last_error, sizeof last_error, "%s", message);
+}
+static void on_log(void *data, int32_t level, const char *message) {
+  (void)data, (void)level;
+  snprintf(last_log, sizeof last_log, "%s", message);
+}
+static const parity_host_api_t host = {.struct_size = sizeof host, .report_error = on_error, .log = on_log};
+
+static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  (void)d;
+  ran++;
+  cr_expect(dev->entered, "the family ran before the device was entered");
+  return PARITY_STATUS_OK;
+}
+static int32_t family_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  (void)dev, (void)d;
+  family_checked++;
+  return PARITY_STATUS_OK;
+}
+static int32_t shared_check(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  (void)dev, (void)d;
+  shared_checked++;
+  return PARITY_STATUS_OK;
+}
+static int32_t enter(parity_plugin_device_t *dev) {
+  dev->entered = 1;
+  return dev->enter_status;
+}
+static const psup_kit_slot_t *slot_of(const parity_plugin_device_t *dev) { return dev->slot; }
+static uint64_t size_of(const parity_plugin_buffer_t *b) { return b->size; }
+static int32_t write_fn(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, const void *src,
+                        uint64_t size) {
+  (void)dev, (void)b, (void)off, (void)src, (void)size;
+  transfers++;
+  return PARITY_STATUS_OK;
+}
+static int32_t read_fn(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, void *dst, uint64_t size) {
+  (void)dev, (void)b, (void)off, (void)dst, (void)size;
+  transfers++;
+  return PARITY_STATUS_OK;
+}
+static int32_t copy_fn(parity_plugin_device_t *dev, parity_plugin_buffer_t *s, uint64_t so, parity_plugin_buffer_t *t,
+                       uint64_t to, uint64_t size) {
+  (void)dev, (void)s, (void)so, (void)t, (void)to, (void)size;
+  transfers++;
+  return PARITY_STATUS_OK;
+}
+static int32_t fill_fn(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, uint64_t size,
+                       const void *pattern, uint32_t psize) {
+  (void)dev, (void)b, (void)off, (void)size, (void)pattern, (void)psize;
+  transfers++;
+  return PARITY_STATUS_OK;
+}
+
+static psup_kit_slot_t slots[2];
+static psup_kit_t kit = {
+    .backend = "fake",
+    .host = &host,
+    .slots = slots,
+    .slot_size = sizeof slots[0],
+    .max_slots = 2,
+    .slot_of = slot_of,
+    .check = shared_check,
+    .enter = enter,
+    .family = {[PARITY_FAMILY_ELEMENTWISE] = {run, run, family_supports}},
+    .buffers = {size_of, write_fn, read_fn, copy_fn, fill_fn},
+};
+
+static void setup(void) {
+  ran = family_checked = shared_checked = transfers = 0;
+  last_error[0] = last_log[0] = 0;
+  psup_kit_slots_reset(&kit);
+  psup_kit_slot_t *s = psup_kit_slot_add(&kit, "one");
+  cr_assert_not_null(s);
+  snprintf(s->info.name, sizeof s->info.name, "fake device");
+  s->info.dtype_mask = PARITY_DTYPE_BIT(PARITY_DTYPE_F32);
+  s->info.memory_bytes = 1234;
+  psup_kit_slot_ready(&kit, s);
+}
+TestSuite(gpu_kit, .init = setup);
+
+/* a contiguous f32 [4] tensor in b at byte offset off */
+static parity_tensor_desc_t f32_vec(parity_plugin_buffer_t *b, uint64_t off) {
+  parity_tensor_desc_t t = {.struct_size = sizeof t, .dtype = PARITY_DTYPE_F32, .rank = 1, .buffer = b,
+                            .offset_bytes = off};
+  t.shape[0] = 4;
+  t.strides[0] = 1;
+  return t;
+}
+
+Test(gpu_kit, messages_carry_the_backend_prefix_once) {
+  cr_expect_eq(psup_kit_fail(&kit, PARITY_STATUS_OUT_OF_MEMORY, "cannot allocate %d bytes", 8), PARITY_STATUS_OUT_OF_MEMORY);
+  cr_expect_str_eq(last_error, "fake: cannot allocate 8 bytes");
+  psup_kit_log(&kit, PARITY_LOG_DEBUG, "device %u", 0u);
+  cr_expect_str_eq(last_log, "fake: device 0");
+  cr_expect_eq(psup_kit_driver_fail(&kit, PARITY_STATUS_OK, "drvCall", NULL, "DRV error", -5, "what"),
+               PARITY_STATUS_INTERNAL, "a failed call mapped to OK is INTERNAL");
+  cr_expect_str_eq(last_error, "fake: drvCall: unknown DRV error -5 (what)");
+  psup_kit_driver_fail(&kit, PARITY_STATUS_DEVICE_ERROR, "drvLaunch", "DRV_LOST", "DRV error", 3, "");
+  cr_expect_str_eq(last_error, "fake: drvLaunch: DRV_LOST");
+}
+
+Test(gpu_kit, slots_fill_overflow_with_a_warning_and_info_is_copied_by_struct_size) {
+  cr_assert_not_null(psup_kit_slot_add(&kit, "two"));
+  cr_expect_null(psup_kit_slot_add(&kit, "three"));
+  cr_expect(strstr(last_log, "fake: more than 2 devices; ignoring 'three'") != NULL, "%s", last_log);
+  uint32_t n = 0;
+  psup_kit_device_count(&kit, &n);
+  cr_expect_eq(n, 2);
+  cr_expect_eq(psup_kit_device_info(&kit, 2, &(parity_device_info_t){.struct_size = sizeof(parity_device_info_t)}),
+               PARITY_STATUS_OUT_OF_RANGE);
+  cr_expect_str_eq(last_error, "fake: device 2 does not exist (2 devices)");
+  /* an older caller's smaller record: nothing written past its struct_size */
+  unsigned char buf[sizeof(parity_device_info_t)];
+  memset(buf, 0xAB, sizeof buf);
+  parity_device_info_t *out = (parity_device_info_t *)buf;
+  uint32_t small = (uint32_t)offsetof(parity_device_info_t, memory_bytes);
+  out->struct_size = small;
+  cr_assert_eq(psup_kit_device_info(&kit, 0, out), PARITY_STATUS_OK);
+  cr_expect_eq(out->struct_size, small);
+  cr_expect_str_eq(out->name, "fake device");
+  for (size_t i = small; i < sizeof buf; i++) cr_assert_eq(buf[i], 0xAB, "byte %zu past struct_size written", i);
+  cr_expect_str_eq(slots[0].caps.backend, "fake");
+  cr_expect_eq(slots[0].caps.dtype_mask, PARITY_DTYPE_BIT(PARITY_DTYPE_F32));
+}
+
+Test(gpu_kit, supports_checks_alignment_contract_shared_then_family) {
+  parity_plugin_buffer_t b = {64};
+  parity_plugin_device_t dev = {.slot = &slots[0]};
+  parity_tensor_desc_t x = f32_vec(&b, 0), y = f32_vec(&b, 16), odd = f32_vec(&b, 2);
+  parity_op_desc_t d = {.struct_size = sizeof d, .op = PARITY_OP_RELU, .direction = PARITY_DIRECTION_FORWARD,
+                        .num_inputs = 1, .num_outputs = 1, .inputs = {&x}, .outputs = {&y}};
+  cr_expect_eq(psup_kit_supports(&kit, &dev, &d), PARITY_STATUS_OK, "%s", last_error);
+  cr_expect_eq(shared_checked, 1);
+  cr_expect_eq(family_checked, 1);
+  d.inputs[0] = &odd;
+  cr_expect_eq(psup_kit_supports(&kit, &dev, &d), PARITY_STATUS_UNSUPPORTED);
+  cr_expect_str_eq(last_error, "fake: relu: input 0 starts at byte offset 2, not a multiple of its 4-byte element");
+  parity_tensor_desc_t xf64 = x;
+  xf64.dtype = PARITY_DTYPE_F64;
+  parity_tensor_desc_t yf64 = y;
+  yf64.dtype = PARITY_DTYPE_F64;
+  d.inputs[0] = &xf64;
+  d.outputs[0] = &yf64;
+  cr_expect_eq(psup_kit_supports(&kit, &dev, &d), PARITY_STATUS_UNSUPPORTED, "a dtype the device lacks");
+  cr_expect(strncmp(last_error, "fake: ", 6) == 0 && strstr(last_error, "fake: fake") == NULL, "%s", last_error);
+  cr_expect_eq(family_checked, 1, "the family was asked after the contract refused");
+  /* a family the plugin does not implement */
+  parity_op_desc_t s = {.struct_size = sizeof s, .op = PARITY_OP_SUM, .direction = PARITY_DIRECTION_FORWARD,
+                        .num_inputs = 1, .num_outputs = 1, .inputs = {&x}, .outputs = {&y}};
+  cr_expect_eq(psup_kit_supports(&kit, &dev, &s), PARITY_STATUS_UNSUPPORTED);
+  cr_expect(strstr(last_error, "fake: sum: the reduce family is not implemented") != NULL, "%s", last_error);
+}
+
+Test(gpu_kit, an_entry_checks_its_family_enters_the_device_then_runs) {
+  parity_plugin_buffer_t b = {64};
+  parity_plugin_device_t dev = {.slot = &slots[0]};
+  parity_tensor_desc_t x = f32_vec(&b, 0), y = f32_vec(&b, 16);
+  parity_op_desc_t d = {.struct_size = sizeof d, .op = PARITY_OP_RELU, .direction = PARITY_DIRECTION_FORWARD,
+                        .num_inputs = 1, .num_outputs = 1, .inputs = {&x}, .outputs = {&y}};
+  cr_expect_eq(psup_kit_launch(&kit, &dev, &d, PARITY_FAMILY_REDUCE, PARITY_DIRECTION_FORWARD),
+               PARITY_STATUS_INVALID_ARGUMENT, "relu through the reduce entry");
+  cr_expect(strncmp(last_error, "fake: ", 6) == 0, "%s", last_error);
+  cr_expect_eq(ran, 0);
+  cr_expect_eq(psup_kit_launch(&kit, &dev, &d, PARITY_FAMILY_ELEMENTWISE, PARITY_DIRECTION_FORWARD), PARITY_STATUS_OK,
+               "%s", last_error);
+  cr_expect_eq(ran, 1);
+  dev.entered = 0;
+  dev.enter_status = PARITY_STATUS_DEVICE_ERROR; /* a poisoned context */
+  cr_expect_eq(psup_kit_launch(&kit, &dev, &d, PARITY_FAMILY_ELEMENTWISE, PARITY_DIRECTION_FORWARD),
+               PARITY_STATUS_DEVICE_ERROR);
+  cr_expect_eq(ran, 1, "the family ran on a device that could not be entered");
+}
+
+Test(gpu_kit, buffer_entries_refuse_bad_arguments_before_the_plugin_sees_them) {
+  parity_plugin_buffer_t b = {64}, c = {16};
+  parity_plugin_device_t dev = {.slot = &slots[0]};
+  char host_mem[64] = {0};
+  cr_expect_eq(psup_kit_buffer_write(&kit, &dev, &b, 60, host_mem, 8), PARITY_STATUS_OUT_OF_RANGE);
+  cr_expect(strncmp(last_error, "fake: buffer_write", 18) == 0, "%s", last_error);
+  cr_expect_eq(psup_kit_buffer_write(&kit, &dev, &b, 0, NULL, 8), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_expect_str_eq(last_error, "fake: buffer_write: source is NULL");
+  cr_expect_eq(psup_kit_buffer_read(&kit, &dev, NULL, 0, host_mem, 8), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_expect_eq(psup_kit_buffer_read(&kit, &dev, &b, 0, NULL, 8), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_expect_eq(psup_kit_buffer_copy(&kit, &dev, &b, 0, &c, 8, 16), PARITY_STATUS_OUT_OF_RANGE);
+  cr_expect(strstr(last_error, "buffer_copy destination") != NULL, "%s", last_error);
+  uint32_t pattern = 7;
+  cr_expect_eq(psup_kit_buffer_fill(&kit, &dev, &b, 0, 6, &pattern, 4), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_expect_eq(psup_kit_buffer_fill(&kit, &dev, &b, 0, 8, &pattern, 3), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_expect_eq(transfers, 0, "a transfer function ran with bad arguments");
+  cr_expect_eq(psup_kit_buffer_write(&kit, &dev, &b, 56, host_mem, 8), PARITY_STATUS_OK);
+  cr_expect_eq(psup_kit_buffer_read(&kit, &dev, &b, 0, host_mem, 64), PARITY_STATUS_OK);
+  cr_expect_eq(psup_kit_buffer_copy(&kit, &dev, &b, 0, &c, 0, 16), PARITY_STATUS_OK);
+  cr_expect_eq(psup_kit_buffer_fill(&kit, &dev, &b, 4, 8, &pattern, 4), PARITY_STATUS_OK);
+  cr_expect_eq(transfers, 4);
+  cr_expect(dev.entered, "transfers enter the device");
+}
