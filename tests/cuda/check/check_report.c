@@ -117,7 +117,8 @@ static int argument_of(uintptr_t start) {
   return -1;
 }
 
-/* "argument 3 + byte 136 (a buffer of 4096 bytes)", "shared mm_fwd::ta + byte 68 (of 1088)" */
+/* "argument 3 + byte 136 (a buffer of 4096 bytes)", "shared mm_fwd::ta + byte 68 (of 1088)", out of
+ * bounds "argument 1 + byte 380, past the end of its 188 bytes" */
 static void where(const chk_report_t *r, char *out, size_t n) {
   uintptr_t start;
   size_t size;
@@ -128,8 +129,7 @@ static void where(const chk_report_t *r, char *out, size_t n) {
     else if (r->addr + r->size <= start + size)
       snprintf(out, n, "shared %s + byte %lu (of %zu)", name, (unsigned long)(r->addr - start), size);
     else
-      snprintf(out, n, "shared memory %lu bytes past the end of %s (%zu bytes)", (unsigned long)(r->addr + r->size - start - size),
-               name, size);
+      snprintf(out, n, "shared %s + byte %lu, past the end of its %zu bytes", name, (unsigned long)(r->addr - start), size);
     return;
   }
   if (chk_mem_describe(r->addr, &start, &size, &serial) != 0) {
@@ -143,8 +143,7 @@ static void where(const chk_report_t *r, char *out, size_t n) {
   if (r->addr + r->size <= start + size)
     snprintf(out, n, "%s + byte %lu (a buffer of %zu bytes)", buf, (unsigned long)(r->addr - start), size);
   else
-    snprintf(out, n, "%lu bytes past the end of %s (a buffer of %zu bytes)", (unsigned long)(r->addr + r->size - start - size),
-             buf, size);
+    snprintf(out, n, "%s + byte %lu, past the end of its %zu bytes", buf, (unsigned long)(r->addr - start), size);
 }
 
 static void format(const chk_report_t *r, char *out, size_t n) {

@@ -89,8 +89,8 @@ Test(check, a_widened_loop_bound_reads_past_the_buffer) {
   float *in = dev((size_t)n * sizeof(float)), *out = dev(N * sizeof(float));
   void *a[] = {&in, &out, &n};
   cr_assert_gt(run("copy_widened", 1, a), 0);
-  const char *parts[] = {"out-of-bounds read in copy_widened, block 0, thread 36: 4 bytes at 4 bytes past the end of "
-                         "argument 0 (a buffer of 400 bytes)",
+  const char *parts[] = {"out-of-bounds read in copy_widened, block 0, thread 36: 4 bytes at argument 0 + byte 400, past "
+                         "the end of its 400 bytes",
                          NULL};
   expect("copy_widened", chk_test_lines[L_OOB_GLOBAL], parts);
 }
@@ -100,8 +100,8 @@ Test(check, a_shared_index_past_the_array_is_out_of_bounds) {
   float *out = dev(N * sizeof(float));
   void *a[] = {&out};
   cr_assert_gt(run("shift_oob", 1, a), 0);
-  const char *parts[] = {"out-of-bounds write in shift_oob, block 0, thread 63: 4 bytes at shared memory 4 bytes past the "
-                         "end of shift_oob::s (256 bytes)",
+  const char *parts[] = {"out-of-bounds write in shift_oob, block 0, thread 63: 4 bytes at shared shift_oob::s + byte 256, "
+                         "past the end of its 256 bytes",
                          NULL};
   expect("shift_oob", chk_test_lines[L_OOB_SHARED], parts);
 }
