@@ -48,12 +48,21 @@ static int is(const char *m) {
 #define GUARD \
   if (sticky) return CUDA_ERROR_ILLEGAL_ADDRESS
 
+#ifdef FAKE_CUDA_CHECK
+#include "check/check.h"
+#endif
 #ifdef FAKE_CUDA_EMULATE
 #include "emu/emu_driver.h"
+#endif
+#ifdef FAKE_CUDA_CHECK
+#include "check/check_driver.h"
 #endif
 
 static CUresult f_cuInit(unsigned flags) {
   (void)flags;
+#ifdef FAKE_CUDA_CHECK
+  if (check_init() != CUDA_SUCCESS) return CUDA_ERROR_INVALID_VALUE;
+#endif
   return is("nodevice") ? CUDA_ERROR_NO_DEVICE : CUDA_SUCCESS;
 }
 static CUresult f_cuDriverGetVersion(int *v) {
@@ -76,7 +85,11 @@ static CUresult f_cuDeviceGet(CUdevice *d, int i) {
 }
 static CUresult f_cuDeviceGetName(char *s, int n, CUdevice d) {
   (void)d;
+#ifdef FAKE_CUDA_CHECK
+  check_name(s, n);
+#else
   strncpy(s, "Fake GPU", (size_t)n);
+#endif
   return CUDA_SUCCESS;
 }
 static CUresult f_cuDeviceTotalMem(size_t *b, CUdevice d) {
@@ -146,7 +159,12 @@ static CUresult f_cuEventDestroy(CUevent e) {
 }
 static CUresult alloc(CUdeviceptr *p, size_t n) {
   GUARD;
+#ifdef FAKE_CUDA_CHECK
+  void *m = NULL;
+  if (chk_mem_alloc(n ? n : 1, &m) != 0) m = NULL;
+#else
   void *m = malloc(n ? n : 1);
+#endif
   if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
   allocations++;
   *p = (CUdeviceptr)(uintptr_t)m;
@@ -159,7 +177,11 @@ static CUresult f_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) {
 }
 static CUresult f_cuMemFree(CUdeviceptr p) {
   GUARD;
+#ifdef FAKE_CUDA_CHECK
+  if (chk_mem_free((void *)(uintptr_t)p) != 0) return CUDA_ERROR_INVALID_VALUE;
+#else
   free((void *)(uintptr_t)p);
+#endif
   allocations--;
   return CUDA_SUCCESS;
 }
@@ -304,7 +326,9 @@ static CUresult f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
     sticky = 1;
     return CUDA_ERROR_ILLEGAL_ADDRESS;
   }
-#ifdef FAKE_CUDA_EMULATE
+#if defined(FAKE_CUDA_CHECK)
+  return check_launch(fn->emu, g, b, params);
+#elif defined(FAKE_CUDA_EMULATE)
   emu_launch(fn->emu, g, b, params);
 #endif
   return CUDA_SUCCESS;

@@ -5,11 +5,15 @@
 #include <stdio.h>
 #include <ucontext.h>
 
+#ifdef FAKE_CUDA_CHECK /* the checking executor's tables (check/check.h) */
+typedef chk_kernel_t emu_kernel_t;
+#else
 typedef struct emu_kernel_t {
   const char *name;
   void (*run)(void **params);
   int barrier;
 } emu_kernel_t;
+#endif
 
 extern const emu_kernel_t emu_kernels_0_0[], emu_kernels_0_1[], emu_kernels_0_2[], emu_kernels_0_3[];
 extern const emu_kernel_t emu_kernels_1_0[], emu_kernels_1_1[], emu_kernels_1_2[], emu_kernels_1_3[];
@@ -23,11 +27,6 @@ static const emu_kernel_t *const emu_tables[5][4] = {
     {emu_kernels_3_0, emu_kernels_3_1, NULL, NULL},
     {emu_kernels_4_0, emu_kernels_4_1, NULL, NULL},
 };
-
-typedef struct emu_dim3 {
-  unsigned x, y, z;
-} emu_dim3;
-EXPORT emu_dim3 emu_blockIdx, emu_blockDim, emu_threadIdx, emu_gridDim;
 
 /* the module of a PTX text: a handle to its kernel table */
 static CUmodule emu_module(const char *ptx) {
@@ -49,6 +48,12 @@ static const void *emu_find(CUmodule m, const char *name) {
     if (strcmp(t->name, name) == 0) return t;
   return NULL;
 }
+
+#ifndef FAKE_CUDA_CHECK /* the checking executor launches its own way (check/check_driver.h) */
+typedef struct emu_dim3 {
+  unsigned x, y, z;
+} emu_dim3;
+EXPORT emu_dim3 emu_blockIdx, emu_blockDim, emu_threadIdx, emu_gridDim;
 
 #define EMU_MAX_THREADS 1024
 #define EMU_STACK (256 * 1024)
@@ -118,3 +123,4 @@ static void emu_launch(const void *kernel, const unsigned *grid, const unsigned 
     emu_run_fibers(k, params, n);
   }
 }
+#endif
