@@ -120,16 +120,10 @@ static uint64_t buffer_size(const parity_plugin_buffer_t *b) { return b->size; }
 
 psup_kit_t cu_kit = {
     .backend = "cuda",
-    .slots = slots,
-    .slot_size = sizeof slots[0],
-    .max_slots = CU_MAX_DEVICES,
+    PSUP_KIT_SLOTS(slots),
     .slot_of = slot_of,
     .enter = cu_enter, /* refuses a poisoned context, makes the device's context current */
-    .family = {PSUP_KIT_FAMILY(ELEMENTWISE, cu, elementwise, NULL),
-               PSUP_KIT_FAMILY(REDUCE, cu, reduce, NULL),
-               PSUP_KIT_FAMILY(MATMUL, cu, matmul, NULL),
-               PSUP_KIT_FAMILY(CONV2D, cu, conv2d, NULL),
-               PSUP_KIT_FAMILY(SOFTMAX, cu, softmax, NULL)},
+    PSUP_KIT_FAMILIES(cu, NULL, NULL, NULL, NULL, NULL),
     .buffers = PSUP_KIT_TRANSFERS(cu, buffer_size),
 };
 

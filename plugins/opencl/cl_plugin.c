@@ -159,15 +159,9 @@ static uint64_t buffer_size(const parity_plugin_buffer_t *b) { return b->size; }
 
 psup_kit_t ocl_kit = {
     .backend = "opencl",
-    .slots = slots,
-    .slot_size = sizeof slots[0],
-    .max_slots = OCL_MAX_DEVICES,
+    PSUP_KIT_SLOTS(slots),
     .slot_of = slot_of,
-    .family = {PSUP_KIT_FAMILY(ELEMENTWISE, ocl, elementwise, NULL),
-               PSUP_KIT_FAMILY(REDUCE, ocl, reduce, NULL),
-               PSUP_KIT_FAMILY(MATMUL, ocl, matmul, ocl_matmul_supports),
-               PSUP_KIT_FAMILY(CONV2D, ocl, conv2d, NULL),
-               PSUP_KIT_FAMILY(SOFTMAX, ocl, softmax, NULL)},
+    PSUP_KIT_FAMILIES(ocl, NULL, NULL, ocl_matmul_supports, NULL, NULL),
     .buffers = PSUP_KIT_TRANSFERS(ocl, buffer_size),
 };
 

@@ -286,16 +286,11 @@ static int32_t check_window(parity_plugin_device_t *dev, const parity_op_desc_t 
 
 psup_kit_t vkp_kit = {
     .backend = "vulkan",
-    .slots = slots,
-    .slot_size = sizeof slots[0],
-    .max_slots = VKP_MAX_DEVICES,
+    PSUP_KIT_SLOTS(slots),
     .slot_of = slot_of,
     .check = check_window, /* descriptor ranges every family binds */
-    .family = {PSUP_KIT_FAMILY(ELEMENTWISE, vkp, elementwise, vkp_elementwise_supports),
-               PSUP_KIT_FAMILY(REDUCE, vkp, reduce, vkp_reduce_supports),
-               PSUP_KIT_FAMILY(MATMUL, vkp, matmul, vkp_matmul_supports),
-               PSUP_KIT_FAMILY(CONV2D, vkp, conv2d, vkp_conv2d_supports),
-               PSUP_KIT_FAMILY(SOFTMAX, vkp, softmax, vkp_softmax_supports)},
+    PSUP_KIT_FAMILIES(vkp, vkp_elementwise_supports, vkp_reduce_supports, vkp_matmul_supports,
+                      vkp_conv2d_supports, vkp_softmax_supports),
     .buffers = PSUP_KIT_TRANSFERS(vkp, buffer_size),
 };
 

@@ -119,7 +119,7 @@ int32_t psup_kit_check_alignment(const psup_kit_t *k, const parity_op_desc_t *d)
 }
 
 static const psup_kit_family_t *family_of(const psup_kit_t *k, int32_t family) {
-  return family > 0 && family < PSUP_KIT_FAMILIES ? &k->family[family] : NULL;
+  return family > 0 && family < PSUP_KIT_FAMILY_SLOTS ? &k->family[family] : NULL;
 }
 
 int32_t psup_kit_supports(const psup_kit_t *k, parity_plugin_device_t *dev, const parity_op_desc_t *d) {

@@ -49,7 +49,7 @@ typedef struct psup_kit_buffers_t {
                   const void *pattern, uint32_t psize);
 } psup_kit_buffers_t;
 
-#define PSUP_KIT_FAMILIES 6 /* indexed by parity_family_t (1..5) */
+#define PSUP_KIT_FAMILY_SLOTS 6 /* indexed by parity_family_t (1..5) */
 
 typedef struct psup_kit_t {
   const char *backend;           /* "opencl": every message's prefix */
@@ -66,7 +66,7 @@ typedef struct psup_kit_t {
   /* optional: called before each kernel entry and transfer (CUDA: refuse a poisoned context,
    * make the device's context current) */
   int32_t (*enter)(parity_plugin_device_t *dev);
-  psup_kit_family_t family[PSUP_KIT_FAMILIES];
+  psup_kit_family_t family[PSUP_KIT_FAMILY_SLOTS];
   psup_kit_buffers_t buffers;
 } psup_kit_t;
 
@@ -143,6 +143,15 @@ int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, p
                                uint64_t size, const void *pattern, uint32_t psize);                        \
   int32_t prefix##_synchronize(parity_plugin_device_t *dev);                                               \
   const parity_plugin_api_t *prefix##_plugin_api(void)
+/* psup_kit_t's slot fields for a static array of slots. */
+#define PSUP_KIT_SLOTS(array) \
+  .slots = (array), .slot_size = sizeof(array)[0], .max_slots = (uint32_t)(sizeof(array) / sizeof(array)[0])
+/* psup_kit_t's family table for all five families, functions named prefix_<family>_forward and
+ * _backward, with each family's supports (NULL: the contract is enough). */
+#define PSUP_KIT_FAMILIES(prefix, ew, red, mm, conv, smx)                                                   \
+  .family = {PSUP_KIT_FAMILY(ELEMENTWISE, prefix, elementwise, ew), PSUP_KIT_FAMILY(REDUCE, prefix, reduce, red), \
+             PSUP_KIT_FAMILY(MATMUL, prefix, matmul, mm), PSUP_KIT_FAMILY(CONV2D, prefix, conv2d, conv),           \
+             PSUP_KIT_FAMILY(SOFTMAX, prefix, softmax, smx)}
 /* A family's row of psup_kit_t.family for functions named prefix_name_forward/_backward. */
 #define PSUP_KIT_FAMILY(FAMILY, prefix, name, supports) \
   [PARITY_FAMILY_##FAMILY] = {prefix##_##name##_forward, prefix##_##name##_backward, supports}
