@@ -11,17 +11,25 @@ void cf_hazard_eager_vs_replay(cf_env_t *env, cf_result_t *r);
 void cf_hazard_trajectory_convergent(cf_env_t *env, cf_result_t *r);
 void cf_hazard_trajectory_divergent(cf_env_t *env, cf_result_t *r);
 #define ZOO_DECL(fn) void fn(cf_env_t *env, cf_result_t *r);
-#define ZOO_LIST(X)                                                                               \
-  X(dense, cf_hazard_zoo_dense) X(chain-dense-tanh-dense, cf_hazard_zoo_chain)                    \
-  X(chain-float64, cf_hazard_zoo_chain_f64) X(scale, cf_hazard_zoo_scale) X(conv, cf_hazard_zoo_conv) \
-  X(chain-conv-conv, cf_hazard_zoo_conv_conv) X(conv-meanpool-same, cf_hazard_zoo_conv_meanpool)  \
-  X(maxout, cf_hazard_zoo_maxout) X(skip-connection, cf_hazard_zoo_skip)                          \
-  X(bilinear, cf_hazard_zoo_bilinear) X(conv-transpose, cf_hazard_zoo_conv_transpose)             \
-  X(layer-norm, cf_hazard_zoo_layer_norm) X(batch-norm, cf_hazard_zoo_batch_norm)                 \
-  X(multi-head-attention, cf_hazard_zoo_mha)
+/* the layer zoo: each case's name (a string, so that no formatter can respace it) and function */
+#define ZOO_LIST(X) \
+  X("dense", cf_hazard_zoo_dense) \
+  X("chain-dense-tanh-dense", cf_hazard_zoo_chain) \
+  X("chain-float64", cf_hazard_zoo_chain_f64) \
+  X("scale", cf_hazard_zoo_scale) \
+  X("conv", cf_hazard_zoo_conv) \
+  X("chain-conv-conv", cf_hazard_zoo_conv_conv) \
+  X("conv-meanpool-same", cf_hazard_zoo_conv_meanpool) \
+  X("maxout", cf_hazard_zoo_maxout) \
+  X("skip-connection", cf_hazard_zoo_skip) \
+  X("bilinear", cf_hazard_zoo_bilinear) \
+  X("conv-transpose", cf_hazard_zoo_conv_transpose) \
+  X("layer-norm", cf_hazard_zoo_layer_norm) \
+  X("batch-norm", cf_hazard_zoo_batch_norm) \
+  X("multi-head-attention", cf_hazard_zoo_mha)
 #define ZOO_D(name, fn) ZOO_DECL(fn)
 ZOO_LIST(ZOO_D)
-#define ZOO_ENTRY(name, fn) {"hazard.layer-zoo." #name, "tape", fn},
+#define ZOO_ENTRY(name, fn) {"hazard.layer-zoo." name, "tape", fn},
 
 const cf_check_t cf_hazard_checks[] = {
     {"hazard.mask-under-gradient", "eq+where", cf_hazard_mask_under_gradient},
