@@ -84,13 +84,14 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d,
     uint64_t tiles = (uint64_t)batch * (uint64_t)((M + MM_TILE - 1) / MM_TILE) * (uint64_t)((N + MM_TILE - 1) / MM_TILE);
     p.n = (int32_t)tiles;
     items = tiles * l.local; /* one work-group per tile (folded, looping past the cap) */
-    if (dev->slot->cpu_like) { /* llvmpipe's loop limit (forced tiling): one tile per work-group */
-      uint64_t need = tiles, x = need < dev->slot->max_groups[0] ? need : dev->slot->max_groups[0];
+    if (dev->slot->cpu_like) { /* forced tiling: as many tiles per work-group as llvmpipe's loop limit
+                                  allows (a tile costs ~K + K/8 iterations), under the group cap */
       l.params = &p;
       l.params_size = sizeof p;
-      l.groups[0] = (uint32_t)x;
-      l.groups[1] = (uint32_t)((need + x - 1) / x);
-      l.groups[2] = 1;
+      uint64_t per = VKP_LOOP_BUDGET / ((uint64_t)K + (uint64_t)K / 8u + 64u);
+      if (per < 1) per = 1;
+      uint64_t need = (tiles + per - 1) / per, g = tiles < dev->max_groups ? tiles : dev->max_groups;
+      vkp_fold_groups(dev, g > need ? g : need, l.groups);
       return vkp_dispatch(dev, &l);
     }
   } else {

@@ -82,15 +82,27 @@ static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, const
   uint64_t per_inv = ((uint64_t)s.R + l.local - 1) / l.local;
   uint64_t row_cost = per_inv * SMX_ELEM_COST + 64u;
   uint64_t rows_per_group = row_cost >= SMX_LOOP_BUDGET ? 1 : SMX_LOOP_BUDGET / row_cost;
+  /* PARITY_VULKAN_SOFTMAX_ROWS=n: n rows per work-group (fewer where the loop budget says so), so
+   * that rows follow one another in a work-group (its shared memory reused) on every device; by
+   * default a launch of up to 256 rows takes one work-group per row on lavapipe */
+  uint32_t forced = vkp_knobs.softmax_rows;
+  if (forced && forced < rows_per_group) rows_per_group = forced;
   for (uint64_t row0 = 0; row0 < (uint64_t)s.M;) {
-    uint32_t g[3];
-    vkp_groups_for(dev, ((uint64_t)s.M - row0) * l.local, l.local, g);
-    uint64_t per = (uint64_t)g[0] * g[1] * g[2] * rows_per_group;
-    uint64_t rows = (uint64_t)s.M - row0 < per ? (uint64_t)s.M - row0 : per;
+    uint64_t left = (uint64_t)s.M - row0, rows;
+    if (forced) {
+      uint64_t most = (uint64_t)dev->max_groups * rows_per_group;
+      rows = left < most ? left : most;
+      vkp_fold_groups(dev, (rows + rows_per_group - 1) / rows_per_group, l.groups);
+    } else {
+      uint32_t g[3];
+      vkp_groups_for(dev, left * l.local, l.local, g);
+      uint64_t per = (uint64_t)g[0] * g[1] * g[2] * rows_per_group;
+      rows = left < per ? left : per;
+      vkp_groups_for(dev, rows * l.local, l.local, l.groups);
+    }
     int32_t pc[2] = {(int32_t)row0, (int32_t)rows};
     memcpy(l.push, pc, sizeof pc);
     l.push_size = sizeof pc;
-    vkp_groups_for(dev, rows * l.local, l.local, l.groups);
     int32_t st = vkp_dispatch(dev, &l);
     if (st != PARITY_STATUS_OK) return st;
     row0 += rows;

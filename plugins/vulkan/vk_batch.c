@@ -139,11 +139,13 @@ int32_t vkp_hazard(parity_plugin_device_t *dev, const VkBuffer *reads, uint32_t 
   VkCommandBuffer cmd;
   int32_t st = vkp_cmd(dev, &cmd);
   if (st != PARITY_STATUS_OK) return st;
-  int need = dev->nwritten + nwrites > VKP_TRACK || dev->nread + nreads > VKP_TRACK;
+  int need = dev->nwritten + nwrites > VKP_TRACK || dev->nread + nreads > VKP_TRACK, war = 0;
   for (uint32_t i = 0; i < nreads && !need; i++) need = tracked(dev->written, dev->nwritten, reads[i]);
-  for (uint32_t i = 0; i < nwrites && !need; i++)
-    need = tracked(dev->written, dev->nwritten, writes[i]) || tracked(dev->read, dev->nread, writes[i]);
-  if (need && !dev->unsafe_no_barriers) {
+  for (uint32_t i = 0; i < nwrites && !need; i++) need = tracked(dev->written, dev->nwritten, writes[i]);
+  for (uint32_t i = 0; i < nwrites && !need && !war; i++) war = tracked(dev->read, dev->nread, writes[i]);
+  /* test knob: 1 drops every barrier inside a batch, 2 only those a write after a read alone needs */
+  if (war && dev->unsafe_no_barriers != 2) need = 1;
+  if (need && dev->unsafe_no_barriers != 1) {
     full_barrier(cmd);
     dev->nwritten = dev->nread = 0;
   }

@@ -116,6 +116,10 @@ int32_t vkp_device_open(uint32_t index, parity_plugin_device_t **out_dev) {
   dev->local = 64;
   dev->max_groups = dev->slot->cpu_like ? 256u : 65535u * 8u;
   if (vkp_knobs.max_groups) dev->max_groups = vkp_knobs.max_groups;
+  /* where work-groups fold into y: the device's x limit, or lower (PARITY_VULKAN_FOLD_GROUPS) so
+   * that the fold runs on devices and tests that never launch 65,535 groups */
+  dev->fold_x = dev->slot->max_groups[0];
+  if (vkp_knobs.fold_groups && vkp_knobs.fold_groups < dev->fold_x) dev->fold_x = vkp_knobs.fold_groups;
   /* test only: drop the barriers between dependent commands of a batch, so that the validation
    * layer's synchronization checks can be shown to catch a missing one */
   dev->unsafe_no_barriers = vkp_knobs.unsafe_no_barriers;

@@ -58,6 +58,16 @@ int32_t vkp_bind_bases(parity_plugin_device_t *dev, const vkp_launch_t *l, vkp_b
   return PARITY_STATUS_OK;
 }
 
+void vkp_fold_groups(const parity_plugin_device_t *dev, uint64_t total, uint32_t groups[3]) {
+  if (total < 1) total = 1;
+  uint64_t x = total < dev->fold_x ? total : dev->fold_x;
+  uint64_t y = (total + x - 1) / x;
+  if (y > dev->slot->max_groups[1]) y = dev->slot->max_groups[1];
+  groups[0] = (uint32_t)x;
+  groups[1] = (uint32_t)y;
+  groups[2] = 1;
+}
+
 void vkp_groups_for(const parity_plugin_device_t *dev, uint64_t items, uint32_t local, uint32_t groups[3]) {
   uint64_t total = (items + local - 1) / local;
   if (total < 1) total = 1;
@@ -69,12 +79,7 @@ void vkp_groups_for(const parity_plugin_device_t *dev, uint64_t items, uint32_t 
     uint64_t need = (items + (uint64_t)local * 4096u - 1) / ((uint64_t)local * 4096u);
     if (total < need) total = need;
   }
-  uint64_t x = total < dev->slot->max_groups[0] ? total : dev->slot->max_groups[0];
-  uint64_t y = (total + x - 1) / x;
-  if (y > dev->slot->max_groups[1]) y = dev->slot->max_groups[1];
-  groups[0] = (uint32_t)x;
-  groups[1] = (uint32_t)y;
-  groups[2] = 1;
+  vkp_fold_groups(dev, total, groups);
 }
 
 void vkp_groups_bounded(const parity_plugin_device_t *dev, uint64_t items, uint32_t local, uint64_t cost,
@@ -85,12 +90,7 @@ void vkp_groups_bounded(const parity_plugin_device_t *dev, uint64_t items, uint3
   if (per == 0) per = 1;
   uint64_t need = ((items + per - 1) / per + local - 1) / local;
   if (need <= (uint64_t)groups[0] * groups[1]) return;
-  uint64_t x = need < dev->slot->max_groups[0] ? need : dev->slot->max_groups[0];
-  uint64_t y = (need + x - 1) / x;
-  if (y > dev->slot->max_groups[1]) y = dev->slot->max_groups[1];
-  groups[0] = (uint32_t)x;
-  groups[1] = (uint32_t)y;
-  groups[2] = 1;
+  vkp_fold_groups(dev, need, groups);
 }
 
 /* The embedded variants are sorted by name (generated vk_shaders.c): binary search. */
@@ -164,10 +164,13 @@ static int32_t pipeline(parity_plugin_device_t *dev, const vkp_launch_t *l, VkPi
     VKP_CHECK(vkCreateShaderModule(dev->dev, &mi, NULL, &dev->modules[l->spv]), "vkCreateShaderModule",
               vk_spirv[l->spv].name);
   }
-  /* 0: work-group size, 1: op, 2: extra, 3/4: the device's double/float fma is fused */
-  int32_t spec[5] = {(int32_t)l->local, l->op, l->extra, dev->fused_fma64 ? 1 : 0, dev->fused_fma32 ? 1 : 0};
-  VkSpecializationMapEntry entries[5] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}, {3, 12, 4}, {4, 16, 4}};
-  VkSpecializationInfo si = {.mapEntryCount = 5, .pMapEntries = entries, .dataSize = sizeof spec, .pData = spec};
+  /* 0: work-group size, 1: op, 2: extra, 3/4: the device's double/float fma is fused, 5: which
+   * invocation does which lane's work in the shared-memory kernels (PARITY_VULKAN_LANE_ORDER;
+   * modules without constant 5 ignore it) */
+  int32_t spec[6] = {(int32_t)l->local, l->op, l->extra, dev->fused_fma64 ? 1 : 0, dev->fused_fma32 ? 1 : 0,
+                     vkp_knobs.lane_order};
+  VkSpecializationMapEntry entries[6] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}, {3, 12, 4}, {4, 16, 4}, {5, 20, 4}};
+  VkSpecializationInfo si = {.mapEntryCount = 6, .pMapEntries = entries, .dataSize = sizeof spec, .pData = spec};
   VkComputePipelineCreateInfo ci = {
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,

@@ -58,11 +58,17 @@ typedef struct vkp_slot_t {
 enum { VKP_FP64_AUTO, VKP_FP64_ON, VKP_FP64_OFF };
 typedef struct vkp_knobs_t {
   int fp64;               /* PARITY_VULKAN_FP64: VKP_FP64_* */
-  int validation;         /* PARITY_VULKAN_VALIDATION: 0 off, 1 on, 2 with synchronization validation */
+  int validation;         /* PARITY_VULKAN_VALIDATION: 0 off, 1 on, 2 with synchronization validation,
+                             3 with GPU-assisted validation */
   int pipeline_cache;     /* PARITY_VULKAN_PIPELINE_CACHE: 0 off */
   int matmul_tiled;       /* PARITY_VULKAN_MATMUL_TILED: -1 by device, 0 simple, 1 tiled */
   uint32_t max_groups;    /* PARITY_VULKAN_MAX_GROUPS: 0 by device */
-  int unsafe_no_barriers; /* PARITY_VULKAN_UNSAFE_NO_BARRIERS (tests) */
+  int unsafe_no_barriers; /* PARITY_VULKAN_UNSAFE_NO_BARRIERS (tests): 1 every in-batch barrier dropped,
+                             2 (war) those only a write after a read needs */
+  uint32_t softmax_rows;  /* PARITY_VULKAN_SOFTMAX_ROWS: rows per softmax work-group; 0 by the loop budget */
+  uint32_t fold_groups;   /* PARITY_VULKAN_FOLD_GROUPS: work-groups in x before folding into y; 0 by device */
+  int lane_order;         /* PARITY_VULKAN_LANE_ORDER (+ _SEED): specialization constant 5 of the
+                             shared-memory kernels: 0 natural, 1 reverse, 2 + seed shuffled */
 } vkp_knobs_t;
 extern vkp_knobs_t vkp_knobs;
 int32_t vkp_read_knobs(void);
@@ -139,6 +145,8 @@ struct parity_plugin_device_t {
   uint32_t nwritten, nread;
   int need_barrier_all;
   uint32_t max_groups; /* cap on work-groups per dispatch; shaders loop past it */
+  uint32_t fold_x;     /* work-groups in x before the rest fold into y (maxComputeWorkGroupCount[0],
+                          or PARITY_VULKAN_FOLD_GROUPS) */
   uint32_t local;      /* default work-group size for 1-D kernels */
   parity_plugin_buffer_t *scratch; /* grows on demand (vkp_scratch) */
   parity_plugin_buffer_t *mathtab; /* the software math library's tables (vk_mathtab.c) */
@@ -211,6 +219,9 @@ int32_t vkp_dispatch(parity_plugin_device_t *dev, const vkp_launch_t *l);
 /* Work-groups for `items` work-items of size `local`, folded into x/y under the device limits and
  * the cap (kernels loop over the rest with a grid stride). */
 void vkp_groups_for(const parity_plugin_device_t *dev, uint64_t items, uint32_t local, uint32_t groups[3]);
+/* `total` work-groups as x * y (x at most dev->fold_x, y = ceil(total / x) under the device limit;
+ * groups past `total` find no work in the kernels' grid-stride loops). */
+void vkp_fold_groups(const parity_plugin_device_t *dev, uint64_t total, uint32_t groups[3]);
 /* llvmpipe (lavapipe) ends every loop of a shader invocation once 65535 loop iterations have run
  * in total over all its loops (LP_MAX_TGSI_LOOP_ITERATIONS), silently. On CPU-like devices the
  * work per invocation is therefore bounded: `cost` is an upper estimate of the loop iterations one

@@ -8,20 +8,31 @@ vkp_knobs_t vkp_knobs;
 
 int32_t vkp_read_knobs(void) {
   static const char *const fp64[] = {"auto", "on", "off", NULL};
-  static const char *const validation[] = {"0", "1", "sync", NULL};
+  static const char *const validation[] = {"0", "1", "sync", "gpu", NULL};
   static const char *const tiled[] = {"auto", "0", "1", NULL};
+  static const char *const lanes[] = {"natural", "reverse", "shuffle", NULL};
+  static const char *const unsafe[] = {"0", "1", "war", NULL};
   vkp_knobs_t k;
-  long long groups;
+  long long groups, rows, fold, seed;
   char msg[200];
   if (psup_env_choice("PARITY_VULKAN_FP64", fp64, VKP_FP64_AUTO, &k.fp64, msg, sizeof msg) != 0 ||
       psup_env_choice("PARITY_VULKAN_VALIDATION", validation, 0, &k.validation, msg, sizeof msg) != 0 ||
       psup_env_flag("PARITY_VULKAN_PIPELINE_CACHE", 1, &k.pipeline_cache, msg, sizeof msg) != 0 ||
       psup_env_choice("PARITY_VULKAN_MATMUL_TILED", tiled, 0, &k.matmul_tiled, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_VULKAN_MAX_GROUPS", 0, 1ll << 30, 0, &groups, msg, sizeof msg) != 0 ||
-      psup_env_flag("PARITY_VULKAN_UNSAFE_NO_BARRIERS", 0, &k.unsafe_no_barriers, msg, sizeof msg) != 0)
+      psup_env_choice("PARITY_VULKAN_UNSAFE_NO_BARRIERS", unsafe, 0, &k.unsafe_no_barriers, msg, sizeof msg) != 0 ||
+      psup_env_int("PARITY_VULKAN_SOFTMAX_ROWS", 0, 1 << 20, 0, &rows, msg, sizeof msg) != 0 ||
+      psup_env_int("PARITY_VULKAN_FOLD_GROUPS", 0, 65535, 0, &fold, msg, sizeof msg) != 0 ||
+      psup_env_choice("PARITY_VULKAN_LANE_ORDER", lanes, 0, &k.lane_order, msg, sizeof msg) != 0 ||
+      psup_env_int("PARITY_VULKAN_LANE_SEED", 0, 1 << 20, 1, &seed, msg, sizeof msg) != 0)
     return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", msg);
   k.matmul_tiled -= 1; /* -1 auto, 0 simple, 1 tiled */
   k.max_groups = (uint32_t)groups;
+  k.softmax_rows = (uint32_t)rows;
+  k.fold_groups = (uint32_t)fold;
+  /* specialization constant 5 of the shared-memory kernels: 0 natural, 1 reverse, 2 + seed a
+   * seeded shuffle */
+  if (k.lane_order == 2) k.lane_order = 2 + (int)seed;
   vkp_knobs = k;
   return PARITY_STATUS_OK;
 }

@@ -18,7 +18,8 @@ static vkp_slot_t slots[VKP_MAX_DEVICES]; /* filled at init (single-threaded), r
 
 const vkp_slot_t *vkp_slot(uint32_t index) { return psup_kit_slot_at(&vkp_kit, index); }
 
-/* ---- validation layer (PARITY_VULKAN_VALIDATION=1, or =sync with synchronization checks) ----- */
+/* ---- validation layer (PARITY_VULKAN_VALIDATION=1, =sync with synchronization checks, =gpu with
+ * GPU-assisted validation) -------------------------------------------------------------------- */
 static VkDebugUtilsMessengerEXT messenger;
 static _Atomic int validation_pending;
 static char validation_msg[1024];
@@ -60,23 +61,28 @@ static int layer_present(const char *name) {
 }
 
 static int32_t create_instance(void) {
-  int validate = vkp_knobs.validation != 0, sync = vkp_knobs.validation == 2;
+  int validate = vkp_knobs.validation != 0, sync = vkp_knobs.validation == 2, gpu = vkp_knobs.validation == 3;
   const char *layer = "VK_LAYER_KHRONOS_validation";
   if (validate && !layer_present(layer))
     return vkp_fail(PARITY_STATUS_UNAVAILABLE, "PARITY_VULKAN_VALIDATION is set but %s is not installed "
                     "(Debian: apt install vulkan-validationlayers)", layer);
   VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "parity",
                            .pEngineName = "parity", .apiVersion = VK_API_VERSION_1_2};
+  /* sync: synchronization validation; gpu: GPU-assisted validation (the layer instruments every
+   * shader: out-of-bounds descriptor and buffer accesses are reported from the device) */
   VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeatureEnableEXT gpu_enables[] = {VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT,
+                                                VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_RESERVE_BINDING_SLOT_EXT};
   VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
-                                      .enabledValidationFeatureCount = 1, .pEnabledValidationFeatures = enables};
+                                      .enabledValidationFeatureCount = gpu ? 2u : 1u,
+                                      .pEnabledValidationFeatures = gpu ? gpu_enables : enables};
   VkDebugUtilsMessengerCreateInfoEXT dbg = {
       .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
       .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
       .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                      VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
       .pfnUserCallback = on_validation,
-      .pNext = sync ? &features : NULL};
+      .pNext = sync || gpu ? &features : NULL};
   const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
   VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app,
                              .enabledLayerCount = validate ? 1u : 0u, .ppEnabledLayerNames = &layer,
@@ -92,7 +98,8 @@ static int32_t create_instance(void) {
         (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(vkp_instance, "vkCreateDebugUtilsMessengerEXT");
     dbg.pNext = NULL; /* the validation features chain belongs to the instance only */
     if (create) create(vkp_instance, &dbg, NULL, &messenger);
-    vkp_log(PARITY_LOG_INFO, "validation layer on%s", sync ? " (synchronization validation)" : "");
+    vkp_log(PARITY_LOG_INFO, "validation layer on%s",
+            sync ? " (synchronization validation)" : gpu ? " (GPU-assisted validation)" : "");
   }
   return PARITY_STATUS_OK;
 }

@@ -67,8 +67,24 @@ void main() {
 shared T ta[MM_TILE][MM_TILE + 1];
 shared T tb[MM_TILE][MM_TILE + 1];
 
+/* Which invocation does which lane's work (specialization constant 5, PARITY_VULKAN_LANE_ORDER;
+ * the same in matmul.comp and softmax.comp): 0 lane = invocation; 1 reversed; 2 + seed a seeded
+ * affine shuffle (odd multiplier, so a bijection of [0, L) for the power-of-two L these kernels
+ * use). Every lane's work is the same, only who does it changes; lavapipe runs a work-group's
+ * invocations in fixed order, a few at a time, from one barrier to the next, so each order lets
+ * a different class of missing barrier read shared memory before it is written (natural: a
+ * lower lane reading a higher one's value; reverse: the other way round). */
+layout(constant_id = 5) const int LANE_ORDER = 0;
+uint lane_of(uint inv) {
+  uint L = gl_WorkGroupSize.x;
+  if (LANE_ORDER == 0) return inv;
+  if (LANE_ORDER == 1) return L - 1u - inv;
+  uint s = uint(LANE_ORDER - 2) * 0x9E3779B9u + 0x7F4A7C15u;
+  return (inv * ((s >> 7) | 1u) + (s >> 17)) & (L - 1u);
+}
+
 void main() {
-  int lx = int(gl_LocalInvocationID.x) % MM_TILE, ly = int(gl_LocalInvocationID.x) / MM_TILE;
+  int lane = int(lane_of(gl_LocalInvocationID.x)), lx = lane % MM_TILE, ly = lane / MM_TILE;
   int tiles_n = (p.N + MM_TILE - 1) / MM_TILE, tiles_m = (p.M + MM_TILE - 1) / MM_TILE;
   int per_batch = tiles_m * tiles_n;
   uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;

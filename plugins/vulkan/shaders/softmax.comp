@@ -45,6 +45,22 @@ layout(push_constant) uniform Push { int row0, rows; } pc;
 shared W sh_d[LMAX];
 shared int sh_a[LMAX], sh_b[LMAX];
 
+/* Which invocation does which lane's work (specialization constant 5, PARITY_VULKAN_LANE_ORDER;
+ * the same in matmul.comp and softmax.comp): 0 lane = invocation; 1 reversed; 2 + seed a seeded
+ * affine shuffle (odd multiplier, so a bijection of [0, L) for the power-of-two L these kernels
+ * use). Every lane's work is the same, only who does it changes; lavapipe runs a work-group's
+ * invocations in fixed order, a few at a time, from one barrier to the next, so each order lets
+ * a different class of missing barrier read shared memory before it is written (natural: a
+ * lower lane reading a higher one's value; reverse: the other way round). */
+layout(constant_id = 5) const int LANE_ORDER = 0;
+uint lane_of(uint inv) {
+  uint L = gl_WorkGroupSize.x;
+  if (LANE_ORDER == 0) return inv;
+  if (LANE_ORDER == 1) return L - 1u - inv;
+  uint s = uint(LANE_ORDER - 2) * 0x9E3779B9u + 0x7F4A7C15u;
+  return (inv * ((s >> 7) | 1u) + (s >> 17)) & (L - 1u);
+}
+
 uint group_id() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
 uint group_count() { return gl_NumWorkGroups.x * gl_NumWorkGroups.y; }
 
@@ -135,7 +151,7 @@ OPERAND_RO(0, x, S)
 OPERAND(1, y, S)
 void main() {
   const bool is_log = OP == OP_LOG_SOFTMAX;
-  uint lid = gl_LocalInvocationID.x, L = gl_WorkGroupSize.x;
+  uint lid = lane_of(gl_LocalInvocationID.x), L = gl_WorkGroupSize.x;
   for (uint row = group_id(); row < uint(pc.rows); row += group_count()) {
     int o0, o1, o2;
     rows(pc.row0 + int(row), o0, o1, o2);
@@ -199,7 +215,7 @@ OPERAND_RO(1, dy, S)
 OPERAND(2, dx, S)
 void main() {
   const bool is_log = OP == OP_LOG_SOFTMAX;
-  uint lid = gl_LocalInvocationID.x, L = gl_WorkGroupSize.x;
+  uint lid = lane_of(gl_LocalInvocationID.x), L = gl_WorkGroupSize.x;
   for (uint row = group_id(); row < uint(pc.rows); row += group_count()) {
     int o0, o1, o2;
     rows(pc.row0 + int(row), o0, o1, o2);
