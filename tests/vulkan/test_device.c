@@ -316,3 +316,69 @@ Test(vk_device, synchronization_validation_catches_a_missing_barrier, .timeout =
   cr_assert_eq(rc, 1, "without its barriers the plugin must fail (status %d, not a crash)", rc);
   cr_assert(hazard, "the failure names the synchronization hazard");
 }
+
+/* ---- write after read inside one batch ------------------------------------------------------------ */
+/* y = exp(x), then x = neg(z), recorded into one batch (no synchronize between them): the second
+ * dispatch writes a buffer the first one read, and nothing else orders them (x's upload was
+ * submitted before, z is only read). The plugin must record a barrier before the second
+ * dispatch; on lavapipe the dispatches run one after the other anyway, so only the validation
+ * layer's synchronization checks can tell. Returns the status of the synchronize that submits
+ * the batch; y and x are read back when it succeeded. */
+static parity_status_t write_after_read(double *y_out, double *x_out) {
+  parity_device_t *dev = vt_device();
+  int64_t shape[1] = {1000};
+  double vx[1000], vz[1000];
+  for (int i = 0; i < 1000; i++) vx[i] = (i % 17) * 0.25 - 2, vz[i] = i * 0.5 - 7;
+  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vx), z = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vz),
+            y = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  cr_assert_eq(parity_device_synchronize(dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_op_desc_t op;
+  memset(&op, 0, sizeof op);
+  op.struct_size = sizeof op;
+  op.num_inputs = op.num_outputs = 1;
+  op.op = PARITY_OP_EXP;
+  op.inputs[0] = &x.desc;
+  op.outputs[0] = &y.desc;
+  cr_assert_eq(parity_device_run(dev, &op), PARITY_STATUS_OK, "%s", parity_last_error());
+  op.op = PARITY_OP_NEG;
+  op.inputs[0] = &z.desc;
+  op.outputs[0] = &x.desc;
+  cr_assert_eq(parity_device_run(dev, &op), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_status_t st = parity_device_synchronize(dev);
+  if (st == PARITY_STATUS_OK) {
+    pt_tensor_read(&y, y_out);
+    pt_tensor_read(&x, x_out);
+    for (int i = 0; i < 1000; i++) {
+      cr_assert_eq(x_out[i], -vz[i], "x[%d]", i);
+      cr_assert(fabs(y_out[i] - exp(vx[i])) <= 1e-6 * exp(vx[i]), "y[%d] = %g, exp(%g) = %g", i, y_out[i], vx[i], exp(vx[i]));
+    }
+  }
+  return st;
+}
+
+static void need_validation_layer(void) {
+  if (access("/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json", R_OK) != 0)
+    cr_skip_test("the Khronos validation layer is not installed (vulkan-validationlayers)");
+}
+
+Test(vk_device, a_write_after_a_read_in_one_batch_gets_a_barrier, .timeout = 120) {
+  need_validation_layer();
+  setenv("PARITY_VULKAN_VALIDATION", "sync", 1);
+  double y[1000], x[1000];
+  parity_status_t st = write_after_read(y, x);
+  cr_assert_eq(st, PARITY_STATUS_OK, "%s", parity_last_error());
+}
+
+/* the same sequence without the plugin's write-after-read barriers (every other barrier kept): the
+ * layer names exactly that hazard, so the test above checks that barrier */
+Test(vk_device, without_its_barrier_the_write_after_read_is_named_by_synchronization_validation, .timeout = 120) {
+  need_validation_layer();
+  setenv("PARITY_VULKAN_VALIDATION", "sync", 1);
+  setenv("PARITY_VULKAN_UNSAFE_NO_BARRIERS", "war", 1);
+  double y[1000], x[1000];
+  parity_status_t st = write_after_read(y, x);
+  cr_assert_neq(st, PARITY_STATUS_OK, "the missing barrier went unnoticed");
+  const char *e = parity_last_error();
+  cr_assert(strstr(e, "WRITE-AFTER-READ") || strstr(e, "WRITE_AFTER_READ"), "%s", e);
+  cr_assert(!strstr(e, "READ-AFTER-WRITE") && !strstr(e, "READ_AFTER_WRITE"), "%s", e);
+}
