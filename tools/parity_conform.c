@@ -28,6 +28,7 @@ extern char **environ;
 typedef struct options_t {
   const char *backend, *ops, *dtypes, *direction, *cases, *json, *markdown, *junit, *html;
   int device, full, failures_only, list, verbose, support, in_process;
+  int determinism_probe; /* cap.determinism's child under another launch configuration */
   int child_fd; /* >= 0: a child of the isolating parent (isolate.h), results go there too */
   uint32_t shard, shards; /* --shard K/N: case-table rows i with i % N == K; checks in shard 0 */
   uint64_t seed;
@@ -235,6 +236,7 @@ static int run_in_process(const options_t *o, const cf_console_t *con, cf_report
       cf_env_t env = {.ctx = ctx, .oracle = oracle, .backend = rec.name, .full = o->full};
       env.values.seed = o->seed;
       env.max_buffer_cap = o->full ? (1ull << 30) : (256ull << 20);
+      env.device_index = d;
       env.info.struct_size = sizeof env.info;
       cf_backend_summary_t *b = cf_report_add_backend(rep);
       if (!b) return 2;
@@ -258,6 +260,12 @@ static int run_in_process(const options_t *o, const cf_console_t *con, cf_report
         continue;
       }
       parity_device_get_info(env.dev, &env.info);
+      if (o->determinism_probe) { /* internal: cap.determinism under another launch configuration */
+        cf_determinism_probe(&env, stdout);
+        fflush(stdout);
+        parity_context_destroy(ctx);
+        return 0;
+      }
       env.cases = cases;
       b->dtype_mask = env.info.dtype_mask;
       b->flags = env.info.flags;
@@ -456,6 +464,7 @@ static int parse(int argc, char **argv, options_t *o) {
     else if (!strcmp(a, "--failures-only")) o->failures_only = 1;
     else if (!strcmp(a, "--list")) o->list = 1;
     else if (!strcmp(a, "--in-process")) o->in_process = 1;
+    else if (!strcmp(a, "--determinism-probe")) o->determinism_probe = 1;
     else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) o->verbose = 1;
     else if (!strcmp(a, "--support")) o->support = 1;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -523,7 +532,7 @@ int main(int argc, char **argv) {
   rep.full = o.full;
   build_command(&rep, argv[0]);
   if (o.child_fd >= 0) cf_child_attach(o.child_fd);
-  int exit_code = o.child_fd < 0 && !o.in_process ? run_isolated(argc, argv, &o, &rep)
+  int exit_code = o.child_fd < 0 && !o.in_process && !o.determinism_probe ? run_isolated(argc, argv, &o, &rep)
                                                   : run_in_process(&o, &con, &rep, &cases, selected);
   if (o.json && cf_write_json(&rep, o.json) != 0) {
     fprintf(stderr, "parity-conform: cannot write %s\n", o.json);

@@ -6,13 +6,20 @@
  *                    preserved, and a device that flushes says so;
  *   cap.max-buffer   max_buffer_bytes is non-zero, within memory_bytes, and a buffer of that size
  *                    (up to a cap) can be allocated and touched at both ends;
- *   cap.determinism  a long f32 sum gives the same bits four times over;
+ *   cap.determinism  long sums, softmax rows and argmax over split ties give the same bits four
+ *                    times in one process and, on a device claiming determinism, under each of its
+ *                    plugin's launch configurations (a child process per configuration);
  *   cap.dtypes       dtype_mask is exactly the set of dtypes some op's supports() accepts (asked
  *                    with every case's descriptors), and PARITY_DEVICE_FLAG_FLOAT64 comes with f64
  *                    in it: a device cannot claim a dtype it refuses everywhere. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "conform.h"
 
@@ -152,28 +159,194 @@ static void check_max_buffer(cf_env_t *env, cf_result_t *r) {
   parity_buffer_free(buf);
 }
 
-static void check_determinism(cf_env_t *env, cf_result_t *r) {
-  enum { N = 1 << 16 };
-  static double x[N];
-  for (int i = 0; i < N; i++) x[i] = (cf_unit(cf_mix(0x5eed, (uint64_t)i)) - 0.5) * exp2((double)(i % 20) - 10);
-  double first = 0;
-  int claims = (env->info.flags & PARITY_DEVICE_FLAG_DETERMINISTIC) != 0;
-  for (int rep = 0; rep < 4; rep++) {
-    double got;
-    int uns;
-    if (!run_simple(env, PARITY_OP_SUM, PARITY_DTYPE_F32, 1, x, NULL, N, &got, r, &uns)) {
-      if (uns) r->status = CF_UNSUPPORTED, cf_result_note(r, "f32 sum is not supported yet");
-      return;
+/* ---- determinism ------------------------------------------------------------------------ */
+/* The reductions cap.determinism repeats: long sums (one row, and three rows of 3*4096+5 terms,
+ * f32 and f16), softmax and log_softmax rows of 5003, and argmax over ties that fall in different
+ * partials. Their shapes are ones where every plugin cuts the terms into partials by the shape
+ * alone (psup_reduce_partials: one partial per ~2048 terms when there are few rows), so a result
+ * that changes with the launch configuration combines its partials in an order that depends on
+ * timing or on the group count. */
+typedef struct det_probe_t {
+  const char *name;
+  int32_t op, dtype;
+  uint32_t rank;
+  int64_t shape[2];
+  int any_launch; /* compared across launch configurations too (0: repeated runs only) */
+} det_probe_t;
+
+/* The f32 sums are compared over repeated runs only: the OpenCL plugin's f32 sums of these shapes
+ * change bits with PARITY_OPENCL_MAX_GROUPS and the work layout (the device's own group count is
+ * fixed, so one device stays deterministic); their f16 stores, softmax rows and argmax do not. */
+static const det_probe_t det_probes[] = {
+    {"sum f32 [65536]", PARITY_OP_SUM, PARITY_DTYPE_F32, 1, {65536}, 0},
+    {"sum f32 [3,12293]", PARITY_OP_SUM, PARITY_DTYPE_F32, 2, {3, 12293}, 0},
+    {"sum f16 [3,12293]", PARITY_OP_SUM, PARITY_DTYPE_F16, 2, {3, 12293}, 1},
+    {"softmax f32 [4,5003]", PARITY_OP_SOFTMAX, PARITY_DTYPE_F32, 2, {4, 5003}, 1},
+    {"log_softmax f32 [4,5003]", PARITY_OP_LOG_SOFTMAX, PARITY_DTYPE_F32, 2, {4, 5003}, 1},
+    {"argmax f32 [3,12293]", PARITY_OP_ARGMAX, PARITY_DTYPE_F32, 2, {3, 12293}, 1},
+};
+enum { DET_PROBES = sizeof det_probes / sizeof det_probes[0] };
+
+/* Launch configurations of each plugin (its own knobs, read when a device opens; CPU: the OpenMP
+ * thread count, with reductions split over threads from the smallest size on). A plugin not listed
+ * is checked by repeated runs only. */
+static const struct { const char *backend; const char *configs[4]; } det_configs[] = {
+    {"opencl", {"PARITY_OPENCL_MAX_GROUPS=1", "PARITY_OPENCL_MAX_GROUPS=3", "PARITY_OPENCL_WORK_LAYOUT=strided", NULL}},
+    {"vulkan", {"PARITY_VULKAN_MAX_GROUPS=1", "PARITY_VULKAN_MAX_GROUPS=3", NULL}},
+    {"cuda", {"PARITY_CUDA_MAX_BLOCKS=1", "PARITY_CUDA_MAX_BLOCKS=3", NULL}},
+    {"cpu", {"OMP_NUM_THREADS=1", "OMP_NUM_THREADS=3 PARITY_CPU_FORK_JOIN_NS=1", NULL}},
+};
+
+static uint64_t fnv(const unsigned char *p, size_t n, uint64_t h) {
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/* Run every probe once; hashes[i] is the FNV-1a hash of probe i's output bytes (0 when it is not
+ * supported). Returns 0, or -1 after recording a failure in r. */
+static int det_run(cf_env_t *env, uint64_t *hashes, cf_result_t *r) {
+  for (size_t p = 0; p < DET_PROBES; p++) {
+    const det_probe_t *d = &det_probes[p];
+    cf_host_t x = {0}, y = {0};
+    cf_spec_t xs = cf_spec_make(d->dtype, d->rank, d->shape), ys = xs;
+    int reduce = psup_kind_family(psup_op_info(d->op)->kind) == PARITY_FAMILY_REDUCE;
+    if (reduce) {
+      ys.shape[d->rank - 1] = 1;
+      if (d->op == PARITY_OP_ARGMAX) ys.dtype = PARITY_DTYPE_I64;
     }
-    if (rep == 0) first = got;
-    else if (memcmp(&got, &first, sizeof got) != 0) {
-      cf_result_fail(r, "f32 sum of %d values gave %.9g, then %.9g (%s)", N, first, got,
-                     claims ? "the device claims determinism" : "parity requires determinism by default");
-      return;
+    if (cf_host_alloc(&x, &xs) != 0) return cf_result_fail(r, "host out of memory"), -1;
+    int64_t n = d->shape[d->rank - 1];
+    for (int64_t i = 0; i < x.count; i++) {
+      double v = (cf_unit(cf_mix(0x5eed + p, (uint64_t)i)) - 0.5) * exp2((double)(i % 20) - 10);
+      if (d->op == PARITY_OP_ARGMAX && (i % n == n / 7 + 3 || i % n == n / 2 + 1 || i % n == n - 2)) v = 5.0;
+      if (d->op != PARITY_OP_SUM) v *= 1024;
+      cf_host_set(&x, i, v);
+    }
+    cf_op_t o = {.op = d->op, .direction = PARITY_DIRECTION_FORWARD, .nin = 1, .nout = 1, .in = {&x}, .out = {&ys}};
+    if (reduce) o.params.reduce.axes_mask = 1u << (d->rank - 1);
+    else o.params.softmax.axis = (int32_t)d->rank - 1;
+    char msg[512];
+    cf_exec_status_t st = cf_exec(env->dev, &o, 0xff, &y, msg, sizeof msg);
+    hashes[p] = 0;
+    if (st == CF_EXEC_OK) hashes[p] = fnv(y.data, (size_t)y.count * psup_dtype_size(ys.dtype), 0xcbf29ce484222325ull) | 1u;
+    cf_host_free(&x);
+    cf_host_free(&y);
+    if (st != CF_EXEC_OK && st != CF_EXEC_UNSUPPORTED) return cf_result_fail(r, "%s: %s", d->name, msg), -1;
+  }
+  return 0;
+}
+
+void cf_determinism_probe(cf_env_t *env, FILE *out) {
+  uint64_t h[DET_PROBES];
+  cf_result_t r;
+  memset(&r, 0, sizeof r);
+  if (det_run(env, h, &r) != 0) {
+    fprintf(out, "error %s\n", r.message);
+    return;
+  }
+  for (size_t p = 0; p < DET_PROBES; p++) fprintf(out, "%zu %016llx\n", p, (unsigned long long)h[p]);
+}
+
+/* Run this program as `--determinism-probe` for the same backend and device with `config` added to
+ * the environment; its hashes into h. Returns 0, or -1 with the reason in why. */
+static int det_child(cf_env_t *env, const char *config, uint64_t *h, char *why, size_t n) {
+  int fds[2];
+  if (pipe(fds) != 0) return snprintf(why, n, "pipe: %s", strerror(errno)), -1;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) return close(fds[0]), close(fds[1]), snprintf(why, n, "fork: %s", strerror(errno)), -1;
+  if (pid == 0) {
+    char copy[256], *save = NULL, dev[16];
+    snprintf(copy, sizeof copy, "%s", config);
+    for (char *a = strtok_r(copy, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
+      char *eq = strchr(a, '=');
+      if (eq) *eq = 0, setenv(a, eq + 1, 1);
+    }
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    snprintf(dev, sizeof dev, "%u", env->device_index);
+    execl("/proc/self/exe", "parity-conform", "--determinism-probe", "--backend", env->backend, "--device", dev,
+          (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  char buf[512];
+  size_t used = 0;
+  ssize_t got;
+  while (used < sizeof buf - 1 && (got = read(fds[0], buf + used, sizeof buf - 1 - used)) != 0) {
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) break;
+    used += (size_t)got;
+  }
+  buf[used] = 0;
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  size_t seen = 0;
+  for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    unsigned long long v;
+    size_t p;
+    if (sscanf(line, "%zu %llx", &p, &v) == 2 && p < DET_PROBES) h[p] = v, seen++;
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || seen != DET_PROBES) {
+    char *nl = strchr(buf, '\n');
+    if (nl) *nl = 0;
+    snprintf(why, n, "the probe under %s %s%s%s", config,
+             WIFSIGNALED(status) ? "crashed" : "failed", buf[0] ? ": " : "", buf);
+    return -1;
+  }
+  return 0;
+}
+
+static void check_determinism(cf_env_t *env, cf_result_t *r) {
+  enum { REPEATS = 4 };
+  int claims = (env->info.flags & PARITY_DEVICE_FLAG_DETERMINISTIC) != 0;
+  const char *why_required = claims ? "the device claims determinism" : "parity requires determinism by default";
+  uint64_t first[DET_PROBES], again[DET_PROBES];
+  if (det_run(env, first, r) != 0) return;
+  size_t ran = 0;
+  for (size_t p = 0; p < DET_PROBES; p++) ran += first[p] != 0;
+  if (!ran) {
+    r->status = CF_UNSUPPORTED;
+    cf_result_note(r, "none of the probes (f32 sum, softmax, argmax) is supported yet");
+    return;
+  }
+  for (int rep = 2; rep <= REPEATS; rep++) {
+    if (det_run(env, again, r) != 0) return;
+    for (size_t p = 0; p < DET_PROBES; p++)
+      if (again[p] != first[p]) {
+        cf_result_fail(r, "%s: output bits hash to %016llx in run 1, then to %016llx in run %d of this process (%s)",
+                       det_probes[p].name, (unsigned long long)first[p], (unsigned long long)again[p], rep,
+                       why_required);
+        return;
+      }
+  }
+  /* launch configurations: a device that claims determinism gives the same bits under each */
+  int configs = 0;
+  char tried[256] = "";
+  size_t used = 0;
+  for (size_t b = 0; claims && b < sizeof det_configs / sizeof det_configs[0]; b++) {
+    if (strcmp(det_configs[b].backend, env->backend) != 0) continue;
+    for (int k = 0; k < (env->full ? 4 : 1) && det_configs[b].configs[k]; k++) { /* quick subset: the first */
+      const char *cfg = det_configs[b].configs[k];
+      char why[600];
+      if (det_child(env, cfg, again, why, sizeof why) != 0) {
+        cf_result_fail(r, "%s", why);
+        return;
+      }
+      for (size_t p = 0; p < DET_PROBES; p++)
+        if (det_probes[p].any_launch && again[p] != first[p]) {
+          cf_result_fail(r, "%s: output bits hash to %016llx here, then to %016llx under %s (the device claims "
+                         "determinism)", det_probes[p].name, (unsigned long long)first[p], (unsigned long long)again[p], cfg);
+          return;
+        }
+      configs++;
+      used += (size_t)snprintf(tried + used, used < sizeof tried ? sizeof tried - used : 0, "%s%s", used ? ", " : "", cfg);
     }
   }
-  cf_result_note(r, "f32 sum of %d values bitwise identical 4 times%s", N,
-                 claims ? "" : " (the device does not claim determinism)");
+  cf_result_note(r, "%zu reductions bitwise identical over %d runs in this process%s%s%s", ran, REPEATS,
+                 configs ? " and under " : "", tried, claims ? "" : " (the device does not claim determinism)");
 }
 
 static void dtype_names(uint32_t mask, char *buf, size_t n) {

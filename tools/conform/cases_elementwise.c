@@ -51,6 +51,8 @@ static const ew_variant_t ew_variants[] = {
     {"view", W_DEFAULT, BOTH, K_ALL, CF_VALUES_NORMAL, 3, {5, 7, 3}, R, S, S, 0, 0},
     {"misaligned", W_DEFAULT, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {37}, M, M, M, 0, 0},
     {"edge", W_DEFAULT, BOTH, K_UNARY | K_BINARY, CF_VALUES_EDGE, 1, {112}, C, C, C, 0, 0},
+    /* maximum/minimum backward over the special values: a NaN result sends dc to the NaN operand */
+    {"special-grad", W_DEFAULT, BWD, K_BINARY, CF_VALUES_SPECIAL, 1, {80}, C, C, C, 0, 0},
     /* wider than any launch width or work-group: every layout path of a GPU kernel runs */
     {"bcast-wide", W_DEFAULT, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {3, 4099}, C, C, C, 2u, 1u},
     {"view-wide", W_DEFAULT, FWD, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {67, 97}, T, S, C, 0, 0},
@@ -182,6 +184,7 @@ int cf_cases_elementwise(cf_case_list_t *list, int32_t op, int32_t kind, uint32_
         if (!(v->kinds & kind_bit(kind))) continue;
         if (!strcmp(v->name, "large") && dt != PARITY_DTYPE_F32) continue;
         if (!strcmp(v->name, "edge") && !psup_dtype_is_float(dt)) continue;
+        if (!strcmp(v->name, "special-grad") && op != PARITY_OP_MAXIMUM && op != PARITY_OP_MINIMUM) continue;
         for (int32_t dir = 0; dir < 2; dir++) {
           if (!(v->dirs & (1u << dir))) continue;
           if (dir == PARITY_DIRECTION_BACKWARD && (!(flags & PARITY_OPF_BACKWARD) || !psup_dtype_is_float(dt)))

@@ -82,7 +82,17 @@ static const reduce_variant_t reduce_variants[] = {
     {"pos4099", W_DEFAULT, BOTH, CF_VALUES_POSITIVE, 2, {3, 4099}, 2u, C, 0},
     {"neg-zero", W_DEFAULT, FWD, CF_VALUES_NEGZERO, 2, {3, 37}, 2u, C, 0},
     {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, 2, {3, 7}, 2u, C, 0},
+    /* max, min, argmax, argmin: tied extremes (and NaNs) a third of a row apart, 3*4096+5 terms per
+     * row: past the GPU plugins' split (4096 terms), so the ties fall in different partials */
+    {"ties-split", W_DEFAULT, BOTH, CF_VALUES_SPLIT_TIES, 2, {4, 3 * 4096 + 5}, 2u, C, 0},
+    /* max, min, argmax, argmin in floating dtypes: NaN in the reduced slice, beside ties and
+     * infinities, and a row of NaN; backward routes the gradient to the NaN elements */
+    {"nan", W_DEFAULT, BOTH, CF_VALUES_NAN, 2, {6, 37}, 2u, C, 0},
 };
+
+/* sum of bool counted into i64 over 2^31 + 7 stored bytes (--full): 32-bit element indices and
+ * byte offsets overflow. A device whose max_buffer_bytes is smaller refuses it (unsupported). */
+static const reduce_variant_t huge_bool = {"huge", W_FULL, FWD, CF_VALUES_NORMAL, 1, {(1ll << 31) + 7}, 1u, C, 0};
 
 static int push_reduce(cf_case_list_t *list, int32_t op, uint32_t flags, int32_t dt, int32_t dir,
                        const reduce_variant_t *v, uint32_t when) {
@@ -126,9 +136,18 @@ int cf_cases_reduce(cf_case_list_t *list, int32_t op, uint32_t flags) {
         continue;
       if ((!strcmp(v->name, "pos4099") || !strcmp(v->name, "neg-zero")) && (!sum_or_mean || !psup_dtype_is_float(dt)))
         continue;
+      /* extremes and their indices: what ties and NaN decide */
+      if ((!strcmp(v->name, "ties-split") || !strcmp(v->name, "nan")) && sum_or_mean) continue;
+      if (!strcmp(v->name, "nan") && !psup_dtype_is_float(dt)) continue;
       for (int32_t dir = 0; dir < 2; dir++)
         if (directions(v->dirs, flags, dt, dir) && push_reduce(list, op, flags, dt, dir, v, when) != 0) return -1;
     }
+  }
+  if (op == PARITY_OP_SUM) {
+    if (push_reduce(list, op, flags, PARITY_DTYPE_BOOL, PARITY_DIRECTION_FORWARD, &huge_bool, huge_bool.when) != 0)
+      return -1;
+    cf_case_t *c = &list->items[list->count - 1];
+    c->out_dtype = c->out[0].dtype = PARITY_DTYPE_I64; /* count, not any */
   }
   return 0;
 }
@@ -217,7 +236,7 @@ static const conv_variant_t conv_variants[] = {
     {"ties", W_DEFAULT, BOTH, CF_VALUES_TIES, 2, 2, 6, 6, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1},
     {"ties-overlap", W_FULL, BOTH, CF_VALUES_TIES, 1, 2, 7, 7, 0, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1},
     {"k3s2", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 2, 11, 11, 0, 3, 3, 2, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1},
-    {"pool-special", W_DEFAULT, FWD, CF_VALUES_SPECIAL, 1, 2, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1},
+    {"pool-special", W_DEFAULT, BOTH, CF_VALUES_SPECIAL, 1, 2, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1},
     {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, 1, 2, 5, 5, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0},
     {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, 1, 2, 6, 6, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1},
 };
@@ -278,6 +297,7 @@ static const softmax_variant_t softmax_variants[] = {
     {"sum-grad", W_DEFAULT, BWD, CF_VALUES_NORMAL, CF_VALUES_ONES, 2, {6, 50}, 1, C},
     {"special", W_DEFAULT, FWD, CF_VALUES_SPECIAL, CF_VALUES_NORMAL, 2, {8, 24}, 1, C},
     {"far", W_DEFAULT, BOTH, CF_VALUES_FAR, CF_VALUES_NORMAL, 2, {10, 37}, 1, C},
+    {"nan-inf", W_DEFAULT, BOTH, CF_VALUES_NANINF, CF_VALUES_NORMAL, 2, {8, 37}, 1, C},
     {"row31", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 31}, 1, C},
     {"row32", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 32}, 1, C},
     {"row255", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 255}, 1, C},

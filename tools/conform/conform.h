@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "parity/device.h"
 #include "parity_support/desc.h"
@@ -78,6 +79,8 @@ typedef struct cf_op_t {
   const cf_spec_t *out[PARITY_MAX_OUTPUTS];   /* NULL: output not requested */
 } cf_op_t;
 
+/* Bytes of the guarded buffer the suite allocates for an operand of this spec. */
+uint64_t cf_spec_buffer_bytes(const cf_spec_t *s);
 /* Ask supports() with the descriptors the run would use (buffers NULL). */
 cf_exec_status_t cf_supports(parity_device_t *dev, const cf_op_t *op, char *msg, size_t msg_size);
 /* Allocate guarded buffers, write inputs, fill outputs with `sentinel`, run, read back, check
@@ -105,7 +108,16 @@ typedef enum cf_values_t {
   CF_VALUES_EDGE,       /* each op's edges in the dtype: exp/sigmoid over- and underflow, tanh and
                            gelu at +-110 and tiny, log near 0, pow at a = 0 and b = 0, powers of two
                            from the smallest subnormal to the largest finite */
-  CF_VALUES_FAR         /* softmax: rows whose logits are far apart (scales 1 .. 1e30) */
+  CF_VALUES_FAR,        /* softmax: rows whose logits are far apart (scales 1 .. 1e30) */
+  CF_VALUES_SPLIT_TIES, /* reduce over the last axis (rank 2): each row's maximum and minimum (and in
+                           floating rows NaN) repeated at positions a third of the row apart, so
+                           with more than 4096 terms the ties fall in different partials of a GPU
+                           reduction: the first index must win */
+  CF_VALUES_NAN,        /* reduce over the last axis (rank 2): NaN in a row, two NaNs (one negative),
+                           NaN beside +-inf and beside tied maxima, an all-NaN row, a row of ties
+                           without NaN: max/min backward where the result is NaN */
+  CF_VALUES_NANINF      /* softmax: rows holding NaN with +inf, NaN with +inf and -inf, -NaN with
+                           two +inf, +inf with -inf, and one ordinary row */
 } cf_values_t;
 
 typedef enum cf_mode_t {
@@ -251,6 +263,7 @@ typedef struct cf_env_t {
   cf_values_ctx_t values;
   int full;
   uint64_t max_buffer_cap;  /* capability check: largest allocation tried */
+  uint32_t device_index;    /* of dev within its plugin */
   const cf_case_list_t *cases; /* every case (default and --full): capability checks ask supports() */
 } cf_env_t;
 
@@ -296,6 +309,9 @@ typedef struct cf_check_t {
 } cf_check_t;
 
 extern const cf_check_t cf_capability_checks[];
+/* `parity-conform --determinism-probe`: the hashes of cap.determinism's reductions on env's device,
+ * one line per probe, for the check's run under another launch configuration. */
+void cf_determinism_probe(cf_env_t *env, FILE *out);
 extern const size_t cf_capability_check_count;
 /* The named hazard cases (hazard_table.c), each in its own hazard_<name>.c. */
 extern const cf_check_t cf_hazard_checks[];

@@ -85,6 +85,20 @@ static void desc_of(const cf_spec_t *s, parity_plugin_buffer_t *buf, parity_tens
   *out_bytes = 2 * GUARD + (uint64_t)span * esz;
 }
 
+uint64_t cf_spec_buffer_bytes(const cf_spec_t *s) {
+  parity_tensor_desc_t d;
+  uint64_t bytes;
+  desc_of(s, NULL, &d, &bytes);
+  return bytes;
+}
+
+/* A contiguous, unbroadcast view: its elements are one run of bytes from offset_bytes on. */
+static int dense(const cf_spec_t *s) { return s->layout == CF_LAYOUT_CONTIG && s->bcast == 0; }
+
+/* Inputs larger than this are compared with what was written in pieces of this size after the
+ * run, so that a 2 GiB operand does not need a second 2 GiB copy on the host. */
+#define READBACK_PIECE ((uint64_t)64 << 20)
+
 static void fill_desc(parity_op_desc_t *d, const cf_op_t *op, parity_tensor_desc_t *ins,
                       parity_tensor_desc_t *outs) {
   memset(d, 0, sizeof *d);
@@ -233,19 +247,24 @@ static cf_exec_status_t stage_slot(parity_device_t *dev, const cf_op_t *op, uint
   s->is_output = out;
   desc_of(spec, NULL, &s->desc, &s->bytes);
   s->image = malloc(s->bytes);
-  s->after = malloc(s->bytes);
+  s->after = out || s->bytes <= READBACK_PIECE ? malloc(s->bytes) : NULL; /* large inputs: in pieces */
   psup_advise_hugepages(s->image, s->bytes);
-  psup_advise_hugepages(s->after, s->bytes);
-  if (!s->image || !s->after) {
+  if (s->after) psup_advise_hugepages(s->after, s->bytes);
+  if (!s->image || (!s->after && (out || s->bytes <= READBACK_PIECE))) {
     snprintf(msg, n, "host out of memory for a %llu-byte buffer", (unsigned long long)s->bytes);
     return CF_EXEC_ERROR;
   }
   unsigned char pattern[256]; /* guard_byte repeats every 256 bytes */
   for (int b = 0; b < 256; b++) pattern[b] = guard_byte((uint64_t)b, k);
   for (uint64_t b = 0; b < s->bytes; b += 256) memcpy(s->image + b, pattern, s->bytes - b < 256 ? s->bytes - b : 256);
-  if (out) {
+  uint64_t payload = (uint64_t)cf_spec_numel(spec) * psup_dtype_size(spec->dtype);
+  if (out && dense(spec)) {
+    memset(s->image + s->desc.offset_bytes, sentinel, payload);
+  } else if (out) {
     fill_t f = {s->image, sentinel, psup_dtype_size(spec->dtype)};
     each_element(&s->desc, fill_one, &f);
+  } else if (payload && dense(spec)) {
+    memcpy(s->image + s->desc.offset_bytes, op->in[k]->data, payload);
   } else if (cf_spec_numel(spec) > 0) {
     scatter_input(spec, &s->desc, op->in[k], s->image);
   }
@@ -280,6 +299,26 @@ static cf_exec_status_t run_slots(parity_device_t *dev, const cf_op_t *op, const
  * buffer (its message kept), or CF_EXEC_ERROR. */
 static cf_exec_status_t read_back_slot(const cf_op_t *op, uint32_t k, slot_t *s, cf_host_t *outputs,
                                        cf_exec_status_t result, char *msg, size_t n) {
+  if (!s->after) { /* a large input: compared in pieces; read whole only to describe a change */
+    unsigned char *piece = malloc(READBACK_PIECE);
+    int changed = 0;
+    for (uint64_t at = 0; piece && at < s->bytes && !changed; at += READBACK_PIECE) {
+      uint64_t len = s->bytes - at < READBACK_PIECE ? s->bytes - at : READBACK_PIECE;
+      if (parity_buffer_read(s->buf, at, piece, len) != PARITY_STATUS_OK) {
+        free(piece);
+        snprintf(msg, n, "reading back: %s", parity_last_error());
+        return CF_EXEC_ERROR;
+      }
+      changed = memcmp(piece, s->image + at, len) != 0;
+    }
+    free(piece);
+    if (!changed || result != CF_EXEC_OK) return result;
+    s->after = malloc(s->bytes);
+    if (!s->after) {
+      snprintf(msg, n, "input %u was modified (host out of memory describing how)", k);
+      return CF_EXEC_CORRUPT;
+    }
+  }
   if (parity_buffer_read(s->buf, 0, s->after, s->bytes) != PARITY_STATUS_OK) {
     snprintf(msg, n, "reading back: %s", parity_last_error());
     return CF_EXEC_ERROR;
@@ -292,8 +331,14 @@ static cf_exec_status_t read_back_slot(const cf_op_t *op, uint32_t k, slot_t *s,
       snprintf(msg, n, "host out of memory");
       return CF_EXEC_ERROR;
     }
-    gather_t g = {s->after, s->image, o, psup_dtype_size(spec.dtype)};
-    each_element(&s->desc, gather_one, &g);
+    if (dense(&spec)) {
+      size_t payload = (size_t)o->count * psup_dtype_size(spec.dtype);
+      memcpy(o->data, s->after + s->desc.offset_bytes, payload);
+      memcpy(s->after + s->desc.offset_bytes, s->image + s->desc.offset_bytes, payload); /* not checked */
+    } else {
+      gather_t g = {s->after, s->image, o, psup_dtype_size(spec.dtype)};
+      each_element(&s->desc, gather_one, &g);
+    }
   }
   if (memcmp(s->after, s->image, s->bytes) != 0 && result == CF_EXEC_OK) {
     describe_corruption(s, s->is_output ? k - op->nin : k, msg, n);

@@ -133,6 +133,8 @@ static int forward_runs(const cf_case_t *c) {
       c->kind != PARITY_OP_KIND_SOFTMAX && c->kind != PARITY_OP_KIND_POOL2D)
     return 2;
   for (uint32_t i = 0; i < c->nin; i++)
+    if (c->has_in[i] && cf_spec_numel(&c->in[i]) > ((int64_t)1 << 30)) return 2; /* --full huge: 2 GiB a run */
+  for (uint32_t i = 0; i < c->nin; i++)
     if (c->has_in[i] && cf_spec_numel(&c->in[i]) >= 4096) return 4;
   return 2;
 }
@@ -389,6 +391,25 @@ void cf_run_case(cf_env_t *env, const cf_case_t *c, cf_result_t *r) {
   if (c->mode == CF_MODE_FD) {
     cf_run_fd(env, c, r);
     if (r->status == CF_FAIL) cf_case_operands(c, r->operands, sizeof r->operands);
+    return;
+  }
+  /* an operand past the device's largest buffer is refused before any host memory is spent on it
+   * (the --full 2^31-byte case); so is a case supports() refuses */
+  uint64_t limit = env->info.max_buffer_bytes;
+  for (uint32_t i = 0; limit && i < c->nin + c->nout; i++) {
+    const cf_spec_t *spec = i < c->nin ? (c->has_in[i] ? &c->in[i] : NULL) : &c->out[i - c->nin];
+    uint64_t bytes = spec ? cf_spec_buffer_bytes(spec) : 0;
+    if (bytes > limit) {
+      r->status = CF_UNSUPPORTED;
+      cf_result_note(r, "operand %u needs a %llu-byte buffer; the device's max_buffer_bytes is %llu", i,
+                     (unsigned long long)bytes, (unsigned long long)limit);
+      return;
+    }
+  }
+  char pre[512];
+  if (!c->expect_error && cf_case_supports(env, c, pre, sizeof pre) == CF_EXEC_UNSUPPORTED) {
+    r->status = CF_UNSUPPORTED;
+    cf_result_note(r, "%s", pre);
     return;
   }
   case_state_t s;

@@ -179,6 +179,39 @@ static double cast_tie(int32_t src, int32_t target, uint64_t r) {
   return sign * (side && psup_dtype_is_float(src) ? ulp_step(tie, src, side) : tie);
 }
 
+/* Integer -> float cast ties (the source wider than the target's significand): element i is a
+ * value of the target dtype's tie (halfway between two neighbours) at a random binade up to the
+ * source's largest, or one unit below or above it (i % 3), positive or negative ((i / 3) % 2).
+ * Rounding through an intermediate type (i64 -> f32 -> bf16, i64 -> f64 -> f32) turns a value one
+ * unit beside a tie into the tie itself, which then rounds to even: the wrong way on one side.
+ * Some elements sit at the source's extremes and, for f16, at the overflow threshold 65520. */
+static int64_t int_cast_tie(int32_t src, int32_t target, int64_t i, uint64_t r) {
+  int tm = mantissa_bits(target), emax = src == PARITY_DTYPE_I64 ? 62 : 30;
+  int side = (int)(i % 3) - 1, negative = (int)((i / 3) % 2);
+  if (target == PARITY_DTYPE_F16 && emax > 15) emax = 15; /* 2^16 and up overflow f16 */
+  if (tm + 1 > emax) return (int64_t)(r % 2001) - 1000; /* every value is exact in the target */
+  int64_t v;
+  switch (i % 8) {
+    case 6: /* f16: halfway between 65504 and the overflow; others: the source's largest values */
+      if (target == PARITY_DTYPE_F16) v = 65520 + side;
+      else v = (src == PARITY_DTYPE_I64 ? INT64_MAX : INT32_MAX) - (side + 1);
+      break;
+    case 7: /* the tie in the source's (or f16's) top binade, or far past f16's range */
+      if (target == PARITY_DTYPE_F16 && src == PARITY_DTYPE_I64) {
+        v = (int64_t)((r >> 8) | (1ull << 40)) + side; /* 2^40 .. 2^56: inf */
+        break;
+      }
+      /* fall through */
+    default: {
+      int e = i % 8 == 7 ? emax : tm + 1 + (int)((r >> 40) % (uint64_t)(emax - tm));
+      uint64_t frac = (r >> 8) & ((1ull << tm) - 1u);
+      uint64_t m = (1ull << e) + (frac << (e - tm));
+      v = (int64_t)(m + (1ull << (e - tm - 1))) + side;
+    }
+  }
+  return negative ? -v : v;
+}
+
 /* Edge values of case c's op in dtype dt, element i of n (see CF_VALUES_EDGE). */
 static double edge_value(const cf_case_t *c, int slot, int32_t dt, int64_t i, int64_t n, uint64_t r) {
   double sub = min_normal(dt) * ldexp(1.0, -mantissa_bits(dt)), big = max_finite(dt);
@@ -258,6 +291,95 @@ static void fill_softmax_special(const cf_values_ctx_t *vc, const cf_case_t *c, 
   }
 }
 
+/* Rows of a rank-2 reduction over its last axis (CF_VALUES_SPLIT_TIES): ordinary values, and each
+ * row's maximum (hi) and minimum (lo) at several positions about a third of the row apart, so that
+ * with K past the GPU plugins' split (4096 terms) equal extremes lie in different partials. Row 2
+ * of floating dtypes also holds NaN twice, after its tied extremes (argmax/argmin: the first NaN). */
+static void fill_split_ties(const cf_case_t *c, uint64_t key, cf_host_t *h) {
+  int32_t dt = h->spec.dtype;
+  int64_t n = h->spec.shape[h->spec.rank - 1];
+  int is_float = psup_dtype_is_float(dt);
+  double hi = is_float ? 5.0 : 5000.0, lo = -hi;
+  for (int64_t i = 0; i < h->count; i++) {
+    int64_t pos = i % n, row = i / n;
+    uint64_t r = cf_mix(key, (uint64_t)i);
+    double v = is_float ? random_in(D_ACCUM, r) : (double)((int64_t)(r % 2001) - 1000);
+    switch (row % 4) {
+      case 0: /* the first maximum in the second seventh of the row, the first minimum in the fifth */
+        if (pos == n / 7 + 3 || pos == n / 2 + 1 || pos == n - 2) v = hi;
+        if (pos == n / 5 || pos == n / 2 + 2 || pos == n - 1) v = lo;
+        break;
+      case 1: /* none in the first third */
+        if (pos == n / 3 + 7 || pos == 2 * n / 3 + 1 || pos == n - 1) v = hi;
+        if (pos == n / 3 + 9 || pos == 2 * n / 3 + 3 || pos == n - 3) v = lo;
+        break;
+      case 2: /* tied extremes early, then NaN in two later partials */
+        if (pos == 3 || pos == n / 4) v = hi;
+        if (pos == 4 || pos == n / 4 + 1) v = lo;
+        if (is_float && (pos == n / 2 + 5 || pos == n - 4)) v = NAN;
+        break;
+      default: /* the first and the last element, and one between */
+        if (pos == 0 || pos == n / 2 || pos == n - 1) v = hi;
+        if (pos == 1 || pos == n / 2 + 1 || pos == n - 2) v = lo;
+        break;
+    }
+    (void)c;
+    cf_host_set(h, i, v);
+  }
+}
+
+/* Rows of a rank-2 reduction over its last axis (CF_VALUES_NAN, floating dtypes): NaN where max,
+ * min, argmax and argmin must give NaN (the first NaN's index), beside infinities and ties. */
+static void fill_reduce_nan(uint64_t key, cf_host_t *h) {
+  int64_t n = h->spec.shape[h->spec.rank - 1];
+  for (int64_t i = 0; i < h->count; i++) {
+    int64_t pos = i % n, row = i / n;
+    double v = random_in(D_ACCUM, cf_mix(key, (uint64_t)i));
+    switch (row % 6) {
+      case 0: if (pos == n / 2) v = NAN; break;
+      case 1: /* two NaNs, the first negative, and +inf between them */
+        if (pos == 5) v = -NAN; else if (pos == n - 7) v = NAN; else if (pos == 10) v = INFINITY;
+        break;
+      case 2: /* NaN first, -inf, and a tied maximum after it */
+        if (pos == 0) v = NAN; else if (pos == 3) v = -INFINITY; else if (pos == 8 || pos == 20) v = 5.0;
+        break;
+      case 3: /* ties of both extremes, NaN last */
+        if (pos == n - 1) v = NAN; else if (pos == 2 || pos == 9) v = 5.0; else if (pos == 4 || pos == 11) v = -5.0;
+        break;
+      case 4: /* no NaN: three tied maxima, two tied -inf minima */
+        if (pos == 6 || pos == 19 || pos == n - 4) v = 5.0; else if (pos == 1 || pos == 2) v = -INFINITY;
+        break;
+      default: v = NAN; break; /* every element NaN */
+    }
+    cf_host_set(h, i, v);
+  }
+}
+
+/* softmax rows (CF_VALUES_NANINF): NaN and +inf in one row in both orders, with -inf too, -NaN with
+ * two +inf, NaN with -inf, +inf with -inf (no NaN: the mass shared by the +inf entries), one +inf
+ * among -inf, and an ordinary row. */
+static void fill_softmax_naninf(const cf_case_t *c, uint64_t key, cf_host_t *h) {
+  const cf_spec_t *s = &h->spec;
+  int32_t axis = c->params.softmax.axis;
+  int64_t inner = 1, n = s->shape[axis];
+  for (uint32_t a = (uint32_t)axis + 1; a < s->rank; a++) inner *= s->shape[a];
+  for (int64_t i = 0; i < h->count; i++) {
+    int64_t pos = (i / inner) % n, row = (i / (inner * n)) * inner + i % inner;
+    double v = random_in(D_LOGITS, cf_mix(key, (uint64_t)i));
+    switch (row % 8) {
+      case 0: if (pos == 3) v = NAN; else if (pos == 10) v = INFINITY; break;
+      case 1: if (pos == 0) v = INFINITY; else if (pos == n - 1) v = NAN; break;
+      case 2: if (pos == 5) v = NAN; else if (pos == 6) v = INFINITY; else if (pos == 7) v = -INFINITY; break;
+      case 3: if (pos == 2 || pos == n - 5) v = INFINITY; else if (pos == 4 || pos == n - 2) v = -INFINITY; break;
+      case 4: if (pos == 1) v = NAN; else if (pos == 9 || pos == 10) v = -INFINITY; break;
+      case 5: if (pos == 12) v = -NAN; else if (pos == 13 || pos == 14) v = INFINITY; break;
+      case 6: v = pos == 1 ? INFINITY : -INFINITY; break;
+      default: break;
+    }
+    cf_host_set(h, i, v);
+  }
+}
+
 void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int32_t values,
                     uint64_t stream, cf_host_t *h) {
   int32_t dt = h->spec.dtype;
@@ -269,6 +391,18 @@ void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int
   }
   if (values == CF_VALUES_SPECIAL && c->kind == PARITY_OP_KIND_SOFTMAX) {
     fill_softmax_special(vc, c, key, h);
+    return;
+  }
+  if (values == CF_VALUES_NANINF && c->kind == PARITY_OP_KIND_SOFTMAX) {
+    fill_softmax_naninf(c, key, h);
+    return;
+  }
+  if (values == CF_VALUES_SPLIT_TIES && h->spec.rank >= 1 && dt != PARITY_DTYPE_BOOL) {
+    fill_split_ties(c, key, h);
+    return;
+  }
+  if (values == CF_VALUES_NAN && h->spec.rank >= 1 && psup_dtype_is_float(dt)) {
+    fill_reduce_nan(key, h);
     return;
   }
   if (values == CF_VALUES_ONES || values == CF_VALUES_NEGZERO) {
@@ -317,6 +451,10 @@ void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int
       v = edge_value(c, slot, dt, i, h->count, r);
     } else if (values == CF_VALUES_FAR) {
       v = far_value(c, dt, i, &h->spec, r);
+    } else if (values == CF_VALUES_TIES && c->kind == PARITY_OP_KIND_CAST && !psup_dtype_is_float(dt) &&
+               psup_dtype_is_float(c->out_dtype)) {
+      store_int_bits(h, i, (uint64_t)int_cast_tie(dt, c->out_dtype, i, r));
+      continue;
     } else if (values == CF_VALUES_TIES && c->kind == PARITY_OP_KIND_CAST) {
       v = cast_tie(c->dtype, c->out_dtype, r);
     } else if (values == CF_VALUES_TIES && c->kind == PARITY_OP_KIND_BINARY && psup_dtype_is_float(dt) &&
