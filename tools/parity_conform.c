@@ -193,6 +193,23 @@ static void run_backend(const cf_console_t *con, cf_report_t *rep, cf_env_t *env
 }
 
 /* Every wanted plugin in this process (--in-process, or a child of run_isolated: --child-fd). */
+/* Device d of backend `name` did not open: one failed row in the report, with the host's message. */
+static void report_open_failure(const cf_console_t *con, cf_report_t *rep, cf_backend_summary_t *b, const char *name,
+                                uint32_t d) {
+  snprintf(b->device, sizeof b->device, "device %u", d);
+  snprintf(b->type, sizeof b->type, "not opened");
+  snprintf(b->note, sizeof b->note, "the device does not open");
+  b->first = rep->count;
+  cf_console_begin(con, rep, b);
+  cf_result_t *r = next_result(rep);
+  cf_result_init(r, "device.open", "(device)", "-", "-", "open");
+  snprintf(r->backend, sizeof r->backend, "%s", name);
+  cf_result_fail(r, "%s", parity_last_error());
+  finish(con, rep, b, r, 1);
+  cf_console_end(con, rep, b);
+  cf_child_summary(b);
+}
+
 static int run_in_process(const options_t *o, const cf_console_t *con, cf_report_t *rep, const cf_case_list_t *cases,
                           const unsigned char *selected) {
   /* with --backend, the other plugins are identified only, never initialised (the loader defers them) */
@@ -244,18 +261,7 @@ static int run_in_process(const options_t *o, const cf_console_t *con, cf_report
       cf_child_backend(b);
       cf_child_running("device.open");
       if (parity_context_open_device(ctx, p, d, &env.dev) != PARITY_STATUS_OK) {
-        snprintf(b->device, sizeof b->device, "device %u", d);
-        snprintf(b->type, sizeof b->type, "not opened");
-        snprintf(b->note, sizeof b->note, "the device does not open");
-        b->first = rep->count;
-        cf_console_begin(con, rep, b);
-        cf_result_t *r = next_result(rep);
-        cf_result_init(r, "device.open", "(device)", "-", "-", "open");
-        snprintf(r->backend, sizeof r->backend, "%s", rec.name);
-        cf_result_fail(r, "%s", parity_last_error());
-        finish(con, rep, b, r, 1);
-        cf_console_end(con, rep, b);
-        cf_child_summary(b);
+        report_open_failure(con, rep, b, rec.name, d);
         exit_code = exit_code ? exit_code : 1;
         continue;
       }

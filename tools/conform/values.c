@@ -380,34 +380,33 @@ static void fill_softmax_naninf(const cf_case_t *c, uint64_t key, cf_host_t *h) 
   }
 }
 
-void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int32_t values,
-                    uint64_t stream, cf_host_t *h) {
+/* The value sets that fill a whole tensor at once (one-hot and special softmax rows, split ties,
+ * NaN rows, constants, spikes, positive terms); 1 when `values` is one of them and h is filled. */
+static int fill_whole(const cf_values_ctx_t *vc, const cf_case_t *c, int32_t values, uint64_t key, cf_host_t *h) {
   int32_t dt = h->spec.dtype;
-  uint64_t key = cf_mix(cf_hash(c->id, vc->seed), stream * 16u + (uint64_t)slot);
-  domain_t dom = domain_of(c, slot);
   if (values == CF_VALUES_ONEHOT && c->kind == PARITY_OP_KIND_SOFTMAX) {
     fill_onehot(c, key, h);
-    return;
+    return 1;
   }
   if (values == CF_VALUES_SPECIAL && c->kind == PARITY_OP_KIND_SOFTMAX) {
     fill_softmax_special(vc, c, key, h);
-    return;
+    return 1;
   }
   if (values == CF_VALUES_NANINF && c->kind == PARITY_OP_KIND_SOFTMAX) {
     fill_softmax_naninf(c, key, h);
-    return;
+    return 1;
   }
   if (values == CF_VALUES_SPLIT_TIES && h->spec.rank >= 1 && dt != PARITY_DTYPE_BOOL) {
     fill_split_ties(c, key, h);
-    return;
+    return 1;
   }
   if (values == CF_VALUES_NAN && h->spec.rank >= 1 && psup_dtype_is_float(dt)) {
     fill_reduce_nan(key, h);
-    return;
+    return 1;
   }
   if (values == CF_VALUES_ONES || values == CF_VALUES_NEGZERO) {
     for (int64_t i = 0; i < h->count; i++) cf_host_set(h, i, values == CF_VALUES_ONES ? 1.0 : -0.0);
-    return;
+    return 1;
   }
   if (values == CF_VALUES_SPIKES) {
     int64_t n = h->count;
@@ -415,14 +414,23 @@ void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int
       int spike = i == 0 || i == n / 2 || i == n - 1 || i % 256 == 0 || i % 256 == 255;
       cf_host_set(h, i, spike ? 1.0 : 0.0);
     }
-    return;
+    return 1;
   }
   if (values == CF_VALUES_POSITIVE && psup_dtype_is_float(dt)) {
     /* [0.5, 1): not centred on a power of two, so a sequential f32 sum that has grown past
      * 2^23 rounds every term up (a centred range would round up and down evenly) */
     for (int64_t i = 0; i < h->count; i++) cf_host_set(h, i, 0.5 + 0.5 * cf_unit(cf_mix(key, (uint64_t)i)));
-    return;
+    return 1;
   }
+  return 0;
+}
+
+void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int32_t values,
+                    uint64_t stream, cf_host_t *h) {
+  int32_t dt = h->spec.dtype;
+  uint64_t key = cf_mix(cf_hash(c->id, vc->seed), stream * 16u + (uint64_t)slot);
+  domain_t dom = domain_of(c, slot);
+  if (fill_whole(vc, c, values, key, h)) return;
   double specials[32];
   int ns = 0;
   if (values == CF_VALUES_SPECIAL)
