@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "kernel_params.h"
+#include "kp_kernels.h"
 #include "parity_plugin.h"
 #include "parity_support/contract.h"
 #include "parity_support/desc.h"
@@ -146,13 +147,9 @@ typedef enum { CU_FAM_EW = 0, CU_FAM_RED, CU_FAM_SMX, CU_FAM_MM, CU_FAM_CONV, CU
 int cu_class_of(int32_t dtype);
 const char *cu_class_name(int cls);
 
-/* X(kernel, family) */
-#define CU_KERNEL_LIST(X)                                                                   \
-  X(ew_unary, EW) X(ew_unary_bwd, EW) X(ew_binary, EW) X(ew_binary_bwd, EW)                \
-  X(ew_compare, EW) X(ew_select, EW) X(ew_select_bwd, EW) X(ew_cast, EW)                    \
-  X(red_pass, RED) X(red_final, RED) X(red_bwd_sum, RED) X(red_bwd_extreme, RED)           \
-  X(smx_fwd, SMX) X(smx_bwd, SMX) X(mm_fwd, MM) X(conv_fwd, CONV) X(conv_bwd_data, CONV)   \
-  X(conv_bwd_weight, CONV) X(conv_bwd_bias, CONV) X(pool_fwd, CONV) X(pool_bwd, CONV)
+/* X(kernel, family): plugins/kernels/host/kp_kernels.h, one list with the OpenCL plugin (CU_K_<name> is
+ * KP_K_<name>; the OpenCL-only kernels have ids but no function in the modules) */
+#define CU_KERNEL_LIST(X) KP_KERNEL_LIST(X)
 
 typedef enum {
 #define CU_X_(n, f) CU_K_##n,

@@ -1,13 +1,14 @@
-/* elementwise.c — unary, binary, compare, select and cast (plugins/kernels/elementwise.k.h). Operands of
- * one op share one shape (broadcasting arrives as zero strides) and, but for compare/select
- * conditions and casts, one dtype. Integer dtypes run forward only; bool runs compare, select
- * and cast. The host side of plugins/opencl/elementwise.c, on the shared layout. */
+/* elementwise.c — unary, binary, compare, select and cast (plugins/kernels/elementwise.k.h). Which
+ * kernel runs over which operands: kp_ew_plan (kp_host.h). The CUDA kernels take the item count,
+ * op and dtypes as arguments after the iteration (dialect.h's ITER_PARAMS*). */
 #include <string.h>
 
 #include "cu_internal.h"
+#include "kp_host.h"
 
-#define IN(i) (d->inputs[i])
-#define OUT(i) (d->outputs[i])
+_Static_assert((int)CU_CLASS_F == KP_CLASS_F && (int)CU_CLASS_D == KP_CLASS_D && (int)CU_CLASS_I == KP_CLASS_I &&
+                   (int)CU_CLASS_L == KP_CLASS_L,
+               "cu_internal.h: the compute classes are kp_host.h's");
 
 /* The alpha argument (leaky_relu slope) in the class's SCALAR type (kernel_common.k.h): the f64 class
  * takes a double, the f32 class the same 8 bytes as a u64 (it has no f64; the kernel rounds the
@@ -28,86 +29,27 @@ static void *scalar_arg(int cls, double v, scalar_arg_t *s) {
   }
 }
 
-int32_t cu_elementwise_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  int64_t n = psup_numel(OUT(0));
-  if (n == 0) return PARITY_STATUS_OK; /* nothing to launch */
+/* The kernel's arguments: the iteration, the ints, alpha where it takes one, the pointers. */
+static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int backward) {
+  kp_ew_t e;
+  if (!kp_ew_plan(&e, d, backward)) return PARITY_STATUS_OK; /* nothing to launch */
   cu_iter_t it;
-  int32_t op = d->op;
-  CUdeviceptr y = cu_ptr_of(OUT(0));
-  switch (psup_op_info(d->op)->kind) {
-    case PARITY_OP_KIND_UNARY: {
-      const parity_tensor_desc_t *t[] = {IN(0), OUT(0)};
-      cu_iter_from_tensors(&it, 2, t);
-      int32_t dt = IN(0)->dtype;
-      int cls = cu_class_of(dt);
-      scalar_arg_t s;
-      CUdeviceptr x = cu_ptr_of(IN(0));
-      void *args[] = {&it, &op, &dt, scalar_arg(cls, d->params.unary.alpha, &s), &x, &y};
-      return cu_run_items(dev, cls, CU_K_ew_unary, n, 6, args);
-    }
-    case PARITY_OP_KIND_BINARY:
-    case PARITY_OP_KIND_COMPARE: {
-      const parity_tensor_desc_t *t[] = {IN(0), IN(1), OUT(0)};
-      cu_iter_from_tensors(&it, 3, t);
-      int32_t dt = IN(0)->dtype;
-      CUdeviceptr a = cu_ptr_of(IN(0)), b = cu_ptr_of(IN(1));
-      void *args[] = {&it, &op, &dt, &a, &b, &y};
-      int kid = psup_op_info(d->op)->kind == PARITY_OP_KIND_BINARY ? CU_K_ew_binary : CU_K_ew_compare;
-      return cu_run_items(dev, cu_class_of(dt), kid, n, 6, args);
-    }
-    case PARITY_OP_KIND_SELECT: {
-      const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), OUT(0)};
-      cu_iter_from_tensors(&it, 4, t);
-      int32_t esize = (int32_t)psup_dtype_size(OUT(0)->dtype);
-      CUdeviceptr c = cu_ptr_of(IN(0)), a = cu_ptr_of(IN(1)), b = cu_ptr_of(IN(2));
-      void *args[] = {&it, &esize, &c, &a, &b, &y};
-      return cu_run_items(dev, CU_CLASS_F, CU_K_ew_select, n, 6, args);
-    }
-    default: { /* cast */
-      const parity_tensor_desc_t *t[] = {IN(0), OUT(0)};
-      cu_iter_from_tensors(&it, 2, t);
-      int32_t sdt = IN(0)->dtype, ddt = OUT(0)->dtype;
-      int cls = (sdt == PARITY_DTYPE_F64 || ddt == PARITY_DTYPE_F64) ? CU_CLASS_D : CU_CLASS_F;
-      CUdeviceptr x = cu_ptr_of(IN(0));
-      void *args[] = {&it, &sdt, &ddt, &x, &y};
-      return cu_run_items(dev, cls, CU_K_ew_cast, n, 5, args);
-    }
+  cu_iter_from_tensors(&it, e.nops, e.t);
+  int32_t ints[2];
+  scalar_arg_t s;
+  CUdeviceptr ptr[KP_MAX_OPS];
+  void *args[1 + 2 + 1 + KP_MAX_OPS];
+  uint32_t nargs = 0, nints = kp_ew_ints(&e, ints);
+  args[nargs++] = &it;
+  for (uint32_t k = 0; k < nints; k++) args[nargs++] = &ints[k];
+  if (e.alpha) args[nargs++] = scalar_arg(e.cls, d->params.unary.alpha, &s);
+  for (uint32_t k = 0; k < e.nops; k++) {
+    ptr[k] = cu_ptr_of(e.t[k]);
+    args[nargs++] = &ptr[k];
   }
+  return cu_run_items(dev, e.cls, e.kid, e.n, nargs, args);
 }
 
-int32_t cu_elementwise_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  const parity_tensor_desc_t *g = IN(d->num_inputs - 1); /* incoming gradient */
-  int64_t n = psup_numel(g);
-  int any_out = 0;
-  for (uint32_t i = 0; i < d->num_outputs; i++) any_out |= OUT(i) != NULL;
-  if (n == 0 || !any_out) return PARITY_STATUS_OK;
-  cu_iter_t it;
-  int32_t op = d->op, dt = g->dtype;
-  int cls = cu_class_of(dt);
-  switch (psup_op_info(d->op)->kind) {
-    case PARITY_OP_KIND_UNARY: { /* in x, y, dy; out dx */
-      const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), OUT(0)};
-      cu_iter_from_tensors(&it, 4, t);
-      scalar_arg_t s;
-      CUdeviceptr x = cu_ptr_of(IN(0)), y = cu_ptr_of(IN(1)), dy = cu_ptr_of(IN(2)), dx = cu_ptr_of(OUT(0));
-      void *args[] = {&it, &op, &dt, scalar_arg(cls, d->params.unary.alpha, &s), &x, &y, &dy, &dx};
-      return cu_run_items(dev, cls, CU_K_ew_unary_bwd, n, 8, args);
-    }
-    case PARITY_OP_KIND_BINARY: { /* in a, b, c, dc; out da, db (either may be NULL: pointer 0) */
-      const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), IN(3), OUT(0), OUT(1)};
-      cu_iter_from_tensors(&it, 6, t);
-      CUdeviceptr a = cu_ptr_of(IN(0)), b = cu_ptr_of(IN(1)), c = cu_ptr_of(IN(2)), dc = cu_ptr_of(IN(3));
-      CUdeviceptr da = cu_ptr_of(OUT(0)), db = cu_ptr_of(OUT(1));
-      void *args[] = {&it, &op, &dt, &a, &b, &c, &dc, &da, &db};
-      return cu_run_items(dev, cls, CU_K_ew_binary_bwd, n, 9, args);
-    }
-    default: { /* where: in cond, dc; out da, db */
-      const parity_tensor_desc_t *t[] = {IN(0), IN(1), OUT(0), OUT(1)};
-      cu_iter_from_tensors(&it, 4, t);
-      int32_t esize = (int32_t)psup_dtype_size(dt);
-      CUdeviceptr c = cu_ptr_of(IN(0)), dc = cu_ptr_of(IN(1)), da = cu_ptr_of(OUT(0)), db = cu_ptr_of(OUT(1));
-      void *args[] = {&it, &esize, &c, &dc, &da, &db};
-      return cu_run_items(dev, CU_CLASS_F, CU_K_ew_select_bwd, n, 6, args);
-    }
-  }
-}
+int32_t cu_elementwise_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) { return run(dev, d, 0); }
+
+int32_t cu_elementwise_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) { return run(dev, d, 1); }

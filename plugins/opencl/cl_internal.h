@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "kernel_params.h"
+#include "kp_kernels.h"
 #include "parity_plugin.h"
 #include "parity_support/contract.h"
 #include "parity_support/desc.h"
@@ -45,18 +46,11 @@ typedef enum { OCL_CLASS_F = 0, OCL_CLASS_D, OCL_CLASS_I, OCL_CLASS_L, OCL_CLASS
 int ocl_class_of(int32_t dtype);
 const char *ocl_class_name(int cls);
 
-/* Every kernel and the family file (index into the embedded sources after kernel_common.k.h) it lives in.
+/* Every kernel and the family file (index into the embedded sources after kernel_common.k.h) it lives in:
+ * plugins/kernels/host/kp_kernels.h, one list with the CUDA plugin (OCL_K_<name> is KP_K_<name>).
  * Each kernel of each class is its own program, built on first use (cl_cache.c). */
 enum { OCL_SRC_EW = 1, OCL_SRC_RED, OCL_SRC_SMX, OCL_SRC_MM, OCL_SRC_CONV, OCL_SRC_BUILTINS, OCL_SRC_PMATHF };
-#define OCL_KERNEL_LIST(X)                                                                   \
-  X(ew_unary, EW) X(ew_unary_bwd, EW) X(ew_binary, EW) X(ew_binary_bwd, EW)                  \
-  X(ew_compare, EW) X(ew_select, EW) X(ew_select_bwd, EW) X(ew_cast, EW)                     \
-  X(red_pass, RED) X(red_final, RED) X(red_bwd_sum, RED) X(red_bwd_extreme, RED)             \
-  X(smx_fwd, SMX) X(smx_bwd, SMX) X(mm_fwd, MM) X(mm_blk, MM) X(conv_fwd, CONV)              \
-  X(conv_fwd_blk, CONV) X(conv_bwd_data, CONV) X(conv_bwd_weight, CONV) X(conv_bwd_bias, CONV) \
-  X(pool_fwd, CONV) X(pool_bwd, CONV) X(smx_row_fwd, SMX) X(smx_row_bwd, SMX)                 \
-  X(conv_tile_fwd, CONV) X(conv_tile_bwd_data, CONV) X(conv_tile_bwd_weight, CONV)          \
-  X(conv_bwd_data_blk, CONV) X(conv_bwd_weight_blk, CONV)
+#define OCL_KERNEL_LIST(X) KP_KERNEL_LIST(X) /* X(kernel, family) */
 
 typedef enum {
 #define OCL_X_(n, src) OCL_K_##n,

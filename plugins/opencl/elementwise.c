@@ -1,11 +1,13 @@
-/* elementwise.c — unary, binary, compare, select and cast (plugins/kernels/elementwise.k.h). Operands of
- * one op share one shape (broadcasting arrives as zero strides) and, but for compare/select
- * conditions and casts, one dtype. Integer dtypes run forward only; bool runs compare, select
- * and cast. */
+/* elementwise.c — unary, binary, compare, select and cast (plugins/kernels/elementwise.k.h). Which
+ * kernel runs over which operands: kp_ew_plan (kp_host.h). The OpenCL iteration carries the item
+ * count, op and dtypes; dense copies (same-dtype casts, add's gradient) go through
+ * clEnqueueCopyBuffer instead of a kernel. */
 #include "cl_internal.h"
+#include "kp_host.h"
 
-#define IN(i) (d->inputs[i])
-#define OUT(i) (d->outputs[i])
+_Static_assert((int)OCL_CLASS_F == KP_CLASS_F && (int)OCL_CLASS_D == KP_CLASS_D && (int)OCL_CLASS_I == KP_CLASS_I &&
+                   (int)OCL_CLASS_L == KP_CLASS_L,
+               "cl_internal.h: the compute classes are kp_host.h's");
 
 /* The alpha argument (leaky_relu slope) in the class's SCALAR type: double where the device
  * has fp64, else (float class) the f64 value split exactly into three floats. */
@@ -36,131 +38,75 @@ static ocl_arg_t scalar_arg(const parity_plugin_device_t *dev, int cls, double v
 /* A cast that is a plain copy: same dtype (not bool, which the kernel stores canonically as 0/1,
  * nor f16/bf16, whose NaNs the kernel quiets), both operands dense with unit strides after the
  * iteration's axis merging. Such copies go through clEnqueueCopyBuffer: bit for bit what the
- * kernel writes, with no program to build (the core copies gradients this way). */
-static int copy_is_plain(cl_int sdt, cl_int ddt, const ocl_iter_t *it) {
-  if (sdt != ddt || !(sdt == PARITY_DTYPE_F32 || sdt == PARITY_DTYPE_F64 || sdt == PARITY_DTYPE_I32 ||
-                      sdt == PARITY_DTYPE_I64))
-    return 0;
-  return it->rank == 1 && (it->shape[0] == 1 || (it->strides[0][0] == 1 && it->strides[1][0] == 1));
+ * kernel writes, with no program to build (the core copies gradients this way). Sets *done. */
+static int32_t copy_cast(parity_plugin_device_t *dev, const kp_ew_t *e, const ocl_iter_t *it, int *done) {
+  int32_t sdt = e->dt;
+  *done = 0;
+  if (sdt != e->dt2 || !(sdt == PARITY_DTYPE_F32 || sdt == PARITY_DTYPE_F64 || sdt == PARITY_DTYPE_I32 ||
+                         sdt == PARITY_DTYPE_I64))
+    return PARITY_STATUS_OK;
+  if (!(it->rank == 1 && (it->shape[0] == 1 || (it->strides[0][0] == 1 && it->strides[1][0] == 1))))
+    return PARITY_STATUS_OK;
+  cl_mem x = ocl_mem_of(e->t[0]), y = ocl_mem_of(e->t[1]);
+  size_t es = (size_t)psup_dtype_size(sdt), so = (size_t)it->base[0] * es, dof = (size_t)it->base[1] * es;
+  size_t bytes = (size_t)e->n * es;
+  if (x == y && so + bytes > dof && dof + bytes > so) return PARITY_STATUS_OK; /* overlapping: the kernel */
+  OCL_CHECK(clEnqueueCopyBuffer(dev->queue, x, y, so, dof, bytes, 0, NULL, NULL), "clEnqueueCopyBuffer",
+            "cast (same dtype, dense)");
+  *done = 1;
+  return PARITY_STATUS_OK;
 }
 
-int32_t ocl_elementwise_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  int64_t n = psup_numel(OUT(0));
-  if (n == 0) return PARITY_STATUS_OK; /* nothing to launch */
+/* add backward: da = db = dc; dense f32/f64 ones are buffer copies, no kernel. Sets *done. */
+static int32_t copy_add_grad(parity_plugin_device_t *dev, const parity_op_desc_t *d, const kp_ew_t *e, int *done) {
+  const parity_tensor_desc_t *t[] = {d->inputs[3], d->outputs[0], d->outputs[1]};
   ocl_iter_t it;
-  cl_int op = d->op;
-  cl_mem y = ocl_mem_of(OUT(0));
-  switch (psup_op_info(d->op)->kind) {
-    case PARITY_OP_KIND_UNARY: {
-      const parity_tensor_desc_t *t[] = {IN(0), OUT(0)};
-      ocl_iter_from_tensors(&it, 2, t);
-      cl_int dt = IN(0)->dtype;
-      int cls = ocl_class_of(dt);
-      scalar_arg_t s;
-      cl_mem x = ocl_mem_of(IN(0));
-      it.op = op, it.dt = dt;
-      ocl_arg_t args[] = {scalar_arg(dev, cls, d->params.unary.alpha, &s), OCL_ARG(x), OCL_ARG(y)};
-      return ocl_run_iter(dev, OCL_VAR(cls, op, dt, 0), OCL_K_ew_unary, &it, n, 3, args);
-    }
-    case PARITY_OP_KIND_BINARY:
-    case PARITY_OP_KIND_COMPARE: {
-      const parity_tensor_desc_t *t[] = {IN(0), IN(1), OUT(0)};
-      ocl_iter_from_tensors(&it, 3, t);
-      cl_int dt = IN(0)->dtype;
-      cl_mem a = ocl_mem_of(IN(0)), b = ocl_mem_of(IN(1));
-      it.op = op, it.dt = dt;
-      ocl_arg_t args[] = {OCL_ARG(a), OCL_ARG(b), OCL_ARG(y)};
-      int kid = psup_op_info(d->op)->kind == PARITY_OP_KIND_BINARY ? OCL_K_ew_binary : OCL_K_ew_compare;
-      return ocl_run_iter(dev, OCL_VAR(ocl_class_of(dt), op, dt, 0), kid, &it, n, 3, args);
-    }
-    case PARITY_OP_KIND_SELECT: {
-      const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), OUT(0)};
-      ocl_iter_from_tensors(&it, 4, t);
-      cl_int esize = (cl_int)psup_dtype_size(OUT(0)->dtype);
-      cl_mem c = ocl_mem_of(IN(0)), a = ocl_mem_of(IN(1)), b = ocl_mem_of(IN(2));
-      it.op = esize;
-      ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(a), OCL_ARG(b), OCL_ARG(y)};
-      return ocl_run_iter(dev, OCL_CLASS_F, OCL_K_ew_select, &it, n, 4, args);
-    }
-    default: { /* cast */
-      const parity_tensor_desc_t *t[] = {IN(0), OUT(0)};
-      ocl_iter_from_tensors(&it, 2, t);
-      cl_int sdt = IN(0)->dtype, ddt = OUT(0)->dtype;
-      int cls = (sdt == PARITY_DTYPE_F64 || ddt == PARITY_DTYPE_F64) ? OCL_CLASS_D : OCL_CLASS_F;
-      cl_mem x = ocl_mem_of(IN(0));
-      if (copy_is_plain(sdt, ddt, &it)) { /* a dense same-dtype copy (the core's copies): no kernel */
-        size_t es = (size_t)psup_dtype_size(sdt), so = (size_t)it.base[0] * es, dof = (size_t)it.base[1] * es;
-        size_t bytes = (size_t)n * es;
-        if (x != y || so + bytes <= dof || dof + bytes <= so) {
-          OCL_CHECK(clEnqueueCopyBuffer(dev->queue, x, y, so, dof, bytes, 0, NULL, NULL), "clEnqueueCopyBuffer",
-                    "cast (same dtype, dense)");
-          return PARITY_STATUS_OK;
-        }
-      }
-      it.dt = sdt, it.dt2 = ddt;
-      ocl_arg_t args[] = {OCL_ARG(x), OCL_ARG(y)};
-      return ocl_run_iter(dev, OCL_VAR(cls, 0, sdt, ddt), OCL_K_ew_cast, &it, n, 2, args);
-    }
+  ocl_iter_from_tensors(&it, 3, t);
+  int dense = (e->dt == PARITY_DTYPE_F32 || e->dt == PARITY_DTYPE_F64) && it.rank == 1;
+  for (int k = 0; dense && k < 3; k++) dense = !t[k] || it.shape[0] == 1 || it.strides[k][0] == 1;
+  size_t es = (size_t)psup_dtype_size(e->dt), bytes = (size_t)e->n * es, so = (size_t)it.base[0] * es;
+  cl_mem dc = ocl_mem_of(t[0]);
+  for (int k = 1; dense && k < 3; k++) { /* an output overlapping dc takes the kernel */
+    cl_mem m = ocl_mem_of(t[k]);
+    size_t o = (size_t)it.base[k] * es;
+    if (m && m == dc && o < so + bytes && so < o + bytes) dense = 0;
   }
+  for (int k = 1; dense && k < 3; k++) {
+    if (!t[k]) continue;
+    OCL_CHECK(clEnqueueCopyBuffer(dev->queue, dc, ocl_mem_of(t[k]), so, (size_t)it.base[k] * es, bytes, 0, NULL, NULL),
+              "clEnqueueCopyBuffer", "add backward (dense)");
+  }
+  *done = dense;
+  return PARITY_STATUS_OK;
 }
 
-int32_t ocl_elementwise_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  const parity_tensor_desc_t *g = IN(d->num_inputs - 1); /* incoming gradient */
-  int64_t n = psup_numel(g);
-  int any_out = 0;
-  for (uint32_t i = 0; i < d->num_outputs; i++) any_out |= OUT(i) != NULL;
-  if (n == 0 || !any_out) return PARITY_STATUS_OK;
+static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int backward) {
+  kp_ew_t e;
+  if (!kp_ew_plan(&e, d, backward)) return PARITY_STATUS_OK; /* nothing to launch */
+  int done = 0;
+  int32_t st = PARITY_STATUS_OK;
+  if (e.kid == OCL_K_ew_binary_bwd && d->op == PARITY_OP_ADD) st = copy_add_grad(dev, d, &e, &done);
+  if (st != PARITY_STATUS_OK || done) return st;
   ocl_iter_t it;
-  cl_int op = d->op, dt = g->dtype;
-  int cls = ocl_class_of(dt);
-  switch (psup_op_info(d->op)->kind) {
-    case PARITY_OP_KIND_UNARY: { /* in x, y, dy; out dx */
-      const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), OUT(0)};
-      ocl_iter_from_tensors(&it, 4, t);
-      scalar_arg_t s;
-      cl_mem x = ocl_mem_of(IN(0)), y = ocl_mem_of(IN(1)), dy = ocl_mem_of(IN(2)), dx = ocl_mem_of(OUT(0));
-      it.op = op, it.dt = dt;
-      ocl_arg_t args[] = {scalar_arg(dev, cls, d->params.unary.alpha, &s), OCL_ARG(x), OCL_ARG(y), OCL_ARG(dy),
-                          OCL_ARG(dx)};
-      return ocl_run_iter(dev, OCL_VAR(cls, op, dt, 0), OCL_K_ew_unary_bwd, &it, n, 5, args);
-    }
-    case PARITY_OP_KIND_BINARY: { /* in a, b, c, dc; out da, db */
-      if (d->op == PARITY_OP_ADD) { /* da = db = dc: dense ones are buffer copies, no kernel */
-        const parity_tensor_desc_t *t[] = {IN(3), OUT(0), OUT(1)};
-        ocl_iter_from_tensors(&it, 3, t);
-        int dense = (dt == PARITY_DTYPE_F32 || dt == PARITY_DTYPE_F64) && it.rank == 1;
-        for (int k = 0; dense && k < 3; k++) dense = !t[k] || it.shape[0] == 1 || it.strides[k][0] == 1;
-        size_t es = (size_t)psup_dtype_size(dt), bytes = (size_t)n * es, so = (size_t)it.base[0] * es;
-        cl_mem dc = ocl_mem_of(IN(3));
-        for (int k = 1; dense && k < 3; k++) { /* an output overlapping dc takes the kernel */
-          cl_mem m = ocl_mem_of(t[k]);
-          size_t o = (size_t)it.base[k] * es;
-          if (m && m == dc && o < so + bytes && so < o + bytes) dense = 0;
-        }
-        for (int k = 1; dense && k < 3; k++) {
-          if (!t[k]) continue;
-          OCL_CHECK(clEnqueueCopyBuffer(dev->queue, dc, ocl_mem_of(t[k]), so, (size_t)it.base[k] * es, bytes, 0, NULL,
-                                        NULL),
-                    "clEnqueueCopyBuffer", "add backward (dense)");
-        }
-        if (dense) return PARITY_STATUS_OK;
-      }
-      const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), IN(3), OUT(0), OUT(1)};
-      ocl_iter_from_tensors(&it, 6, t);
-      cl_mem a = ocl_mem_of(IN(0)), b = ocl_mem_of(IN(1)), c = ocl_mem_of(IN(2)), dc = ocl_mem_of(IN(3));
-      cl_mem da = ocl_mem_of(OUT(0)), db = ocl_mem_of(OUT(1));
-      it.op = op, it.dt = dt;
-      ocl_arg_t args[] = {OCL_ARG(a), OCL_ARG(b), OCL_ARG(c), OCL_ARG(dc), OCL_ARG(da), OCL_ARG(db)};
-      return ocl_run_iter(dev, OCL_VAR(cls, op, dt, 0), OCL_K_ew_binary_bwd, &it, n, 6, args);
-    }
-    default: { /* where: in cond, dc; out da, db */
-      const parity_tensor_desc_t *t[] = {IN(0), IN(1), OUT(0), OUT(1)};
-      ocl_iter_from_tensors(&it, 4, t);
-      cl_int esize = (cl_int)psup_dtype_size(dt);
-      cl_mem c = ocl_mem_of(IN(0)), dc = ocl_mem_of(IN(1)), da = ocl_mem_of(OUT(0)), db = ocl_mem_of(OUT(1));
-      it.op = esize;
-      ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(dc), OCL_ARG(da), OCL_ARG(db)};
-      return ocl_run_iter(dev, OCL_CLASS_F, OCL_K_ew_select_bwd, &it, n, 4, args);
-    }
+  ocl_iter_from_tensors(&it, e.nops, e.t);
+  if (e.kid == OCL_K_ew_cast) st = copy_cast(dev, &e, &it, &done);
+  if (st != PARITY_STATUS_OK || done) return st;
+  it.op = e.op, it.dt = e.dt, it.dt2 = e.dt2;
+  /* the variant fixes op and dtypes; select's fixes nothing (its kernel copies bytes) */
+  int select = e.kid == OCL_K_ew_select || e.kid == OCL_K_ew_select_bwd;
+  ocl_var_t var = select ? (ocl_var_t)OCL_CLASS_F : OCL_VAR(e.cls, e.op, e.dt, e.dt2);
+  scalar_arg_t s;
+  cl_mem mem[KP_MAX_OPS];
+  ocl_arg_t args[1 + KP_MAX_OPS];
+  uint32_t nargs = 0;
+  if (e.alpha) args[nargs++] = scalar_arg(dev, e.cls, d->params.unary.alpha, &s);
+  for (uint32_t k = 0; k < e.nops; k++) {
+    mem[k] = ocl_mem_of(e.t[k]);
+    args[nargs++] = OCL_ARG(mem[k]);
   }
+  return ocl_run_iter(dev, var, e.kid, &it, e.n, nargs, args);
 }
+
+int32_t ocl_elementwise_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) { return run(dev, d, 0); }
+
+int32_t ocl_elementwise_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) { return run(dev, d, 1); }
