@@ -6,8 +6,9 @@
 
 static int32_t mm_launch(parity_plugin_device_t *dev, const kp_mm_t *p, const parity_tensor_desc_t *const *t) {
   CUdeviceptr ma = cu_ptr_of(t[0]), mb = cu_ptr_of(t[1]), mc = cu_ptr_of(t[2]);
-  /* blocks loop over the rest */
-  cu_geom_t g = cu_geom_tiles(kp_mm_tiles(p, KP_MM_TILE), KP_MM_TILE, dev->max_blocks);
+  /* blocks of KP_MM_TILE x KP_MM_TILE threads, each KP_MM_RB_CU x KP_MM_RB_CU outputs; blocks loop over the rest */
+  uint64_t tiles = kp_mm_tiles(p, KP_MM_RB_CU * KP_MM_TILE);
+  cu_geom_t g = cu_geom_tiles(tiles, KP_MM_TILE, dev->max_blocks);
   void *args[] = {(void *)p, &ma, &mb, &mc};
   return cu_run(dev, cu_class_of(p->dt), CU_K_mm_fwd, &g, args);
 }

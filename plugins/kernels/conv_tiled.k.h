@@ -15,7 +15,7 @@
  * Padded forward taps are explicit zeros (w * 0, as conv_fwd); a backward term whose tap misses
  * the image is skipped, as conv_bwd_data and conv_bwd_weight skip it (a mask tile, selected
  * without a branch), and an output no term reaches is +0, as theirs. */
-#define CT 16
+#define CT KP_CONV_TILE /* kernel_params.h: the host launches with it */
 
 #if KD_WANT(conv_tile_fwd) || KD_WANT(conv_tile_bwd_data) || KD_WANT(conv_tile_bwd_weight)
 /* tile t of `tiles_i` x `tiles_j` tiles per group: the group, and the tile's first row and column */

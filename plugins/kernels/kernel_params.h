@@ -47,6 +47,13 @@
 #define KP_MAX_RANK 8 /* PARITY_MAX_RANK (checked by the plugins' host code) */
 #define KP_MAX_OPS 6  /* operands of one strided iteration */
 
+/* ---- fixed work-group shapes (KERNEL_WG kernels): one value for the kernels and the hosts' launches */
+#define KP_MM_TILE 16  /* mm_fwd: work-groups of KP_MM_TILE x KP_MM_TILE (matmul.k.h's MM_TILE) */
+#define KP_MM_RB_CL 2  /* mm_fwd's register block, outputs per work-item along each axis: OpenCL 2 x 2, */
+#define KP_MM_RB_CU 1  /* CUDA 1 (a work-group owns KP_MM_TILE * MM_RB outputs along each axis) */
+#define KP_SMX_WG 64   /* smx_row_fwd, smx_row_bwd (OpenCL): work-groups of KP_SMX_WG (softmax.k.h's SMX_WG) */
+#define KP_CONV_TILE 16 /* conv_tile_* (OpenCL): work-groups of KP_CONV_TILE x KP_CONV_TILE (conv_tiled.k.h's CT) */
+
 /* ---- strided iteration (elementwise, the reductions' backward) ------------------------------
  * A shared iteration shape and one stride list per operand (elements), from the host's layout
  * (parity_support/layout.h): axes of size 1 dropped, mergeable axes merged; rank >= 1. */

@@ -9,14 +9,14 @@
  * CPU layout (mm_blk, OpenCL only): register blocks in vectors. */
 KD_NO_CONTRACT /* add/sub/mul round exactly as written */
 #if IS_FLOAT
-#define MM_TILE 16
+#define MM_TILE KP_MM_TILE /* kernel_params.h: the hosts launch with it */
 /* mm_t: kp_mm_t of kernel_params.h */
 
 /* outputs per work-item along each axis: OpenCL 2 x 2; CUDA one (its PTX as before the one source) */
 #if KD_CUDA
-#define MM_RB 1
+#define MM_RB KP_MM_RB_CU
 #else
-#define MM_RB 2
+#define MM_RB KP_MM_RB_CL
 #endif
 
 #if KD_WANT(mm_fwd)

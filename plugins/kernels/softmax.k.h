@@ -184,7 +184,7 @@ KERNEL smx_bwd(smx_t s, RANGE_PARAMS(n, per), const GLOBAL uchar *y, const GLOBA
  * partials by a tree in local memory: slot i takes slot i + h for h = SMX_WG/2, ..., 1. The order
  * depends only on the row length (SMX_WG is fixed), so results are reproducible; the special rows
  * follow smx_fwd (a NaN or all -inf: NaN; m entries of +inf: 1/m there, 0 elsewhere). */
-#define SMX_WG 64
+#define SMX_WG KP_SMX_WG /* kernel_params.h: the host launches with it */
 #if KD_VECTOR /* OpenCL only: the CUDA plugin runs smx_fwd and smx_bwd */
 
 #if KD_WANT(smx_row_fwd) || KD_WANT(smx_row_bwd)

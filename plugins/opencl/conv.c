@@ -7,7 +7,7 @@
 #include "cl_internal.h"
 #include "kp_host.h"
 
-#define CT 16 /* conv_tiled.k.h: tile edge of the conv_tile_* kernels (work-groups of CT x CT) */
+#define CT KP_CONV_TILE /* tile edge of the conv_tile_* kernels (kernel_params.h) */
 
 static uint64_t ceil_div(int64_t a, int64_t b) { return (uint64_t)((a + b - 1) / b); }
 

@@ -4,7 +4,7 @@
 #include "cl_internal.h"
 #include "kp_host.h"
 
-#define MM_OUT (2 * KP_MM_TILE) /* matmul.k.h: each work-item a 2 x 2 block of outputs (MM_RB) */
+#define MM_OUT (KP_MM_RB_CL * KP_MM_TILE) /* outputs per work-group along each axis (kernel_params.h) */
 
 /* the tiled kernel needs work-groups of KP_MM_TILE x KP_MM_TILE (the contract is checked before) */
 int32_t ocl_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {

@@ -1,10 +1,8 @@
 /* softmax.c — softmax and log_softmax over one axis (plugins/kernels/softmax.k.h): one work-item per row
- * of the softmax axis (every other axis is a row index), or on the GPU layout a work-group of SMX_WG
+ * of the softmax axis (every other axis is a row index), or on the GPU layout a work-group of KP_SMX_WG
  * per row. The struct: kp_smx_pack (kp_host.h). */
 #include "cl_internal.h"
 #include "kp_host.h"
-
-#define SMX_WG 64 /* softmax.k.h: work-items per row on the GPU layout */
 
 static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int backward) {
   kp_smx_t s;
@@ -15,14 +13,14 @@ static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int b
   ocl_arg_t args[] = {OCL_ARG(s), OCL_ARG(m0), OCL_ARG(m1), OCL_ARG(m2)};
   ocl_var_t var = OCL_VAR(ocl_class_of(s.dt), s.op, s.dt, 0);
   uint64_t work = (uint64_t)s.M * (uint64_t)s.R;
-  if (!dev->contiguous) { /* GPU layout: a work-group per row, when the device allows SMX_WG */
+  if (!dev->contiguous) { /* GPU layout: a work-group per row, when the device allows KP_SMX_WG */
     int row_kid = backward ? OCL_K_smx_row_bwd : OCL_K_smx_row_fwd;
     ocl_prog_t *prog;
     int32_t st = ocl_program(dev, var, row_kid, work, &prog);
     if (st != PARITY_STATUS_OK) return st;
-    if (prog->local == SMX_WG) {
+    if (prog->local == KP_SMX_WG) {
       uint64_t groups = (uint64_t)s.M < dev->max_groups ? (uint64_t)s.M : dev->max_groups;
-      size_t global = (size_t)groups * SMX_WG, local = SMX_WG;
+      size_t global = (size_t)groups * KP_SMX_WG, local = KP_SMX_WG;
       return ocl_run(dev, var, row_kid, 1, &global, &local, nops + 1, args);
     }
   }

@@ -75,7 +75,6 @@ int kp_red_bwd_plan(kp_red_bwd_t *b, const parity_op_desc_t *d);
 uint32_t kp_smx_pack(kp_smx_t *s, const parity_tensor_desc_t *t[3], const parity_op_desc_t *d, int backward);
 
 /* ---- matmul (kp_matmul.c) ---------------------------------------------------------------------- */
-#define KP_MM_TILE 16 /* matmul.k.h's MM_TILE: mm_fwd runs work-groups of KP_MM_TILE x KP_MM_TILE */
 /* One product C = A B per batch (forward: c; backward: da = dc b^T, then db = a^T dc), with its
  * operands a, b, c; `launch` is called for each product that has outputs. */
 typedef int32_t (*kp_mm_launch_t)(parity_plugin_device_t *dev, const kp_mm_t *p, const parity_tensor_desc_t *const *t);
