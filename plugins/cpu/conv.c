@@ -31,91 +31,20 @@ static int is_pool(const parity_op_desc_t *d) {
   return psup_op_info(d->op)->kind == PARITY_OP_KIND_POOL2D;
 }
 
-/* ---- validation ------------------------------------------------------------------------ */
-static int32_t check_shape(const parity_tensor_desc_t *t, const char *name, const int64_t *want, uint32_t rank,
-                           const char *what, const char *why) {
-  int ok = t->rank == rank;
-  for (uint32_t i = 0; ok && i < rank; i++) ok = t->shape[i] == want[i];
-  if (ok) return PARITY_STATUS_OK;
-  char got[96], exp[96] = "[";
-  size_t n = 1;
-  for (uint32_t i = 0; i < rank && n < sizeof exp; i++)
-    n += (size_t)snprintf(exp + n, sizeof exp - n, i ? ",%lld" : "%lld", (long long)want[i]);
-  if (n < sizeof exp) snprintf(exp + n, sizeof exp - n, "]");
-  return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: %s is %s, expected %s%s", what, name,
-                  dense_shape_str(t, got, sizeof got), exp, why);
-}
-
-static int32_t conv_check(const parity_op_desc_t *d, conv_geom_t *g) {
-  int fwd = d->direction == PARITY_DIRECTION_FORWARD;
-  const char *what = fwd ? "conv2d forward" : "conv2d backward";
-  int32_t st = dense_check_dtypes(d, what);
-  if (st != PARITY_STATUS_OK) return st;
-  const parity_tensor_desc_t *x = d->inputs[0], *w = d->inputs[1], *y = fwd ? d->outputs[0] : d->inputs[2];
-  if (x->rank != 4 || w->rank != 4 || y->rank != 4)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
-                    "cpu: %s: input, weight and %s must have rank 4 (NCHW, OIHW), got %u, %u and %u", what,
-                    fwd ? "output" : "dy", x->rank, w->rank, y->rank);
+/* ---- geometry ---------------------------------------------------------------------------- */
+/* The geometry of a descriptor supports() accepted (the operand contract checked every shape and
+ * parameter: psup_check_operands). */
+static void conv_geom(const parity_op_desc_t *d, conv_geom_t *g) {
+  const parity_tensor_desc_t *x = d->inputs[0], *w = d->inputs[1];
   const parity_conv2d_params_t *p = &d->params.conv2d;
-  if (p->stride[0] < 1 || p->stride[1] < 1)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: stride (%d,%d) must be >= 1", what, p->stride[0],
-                    p->stride[1]);
-  if (p->dilation[0] < 1 || p->dilation[1] < 1)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: dilation (%d,%d) must be >= 1", what,
-                    p->dilation[0], p->dilation[1]);
-  if (p->padding[0] < 0 || p->padding[1] < 0 || p->padding[2] < 0 || p->padding[3] < 0)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
-                    "cpu: %s: padding (%d,%d,%d,%d) (top, bottom, left, right) must be >= 0", what, p->padding[0],
-                    p->padding[1], p->padding[2], p->padding[3]);
-  if (p->groups < 1) return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: groups=%d must be >= 1", what, p->groups);
   memset(g, 0, sizeof *g);
   g->n = x->shape[0], g->c = x->shape[1], g->h = x->shape[2], g->w = x->shape[3];
   g->o = w->shape[0], g->kh = w->shape[2], g->kw = w->shape[3], g->groups = p->groups;
   g->sh = p->stride[0], g->sw = p->stride[1], g->dh = p->dilation[0], g->dw = p->dilation[1];
   g->pt = p->padding[0], g->pb = p->padding[1], g->pl = p->padding[2], g->pr = p->padding[3];
-  if (g->c % g->groups)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: input has %lld channels, not divisible by groups=%d",
-                    what, (long long)g->c, p->groups);
-  if (g->o % g->groups)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
-                    "cpu: %s: weight has %lld output channels, not divisible by groups=%d", what, (long long)g->o,
-                    p->groups);
   g->cg = g->c / g->groups, g->og = g->o / g->groups;
-  if (w->shape[1] != g->cg)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
-                    "cpu: %s: weight has %lld input channels per group, input has %lld channels and groups=%d",
-                    what, (long long)w->shape[1], (long long)g->c, p->groups);
-  if (g->kh < 1 || g->kw < 1)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: weight kernel is %lldx%lld, needs at least 1x1", what,
-                    (long long)g->kh, (long long)g->kw);
   g->oh = psup_conv_out_extent(g->h, g->pt, g->pb, g->kh, g->dh, g->sh);
   g->ow = psup_conv_out_extent(g->w, g->pl, g->pr, g->kw, g->dw, g->sw);
-  if (g->oh < 0 || g->ow < 0)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
-                    "cpu: %s: kernel %lldx%lld with dilation (%d,%d) is larger than the padded input %lldx%lld", what,
-                    (long long)g->kh, (long long)g->kw, p->dilation[0], p->dilation[1],
-                    (long long)(g->h + g->pt + g->pb), (long long)(g->w + g->pl + g->pr));
-  const char *why = " (OH = floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1, likewise OW)";
-  int64_t yshape[4] = {g->n, g->o, g->oh, g->ow}, oshape[1] = {g->o};
-  if ((st = check_shape(y, fwd ? "output" : "dy", yshape, 4, what, why)) != PARITY_STATUS_OK) return st;
-  if (fwd) {
-    if (d->inputs[2] && (st = check_shape(d->inputs[2], "bias", oshape, 1, what, " (one per output channel)")))
-      return st;
-  } else {
-    if (d->outputs[0] && (st = check_shape(d->outputs[0], "dx", x->shape, 4, what, " (the input's shape)")))
-      return st;
-    if (d->outputs[1] && (st = check_shape(d->outputs[1], "dw", w->shape, 4, what, " (the weight's shape)")))
-      return st;
-    if (d->outputs[2] && (st = check_shape(d->outputs[2], "dbias", oshape, 1, what, " (one per output channel)")))
-      return st;
-  }
-  return PARITY_STATUS_OK;
-}
-
-int32_t cpu_conv2d_supports(const parity_op_desc_t *d) {
-  if (is_pool(d)) return cpu_pool2d_supports(d);
-  conv_geom_t g;
-  return conv_check(d, &g);
 }
 
 /* ---- operands for the gemm engine ------------------------------------------------------- */
@@ -370,11 +299,10 @@ int32_t cpu_conv2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *
   (void)dev;
   if (is_pool(d)) return cpu_pool2d_forward(d);
   conv_geom_t g;
-  int32_t st = conv_check(d, &g);
-  if (st != PARITY_STATUS_OK) return st;
+  conv_geom(d, &g);
   const parity_tensor_desc_t *x = d->inputs[0], *w = d->inputs[1], *b = d->inputs[2], *y = d->outputs[0];
   if (x->dtype == PARITY_DTYPE_F64) return conv_f64_forward(&g, x, w, b, y);
-  st = cpu_conv_direct_f32(&g, x, w, b, y, NULL, NULL);
+  int32_t st = cpu_conv_direct_f32(&g, x, w, b, y, NULL, NULL);
   return st == CPU_CONV_DW_DECLINED ? forward_gemm(&g, x, w, b, y) : st;
 }
 
@@ -382,8 +310,8 @@ int32_t cpu_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   (void)dev;
   if (is_pool(d)) return cpu_pool2d_backward(d);
   conv_geom_t g;
-  int32_t st = conv_check(d, &g);
-  if (st != PARITY_STATUS_OK) return st;
+  conv_geom(d, &g);
+  int32_t st = PARITY_STATUS_OK;
   const parity_tensor_desc_t *x = d->inputs[0], *w = d->inputs[1], *dy = d->inputs[2];
   const parity_tensor_desc_t *dx = d->outputs[0], *dw = d->outputs[1], *db = d->outputs[2];
   if (x->dtype == PARITY_DTYPE_F64) return conv_f64_backward(&g, x, w, dy, dx, dw, db);

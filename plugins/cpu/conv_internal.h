@@ -48,8 +48,7 @@ int32_t CPU_ISA_FN(cpu_conv_dw_f32)(const conv_geom_t *g, const parity_tensor_de
                                     const parity_tensor_desc_t *dy, const parity_tensor_desc_t *dw);
 #endif
 
-/* Pooling (pool.c); descriptors have passed the family's common checks. */
-int32_t cpu_pool2d_supports(const parity_op_desc_t *d);
+/* Pooling (pool.c); descriptors have passed supports() (the operand contract). */
 int32_t cpu_pool2d_forward(const parity_op_desc_t *d);
 int32_t cpu_pool2d_backward(const parity_op_desc_t *d);
 

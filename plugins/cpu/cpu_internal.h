@@ -1,5 +1,5 @@
 /* cpu_internal.h — shared by the CPU plugin's files (and the test-only fault plugin that wraps
- * it). Each kernel family lives in its own file and exposes supports/forward/backward. */
+ * it). Each kernel family lives in its own file and exposes forward/backward (and plan steps). */
 #ifndef PARITY_CPU_INTERNAL_H
 #define PARITY_CPU_INTERNAL_H
 
@@ -37,13 +37,18 @@ static inline unsigned char *cpu_base(const parity_tensor_desc_t *t) {
 #define CPU_PARALLEL_MIN_ELEMENTS (1 << 16)
 
 /* The function table shared by the real CPU plugin and wrappers of it. Descriptors reaching a
- * family's forward/backward have passed psup_check_op_desc, the extent check and that family's
- * supports(). supports() returns OK or reports UNSUPPORTED / INVALID_ARGUMENT with a message. */
+ * family's forward/backward have passed psup_check_op_desc, the extent check and supports():
+ * the operand contract (psup_check_operands on the CPU's caps) and the CPU plugin's own limits
+ * (cpu_plugin.c). supports() returns OK or reports UNSUPPORTED / INVALID_ARGUMENT with a message. */
 const parity_plugin_api_t *cpu_plugin_api(void);
 void cpu_set_host(const parity_host_api_t *host);
 
+/* The one family limit beyond the contract: OK when a row kernel exists for the elementwise op,
+ * direction and dtype(s) of `d` (a descriptor the contract accepted), else UNSUPPORTED naming the
+ * dtypes that have one. */
+int32_t cpu_elementwise_supports(const parity_op_desc_t *d);
+
 #define CPU_FAMILY(name)                                                                  \
-  int32_t cpu_##name##_supports(const parity_op_desc_t *d);                               \
   int32_t cpu_##name##_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d);   \
   int32_t cpu_##name##_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
 CPU_FAMILY(elementwise)

@@ -8,6 +8,7 @@
 #include "cpu_isa.h"
 #include "cpu_parallel.h"
 #include "gemm.h"
+#include "parity_support/contract.h"
 
 const parity_host_api_t *cpu_host;
 
@@ -18,6 +19,12 @@ static int32_t cpu_init(void) {
   return cpu_isa_init();
 }
 static void cpu_shutdown(void) { gemm_ws_release(); }
+
+/* Every dtype: the device info's dtype_mask and the operand contract's caps. */
+#define CPU_DTYPE_MASK                                                                                  \
+  (PARITY_DTYPE_BIT(PARITY_DTYPE_F32) | PARITY_DTYPE_BIT(PARITY_DTYPE_F64) | PARITY_DTYPE_BIT(PARITY_DTYPE_F16) | \
+   PARITY_DTYPE_BIT(PARITY_DTYPE_BF16) | PARITY_DTYPE_BIT(PARITY_DTYPE_I32) | PARITY_DTYPE_BIT(PARITY_DTYPE_I64) | \
+   PARITY_DTYPE_BIT(PARITY_DTYPE_BOOL))
 
 static int32_t cpu_get_device_count(uint32_t *out_count) {
   *out_count = 1;
@@ -54,11 +61,8 @@ static int32_t cpu_get_device_info(uint32_t index, parity_device_info_t *out) {
   uint64_t mem = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
   info.memory_bytes = mem;
   info.max_buffer_bytes = mem;
-  info.dtype_mask = PARITY_DTYPE_BIT(PARITY_DTYPE_F32) | PARITY_DTYPE_BIT(PARITY_DTYPE_F64) |
-                    PARITY_DTYPE_BIT(PARITY_DTYPE_F16) | PARITY_DTYPE_BIT(PARITY_DTYPE_BF16) |
-                    PARITY_DTYPE_BIT(PARITY_DTYPE_I32) | PARITY_DTYPE_BIT(PARITY_DTYPE_I64) |
-                    PARITY_DTYPE_BIT(PARITY_DTYPE_BOOL);
-  /* supports() refuses by dtype alone (the rest it checks is validity the host already checked) */
+  info.dtype_mask = CPU_DTYPE_MASK;
+  /* supports() refuses by dtype alone for libparity's own descriptors (their shapes are right) */
   info.flags = PARITY_DEVICE_FLAG_FLOAT64 | PARITY_DEVICE_FLAG_DETERMINISTIC | PARITY_DEVICE_FLAG_SUPPORTS_BY_CLASS;
   info.denormals = PARITY_DENORMALS_PRESERVED;
   snprintf(info.math, sizeof info.math, "f32 f16 bf16: C libm in float, own exp, tanh, sigmoid, gelu; f64: C libm");
@@ -90,21 +94,38 @@ int32_t cpu_buffer_fill(parity_plugin_device_t *, parity_plugin_buffer_t *, uint
                         uint32_t);
 int32_t cpu_synchronize(parity_plugin_device_t *);
 
-static int32_t family_supports(const parity_op_desc_t *d) {
-  switch (psup_kind_family(psup_op_info(d->op)->kind)) {
-    case PARITY_FAMILY_ELEMENTWISE: return cpu_elementwise_supports(d);
-    case PARITY_FAMILY_REDUCE: return cpu_reduce_supports(d);
-    case PARITY_FAMILY_MATMUL: return cpu_matmul_supports(d);
-    case PARITY_FAMILY_CONV2D: return cpu_conv2d_supports(d);
-    case PARITY_FAMILY_SOFTMAX: return cpu_softmax_supports(d);
-    default: return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: unknown op family");
+/* The reduce and softmax kernels address elements through typed pointers from offset_bytes. */
+static int32_t check_aligned(const parity_op_desc_t *d) {
+  for (int pass = 0; pass < 2; pass++) {
+    uint32_t count = pass ? d->num_outputs : d->num_inputs;
+    for (uint32_t i = 0; i < count; i++) {
+      const parity_tensor_desc_t *t = pass ? d->outputs[i] : d->inputs[i];
+      if (t && t->offset_bytes % psup_dtype_size(t->dtype) != 0)
+        return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: %s %s: %s %u starts at byte offset %llu, not a multiple "
+                        "of its %u-byte element", psup_op_name(d->op), psup_direction_name(d->direction),
+                        pass ? "output" : "input", i, (unsigned long long)t->offset_bytes, psup_dtype_size(t->dtype));
+    }
   }
+  return PARITY_STATUS_OK;
 }
 
+static const psup_caps_t cpu_caps = {.backend = "cpu", .device = "the CPU plugin", .dtype_mask = CPU_DTYPE_MASK};
+
+/* The operand contract (parity_support/contract.h: dtypes, shapes, axes, conv/pool geometry) on
+ * the CPU's caps, then only what is the CPU plugin's own: a row kernel for the elementwise op and
+ * dtype pair, element-aligned operands for reduce and softmax. Matmul, conv2d and pooling have a
+ * kernel for every dtype the contract lets them take. */
 static int32_t cpu_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   (void)dev;
-  /* the host validated the descriptor (parity_plugin.h): answer the capability question */
-  return family_supports(d);
+  char msg[512];
+  int32_t st = psup_check_operands(d, &cpu_caps, msg, sizeof msg); /* the host checked the structure */
+  if (st != PARITY_STATUS_OK) return cpu_fail(st, "%s", msg);
+  switch (psup_kind_family(psup_op_info(d->op)->kind)) {
+    case PARITY_FAMILY_ELEMENTWISE: return cpu_elementwise_supports(d);
+    case PARITY_FAMILY_REDUCE:
+    case PARITY_FAMILY_SOFTMAX: return check_aligned(d);
+    default: return PARITY_STATUS_OK;
+  }
 }
 
 /* Kernel entries check only what is cheap (the host validated the descriptor and asked

@@ -1,5 +1,6 @@
-/* dense_common.h — validation helpers shared by the CPU plugin's matmul, conv2d and pooling
- * files (the compute-bound "dense" families). */
+/* dense_common.h — shared by the CPU plugin's matmul, conv2d and pooling files (the
+ * compute-bound "dense" families). Their operands are checked by the operand contract
+ * (psup_check_operands, in cpu_plugin.c's supports()), not here. */
 #ifndef PARITY_CPU_DENSE_COMMON_H
 #define PARITY_CPU_DENSE_COMMON_H
 
@@ -13,12 +14,5 @@
 static inline unsigned char *dense_base(const parity_tensor_desc_t *t) {
   return t->buffer ? t->buffer->data + t->offset_bytes : NULL;
 }
-
-/* Every present operand has one dtype, and it is f32, f64, f16 or bf16. Reports
- * UNSUPPORTED for another dtype, INVALID_ARGUMENT for a mix; `what` names the op. */
-int32_t dense_check_dtypes(const parity_op_desc_t *d, const char *what);
-
-/* "[2,3,4]" */
-const char *dense_shape_str(const parity_tensor_desc_t *t, char *buf, size_t size);
 
 #endif

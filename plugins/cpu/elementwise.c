@@ -1,5 +1,5 @@
-/* elementwise.c — the elementwise kernel family: validation, row selection and the strided,
- * parallel walk over operands. The row kernels live in elementwise_unary.c,
+/* elementwise.c — the elementwise kernel family: row selection and the strided, parallel walk
+ * over operands (shapes and dtypes are the operand contract's, checked in supports()). The row kernels live in elementwise_unary.c,
  * elementwise_binary.c and elementwise_logic.c; the scalar semantics in elementwise_math.h. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +50,7 @@ static const char *operands_str(const ew_operands_t *o, char *buf, size_t size) 
   return buf;
 }
 
-/* ---- validation and row selection ------------------------------------------------------------ */
+/* ---- row selection ------------------------------------------------------------ */
 
 static ew_row_fn pick_row(int32_t op, int32_t kind, int bwd, int32_t dtype, int32_t dst_dtype) {
   const cpu_kernels_t *k = cpu_kernels();
@@ -64,57 +64,21 @@ static ew_row_fn pick_row(int32_t op, int32_t kind, int bwd, int32_t dtype, int3
   }
 }
 
-/* Validate `d` for this family and pick its row kernel. On failure reports through the host
- * (message names the op, direction, dtypes and shapes) and returns the status. */
+/* Pick the row kernel of `d` (a descriptor the operand contract accepted: psup_check_operands in
+ * cpu_plugin.c's supports() checked its shapes and dtypes). Reports UNSUPPORTED, naming the dtypes
+ * that have one, when none exists for its op, direction and dtype(s). */
 static int32_t prepare(const parity_op_desc_t *d, ew_operands_t *o, ew_row_fn *out_row) {
   const psup_op_info_t *info = psup_op_info(d->op);
-  char ops[400];
-  if (!info || psup_kind_family(info->kind) != PARITY_FAMILY_ELEMENTWISE)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s is not an elementwise op", psup_op_name(d->op));
-  int bwd = d->direction == PARITY_DIRECTION_BACKWARD;
   const char *op = info->name, *dir = psup_direction_name(d->direction);
   if (!gather(d, info->kind, o))
     return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: wrong operand count (%u inputs, %u outputs)", op,
                     dir, d->num_inputs, d->num_outputs);
-
-  /* one shape for every operand (inputs arrive broadcast to the output's shape) */
-  const parity_tensor_desc_t *ref = NULL;
-  for (uint32_t k = 0; k < o->count; k++) {
-    const parity_tensor_desc_t *t = o->t[k];
-    if (!t) continue;
-    if (!ref) { ref = t; continue; }
-    int same = t->rank == ref->rank;
-    for (uint32_t a = 0; same && a < t->rank; a++) same = t->shape[a] == ref->shape[a];
-    if (!same)
-      return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
-                      "cpu: %s %s: operand shapes differ (inputs must arrive broadcast to the "
-                      "output shape through zero strides): %s", op, dir,
-                      operands_str(o, ops, sizeof ops));
-  }
-
-  /* dtypes: one shared dtype, except the bool cond of where, the bool output of compare, and
-   * cast (any pair) */
-  uint32_t first = info->kind == PARITY_OP_KIND_SELECT ? 1 : 0;
-  uint32_t last = info->kind == PARITY_OP_KIND_COMPARE ? 2 : info->kind == PARITY_OP_KIND_CAST ? 1 : o->count;
-  int32_t dtype = o->t[first]->dtype;
-  for (uint32_t k = first; k < last; k++)
-    if (o->t[k] && o->t[k]->dtype != dtype)
-      return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: operands must share one dtype: %s", op,
-                      dir, operands_str(o, ops, sizeof ops));
-  if (info->kind == PARITY_OP_KIND_SELECT && o->t[0]->dtype != PARITY_DTYPE_BOOL)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: cond must be bool: %s", op, dir,
-                    operands_str(o, ops, sizeof ops));
-  if (info->kind == PARITY_OP_KIND_COMPARE && o->t[2]->dtype != PARITY_DTYPE_BOOL)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: the output must be bool: %s", op, dir,
-                    operands_str(o, ops, sizeof ops));
-  if (bwd && !psup_dtype_is_float(dtype))
-    return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: %s %s: %s tensors carry no gradient: %s", op, dir,
-                    psup_dtype_name(dtype), operands_str(o, ops, sizeof ops));
-
-  int32_t dst = info->kind == PARITY_OP_KIND_CAST ? o->t[1]->dtype : dtype;
+  int bwd = d->direction == PARITY_DIRECTION_BACKWARD;
+  uint32_t first = info->kind == PARITY_OP_KIND_SELECT ? 1 : 0; /* where's cond is bool */
+  int32_t dtype = o->t[first]->dtype, dst = info->kind == PARITY_OP_KIND_CAST ? o->t[1]->dtype : dtype;
   ew_row_fn row = pick_row(d->op, info->kind, bwd, dtype, dst);
   if (!row) {
-    char takes[64] = "";
+    char takes[64] = "", ops[400];
     size_t n = 0;
     for (int32_t dt = PARITY_DTYPE_F32; dt <= PARITY_DTYPE_BOOL; dt++)
       if (pick_row(d->op, info->kind, bwd, dt, dt) && n < sizeof takes)

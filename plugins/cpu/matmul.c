@@ -1,7 +1,8 @@
 /* matmul.c — the matmul kernel family: c[..,m,n] = a[..,m,k] · b[..,k,n] and its backward
  * da = dc · bᵀ, db = aᵀ · dc, each at the full batch shape (the host sums broadcast axes).
  * Operands may be strided, transposed or broadcast (stride 0); k = 0 gives zeros.
- * f32/f16/bf16 run on the blocked engine (gemm.c); f64 is the plain reference loop below. */
+ * f32/f16/bf16 run on the blocked engine (gemm.c); f64 is the plain reference loop below.
+ * Shapes and dtypes are the operand contract's (psup_check_operands, in cpu_plugin.c's supports()). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,67 +10,6 @@
 #include "cpu_internal.h"
 #include "dense_common.h"
 #include "gemm.h"
-
-/* ---- validation ------------------------------------------------------------------------ */
-static int32_t check_batch(const parity_tensor_desc_t *t, const char *name, const parity_tensor_desc_t *ref,
-                           const char *ref_name, const char *what) {
-  uint32_t r = t->rank;
-  for (uint32_t i = 0; i + 2 < r; i++)
-    if (t->shape[i] != ref->shape[i]) {
-      char s1[96], s2[96];
-      return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
-                      "cpu: %s: batch axis %u of %s %s is %lld but %s %s has %lld (the host broadcasts "
-                      "batch axes with stride 0 before the call)",
-                      what, i, name, dense_shape_str(t, s1, sizeof s1), (long long)t->shape[i], ref_name,
-                      dense_shape_str(ref, s2, sizeof s2), (long long)ref->shape[i]);
-    }
-  return PARITY_STATUS_OK;
-}
-
-static int32_t check_same_shape(const parity_tensor_desc_t *t, const char *name, const parity_tensor_desc_t *ref,
-                                const char *ref_name, const char *what) {
-  for (uint32_t i = 0; i < t->rank; i++)
-    if (t->shape[i] != ref->shape[i]) {
-      char s1[96], s2[96];
-      return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: %s is %s but must have the shape of %s %s",
-                      what, name, dense_shape_str(t, s1, sizeof s1), ref_name,
-                      dense_shape_str(ref, s2, sizeof s2));
-    }
-  return PARITY_STATUS_OK;
-}
-
-int32_t cpu_matmul_supports(const parity_op_desc_t *d) {
-  const char *what = d->direction == PARITY_DIRECTION_FORWARD ? "matmul forward" : "matmul backward";
-  int32_t st = dense_check_dtypes(d, what);
-  if (st != PARITY_STATUS_OK) return st;
-  const parity_tensor_desc_t *a = d->inputs[0], *b = d->inputs[1];
-  const parity_tensor_desc_t *c = d->direction == PARITY_DIRECTION_FORWARD ? d->outputs[0] : d->inputs[2];
-  const char *cname = d->direction == PARITY_DIRECTION_FORWARD ? "c" : "dc";
-  if (a->rank < 2)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: operands have rank %u, matmul needs rank >= 2",
-                    what, a->rank);
-  uint32_t r = a->rank;
-  int64_t m = a->shape[r - 2], k = a->shape[r - 1], n = b->shape[r - 1];
-  char s1[96], s2[96], s3[96];
-  if (b->shape[r - 2] != k)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
-                    "cpu: %s: a is %s and b is %s: a has %lld columns but b has %lld rows", what,
-                    dense_shape_str(a, s1, sizeof s1), dense_shape_str(b, s2, sizeof s2), (long long)k,
-                    (long long)b->shape[r - 2]);
-  if (c->shape[r - 2] != m || c->shape[r - 1] != n)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: %s is %s, expected [..,%lld,%lld] from a %s and b %s",
-                    what, cname, dense_shape_str(c, s1, sizeof s1), (long long)m, (long long)n,
-                    dense_shape_str(a, s2, sizeof s2), dense_shape_str(b, s3, sizeof s3));
-  if ((st = check_batch(a, "a", c, cname, what)) != PARITY_STATUS_OK) return st;
-  if ((st = check_batch(b, "b", c, cname, what)) != PARITY_STATUS_OK) return st;
-  if (d->direction == PARITY_DIRECTION_BACKWARD) {
-    if (d->outputs[0] && (st = check_same_shape(d->outputs[0], "da", a, "a", what)) != PARITY_STATUS_OK)
-      return st;
-    if (d->outputs[1] && (st = check_same_shape(d->outputs[1], "db", b, "b", what)) != PARITY_STATUS_OK)
-      return st;
-  }
-  return PARITY_STATUS_OK;
-}
 
 /* ---- problem setup ---------------------------------------------------------------------- */
 /* Operand view of a rank-r tensor as a matrix; transposed swaps its last two axes. */

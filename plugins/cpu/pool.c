@@ -6,7 +6,8 @@
  *    NaN taps when y is NaN), split evenly: each gets dy / count — order-independent.
  *  - avg: sum of in-bounds taps divided by kh*kw (count_include_pad = 1) or by the number of
  *    in-bounds taps (0); backward gives each in-bounds tap dy / divisor.
- * Padding is at most half the window per side, and every window must reach the input.
+ * Padding is at most half the window per side, and every window must reach the input (the operand
+ * contract's rules, checked in supports()).
  * f64 computes in double; f32/f16/bf16 load to float, compute and accumulate in float and round
  * once on store. Threads split (n, c) planes; each plane's sums run in a fixed order. */
 #include <math.h>
@@ -25,35 +26,11 @@
 #include <omp.h>
 #endif
 
-static int32_t pool_check(const parity_op_desc_t *d, conv_geom_t *g) {
-  int fwd = d->direction == PARITY_DIRECTION_FORWARD, is_max = d->op == PARITY_OP_MAX_POOL2D;
-  const char *what = is_max ? (fwd ? "max_pool2d forward" : "max_pool2d backward")
-                            : (fwd ? "avg_pool2d forward" : "avg_pool2d backward");
-  int32_t st = dense_check_dtypes(d, what);
-  if (st != PARITY_STATUS_OK) return st;
+/* The geometry of a descriptor supports() accepted (the operand contract checked the window,
+ * padding, every window reaching the input and every shape: psup_check_operands). */
+static void pool_geom(const parity_op_desc_t *d, conv_geom_t *g) {
   const parity_tensor_desc_t *x = d->inputs[0];
-  if (x->rank != 4)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: input must have rank 4 (NCHW), got %u", what, x->rank);
   const parity_conv2d_params_t *p = &d->params.conv2d;
-  if (p->kernel[0] < 1 || p->kernel[1] < 1)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: kernel (%d,%d) must be >= 1", what, p->kernel[0],
-                    p->kernel[1]);
-  if (p->stride[0] < 1 || p->stride[1] < 1)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: stride (%d,%d) must be >= 1", what, p->stride[0],
-                    p->stride[1]);
-  if (p->dilation[0] < 1 || p->dilation[1] < 1)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: dilation (%d,%d) must be >= 1", what,
-                    p->dilation[0], p->dilation[1]);
-  if (p->padding[0] < 0 || p->padding[1] < 0 || p->padding[2] < 0 || p->padding[3] < 0 ||
-      p->padding[0] > p->kernel[0] / 2 || p->padding[1] > p->kernel[0] / 2 || p->padding[2] > p->kernel[1] / 2 ||
-      p->padding[3] > p->kernel[1] / 2)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
-                    "cpu: %s: padding (%d,%d,%d,%d) (top, bottom, left, right) must be between 0 and half the "
-                    "kernel (%d,%d)",
-                    what, p->padding[0], p->padding[1], p->padding[2], p->padding[3], p->kernel[0], p->kernel[1]);
-  if (!is_max && p->count_include_pad != 0 && p->count_include_pad != 1)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s: count_include_pad=%d must be 0 or 1", what,
-                    p->count_include_pad);
   memset(g, 0, sizeof *g);
   g->n = x->shape[0], g->c = x->shape[1], g->h = x->shape[2], g->w = x->shape[3];
   g->o = g->c, g->groups = g->c, g->cg = 1, g->og = 1;
@@ -62,50 +39,6 @@ static int32_t pool_check(const parity_op_desc_t *d, conv_geom_t *g) {
   g->pt = p->padding[0], g->pb = p->padding[1], g->pl = p->padding[2], g->pr = p->padding[3];
   g->oh = psup_conv_out_extent(g->h, g->pt, g->pb, g->kh, g->dh, g->sh);
   g->ow = psup_conv_out_extent(g->w, g->pl, g->pr, g->kw, g->dw, g->sw);
-  if (g->oh < 0 || g->ow < 0)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
-                    "cpu: %s: window %lldx%lld with dilation (%d,%d) is larger than the padded input %lldx%lld", what,
-                    (long long)g->kh, (long long)g->kw, p->dilation[0], p->dilation[1],
-                    (long long)(g->h + g->pt + g->pb), (long long)(g->w + g->pl + g->pr));
-  /* every window must hold at least one input element (only dilation can break this) */
-  for (int axis = 0; axis < 2; axis++) {
-    int64_t out = axis ? g->ow : g->oh, s = axis ? g->sw : g->sh, pad = axis ? g->pl : g->pt;
-    int64_t dil = axis ? g->dw : g->dh, k = axis ? g->kw : g->kh, in = axis ? g->w : g->h;
-    for (int64_t i = 0; i < out; i++) {
-      int64_t start = i * s - pad, first = start >= 0 ? 0 : (-start + dil - 1) / dil;
-      if (first >= k || start + first * dil >= in)
-        return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
-                        "cpu: %s: window %lld along %s covers only padding (input %lld, kernel %lld, dilation %lld, "
-                        "padding %lld, stride %lld)",
-                        what, (long long)i, axis ? "width" : "height", (long long)in, (long long)k, (long long)dil,
-                        (long long)pad, (long long)s);
-    }
-  }
-  int64_t oshape[4] = {g->n, g->c, g->oh, g->ow};
-  const parity_tensor_desc_t *outs[3] = {fwd ? d->outputs[0] : d->inputs[1], fwd ? NULL : d->inputs[2],
-                                         fwd ? NULL : d->outputs[0]};
-  const char *names[3] = {fwd ? "output" : "y", "dy", "dx"};
-  for (int i = 0; i < 3; i++) {
-    const parity_tensor_desc_t *t = outs[i];
-    if (!t) continue;
-    const int64_t *want = i == 2 ? x->shape : oshape;
-    int ok = t->rank == 4;
-    for (int a = 0; ok && a < 4; a++) ok = t->shape[a] == want[a];
-    if (!ok) {
-      char s1[96];
-      return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT,
-                      "cpu: %s: %s is %s, expected [%lld,%lld,%lld,%lld]%s", what, names[i],
-                      dense_shape_str(t, s1, sizeof s1), (long long)want[0], (long long)want[1], (long long)want[2],
-                      (long long)want[3],
-                      i == 2 ? " (the input's shape)" : " (OH = floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1)");
-    }
-  }
-  return PARITY_STATUS_OK;
-}
-
-int32_t cpu_pool2d_supports(const parity_op_desc_t *d) {
-  conv_geom_t g;
-  return pool_check(d, &g);
 }
 
 /* ---- plane kernels, instantiated for double (f64) and float (f32, f16, bf16) -------------- */
@@ -292,8 +225,7 @@ static void *pool_plane(const parity_tensor_desc_t *t, int32_t dtype, int64_t n,
 
 static int32_t pool_run(const parity_op_desc_t *d) {
   conv_geom_t g;
-  int32_t st = pool_check(d, &g);
-  if (st != PARITY_STATUS_OK) return st;
+  pool_geom(d, &g);
   int fwd = d->direction == PARITY_DIRECTION_FORWARD, is_max = d->op == PARITY_OP_MAX_POOL2D;
   int cip = d->params.conv2d.count_include_pad;
   const parity_tensor_desc_t *x = d->inputs[0], *out = d->outputs[0];
@@ -301,7 +233,7 @@ static int32_t pool_run(const parity_op_desc_t *d) {
   if (!out || jobs == 0 || g.h * g.w == 0) return PARITY_STATUS_OK;
   int is_f64 = x->dtype == PARITY_DTYPE_F64;
   pool_ws_t ws;
-  st = ws_alloc(&g, is_f64 ? sizeof(double) : sizeof(float), &ws, psup_op_name(d->op));
+  int32_t st = ws_alloc(&g, is_f64 ? sizeof(double) : sizeof(float), &ws, psup_op_name(d->op));
   if (st != PARITY_STATUS_OK) return st;
   int par = (double)jobs * (double)(g.oh * g.ow) * (double)(g.kh * g.kw) >= 32768.0;
   const int dense = pool_is_dense(&g); /* pool_dense.h */

@@ -1,5 +1,6 @@
-/* reduce.c — the reduce family: validation, planning and dispatch to the per-dtype kernels
- * (reduce_float.c, reduce_int.c, generated from reduce_tmpl.h).
+/* reduce.c — the reduce family: planning and dispatch to the per-dtype kernels (reduce_float.c,
+ * reduce_int.c, generated from reduce_tmpl.h). The shapes, axes and dtypes below are the operand
+ * contract's, checked in supports() (psup_check_operands; cpu_plugin.c adds aligned offsets).
  *
  * Contract (docs/semantics.md): y keeps x's rank with size 1 on every reduced axis
  * (params.reduce.axes_mask bit k = axis k reduced; mask 0 copies). sum: 0 over an empty set;
@@ -33,68 +34,6 @@ static rd_operands rd_get(const parity_op_desc_t *d) {
 }
 
 static int rd_is_reduced(uint32_t mask, uint32_t axis) { return (mask >> axis) & 1u; }
-
-/* INVALID_ARGUMENT naming the op, direction and both main operands. */
-#define rd_invalid(d, o, fmt, ...)                                                            \
-  do {                                                                                        \
-    char xs_[160], ys_[160];                                                                  \
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: " fmt " (x %s, y %s, axes_mask 0x%x)", \
-                    psup_op_name((d)->op), psup_direction_name((d)->direction), __VA_ARGS__,  \
-                    psup_tensor_str((o).x, xs_, sizeof xs_), psup_tensor_str((o).y, ys_, sizeof ys_), \
-                    (unsigned)(d)->params.reduce.axes_mask);                                 \
-  } while (0)
-
-static int rd_aligned(const parity_tensor_desc_t *t) {
-  return !t || t->offset_bytes % psup_dtype_size(t->dtype) == 0;
-}
-
-int32_t cpu_reduce_supports(const parity_op_desc_t *d) {
-  const rd_operands o = rd_get(d);
-  const int32_t op = d->op, dt = o.x->dtype;
-  const uint32_t mask = d->params.reduce.axes_mask, rank = o.x->rank;
-  const int fwd = d->direction == PARITY_DIRECTION_FORWARD;
-  if (rank < 32 && (mask >> rank) != 0) rd_invalid(d, o, "axes_mask names an axis past rank %u", rank);
-  int64_t K = 1;
-  for (uint32_t a = 0; a < rank; a++) {
-    int64_t want = rd_is_reduced(mask, a) ? 1 : o.x->shape[a];
-    if (rd_is_reduced(mask, a)) K *= o.x->shape[a];
-    if (o.y->shape[a] != want)
-      rd_invalid(d, o, "y must have x's shape with size 1 on each reduced axis; axis %u has %lld, "
-                 "expected %lld", a, (long long)o.y->shape[a], (long long)want);
-  }
-  if (!fwd && o.dy) {
-    for (uint32_t a = 0; a < rank; a++)
-      if (o.dy->shape[a] != o.y->shape[a])
-        rd_invalid(d, o, "dy must have y's shape; axis %u has %lld", a, (long long)o.dy->shape[a]);
-    if (o.dx)
-      for (uint32_t a = 0; a < rank; a++)
-        if (o.dx->shape[a] != o.x->shape[a])
-          rd_invalid(d, o, "dx must have x's shape; axis %u has %lld", a, (long long)o.dx->shape[a]);
-  }
-  if (op == PARITY_OP_MEAN && !psup_dtype_is_float(dt))
-    return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: mean of %s: mean needs a floating dtype (f64, f32, "
-                    "f16, bf16)", psup_dtype_name(dt));
-  if (fwd) {
-    int32_t want = dt;
-    if (op == PARITY_OP_ARGMAX || op == PARITY_OP_ARGMIN) want = PARITY_DTYPE_I64;
-    if (op == PARITY_OP_SUM && dt == PARITY_DTYPE_BOOL && o.y->dtype == PARITY_DTYPE_I64) want = PARITY_DTYPE_I64;
-    if (o.y->dtype != want)
-      rd_invalid(d, o, "y is %s, expected %s%s", psup_dtype_name(o.y->dtype), psup_dtype_name(want),
-                 op == PARITY_OP_SUM && dt == PARITY_DTYPE_BOOL ? " (or i64 to count)" : "");
-  } else {
-    if (!psup_dtype_is_float(dt))
-      return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: %s backward of %s: integer and bool tensors carry "
-                      "no gradient", psup_op_name(op), psup_dtype_name(dt));
-    if (o.y->dtype != dt || o.dy->dtype != dt || (o.dx && o.dx->dtype != dt))
-      rd_invalid(d, o, "x, y, dy and dx must share one dtype; got dy %s, dx %s",
-                 psup_dtype_name(o.dy->dtype), o.dx ? psup_dtype_name(o.dx->dtype) : "none");
-  }
-  if (K == 0 && op != PARITY_OP_SUM && op != PARITY_OP_MEAN)
-    rd_invalid(d, o, "%s over an empty reduced extent has no value", psup_op_name(op));
-  if (!rd_aligned(o.x) || !rd_aligned(o.y) || !rd_aligned(o.dy) || !rd_aligned(o.dx))
-    rd_invalid(d, o, "%s", "an offset_bytes is not a multiple of its element size");
-  return PARITY_STATUS_OK;
-}
 
 /* Build the plan for a validated descriptor. */
 static void rd_plan_build(rd_plan *p, const parity_op_desc_t *d, const rd_operands *o) {

@@ -5,41 +5,14 @@
  * a constant give the same result); any NaN in a row, or a row of -inf only, gives a NaN row;
  * m entries of +inf give 1/m there and 0 elsewhere (log_softmax: -log m and -inf). Backward
  * uses the stored y only. x, y (dy, dx) share one dtype and one shape; strides are free.
- * This file validates and plans; the rows run in softmax_kernels.c, once per instruction-set
+ * supports() checks that through the operand contract (psup_check_operands; cpu_plugin.c adds
+ * aligned offsets). This file plans; the rows run in softmax_kernels.c, once per instruction-set
  * path (cpu_isa.h). */
 #include <string.h>
 
 #include "cpu_accum.h"
 #include "cpu_kernels.h"
 #include "softmax_internal.h"
-
-int32_t cpu_softmax_supports(const parity_op_desc_t *d) {
-  const int fwd = d->direction == PARITY_DIRECTION_FORWARD;
-  const parity_tensor_desc_t *t[SM_NT] = {d->inputs[0], fwd ? NULL : d->inputs[1], d->outputs[0]};
-  const parity_tensor_desc_t *x = t[0];
-  const char *op = psup_op_name(d->op), *dir = psup_direction_name(d->direction);
-  const psup_operands_t *ops = psup_operands(PARITY_OP_KIND_SOFTMAX, d->direction); /* the names */
-  const char *names[SM_NT] = {ops->in[0].name, fwd ? "" : ops->in[1].name, ops->out[0].name};
-  const int32_t axis = d->params.softmax.axis;
-  char xs[160], ts[160];
-  if (!psup_dtype_is_float(x->dtype))
-    return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: %s %s of %s: needs a floating dtype (f64, f32, f16, "
-                    "bf16)", op, dir, psup_dtype_name(x->dtype));
-  if (axis < 0 || (uint32_t)axis >= x->rank)
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: axis %d is outside [0, %u) for %s %s", op,
-                    dir, axis, x->rank, names[0], psup_tensor_str(x, xs, sizeof xs));
-  for (int k = 0; k < SM_NT; k++) {
-    if (!t[k]) continue;
-    if (t[k]->dtype != x->dtype || memcmp(t[k]->shape, x->shape, x->rank * sizeof(int64_t)) != 0)
-      return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: %s %s must have the dtype and shape of %s %s",
-                      op, dir, names[k], psup_tensor_str(t[k], ts, sizeof ts), names[0],
-                      psup_tensor_str(x, xs, sizeof xs));
-    if (t[k]->offset_bytes % psup_dtype_size(t[k]->dtype) != 0)
-      return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: %s %s: offset_bytes is not a multiple of "
-                      "the element size", op, dir, names[k], psup_tensor_str(t[k], ts, sizeof ts));
-  }
-  return PARITY_STATUS_OK;
-}
 
 static int32_t sm_run(const parity_op_desc_t *d, int backward) {
   const parity_tensor_desc_t *t[SM_NT] = {d->inputs[0], backward ? d->inputs[1] : NULL, d->outputs[0]};

@@ -387,30 +387,32 @@ Test(conv2d, malformed_descriptors_are_rejected_with_a_message_and_output_untouc
   int64_t sx[4] = {1, 4, 5, 5}, sw[4] = {2, 4, 3, 3}, sb[1] = {2}, sy[4] = {1, 2, 3, 3};
   int64_t sw3[4] = {2, 3, 3, 3};
   expect_rejected(dev, &c, F, sx, sw3, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT,
-                  "weight has 3 input channels per group, input has 4 channels and groups=1");
+                  "weight [2,3,3,3] does not fit input [1,4,5,5] with groups=1: the weight has 3 input channels per group");
   int64_t sy_bad[4] = {1, 2, 4, 3};
-  expect_rejected(dev, &c, F, sx, sw, sb, sy_bad, 0, PARITY_STATUS_INVALID_ARGUMENT, "expected [1,2,3,3]");
-  expect_rejected(dev, &c, F, sx, sw, sb, sy_bad, 1, PARITY_STATUS_INVALID_ARGUMENT, "dy is [1,2,4,3], expected [1,2,3,3]");
+  expect_rejected(dev, &c, F, sx, sw, sb, sy_bad, 0, PARITY_STATUS_INVALID_ARGUMENT, "output [1,2,4,3] should be [1,2,3,3]");
+  expect_rejected(dev, &c, F, sx, sw, sb, sy_bad, 1, PARITY_STATUS_INVALID_ARGUMENT, "dy [1,2,4,3] should be [1,2,3,3]");
   int64_t sb_bad[1] = {3};
-  expect_rejected(dev, &c, F, sx, sw, sb_bad, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "bias is [3], expected [2]");
+  expect_rejected(dev, &c, F, sx, sw, sb_bad, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "bias [3] should be [2]");
   cfg_t g3 = c;
   g3.groups = 3;
-  expect_rejected(dev, &g3, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "not divisible by groups=3");
+  expect_rejected(dev, &g3, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "the input's 4 channels are not divisible by 3 groups");
   cfg_t s0 = c;
   s0.sh = 0;
-  expect_rejected(dev, &s0, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "stride (0,1) must be >= 1");
+  expect_rejected(dev, &s0, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "stride 0x1 must be >= 1");
   cfg_t d0 = c;
   d0.dw = 0;
-  expect_rejected(dev, &d0, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "dilation (1,0) must be >= 1");
+  expect_rejected(dev, &d0, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "dilation 1x0 must be >= 1");
   cfg_t pn = c;
   pn.pr = -1;
-  expect_rejected(dev, &pn, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "padding (0,0,0,-1)");
+  expect_rejected(dev, &pn, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "padding 0,0,0,-1 (top, bottom, left, right) must be >= 0");
   cfg_t big = c;
   big.dh = 3;
   expect_rejected(dev, &big, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "larger than the padded input 5x5");
   cfg_t g2 = c;
   g2.groups = 2;
   int64_t sw_g2[4] = {3, 2, 3, 3};
-  expect_rejected(dev, &g2, F, sx, sw_g2, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "3 output channels, not divisible by groups=2");
-  expect_rejected(dev, &c, PARITY_DTYPE_I64, sx, sw, sb, sy, 0, PARITY_STATUS_UNSUPPORTED, "dtype i64 is not supported");
+  expect_rejected(dev, &g2, F, sx, sw_g2, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "the weight's 3 output channels are not divisible by 2 groups");
+  expect_rejected(dev, &c, PARITY_DTYPE_I64, sx, sw, sb, sy, 0, PARITY_STATUS_UNSUPPORTED, "no i64 kernel (floating dtypes only)");
+  int64_t sw_empty[4] = {2, 4, 0, 3}; /* a window of no rows: the contract refuses it like a 0-wide pool window */
+  expect_rejected(dev, &c, F, sx, sw_empty, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "window 0x3 must be >= 1");
 }

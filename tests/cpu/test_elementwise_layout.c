@@ -483,22 +483,32 @@ static void expect_refused(int32_t op, int32_t dir, const int32_t *dts, const in
 Test(elementwise_layout, supports_rejects_malformed_descriptors_with_a_message_and_leaves_outputs_untouched) {
   const int32_t F32 = PARITY_DTYPE_F32, F64 = PARITY_DTYPE_F64, I32 = PARITY_DTYPE_I32;
   const int32_t BWD = PARITY_DIRECTION_BACKWARD, FWD = PARITY_DIRECTION_FORWARD;
-  const parity_status_t INV = PARITY_STATUS_INVALID_ARGUMENT;
-  expect_refused(PARITY_OP_ADD, FWD, (int32_t[]){F32, F32, F32}, (int64_t[]){4, 3, 4}, 2, 1, INV, "f32[3]", "f32[4]");
-  expect_refused(PARITY_OP_ADD, FWD, (int32_t[]){F32, F64, F32}, (int64_t[]){4, 4, 4}, 2, 1, INV, "f64[4]", "f32[4]");
-  expect_refused(PARITY_OP_EXP, BWD, (int32_t[]){F32, F32, F32, F32}, (int64_t[]){4, 4, 5, 4}, 3, 1, INV, "dy f32[5]", NULL);
-  expect_refused(PARITY_OP_EQ, FWD, (int32_t[]){F32, F32, F32}, (int64_t[]){4, 4, 4}, 2, 1, INV, "bool", NULL);
-  expect_refused(PARITY_OP_WHERE, FWD, (int32_t[]){F32, F32, F32, F32}, (int64_t[]){4, 4, 4, 4}, 3, 1, INV, "cond", NULL);
-  expect_refused(PARITY_OP_CAST, FWD, (int32_t[]){F32, I32}, (int64_t[]){4, 2}, 1, 1, INV, "i32[2]", NULL);
+  const parity_status_t INV = PARITY_STATUS_INVALID_ARGUMENT, UNS = PARITY_STATUS_UNSUPPORTED;
+  /* shapes: the operand contract (psup_check_operands) compares every operand with the output
+   * (forward) or the incoming gradient (backward) */
+  expect_refused(PARITY_OP_ADD, FWD, (int32_t[]){F32, F32, F32}, (int64_t[]){4, 3, 4}, 2, 1, INV,
+                 "input 1 (b) has shape [3]", "output 0 (c) has [4]");
+  expect_refused(PARITY_OP_EXP, BWD, (int32_t[]){F32, F32, F32, F32}, (int64_t[]){4, 4, 5, 4}, 3, 1, INV,
+                 "input 0 (x) has shape [4]", "the gradient, input 2 (dy) has [5]");
+  expect_refused(PARITY_OP_CAST, FWD, (int32_t[]){F32, I32}, (int64_t[]){4, 2}, 1, 1, INV, "input 0 (x) has shape [4]",
+                 "output 0 (y) has [2]");
+  /* dtypes: a mix, a non-bool compare output or where condition, is a dtype no kernel takes */
+  expect_refused(PARITY_OP_ADD, FWD, (int32_t[]){F32, F64, F32}, (int64_t[]){4, 4, 4}, 2, 1, UNS,
+                 "input 1 (b) is f64, expected f32 (no mixed dtypes)", NULL);
+  expect_refused(PARITY_OP_EQ, FWD, (int32_t[]){F32, F32, F32}, (int64_t[]){4, 4, 4}, 2, 1, UNS,
+                 "output must be bool, got f32", NULL);
+  expect_refused(PARITY_OP_WHERE, FWD, (int32_t[]){F32, F32, F32, F32}, (int64_t[]){4, 4, 4, 4}, 3, 1, UNS,
+                 "condition (input 0) must be bool, got f32", NULL);
   expect_refused(PARITY_OP_MAXIMUM, BWD, (int32_t[]){F32, F32, F32, F32, F32, F64}, (int64_t[]){4, 4, 4, 4, 4, 4}, 4, 2,
-                 INV, "db f64[4]", NULL);
+                 UNS, "output 1 (db) is f64, expected f32", NULL);
 }
 
 Test(elementwise_layout, supports_reports_unprovided_dtype_op_pairs_as_unsupported) {
   const int32_t I32 = PARITY_DTYPE_I32, I64 = PARITY_DTYPE_I64, BOOL = PARITY_DTYPE_BOOL, F16 = PARITY_DTYPE_F16;
   const int32_t BWD = PARITY_DIRECTION_BACKWARD, FWD = PARITY_DIRECTION_FORWARD;
   const parity_status_t UNS = PARITY_STATUS_UNSUPPORTED;
-  expect_refused(PARITY_OP_EXP, FWD, (int32_t[]){I32, I32}, (int64_t[]){4, 4}, 1, 1, UNS, "i32", "f32");
+  expect_refused(PARITY_OP_EXP, FWD, (int32_t[]){I32, I32}, (int64_t[]){4, 4}, 1, 1, UNS, "no i32 kernel",
+                 "floating dtypes only");
   expect_refused(PARITY_OP_DIV, FWD, (int32_t[]){I64, I64, I64}, (int64_t[]){4, 4, 4}, 2, 1, UNS, "i64", NULL);
   expect_refused(PARITY_OP_ADD, FWD, (int32_t[]){BOOL, BOOL, BOOL}, (int64_t[]){4, 4, 4}, 2, 1, UNS, "bool", NULL);
   expect_refused(PARITY_OP_NEG, FWD, (int32_t[]){BOOL, BOOL}, (int64_t[]){4, 4}, 1, 1, UNS, "bool", NULL);

@@ -388,17 +388,19 @@ Test(matmul, malformed_descriptors_are_rejected_with_a_message_and_output_untouc
   const int32_t F = PARITY_DTYPE_F32;
   int64_t a34[2] = {3, 4}, b45[2] = {4, 5}, b55[2] = {5, 5}, c35[2] = {3, 5}, c36[2] = {3, 6}, c25[2] = {2, 5};
   expect_rejected(dev, F, a34, F, b55, F, c35, 2, 0, PARITY_STATUS_INVALID_ARGUMENT, "a has 4 columns but b has 5 rows");
-  expect_rejected(dev, F, a34, F, b45, F, c36, 2, 0, PARITY_STATUS_INVALID_ARGUMENT, "expected [..,3,5]");
-  expect_rejected(dev, F, a34, F, b45, F, c25, 2, 0, PARITY_STATUS_INVALID_ARGUMENT, "expected [..,3,5]");
+  expect_rejected(dev, F, a34, F, b45, F, c36, 2, 0, PARITY_STATUS_INVALID_ARGUMENT, "c should be [..,3,5]");
+  expect_rejected(dev, F, a34, F, b45, F, c25, 2, 0, PARITY_STATUS_INVALID_ARGUMENT, "c should be [..,3,5]");
   int64_t ba[3] = {2, 3, 4}, bb[3] = {3, 4, 5}, bc[3] = {2, 3, 5};
-  expect_rejected(dev, F, ba, F, bb, F, bc, 3, 0, PARITY_STATUS_INVALID_ARGUMENT, "batch axis 0 of b");
+  expect_rejected(dev, F, ba, F, bb, F, bc, 3, 0, PARITY_STATUS_INVALID_ARGUMENT, "batch axis 0 of b is 3, c has 2");
   int64_t v4[1] = {4}, v1[1] = {1};
   expect_rejected(dev, F, v4, F, v4, F, v1, 1, 0, PARITY_STATUS_INVALID_ARGUMENT, "rank >= 2");
   expect_rejected(dev, PARITY_DTYPE_I32, a34, PARITY_DTYPE_I32, b45, PARITY_DTYPE_I32, c35, 2, 0,
-                  PARITY_STATUS_UNSUPPORTED, "dtype i32 is not supported");
-  expect_rejected(dev, F, a34, PARITY_DTYPE_F64, b45, F, c35, 2, 0, PARITY_STATUS_INVALID_ARGUMENT, "one dtype per op");
+                  PARITY_STATUS_UNSUPPORTED, "no i32 kernel (floating dtypes only)");
+  /* the operand contract refuses a mix as UNSUPPORTED (the core promotes before launching) */
+  expect_rejected(dev, F, a34, PARITY_DTYPE_F64, b45, F, c35, 2, 0, PARITY_STATUS_UNSUPPORTED,
+                  "input 1 (b) is f64, expected f32 (no mixed dtypes)");
   int64_t wrong_da[2] = {3, 5};
-  expect_rejected(dev, F, a34, F, b45, F, wrong_da, 2, 1, PARITY_STATUS_INVALID_ARGUMENT, "da is [3,5] but must have the shape of a [3,4]");
+  expect_rejected(dev, F, a34, F, b45, F, wrong_da, 2, 1, PARITY_STATUS_INVALID_ARGUMENT, "output 0 (da) has shape [3,5], a has [3,4]");
 }
 
 /* Small products (at most 4096 multiply-adds, k <= 256) skip packing (gemm.c): each element must

@@ -373,27 +373,27 @@ Test(pool2d, malformed_descriptors_are_rejected_with_a_message_and_output_untouc
   const pcfg_t ok = {1, 2, 4, 4, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 0};
   int64_t sy[4] = {1, 2, 2, 2}, sy_bad[4] = {1, 2, 3, 2};
   pcfg_t c = ok;
-  expect_rejected(dev, MAXP, &c, F, sy_bad, 0, PARITY_STATUS_INVALID_ARGUMENT, "output is [1,2,3,2], expected [1,2,2,2]");
-  expect_rejected(dev, AVG, &c, F, sy_bad, 1, PARITY_STATUS_INVALID_ARGUMENT, "y is [1,2,3,2], expected [1,2,2,2]");
+  expect_rejected(dev, MAXP, &c, F, sy_bad, 0, PARITY_STATUS_INVALID_ARGUMENT, "output [1,2,3,2] should be [1,2,2,2]");
+  expect_rejected(dev, AVG, &c, F, sy_bad, 1, PARITY_STATUS_INVALID_ARGUMENT, "y [1,2,3,2] should be [1,2,2,2]");
   c.pt = 2;
-  expect_rejected(dev, MAXP, &c, F, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "padding (2,0,0,0) (top, bottom, left, right) must be between 0 and half the kernel (2,2)");
+  expect_rejected(dev, MAXP, &c, F, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "padding 2,0,0,0 (top, bottom, left, right) must be at most half the 2x2 window");
   c = ok, c.pl = -1;
-  expect_rejected(dev, AVG, &c, F, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "padding (0,0,-1,0)");
+  expect_rejected(dev, AVG, &c, F, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "padding 0,0,-1,0 (top, bottom, left, right) must be >= 0");
   c = ok, c.kw = 0;
-  expect_rejected(dev, MAXP, &c, F, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "kernel (2,0) must be >= 1");
+  expect_rejected(dev, MAXP, &c, F, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "window 2x0 must be >= 1");
   c = ok, c.sw = 0;
-  expect_rejected(dev, MAXP, &c, F, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "stride (2,0) must be >= 1");
+  expect_rejected(dev, MAXP, &c, F, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "stride 2x0 must be >= 1");
   c = ok, c.dh = 0;
-  expect_rejected(dev, MAXP, &c, F, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "dilation (0,1) must be >= 1");
+  expect_rejected(dev, MAXP, &c, F, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "dilation 0x1 must be >= 1");
   c = ok, c.kh = 5;
   expect_rejected(dev, MAXP, &c, F, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "larger than the padded input 4x4");
   c = ok, c.cip = 2;
-  expect_rejected(dev, AVG, &c, F, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "count_include_pad=2 must be 0 or 1");
+  expect_rejected(dev, AVG, &c, F, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "count_include_pad 2 must be 0 or 1");
   /* height 2, window 2 with dilation 3 and padding 1: taps at -1 and 2, both outside */
   const pcfg_t dil = {1, 1, 2, 4, 2, 2, 1, 2, 1, 1, 0, 0, 3, 1, 0};
   int64_t sy_dil[4] = {1, 1, 1, 2};
   expect_rejected(dev, MAXP, &dil, F, sy_dil, 0, PARITY_STATUS_INVALID_ARGUMENT, "window 0 along height covers only padding");
-  expect_rejected(dev, MAXP, &ok, PARITY_DTYPE_I32, sy, 0, PARITY_STATUS_UNSUPPORTED, "dtype i32 is not supported");
+  expect_rejected(dev, MAXP, &ok, PARITY_DTYPE_I32, sy, 0, PARITY_STATUS_UNSUPPORTED, "no i32 kernel (floating dtypes only)");
 }
 
 /* ---- windows without padding or dilation (pool_dense.h): bitwise the documented loops -------- */

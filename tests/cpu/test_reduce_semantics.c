@@ -191,7 +191,7 @@ Test(reduce, max_over_an_empty_axis_is_invalid) {
     pt_tensor y = pt_tensor_new(dev, is_arg(ops[k]) ? PARITY_DTYPE_I64 : PARITY_DTYPE_F32, 2, ys, NULL);
     cr_assert_eq(run_fwd(dev, ops[k], &x, &y, 2), PARITY_STATUS_INVALID_ARGUMENT);
     cr_assert(strstr(parity_last_error(), psup_op_name(ops[k])) && strstr(parity_last_error(), "empty") &&
-              strstr(parity_last_error(), "f32[3,0]"), "%s", parity_last_error());
+              strstr(parity_last_error(), "axis 1 of input [3,0] has size 0"), "%s", parity_last_error());
     pt_tensor_free(&x), pt_tensor_free(&y);
   }
   /* ... even when y has no elements, as numpy does */

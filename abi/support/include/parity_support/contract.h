@@ -26,8 +26,11 @@ typedef struct psup_caps_t {
  * psup_check_op_desc) follows the operand contract for its op kind on a device with `caps`:
  * dtypes (integers forward only and never for FLOAT ops; bool only for compare, select, cast and
  * the forward of sum/max/min/argmax/argmin), equal dtypes where the contract needs them, every
- * shape, reduce axes, softmax axis, conv/pool geometry and bias. Else UNSUPPORTED (a dtype the
- * device or op lacks) or INVALID_ARGUMENT (a broken contract), with a message in msg. */
+ * shape, reduce axes, softmax axis, conv/pool geometry (windows of at least 1x1; every pooling
+ * window holds an input element) and bias. Else UNSUPPORTED (a dtype the device or op lacks, a
+ * mix of dtypes) or INVALID_ARGUMENT (a broken contract), with a message in msg that names the
+ * operand and the rule: "cpu: matmul forward: a [3,4] times b [5,5] cannot give c [3,5]: a has 4
+ * columns but b has 5 rows". */
 int32_t psup_check_operands(const parity_op_desc_t *d, const psup_caps_t *caps, char *msg, size_t msg_size);
 
 /* Output extent of one conv/pool axis: floor((in + pad0 + pad1 - dil*(k-1) - 1) / stride) + 1;
