@@ -95,13 +95,10 @@ static int32_t g_init(void) {
 }
 static void g_shutdown(void) { psup_kit_slots_reset(&kit); }
 
-static int32_t g_open(uint32_t index, parity_plugin_device_t **out) {
-  const psup_kit_slot_t *s = psup_kit_slot_at(&kit, index);
-  if (!s) return fail(PARITY_STATUS_OUT_OF_RANGE, "device %u does not exist", index);
-  parity_plugin_device_t *dev = calloc(1, sizeof *dev);
-  if (!dev) return fail(PARITY_STATUS_OUT_OF_MEMORY, "device_open: out of host memory");
-  dev->slot = s;
-  *out = dev;
+/* device_open: the kit allocates the zeroed device for an existing slot; a real plugin opens its
+ * context and queue here (and on failure the kit calls g_close) */
+static int32_t g_device_init(parity_plugin_device_t *dev, uint32_t index) {
+  dev->slot = psup_kit_slot_at(&kit, index);
   return PARITY_STATUS_OK;
 }
 static void g_close(parity_plugin_device_t *dev) {
@@ -226,6 +223,9 @@ static psup_kit_t kit = {
     .slot_size = sizeof slots[0],
     .max_slots = 1,
     .slot_of = slot_of,
+    .device_size = sizeof(parity_plugin_device_t),
+    .device_init = g_device_init,
+    .device_close = g_close,
     .family = {[PARITY_FAMILY_ELEMENTWISE] = {ew_launch, ew_launch, ew_supports}},
     .buffers = {g_size, g_write, g_read, g_copy, g_fill},
 };
@@ -234,7 +234,7 @@ PSUP_KIT_ENTRIES(kit)
 
 static const parity_plugin_api_t api = {
     .struct_size = sizeof(parity_plugin_api_t),
-    .init = g_init, .shutdown = g_shutdown, .device_open = g_open, .device_close = g_close,
+    .init = g_init, .shutdown = g_shutdown, .device_close = g_close,
     .buffer_alloc = g_alloc, .buffer_free = g_free, .synchronize = g_sync,
     PSUP_KIT_API_FIELDS,
 };

@@ -10,25 +10,6 @@
 #include "cu_internal.h"
 #include "parity_support/layout.h"
 
-int cu_class_of(int32_t dtype) {
-  switch (dtype) {
-    case PARITY_DTYPE_F64: return CU_CLASS_D;
-    case PARITY_DTYPE_I32: case PARITY_DTYPE_BOOL: return CU_CLASS_I;
-    case PARITY_DTYPE_I64: return CU_CLASS_L;
-    default: return CU_CLASS_F;
-  }
-}
-
-const char *cu_class_name(int cls) {
-  static const char *const names[CU_CLASS_COUNT] = {"f32", "f64", "i32", "i64"};
-  return cls >= 0 && cls < CU_CLASS_COUNT ? names[cls] : "?";
-}
-
-static const char *const kernel_names[CU_K_COUNT] = {
-#define CU_X_(n, f) #n,
-    CU_KERNEL_LIST(CU_X_)
-#undef CU_X_
-};
 static const int kernel_family[CU_K_COUNT] = {
 #define CU_X_(n, f) CU_FAM_##f,
     CU_KERNEL_LIST(CU_X_)
@@ -113,8 +94,8 @@ static int32_t get_function(parity_plugin_device_t *dev, int cls, int kid, CUfun
     int32_t st = load_module(dev, fam, cls);
     if (st != PARITY_STATUS_OK) return st;
   }
-  CU_CHECK(dev, cu_drv.cuModuleGetFunction(&dev->fn[cls][kid], dev->mod[fam][cls], kernel_names[kid]),
-           "cuModuleGetFunction", kernel_names[kid]);
+  CU_CHECK(dev, cu_drv.cuModuleGetFunction(&dev->fn[cls][kid], dev->mod[fam][cls], kp_kernel_name(kid)),
+           "cuModuleGetFunction", kp_kernel_name(kid));
   *out = dev->fn[cls][kid];
   return PARITY_STATUS_OK;
 }
@@ -150,20 +131,12 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
   return load_module(dev, CU_FAM_EW, CU_CLASS_F);
 }
 
-int32_t cu_device_open(uint32_t index, parity_plugin_device_t **out_dev) {
-  void *mem;
-  int32_t st = psup_kit_device_new(&cu_kit, index, sizeof(parity_plugin_device_t), &mem);
-  if (st != PARITY_STATUS_OK) return st;
-  parity_plugin_device_t *dev = mem;
+/* device_open's part (the kit, parity_support/gpu_kit.h, allocates the zeroed device and closes it
+ * when this fails) */
+int32_t cu_device_init(parity_plugin_device_t *dev, uint32_t index) {
   dev->index = index;
   dev->slot = cu_slot(index);
-  st = open_objects(dev);
-  if (st != PARITY_STATUS_OK) {
-    cu_device_close(dev);
-    return st;
-  }
-  *out_dev = dev;
-  return PARITY_STATUS_OK;
+  return open_objects(dev);
 }
 
 int32_t cu_run(parity_plugin_device_t *dev, int cls, int kid, const cu_geom_t *g, void **args) {
@@ -172,13 +145,13 @@ int32_t cu_run(parity_plugin_device_t *dev, int cls, int kid, const cu_geom_t *g
   if (st != PARITY_STATUS_OK) return st;
   CU_CHECK(dev, cu_drv.cuLaunchKernel(f, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2], 0,
                                       dev->stream, args, NULL),
-           "cuLaunchKernel", kernel_names[kid]);
+           "cuLaunchKernel", kp_kernel_name(kid));
   return PARITY_STATUS_OK;
 }
 
 int32_t cu_run_items(parity_plugin_device_t *dev, int cls, int kid, int64_t items, uint32_t nargs, void **args) {
   void *all[16];
-  if (nargs + 1 > 16) return cu_fail(PARITY_STATUS_INTERNAL, "%s: too many arguments", kernel_names[kid]);
+  if (nargs + 1 > 16) return cu_fail(PARITY_STATUS_INTERNAL, "%s: too many arguments", kp_kernel_name(kid));
   int64_t n = items; /* the kernel's `long n` */
   all[0] = args[0];
   all[1] = &n;

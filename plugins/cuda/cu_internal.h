@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "kernel_params.h"
-#include "kp_kernels.h"
+#include "kp_host.h"
 #include "parity_plugin.h"
 #include "parity_support/contract.h"
 #include "parity_support/desc.h"
@@ -144,8 +144,9 @@ int32_t cu_res_fail(cu_device_t *dev, CUresult res, const char *call, const char
 /* ---- compute classes, modules and kernels --------------------------------------------------- */
 typedef enum { CU_CLASS_F = 0, CU_CLASS_D, CU_CLASS_I, CU_CLASS_L, CU_CLASS_COUNT } cu_class_t;
 typedef enum { CU_FAM_EW = 0, CU_FAM_RED, CU_FAM_SMX, CU_FAM_MM, CU_FAM_CONV, CU_FAM_COUNT } cu_fam_t;
-int cu_class_of(int32_t dtype);
-const char *cu_class_name(int cls);
+/* the classes and names of plugins/kernels/host (kp_names.c) */
+#define cu_class_of kp_class_of
+#define cu_class_name kp_class_name
 
 /* X(kernel, family): plugins/kernels/host/kp_kernels.h, one list with the OpenCL plugin (CU_K_<name> is
  * KP_K_<name>; the OpenCL-only kernels have ids but no function in the modules) */
@@ -237,15 +238,7 @@ int64_t cu_elem_base(const parity_tensor_desc_t *t);
 CUdeviceptr cu_ptr_of(const parity_tensor_desc_t *t);
 
 /* ---- kernel families --------------------------------------------------------------------------- */
-#define CU_FAMILY(name)                                                                        \
-  int32_t cu_##name##_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d);         \
-  int32_t cu_##name##_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
-CU_FAMILY(elementwise)
-CU_FAMILY(reduce)
-CU_FAMILY(matmul)
-CU_FAMILY(conv2d)
-CU_FAMILY(softmax)
-#undef CU_FAMILY
+PSUP_KIT_DECLARE_FAMILIES(cu);
 
 
 #endif

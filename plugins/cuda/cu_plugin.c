@@ -122,6 +122,7 @@ psup_kit_t cu_kit = {
     .backend = "cuda",
     PSUP_KIT_SLOTS(slots),
     .slot_of = slot_of,
+    PSUP_KIT_DEVICES(cu),
     .enter = cu_enter, /* refuses a poisoned context, makes the device's context current */
     PSUP_KIT_FAMILIES(cu, NULL, NULL, NULL, NULL, NULL),
     .buffers = PSUP_KIT_TRANSFERS(cu, buffer_size),

@@ -9,25 +9,6 @@
 #include "parity_support/desc.h"
 #include "cl_internal.h"
 
-int ocl_class_of(int32_t dtype) {
-  switch (dtype) {
-    case PARITY_DTYPE_F64: return OCL_CLASS_D;
-    case PARITY_DTYPE_I32: case PARITY_DTYPE_BOOL: return OCL_CLASS_I;
-    case PARITY_DTYPE_I64: return OCL_CLASS_L;
-    default: return OCL_CLASS_F;
-  }
-}
-
-const char *ocl_class_name(int cls) {
-  static const char *const names[OCL_CLASS_COUNT] = {"f32", "f64", "i32", "i64"};
-  return cls >= 0 && cls < OCL_CLASS_COUNT ? names[cls] : "?";
-}
-
-static const char *const kernel_names[OCL_K_COUNT] = {
-#define OCL_X_(n, src) #n,
-    OCL_KERNEL_LIST(OCL_X_)
-#undef OCL_X_
-};
 
 /* Fewest items per work-item on the contiguous layout: kernels whose items are single elements
  * (elementwise) start a second work-item only past this many. */
@@ -61,7 +42,6 @@ int ocl_program_kernel(int kid, ocl_var_t v) {
   return q >= 0 && q < kid ? q : kid;
 }
 
-const char *ocl_kernel_name(int kid) { return kid >= 0 && kid < OCL_K_COUNT ? kernel_names[kid] : "?"; }
 
 void ocl_device_close(parity_plugin_device_t *dev) {
   if (!dev) return;
@@ -113,20 +93,12 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
   return ocl_tier_mode(s, &dev->tier);
 }
 
-int32_t ocl_device_open(uint32_t index, parity_plugin_device_t **out_dev) {
-  void *mem;
-  int32_t st = psup_kit_device_new(&ocl_kit, index, sizeof(parity_plugin_device_t), &mem);
-  if (st != PARITY_STATUS_OK) return st;
-  parity_plugin_device_t *dev = mem;
+/* device_open's part (the kit, parity_support/gpu_kit.h, allocates the zeroed device and closes it
+ * when this fails) */
+int32_t ocl_device_init(parity_plugin_device_t *dev, uint32_t index) {
   dev->index = index;
   dev->slot = ocl_slot(index);
-  st = open_objects(dev);
-  if (st != PARITY_STATUS_OK) {
-    ocl_device_close(dev);
-    return st;
-  }
-  *out_dev = dev;
-  return PARITY_STATUS_OK;
+  return open_objects(dev);
 }
 
 /* Set args[0..n) as arguments first.. of p's kernel, skipping values it already holds. */
@@ -140,7 +112,7 @@ static int32_t set_args(ocl_prog_t *p, int kid, uint32_t first, uint32_t n, cons
     if (cacheable && c->size[a] == size && memcmp(c->value[a], args[i].value, size) == 0) continue;
     cl_int e = clSetKernelArg(p->kern, a, size, args[i].value);
     if (c && a < OCL_MAX_ARGS) c->size[a] = 0;
-    OCL_CHECK(e, "clSetKernelArg", kernel_names[kid]);
+    OCL_CHECK(e, "clSetKernelArg", kp_kernel_name(kid));
     if (cacheable) {
       memcpy(c->value[a], args[i].value, size);
       c->size[a] = (uint16_t)size;
@@ -156,7 +128,7 @@ int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims
   if (st == PARITY_STATUS_OK) st = set_args(p, kid, 0, nargs, args);
   if (st != PARITY_STATUS_OK) return st;
   OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, dims, NULL, global, local, 0, NULL, NULL),
-            "clEnqueueNDRangeKernel", kernel_names[kid]);
+            "clEnqueueNDRangeKernel", kp_kernel_name(kid));
   return PARITY_STATUS_OK;
 }
 
@@ -190,7 +162,7 @@ int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t
   if (st == PARITY_STATUS_OK && nargs > 1) st = set_args(p, kid, 3, nargs - 1, args + 1);
   if (st != PARITY_STATUS_OK) return st;
   OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, 1, NULL, &g, &l, 0, NULL, NULL),
-            "clEnqueueNDRangeKernel", kernel_names[kid]);
+            "clEnqueueNDRangeKernel", kp_kernel_name(kid));
   return PARITY_STATUS_OK;
 }
 
@@ -208,7 +180,7 @@ int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_iter
   if (st == PARITY_STATUS_OK && nargs) st = set_args(p, kid, 1, nargs, args);
   if (st != PARITY_STATUS_OK) return st;
   OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, 1, NULL, &g, &l, 0, NULL, NULL),
-            "clEnqueueNDRangeKernel", kernel_names[kid]);
+            "clEnqueueNDRangeKernel", kp_kernel_name(kid));
   return PARITY_STATUS_OK;
 }
 

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "kernel_params.h"
-#include "kp_kernels.h"
+#include "kp_host.h"
 #include "parity_plugin.h"
 #include "parity_support/contract.h"
 #include "parity_support/desc.h"
@@ -43,8 +43,9 @@ int32_t ocl_cl_fail(cl_int err, const char *call, const char *what);
 typedef enum { OCL_CLASS_F = 0, OCL_CLASS_D, OCL_CLASS_I, OCL_CLASS_L, OCL_CLASS_COUNT } ocl_class_t;
 
 /* Class that computes `dtype` (F for f32/f16/bf16, I for i32/bool, ...). */
-int ocl_class_of(int32_t dtype);
-const char *ocl_class_name(int cls);
+/* the classes and names of plugins/kernels/host (kp_names.c) */
+#define ocl_class_of kp_class_of
+#define ocl_class_name kp_class_name
 
 /* Every kernel and the family file (index into the embedded sources after kernel_common.k.h) it lives in:
  * plugins/kernels/host/kp_kernels.h, one list with the CUDA plugin (OCL_K_<name> is KP_K_<name>).
@@ -60,7 +61,7 @@ typedef enum {
 } ocl_kernel_id_t;
 
 /* "ew_binary" */
-const char *ocl_kernel_name(int kid);
+#define ocl_kernel_name kp_kernel_name
 /* The kernel built in the same program as `kid` in variant `v` (-1: none). A forward kernel and
  * the backward one a gradient runs with it (same variant: op and dtype) share a program, so the
  * pair pays the driver's fixed cost per program once (PoCL: ~80 ms, parsing its OpenCL C header
@@ -258,15 +259,7 @@ cl_mem ocl_mem_of(const parity_tensor_desc_t *t);
 /* ---- kernel families ------------------------------------------------------------------------ */
 /* Entered through the host kit (cl_plugin.c's ocl_kit), which checks the operand contract and
  * element-aligned offsets first; matmul adds a device limit of its own. */
-#define OCL_FAMILY(name)                                                                        \
-  int32_t ocl_##name##_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d);         \
-  int32_t ocl_##name##_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
-OCL_FAMILY(elementwise)
-OCL_FAMILY(reduce)
-OCL_FAMILY(matmul)
-OCL_FAMILY(conv2d)
-OCL_FAMILY(softmax)
-#undef OCL_FAMILY
+PSUP_KIT_DECLARE_FAMILIES(ocl);
 int32_t ocl_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);
 
 

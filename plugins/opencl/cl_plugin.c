@@ -161,6 +161,7 @@ psup_kit_t ocl_kit = {
     .backend = "opencl",
     PSUP_KIT_SLOTS(slots),
     .slot_of = slot_of,
+    PSUP_KIT_DEVICES(ocl),
     PSUP_KIT_FAMILIES(ocl, NULL, NULL, ocl_matmul_supports, NULL, NULL),
     .buffers = PSUP_KIT_TRANSFERS(ocl, buffer_size),
 };

@@ -104,11 +104,9 @@ static int32_t create_device(parity_plugin_device_t *dev) {
   return PARITY_STATUS_OK;
 }
 
-int32_t vkp_device_open(uint32_t index, parity_plugin_device_t **out_dev) {
-  void *mem;
-  int32_t st = psup_kit_device_new(&vkp_kit, index, sizeof(parity_plugin_device_t), &mem);
-  if (st != PARITY_STATUS_OK) return st;
-  parity_plugin_device_t *dev = mem;
+/* device_open's part (the kit, parity_support/gpu_kit.h, allocates the zeroed device and closes it
+ * when this fails) */
+int32_t vkp_device_init(parity_plugin_device_t *dev, uint32_t index) {
   dev->index = index;
   dev->slot = vkp_slot(index);
   /* CPU implementations: few large groups with long per-invocation loops; GPUs: fill the device
@@ -123,15 +121,10 @@ int32_t vkp_device_open(uint32_t index, parity_plugin_device_t **out_dev) {
   /* test only: drop the barriers between dependent commands of a batch, so that the validation
    * layer's synchronization checks can be shown to catch a missing one */
   dev->unsafe_no_barriers = vkp_knobs.unsafe_no_barriers;
-  st = create_device(dev);
+  int32_t st = create_device(dev);
   if (st == PARITY_STATUS_OK) st = vkp_batch_init(dev);
   if (st == PARITY_STATUS_OK) st = vkp_mathtab_create(dev);
   if (st == PARITY_STATUS_OK) st = vkp_pipeline_cache_load(dev);
   if (st == PARITY_STATUS_OK) st = vkp_probe(dev);
-  if (st != PARITY_STATUS_OK) {
-    vkp_device_close(dev);
-    return st;
-  }
-  *out_dev = dev;
-  return PARITY_STATUS_OK;
+  return st;
 }

@@ -256,16 +256,13 @@ int32_t vkp_pipeline_cache_load(parity_plugin_device_t *dev);
 void vkp_pipeline_cache_save(parity_plugin_device_t *dev);
 
 /* ---- kernel families ------------------------------------------------------------------------- */
-#define VKP_FAMILY(name)                                                                     \
-  int32_t vkp_##name##_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);     \
-  int32_t vkp_##name##_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d);      \
-  int32_t vkp_##name##_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
-VKP_FAMILY(elementwise)
-VKP_FAMILY(reduce)
-VKP_FAMILY(matmul)
-VKP_FAMILY(conv2d)
-VKP_FAMILY(softmax)
-#undef VKP_FAMILY
+PSUP_KIT_DECLARE_FAMILIES(vkp);
+/* each family's device limits beyond the operand contract (the kit's families table) */
+int32_t vkp_elementwise_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);
+int32_t vkp_reduce_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);
+int32_t vkp_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);
+int32_t vkp_conv2d_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);
+int32_t vkp_softmax_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);
 
 /* The variant named "<kernel>_<suffix>" (suffix NULL: "<kernel>"), or -1 with UNSUPPORTED reported. */
 int vkp_spv_find(const char *kernel, const char *suffix);

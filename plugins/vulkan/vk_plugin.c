@@ -295,6 +295,7 @@ psup_kit_t vkp_kit = {
     .backend = "vulkan",
     PSUP_KIT_SLOTS(slots),
     .slot_of = slot_of,
+    PSUP_KIT_DEVICES(vkp),
     .check = check_window, /* descriptor ranges every family binds */
     PSUP_KIT_FAMILIES(vkp, vkp_elementwise_supports, vkp_reduce_supports, vkp_matmul_supports,
                       vkp_conv2d_supports, vkp_softmax_supports),

@@ -6,6 +6,7 @@
  * transfer function is called. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "parity_support/gpu_kit.h"
@@ -54,6 +55,17 @@ static int32_t enter(parity_plugin_device_t *dev) {
   return dev->enter_status;
 }
 static const psup_kit_slot_t *slot_of(const parity_plugin_device_t *dev) { return dev->slot; }
+static psup_kit_slot_t slots[2];
+static psup_kit_t kit;
+static int closed, init_status;
+static int32_t device_init(parity_plugin_device_t *dev, uint32_t index) {
+  dev->slot = psup_kit_slot_at(&kit, index);
+  return init_status;
+}
+static void device_close(parity_plugin_device_t *dev) {
+  closed++;
+  free(dev);
+}
 static uint64_t size_of(const parity_plugin_buffer_t *b) { return b->size; }
 static int32_t write_fn(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, const void *src,
                         uint64_t size) {
@@ -79,7 +91,6 @@ static int32_t fill_fn(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, u
   return PARITY_STATUS_OK;
 }
 
-static psup_kit_slot_t slots[2];
 static psup_kit_t kit = {
     .backend = "fake",
     .host = &host,
@@ -87,6 +98,9 @@ static psup_kit_t kit = {
     .slot_size = sizeof slots[0],
     .max_slots = 2,
     .slot_of = slot_of,
+    .device_size = sizeof(struct parity_plugin_device_t),
+    .device_init = device_init,
+    .device_close = device_close,
     .check = shared_check,
     .enter = enter,
     .family = {[PARITY_FAMILY_ELEMENTWISE] = {run, run, family_supports}},
@@ -94,7 +108,7 @@ static psup_kit_t kit = {
 };
 
 static void setup(void) {
-  ran = family_checked = shared_checked = transfers = 0;
+  ran = family_checked = shared_checked = transfers = closed = init_status = 0;
   last_error[0] = last_log[0] = 0;
   psup_kit_slots_reset(&kit);
   psup_kit_slot_t *s = psup_kit_slot_add(&kit, "one");
@@ -221,4 +235,19 @@ Test(gpu_kit, buffer_entries_refuse_bad_arguments_before_the_plugin_sees_them) {
   cr_expect_eq(psup_kit_buffer_fill(&kit, &dev, &b, 4, 8, &pattern, 4), PARITY_STATUS_OK);
   cr_expect_eq(transfers, 4);
   cr_expect(dev.entered, "transfers enter the device");
+}
+
+Test(gpu_kit, device_open_checks_the_slot_and_closes_a_device_that_failed_to_open) {
+  parity_plugin_device_t *dev = NULL;
+  cr_expect_eq(psup_kit_device_open(&kit, 1, &dev), PARITY_STATUS_OUT_OF_RANGE);
+  cr_expect_str_eq(last_error, "fake: device 1 does not exist (1 devices)");
+  init_status = PARITY_STATUS_UNAVAILABLE;
+  cr_expect_eq(psup_kit_device_open(&kit, 0, &dev), PARITY_STATUS_UNAVAILABLE);
+  cr_expect_null(dev, "a device that failed to open was handed out");
+  cr_expect_eq(closed, 1, "the half-opened device was not closed");
+  init_status = PARITY_STATUS_OK;
+  cr_assert_eq(psup_kit_device_open(&kit, 0, &dev), PARITY_STATUS_OK);
+  cr_expect_eq(dev->slot, &slots[0]);
+  cr_expect_eq(dev->entered, 0, "the device was not zeroed");
+  device_close(dev);
 }

@@ -70,11 +70,16 @@ void *psup_kit_slot_add(psup_kit_t *k, const char *name) {
   return s;
 }
 
-int32_t psup_kit_device_new(const psup_kit_t *k, uint32_t index, size_t dev_size, void **out) {
+int32_t psup_kit_device_open(const psup_kit_t *k, uint32_t index, parity_plugin_device_t **out) {
   if (!psup_kit_slot_at(k, index))
     return psup_kit_fail(k, PARITY_STATUS_OUT_OF_RANGE, "device %u does not exist (%u devices)", index, k->slot_count);
-  void *dev = calloc(1, dev_size);
+  parity_plugin_device_t *dev = calloc(1, k->device_size);
   if (!dev) return psup_kit_fail(k, PARITY_STATUS_OUT_OF_MEMORY, "device_open: out of host memory");
+  int32_t st = k->device_init(dev, index);
+  if (st != PARITY_STATUS_OK) {
+    k->device_close(dev);
+    return st;
+  }
   *out = dev;
   return PARITY_STATUS_OK;
 }

@@ -7,15 +7,6 @@
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
 
-int kp_class_of(int32_t dtype) {
-  switch (dtype) {
-    case PARITY_DTYPE_F64: return KP_CLASS_D;
-    case PARITY_DTYPE_I32: case PARITY_DTYPE_BOOL: return KP_CLASS_I;
-    case PARITY_DTYPE_I64: return KP_CLASS_L;
-    default: return KP_CLASS_F;
-  }
-}
-
 static void set_operands(kp_ew_t *e, const parity_tensor_desc_t *const *t, uint32_t n) {
   e->nops = n;
   for (uint32_t k = 0; k < n; k++) e->t[k] = t[k];

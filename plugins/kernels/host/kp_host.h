@@ -21,6 +21,10 @@
 enum { KP_CLASS_F = 0, KP_CLASS_D, KP_CLASS_I, KP_CLASS_L, KP_CLASS_COUNT };
 /* The class that computes `dtype` (F for f32/f16/bf16, I for i32/bool, ...). */
 int kp_class_of(int32_t dtype);
+/* "f32", "f64", "i32", "i64" (kp_names.c) */
+const char *kp_class_name(int cls);
+/* A kernel's name in both dialects ("ew_binary"), "?" past the list (kp_names.c). */
+const char *kp_kernel_name(int kid);
 
 /* ---- elementwise (kp_elementwise.c) ------------------------------------------------------------
  * One launch of unary, binary, compare, select or cast, forward or backward. The operands are

@@ -61,6 +61,11 @@ typedef struct psup_kit_t {
   uint32_t max_slots, slot_count;
   /* the slot a device was opened on */
   const psup_kit_slot_t *(*slot_of)(const parity_plugin_device_t *dev);
+  /* device_open: a zeroed device of device_size bytes for an existing slot, filled by
+   * device_init; when that fails, device_close releases what it made */
+  size_t device_size;
+  int32_t (*device_init)(parity_plugin_device_t *dev, uint32_t index);
+  void (*device_close)(parity_plugin_device_t *dev);
   /* optional: checks before the families' own (a device limit every family shares) */
   psup_kit_op_fn check;
   /* optional: called before each kernel entry and transfer (CUDA: refuse a poisoned context,
@@ -88,9 +93,9 @@ void psup_kit_slots_reset(psup_kit_t *k);
 void *psup_kit_slot_add(psup_kit_t *k, const char *name);
 /* Slot `index`, NULL past the count. */
 void *psup_kit_slot_at(const psup_kit_t *k, uint32_t index);
-/* device_open's start: a zeroed device of dev_size bytes for slot `index` (out), or OUT_OF_RANGE
- * ("device <i> does not exist") / OUT_OF_MEMORY, reported. The slot: psup_kit_slot_at. */
-int32_t psup_kit_device_new(const psup_kit_t *k, uint32_t index, size_t dev_size, void **out);
+/* The ABI's device_open: OUT_OF_RANGE ("device <i> does not exist") for a slot that does not exist,
+ * OUT_OF_MEMORY, or device_init's status (after device_close); else *out. */
+int32_t psup_kit_device_open(const psup_kit_t *k, uint32_t index, parity_plugin_device_t **out);
 /* Set the info record's struct_size and the capability record from it (backend, device name,
  * dtype mask): after a slot's info is filled in. */
 void psup_kit_slot_ready(const psup_kit_t *k, psup_kit_slot_t *s);
@@ -129,7 +134,7 @@ int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, p
 
 /* The plugin's own entries the kit does not write, declared for prefix_ (cl_internal.h ...). */
 #define PSUP_KIT_DECLARE_PLUGIN(prefix)                                                                    \
-  int32_t prefix##_device_open(uint32_t index, parity_plugin_device_t **out_dev);                          \
+  int32_t prefix##_device_init(parity_plugin_device_t *dev, uint32_t index);                               \
   void prefix##_device_close(parity_plugin_device_t *dev);                                                 \
   int32_t prefix##_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out); \
   void prefix##_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b);                       \
@@ -143,6 +148,9 @@ int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, p
                                uint64_t size, const void *pattern, uint32_t psize);                        \
   int32_t prefix##_synchronize(parity_plugin_device_t *dev);                                               \
   const parity_plugin_api_t *prefix##_plugin_api(void)
+/* psup_kit_t's device fields for a plugin whose functions are named prefix_device_init/_close. */
+#define PSUP_KIT_DEVICES(prefix) \
+  .device_size = sizeof(parity_plugin_device_t), .device_init = prefix##_device_init, .device_close = prefix##_device_close
 /* psup_kit_t's slot fields for a static array of slots. */
 #define PSUP_KIT_SLOTS(array) \
   .slots = (array), .slot_size = sizeof(array)[0], .max_slots = (uint32_t)(sizeof(array) / sizeof(array)[0])
@@ -152,6 +160,16 @@ int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, p
   .family = {PSUP_KIT_FAMILY(ELEMENTWISE, prefix, elementwise, ew), PSUP_KIT_FAMILY(REDUCE, prefix, reduce, red), \
              PSUP_KIT_FAMILY(MATMUL, prefix, matmul, mm), PSUP_KIT_FAMILY(CONV2D, prefix, conv2d, conv),           \
              PSUP_KIT_FAMILY(SOFTMAX, prefix, softmax, smx)}
+/* The five families' forward and backward entries, named prefix_<family>_forward/_backward. */
+#define PSUP_KIT_DECLARE_FAMILY_(prefix, name)                                                 \
+  int32_t prefix##_##name##_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d); \
+  int32_t prefix##_##name##_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d)
+#define PSUP_KIT_DECLARE_FAMILIES(prefix)                                                     \
+  PSUP_KIT_DECLARE_FAMILY_(prefix, elementwise);                                              \
+  PSUP_KIT_DECLARE_FAMILY_(prefix, reduce);                                                   \
+  PSUP_KIT_DECLARE_FAMILY_(prefix, matmul);                                                   \
+  PSUP_KIT_DECLARE_FAMILY_(prefix, conv2d);                                                   \
+  PSUP_KIT_DECLARE_FAMILY_(prefix, softmax)
 /* A family's row of psup_kit_t.family for functions named prefix_name_forward/_backward. */
 #define PSUP_KIT_FAMILY(FAMILY, prefix, name, supports) \
   [PARITY_FAMILY_##FAMILY] = {prefix##_##name##_forward, prefix##_##name##_backward, supports}
@@ -172,6 +190,9 @@ int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, p
   static int32_t psup_kit_count_(uint32_t *out) { return psup_kit_device_count(&(kit), out); }             \
   static int32_t psup_kit_info_(uint32_t i, parity_device_info_t *out) {                                   \
     return psup_kit_device_info(&(kit), i, out);                                                           \
+  }                                                                                                        \
+  static int32_t psup_kit_open_(uint32_t index, parity_plugin_device_t **out) {                           \
+    return psup_kit_device_open(&(kit), index, out);                                                       \
   }                                                                                                        \
   static int32_t psup_kit_supports_(parity_plugin_device_t *dev, const parity_op_desc_t *d) {              \
     return psup_kit_supports(&(kit), dev, d);                                                              \
@@ -204,7 +225,6 @@ int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, p
   static const parity_plugin_api_t name = {.struct_size = sizeof(parity_plugin_api_t),                     \
                                            .init = prefix##_init,                                          \
                                            .shutdown = prefix##_shutdown,                                  \
-                                           .device_open = prefix##_device_open,                            \
                                            .device_close = prefix##_device_close,                          \
                                            .buffer_alloc = prefix##_buffer_alloc,                          \
                                            .buffer_free = prefix##_buffer_free,                            \
@@ -226,7 +246,8 @@ int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, p
 
 /* The parity_plugin_api_t fields PSUP_KIT_ENTRIES defines (PSUP_KIT_API adds the plugin's own). */
 #define PSUP_KIT_API_FIELDS                                                                                \
-  .get_device_count = psup_kit_count_, .get_device_info = psup_kit_info_, .supports = psup_kit_supports_,  \
+  .get_device_count = psup_kit_count_, .get_device_info = psup_kit_info_, .device_open = psup_kit_open_,    \
+  .supports = psup_kit_supports_,                                                                            \
   .buffer_write = psup_kit_write_, .buffer_read = psup_kit_read_, .buffer_copy = psup_kit_copy_,           \
   .buffer_fill = psup_kit_fill_, .elementwise_forward = psup_kit_elementwise_forward,                      \
   .elementwise_backward = psup_kit_elementwise_backward, .reduce_forward = psup_kit_reduce_forward,        \
