@@ -253,13 +253,20 @@ static double far_value(const cf_case_t *c, int32_t dt, int64_t i, const cf_spec
   return (-2.0 + 4.0 * cf_unit(r)) * scale;
 }
 
-static void fill_onehot(const cf_case_t *c, uint64_t key, cf_host_t *h) {
-  const cf_spec_t *s = &h->spec;
+/* Softmax row geometry of element i: its position along the axis (pos) and its row. */
+static void softmax_row(const cf_case_t *c, const cf_spec_t *s, int64_t i, int64_t *pos, int64_t *row) {
   int32_t axis = c->params.softmax.axis;
   int64_t inner = 1, n = s->shape[axis];
   for (uint32_t a = (uint32_t)axis + 1; a < s->rank; a++) inner *= s->shape[a];
+  *pos = (i / inner) % n;
+  *row = (i / (inner * n)) * inner + i % inner;
+}
+
+static void fill_onehot(const cf_case_t *c, uint64_t key, cf_host_t *h) {
+  int64_t n = h->spec.shape[c->params.softmax.axis];
   for (int64_t i = 0; i < h->count; i++) {
-    int64_t pos = (i / inner) % n, row = (i / (inner * n)) * inner + i % inner;
+    int64_t pos, row;
+    softmax_row(c, &h->spec, i, &pos, &row);
     cf_host_set(h, i, (int64_t)(cf_mix(key, (uint64_t)row) % (uint64_t)n) == pos ? 1.0 : 0.0);
   }
 }
@@ -359,12 +366,10 @@ static void fill_reduce_nan(uint64_t key, cf_host_t *h) {
  * two +inf, NaN with -inf, +inf with -inf (no NaN: the mass shared by the +inf entries), one +inf
  * among -inf, and an ordinary row. */
 static void fill_softmax_naninf(const cf_case_t *c, uint64_t key, cf_host_t *h) {
-  const cf_spec_t *s = &h->spec;
-  int32_t axis = c->params.softmax.axis;
-  int64_t inner = 1, n = s->shape[axis];
-  for (uint32_t a = (uint32_t)axis + 1; a < s->rank; a++) inner *= s->shape[a];
+  int64_t n = h->spec.shape[c->params.softmax.axis];
   for (int64_t i = 0; i < h->count; i++) {
-    int64_t pos = (i / inner) % n, row = (i / (inner * n)) * inner + i % inner;
+    int64_t pos, row;
+    softmax_row(c, &h->spec, i, &pos, &row);
     double v = random_in(D_LOGITS, cf_mix(key, (uint64_t)i));
     switch (row % 8) {
       case 0: if (pos == 3) v = NAN; else if (pos == 10) v = INFINITY; break;

@@ -171,21 +171,25 @@ static int32_t enter(const psup_kit_t *k, parity_plugin_device_t *dev) {
   return k->enter ? k->enter(dev) : PARITY_STATUS_OK;
 }
 
+/* A host transfer's checks: the range, a host pointer when there are bytes, the device entered. */
+static int32_t host_transfer(const psup_kit_t *k, parity_plugin_device_t *dev, const parity_plugin_buffer_t *b,
+                             uint64_t off, uint64_t size, const void *host, const char *what) {
+  int32_t st = range(k, b, off, size, what);
+  if (st == PARITY_STATUS_OK && size && !host)
+    st = psup_kit_fail(k, PARITY_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", what,
+                       what[7] == 'w' ? "source" : "destination");
+  return st != PARITY_STATUS_OK ? st : enter(k, dev);
+}
+
 int32_t psup_kit_buffer_write(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
                               uint64_t off, const void *src, uint64_t size) {
-  int32_t st = range(k, b, off, size, "buffer_write");
-  if (st == PARITY_STATUS_OK && size && !src)
-    st = psup_kit_fail(k, PARITY_STATUS_INVALID_ARGUMENT, "buffer_write: source is NULL");
-  if (st == PARITY_STATUS_OK) st = enter(k, dev);
+  int32_t st = host_transfer(k, dev, b, off, size, src, "buffer_write");
   return st != PARITY_STATUS_OK ? st : k->buffers.write(dev, b, off, src, size);
 }
 
 int32_t psup_kit_buffer_read(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
                              uint64_t off, void *dst, uint64_t size) {
-  int32_t st = range(k, b, off, size, "buffer_read");
-  if (st == PARITY_STATUS_OK && size && !dst)
-    st = psup_kit_fail(k, PARITY_STATUS_INVALID_ARGUMENT, "buffer_read: destination is NULL");
-  if (st == PARITY_STATUS_OK) st = enter(k, dev);
+  int32_t st = host_transfer(k, dev, b, off, size, dst, "buffer_read");
   return st != PARITY_STATUS_OK ? st : k->buffers.read(dev, b, off, dst, size);
 }
 
