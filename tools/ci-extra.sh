@@ -66,7 +66,7 @@ for job in $jobs; do
       # - the no-float64 device profile's conformance runs (PoCL and lavapipe without f64: the same
       #   f32/f16/bf16 kernels and host paths as the default runs, less f64) and OpenCL's run on the
       #   float32 library's division (a launch configuration of the same host code).
-      skip='^(dist_|install_kit$|vulkan_conform_validation$|vulkan_device$|cpu_.*_on_avx2$'
+      skip='^(dist_|install_kit$|vulkan_conform_validation$|cpu_.*_on_avx2$'
       skip="$skip|conform_opencl_(strided_layout|one_group|optimised_tier)$|vulkan_conform_(one_group|subgroup4)$"
       skip="$skip|cuda_emulated_conform_one_block$|conform_opencl_(no_fp64|pmathf_div)$|vulkan_conform_(validation_)?no_fp64$)"
       # Vulkan drivers stay mapped until exit (tools/lsan_keep_drivers.c says why): preloaded, and
@@ -77,8 +77,7 @@ for job in $jobs; do
       # (dist_multihost, the same parity-train and core/dist code over TCP between namespaces,
       # runs in make test only: about a minute)
       log "AddressSanitizer + UBSan: MPI and validation-layer tests, leaks not checked"
-      # (vulkan_device loads the validation layer in its own process for the write-after-read checks)
-      (cd build-asan && env ASAN_OPTIONS=detect_leaks=0 ctest -j "$JOBS" --output-on-failure -R '^(dist_|vulkan_conform_validation$|vulkan_device$)' -E '^dist_multihost$')
+      (cd build-asan && env ASAN_OPTIONS=detect_leaks=0 ctest -j "$JOBS" --output-on-failure -R '^(dist_|vulkan_conform_validation$)' -E '^dist_multihost$')
       ;;
     tsan)
       log "ThreadSanitizer build"
