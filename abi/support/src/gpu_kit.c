@@ -171,25 +171,25 @@ static int32_t enter(const psup_kit_t *k, parity_plugin_device_t *dev) {
   return k->enter ? k->enter(dev) : PARITY_STATUS_OK;
 }
 
-/* A host transfer's checks: the range, a host pointer when there are bytes, the device entered. */
+/* A host transfer's checks: the range, a host pointer (named `side`) when there are bytes, the device
+ * entered. */
 static int32_t host_transfer(const psup_kit_t *k, parity_plugin_device_t *dev, const parity_plugin_buffer_t *b,
-                             uint64_t off, uint64_t size, const void *host, const char *what) {
+                             uint64_t off, uint64_t size, const void *host, const char *what, const char *side) {
   int32_t st = range(k, b, off, size, what);
   if (st == PARITY_STATUS_OK && size && !host)
-    st = psup_kit_fail(k, PARITY_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", what,
-                       what[7] == 'w' ? "source" : "destination");
+    st = psup_kit_fail(k, PARITY_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", what, side);
   return st != PARITY_STATUS_OK ? st : enter(k, dev);
 }
 
 int32_t psup_kit_buffer_write(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
                               uint64_t off, const void *src, uint64_t size) {
-  int32_t st = host_transfer(k, dev, b, off, size, src, "buffer_write");
+  int32_t st = host_transfer(k, dev, b, off, size, src, "buffer_write", "source");
   return st != PARITY_STATUS_OK ? st : k->buffers.write(dev, b, off, src, size);
 }
 
 int32_t psup_kit_buffer_read(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
                              uint64_t off, void *dst, uint64_t size) {
-  int32_t st = host_transfer(k, dev, b, off, size, dst, "buffer_read");
+  int32_t st = host_transfer(k, dev, b, off, size, dst, "buffer_read", "destination");
   return st != PARITY_STATUS_OK ? st : k->buffers.read(dev, b, off, dst, size);
 }
 
