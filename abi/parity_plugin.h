@@ -81,8 +81,7 @@ extern "C" {
 #endif
 
 /* True when `field` of struct `type` lies entirely within (ptr)->struct_size. */
-#define PARITY_HAS_FIELD(ptr, type, field) \
-  ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
+#define PARITY_HAS_FIELD(ptr, type, field) ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
 
 /* Status codes, dtypes, op identities and the device information record, which applications
  * see too (through parity/parity.h), are in parity_types.h. */
@@ -114,24 +113,28 @@ typedef struct parity_tensor_desc_t {
 } parity_tensor_desc_t;
 
 typedef struct parity_conv2d_params_t {
-  int32_t stride[2];   /* h, w; >= 1 */
-  int32_t padding[4];  /* top, bottom, left, right; >= 0 (pad value 0 for conv/avg, -inf for max) */
-  int32_t dilation[2]; /* h, w; >= 1 */
-  int32_t groups;      /* conv2d: >= 1, divides C_in and C_out */
-  int32_t kernel[2];   /* pooling window h, w (conv2d takes it from the weight) */
+  int32_t stride[2];         /* h, w; >= 1 */
+  int32_t padding[4];        /* top, bottom, left, right; >= 0 (pad value 0 for conv/avg, -inf for max) */
+  int32_t dilation[2];       /* h, w; >= 1 */
+  int32_t groups;            /* conv2d: >= 1, divides C_in and C_out */
+  int32_t kernel[2];         /* pooling window h, w (conv2d takes it from the weight) */
   int32_t count_include_pad; /* avg_pool2d: 1 divides by kh*kw, 0 by the in-bounds count */
 } parity_conv2d_params_t;
 
 /* Op parameters; which member applies follows from the op's kind. Fixed size (256 bytes) so
  * minor versions can append members without moving later descriptor fields. */
 typedef union parity_op_params_t {
-  struct { double alpha; } unary; /* leaky_relu slope */
+  struct {
+    double alpha;
+  } unary; /* leaky_relu slope */
   struct {
     uint32_t axes_mask; /* bit k set: axis k of the input is reduced */
     uint32_t reserved;
   } reduce;
-  parity_conv2d_params_t conv2d;   /* CONV2D and POOL2D */
-  struct { int32_t axis; } softmax; /* 0 <= axis < rank */
+  parity_conv2d_params_t conv2d; /* CONV2D and POOL2D */
+  struct {
+    int32_t axis;
+  } softmax; /* 0 <= axis < rank */
   uint8_t reserved[256];
 } parity_op_params_t;
 
@@ -169,7 +172,7 @@ typedef struct parity_op_desc_t {
   int32_t direction; /* parity_direction_t */
   uint32_t num_inputs;
   uint32_t num_outputs;
-  uint32_t flags;    /* reserved, 0 */
+  uint32_t flags; /* reserved, 0 */
   const parity_tensor_desc_t *inputs[PARITY_MAX_INPUTS];
   const parity_tensor_desc_t *outputs[PARITY_MAX_OUTPUTS];
   parity_op_params_t params;
@@ -251,8 +254,8 @@ typedef struct parity_plugin_api_t {
   void (*buffer_free)(parity_plugin_device_t *dev, parity_plugin_buffer_t *buf);
   int32_t (*buffer_write)(parity_plugin_device_t *dev, parity_plugin_buffer_t *dst, uint64_t dst_offset,
                           const void *src, uint64_t size_bytes);
-  int32_t (*buffer_read)(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_offset,
-                         void *dst, uint64_t size_bytes);
+  int32_t (*buffer_read)(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_offset, void *dst,
+                         uint64_t size_bytes);
   int32_t (*buffer_copy)(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_offset,
                          parity_plugin_buffer_t *dst, uint64_t dst_offset, uint64_t size_bytes);
   /* Fill size_bytes (a multiple of pattern_size; pattern_size 1, 2, 4 or 8) with a pattern. */
@@ -299,17 +302,16 @@ typedef struct parity_plugin_info_t {
   uint32_t abi_major;   /* the version the plugin speaks; must equal the host's major */
   uint32_t abi_minor;
   uint32_t reserved0;
-  const char *name;     /* unique plugin name, e.g. "cpu", "cuda"; selectable by PARITY_BACKEND */
-  const char *backend;  /* "cpu" | "cuda" | "vulkan" | "opencl" | anything else */
-  const char *version;  /* free-form plugin version */
-  const char *refusal;  /* with PARITY_STATUS_VERSION_MISMATCH: why, and what would work */
+  const char *name;               /* unique plugin name, e.g. "cpu", "cuda"; selectable by PARITY_BACKEND */
+  const char *backend;            /* "cpu" | "cuda" | "vulkan" | "opencl" | anything else */
+  const char *version;            /* free-form plugin version */
+  const char *refusal;            /* with PARITY_STATUS_VERSION_MISMATCH: why, and what would work */
   const parity_plugin_api_t *api; /* static; struct_size tells how many entries it has */
 } parity_plugin_info_t;
 
 /* The one exported symbol. `host` stays valid until the plugin is unloaded. */
 typedef int32_t (*parity_plugin_query_fn)(uint32_t host_abi_major, uint32_t host_abi_minor,
-                                          const parity_host_api_t *host,
-                                          parity_plugin_info_t *out_info);
+                                          const parity_host_api_t *host, parity_plugin_info_t *out_info);
 
 /* ---- identity note (optional) ----------------------------------------------------------- */
 /* A plugin may state its name, backend and version in an ELF section of its file, so that a
@@ -329,7 +331,7 @@ typedef struct parity_plugin_identity_t {
   uint32_t abi_major;   /* the ABI the plugin speaks (PARITY_ABI_MAJOR/MINOR) */
   uint32_t abi_minor;
   uint32_t reserved0;
-  char name[64];        /* NUL-terminated; as parity_plugin_info_t */
+  char name[64]; /* NUL-terminated; as parity_plugin_info_t */
   char backend[64];
   char version[64];
 } parity_plugin_identity_t;
@@ -341,10 +343,12 @@ typedef struct parity_plugin_identity_t {
 #else
 #define PARITY_IDENTITY_ATTR
 #endif
+// clang-format off
 #define PARITY_PLUGIN_IDENTITY(var, name, backend, version)                                       \
   PARITY_IDENTITY_ATTR static const parity_plugin_identity_t var = {                            \
       PARITY_IDENTITY_MAGIC, (uint32_t)sizeof(parity_plugin_identity_t), PARITY_ABI_MAJOR,      \
       PARITY_ABI_MINOR, 0, name, backend, version}
+// clang-format on
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,7 @@ extern "C" {
 
 /* ---- status codes ---------------------------------------------------------------------- */
 /* X(value, NAME, "name") — fixed values; new codes are appended (minor change). */
+// clang-format off
 #define PARITY_STATUS_LIST(X)                                      \
   X(0, OK, "ok")                                                   \
   X(1, INVALID_ARGUMENT, "invalid argument")                       \
@@ -30,16 +31,18 @@ extern "C" {
   X(8, DEVICE_ERROR, "device error")                               \
   X(9, INTERNAL, "internal error")                                 \
   X(10, FAILED_PRECONDITION, "failed precondition")
+// clang-format on
 
 typedef enum parity_status_t {
 #define PARITY_X_(v, N, s) PARITY_STATUS_##N = v,
   PARITY_STATUS_LIST(PARITY_X_)
 #undef PARITY_X_
-  PARITY_STATUS_FORCE_32 = 0x7fffffff
+      PARITY_STATUS_FORCE_32 = 0x7fffffff
 } parity_status_t;
 
 /* ---- dtypes ----------------------------------------------------------------------------- */
 /* X(value, NAME, "name", size_in_bytes) */
+// clang-format off
 #define PARITY_DTYPE_LIST(X)   \
   X(1, F32, "f32", 4)          \
   X(2, F64, "f64", 8)          \
@@ -48,13 +51,14 @@ typedef enum parity_status_t {
   X(5, I32, "i32", 4)          \
   X(6, I64, "i64", 8)          \
   X(7, BOOL, "bool", 1)
+// clang-format on
 
 typedef enum parity_dtype_t {
   PARITY_DTYPE_INVALID = 0,
 #define PARITY_X_(v, N, s, sz) PARITY_DTYPE_##N = v,
   PARITY_DTYPE_LIST(PARITY_X_)
 #undef PARITY_X_
-  PARITY_DTYPE_FORCE_32 = 0x7fffffff
+      PARITY_DTYPE_FORCE_32 = 0x7fffffff
 } parity_dtype_t;
 
 #define PARITY_DTYPE_BIT(dt) (1u << (uint32_t)(dt))
@@ -72,15 +76,15 @@ typedef enum parity_op_t {
 
 /* The kind decides the operand layout (see "OPERANDS" below) and the entry family. */
 typedef enum parity_op_kind_t {
-  PARITY_OP_KIND_UNARY = 1,   /* family ELEMENTWISE */
-  PARITY_OP_KIND_BINARY = 2,  /* family ELEMENTWISE */
-  PARITY_OP_KIND_COMPARE = 3, /* family ELEMENTWISE */
-  PARITY_OP_KIND_SELECT = 4,  /* family ELEMENTWISE */
-  PARITY_OP_KIND_CAST = 5,    /* family ELEMENTWISE */
-  PARITY_OP_KIND_REDUCE = 6,  /* family REDUCE */
-  PARITY_OP_KIND_MATMUL = 7,  /* family MATMUL */
-  PARITY_OP_KIND_CONV2D = 8,  /* family CONV2D */
-  PARITY_OP_KIND_POOL2D = 9,  /* family CONV2D */
+  PARITY_OP_KIND_UNARY = 1,    /* family ELEMENTWISE */
+  PARITY_OP_KIND_BINARY = 2,   /* family ELEMENTWISE */
+  PARITY_OP_KIND_COMPARE = 3,  /* family ELEMENTWISE */
+  PARITY_OP_KIND_SELECT = 4,   /* family ELEMENTWISE */
+  PARITY_OP_KIND_CAST = 5,     /* family ELEMENTWISE */
+  PARITY_OP_KIND_REDUCE = 6,   /* family REDUCE */
+  PARITY_OP_KIND_MATMUL = 7,   /* family MATMUL */
+  PARITY_OP_KIND_CONV2D = 8,   /* family CONV2D */
+  PARITY_OP_KIND_POOL2D = 9,   /* family CONV2D */
   PARITY_OP_KIND_SOFTMAX = 10, /* family SOFTMAX */
   PARITY_OP_KIND_FORCE_32 = 0x7fffffff
 } parity_op_kind_t;
@@ -129,14 +133,14 @@ enum {
  * fields inside struct_size. Defaults for fields a plugin leaves out: zero / UNKNOWN. */
 typedef struct parity_device_info_t {
   uint32_t struct_size;
-  int32_t type;            /* parity_plugin_device_type_t */
-  char name[128];          /* NUL-terminated, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)" */
-  char driver[64];         /* driver / runtime version, NUL-terminated */
-  uint64_t memory_bytes;   /* total memory usable by buffers */
+  int32_t type;              /* parity_plugin_device_type_t */
+  char name[128];            /* NUL-terminated, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)" */
+  char driver[64];           /* driver / runtime version, NUL-terminated */
+  uint64_t memory_bytes;     /* total memory usable by buffers */
   uint64_t max_buffer_bytes; /* largest single buffer */
-  uint32_t dtype_mask;     /* PARITY_DTYPE_BIT() of every dtype some op supports */
-  uint32_t flags;          /* PARITY_DEVICE_FLAG_* */
-  int32_t denormals;       /* parity_denormals_t for f32 arithmetic */
+  uint32_t dtype_mask;       /* PARITY_DTYPE_BIT() of every dtype some op supports */
+  uint32_t flags;            /* PARITY_DEVICE_FLAG_* */
+  int32_t denormals;         /* parity_denormals_t for f32 arithmetic */
   uint32_t reserved0;
   /* ABI 1.2: how each floating dtype computes division, square root and transcendentals, for
    * people (parity-info), NUL-terminated, e.g. "f32 f16 bf16: float32 library; f64: software

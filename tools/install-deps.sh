@@ -7,7 +7,8 @@
 set -u
 PACKAGES="build-essential cmake pkg-config libcriterion-dev ocl-icd-opencl-dev opencl-c-headers \
 pocl-opencl-icd clinfo libvulkan-dev mesa-vulkan-drivers glslc vulkan-validationlayers \
-libopenmpi-dev openmpi-bin iproute2 clang libclang-rt-14-dev zlib1g-dev dataset-fashion-mnist"
+libopenmpi-dev openmpi-bin iproute2 clang libclang-rt-14-dev clang-format-14 zlib1g-dev \
+dataset-fashion-mnist"
 # parity-bench's references: torch through /usr/bin/python3, libopenblas.so.0 through dlopen
 BENCH_PACKAGES="python3-torch libopenblas0"
 case "${1:-}" in

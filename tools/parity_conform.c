@@ -28,8 +28,8 @@ extern char **environ;
 typedef struct options_t {
   const char *backend, *ops, *dtypes, *direction, *cases, *json, *markdown, *junit, *html;
   int device, full, failures_only, list, verbose, support, in_process;
-  int determinism_probe; /* cap.determinism's child under another launch configuration */
-  int child_fd; /* >= 0: a child of the isolating parent (isolate.h), results go there too */
+  int determinism_probe;  /* cap.determinism's child under another launch configuration */
+  int child_fd;           /* >= 0: a child of the isolating parent (isolate.h), results go there too */
   uint32_t shard, shards; /* --shard K/N: case-table rows i with i % N == K; checks in shard 0 */
   uint64_t seed;
 } options_t;
@@ -122,8 +122,7 @@ static const char *type_name(int32_t t) {
   }
 }
 
-static void finish(const cf_console_t *con, cf_report_t *rep, cf_backend_summary_t *b, cf_result_t *r,
-                   size_t total) {
+static void finish(const cf_console_t *con, cf_report_t *rep, cf_backend_summary_t *b, cf_result_t *r, size_t total) {
   cf_backend_count(b, r);
   cf_child_result(r);
   cf_console_result(con, rep, r, b->count, total);
@@ -226,8 +225,10 @@ static int run_in_process(const options_t *o, const cf_console_t *con, cf_report
   uint32_t oracle_plugin;
   if (parity_context_find_plugin(ctx, "cpu", &oracle_plugin) != PARITY_STATUS_OK ||
       parity_context_open_device(ctx, oracle_plugin, 0, &oracle) != PARITY_STATUS_OK) {
-    fprintf(stderr, "parity-conform: no oracle: %s\n  the CPU plugin (parity-plugin-cpu.so) computes the "
-                    "float64 reference; build it or add its folder to PARITY_PLUGIN_PATH\n", parity_last_error());
+    fprintf(stderr,
+            "parity-conform: no oracle: %s\n  the CPU plugin (parity-plugin-cpu.so) computes the "
+            "float64 reference; build it or add its folder to PARITY_PLUGIN_PATH\n",
+            parity_last_error());
     parity_context_destroy(ctx);
     return 2;
   }
@@ -353,8 +354,10 @@ static int run_isolated(int argc, char **argv, const options_t *o, cf_report_t *
     args[n + 1] = (char *)rec.name;
     int unavailable = 0;
     int code = cf_isolate_exec(args, n + 2, rep, rec.name, &unavailable);
-    if (code < 0 || code == 1) exit_code = exit_code == 2 ? 2 : 1;
-    else if (code >= 2 && !(unavailable && !o->backend)) exit_code = 2;
+    if (code < 0 || code == 1)
+      exit_code = exit_code == 2 ? 2 : 1;
+    else if (code >= 2 && !(unavailable && !o->backend))
+      exit_code = 2;
   }
   if (o->backend && !matched) {
     fprintf(stderr, "parity-conform: no backend '%s' to test; available: %s\n", o->backend,
@@ -393,7 +396,8 @@ static int check_names(const char *list, const char *flag, int dtypes) {
       *arrow = 0;
       known = psup_dtype_from_name(n) != 0 && psup_dtype_from_name(arrow + 2) != 0;
       *arrow = '-';
-    } else if (dtypes) known = psup_dtype_from_name(n) != 0;
+    } else if (dtypes)
+      known = psup_dtype_from_name(n) != 0;
     else
       for (uint32_t i = 0; i < psup_op_count() && !known; i++) known = strcmp(psup_ops[i].name, n) == 0;
     if (known) continue;
@@ -406,8 +410,9 @@ static int check_names(const char *list, const char *flag, int dtypes) {
       for (uint32_t i = 0; i < psup_op_count() && count < 256; i++) names[count++] = psup_ops[i].name;
     }
     const char *near = psup_closest(n, names, count);
-    if (near) fprintf(stderr, "parity-conform: %s: unknown %s '%s'; did you mean %s?\n", flag, dtypes ? "dtype" : "op", n,
-                      near);
+    if (near)
+      fprintf(stderr, "parity-conform: %s: unknown %s '%s'; did you mean %s?\n", flag, dtypes ? "dtype" : "op", n,
+              near);
     fprintf(stderr, "parity-conform: %s: unknown %s '%s'; known:", flag, dtypes ? "dtype" : "op", n);
     if (dtypes) {
       for (int32_t d = 1; d < 64; d++)
@@ -427,11 +432,16 @@ static int parse(int argc, char **argv, options_t *o) {
   o->child_fd = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    const char **target = !strcmp(a, "--backend") ? &o->backend : !strcmp(a, "--op") ? &o->ops
-                        : !strcmp(a, "--dtype") ? &o->dtypes : !strcmp(a, "--direction") ? &o->direction
-                        : !strcmp(a, "--case") ? &o->cases : !strcmp(a, "--json") ? &o->json
-                        : !strcmp(a, "--markdown") ? &o->markdown : !strcmp(a, "--junit") ? &o->junit
-                        : !strcmp(a, "--html") ? &o->html : NULL;
+    const char **target = !strcmp(a, "--backend")     ? &o->backend
+                          : !strcmp(a, "--op")        ? &o->ops
+                          : !strcmp(a, "--dtype")     ? &o->dtypes
+                          : !strcmp(a, "--direction") ? &o->direction
+                          : !strcmp(a, "--case")      ? &o->cases
+                          : !strcmp(a, "--json")      ? &o->json
+                          : !strcmp(a, "--markdown")  ? &o->markdown
+                          : !strcmp(a, "--junit")     ? &o->junit
+                          : !strcmp(a, "--html")      ? &o->html
+                                                      : NULL;
     if (target || !strcmp(a, "--device") || !strcmp(a, "--seed") || !strcmp(a, "--env") || !strcmp(a, "--shard") ||
         !strcmp(a, "--child-fd")) {
       if (!v) {
@@ -439,8 +449,10 @@ static int parse(int argc, char **argv, options_t *o) {
         return -1;
       }
       i++;
-      if (target) *target = v;
-      else if (!strcmp(a, "--child-fd")) o->child_fd = atoi(v);
+      if (target)
+        *target = v;
+      else if (!strcmp(a, "--child-fd"))
+        o->child_fd = atoi(v);
       else if (!strcmp(a, "--device")) {
         char *end = NULL;
         errno = 0;
@@ -458,21 +470,27 @@ static int parse(int argc, char **argv, options_t *o) {
           fprintf(stderr, "parity-conform: --seed takes a non-negative integer, not '%s'\n", v);
           return -1;
         }
-      }
-      else if (!strcmp(a, "--shard")) {
+      } else if (!strcmp(a, "--shard")) {
         if (sscanf(v, "%u/%u", &o->shard, &o->shards) != 2 || o->shards == 0 || o->shard >= o->shards) {
           fprintf(stderr, "parity-conform: --shard takes K/N with 0 <= K < N, not '%s'\n", v);
           return -1;
         }
-      }
-      else if (set_env(v) != 0) return -1;
-    } else if (!strcmp(a, "--full")) o->full = 1;
-    else if (!strcmp(a, "--failures-only")) o->failures_only = 1;
-    else if (!strcmp(a, "--list")) o->list = 1;
-    else if (!strcmp(a, "--in-process")) o->in_process = 1;
-    else if (!strcmp(a, "--determinism-probe")) o->determinism_probe = 1;
-    else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) o->verbose = 1;
-    else if (!strcmp(a, "--support")) o->support = 1;
+      } else if (set_env(v) != 0)
+        return -1;
+    } else if (!strcmp(a, "--full"))
+      o->full = 1;
+    else if (!strcmp(a, "--failures-only"))
+      o->failures_only = 1;
+    else if (!strcmp(a, "--list"))
+      o->list = 1;
+    else if (!strcmp(a, "--in-process"))
+      o->in_process = 1;
+    else if (!strcmp(a, "--determinism-probe"))
+      o->determinism_probe = 1;
+    else if (!strcmp(a, "--verbose") || !strcmp(a, "-v"))
+      o->verbose = 1;
+    else if (!strcmp(a, "--support"))
+      o->support = 1;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage(stdout);
       exit(0);
@@ -538,8 +556,9 @@ int main(int argc, char **argv) {
   rep.full = o.full;
   build_command(&rep, argv[0]);
   if (o.child_fd >= 0) cf_child_attach(o.child_fd);
-  int exit_code = o.child_fd < 0 && !o.in_process && !o.determinism_probe ? run_isolated(argc, argv, &o, &rep)
-                                                  : run_in_process(&o, &con, &rep, &cases, selected);
+  int exit_code = o.child_fd < 0 && !o.in_process && !o.determinism_probe
+                      ? run_isolated(argc, argv, &o, &rep)
+                      : run_in_process(&o, &con, &rep, &cases, selected);
   if (o.json && cf_write_json(&rep, o.json) != 0) {
     fprintf(stderr, "parity-conform: cannot write %s\n", o.json);
     exit_code = 2;

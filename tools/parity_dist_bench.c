@@ -57,8 +57,10 @@ static int parse_args(int argc, char **argv, int *max_mib, double *bucket_mib) {
       }
     }
     if (parity_dist_rank(g_d) == 0)
-      fprintf(stderr, "parity-dist-bench: bad argument '%s%s%s'; usage: parity-dist-bench [--max-mib 1..4096] "
-                      "[--bucket-mib (0, 4096]]\n", argv[i], v ? " " : "", v ? v : "");
+      fprintf(stderr,
+              "parity-dist-bench: bad argument '%s%s%s'; usage: parity-dist-bench [--max-mib 1..4096] "
+              "[--bucket-mib (0, 4096]]\n",
+              argv[i], v ? " " : "", v ? v : "");
     return 2;
   }
   return 0;
@@ -67,8 +69,10 @@ static int parse_args(int argc, char **argv, int *max_mib, double *bucket_mib) {
 /* Part 1: parity_dist_allreduce_host beside MPI_Allreduce on host buffers of 1 MiB .. max_mib. */
 static void bench_host(int rank, int size, int max_mib) {
   if (rank == 0)
-    printf("parity-dist-bench: %d ranks; GB/s = buffer bytes / median time per all-reduce (slowest rank)\n"
-           "%10s %14s %14s %10s\n", size, "size", "parity GB/s", "MPI GB/s", "ratio");
+    printf(
+        "parity-dist-bench: %d ranks; GB/s = buffer bytes / median time per all-reduce (slowest rank)\n"
+        "%10s %14s %14s %10s\n",
+        size, "size", "parity GB/s", "MPI GB/s", "ratio");
   for (int mib = 1; mib <= max_mib; mib *= 4) {
     size_t n = (size_t)mib * 1048576 / 4;
     float *a = malloc(n * 4), *b = malloc(n * 4), *src = malloc(n * 4);
@@ -119,7 +123,8 @@ static void make_grads(parity_device_t *dev, int64_t len, parity_tensor_t **p, p
       parity_tensor_release(total);
       parity_tensor_release(s);
       total = t;
-    } else total = s;
+    } else
+      total = s;
   }
   check(parity_backward(total, NULL, 0), "backward");
   parity_tensor_release(total);
@@ -129,8 +134,8 @@ static void make_grads(parity_device_t *dev, int64_t len, parity_tensor_t **p, p
 /* Part 2: gradients on a device, the simple path beside the bucketed one, 4 MiB .. 64 MiB. */
 static void bench_gradients(parity_device_t *dev, int rank, int max_mib, double bucket_mib) {
   if (rank == 0)
-    printf("gradients on %s, 32 tensors, bucket %g MiB:\n%10s %14s %14s %10s\n", parity_device_backend(dev),
-           bucket_mib, "total", "simple GB/s", "bucketed GB/s", "speed-up");
+    printf("gradients on %s, 32 tensors, bucket %g MiB:\n%10s %14s %14s %10s\n", parity_device_backend(dev), bucket_mib,
+           "total", "simple GB/s", "bucketed GB/s", "speed-up");
   for (int mib = 4; mib <= (max_mib < 64 ? max_mib : 64); mib *= 4) {
     enum { K = GRAD_TENSORS };
     parity_tensor_t *p[K], *g[K];

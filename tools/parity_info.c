@@ -40,9 +40,12 @@ static void json_str(const char *s) {
   putchar('"');
   for (; s && *s; s++) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') printf("\\%c", c);
-    else if (c < 0x20) printf("\\u%04x", c);
-    else putchar(c);
+    if (c == '"' || c == '\\')
+      printf("\\%c", c);
+    else if (c < 0x20)
+      printf("\\u%04x", c);
+    else
+      putchar(c);
   }
   putchar('"');
 }
@@ -51,8 +54,11 @@ static void dtypes(uint32_t mask, int json) {
   int first = 1;
   for (int32_t dt = 1; dt <= PARITY_DTYPE_BOOL; dt++) {
     if (!(mask & PARITY_DTYPE_BIT(dt))) continue;
-    if (json) { printf(first ? "" : ","); json_str(psup_dtype_name(dt)); }
-    else printf("%s%s", first ? "" : " ", psup_dtype_name(dt));
+    if (json) {
+      printf(first ? "" : ",");
+      json_str(psup_dtype_name(dt));
+    } else
+      printf("%s%s", first ? "" : " ", psup_dtype_name(dt));
     first = 0;
   }
 }
@@ -65,8 +71,8 @@ static void print_device(const parity_device_info_t *i, uint32_t d, int json) {
     json_str(type_name(i->type));
     printf(",\"driver\":");
     json_str(i->driver);
-    printf(",\"memory_bytes\":%llu,\"max_buffer_bytes\":%llu,\"dtypes\":[",
-           (unsigned long long)i->memory_bytes, (unsigned long long)i->max_buffer_bytes);
+    printf(",\"memory_bytes\":%llu,\"max_buffer_bytes\":%llu,\"dtypes\":[", (unsigned long long)i->memory_bytes,
+           (unsigned long long)i->max_buffer_bytes);
     dtypes(i->dtype_mask, 1);
     printf("],\"float64\":%s,\"deterministic\":%s,\"denormals\":\"%s\",\"math\":",
            (i->flags & PARITY_DEVICE_FLAG_FLOAT64) ? "true" : "false",
@@ -76,13 +82,12 @@ static void print_device(const parity_device_info_t *i, uint32_t d, int json) {
     return;
   }
   printf("    device %u: %s [%s]\n", d, i->name, type_name(i->type));
-  printf("      driver %s; memory %.1f GiB; max buffer %.1f GiB\n", i->driver,
-         (double)i->memory_bytes / (1 << 30), (double)i->max_buffer_bytes / (1 << 30));
+  printf("      driver %s; memory %.1f GiB; max buffer %.1f GiB\n", i->driver, (double)i->memory_bytes / (1 << 30),
+         (double)i->max_buffer_bytes / (1 << 30));
   printf("      dtypes: ");
   dtypes(i->dtype_mask, 0);
-  printf("; float64 %s; denormals %s; deterministic %s\n",
-         (i->flags & PARITY_DEVICE_FLAG_FLOAT64) ? "yes" : "no", denormal_name(i->denormals),
-         (i->flags & PARITY_DEVICE_FLAG_DETERMINISTIC) ? "yes" : "no");
+  printf("; float64 %s; denormals %s; deterministic %s\n", (i->flags & PARITY_DEVICE_FLAG_FLOAT64) ? "yes" : "no",
+         denormal_name(i->denormals), (i->flags & PARITY_DEVICE_FLAG_DETERMINISTIC) ? "yes" : "no");
   printf("      math: %s\n", i->math[0] ? i->math : "not stated by the plugin (ABI before 1.2)");
 }
 
@@ -127,9 +132,12 @@ static int listing(int json) {
   snprintf(sel_error, sizeof sel_error, "%s", sel == PARITY_STATUS_OK ? "" : parity_last_error());
 
   uint32_t n = parity_context_plugin_count(ctx);
-  if (json) printf("{\"host_abi\":\"%u.%u\",\"backend_request\":", PARITY_ABI_MAJOR, PARITY_ABI_MINOR), json_str(parity_context_backend_request(ctx)), printf(",\"plugins\":[");
-  else printf("parity host ABI %u.%u; backend request '%s'\n\nplugins:\n", PARITY_ABI_MAJOR,
-              PARITY_ABI_MINOR, parity_context_backend_request(ctx));
+  if (json)
+    printf("{\"host_abi\":\"%u.%u\",\"backend_request\":", PARITY_ABI_MAJOR, PARITY_ABI_MINOR),
+        json_str(parity_context_backend_request(ctx)), printf(",\"plugins\":[");
+  else
+    printf("parity host ABI %u.%u; backend request '%s'\n\nplugins:\n", PARITY_ABI_MAJOR, PARITY_ABI_MINOR,
+           parity_context_backend_request(ctx));
   if (!json && n == 0) printf("  (none found)\n");
   for (uint32_t p = 0; p < n; p++) print_plugin(ctx, p, json, p == 0);
   uint32_t notes = parity_context_note_count(ctx);
@@ -141,7 +149,8 @@ static int listing(int json) {
       printf("{\"plugin\":");
       json_str(parity_device_plugin_name(dev));
       printf(",\"device\":%u}", parity_device_index(dev));
-    } else printf("null");
+    } else
+      printf("null");
     printf(",\"error\":");
     json_str(sel_error);
     printf("}\n");
@@ -150,8 +159,8 @@ static int listing(int json) {
     if (dev) {
       parity_device_info_t info = {.struct_size = sizeof info};
       parity_device_get_info(dev, &info);
-      printf("\nselected: plugin '%s', device %u (%s)\n", parity_device_plugin_name(dev),
-             parity_device_index(dev), info.name);
+      printf("\nselected: plugin '%s', device %u (%s)\n", parity_device_plugin_name(dev), parity_device_index(dev),
+             info.name);
     }
   }
   if (!dev) fprintf(stderr, "parity-info: %s\n", sel_error);
@@ -165,9 +174,7 @@ static int in_child(int (*fn)(void *), void *arg) {
   fflush(stderr);
   pid_t pid = fork();
   if (pid < 0) return fn(arg); /* no child: in this process */
-  if (pid == 0) {
-    exit(fn(arg)); /* exit, not _exit: a leak checker still checks the child */
-  }
+  if (pid == 0) { exit(fn(arg)); /* exit, not _exit: a leak checker still checks the child */ }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {}
   return WIFEXITED(status) ? WEXITSTATUS(status) : -(WIFSIGNALED(status) ? WTERMSIG(status) : 1);
@@ -211,8 +218,10 @@ static int crash_listing(int sig) {
     fprintf(stderr, "parity-info: %s\n", parity_last_error());
     return 2;
   }
-  if (g_json) printf("{\"host_abi\":\"%u.%u\",\"plugins\":[", PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
-  else printf("\nparity-info: a plugin crashed (SIG%s); each plugin again, on its own:\n\nplugins:\n", sigabbrev_np(sig));
+  if (g_json)
+    printf("{\"host_abi\":\"%u.%u\",\"plugins\":[", PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
+  else
+    printf("\nparity-info: a plugin crashed (SIG%s); each plugin again, on its own:\n\nplugins:\n", sigabbrev_np(sig));
   int crashed = 0;
   for (uint32_t p = 0; p < parity_context_plugin_count(ctx); p++) {
     parity_plugin_record_t r;
@@ -227,27 +236,33 @@ static int crash_listing(int sig) {
       json_str(r.name);
       printf(",\"path\":");
       json_str(r.path);
-      printf(",\"state\":\"crashed\",\"reason\":\"crashed with SIG%s while initialising or listing its devices\","
-             "\"devices\":[]}", what ? what : "?");
+      printf(
+          ",\"state\":\"crashed\",\"reason\":\"crashed with SIG%s while initialising or listing its devices\","
+          "\"devices\":[]}",
+          what ? what : "?");
     } else {
-      printf("  %-10s %-11s ABI %u.%u  %s\n    crashed with SIG%s while initialising or listing its devices\n",
-             r.name, "crashed", r.abi_major, r.abi_minor, r.path, what ? what : "?");
+      printf("  %-10s %-11s ABI %u.%u  %s\n    crashed with SIG%s while initialising or listing its devices\n", r.name,
+             "crashed", r.abi_major, r.abi_minor, r.path, what ? what : "?");
     }
   }
-  if (g_json) printf("],\"selected\":null,\"error\":\"a plugin crashed\"}\n");
-  else printf("\nselected: none (%d plugin(s) crashed; PARITY_BACKEND=NAME selects one of the others)\n", crashed);
+  if (g_json)
+    printf("],\"selected\":null,\"error\":\"a plugin crashed\"}\n");
+  else
+    printf("\nselected: none (%d plugin(s) crashed; PARITY_BACKEND=NAME selects one of the others)\n", crashed);
   parity_context_destroy(ctx);
   return 1;
 }
 
 int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0) g_json = 1;
+    if (strcmp(argv[i], "--json") == 0)
+      g_json = 1;
     else {
-      fprintf(stderr, "usage: parity-info [--json]\n"
-                      "  lists every plugin found, its state, ABI version, devices and capabilities;\n"
-                      "  exits non-zero when the backend PARITY_BACKEND selects is unavailable, 1 when a\n"
-                      "  plugin crashed (named with the signal; the others are still listed)\n");
+      fprintf(stderr,
+              "usage: parity-info [--json]\n"
+              "  lists every plugin found, its state, ABI version, devices and capabilities;\n"
+              "  exits non-zero when the backend PARITY_BACKEND selects is unavailable, 1 when a\n"
+              "  plugin crashed (named with the signal; the others are still listed)\n");
       return strcmp(argv[i], "--help") == 0 ? 0 : 2;
     }
   }

@@ -18,9 +18,26 @@
 static long double Phil(long double x) { return 0.5L * erfcl(-x / sqrtl(2.0L)); }
 static const long double RSQRT2PI = 0.398942280401432677939946059934381868L;
 
-enum { F_SQRT, F_RCP, F_RSQRT, F_EXP, F_LOG, F_SIN, F_COS, F_TANH, F_SIG, F_PHI, F_ENHS, F_GELU, F_GG, F_DIV, F_POW, F_N };
-static const char *names[F_N] = {"sqrt", "rcp", "rsqrt", "exp", "log", "sin", "cos", "tanh", "sigmoid", "phi",
-                                 "exp_neg_half_sq", "gelu", "gelu_grad", "div", "pow"};
+enum {
+  F_SQRT,
+  F_RCP,
+  F_RSQRT,
+  F_EXP,
+  F_LOG,
+  F_SIN,
+  F_COS,
+  F_TANH,
+  F_SIG,
+  F_PHI,
+  F_ENHS,
+  F_GELU,
+  F_GG,
+  F_DIV,
+  F_POW,
+  F_N
+};
+static const char *names[F_N] = {"sqrt",    "rcp", "rsqrt",           "exp",  "log",       "sin", "cos", "tanh",
+                                 "sigmoid", "phi", "exp_neg_half_sq", "gelu", "gelu_grad", "div", "pow"};
 
 static float eval(int f, float x, float y, long double *ref) {
   long double X = x;
@@ -48,7 +65,13 @@ static double ulp_err(float got, long double ref) {
   return psup_ulp_distance((double)got, (double)ref, PARITY_DTYPE_F32);
 }
 
-typedef struct { int f, part; uint64_t stride; double worst; float wx, wy; long over; } job_t;
+typedef struct {
+  int f, part;
+  uint64_t stride;
+  double worst;
+  float wx, wy;
+  long over;
+} job_t;
 
 static uint64_t rng(uint64_t *s) {
   *s ^= *s >> 12, *s ^= *s << 25, *s ^= *s >> 27;
@@ -120,8 +143,8 @@ int main(int argc, char **argv) {
       run(&j[0]);
       pthread_join(t, NULL);
       int w = j[1].worst > j[0].worst;
-      printf("%-16s fused=%d worst %.3f ulp at x=%a y=%a  (>0.5 ulp: %ld)\n", names[f], fu, j[w].worst,
-             (double)j[w].wx, (double)j[w].wy, j[0].over + j[1].over);
+      printf("%-16s fused=%d worst %.3f ulp at x=%a y=%a  (>0.5 ulp: %ld)\n", names[f], fu, j[w].worst, (double)j[w].wx,
+             (double)j[w].wy, j[0].over + j[1].over);
       fflush(stdout);
     }
   }

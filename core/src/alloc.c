@@ -41,9 +41,12 @@ int parity__parse_cache_limit(const char *e, uint64_t *out) {
   errno = 0;
   unsigned long long v = strtoull(e, &end, 10);
   uint64_t scale = 1;
-  if (end && (*end == 'K' || *end == 'k')) scale = 1ull << 10, end++;
-  else if (end && (*end == 'M' || *end == 'm')) scale = 1ull << 20, end++;
-  else if (end && (*end == 'G' || *end == 'g')) scale = 1ull << 30, end++;
+  if (end && (*end == 'K' || *end == 'k'))
+    scale = 1ull << 10, end++;
+  else if (end && (*end == 'M' || *end == 'm'))
+    scale = 1ull << 20, end++;
+  else if (end && (*end == 'G' || *end == 'g'))
+    scale = 1ull << 30, end++;
   if (errno || end == e || *end || v > UINT64_MAX / scale) return -1;
   *out = (uint64_t)v * scale;
   return 0;
@@ -68,7 +71,6 @@ uint64_t parity_device_trim_cache(parity_device_t *dev) {
 }
 
 static parity__pool storage_pool = PARITY__POOL_INIT(PARITY__POOL_STORAGE, parity__storage, buf, 4096);
-
 
 parity_status_t parity__storage_new(parity_device_t *dev, uint64_t bytes, parity__storage **out) {
   parity__storage *st = parity__pool_get(&storage_pool);

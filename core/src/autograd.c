@@ -54,9 +54,7 @@ parity_status_t parity__name_call(const char *prev, const char *name, parity_sta
 
 static parity__pool node_pool = PARITY__POOL_INIT(PARITY__POOL_NODE, parity__node, gacc, 4096);
 
-
-parity__node *parity__node_new(const char *name, parity__backward_fn fn, uint32_t nin,
-                               parity_tensor_t *const *in) {
+parity__node *parity__node_new(const char *name, parity__backward_fn fn, uint32_t nin, parity_tensor_t *const *in) {
   parity__node *n = parity__pool_get(&node_pool);
   if (!n) return NULL;
   static _Atomic uint64_t next_seq = 1;
@@ -94,11 +92,15 @@ void parity__node_release(parity__node *n) {
 parity_status_t parity_tensor_set_requires_grad(parity_tensor_t *t, int requires_grad) {
   if (!t) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "set_requires_grad: tensor is NULL");
   if (requires_grad && !psup_dtype_is_float(t->dtype))
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "set_requires_grad: only floating tensors can "
-                        "require grad; this one is %s", psup_dtype_name(t->dtype));
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "set_requires_grad: only floating tensors can "
+                        "require grad; this one is %s",
+                        psup_dtype_name(t->dtype));
   if (t->node)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "set_requires_grad: the tensor is the result of %s, "
-                        "not a leaf; detach it first", t->node->name);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "set_requires_grad: the tensor is the result of %s, "
+                        "not a leaf; detach it first",
+                        t->node->name);
   t->requires_grad = requires_grad != 0;
   return PARITY_STATUS_OK;
 }
@@ -176,7 +178,10 @@ static int topo_order(parity__node *root, node_list *order) {
   if (list_push(&stack, root)) return -1;
   next_cap = 64;
   next = malloc(next_cap * sizeof *next);
-  if (!next) { free(stack.items); return -1; }
+  if (!next) {
+    free(stack.items);
+    return -1;
+  }
   next[0] = 0;
   while (stack.count > 0) {
     parity__node *n = stack.items[stack.count - 1];
@@ -188,17 +193,26 @@ static int topo_order(parity__node *root, node_list *order) {
     }
     if (child) {
       child->mark = mark;
-      if (list_push(&stack, child)) { rc = -1; break; }
+      if (list_push(&stack, child)) {
+        rc = -1;
+        break;
+      }
       if (stack.count > next_cap) {
         next_cap *= 2;
         size_t *nn = realloc(next, next_cap * sizeof *nn);
-        if (!nn) { rc = -1; break; }
+        if (!nn) {
+          rc = -1;
+          break;
+        }
         next = nn;
       }
       next[stack.count - 1] = 0;
     } else {
       stack.count--;
-      if (list_push(order, n)) { rc = -1; break; }
+      if (list_push(order, n)) {
+        rc = -1;
+        break;
+      }
     }
   }
   free(stack.items);
@@ -238,8 +252,10 @@ static parity_status_t leaf_hooks(parity__node *n) {
 parity_status_t parity_tensor_set_grad_hook(parity_tensor_t *t, parity_grad_hook_fn fn, void *user) {
   if (!t) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_set_grad_hook: tensor is NULL");
   if (fn && (t->node || !t->requires_grad))
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_set_grad_hook: only a leaf with requires_grad set "
-                        "has a gradient of its own (%s)", t->node ? "this tensor was computed" : "requires_grad is off");
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "tensor_set_grad_hook: only a leaf with requires_grad set "
+                        "has a gradient of its own (%s)",
+                        t->node ? "this tensor was computed" : "requires_grad is off");
   t->grad_hook = fn;
   t->grad_hook_user = fn ? user : NULL;
   return PARITY_STATUS_OK;
@@ -248,7 +264,8 @@ parity_status_t parity_tensor_set_grad_hook(parity_tensor_t *t, parity_grad_hook
 parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed, int retain_graph) {
   if (!loss) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "backward: loss is NULL");
   if (!loss->requires_grad)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "backward: the loss does not require grad (no input "
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "backward: the loss does not require grad (no input "
                         "of the computation has requires_grad set, or it was computed in no-grad mode)");
   char a[96], b[96];
   parity_tensor_t *own_seed = NULL;
@@ -260,10 +277,12 @@ parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed, in
       return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "backward: seed and loss live on different devices");
   } else {
     if (parity_tensor_numel(loss) != 1)
-      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "backward: loss %s is not a scalar; pass a seed "
-                          "gradient of the same shape", parity__shape_str(loss, a, sizeof a));
-    parity_status_t st = parity_tensor_full(loss->st->dev, (parity_dtype_t)loss->dtype, loss->rank, loss->shape,
-                                            1.0, &own_seed);
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                          "backward: loss %s is not a scalar; pass a seed "
+                          "gradient of the same shape",
+                          parity__shape_str(loss, a, sizeof a));
+    parity_status_t st =
+        parity_tensor_full(loss->st->dev, (parity_dtype_t)loss->dtype, loss->rank, loss->shape, 1.0, &own_seed);
     if (st != PARITY_STATUS_OK) return st;
     seed = own_seed;
   }
@@ -283,7 +302,8 @@ parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed, in
   /* every node must still hold what it saved */
   for (size_t i = 0; i < order.count; i++)
     if (order.items[i]->freed) {
-      st = parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "backward: the graph through %s%s%s%s was freed by an "
+      st = parity__fail(PARITY_STATUS_FAILED_PRECONDITION,
+                        "backward: the graph through %s%s%s%s was freed by an "
                         "earlier backward; pass retain_graph = 1 to the first backward to go through it twice",
                         order.items[i]->call ? order.items[i]->call : order.items[i]->name,
                         order.items[i]->call ? " (its " : "", order.items[i]->call ? order.items[i]->name : "",

@@ -47,7 +47,8 @@ static parity_status_t list_make(const char *call, const char *const *names, par
       if (parity_optimizer_state(opt, k, &s) == PARITY_STATUS_OK && s.param == (int32_t)i &&
           (parity_tensor_rank(s.tensor) != parity_tensor_rank(params[i]) ||
            parity_tensor_numel(s.tensor) != parity_tensor_numel(params[i])))
-        return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: params[%zu] (\"%s\") is not the optimizer's "
+        return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                            "%s: params[%zu] (\"%s\") is not the optimizer's "
                             "parameter %zu (another shape): pass the parameters in the optimizer's order",
                             call, i, names[i], i);
   }
@@ -89,7 +90,8 @@ parity_status_t parity_checkpoint_save(const char *path, const char *const *name
                                        const char *const *meta_values, size_t nmeta) {
   static const char call[] = "checkpoint_save";
   if (nmeta && (!meta_keys || !meta_values))
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %zu metadata pairs but keys or values is NULL", call, nmeta);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %zu metadata pairs but keys or values is NULL", call,
+                        nmeta);
   for (size_t i = 0; i < nmeta; i++)
     if (meta_keys[i] && !strcmp(meta_keys[i], OPT_KEY))
       return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: the metadata key " OPT_KEY " is the checkpoint's own",
@@ -119,8 +121,10 @@ static parity_status_t check_scalar(const char *call, const char *path, const pa
   const parity_st_tensor *e = parity_st_find(f, name);
   if (!e) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %s holds no tensor \"%s\"", call, path, name);
   if (e->rank != 0 || (strcmp(e->dtype, "F64") && strcmp(e->dtype, "F32")))
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %s: \"%s\" must be a 0-d F64 or F32 tensor (it is %s of "
-                        "rank %u)", call, path, name, e->dtype, e->rank);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "%s: %s: \"%s\" must be a 0-d F64 or F32 tensor (it is %s of "
+                        "rank %u)",
+                        call, path, name, e->dtype, e->rank);
   return PARITY_STATUS_OK;
 }
 
@@ -162,26 +166,35 @@ parity_status_t parity_checkpoint_load(const char *path, const char *const *name
   }
   const char *saved = parity_st_metadata(&f, OPT_KEY);
   if (!saved)
-    st = parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %s is not a checkpoint (no " OPT_KEY " metadata; weights "
-                      "alone load with parity_load_safetensors)", call, path);
+    st = parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                      "%s: %s is not a checkpoint (no " OPT_KEY
+                      " metadata; weights "
+                      "alone load with parity_load_safetensors)",
+                      call, path);
   else if (strcmp(saved, desc))
-    st = parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %s holds the state of the optimizer \"%.120s\"; this one is "
-                      "\"%s\" (create it with the same kind and hyper-parameters)", call, path, saved, desc);
+    st = parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                      "%s: %s holds the state of the optimizer \"%.120s\"; this one is "
+                      "\"%s\" (create it with the same kind and hyper-parameters)",
+                      call, path, saved, desc);
   if (st == PARITY_STATUS_OK && !(flags & PARITY_LOAD_ALLOW_EXTRA) && f.count != l.n)
-    st = parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %s holds %u tensors; the parameters and optimizer state "
-                      "are %zu (PARITY_LOAD_ALLOW_EXTRA allows others)", call, path, f.count, l.n);
+    st = parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                      "%s: %s holds %u tensors; the parameters and optimizer state "
+                      "are %zu (PARITY_LOAD_ALLOW_EXTRA allows others)",
+                      call, path, f.count, l.n);
   uint32_t first_scalar = (uint32_t)n, scalars = opt && l.n > n ? 2 : 0;
   for (size_t i = 0; i < l.n && st == PARITY_STATUS_OK; i++)
-    st = i >= first_scalar && i < first_scalar + scalars ? check_scalar(call, path, &f, l.names[i])
-                                                         : parity__st_check_entry(call, path, &f, l.names[i], l.tensors[i]);
+    st = i >= first_scalar && i < first_scalar + scalars
+             ? check_scalar(call, path, &f, l.names[i])
+             : parity__st_check_entry(call, path, &f, l.names[i], l.tensors[i]);
   if (st == PARITY_STATUS_OK && parity_st_load(&f, err, sizeof err))
     st = parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %s", call, err);
   for (size_t i = 0; i < l.n && st == PARITY_STATUS_OK && !(flags & PARITY_LOAD_ALLOW_NONFINITE); i++) {
     uint64_t first = 0, bad = parity_st_nonfinite(&f, parity_st_find(&f, l.names[i]), &first);
     if (bad)
-      st = parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %s: tensor \"%s\" holds %llu NaN or infinite values (the "
-                        "first at element %llu)", call, path, l.names[i], (unsigned long long)bad,
-                        (unsigned long long)first);
+      st = parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "%s: %s: tensor \"%s\" holds %llu NaN or infinite values (the "
+                        "first at element %llu)",
+                        call, path, l.names[i], (unsigned long long)bad, (unsigned long long)first);
   }
   for (size_t i = 0; i < l.n && st == PARITY_STATUS_OK; i++) {
     if (i >= first_scalar && i < first_scalar + scalars) {

@@ -22,8 +22,7 @@ void parity_context_options_init(parity_context_options_t *opts) {
 static const char *const log_words[] = {"quiet", "off", "warn", "debug", NULL};
 static const int log_levels[] = {0, 0, 1, 2};
 
-parity_status_t parity_context_create(const parity_context_options_t *opts,
-                                      parity_context_t **out_ctx) {
+parity_status_t parity_context_create(const parity_context_options_t *opts, parity_context_t **out_ctx) {
   if (!out_ctx) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "context_create: out_ctx is NULL");
   *out_ctx = NULL;
   parity_context_options_t o;
@@ -32,7 +31,8 @@ parity_status_t parity_context_create(const parity_context_options_t *opts,
     if (opts->struct_size < offsetof(parity_context_options_t, search_default_dirs))
       return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
                           "context_create: options struct_size %u is too small; call "
-                          "parity_context_options_init()", opts->struct_size);
+                          "parity_context_options_init()",
+                          opts->struct_size);
     memcpy(&o, opts, opts->struct_size < sizeof o ? opts->struct_size : sizeof o);
   }
   parity_context_t *ctx = calloc(1, sizeof *ctx);
@@ -94,8 +94,8 @@ static parity_status_t plugin_record(const parity_context_t *ctx, uint32_t index
                                      int ensure) {
   if (!ctx || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "context_plugin: NULL argument");
   if (index >= ctx->plugin_count)
-    return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "context_plugin: index %u, only %u plugin(s)",
-                        index, ctx->plugin_count);
+    return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "context_plugin: index %u, only %u plugin(s)", index,
+                        ctx->plugin_count);
   if (ensure) parity__plugin_ensure((parity_context_t *)ctx, index); /* a listed plugin is a loaded one */
   const parity__plugin *p = &ctx->plugins[index];
   out->path = p->path;
@@ -115,8 +115,7 @@ parity_status_t parity_context_plugin(const parity_context_t *ctx, uint32_t inde
   return plugin_record(ctx, index, out, 1);
 }
 
-parity_status_t parity_context_plugin_peek(const parity_context_t *ctx, uint32_t index,
-                                           parity_plugin_record_t *out) {
+parity_status_t parity_context_plugin_peek(const parity_context_t *ctx, uint32_t index, parity_plugin_record_t *out) {
   return plugin_record(ctx, index, out, 0);
 }
 
@@ -128,15 +127,17 @@ const char *parity_context_note(const parity_context_t *ctx, uint32_t index) {
 
 const char *parity_context_backend_request(const parity_context_t *ctx) { return ctx ? ctx->backend : NULL; }
 
-parity_status_t parity_context_device_info(const parity_context_t *ctx, uint32_t plugin,
-                                           uint32_t device, parity_device_info_t *out) {
+parity_status_t parity_context_device_info(const parity_context_t *ctx, uint32_t plugin, uint32_t device,
+                                           parity_device_info_t *out) {
   if (!ctx || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_info: NULL argument");
   if (plugin >= ctx->plugin_count || !parity__plugin_ensure((parity_context_t *)ctx, plugin))
     return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "device_info: plugin %u is not loaded", plugin);
   const parity__plugin *p = &ctx->plugins[plugin];
   if (device >= p->device_count)
-    return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "device_info: plugin '%s' has %u device(s), "
-                        "asked for %u", p->name, p->device_count, device);
+    return parity__fail(PARITY_STATUS_OUT_OF_RANGE,
+                        "device_info: plugin '%s' has %u device(s), "
+                        "asked for %u",
+                        p->name, p->device_count, device);
   uint32_t size = out->struct_size;
   if (size < offsetof(parity_device_info_t, name))
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_info: struct_size %u too small", size);
@@ -159,8 +160,8 @@ const char *parity_context_available(parity_context_t *ctx) {
     const parity__plugin *p = &ctx->plugins[i];
     const char *label = p->name[0] ? p->name : p->path;
     if (p->state == PARITY_PLUGIN_STATE_LOADED)
-      n += (size_t)snprintf(ctx->available + n, cap - n, "%s%s (%u device%s)", n ? ", " : "", label,
-                            p->device_count, p->device_count == 1 ? "" : "s");
+      n += (size_t)snprintf(ctx->available + n, cap - n, "%s%s (%u device%s)", n ? ", " : "", label, p->device_count,
+                            p->device_count == 1 ? "" : "s");
     else
       n += (size_t)snprintf(ctx->available + n, cap - n, "%s%s (%s)", n ? ", " : "", label,
                             p->state == PARITY_PLUGIN_STATE_UNAVAILABLE ? "unavailable" : "skipped");
@@ -182,10 +183,8 @@ static void closest_backend_hint(const parity_context_t *ctx, const char *name, 
   snprintf(hint, n, "%s%s%s", near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
 }
 
-parity_status_t parity_context_find_plugin(parity_context_t *ctx, const char *name,
-                                           uint32_t *out_plugin) {
-  if (!ctx || !name || !out_plugin)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "find_plugin: NULL argument");
+parity_status_t parity_context_find_plugin(parity_context_t *ctx, const char *name, uint32_t *out_plugin) {
+  if (!ctx || !name || !out_plugin) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "find_plugin: NULL argument");
   /* an exact plugin name wins over a backend kind */
   for (int pass = 0; pass < 2; pass++)
     for (uint32_t i = 0; i < ctx->plugin_count; i++) {
@@ -199,28 +198,34 @@ parity_status_t parity_context_find_plugin(parity_context_t *ctx, const char *na
   for (uint32_t i = 0; i < ctx->plugin_count; i++) {
     const parity__plugin *p = &ctx->plugins[i];
     if (strcmp(p->name, name) == 0 || strcmp(p->backend, name) == 0)
-      return parity__fail(PARITY_STATUS_UNAVAILABLE, "backend '%s' is %s: %s (plugin %s); "
-                          "available: %s", name,
-                          p->state == PARITY_PLUGIN_STATE_UNAVAILABLE ? "unavailable" : "skipped",
-                          p->reason, p->path, parity_context_available(ctx));
+      return parity__fail(PARITY_STATUS_UNAVAILABLE,
+                          "backend '%s' is %s: %s (plugin %s); "
+                          "available: %s",
+                          name, p->state == PARITY_PLUGIN_STATE_UNAVAILABLE ? "unavailable" : "skipped", p->reason,
+                          p->path, parity_context_available(ctx));
   }
   char hint[96];
   closest_backend_hint(ctx, name, hint, sizeof hint);
-  return parity__fail(PARITY_STATUS_NOT_FOUND, "unknown backend '%s'; available: %s; also "
-                      "accepted: auto%s", name, parity_context_available(ctx), hint);
+  return parity__fail(PARITY_STATUS_NOT_FOUND,
+                      "unknown backend '%s'; available: %s; also "
+                      "accepted: auto%s",
+                      name, parity_context_available(ctx), hint);
 }
 
 parity_status_t parity_context_open_device(parity_context_t *ctx, uint32_t plugin, uint32_t device,
                                            parity_device_t **out_dev) {
   if (!ctx || !out_dev) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "open_device: NULL argument");
   if (plugin >= ctx->plugin_count || !parity__plugin_ensure(ctx, plugin))
-    return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "open_device: plugin %u is not loaded; "
-                        "available: %s", plugin, parity_context_available(ctx));
+    return parity__fail(PARITY_STATUS_OUT_OF_RANGE,
+                        "open_device: plugin %u is not loaded; "
+                        "available: %s",
+                        plugin, parity_context_available(ctx));
   parity__plugin *p = &ctx->plugins[plugin];
   if (device >= p->device_count) {
-    return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "device index %u is out of range: backend "
-                        "'%s' has %u device(s) (valid: 0..%d); available: %s", device, p->name,
-                        p->device_count, (int)p->device_count - 1, parity_context_available(ctx));
+    return parity__fail(PARITY_STATUS_OUT_OF_RANGE,
+                        "device index %u is out of range: backend "
+                        "'%s' has %u device(s) (valid: 0..%d); available: %s",
+                        device, p->name, p->device_count, (int)p->device_count - 1, parity_context_available(ctx));
   }
   if (!p->devices[device]) {
     parity_status_t st = parity__device_open(ctx, p, device, &p->devices[device]);
@@ -244,8 +249,8 @@ static parity_status_t select_auto(parity_context_t *ctx, parity_device_t **out)
       parity__plugin *p = &ctx->plugins[i];
       if (!parity__plugin_ensure(ctx, i)) continue;
       if (want && strcmp(p->backend, want) != 0) continue;
-      if (!want && (strcmp(p->backend, "cuda") == 0 || strcmp(p->backend, "vulkan") == 0 ||
-                    strcmp(p->backend, "opencl") == 0))
+      if (!want &&
+          (strcmp(p->backend, "cuda") == 0 || strcmp(p->backend, "vulkan") == 0 || strcmp(p->backend, "opencl") == 0))
         continue;
       for (uint32_t d = 0; d < p->device_count; d++) {
         parity_device_info_t info = {.struct_size = sizeof info};
@@ -261,15 +266,16 @@ static parity_status_t select_auto(parity_context_t *ctx, parity_device_t **out)
     if (!parity__plugin_ensure(ctx, i) || strcmp(p->backend, "cpu") != 0) continue;
     for (uint32_t d = 0; d < p->device_count; d++) {
       parity_device_info_t info = {.struct_size = sizeof info};
-      if (parity_context_device_info(ctx, i, d, &info) != PARITY_STATUS_OK ||
-          info.type != PARITY_DEVICE_TYPE_CPU)
+      if (parity_context_device_info(ctx, i, d, &info) != PARITY_STATUS_OK || info.type != PARITY_DEVICE_TYPE_CPU)
         continue;
       parity__log(ctx, 2, "auto: no usable GPU; choosing CPU plugin '%s'", p->name);
       if (parity_context_open_device(ctx, i, d, out) == PARITY_STATUS_OK) return PARITY_STATUS_OK;
     }
   }
-  return parity__fail(PARITY_STATUS_UNAVAILABLE, "PARITY_BACKEND=auto found no usable GPU or CPU "
-                      "device; available: %s", parity_context_available(ctx));
+  return parity__fail(PARITY_STATUS_UNAVAILABLE,
+                      "PARITY_BACKEND=auto found no usable GPU or CPU "
+                      "device; available: %s",
+                      parity_context_available(ctx));
 }
 
 parity_status_t parity_context_default_device(parity_context_t *ctx, parity_device_t **out_dev) {
@@ -287,14 +293,17 @@ parity_status_t parity_context_default_device(parity_context_t *ctx, parity_devi
     if (st == PARITY_STATUS_NOT_FOUND) {
       char hint[96];
       closest_backend_hint(ctx, ctx->backend, hint, sizeof hint);
-      st = parity__fail(st, "PARITY_BACKEND='%s' names no plugin; available: %s; also accepted: "
-                        "auto%s", ctx->backend, parity_context_available(ctx), hint);
+      st = parity__fail(st,
+                        "PARITY_BACKEND='%s' names no plugin; available: %s; also accepted: "
+                        "auto%s",
+                        ctx->backend, parity_context_available(ctx), hint);
     }
     if (st == PARITY_STATUS_OK) {
       if ((uint32_t)ctx->device_index >= ctx->plugins[plugin].device_count) {
-        st = parity__fail(PARITY_STATUS_OUT_OF_RANGE, "PARITY_DEVICE=%d is out of range: backend "
-                          "'%s' has %u device(s) (valid: 0..%d); available: %s", ctx->device_index,
-                          ctx->plugins[plugin].name, ctx->plugins[plugin].device_count,
+        st = parity__fail(PARITY_STATUS_OUT_OF_RANGE,
+                          "PARITY_DEVICE=%d is out of range: backend "
+                          "'%s' has %u device(s) (valid: 0..%d); available: %s",
+                          ctx->device_index, ctx->plugins[plugin].name, ctx->plugins[plugin].device_count,
                           (int)ctx->plugins[plugin].device_count - 1, parity_context_available(ctx));
       } else {
         st = parity_context_open_device(ctx, plugin, (uint32_t)ctx->device_index, &ctx->default_device);

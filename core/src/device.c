@@ -174,9 +174,10 @@ static parity_status_t ask_supports(parity_device_t *dev, const parity_op_desc_t
   const parity_tensor_desc_t *t = d->inputs[0] ? d->inputs[0] : d->outputs[0];
   const char *dt = t ? psup_dtype_name(t->dtype) : "?";
   if (!fn)
-    return parity__fail(PARITY_STATUS_UNSUPPORTED, "backend '%s' does not support %s %s %s: the "
-                        "plugin has no %s %s entry", dev->plugin->name, psup_op_name(d->op),
-                        psup_direction_name(d->direction), dt,
+    return parity__fail(PARITY_STATUS_UNSUPPORTED,
+                        "backend '%s' does not support %s %s %s: the "
+                        "plugin has no %s %s entry",
+                        dev->plugin->name, psup_op_name(d->op), psup_direction_name(d->direction), dt,
                         psup_family_name(psup_kind_family(kind)), psup_direction_name(d->direction));
   parity__clear_error();
   int32_t st = api->supports(dev->handle, d);
@@ -184,8 +185,8 @@ static parity_status_t ask_supports(parity_device_t *dev, const parity_op_desc_t
     char inner[768];
     snprintf(inner, sizeof inner, "%s", parity_last_error()[0] ? parity_last_error() : psup_status_name(st));
     return parity__fail(st, "backend '%s' %s %s %s %s: %s", dev->plugin->name,
-                        st == PARITY_STATUS_UNSUPPORTED ? "does not support" : "rejected",
-                        psup_op_name(d->op), psup_direction_name(d->direction), dt, inner);
+                        st == PARITY_STATUS_UNSUPPORTED ? "does not support" : "rejected", psup_op_name(d->op),
+                        psup_direction_name(d->direction), dt, inner);
   }
   return PARITY_STATUS_OK;
 }
@@ -208,14 +209,17 @@ static parity_status_t check_operand_buffers(parity_device_t *dev, const parity_
       const char *role = pass ? "output" : "input";
       const parity_buffer_t *b = parity__buffer_lookup(dev, t->buffer);
       if (!b)
-        return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "device_run %s: %s %u's buffer is not a live "
+        return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                            "device_run %s: %s %u's buffer is not a live "
                             "buffer of this device (backend '%s' device %u): it belongs to another "
-                            "device or was freed", psup_op_name(d->op), role, i, dev->plugin->name, dev->index);
+                            "device or was freed",
+                            psup_op_name(d->op), role, i, dev->plugin->name, dev->index);
       int64_t lo, hi;
       if (psup_byte_extent(t, &lo, &hi) != 0 || (uint64_t)hi > b->size)
-        return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "device_run %s: %s %u reaches bytes [%lld, %lld) "
-                            "of a %llu-byte buffer", psup_op_name(d->op), role, i, (long long)lo,
-                            (long long)hi, (unsigned long long)b->size);
+        return parity__fail(PARITY_STATUS_OUT_OF_RANGE,
+                            "device_run %s: %s %u reaches bytes [%lld, %lld) "
+                            "of a %llu-byte buffer",
+                            psup_op_name(d->op), role, i, (long long)lo, (long long)hi, (unsigned long long)b->size);
     }
   }
   return PARITY_STATUS_OK;
@@ -229,7 +233,8 @@ static parity_status_t run(parity_device_t *dev, const parity_op_desc_t *desc, i
   char msg[512];
   /* a caller's descriptor is checked whole; libparity's own (built from tensors, whose dtype,
    * shape and strides were checked when each tensor was made) for the op's structure */
-  int32_t st = caller_buffers ? psup_check_op_desc(desc, 1, msg, sizeof msg) : psup_check_op_structure(desc, msg, sizeof msg);
+  int32_t st =
+      caller_buffers ? psup_check_op_desc(desc, 1, msg, sizeof msg) : psup_check_op_structure(desc, msg, sizeof msg);
   if (st != PARITY_STATUS_OK) return parity__fail(st, "%s", msg);
   if (caller_buffers) {
     st = check_operand_buffers(dev, desc);
@@ -249,8 +254,8 @@ static parity_status_t run(parity_device_t *dev, const parity_op_desc_t *desc, i
   parity__clear_error();
   st = fn(dev->handle, desc);
   if (st != PARITY_STATUS_OK && !parity_last_error()[0])
-    parity__fail(st, "%s %s on '%s' failed: %s", psup_op_name(desc->op),
-                 psup_direction_name(desc->direction), dev->plugin->name, psup_status_name(st));
+    parity__fail(st, "%s %s on '%s' failed: %s", psup_op_name(desc->op), psup_direction_name(desc->direction),
+                 dev->plugin->name, psup_status_name(st));
   return st;
 }
 
@@ -276,8 +281,7 @@ parity_status_t parity_buffer_alloc(parity_device_t *dev, uint64_t size, parity_
   if (st != PARITY_STATUS_OK) {
     free(b);
     if (!parity_last_error()[0])
-      parity__fail(st, "buffer_alloc of %llu bytes on '%s' failed", (unsigned long long)size,
-                   dev->plugin->name);
+      parity__fail(st, "buffer_alloc of %llu bytes on '%s' failed", (unsigned long long)size, dev->plugin->name);
     return st;
   }
   if (!b->handle || parity__buffer_lookup(dev, b->handle)) {
@@ -285,8 +289,10 @@ parity_status_t parity_buffer_alloc(parity_device_t *dev, uint64_t size, parity_
     const char *what = b->handle ? "an already-live" : "no";
     if (b->handle) dev->plugin->mod->api.buffer_free(dev->handle, b->handle);
     free(b);
-    return parity__fail(PARITY_STATUS_INTERNAL, "buffer_alloc: plugin '%s' returned OK with %s buffer "
-                        "handle", dev->plugin->name, what);
+    return parity__fail(PARITY_STATUS_INTERNAL,
+                        "buffer_alloc: plugin '%s' returned OK with %s buffer "
+                        "handle",
+                        dev->plugin->name, what);
   }
   b->dev = dev;
   b->size = size;
@@ -319,9 +325,10 @@ parity_plugin_buffer_t *parity_buffer_handle(const parity_buffer_t *b) { return 
 static parity_status_t check_range(const parity_buffer_t *b, uint64_t off, uint64_t size, const char *what) {
   if (!b) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: buffer is NULL", what);
   if (off > b->size || size > b->size - off)
-    return parity__fail(PARITY_STATUS_OUT_OF_RANGE, "%s: range [%llu, %llu) is outside the %llu-byte "
-                        "buffer", what, (unsigned long long)off, (unsigned long long)(off + size),
-                        (unsigned long long)b->size);
+    return parity__fail(PARITY_STATUS_OUT_OF_RANGE,
+                        "%s: range [%llu, %llu) is outside the %llu-byte "
+                        "buffer",
+                        what, (unsigned long long)off, (unsigned long long)(off + size), (unsigned long long)b->size);
   return PARITY_STATUS_OK;
 }
 
@@ -340,26 +347,29 @@ parity_status_t parity_buffer_read(parity_buffer_t *b, uint64_t off, void *dst, 
   return b->dev->plugin->mod->api.buffer_read(b->dev->handle, b->handle, off, dst, size);
 }
 
-parity_status_t parity_buffer_copy(parity_buffer_t *src, uint64_t src_off, parity_buffer_t *dst,
-                                   uint64_t dst_off, uint64_t size) {
+parity_status_t parity_buffer_copy(parity_buffer_t *src, uint64_t src_off, parity_buffer_t *dst, uint64_t dst_off,
+                                   uint64_t size) {
   parity_status_t st = check_range(src, src_off, size, "buffer_copy source");
   if (st == PARITY_STATUS_OK) st = check_range(dst, dst_off, size, "buffer_copy destination");
   if (st != PARITY_STATUS_OK || size == 0) return st;
   if (src->dev != dst->dev)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "buffer_copy: buffers live on different "
-                        "devices ('%s' and '%s')", src->dev->plugin->name, dst->dev->plugin->name);
-  return src->dev->plugin->mod->api.buffer_copy(src->dev->handle, src->handle, src_off, dst->handle,
-                                                dst_off, size);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "buffer_copy: buffers live on different "
+                        "devices ('%s' and '%s')",
+                        src->dev->plugin->name, dst->dev->plugin->name);
+  return src->dev->plugin->mod->api.buffer_copy(src->dev->handle, src->handle, src_off, dst->handle, dst_off, size);
 }
 
-parity_status_t parity_buffer_fill(parity_buffer_t *b, uint64_t off, uint64_t size,
-                                   const void *pattern, uint32_t pattern_size) {
+parity_status_t parity_buffer_fill(parity_buffer_t *b, uint64_t off, uint64_t size, const void *pattern,
+                                   uint32_t pattern_size) {
   parity_status_t st = check_range(b, off, size, "buffer_fill");
   if (st != PARITY_STATUS_OK) return st;
   if (!pattern || (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8) ||
       size % pattern_size != 0)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "buffer_fill: pattern size %u must be 1, 2, "
-                        "4 or 8 and divide the %llu-byte range", pattern_size, (unsigned long long)size);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "buffer_fill: pattern size %u must be 1, 2, "
+                        "4 or 8 and divide the %llu-byte range",
+                        pattern_size, (unsigned long long)size);
   if (size == 0) return PARITY_STATUS_OK;
   return b->dev->plugin->mod->api.buffer_fill(b->dev->handle, b->handle, off, size, pattern, pattern_size);
 }

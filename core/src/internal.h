@@ -19,8 +19,8 @@
 typedef struct parity__module {
   char *realpath;
   void *dl;
-  parity_plugin_info_t info;       /* what the plugin answered */
-  parity_plugin_api_t api;         /* the plugin's table copied within its struct_size, rest NULL */
+  parity_plugin_info_t info; /* what the plugin answered */
+  parity_plugin_api_t api;   /* the plugin's table copied within its struct_size, rest NULL */
   uint32_t device_count;
   int refs;
   struct parity__module *next;
@@ -29,15 +29,15 @@ typedef struct parity__module {
 /* One discovered plugin file, as this context sees it. */
 typedef struct parity__plugin {
   char *path;
-  parity__module *mod;             /* NULL unless state is LOADED */
-  int32_t state;                   /* parity_plugin_state_t */
+  parity__module *mod; /* NULL unless state is LOADED */
+  int32_t state;       /* parity_plugin_state_t */
   char reason[512];
   char name[64], backend[64], version[64];
   uint32_t abi_major, abi_minor;
   uint32_t device_count;
-  parity_device_t **devices;       /* opened devices, by index (device_count entries) */
-  int deferred;                    /* identified only; loaded on first use (parity__plugin_ensure) */
-  int noted;                       /* identified from its identity note: noted_* must match the query */
+  parity_device_t **devices; /* opened devices, by index (device_count entries) */
+  int deferred;              /* identified only; loaded on first use (parity__plugin_ensure) */
+  int noted;                 /* identified from its identity note: noted_* must match the query */
   char noted_name[64], noted_backend[64];
 } parity__plugin;
 
@@ -72,18 +72,18 @@ struct parity_device_t {
   uint32_t index;
   parity_plugin_device_t *handle;
   parity_device_info_t info;
-  parity__cache_bin cache[64];   /* caching allocator, by log2 of the size class */
+  parity__cache_bin cache[64]; /* caching allocator, by log2 of the size class */
   uint64_t cached_bytes;
-  uint64_t cache_limit;          /* most bytes kept cached (PARITY_CACHE_LIMIT; see alloc.c) */
-  uint64_t supported[64];         /* classes supports() said OK to (PARITY_DEVICE_FLAG_SUPPORTS_BY_CLASS); 0 = empty */
-  parity_plan_t *capture;        /* plan being recorded on this device, if any */
-  const void *capture_thread;    /* parity__thread_token() of the thread recording it */
-  uint64_t launches;             /* ops enqueued (numbers them in verification reports) */
-  uint64_t storages;             /* live storages (alloc.c); while there are any, the device holds
+  uint64_t cache_limit;       /* most bytes kept cached (PARITY_CACHE_LIMIT; see alloc.c) */
+  uint64_t supported[64];     /* classes supports() said OK to (PARITY_DEVICE_FLAG_SUPPORTS_BY_CLASS); 0 = empty */
+  parity_plan_t *capture;     /* plan being recorded on this device, if any */
+  const void *capture_thread; /* parity__thread_token() of the thread recording it */
+  uint64_t launches;          /* ops enqueued (numbers them in verification reports) */
+  uint64_t storages;          /* live storages (alloc.c); while there are any, the device holds
                                     one reference to its context, so a storage costs no atomic */
-  uint64_t verify_checked;       /* PARITY_VERIFY=cpu: ops compared with the CPU plugin */
-  uint64_t verify_skipped;       /* ops it could not compare (i64 operands, no CPU plugin) */
-  char *verify_report;           /* the first op that broke its bound (NULL: none yet) */
+  uint64_t verify_checked;    /* PARITY_VERIFY=cpu: ops compared with the CPU plugin */
+  uint64_t verify_skipped;    /* ops it could not compare (i64 operands, no CPU plugin) */
+  char *verify_report;        /* the first op that broke its bound (NULL: none yet) */
   /* every live buffer of this device by plugin handle (open addressing), so parity_device_run
    * can check that an operand's buffer belongs here and that the operand fits inside it */
   parity_buffer_t **live;
@@ -104,12 +104,10 @@ void parity__context_release(parity_context_t *ctx);
 int parity__library_dir(char *out, size_t n);
 
 /* error.c */
-parity_status_t parity__fail(parity_status_t status, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+parity_status_t parity__fail(parity_status_t status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void parity__set_error(parity_status_t status, const char *message);
 void parity__clear_error(void);
-void parity__log(const parity_context_t *ctx, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void parity__log(const parity_context_t *ctx, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 extern const parity_host_api_t parity__host_template;
 extern _Atomic int parity__plugin_log_level;
 /* Copy untrusted text within n bytes, terminated, control characters blanked. */
@@ -157,7 +155,8 @@ parity_buffer_t *parity__buffer_lookup(const parity_device_t *dev, const parity_
 /* A token unique to the calling thread (plan.c); parity__recording(dev): the plan this thread
  * records on dev, NULL when none (another thread's plan records only that thread's ops). */
 const void *parity__thread_token(void);
-#define parity__recording(dev) ((dev)->capture && (dev)->capture_thread == parity__thread_token() ? (dev)->capture : NULL)
+#define parity__recording(dev) \
+  ((dev)->capture && (dev)->capture_thread == parity__thread_token() ? (dev)->capture : NULL)
 
 /* "adamw beta1=0.9 ... params=4", "sgd momentum=0.9 params=2", "none" for NULL (nn_optim.c): what a
  * checkpoint records so that it loads only into an optimizer made the same way. snprintf's result. */

@@ -73,33 +73,35 @@ static void describe(parity__plugin *p, const parity__module *m) {
 /* Why the plugin's answer to query() (status st, m->info) cannot be used, or NULL when it can;
  * on success the function table is copied into m->api within its struct_size. The message is
  * written to buf. */
-static const char *negotiation_refusal(const parity__plugin *p, parity__module *m, int32_t st, char *buf,
-                                       size_t n) {
+static const char *negotiation_refusal(const parity__plugin *p, parity__module *m, int32_t st, char *buf, size_t n) {
   char refusal[200];
   parity__copy_text(refusal, sizeof refusal, m->info.refusal ? m->info.refusal : "no reason given");
   if (st == PARITY_STATUS_VERSION_MISMATCH) {
-    snprintf(buf, n, "refused host ABI %u.%u: %s (plugin ABI %u.%u, host ABI %u.%u); "
+    snprintf(buf, n,
+             "refused host ABI %u.%u: %s (plugin ABI %u.%u, host ABI %u.%u); "
              "remedy: rebuild the plugin against abi/parity_plugin.h %u.x",
-             PARITY_ABI_MAJOR, PARITY_ABI_MINOR, refusal, p->abi_major, p->abi_minor,
-             PARITY_ABI_MAJOR, PARITY_ABI_MINOR, PARITY_ABI_MAJOR);
-    return buf;
-  }
-  if (st != PARITY_STATUS_OK) {
-    snprintf(buf, n, "query failed: %s: %s (host ABI %u.%u)", psup_status_name(st),
-             parity_last_error(), PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
-    return buf;
-  }
-  if (m->info.abi_major != PARITY_ABI_MAJOR) {
-    snprintf(buf, n, "speaks ABI %u.%u, host ABI is %u.%u; remedy: rebuild the plugin "
-             "against abi/parity_plugin.h %u.x", p->abi_major, p->abi_minor, PARITY_ABI_MAJOR,
+             PARITY_ABI_MAJOR, PARITY_ABI_MINOR, refusal, p->abi_major, p->abi_minor, PARITY_ABI_MAJOR,
              PARITY_ABI_MINOR, PARITY_ABI_MAJOR);
     return buf;
   }
+  if (st != PARITY_STATUS_OK) {
+    snprintf(buf, n, "query failed: %s: %s (host ABI %u.%u)", psup_status_name(st), parity_last_error(),
+             PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
+    return buf;
+  }
+  if (m->info.abi_major != PARITY_ABI_MAJOR) {
+    snprintf(buf, n,
+             "speaks ABI %u.%u, host ABI is %u.%u; remedy: rebuild the plugin "
+             "against abi/parity_plugin.h %u.x",
+             p->abi_major, p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR, PARITY_ABI_MAJOR);
+    return buf;
+  }
   if (!m->info.api || m->info.api->struct_size < API_REQUIRED_SIZE) {
-    snprintf(buf, n, "function table %s (needs at least %zu bytes; plugin ABI %u.%u, "
+    snprintf(buf, n,
+             "function table %s (needs at least %zu bytes; plugin ABI %u.%u, "
              "host ABI %u.%u); remedy: fill parity_plugin_api_t up to supports()",
-             m->info.api ? "too small" : "missing", (size_t)API_REQUIRED_SIZE, p->abi_major,
-             p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
+             m->info.api ? "too small" : "missing", (size_t)API_REQUIRED_SIZE, p->abi_major, p->abi_minor,
+             PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
     return buf;
   }
   if (!m->info.name || !m->info.name[0] || !m->info.backend) {
@@ -112,14 +114,23 @@ static const char *negotiation_refusal(const parity__plugin *p, parity__module *
   m->api.struct_size = (uint32_t)size;
   const parity_plugin_api_t *a = &m->api;
   /* every required entry, named in the message when NULL */
-  const struct { const void *fn; const char *name; } req[] = {
-      {(const void *)a->init, "init"}, {(const void *)a->shutdown, "shutdown"},
-      {(const void *)a->get_device_count, "get_device_count"}, {(const void *)a->get_device_info, "get_device_info"},
-      {(const void *)a->device_open, "device_open"}, {(const void *)a->device_close, "device_close"},
-      {(const void *)a->buffer_alloc, "buffer_alloc"}, {(const void *)a->buffer_free, "buffer_free"},
-      {(const void *)a->buffer_write, "buffer_write"}, {(const void *)a->buffer_read, "buffer_read"},
-      {(const void *)a->buffer_copy, "buffer_copy"}, {(const void *)a->buffer_fill, "buffer_fill"},
-      {(const void *)a->synchronize, "synchronize"}, {(const void *)a->supports, "supports"}};
+  const struct {
+    const void *fn;
+    const char *name;
+  } req[] = {{(const void *)a->init, "init"},
+             {(const void *)a->shutdown, "shutdown"},
+             {(const void *)a->get_device_count, "get_device_count"},
+             {(const void *)a->get_device_info, "get_device_info"},
+             {(const void *)a->device_open, "device_open"},
+             {(const void *)a->device_close, "device_close"},
+             {(const void *)a->buffer_alloc, "buffer_alloc"},
+             {(const void *)a->buffer_free, "buffer_free"},
+             {(const void *)a->buffer_write, "buffer_write"},
+             {(const void *)a->buffer_read, "buffer_read"},
+             {(const void *)a->buffer_copy, "buffer_copy"},
+             {(const void *)a->buffer_fill, "buffer_fill"},
+             {(const void *)a->synchronize, "synchronize"},
+             {(const void *)a->supports, "supports"}};
   char missing[256] = "";
   for (size_t r = 0; r < sizeof req / sizeof req[0]; r++)
     if (!req[r].fn) {
@@ -127,8 +138,8 @@ static const char *negotiation_refusal(const parity__plugin *p, parity__module *
       snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", req[r].name);
     }
   if (!missing[0]) return NULL;
-  snprintf(buf, n, "function table has NULL required entries: %s (plugin ABI %u.%u, host ABI %u.%u)",
-           missing, p->abi_major, p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
+  snprintf(buf, n, "function table has NULL required entries: %s (plugin ABI %u.%u, host ABI %u.%u)", missing,
+           p->abi_major, p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR);
   return buf;
 }
 
@@ -143,8 +154,10 @@ static int module_init(parity_context_t *ctx, parity__plugin *p, parity__module 
   }
   if (st == PARITY_STATUS_OK && m->device_count > PARITY_MAX_DEVICES_PER_PLUGIN) {
     m->api.shutdown();
-    skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "reported %u devices, more than the %d one plugin may "
-         "have; the plugin is misbehaving", m->device_count, PARITY_MAX_DEVICES_PER_PLUGIN);
+    skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED,
+         "reported %u devices, more than the %d one plugin may "
+         "have; the plugin is misbehaving",
+         m->device_count, PARITY_MAX_DEVICES_PER_PLUGIN);
     return -1;
   }
   if (st == PARITY_STATUS_UNAVAILABLE) {
@@ -174,7 +187,8 @@ static parity__module *module_load(parity_context_t *ctx, parity__plugin *p, con
   if (!dl) {
     skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED,
          "dlopen failed: %s; remedy: make sure it is a parity plugin built for this machine, or "
-         "remove it from the search path", dlerror());
+         "remove it from the search path",
+         dlerror());
     return NULL;
   }
   parity_plugin_query_fn query;
@@ -182,7 +196,8 @@ static parity__module *module_load(parity_context_t *ctx, parity__plugin *p, con
   if (!query) {
     skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED,
          "no entry symbol %s (not a parity plugin); remedy: export parity_plugin_query as "
-         "docs/plugin-guide.md shows", PARITY_PLUGIN_ENTRY_NAME);
+         "docs/plugin-guide.md shows",
+         PARITY_PLUGIN_ENTRY_NAME);
     dlclose(dl);
     return NULL;
   }
@@ -231,9 +246,7 @@ static void module_release(parity__module *m) {
   pthread_mutex_unlock(&modules_lock);
 }
 
-static int name_cmp(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int name_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* Load, negotiate and initialise the plugin recorded in p (its path), filling its state. */
 static void load_now(parity_context_t *ctx, parity__plugin *p) {
@@ -246,18 +259,21 @@ static void load_now(parity_context_t *ctx, parity__plugin *p) {
   if (p->noted && (strcmp(p->noted_name, p->name) != 0 || strcmp(p->noted_backend, p->backend) != 0)) {
     module_release(p->mod);
     p->mod = NULL;
-    skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "its identity note (section %s) says plugin '%s' (backend %s) "
+    skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED,
+         "its identity note (section %s) says plugin '%s' (backend %s) "
          "but its query answered '%s' (backend %s); the plugin is misbehaving; remedy: give "
-         "PARITY_PLUGIN_IDENTITY the names the query answers", PARITY_IDENTITY_SECTION, p->noted_name,
-         p->noted_backend, p->name, p->backend);
+         "PARITY_PLUGIN_IDENTITY the names the query answers",
+         PARITY_IDENTITY_SECTION, p->noted_name, p->noted_backend, p->name, p->backend);
     return;
   }
   for (parity__plugin *q = ctx->plugins; q < p; q++) {
     if ((q->state == PARITY_PLUGIN_STATE_LOADED || q->deferred) && strcmp(q->name, p->name) == 0) {
       module_release(p->mod);
       p->mod = NULL;
-      skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "plugin name '%s' already provided by %s "
-           "(earlier in the search order)", p->name, q->path);
+      skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED,
+           "plugin name '%s' already provided by %s "
+           "(earlier in the search order)",
+           p->name, q->path);
       return;
     }
   }
@@ -270,9 +286,11 @@ static void load_now(parity_context_t *ctx, parity__plugin *p) {
     skip(ctx, p, PARITY_PLUGIN_STATE_SKIPPED, "out of host memory for %u device records", p->device_count);
     return;
   }
-  parity__log(ctx, 2, "loaded %s: plugin '%s' (backend %s, version %s), plugin ABI %u.%u, host "
-              "ABI %u.%u, %u device(s)", p->path, p->name, p->backend, p->version, p->abi_major,
-              p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR, p->device_count);
+  parity__log(ctx, 2,
+              "loaded %s: plugin '%s' (backend %s, version %s), plugin ABI %u.%u, host "
+              "ABI %u.%u, %u device(s)",
+              p->path, p->name, p->backend, p->version, p->abi_major, p->abi_minor, PARITY_ABI_MAJOR, PARITY_ABI_MINOR,
+              p->device_count);
 }
 
 /* Only the plugin's identity (name, backend, version, ABI) from its query: 0 when it answered.
@@ -300,9 +318,7 @@ static int identify_locked(parity__plugin *p, const char *real) {
   info.struct_size = sizeof info;
   int ok = query && query(PARITY_ABI_MAJOR, PARITY_ABI_MINOR, &parity__host_template, &info) == PARITY_STATUS_OK &&
            info.abi_major == PARITY_ABI_MAJOR && info.name && info.name[0] && info.backend;
-  if (ok) {
-    set_identity(p, info.name, info.backend, info.version, info.abi_major, info.abi_minor);
-  }
+  if (ok) { set_identity(p, info.name, info.backend, info.version, info.abi_major, info.abi_minor); }
   parity__clear_error();
   dlclose(dl);
   return ok ? 0 : -1;
@@ -337,8 +353,7 @@ static void try_file(parity_context_t *ctx, const char *path) {
   if (strcmp(ctx->backend, "auto") != 0 && identify(p, real) == 0 && strcmp(p->name, ctx->backend) != 0 &&
       strcmp(p->backend, ctx->backend) != 0) {
     p->deferred = 1;
-    parity__log(ctx, 2, "found %s: plugin '%s' (backend %s); initialised only when used", path, p->name,
-                p->backend);
+    parity__log(ctx, 2, "found %s: plugin '%s' (backend %s); initialised only when used", path, p->name, p->backend);
     return;
   }
   load_now(ctx, p);
@@ -358,8 +373,10 @@ static void scan_dir(parity_context_t *ctx, const char *dir, int explicit) {
   DIR *d = opendir(dir);
   if (!d) {
     if (explicit)
-      parity__note(ctx, "PARITY_PLUGIN_PATH: folder '%s' does not exist or cannot be read; "
-                   "remedy: fix the path or unset PARITY_PLUGIN_PATH", dir);
+      parity__note(ctx,
+                   "PARITY_PLUGIN_PATH: folder '%s' does not exist or cannot be read; "
+                   "remedy: fix the path or unset PARITY_PLUGIN_PATH",
+                   dir);
     else
       parity__log(ctx, 2, "no plugin folder at %s", dir);
     return;
@@ -416,8 +433,7 @@ void parity__load_plugins(parity_context_t *ctx, const char *plugin_path, int se
   pthread_once(&once, quiet_openmp);
   if (plugin_path && *plugin_path) {
     char *copy = strdup(plugin_path), *save = NULL;
-    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
-      scan_dir(ctx, dir, 1);
+    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) scan_dir(ctx, dir, 1);
     free(copy);
   }
   if (search_default_dirs) {
@@ -428,8 +444,10 @@ void parity__load_plugins(parity_context_t *ctx, const char *plugin_path, int se
     }
     struct stat st;
     snprintf(dir, sizeof dir, "%s/parity", own);
-    if (stat(dir, &st) == 0) scan_dir(ctx, dir, 0);
-    else parity__log(ctx, 2, "no plugin folder at %s", dir);
+    if (stat(dir, &st) == 0)
+      scan_dir(ctx, dir, 0);
+    else
+      parity__log(ctx, 2, "no plugin folder at %s", dir);
     char build[PATH_MAX];
     if (PARITY_BUILD_PLUGIN_DIR[0] && realpath(PARITY_BUILD_PLUGIN_DIR, build) && strcmp(build, own) == 0)
       scan_dir(ctx, own, 0); /* the build tree: plugins sit beside libparity */

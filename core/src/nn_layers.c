@@ -89,21 +89,23 @@ parity_status_t parity_bilinear(parity_tensor_t *x1, parity_tensor_t *x2, parity
   *out = NULL;
   if (!x1 || !x2 || !w) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "bilinear: NULL input");
   char s1[96], s2[96], sw[96];
-  if (x1->rank != 2 || x2->rank != 2 || w->rank != 3 || x1->shape[0] != x2->shape[0] ||
-      w->shape[1] != x1->shape[1] || w->shape[2] != x2->shape[1])
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "bilinear: %s, %s and weight %s: need [n, in1], [n, in2] "
-                        "and [out, in1, in2]", parity__shape_str(x1, s1, sizeof s1),
-                        parity__shape_str(x2, s2, sizeof s2), parity__shape_str(w, sw, sizeof sw));
+  if (x1->rank != 2 || x2->rank != 2 || w->rank != 3 || x1->shape[0] != x2->shape[0] || w->shape[1] != x1->shape[1] ||
+      w->shape[2] != x2->shape[1])
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "bilinear: %s, %s and weight %s: need [n, in1], [n, in2] "
+                        "and [out, in1, in2]",
+                        parity__shape_str(x1, s1, sizeof s1), parity__shape_str(x2, s2, sizeof s2),
+                        parity__shape_str(w, sw, sizeof sw));
   int64_t n = x1->shape[0], k = w->shape[0], in1 = w->shape[1], in2 = w->shape[2];
   temps tl = {0};
   parity_status_t st;
   int32_t perm[3] = {1, 0, 2};
-  NEW(&tl, parity_permute(w, perm, slot(&tl)));                         /* [in1, k, in2] */
+  NEW(&tl, parity_permute(w, perm, slot(&tl))); /* [in1, k, in2] */
   NEW(&tl, parity_reshape(tl.t[tl.n - 1], 2, (int64_t[]){in1, k * in2}, slot(&tl)));
-  NEW(&tl, parity_matmul(x1, tl.t[tl.n - 1], slot(&tl)));               /* [n, k*in2] */
+  NEW(&tl, parity_matmul(x1, tl.t[tl.n - 1], slot(&tl))); /* [n, k*in2] */
   NEW(&tl, parity_reshape(tl.t[tl.n - 1], 3, (int64_t[]){n, k, in2}, slot(&tl)));
   parity_tensor_t *t = tl.t[tl.n - 1];
-  NEW(&tl, parity_unsqueeze(x2, 1, slot(&tl)));                         /* [n, 1, in2] */
+  NEW(&tl, parity_unsqueeze(x2, 1, slot(&tl))); /* [n, 1, in2] */
   NEW(&tl, parity_binary(PARITY_OP_MUL, t, tl.t[tl.n - 1], slot(&tl)));
   NEW(&tl, parity_reduce(PARITY_OP_SUM, tl.t[tl.n - 1], 1u << 2, 0, slot(&tl))); /* [n, k] */
   if (b) NEW(&tl, parity_binary(PARITY_OP_ADD, tl.t[tl.n - 1], b, slot(&tl)));
@@ -114,8 +116,8 @@ done:
 }
 
 /* (x - mean) * rsqrt(var + eps) over the axes in mask (keepdim), biased variance. */
-static parity_status_t normalize(temps *tl, parity_tensor_t *x, uint32_t mask, double eps,
-                                 parity_tensor_t **mean_out, parity_tensor_t **var_out) {
+static parity_status_t normalize(temps *tl, parity_tensor_t *x, uint32_t mask, double eps, parity_tensor_t **mean_out,
+                                 parity_tensor_t **var_out) {
   parity_status_t st;
   NEW(tl, parity_reduce(PARITY_OP_MEAN, x, mask, 1, slot(tl)));
   parity_tensor_t *mean = tl->t[tl->n - 1];
@@ -166,15 +168,18 @@ parity_status_t parity_layer_norm(parity_tensor_t *x, uint32_t axes, parity_tens
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "layer_norm: eps %g must be a finite number >= 0", eps);
   if (axes == 0) axes = 1;
   if (!x || x->rank < axes)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "layer_norm: input must have rank >= %u (the normalised "
-                        "axes)%s", axes, x ? "" : ", got NULL");
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "layer_norm: input must have rank >= %u (the normalised "
+                        "axes)%s",
+                        axes, x ? "" : ", got NULL");
   const int64_t *norm = x->shape + (x->rank - axes); /* the normalised axes' sizes */
   char a[96], g[96];
   if ((gamma && !same_dims(gamma, axes, norm)) || (beta && !same_dims(beta, axes, norm))) {
     parity_tensor_t *bad = gamma && !same_dims(gamma, axes, norm) ? gamma : beta;
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "layer_norm: gamma and beta must have the shape of the last "
-                        "%u axes of input %s; got %s", axes, parity__shape_str(x, a, sizeof a),
-                        parity__shape_str(bad, g, sizeof g));
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "layer_norm: gamma and beta must have the shape of the last "
+                        "%u axes of input %s; got %s",
+                        axes, parity__shape_str(x, a, sizeof a), parity__shape_str(bad, g, sizeof g));
   }
   uint32_t mask = (uint32_t)(((1ull << axes) - 1) << (x->rank - axes));
   temps tl = {0};
@@ -210,8 +215,10 @@ parity_status_t parity_batch_norm(parity_tensor_t *x, parity_tensor_t *gamma, pa
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "batch_norm: out is NULL");
   *out = NULL;
   if (!(eps >= 0 && isfinite(eps)) || !(momentum >= 0 && momentum <= 1))
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "batch_norm: eps %g must be a finite number >= 0 and momentum "
-                        "%g in [0, 1]", eps, momentum);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "batch_norm: eps %g must be a finite number >= 0 and momentum "
+                        "%g in [0, 1]",
+                        eps, momentum);
   if (!x || x->rank < 2) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "batch_norm: input must be [N, C, ...]");
   int64_t C = x->shape[1], shape[PARITY_MAX_RANK];
   for (uint32_t i = 0; i < x->rank; i++) shape[i] = i == 1 ? C : 1;
@@ -255,13 +262,12 @@ parity_status_t parity_dropout(parity_tensor_t *x, double p, int training, uint6
   *out = NULL;
   if (!x) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "dropout: input is NULL");
   if (!(p >= 0 && p < 1)) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "dropout: p = %g must be in [0, 1)", p);
-  if (!training || p == 0) {
-    return parity__identity_view(x, "dropout", out);
-  }
+  if (!training || p == 0) { return parity__identity_view(x, "dropout", out); }
   temps tl = {0};
   parity_status_t st;
   /* keep where u >= p, scaled by 1/(1-p); u from the counter-based generator */
-  NEW(&tl, parity_tensor_rand_uniform(x->st->dev, PARITY_DTYPE_F32, x->rank, x->shape, 0.0, 1.0, seed, offset, slot(&tl)));
+  NEW(&tl,
+      parity_tensor_rand_uniform(x->st->dev, PARITY_DTYPE_F32, x->rank, x->shape, 0.0, 1.0, seed, offset, slot(&tl)));
   NEW(&tl, parity_scalar_like(tl.t[tl.n - 1], p, slot(&tl)));
   NEW(&tl, parity_compare(PARITY_OP_GE, tl.t[tl.n - 2], tl.t[tl.n - 1], slot(&tl)));
   parity_tensor_t *keep = tl.t[tl.n - 1];
@@ -330,18 +336,23 @@ parity_status_t parity_multi_head_attention(parity_tensor_t *q, parity_tensor_t 
   if (q->rank != 3 || k->rank != 3 || v->rank != 3 || k->shape[0] != q->shape[0] || v->shape[0] != q->shape[0] ||
       k->shape[1] != v->shape[1] || k->shape[2] != q->shape[2] || v->shape[2] != q->shape[2] || !w->num_heads ||
       q->shape[2] % w->num_heads)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "multi_head_attention: q %s, k %s: need [N, L, E] inputs "
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "multi_head_attention: q %s, k %s: need [N, L, E] inputs "
                         "sharing N and E, k and v sharing L, and %u heads dividing E",
                         parity__shape_str(q, sq, sizeof sq), parity__shape_str(k, sk, sizeof sk), w->num_heads);
   int64_t n = q->shape[0], lq = q->shape[1], e = q->shape[2], h = w->num_heads;
   parity_attention_options_t o;
   parity__read_options(opts, &o, sizeof o);
   if (!isfinite(o.scale))
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "multi_head_attention: scale %g is not finite (0: 1 / "
-                        "sqrt(E / heads))", o.scale);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "multi_head_attention: scale %g is not finite (0: 1 / "
+                        "sqrt(E / heads))",
+                        o.scale);
   if (o.mask && !psup_dtype_is_float(o.mask->dtype))
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "multi_head_attention: the mask is additive and must be a "
-                        "float tensor (-inf where a query must not attend), got %s", psup_dtype_name(o.mask->dtype));
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "multi_head_attention: the mask is additive and must be a "
+                        "float tensor (-inf where a query must not attend), got %s",
+                        psup_dtype_name(o.mask->dtype));
   if (o.mask) {
     int64_t full[4] = {n, h, lq, k->shape[1]};
     int fits = o.mask->rank <= 4;
@@ -351,9 +362,11 @@ parity_status_t parity_multi_head_attention(parity_tensor_t *q, parity_tensor_t 
     }
     char sm[96];
     if (!fits)
-      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "multi_head_attention: mask %s does not broadcast to the "
-                          "scores [%lld, %lld, %lld, %lld] (N, heads, Lq, Lk)", parity__shape_str(o.mask, sm, sizeof sm),
-                          (long long)full[0], (long long)full[1], (long long)full[2], (long long)full[3]);
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                          "multi_head_attention: mask %s does not broadcast to the "
+                          "scores [%lld, %lld, %lld, %lld] (N, heads, Lq, Lk)",
+                          parity__shape_str(o.mask, sm, sizeof sm), (long long)full[0], (long long)full[1],
+                          (long long)full[2], (long long)full[3]);
   }
   if (!isfinite(o.scale))
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "multi_head_attention: scale %g is not finite", o.scale);
@@ -370,11 +383,11 @@ parity_status_t parity_multi_head_attention(parity_tensor_t *q, parity_tensor_t 
   TRY(split_heads(&tl, tl.t[tl.n - 1], h));
   parity_tensor_t *vh = tl.t[tl.n - 1];
   NEW(&tl, parity_transpose(kh, 2, 3, slot(&tl)));
-  NEW(&tl, parity_matmul(qh, tl.t[tl.n - 1], slot(&tl)));                   /* [N, H, Lq, Lk] */
+  NEW(&tl, parity_matmul(qh, tl.t[tl.n - 1], slot(&tl))); /* [N, H, Lq, Lk] */
   NEW(&tl, parity_mul_scalar(tl.t[tl.n - 1], scale, slot(&tl)));
   TRY(mask_scores(&tl, tl.t[tl.n - 1], &o));
   NEW(&tl, parity_softmax(PARITY_OP_SOFTMAX, tl.t[tl.n - 1], 3, slot(&tl)));
-  NEW(&tl, parity_matmul(tl.t[tl.n - 1], vh, slot(&tl)));                   /* [N, H, Lq, D] */
+  NEW(&tl, parity_matmul(tl.t[tl.n - 1], vh, slot(&tl))); /* [N, H, Lq, D] */
   NEW(&tl, parity_permute(tl.t[tl.n - 1], (int32_t[]){0, 2, 1, 3}, slot(&tl)));
   NEW(&tl, parity_reshape(tl.t[tl.n - 1], 3, (int64_t[]){n, lq, e}, slot(&tl)));
   NEW(&tl, parity_linear(tl.t[tl.n - 1], w->w_o, w->b_o, slot(&tl)));

@@ -33,8 +33,10 @@ static parity_status_t create(parity_tensor_t *const *params, uint32_t count, pa
   if (!params && count) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "optimizer: params is NULL");
   for (uint32_t i = 0; i < count; i++)
     if (!params[i] || !params[i]->requires_grad || params[i]->node || !parity_tensor_is_contiguous(params[i]))
-      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "optimizer: parameter %u must be a contiguous leaf "
-                          "tensor with requires_grad set", i);
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                          "optimizer: parameter %u must be a contiguous leaf "
+                          "tensor with requires_grad set",
+                          i);
   parity_optimizer_t *o = calloc(1, sizeof *o);
   if (!o) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "optimizer: out of host memory");
   o->count = count;
@@ -58,7 +60,8 @@ static parity_status_t create_state(parity_optimizer_t *o, double lr, int moment
   if (o->count == 0) return PARITY_STATUS_OK;
   parity_device_t *dev = o->params[0]->st->dev;
   if (parity__recording(dev))
-    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "optimizer: create it before recording a plan "
+    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION,
+                        "optimizer: create it before recording a plan "
                         "(its state must exist outside the plan)");
   o->sdt = (dev->info.dtype_mask & PARITY_DTYPE_BIT(PARITY_DTYPE_F64)) ? PARITY_DTYPE_F64 : PARITY_DTYPE_F32;
   parity_status_t st = parity_tensor_full(dev, o->sdt, 0, NULL, lr, &o->lr);
@@ -309,8 +312,10 @@ parity_status_t parity_clip_grad_norm(parity_tensor_t *const *params, uint32_t c
   double norm = sqrt(sum);
   if (total_norm) *total_norm = norm;
   if (st == PARITY_STATUS_OK && !isfinite(norm))
-    st = parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "clip_grad_norm: the gradients' norm is %g; nothing was "
-                      "scaled", norm);
+    st = parity__fail(PARITY_STATUS_FAILED_PRECONDITION,
+                      "clip_grad_norm: the gradients' norm is %g; nothing was "
+                      "scaled",
+                      norm);
   double coef = max_norm / (norm + 1e-6);
   for (uint32_t i = 0; i < count && st == PARITY_STATUS_OK && coef < 1; i++) {
     parity_tensor_t *g = params[i] ? params[i]->grad : NULL, *scaled = NULL;
@@ -351,10 +356,9 @@ parity_status_t parity_optimizer_state(const parity_optimizer_t *o, uint32_t ind
     return PARITY_STATUS_OK;
   }
   uint32_t k = index - 2, per = o->adam ? 2u : 1u, i = k / per, which = k % per;
-  *out = (parity_optimizer_state_t){
-      .name = o->adam ? (which ? "exp_avg_sq" : "exp_avg") : "momentum_buffer",
-      .param = (int32_t)i,
-      .tensor = which ? o->v[i] : o->m[i]};
+  *out = (parity_optimizer_state_t){.name = o->adam ? (which ? "exp_avg_sq" : "exp_avg") : "momentum_buffer",
+                                    .param = (int32_t)i,
+                                    .tensor = which ? o->v[i] : o->m[i]};
   return PARITY_STATUS_OK;
 }
 

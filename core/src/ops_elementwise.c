@@ -12,7 +12,8 @@ static int rank_of(int32_t dt) {
     case PARITY_DTYPE_BOOL: return 0;
     case PARITY_DTYPE_I32: return 1;
     case PARITY_DTYPE_I64: return 2;
-    case PARITY_DTYPE_BF16: case PARITY_DTYPE_F16: return 3;
+    case PARITY_DTYPE_BF16:
+    case PARITY_DTYPE_F16: return 3;
     case PARITY_DTYPE_F32: return 4;
     default: return 5;
   }
@@ -42,9 +43,11 @@ static parity_status_t broadcast(const char *op, parity_tensor_t *const *ts, uin
         continue;
       }
       char a[96], b[96];
-      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: shapes %s and %s cannot be broadcast (axis %u: "
-                          "%lld vs %lld)", op, parity__shape_str(ts[0], a, sizeof a),
-                          parity__shape_str(ts[i], b, sizeof b), k, (long long)shape[k], (long long)s);
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                          "%s: shapes %s and %s cannot be broadcast (axis %u: "
+                          "%lld vs %lld)",
+                          op, parity__shape_str(ts[0], a, sizeof a), parity__shape_str(ts[i], b, sizeof b), k,
+                          (long long)shape[k], (long long)s);
     }
   }
   *rank = r;
@@ -89,16 +92,15 @@ static parity_status_t check_op(const char *fn, int32_t op, int32_t kind, parity
   *out = NULL;
   const psup_op_info_t *info = psup_op_info(op);
   if (!info || info->kind != kind)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: op %s (%d) is not of this kind", fn,
-                        psup_op_name(op), op);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: op %s (%d) is not of this kind", fn, psup_op_name(op), op);
   return PARITY_STATUS_OK;
 }
 
 static parity_status_t float_only(int32_t op, const parity_tensor_t *x) {
   const psup_op_info_t *info = psup_op_info(op);
   if ((info->flags & PARITY_OPF_FLOAT) && !psup_dtype_is_float(x->dtype))
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: needs a floating dtype, got %s; cast first",
-                        info->name, psup_dtype_name(x->dtype));
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: needs a floating dtype, got %s; cast first", info->name,
+                        psup_dtype_name(x->dtype));
   if (x->dtype == PARITY_DTYPE_BOOL)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: arithmetic on bool; cast to a numeric dtype first",
                         info->name);
@@ -149,7 +151,8 @@ parity_status_t parity_cast(parity_tensor_t *x, parity_dtype_t dtype, parity_ten
   st = parity__copy_into(y, x);
   if (st == PARITY_STATUS_OK && psup_dtype_is_float(dtype) && parity__any_requires_grad(&x, 1)) {
     parity__node *n = parity__node_new("cast", cast_backward, 1, &x);
-    if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "cast: out of host memory");
+    if (!n)
+      st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "cast: out of host memory");
     else {
       n->aux[0] = x->dtype;
       parity__node_attach(y, n);
@@ -183,8 +186,8 @@ static parity_status_t promote_pair(parity_tensor_t *a, parity_tensor_t *b, pari
   int32_t dt = promote(a->dtype, b->dtype);
   /* an operand of the promoted dtype is used as it is (retained: this is internal, so it needs
    * no handle of its own, and the gradient reaches it without an identity step) */
-  parity_status_t st = a->dtype == dt ? (*pa = parity_tensor_retain(a), PARITY_STATUS_OK)
-                                      : parity_cast(a, (parity_dtype_t)dt, pa);
+  parity_status_t st =
+      a->dtype == dt ? (*pa = parity_tensor_retain(a), PARITY_STATUS_OK) : parity_cast(a, (parity_dtype_t)dt, pa);
   if (st != PARITY_STATUS_OK) return st;
   st = b->dtype == dt ? (*pb = parity_tensor_retain(b), PARITY_STATUS_OK) : parity_cast(b, (parity_dtype_t)dt, pb);
   if (st != PARITY_STATUS_OK) {
@@ -194,8 +197,8 @@ static parity_status_t promote_pair(parity_tensor_t *a, parity_tensor_t *b, pari
   return st;
 }
 
-static parity_status_t binary_like(const char *fn, int32_t op, int32_t kind, parity_tensor_t *a,
-                                   parity_tensor_t *b, parity_tensor_t **out) {
+static parity_status_t binary_like(const char *fn, int32_t op, int32_t kind, parity_tensor_t *a, parity_tensor_t *b,
+                                   parity_tensor_t **out) {
   parity_status_t st = check_op(fn, op, kind, out);
   if (st != PARITY_STATUS_OK) return st;
   if (!a || !b) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: input is NULL", psup_op_name(op));
@@ -221,7 +224,8 @@ static parity_status_t binary_like(const char *fn, int32_t op, int32_t kind, par
   parity_tensor_t *parents[2] = {pa, pb};
   if (st == PARITY_STATUS_OK && kind == PARITY_OP_KIND_BINARY && parity__any_requires_grad(parents, 2)) {
     parity__node *n = parity__node_new(psup_op_name(op), binary_backward, 2, parents);
-    if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of host memory", psup_op_name(op));
+    if (!n)
+      st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of host memory", psup_op_name(op));
     else {
       n->op = op;
       n->saved[0] = parity__adopt(av);
@@ -294,7 +298,8 @@ parity_status_t parity_where(parity_tensor_t *cond, parity_tensor_t *a, parity_t
   parity_tensor_t *parents[2] = {pa, pb};
   if (st == PARITY_STATUS_OK && parity__any_requires_grad(parents, 2)) {
     parity__node *n = parity__node_new("where", where_backward, 2, parents);
-    if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "where: out of host memory");
+    if (!n)
+      st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "where: out of host memory");
     else {
       n->saved[0] = parity__adopt(cv);
       cv = NULL;

@@ -63,9 +63,12 @@ parity_status_t parity_matmul(parity_tensor_t *a, parity_tensor_t *b, parity_ten
   memcpy(shb, batch, sizeof batch);
   memcpy(shc, batch, sizeof batch);
   int64_t m = a->shape[a->rank - 2], k = a->shape[a->rank - 1], nn = b->shape[b->rank - 1];
-  sha[rank - 2] = m; sha[rank - 1] = k;
-  shb[rank - 2] = k; shb[rank - 1] = nn;
-  shc[rank - 2] = m; shc[rank - 1] = nn;
+  sha[rank - 2] = m;
+  sha[rank - 1] = k;
+  shb[rank - 2] = k;
+  shb[rank - 1] = nn;
+  shc[rank - 2] = m;
+  shc[rank - 1] = nn;
   parity_tensor_t *ae = NULL, *be = NULL, *c = NULL;
   int prev = parity_grad_mode_set(0);
   st = parity_expand(a, rank, sha, &ae);
@@ -73,7 +76,8 @@ parity_status_t parity_matmul(parity_tensor_t *a, parity_tensor_t *b, parity_ten
   parity_grad_mode_set(prev);
   if (st == PARITY_STATUS_OK) st = parity__tensor_empty(a->st->dev, a->dtype, rank, shc, &c);
   if (st == PARITY_STATUS_OK) {
-    if (k == 0) st = parity__fill(c, 0.0); /* empty sum */
+    if (k == 0)
+      st = parity__fill(c, 0.0); /* empty sum */
     else {
       parity_tensor_t *in[2] = {ae, be}, *o[1] = {c};
       st = parity__launch(a->st->dev, PARITY_OP_MATMUL, PARITY_DIRECTION_FORWARD, in, 2, o, 1, NULL);
@@ -81,7 +85,8 @@ parity_status_t parity_matmul(parity_tensor_t *a, parity_tensor_t *b, parity_ten
   }
   if (st == PARITY_STATUS_OK && parity__any_requires_grad(ab, 2)) {
     parity__node *n = parity__node_new("matmul", matmul_backward, 2, ab);
-    if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "matmul: out of host memory");
+    if (!n)
+      st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "matmul: out of host memory");
     else {
       n->saved[0] = parity__adopt(ae);
       n->saved[1] = parity__adopt(be);
@@ -129,10 +134,11 @@ static void conv_params(const parity_conv2d_options_t *opts, parity_op_params_t 
 static parity_status_t check_conv_params(const char *op, const parity_conv2d_params_t *c) {
   if (c->stride[0] < 1 || c->stride[1] < 1 || c->dilation[0] < 1 || c->dilation[1] < 1 || c->groups < 1 ||
       c->padding[0] < 0 || c->padding[1] < 0 || c->padding[2] < 0 || c->padding[3] < 0)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: stride (%d,%d) and dilation (%d,%d) must be >= 1, "
-                        "groups %d >= 1, padding (%d,%d,%d,%d) >= 0", op, c->stride[0], c->stride[1],
-                        c->dilation[0], c->dilation[1], c->groups, c->padding[0], c->padding[1], c->padding[2],
-                        c->padding[3]);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "%s: stride (%d,%d) and dilation (%d,%d) must be >= 1, "
+                        "groups %d >= 1, padding (%d,%d,%d,%d) >= 0",
+                        op, c->stride[0], c->stride[1], c->dilation[0], c->dilation[1], c->groups, c->padding[0],
+                        c->padding[1], c->padding[2], c->padding[3]);
   return PARITY_STATUS_OK;
 }
 
@@ -146,8 +152,10 @@ static parity_status_t conv_backward(parity__node *n, parity_tensor_t *gy, parit
     st = parity__launch(gy->st->dev, PARITY_OP_CONV2D, PARITY_DIRECTION_BACKWARD, in, 3, g, 3, &n->params);
   }
   for (int i = 0; i < 3; i++) {
-    if (st == PARITY_STATUS_OK) gin[i] = g[i];
-    else parity_tensor_release(g[i]);
+    if (st == PARITY_STATUS_OK)
+      gin[i] = g[i];
+    else
+      parity_tensor_release(g[i]);
   }
   return st;
 }
@@ -166,27 +174,35 @@ parity_status_t parity_conv2d(parity_tensor_t *x, parity_tensor_t *w, parity_ten
   parity_conv2d_params_t *c = &p.conv2d;
   if ((st = check_conv_params("conv2d", c)) != PARITY_STATUS_OK) return st;
   if (opad[0] || opad[1])
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv2d: output_padding (%d,%d) applies to "
-                        "conv_transpose2d only", opad[0], opad[1]);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "conv2d: output_padding (%d,%d) applies to "
+                        "conv_transpose2d only",
+                        opad[0], opad[1]);
   char sx[96], sw[96];
   if (x->rank != 4 || w->rank != 4)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv2d: input %s and weight %s must be rank 4 (NCHW, OIHW)",
                         parity__shape_str(x, sx, sizeof sx), parity__shape_str(w, sw, sizeof sw));
   int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0];
   if (C % c->groups || O % c->groups || w->shape[1] * c->groups != C)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv2d: weight %s has %lld input channels per group, input "
-                        "%s has %lld channels and groups=%d", parity__shape_str(w, sw, sizeof sw),
-                        (long long)w->shape[1], parity__shape_str(x, sx, sizeof sx), (long long)C, c->groups);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "conv2d: weight %s has %lld input channels per group, input "
+                        "%s has %lld channels and groups=%d",
+                        parity__shape_str(w, sw, sizeof sw), (long long)w->shape[1],
+                        parity__shape_str(x, sx, sizeof sx), (long long)C, c->groups);
   if (bias && (bias->rank != 1 || bias->shape[0] != O))
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv2d: bias %s must be [%lld]",
                         parity__shape_str(bias, sx, sizeof sx), (long long)O);
-  int64_t oh = psup_conv_out_extent(x->shape[2], c->padding[0], c->padding[1], w->shape[2], c->dilation[0], c->stride[0]);
-  int64_t ow = psup_conv_out_extent(x->shape[3], c->padding[2], c->padding[3], w->shape[3], c->dilation[1], c->stride[1]);
+  int64_t oh =
+      psup_conv_out_extent(x->shape[2], c->padding[0], c->padding[1], w->shape[2], c->dilation[0], c->stride[0]);
+  int64_t ow =
+      psup_conv_out_extent(x->shape[3], c->padding[2], c->padding[3], w->shape[3], c->dilation[1], c->stride[1]);
   if (oh < 0 || ow < 0)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv2d: kernel %s with dilation (%d,%d) does not fit "
-                        "input %s with padding (%d,%d,%d,%d)", parity__shape_str(w, sw, sizeof sw), c->dilation[0],
-                        c->dilation[1], parity__shape_str(x, sx, sizeof sx), c->padding[0], c->padding[1],
-                        c->padding[2], c->padding[3]);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "conv2d: kernel %s with dilation (%d,%d) does not fit "
+                        "input %s with padding (%d,%d,%d,%d)",
+                        parity__shape_str(w, sw, sizeof sw), c->dilation[0], c->dilation[1],
+                        parity__shape_str(x, sx, sizeof sx), c->padding[0], c->padding[1], c->padding[2],
+                        c->padding[3]);
   int64_t shape[4] = {N, O, oh, ow};
   parity_tensor_t *y;
   if ((st = parity__tensor_empty(x->st->dev, x->dtype, 4, shape, &y)) != PARITY_STATUS_OK) return st;
@@ -194,7 +210,8 @@ parity_status_t parity_conv2d(parity_tensor_t *x, parity_tensor_t *w, parity_ten
   st = parity__launch(x->st->dev, PARITY_OP_CONV2D, PARITY_DIRECTION_FORWARD, in, 3, o, 1, &p);
   if (st == PARITY_STATUS_OK && parity__any_requires_grad(all, 3)) {
     parity__node *n = parity__node_new("conv2d", conv_backward, 3, all);
-    if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "conv2d: out of host memory");
+    if (!n)
+      st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "conv2d: out of host memory");
     else {
       n->params = p;
       n->saved[0] = parity__adopt(parity__tensor_alias(x));
@@ -241,17 +258,21 @@ parity_status_t parity_conv_transpose2d(parity_tensor_t *x, parity_tensor_t *w, 
   if ((st = check_conv_params("conv_transpose2d", c)) != PARITY_STATUS_OK) return st;
   for (int i = 0; i < 2; i++)
     if (opad[i] < 0 || (opad[i] >= c->stride[i] && opad[i] >= c->dilation[i]))
-      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv_transpose2d: output_padding (%d,%d) must be >= 0 "
-                          "and below the stride (%d,%d) or the dilation (%d,%d) on each axis", opad[0], opad[1],
-                          c->stride[0], c->stride[1], c->dilation[0], c->dilation[1]);
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                          "conv_transpose2d: output_padding (%d,%d) must be >= 0 "
+                          "and below the stride (%d,%d) or the dilation (%d,%d) on each axis",
+                          opad[0], opad[1], c->stride[0], c->stride[1], c->dilation[0], c->dilation[1]);
   char sx[96], sw[96];
   if (x->rank != 4 || w->rank != 4 || x->shape[1] != w->shape[0] || w->shape[0] % c->groups)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv_transpose2d: input %s and weight %s: need "
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "conv_transpose2d: input %s and weight %s: need "
                         "[N, Cin, H, W] and [Cin, Cout/groups, KH, KW] with groups=%d dividing Cin",
                         parity__shape_str(x, sx, sizeof sx), parity__shape_str(w, sw, sizeof sw), c->groups);
   int64_t cout = w->shape[1] * c->groups;
-  int64_t oh = (x->shape[2] - 1) * c->stride[0] - c->padding[0] - c->padding[1] + (int64_t)c->dilation[0] * (w->shape[2] - 1) + 1 + opad[0];
-  int64_t ow = (x->shape[3] - 1) * c->stride[1] - c->padding[2] - c->padding[3] + (int64_t)c->dilation[1] * (w->shape[3] - 1) + 1 + opad[1];
+  int64_t oh = (x->shape[2] - 1) * c->stride[0] - c->padding[0] - c->padding[1] +
+               (int64_t)c->dilation[0] * (w->shape[2] - 1) + 1 + opad[0];
+  int64_t ow = (x->shape[3] - 1) * c->stride[1] - c->padding[2] - c->padding[3] +
+               (int64_t)c->dilation[1] * (w->shape[3] - 1) + 1 + opad[1];
   if (oh < 1 || ow < 1)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "conv_transpose2d: padding leaves an empty output");
   if (bias && (bias->rank != 1 || bias->shape[0] != cout))
@@ -267,7 +288,8 @@ parity_status_t parity_conv_transpose2d(parity_tensor_t *x, parity_tensor_t *w, 
   parity_tensor_t *xw[2] = {x, w};
   if (st == PARITY_STATUS_OK && parity__any_requires_grad(xw, 2)) {
     parity__node *n = parity__node_new("conv_transpose2d", convt_backward, 2, xw);
-    if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "conv_transpose2d: out of host memory");
+    if (!n)
+      st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "conv_transpose2d: out of host memory");
     else {
       n->params = p;
       n->saved[0] = parity__adopt(parity__tensor_alias(x));
@@ -318,11 +340,13 @@ parity_status_t parity_pool2d(parity_op_t op, parity_tensor_t *x, const parity_p
   if (x->rank != 4 || c->kernel[0] < 1 || c->kernel[1] < 1)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: input %s must be NCHW and the window (%d,%d) >= 1",
                         psup_op_name(op), parity__shape_str(x, sx, sizeof sx), c->kernel[0], c->kernel[1]);
-  int64_t oh = psup_conv_out_extent(x->shape[2], c->padding[0], c->padding[1], c->kernel[0], c->dilation[0], c->stride[0]);
-  int64_t ow = psup_conv_out_extent(x->shape[3], c->padding[2], c->padding[3], c->kernel[1], c->dilation[1], c->stride[1]);
+  int64_t oh =
+      psup_conv_out_extent(x->shape[2], c->padding[0], c->padding[1], c->kernel[0], c->dilation[0], c->stride[0]);
+  int64_t ow =
+      psup_conv_out_extent(x->shape[3], c->padding[2], c->padding[3], c->kernel[1], c->dilation[1], c->stride[1]);
   if (oh < 0 || ow < 0)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: window (%d,%d) does not fit input %s",
-                        psup_op_name(op), c->kernel[0], c->kernel[1], parity__shape_str(x, sx, sizeof sx));
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: window (%d,%d) does not fit input %s", psup_op_name(op),
+                        c->kernel[0], c->kernel[1], parity__shape_str(x, sx, sizeof sx));
   int64_t shape[4] = {x->shape[0], x->shape[1], oh, ow};
   parity_tensor_t *y;
   if ((st = parity__tensor_empty(x->st->dev, x->dtype, 4, shape, &y)) != PARITY_STATUS_OK) return st;

@@ -38,8 +38,8 @@ static parity_status_t reduce_keep(int32_t op, parity_tensor_t *x, uint32_t mask
     return st;
   }
   if ((info->flags & PARITY_OPF_FLOAT) && !psup_dtype_is_float(x->dtype))
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: needs a floating dtype, got %s; cast first",
-                        info->name, psup_dtype_name(x->dtype));
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: needs a floating dtype, got %s; cast first", info->name,
+                        psup_dtype_name(x->dtype));
   int64_t shape[PARITY_MAX_RANK];
   int empty = 0;
   for (uint32_t i = 0; i < x->rank; i++) {
@@ -63,8 +63,7 @@ static parity_status_t reduce_keep(int32_t op, parity_tensor_t *x, uint32_t mask
     parity_tensor_t *in[1] = {x}, *o[1] = {y};
     st = parity__launch(x->st->dev, op, PARITY_DIRECTION_FORWARD, in, 1, o, 1, &p);
   }
-  if (st == PARITY_STATUS_OK && (info->flags & PARITY_OPF_BACKWARD))
-    st = parity__record_xy(op, info->name, x, y, &p);
+  if (st == PARITY_STATUS_OK && (info->flags & PARITY_OPF_BACKWARD)) st = parity__record_xy(op, info->name, x, y, &p);
   return parity__finish(st, y, out);
 }
 
@@ -79,8 +78,8 @@ parity_status_t parity_reduce(parity_op_t op, parity_tensor_t *x, uint32_t axes_
   uint32_t all = x->rank ? (uint32_t)((1ull << x->rank) - 1) : 0;
   if (axes_mask == 0) axes_mask = all;
   if (axes_mask & ~all)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: axes mask 0x%x names axes beyond rank %u",
-                        info->name, axes_mask, x->rank);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: axes mask 0x%x names axes beyond rank %u", info->name,
+                        axes_mask, x->rank);
   int prev = -1;
   if (op == PARITY_OP_ARGMAX || op == PARITY_OP_ARGMIN) prev = parity_grad_mode_set(0);
   parity_tensor_t *y = NULL;
@@ -98,8 +97,8 @@ parity_status_t parity_reduce(parity_op_t op, parity_tensor_t *x, uint32_t axes_
   return parity__finish(st, y, out);
 }
 
-parity_status_t parity_reduce_axes(parity_op_t op, parity_tensor_t *x, uint32_t naxes, const int32_t *axes,
-                                   int keepdim, parity_tensor_t **out) {
+parity_status_t parity_reduce_axes(parity_op_t op, parity_tensor_t *x, uint32_t naxes, const int32_t *axes, int keepdim,
+                                   parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "reduce_axes: out is NULL");
   *out = NULL;
   if (!x) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: input is NULL", psup_op_name(op));
@@ -160,7 +159,8 @@ parity_status_t parity_softmax(parity_op_t op, parity_tensor_t *x, int32_t axis_
   st = parity__launch(x->st->dev, op, PARITY_DIRECTION_FORWARD, in, 1, o, 1, &p);
   if (st == PARITY_STATUS_OK && parity__any_requires_grad(&x, 1)) {
     parity__node *n = parity__node_new(psup_op_name(op), softmax_backward, 1, &x);
-    if (!n) st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of host memory", psup_op_name(op));
+    if (!n)
+      st = parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of host memory", psup_op_name(op));
     else {
       n->op = op;
       n->params = p;

@@ -31,7 +31,7 @@ typedef struct plan_cmd {
   parity_kernel_fn fn;   /* the plugin's entry, resolved at plan_end */
   parity_op_desc_t desc; /* at plan_end its pointers are fixed to `tensors` below */
   parity_tensor_desc_t tensors[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
-  parity__storage *st;   /* FILL target */
+  parity__storage *st; /* FILL target */
   uint64_t off, size;
   unsigned char pattern[8];
   uint32_t psize;
@@ -77,8 +77,10 @@ static void plan_retire(parity_plan_t *p) {
 
 static int plan_dead(const parity_plan_t *p, const char *what) {
   if (p->magic == PLAN_LIVE) return 0;
-  parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: the plan was already destroyed (parity_plan_destroy called "
-               "twice, or the plan used after it)", what);
+  parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+               "%s: the plan was already destroyed (parity_plan_destroy called "
+               "twice, or the plan used after it)",
+               what);
   return 1;
 }
 
@@ -128,8 +130,10 @@ static parity_status_t offer_plan(parity_plan_t *p) {
   free(cmds);
   const char *name = parity_device_plugin_name(p->dev);
   if (st == PARITY_STATUS_UNSUPPORTED) {
-    parity__log(p->dev->ctx, 2, "plan: '%s' declined to prepare a plan of %llu commands (%s); the host "
-                "replays it command by command", name, (unsigned long long)p->count, parity_last_error());
+    parity__log(p->dev->ctx, 2,
+                "plan: '%s' declined to prepare a plan of %llu commands (%s); the host "
+                "replays it command by command",
+                name, (unsigned long long)p->count, parity_last_error());
     if (h) api->plan_release(p->dev->handle, h);
     parity__clear_error();
     return PARITY_STATUS_OK;
@@ -141,8 +145,10 @@ static parity_status_t offer_plan(parity_plan_t *p) {
                         (unsigned long long)p->count, inner);
   }
   if (!h)
-    return parity__fail(PARITY_STATUS_INTERNAL, "plan_end: plugin '%s' said plan_prepare succeeded but returned "
-                        "no plan", name);
+    return parity__fail(PARITY_STATUS_INTERNAL,
+                        "plan_end: plugin '%s' said plan_prepare succeeded but returned "
+                        "no plan",
+                        name);
   p->prepared = h;
   p->run = api->plan_run;
   p->handle = p->dev->handle;
@@ -153,8 +159,10 @@ parity_status_t parity_plan_begin(parity_device_t *dev, parity_plan_t **out) {
   if (!dev || !out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "plan_begin: NULL argument");
   *out = NULL;
   if (dev->capture)
-    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_begin: device '%s' is already recording "
-                        "a plan; end it first", parity_device_plugin_name(dev));
+    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION,
+                        "plan_begin: device '%s' is already recording "
+                        "a plan; end it first",
+                        parity_device_plugin_name(dev));
   parity_plan_t *p = calloc(1, sizeof *p);
   if (!p) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_begin: out of host memory");
   p->dev = dev;
@@ -173,8 +181,10 @@ parity_status_t parity_plan_end(parity_plan_t *p) {
   if (!p->recording) return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_end: plan is not recording");
   p->recording = 0;
   p->dev->capture = NULL;
-  if (p->failed) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_end: ran out of host memory while "
-                                     "recording; the plan cannot be replayed");
+  if (p->failed)
+    return parity__fail(PARITY_STATUS_OUT_OF_MEMORY,
+                        "plan_end: ran out of host memory while "
+                        "recording; the plan cannot be replayed");
   /* Prepare the flat list: every command was validated and accepted by supports() when it ran
    * eagerly during recording, so replay calls the kernel entries directly with descriptors
    * whose pointers are fixed here (the array no longer moves). */
@@ -198,7 +208,10 @@ static void hold(parity_plan_t *p, parity__storage *st) {
   if (p->nheld == p->capheld) {
     uint64_t cap = p->capheld ? p->capheld * 2 : 64;
     parity__storage **h = realloc(p->held, cap * sizeof *h);
-    if (!h) { p->failed = 1; return; }
+    if (!h) {
+      p->failed = 1;
+      return;
+    }
     p->held = h;
     p->capheld = cap;
   }
@@ -210,7 +223,10 @@ static plan_cmd *push(parity_plan_t *p) {
   if (p->count == p->cap) {
     uint64_t cap = p->cap ? p->cap * 2 : 64;
     plan_cmd *c = realloc(p->cmds, cap * sizeof *c);
-    if (!c) { p->failed = 1; return NULL; }
+    if (!c) {
+      p->failed = 1;
+      return NULL;
+    }
     p->cmds = c;
     p->cap = cap;
   }
@@ -233,8 +249,8 @@ void parity__plan_record_launch(parity_plan_t *p, const parity_op_desc_t *d, par
   for (uint32_t i = 0; i < n; i++) hold(p, storages[i]);
 }
 
-void parity__plan_record_fill(parity_plan_t *p, parity__storage *st, uint64_t off, uint64_t size,
-                              const void *pattern, uint32_t psize) {
+void parity__plan_record_fill(parity_plan_t *p, parity__storage *st, uint64_t off, uint64_t size, const void *pattern,
+                              uint32_t psize) {
   plan_cmd *c = push(p);
   if (!c) return;
   c->kind = CMD_FILL;
@@ -264,10 +280,12 @@ parity_status_t parity_plan_replay(parity_plan_t *p) {
   if (!p) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "plan_replay: plan is NULL");
   if (__builtin_expect(p->magic != PLAN_LIVE, 0) && plan_dead(p, "plan_replay")) return PARITY_STATUS_INVALID_ARGUMENT;
   if (p->recording)
-    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_replay: the plan is still recording; call "
+    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION,
+                        "plan_replay: the plan is still recording; call "
                         "parity_plan_end first");
   if (p->failed)
-    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "plan_replay: the plan failed to record or "
+    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION,
+                        "plan_replay: the plan failed to record or "
                         "prepare (plan_end said why)");
   parity__clear_error();
   if (p->prepared) {

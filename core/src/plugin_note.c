@@ -38,8 +38,7 @@ int parity__identity_parse(parity__read_at_fn read_at, void *src, uint64_t size,
   for (uint16_t i = 0; i < eh.e_shnum; i++) {
     Elf64_Shdr sh;
     if (read_at(src, eh.e_shoff + (uint64_t)i * sizeof sh, &sh, sizeof sh) != 0) return -1;
-    if (sh.sh_type != SHT_PROGBITS || sh.sh_name >= names.sh_size || names.sh_size - sh.sh_name < sizeof want)
-      continue;
+    if (sh.sh_type != SHT_PROGBITS || sh.sh_name >= names.sh_size || names.sh_size - sh.sh_name < sizeof want) continue;
     char name[sizeof want];
     if (read_at(src, names.sh_offset + sh.sh_name, name, sizeof name) != 0) return -1;
     if (memcmp(name, want, sizeof want) != 0) continue;
@@ -71,9 +70,8 @@ int parity__identity_read(const char *path, parity_plugin_identity_t *out) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
   struct stat st;
-  int rc = fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
-               ? parity__identity_parse(read_fd, &fd, (uint64_t)st.st_size, out)
-               : -1;
+  int rc =
+      fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? parity__identity_parse(read_fd, &fd, (uint64_t)st.st_size, out) : -1;
   close(fd);
   return rc;
 }

@@ -32,8 +32,7 @@ static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
 static void lock(parity__pool *p) {
-  while (atomic_flag_test_and_set_explicit(&p->lock, memory_order_acquire)) {
-  }
+  while (atomic_flag_test_and_set_explicit(&p->lock, memory_order_acquire)) {}
 }
 static void unlock(parity__pool *p) { atomic_flag_clear_explicit(&p->lock, memory_order_release); }
 

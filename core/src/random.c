@@ -13,7 +13,10 @@ static void philox4x32_10(uint32_t ctr[4], const uint32_t key_in[2]) {
     uint64_t p0 = (uint64_t)0xD2511F53u * ctr[0], p1 = (uint64_t)0xCD9E8D57u * ctr[2];
     uint32_t c0 = (uint32_t)(p1 >> 32) ^ ctr[1] ^ key[0], c1 = (uint32_t)p1;
     uint32_t c2 = (uint32_t)(p0 >> 32) ^ ctr[3] ^ key[1], c3 = (uint32_t)p0;
-    ctr[0] = c0; ctr[1] = c1; ctr[2] = c2; ctr[3] = c3;
+    ctr[0] = c0;
+    ctr[1] = c1;
+    ctr[2] = c2;
+    ctr[3] = c3;
     key[0] += 0x9E3779B9u;
     key[1] += 0xBB67AE85u;
   }
@@ -34,20 +37,20 @@ static double uniform_at(uint64_t seed, uint64_t pos) {
   return u[pos % 4];
 }
 
-static parity_status_t make(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank, const int64_t *shape,
-                            int normal, double a, double b, uint64_t seed, uint64_t offset,
-                            parity_tensor_t **out) {
+static parity_status_t make(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank, const int64_t *shape, int normal,
+                            double a, double b, uint64_t seed, uint64_t offset, parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "rand: out is NULL");
   *out = NULL;
-  if (dtype != PARITY_DTYPE_F32 && dtype != PARITY_DTYPE_F64 && dtype != PARITY_DTYPE_F16 &&
-      dtype != PARITY_DTYPE_BF16)
+  if (dtype != PARITY_DTYPE_F32 && dtype != PARITY_DTYPE_F64 && dtype != PARITY_DTYPE_F16 && dtype != PARITY_DTYPE_BF16)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "rand: dtype must be floating, got %d", dtype);
   if (normal && (!isfinite(a) || !isfinite(b) || b < 0))
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "rand_normal: mean %g and stddev %g must be finite, stddev >= 0",
-                        a, b);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "rand_normal: mean %g and stddev %g must be finite, stddev >= 0", a, b);
   if (!normal && (!isfinite(a) || !isfinite(b) || a > b || !isfinite(b - a)))
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "rand_uniform: low %g and high %g must be finite with low <= "
-                        "high", a, b);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "rand_uniform: low %g and high %g must be finite with low <= "
+                        "high",
+                        a, b);
   int64_t n;
   char msg[160];
   if (psup_shape_check("rand", rank, shape, &n, msg, sizeof msg) != PARITY_STATUS_OK)
@@ -117,8 +120,7 @@ parity_status_t parity_init_weight(parity_device_t *dev, parity_dtype_t dtype, u
     case PARITY_INIT_KAIMING_NORMAL:
       st = parity_tensor_rand_normal(dev, dtype, rank, shape, 0, gain / sqrt(fan_in), gen->seed, gen->offset, out);
       break;
-    default:
-      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "init_weight: unknown initialiser %d", (int)kind);
+    default: return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "init_weight: unknown initialiser %d", (int)kind);
   }
   if (st == PARITY_STATUS_OK) gen->offset += (uint64_t)n;
   return st;

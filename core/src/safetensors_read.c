@@ -21,9 +21,11 @@
 #define fail psup_errorf
 
 size_t parity_st_dtype_size(const char *d) {
-  static const struct { const char *name; size_t size; } k[] = {
-      {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8}, {"I32", 4}, {"I16", 2},
-      {"I8", 1},  {"U64", 8}, {"U32", 4}, {"U16", 2},  {"U8", 1},  {"BOOL", 1}};
+  static const struct {
+    const char *name;
+    size_t size;
+  } k[] = {{"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8}, {"I32", 4}, {"I16", 2},
+           {"I8", 1},  {"U64", 8}, {"U32", 4}, {"U16", 2},  {"U8", 1},  {"BOOL", 1}};
   for (size_t i = 0; i < sizeof k / sizeof *k; i++)
     if (!strcmp(d, k[i].name)) return k[i].size;
   return 0;
@@ -68,10 +70,14 @@ static int hex4(jp *p, unsigned *v) {
     if (p->s >= p->end) return jfail(p, "\\u escape ends early");
     char c = *p->s++;
     *v <<= 4;
-    if (c >= '0' && c <= '9') *v |= (unsigned)(c - '0');
-    else if (c >= 'a' && c <= 'f') *v |= (unsigned)(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F') *v |= (unsigned)(c - 'A' + 10);
-    else return jfail(p, "bad \\u escape");
+    if (c >= '0' && c <= '9')
+      *v |= (unsigned)(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      *v |= (unsigned)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      *v |= (unsigned)(c - 'A' + 10);
+    else
+      return jfail(p, "bad \\u escape");
   }
   return 0;
 }
@@ -87,57 +93,91 @@ static int jstring_in(jp *p, char *fixed, size_t cap, const char *too_long, char
   char *b = fixed ? fixed : malloc(cap);
   if (!b) return jfail(p, "out of memory");
   for (;;) {
-    if (p->s >= p->end) { DROP(b); return jfail(p, "string ends early"); }
+    if (p->s >= p->end) {
+      DROP(b);
+      return jfail(p, "string ends early");
+    }
     unsigned char c = (unsigned char)*p->s++;
     unsigned cp;
     if (c == '"') break;
-    if (c < 0x20) { DROP(b); return jfail(p, "control character in a string"); }
+    if (c < 0x20) {
+      DROP(b);
+      return jfail(p, "control character in a string");
+    }
     if (c != '\\') {
       cp = c; /* raw byte (UTF-8 passes through) */
     } else {
-      if (p->s >= p->end) { DROP(b); return jfail(p, "string ends early"); }
+      if (p->s >= p->end) {
+        DROP(b);
+        return jfail(p, "string ends early");
+      }
       char e = *p->s++;
       switch (e) {
-      case '"': cp = '"'; break;
-      case '\\': cp = '\\'; break;
-      case '/': cp = '/'; break;
-      case 'b': cp = '\b'; break;
-      case 'f': cp = '\f'; break;
-      case 'n': cp = '\n'; break;
-      case 'r': cp = '\r'; break;
-      case 't': cp = '\t'; break;
-      case 'u':
-        if (hex4(p, &cp)) { DROP(b); return -1; }
-        if (cp >= 0xD800 && cp < 0xDC00) {
-          unsigned lo;
-          if (p->end - p->s < 2 || p->s[0] != '\\' || p->s[1] != 'u') { DROP(b); return jfail(p, "lone surrogate"); }
-          p->s += 2;
-          if (hex4(p, &lo)) { DROP(b); return -1; }
-          if (lo < 0xDC00 || lo > 0xDFFF) { DROP(b); return jfail(p, "lone surrogate"); }
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-        } else if (cp >= 0xDC00 && cp < 0xE000) {
-          DROP(b);
-          return jfail(p, "lone surrogate");
-        }
-        if (cp == 0) { DROP(b); return jfail(p, "NUL in a string"); }
-        break;
-      default: DROP(b); return jfail(p, "bad escape");
+        case '"': cp = '"'; break;
+        case '\\': cp = '\\'; break;
+        case '/': cp = '/'; break;
+        case 'b': cp = '\b'; break;
+        case 'f': cp = '\f'; break;
+        case 'n': cp = '\n'; break;
+        case 'r': cp = '\r'; break;
+        case 't': cp = '\t'; break;
+        case 'u':
+          if (hex4(p, &cp)) {
+            DROP(b);
+            return -1;
+          }
+          if (cp >= 0xD800 && cp < 0xDC00) {
+            unsigned lo;
+            if (p->end - p->s < 2 || p->s[0] != '\\' || p->s[1] != 'u') {
+              DROP(b);
+              return jfail(p, "lone surrogate");
+            }
+            p->s += 2;
+            if (hex4(p, &lo)) {
+              DROP(b);
+              return -1;
+            }
+            if (lo < 0xDC00 || lo > 0xDFFF) {
+              DROP(b);
+              return jfail(p, "lone surrogate");
+            }
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          } else if (cp >= 0xDC00 && cp < 0xE000) {
+            DROP(b);
+            return jfail(p, "lone surrogate");
+          }
+          if (cp == 0) {
+            DROP(b);
+            return jfail(p, "NUL in a string");
+          }
+          break;
+        default: DROP(b); return jfail(p, "bad escape");
       }
     }
     if (n + 5 > cap) {
       if (fixed) return jfail(p, too_long);
       cap *= 2;
       char *nb = realloc(b, cap);
-      if (!nb) { DROP(b); return jfail(p, "out of memory"); }
+      if (!nb) {
+        DROP(b);
+        return jfail(p, "out of memory");
+      }
       b = nb;
     }
-    if (c != '\\' || cp < 0x80) b[n++] = (char)cp;
-    else if (cp < 0x800) { b[n++] = (char)(0xC0 | cp >> 6); b[n++] = (char)(0x80 | (cp & 0x3F)); }
-    else if (cp < 0x10000) {
-      b[n++] = (char)(0xE0 | cp >> 12); b[n++] = (char)(0x80 | (cp >> 6 & 0x3F)); b[n++] = (char)(0x80 | (cp & 0x3F));
+    if (c != '\\' || cp < 0x80)
+      b[n++] = (char)cp;
+    else if (cp < 0x800) {
+      b[n++] = (char)(0xC0 | cp >> 6);
+      b[n++] = (char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      b[n++] = (char)(0xE0 | cp >> 12);
+      b[n++] = (char)(0x80 | (cp >> 6 & 0x3F));
+      b[n++] = (char)(0x80 | (cp & 0x3F));
     } else {
-      b[n++] = (char)(0xF0 | cp >> 18); b[n++] = (char)(0x80 | (cp >> 12 & 0x3F));
-      b[n++] = (char)(0x80 | (cp >> 6 & 0x3F)); b[n++] = (char)(0x80 | (cp & 0x3F));
+      b[n++] = (char)(0xF0 | cp >> 18);
+      b[n++] = (char)(0x80 | (cp >> 12 & 0x3F));
+      b[n++] = (char)(0x80 | (cp >> 6 & 0x3F));
+      b[n++] = (char)(0x80 | (cp & 0x3F));
     }
   }
   b[n] = 0;
@@ -147,7 +187,6 @@ static int jstring_in(jp *p, char *fixed, size_t cap, const char *too_long, char
 #undef DROP
 
 static int jstring(jp *p, char **out) { return jstring_in(p, NULL, 0, NULL, out); }
-
 
 /* A non-negative integer that fits in uint64 (no sign, fraction or exponent; no leading zeros). */
 static int juint(jp *p, uint64_t *v) {
@@ -170,7 +209,10 @@ static int juint(jp *p, uint64_t *v) {
 static int juint_array(jp *p, uint64_t *v, uint32_t cap, uint32_t *n, const char *what) {
   *n = 0;
   if (expect(p, '[')) return -1;
-  if (peek(p, ']')) { p->s++; return 0; }
+  if (peek(p, ']')) {
+    p->s++;
+    return 0;
+  }
   for (;;) {
     if (*n == cap) {
       char m[64];
@@ -178,7 +220,10 @@ static int juint_array(jp *p, uint64_t *v, uint32_t cap, uint32_t *n, const char
       return jfail(p, m);
     }
     if (juint(p, &v[(*n)++])) return -1;
-    if (peek(p, ',')) { p->s++; continue; }
+    if (peek(p, ',')) {
+      p->s++;
+      continue;
+    }
     return expect(p, ']');
   }
 }
@@ -194,7 +239,8 @@ static int parse_tensor(jp *p, parity_st_tensor *t) {
     int rc = 0;
     if (!strcmp(key, "dtype") && !have_dtype) {
       have_dtype = 1;
-      if (jstring_in(p, d, sizeof d, "unknown dtype (a long name)", NULL)) rc = -1;
+      if (jstring_in(p, d, sizeof d, "unknown dtype (a long name)", NULL))
+        rc = -1;
       else if (strlen(d) >= sizeof t->dtype || !parity_st_dtype_size(d)) {
         fail(p->err, p->errlen, "%s: tensor \"%s\" has the unknown dtype \"%s\"", p->path, t->name, d);
         rc = -1;
@@ -218,13 +264,18 @@ static int parse_tensor(jp *p, parity_st_tensor *t) {
       rc = jfail(p, m);
     }
     if (rc) return -1;
-    if (peek(p, ',')) { p->s++; continue; }
+    if (peek(p, ',')) {
+      p->s++;
+      continue;
+    }
     if (expect(p, '}')) return -1;
     break;
   }
   if (!have_dtype || !have_shape || !have_off)
     return fail(p->err, p->errlen, "%s: tensor \"%s\" lacks %s", p->path, t->name,
-                !have_dtype ? "a dtype" : !have_shape ? "a shape" : "data_offsets");
+                !have_dtype   ? "a dtype"
+                : !have_shape ? "a shape"
+                              : "data_offsets");
   return 0;
 }
 
@@ -241,7 +292,10 @@ static int note_checksum(jp *p, parity_st_file *f, const char *raw, const char *
 static int parse_metadata(jp *p, parity_st_file *f) {
   uint32_t cap = 0;
   if (expect(p, '{')) return -1;
-  if (peek(p, '}')) { p->s++; return 0; }
+  if (peek(p, '}')) {
+    p->s++;
+    return 0;
+  }
   for (;;) {
     char *k, *v;
     if (jstring(p, &k)) return -1;
@@ -250,19 +304,33 @@ static int parse_metadata(jp *p, parity_st_file *f) {
       return -1;
     }
     const char *raw = p->s;
-    if (jstring(p, &v)) { free(k); return -1; }
-    if (!strcmp(k, PARITY_ST_CHECKSUM_KEY) && note_checksum(p, f, raw, p->s, v)) { free(k); free(v); return -1; }
+    if (jstring(p, &v)) {
+      free(k);
+      return -1;
+    }
+    if (!strcmp(k, PARITY_ST_CHECKSUM_KEY) && note_checksum(p, f, raw, p->s, v)) {
+      free(k);
+      free(v);
+      return -1;
+    }
     if (f->meta_count == cap) {
       cap = cap ? 2 * cap : 8;
       char **nk = realloc(f->meta_keys, cap * sizeof *nk);
       if (nk) f->meta_keys = nk;
       char **nv = realloc(f->meta_values, cap * sizeof *nv);
       if (nv) f->meta_values = nv;
-      if (!nk || !nv) { free(k); free(v); return jfail(p, "out of memory"); }
+      if (!nk || !nv) {
+        free(k);
+        free(v);
+        return jfail(p, "out of memory");
+      }
     }
     f->meta_keys[f->meta_count] = k;
     f->meta_values[f->meta_count++] = v;
-    if (peek(p, ',')) { p->s++; continue; }
+    if (peek(p, ',')) {
+      p->s++;
+      continue;
+    }
     return expect(p, '}');
   }
 }
@@ -303,7 +371,10 @@ static int parse_header(jp *p, parity_st_file *f) {
         strcpy(t->name, name);
         if (parse_tensor(p, t)) return -1;
       }
-      if (peek(p, ',')) { p->s++; continue; }
+      if (peek(p, ',')) {
+        p->s++;
+        continue;
+      }
       break;
     }
   }
@@ -400,7 +471,11 @@ static int open_fail(parity_st_file *f, char *err, size_t errlen, const char *fm
 }
 
 static const char *kind_of(mode_t m) {
-  return S_ISDIR(m) ? "a folder" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) || S_ISBLK(m) ? "a device" : S_ISSOCK(m) ? "a socket" : "special";
+  return S_ISDIR(m)                 ? "a folder"
+         : S_ISFIFO(m)              ? "a FIFO"
+         : S_ISCHR(m) || S_ISBLK(m) ? "a device"
+         : S_ISSOCK(m)              ? "a socket"
+                                    : "special";
 }
 
 int parity_st_open(const char *path, parity_st_file *out, char *err, size_t errlen) {
@@ -436,7 +511,8 @@ int parity_st_open(const char *path, parity_st_file *out, char *err, size_t errl
   if (!(out->header = malloc(n ? (size_t)n : 1)))
     return open_fail(out, err, errlen, "%s: out of memory for a %llu-byte header", path, (unsigned long long)n);
   if (read_at(fd, out->header, (size_t)n, 8))
-    return open_fail(out, err, errlen, "%s: cannot read the header: %s", path, errno ? strerror(errno) : "the file shrank");
+    return open_fail(out, err, errlen, "%s: cannot read the header: %s", path,
+                     errno ? strerror(errno) : "the file shrank");
   const char *h = (const char *)out->header;
   if (n == 0 || h[0] != '{')
     return open_fail(out, err, errlen, "%s: the header is not a JSON object (it does not start with '{')", path);
@@ -504,11 +580,16 @@ const char *parity_st_metadata(const parity_st_file *f, const char *key) {
 uint64_t parity_st_nonfinite(const parity_st_file *f, const parity_st_tensor *t, uint64_t *first) {
   size_t es = parity_st_dtype_size(t->dtype);
   uint64_t mask;
-  if (!strcmp(t->dtype, "F64")) mask = 0x7FF0000000000000ull;
-  else if (!strcmp(t->dtype, "F32")) mask = 0x7F800000u;
-  else if (!strcmp(t->dtype, "F16")) mask = 0x7C00u;
-  else if (!strcmp(t->dtype, "BF16")) mask = 0x7F80u;
-  else return 0;
+  if (!strcmp(t->dtype, "F64"))
+    mask = 0x7FF0000000000000ull;
+  else if (!strcmp(t->dtype, "F32"))
+    mask = 0x7F800000u;
+  else if (!strcmp(t->dtype, "F16"))
+    mask = 0x7C00u;
+  else if (!strcmp(t->dtype, "BF16"))
+    mask = 0x7F80u;
+  else
+    return 0;
   const uint8_t *b = parity_st_data(f, t);
   uint64_t count = 0, n = (t->end - t->begin) / es;
   for (uint64_t i = 0; i < n; i++) {

@@ -27,11 +27,20 @@ static void sb_add(sb *s, const char *fmt, ...) {
     va_start(ap, fmt);
     int k = vsnprintf(s->b ? s->b + s->n : NULL, s->b ? s->cap - s->n : 0, fmt, ap);
     va_end(ap);
-    if (k < 0) { s->oom = 1; return; }
-    if (s->b && s->n + (size_t)k < s->cap) { s->n += (size_t)k; return; }
+    if (k < 0) {
+      s->oom = 1;
+      return;
+    }
+    if (s->b && s->n + (size_t)k < s->cap) {
+      s->n += (size_t)k;
+      return;
+    }
     size_t nc = (s->cap ? s->cap : 256) * 2 + (size_t)k;
     char *nb = realloc(s->b, nc);
-    if (!nb) { s->oom = 1; return; }
+    if (!nb) {
+      s->oom = 1;
+      return;
+    }
     s->b = nb;
     s->cap = nc;
   }
@@ -40,9 +49,12 @@ static void sb_add(sb *s, const char *fmt, ...) {
 static void sb_str(sb *s, const char *str) {
   sb_add(s, "\"");
   for (const unsigned char *c = (const unsigned char *)str; *c; c++) {
-    if (*c == '"' || *c == '\\') sb_add(s, "\\%c", *c);
-    else if (*c < 0x20) sb_add(s, "\\u%04x", *c);
-    else sb_add(s, "%c", *c);
+    if (*c == '"' || *c == '\\')
+      sb_add(s, "\\%c", *c);
+    else if (*c < 0x20)
+      sb_add(s, "\\u%04x", *c);
+    else
+      sb_add(s, "%c", *c);
   }
   sb_add(s, "\"");
 }
@@ -60,7 +72,8 @@ static int build_header(sb *h, const parity_st_entry *e, uint32_t n, const char 
   uint64_t off = 0;
   sb_add(h, "{\"__metadata__\":{");
   for (uint32_t i = 0; i < nmeta; i++) {
-    if (!strcmp(mk[i], PARITY_ST_CHECKSUM_KEY)) return fail(err, errlen, "safetensors: %s is written by parity_st_save", mk[i]);
+    if (!strcmp(mk[i], PARITY_ST_CHECKSUM_KEY))
+      return fail(err, errlen, "safetensors: %s is written by parity_st_save", mk[i]);
     sb_str(h, mk[i]);
     sb_add(h, ":");
     sb_str(h, mv[i]);
@@ -88,7 +101,7 @@ static int build_header(sb *h, const parity_st_entry *e, uint32_t n, const char 
 }
 
 int parity_st_save(const char *path, const parity_st_entry *e, uint32_t n, const char *const *mk, const char *const *mv,
-            uint32_t nmeta, char *err, size_t errlen) {
+                   uint32_t nmeta, char *err, size_t errlen) {
   sb h = {0};
   size_t sum_at = 0;
   if (build_header(&h, e, n, mk, mv, nmeta, &sum_at, err, errlen)) {

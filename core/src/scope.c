@@ -54,16 +54,17 @@ parity_tensor_t *parity__adopt(parity_tensor_t *t) {
 
 parity_status_t parity_scope_begin(void) {
   if (depth == MAX_DEPTH)
-    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "scope_begin: %d scopes are already open on this "
-                        "thread (the most); end one first", MAX_DEPTH);
+    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION,
+                        "scope_begin: %d scopes are already open on this "
+                        "thread (the most); end one first",
+                        MAX_DEPTH);
   stack[depth] = (scope){0};
   depth++;
   return PARITY_STATUS_OK;
 }
 
 parity_status_t parity_scope_end(void) {
-  if (!depth)
-    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "scope_end: no scope is open on this thread");
+  if (!depth) return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "scope_end: no scope is open on this thread");
   scope *s = &stack[depth - 1];
   /* releasing one tensor may free others of this scope: their slots are cleared as they go */
   for (uint32_t i = 0; i < s->count; i++) {
@@ -84,12 +85,14 @@ parity_status_t parity_scope_keep(parity_tensor_t *t) {
   if (t->magic != PARITY__TENSOR_LIVE)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "scope_keep: the tensor was already released");
   if (!t->scope_level || t->scope_level > depth)
-    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "scope_keep: the tensor belongs to no open scope of "
+    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION,
+                        "scope_keep: the tensor belongs to no open scope of "
                         "this thread (made outside every scope, or kept already)");
   uint32_t level = t->scope_level;
   parity__scope_forget(t);
   if (level > 1 && push(&stack[level - 2], t, level - 1) != 0)
-    return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "scope_keep: out of host memory; the tensor is now the "
+    return parity__fail(PARITY_STATUS_OUT_OF_MEMORY,
+                        "scope_keep: out of host memory; the tensor is now the "
                         "caller's to release");
   return PARITY_STATUS_OK;
 }

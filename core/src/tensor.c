@@ -20,9 +20,8 @@ static parity_status_t check_shape(const char *what, uint32_t rank, const int64_
 /* Tensor structs come from a pool (pool.h); released ones pass through the quarantine first. */
 static parity__pool tensor_pool = PARITY__POOL_INIT(PARITY__POOL_TENSOR, parity_tensor_t, grad, 4096);
 
-
-parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32_t rank,
-                                     const int64_t *shape, parity_tensor_t **out) {
+parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32_t rank, const int64_t *shape,
+                                     parity_tensor_t **out) {
   *out = NULL;
   if (!dev) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor: device is NULL");
   if (psup_dtype_size(dtype) == 0)
@@ -74,8 +73,10 @@ parity_tensor_t *parity__tensor_alias(const parity_tensor_t *x) {
  * told apart from live memory; sanitizer builds catch those. */
 static int tensor_dead(const parity_tensor_t *t, const char *what) {
   if (t->magic == PARITY__TENSOR_LIVE) return 0;
-  parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: the tensor was already released (double release "
-               "or use after release); the call is ignored", what);
+  parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+               "%s: the tensor was already released (double release "
+               "or use after release); the call is ignored",
+               what);
   parity__log(NULL, 1, "%s", parity_last_error());
   return 1;
 }
@@ -137,9 +138,16 @@ void parity_tensor_release(parity_tensor_t *t) {
 
 /* keep_masks[r][a]: all ones for a < r, else 0 (the descriptor's entries past the rank are 0) */
 typedef int64_t desc_v2 __attribute__((vector_size(16)));
-static const int64_t keep_masks[PARITY_MAX_RANK + 1][PARITY_MAX_RANK] __attribute__((aligned(16))) = {
-    {0}, {-1}, {-1, -1}, {-1, -1, -1}, {-1, -1, -1, -1}, {-1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1, -1},
-    {-1, -1, -1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1, -1, -1, -1}};
+static const int64_t keep_masks[PARITY_MAX_RANK + 1][PARITY_MAX_RANK]
+    __attribute__((aligned(16))) = {{0},
+                                    {-1},
+                                    {-1, -1},
+                                    {-1, -1, -1},
+                                    {-1, -1, -1, -1},
+                                    {-1, -1, -1, -1, -1},
+                                    {-1, -1, -1, -1, -1, -1},
+                                    {-1, -1, -1, -1, -1, -1, -1},
+                                    {-1, -1, -1, -1, -1, -1, -1, -1}};
 
 void parity__tensor_desc(const parity_tensor_t *t, parity_tensor_desc_t *d) {
   d->struct_size = sizeof *d;
@@ -183,26 +191,28 @@ parity_status_t parity__check_same_device(const char *op, parity_tensor_t *const
   for (uint32_t i = 0; i < n; i++) {
     if (!ts[i]) continue;
     if (dev && ts[i]->st->dev != dev)
-      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: tensors live on different devices "
-                          "('%s' device %u and '%s' device %u); move them to one device first", op,
-                          parity_device_plugin_name(dev), parity_device_index(dev),
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                          "%s: tensors live on different devices "
+                          "('%s' device %u and '%s' device %u); move them to one device first",
+                          op, parity_device_plugin_name(dev), parity_device_index(dev),
                           parity_device_plugin_name(ts[i]->st->dev), parity_device_index(ts[i]->st->dev));
     dev = ts[i]->st->dev;
   }
   return PARITY_STATUS_OK;
 }
 
-parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t direction,
-                               parity_tensor_t *const *ins, uint32_t nin,
-                               parity_tensor_t *const *outs, uint32_t nout,
+parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t direction, parity_tensor_t *const *ins,
+                               uint32_t nin, parity_tensor_t *const *outs, uint32_t nout,
                                const parity_op_params_t *params) {
   parity_tensor_desc_t descs[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
   parity__storage *storages[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
   uint32_t ns = 0;
   parity_op_desc_t d;
   memset(&d, 0, offsetof(parity_op_desc_t, params)); /* params: copied below, or zeroed */
-  if (params) d.params = *params;
-  else memset(&d.params, 0, sizeof d.params);
+  if (params)
+    d.params = *params;
+  else
+    memset(&d.params, 0, sizeof d.params);
   d.struct_size = sizeof d;
   d.op = op;
   d.direction = direction;
@@ -219,13 +229,15 @@ parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t directi
     if (i >= nin) total += psup_numel(&descs[i]);
   }
   if (total == 0) return PARITY_STATUS_OK; /* no kernel for zero elements */
-  if (!parity__recording(dev)) /* eager: a plan's constant must not change under it (issue 38, item 7) */
+  if (!parity__recording(dev))             /* eager: a plan's constant must not change under it (issue 38, item 7) */
     for (uint32_t i = 0; i < nout; i++)
       if (outs[i] && outs[i]->st->plan_fills)
-        return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "%s: output %u is a tensor a plan refills on every "
+        return parity__fail(PARITY_STATUS_FAILED_PRECONDITION,
+                            "%s: output %u is a tensor a plan refills on every "
                             "replay (it was filled, e.g. by parity_tensor_full or zero_grad, while the plan recorded), "
                             "so this write would be undone by the next replay; record the op in the plan, or create "
-                            "the tensor before parity_plan_begin", psup_op_name(op), i);
+                            "the tensor before parity_plan_begin",
+                            psup_op_name(op), i);
   parity_status_t st = parity__device_run_owned(dev, &d);
   dev->launches++;
   parity_plan_t *rec = st == PARITY_STATUS_OK ? parity__recording(dev) : NULL;
@@ -242,7 +254,8 @@ parity_status_t parity__fill(parity_tensor_t *t, double value) {
   if (size == 0) return PARITY_STATUS_OK;
   uint64_t off = (uint64_t)t->offset * esz;
   if (t->st->plan_fills && !parity__recording(t->st->dev))
-    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "fill: the tensor is one a plan refills on every replay, "
+    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION,
+                        "fill: the tensor is one a plan refills on every replay, "
                         "so this fill would be undone by the next replay; record it in the plan, or create the tensor "
                         "before parity_plan_begin");
   parity_status_t st = parity_buffer_fill(t->st->buf, off, size, pattern, esz);
@@ -252,8 +265,8 @@ parity_status_t parity__fill(parity_tensor_t *t, double value) {
 }
 
 /* ---- public creation ----------------------------------------------------------------------- */
-parity_status_t parity_tensor_from_host(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
-                                        const int64_t *shape, const void *data, parity_tensor_t **out) {
+parity_status_t parity_tensor_from_host(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank, const int64_t *shape,
+                                        const void *data, parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_from_host: out is NULL");
   *out = NULL;
   parity_tensor_t *t;
@@ -273,8 +286,8 @@ parity_status_t parity_tensor_from_host(parity_device_t *dev, parity_dtype_t dty
   return PARITY_STATUS_OK;
 }
 
-parity_status_t parity_tensor_from_f64(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
-                                       const int64_t *shape, const double *data, parity_tensor_t **out) {
+parity_status_t parity_tensor_from_f64(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank, const int64_t *shape,
+                                       const double *data, parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_from_f64: out is NULL");
   *out = NULL;
   int64_t n;
@@ -291,8 +304,8 @@ parity_status_t parity_tensor_from_f64(parity_device_t *dev, parity_dtype_t dtyp
   return st;
 }
 
-parity_status_t parity_tensor_full(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
-                                   const int64_t *shape, double value, parity_tensor_t **out) {
+parity_status_t parity_tensor_full(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank, const int64_t *shape,
+                                   double value, parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_full: out is NULL");
   *out = NULL;
   parity_tensor_t *t = NULL;
@@ -306,23 +319,25 @@ parity_status_t parity_tensor_full(parity_device_t *dev, parity_dtype_t dtype, u
   return PARITY_STATUS_OK;
 }
 
-parity_status_t parity_tensor_zeros(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
-                                    const int64_t *shape, parity_tensor_t **out) {
+parity_status_t parity_tensor_zeros(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank, const int64_t *shape,
+                                    parity_tensor_t **out) {
   return parity_tensor_full(dev, dtype, rank, shape, 0.0, out);
 }
 
-parity_status_t parity_tensor_ones(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
-                                   const int64_t *shape, parity_tensor_t **out) {
+parity_status_t parity_tensor_ones(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank, const int64_t *shape,
+                                   parity_tensor_t **out) {
   return parity_tensor_full(dev, dtype, rank, shape, 1.0, out);
 }
 
-parity_status_t parity_tensor_arange(parity_device_t *dev, parity_dtype_t dtype, double start,
-                                     double stop, double step, parity_tensor_t **out) {
+parity_status_t parity_tensor_arange(parity_device_t *dev, parity_dtype_t dtype, double start, double stop, double step,
+                                     parity_tensor_t **out) {
   if (!out) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "arange: out is NULL");
   *out = NULL;
   if (step == 0 || !isfinite(step) || !isfinite(start) || !isfinite(stop))
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "arange: start %g, stop %g, step %g must be "
-                        "finite with a non-zero step", start, stop, step);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "arange: start %g, stop %g, step %g must be "
+                        "finite with a non-zero step",
+                        start, stop, step);
   double count = ceil((stop - start) / step);
   if (count < 0) count = 0;
   if (count > 1e12) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "arange: %g elements is too many", count);
@@ -341,8 +356,10 @@ parity_status_t parity_tensor_to_host(const parity_tensor_t *t, void *dst, uint6
   uint32_t esz = psup_dtype_size(t->dtype);
   int64_t n = parity_tensor_numel(t);
   if (dst_bytes < (uint64_t)n * esz)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_to_host: %llu-byte destination, "
-                        "tensor needs %llu", (unsigned long long)dst_bytes, (unsigned long long)n * esz);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "tensor_to_host: %llu-byte destination, "
+                        "tensor needs %llu",
+                        (unsigned long long)dst_bytes, (unsigned long long)n * esz);
   if (n == 0) return PARITY_STATUS_OK;
   if (!dst) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_to_host: destination is NULL");
   if (parity_tensor_is_contiguous(t))
@@ -377,8 +394,10 @@ parity_status_t parity_tensor_to_f64(const parity_tensor_t *t, double *dst, uint
   if (!dst && count > 0) return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_to_f64: dst is NULL");
   int64_t n = parity_tensor_numel(t);
   if (count < (uint64_t)n)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_to_f64: room for %llu values, tensor "
-                        "has %lld", (unsigned long long)count, (long long)n);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "tensor_to_f64: room for %llu values, tensor "
+                        "has %lld",
+                        (unsigned long long)count, (long long)n);
   uint32_t esz = psup_dtype_size(t->dtype);
   unsigned char *host = malloc(n ? (size_t)n * esz : 1);
   if (!host) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "tensor_to_f64: out of host memory");
@@ -396,10 +415,12 @@ parity_status_t parity_tensor_write(parity_tensor_t *t, const void *src, uint64_
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_write: %llu bytes given, tensor holds %llu",
                         (unsigned long long)src_bytes, (unsigned long long)bytes);
   if (!parity_tensor_is_contiguous(t))
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "tensor_write: tensor is a non-contiguous view; "
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "tensor_write: tensor is a non-contiguous view; "
                         "write into a contiguous tensor");
   if (t->st->plan_fills)
-    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION, "tensor_write: a plan refills this tensor's memory "
+    return parity__fail(PARITY_STATUS_FAILED_PRECONDITION,
+                        "tensor_write: a plan refills this tensor's memory "
                         "on every replay (it was filled, e.g. by parity_tensor_full, while the plan recorded), so "
                         "the write would be undone; create inputs before parity_plan_begin (or destroy the plan)");
   if (bytes == 0) return PARITY_STATUS_OK;
@@ -411,7 +432,9 @@ parity_status_t parity_tensor_write(parity_tensor_t *t, const void *src, uint64_
 }
 
 /* Accessors answer NULL with a neutral value (documented in tensor.h). */
-parity_dtype_t parity_tensor_dtype(const parity_tensor_t *t) { return t ? (parity_dtype_t)t->dtype : PARITY_DTYPE_INVALID; }
+parity_dtype_t parity_tensor_dtype(const parity_tensor_t *t) {
+  return t ? (parity_dtype_t)t->dtype : PARITY_DTYPE_INVALID;
+}
 uint32_t parity_tensor_rank(const parity_tensor_t *t) { return t ? t->rank : 0; }
 int64_t parity_tensor_dim(const parity_tensor_t *t, int32_t axis) {
   uint32_t a;
@@ -420,7 +443,9 @@ int64_t parity_tensor_dim(const parity_tensor_t *t, int32_t axis) {
 const int64_t *parity_tensor_shape(const parity_tensor_t *t) { return t ? t->shape : NULL; }
 const int64_t *parity_tensor_strides(const parity_tensor_t *t) { return t ? t->strides : NULL; }
 parity_device_t *parity_tensor_device(const parity_tensor_t *t) { return t ? t->st->dev : NULL; }
-int parity_tensor_shares_storage(const parity_tensor_t *a, const parity_tensor_t *b) { return a && b && a->st == b->st; }
+int parity_tensor_shares_storage(const parity_tensor_t *a, const parity_tensor_t *b) {
+  return a && b && a->st == b->st;
+}
 
 int64_t parity_tensor_numel(const parity_tensor_t *t) {
   if (!t) return 0;

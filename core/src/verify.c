@@ -117,8 +117,10 @@ static parity_status_t oracle_run(parity_device_t *cpu, const parity_op_desc_t *
     uint32_t es = psup_dtype_size(dt);
     unsigned char *host = malloc((size_t)(n > 0 ? n : 1) * es);
     res[i] = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-    if (!host || !res[i]) st = PARITY_STATUS_OUT_OF_MEMORY;
-    else st = parity_buffer_read(bufs[nin + i], 0, host, (uint64_t)n * es);
+    if (!host || !res[i])
+      st = PARITY_STATUS_OUT_OF_MEMORY;
+    else
+      st = parity_buffer_read(bufs[nin + i], 0, host, (uint64_t)n * es);
     for (int64_t k = 0; st == PARITY_STATUS_OK && k < n; k++) res[i][k] = psup_load_f64(host + k * es, dt);
     free(host);
   }
@@ -229,8 +231,8 @@ static int judge(parity_device_t *dev, const parity_op_desc_t *d, vf_operand_t *
   return 0;
 }
 
-void parity__verify_launch(parity_device_t *dev, const parity_op_desc_t *d, parity_tensor_t *const *ins,
-                           uint32_t nin, parity_tensor_t *const *outs, uint32_t nout) {
+void parity__verify_launch(parity_device_t *dev, const parity_op_desc_t *d, parity_tensor_t *const *ins, uint32_t nin,
+                           parity_tensor_t *const *outs, uint32_t nout) {
   if (!verify_on() || dev->verify_report) return;
   for (uint32_t i = 0; i < nin + nout; i++) {
     const parity_tensor_t *t = i < nin ? ins[i] : outs[i - nin];

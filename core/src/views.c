@@ -9,8 +9,8 @@
 #include "tensor_internal.h"
 
 /* Attach a view node (no saved tensors) with aux data when x requires grad. */
-static parity_status_t view_node(parity_tensor_t *x, parity_tensor_t *out, const char *name,
-                                 parity__backward_fn fn, const int64_t *aux, uint32_t naux) {
+static parity_status_t view_node(parity_tensor_t *x, parity_tensor_t *out, const char *name, parity__backward_fn fn,
+                                 const int64_t *aux, uint32_t naux) {
   if (!parity__any_requires_grad(&x, 1)) return PARITY_STATUS_OK;
   parity__node *n = parity__node_new(name, fn, 1, &x);
   if (!n) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of host memory", name);
@@ -81,9 +81,10 @@ parity_status_t parity_reshape(parity_tensor_t *x, uint32_t rank, const int64_t 
   for (uint32_t i = 0; i < rank; i++) n *= want[i]; /* bounded: known * (total / known) <= total */
   char a[96];
   if (n != total || (infer >= 0 && known && total % known))
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "reshape: cannot view %s (%lld elements) with %u axes "
-                        "holding %lld elements", parity__shape_str(x, a, sizeof a), (long long)total, rank,
-                        (long long)n);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "reshape: cannot view %s (%lld elements) with %u axes "
+                        "holding %lld elements",
+                        parity__shape_str(x, a, sizeof a), (long long)total, rank, (long long)n);
   parity_tensor_t *src = NULL;
   if (parity_tensor_is_contiguous(x)) { /* the common case: a view of x itself, no copy and no step */
     src = parity_tensor_retain(x);
@@ -121,8 +122,10 @@ parity_status_t parity__axis(const char *what, int64_t axis, uint32_t rank, uint
   if (rank == 0)
     return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: axis %lld of a rank-0 tensor (it has no axes)", what,
                         (long long)axis);
-  return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: axis %lld is out of range for rank %u (valid: %d to %u; "
-                      "-1 is the last)", what, (long long)axis, rank, -(int)rank, rank - 1);
+  return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                      "%s: axis %lld is out of range for rank %u (valid: %d to %u; "
+                      "-1 is the last)",
+                      what, (long long)axis, rank, -(int)rank, rank - 1);
 }
 
 /* ---- permute / transpose ------------------------------------------------------------------- */
@@ -140,8 +143,10 @@ parity_status_t parity_permute(parity_tensor_t *x, const int32_t *axes, parity_t
   for (uint32_t i = 0; i < x->rank; i++) {
     if ((st = parity__axis("permute", axes[i], x->rank, &ax[i])) != PARITY_STATUS_OK) return st;
     if ((seen >> ax[i]) & 1u)
-      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "permute: axis %u appears twice; axes must be a "
-                          "permutation of 0..%u", ax[i], x->rank - 1);
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                          "permute: axis %u appears twice; axes must be a "
+                          "permutation of 0..%u",
+                          ax[i], x->rank - 1);
     seen |= 1u << ax[i];
   }
   parity_tensor_t *t = parity__tensor_alias(x);
@@ -203,9 +208,10 @@ parity_status_t parity_slice(parity_tensor_t *x, int32_t axis_arg, int64_t start
   if ((st = parity__axis("slice", axis_arg, x->rank, &axis)) != PARITY_STATUS_OK) return st;
   int64_t size = x->shape[axis];
   if (step < 1 || start < 0 || start > size || stop < start)
-    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "slice: start %lld, stop %lld, step %lld on an axis of "
-                        "size %lld (need 0 <= start <= size, stop >= start, step >= 1)", (long long)start,
-                        (long long)stop, (long long)step, (long long)size);
+    return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                        "slice: start %lld, stop %lld, step %lld on an axis of "
+                        "size %lld (need 0 <= start <= size, stop >= start, step >= 1)",
+                        (long long)start, (long long)stop, (long long)step, (long long)size);
   if (stop > size) stop = size;
   parity_tensor_t *t = parity__tensor_alias(x);
   if (!t) return parity__fail(PARITY_STATUS_OUT_OF_MEMORY, "slice: out of host memory");
@@ -246,8 +252,10 @@ parity_status_t parity_expand(parity_tensor_t *x, uint32_t rank, const int64_t *
     int64_t stride = i < lead ? 0 : x->strides[i - lead];
     if (have != shape[i] && have != 1) {
       parity_tensor_release(t);
-      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT, "expand: %s cannot be broadcast to size %lld on "
-                          "axis %u", parity__shape_str(x, a, sizeof a), (long long)shape[i], i);
+      return parity__fail(PARITY_STATUS_INVALID_ARGUMENT,
+                          "expand: %s cannot be broadcast to size %lld on "
+                          "axis %u",
+                          parity__shape_str(x, a, sizeof a), (long long)shape[i], i);
     }
     t->shape[i] = shape[i];
     t->strides[i] = have == shape[i] ? stride : 0;

@@ -18,13 +18,13 @@
 enum { IN = 16, HIDDEN = 64, CLASSES = 4, BATCH = 64, STEPS = 300, TEST = 512 };
 
 /* Every parity call returns a status; on failure the message says what went wrong. */
-#define CHECK(call)                                                                         \
-  do {                                                                                      \
-    parity_status_t st_ = (call);                                                           \
-    if (st_ != PARITY_STATUS_OK) {                                                          \
+#define CHECK(call)                                                                       \
+  do {                                                                                    \
+    parity_status_t st_ = (call);                                                         \
+    if (st_ != PARITY_STATUS_OK) {                                                        \
       fprintf(stdout, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, parity_last_error()); \
-      exit(1);                                                                              \
-    }                                                                                       \
+      exit(1);                                                                            \
+    }                                                                                     \
   } while (0)
 
 typedef struct mlp {
@@ -35,8 +35,8 @@ static const char *const names[4] = {"fc1.weight", "fc1.bias", "fc2.weight", "fc
 static mlp mlp_new(parity_device_t *dev, uint64_t seed) {
   mlp m;
   parity_generator_t gen = {.seed = seed, .offset = 0};
-  CHECK(parity_init_weight(dev, PARITY_DTYPE_F32, 2, (int64_t[]){HIDDEN, IN}, PARITY_INIT_KAIMING_UNIFORM,
-                           sqrt(2.0), &gen, &m.p[0]));
+  CHECK(parity_init_weight(dev, PARITY_DTYPE_F32, 2, (int64_t[]){HIDDEN, IN}, PARITY_INIT_KAIMING_UNIFORM, sqrt(2.0),
+                           &gen, &m.p[0]));
   CHECK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 1, (int64_t[]){HIDDEN}, &m.p[1]));
   CHECK(parity_init_weight(dev, PARITY_DTYPE_F32, 2, (int64_t[]){CLASSES, HIDDEN}, PARITY_INIT_XAVIER_UNIFORM, 1.0,
                            &gen, &m.p[2]));

@@ -15,9 +15,9 @@
 #include "parity_support/ops.h"
 
 /* ---- the stand-in driver: device memory, an in-order queue, grid launches ---------------------- */
-#define GROUP 64         /* work-items per work-group */
-#define QUEUE_DEPTH 256  /* commands queued before the queue runs by itself */
-#define NOPS 5           /* elementwise operands at most: {a, b, c, dc} -> {da, db} */
+#define GROUP 64        /* work-items per work-group */
+#define QUEUE_DEPTH 256 /* commands queued before the queue runs by itself */
+#define NOPS 5          /* elementwise operands at most: {a, b, c, dc} -> {da, db} */
 
 typedef struct ew_params_t { /* the kernel's argument struct, packed by the host */
   int32_t op, fwd, nin, nout;
@@ -53,7 +53,10 @@ struct parity_plugin_device_t {
 
 static void drv_run(command_t *c) {
   switch (c->kind) {
-    case CMD_WRITE: memcpy(c->dst, c->src, c->size); free(c->owned); break;
+    case CMD_WRITE:
+      memcpy(c->dst, c->src, c->size);
+      free(c->owned);
+      break;
     case CMD_COPY: memmove(c->dst, c->src, c->size); break;
     case CMD_FILL: psup_fill_repeat(c->dst, c->pattern, c->psize, c->size); break;
     case CMD_LAUNCH: /* a GPU runs the groups at once; here, one after another */
@@ -172,7 +175,7 @@ static void ew_kernel(const ew_params_t *p, uint64_t item) {
   float v[NOPS] = {0}, out[2] = {0};
   for (int k = 0; k < p->nin; k++) v[k] = p->base[k][off[k]];
   if (p->op == PARITY_OP_CAST) {
-    out[0] = v[0]; /* f32 -> f32: the core's copy */
+    out[0] = v[0];     /* f32 -> f32: the core's copy */
   } else if (p->fwd) { /* {a, b} -> {c} */
     out[0] = p->op == PARITY_OP_ADD ? v[0] + v[1] : p->op == PARITY_OP_SUB ? v[0] - v[1] : v[0] * v[1];
   } else { /* {a, b, c, dc} -> {da, db}: dc is the last input */
@@ -184,13 +187,13 @@ static void ew_kernel(const ew_params_t *p, uint64_t item) {
     if (p->base[p->nin + k]) p->base[p->nin + k][off[p->nin + k]] = out[k];
 }
 
-static float *base_of(const parity_tensor_desc_t *t) {
-  return t ? (float *)(t->buffer->mem + t->offset_bytes) : NULL;
-}
+static float *base_of(const parity_tensor_desc_t *t) { return t ? (float *)(t->buffer->mem + t->offset_bytes) : NULL; }
 
 static int32_t ew_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
-  ew_params_t p = {.op = d->op, .fwd = d->direction == PARITY_DIRECTION_FORWARD,
-                   .nin = (int32_t)d->num_inputs, .nout = (int32_t)d->num_outputs};
+  ew_params_t p = {.op = d->op,
+                   .fwd = d->direction == PARITY_DIRECTION_FORWARD,
+                   .nin = (int32_t)d->num_inputs,
+                   .nout = (int32_t)d->num_outputs};
   /* every operand has the iteration shape: the output's, or in backward the gradient's */
   const parity_tensor_desc_t *ref = p.fwd ? d->outputs[0] : d->inputs[d->num_inputs - 1];
   p.rank = ref->rank;
@@ -212,7 +215,8 @@ static int32_t ew_supports(parity_plugin_device_t *dev, const parity_op_desc_t *
   int op = d->op, fwd = d->direction == PARITY_DIRECTION_FORWARD;
   if (op == PARITY_OP_ADD || op == PARITY_OP_SUB || op == PARITY_OP_MUL || (op == PARITY_OP_CAST && fwd))
     return PARITY_STATUS_OK;
-  return fail(PARITY_STATUS_UNSUPPORTED, "%s %s is not implemented", psup_op_name(op), psup_direction_name(d->direction));
+  return fail(PARITY_STATUS_UNSUPPORTED, "%s %s is not implemented", psup_op_name(op),
+              psup_direction_name(d->direction));
 }
 
 static const psup_kit_slot_t *slot_of(const parity_plugin_device_t *dev) { return dev->slot; }
@@ -234,16 +238,20 @@ PSUP_KIT_ENTRIES(kit)
 
 static const parity_plugin_api_t api = {
     .struct_size = sizeof(parity_plugin_api_t),
-    .init = g_init, .shutdown = g_shutdown, .device_close = g_close,
-    .buffer_alloc = g_alloc, .buffer_free = g_free, .synchronize = g_sync,
+    .init = g_init,
+    .shutdown = g_shutdown,
+    .device_close = g_close,
+    .buffer_alloc = g_alloc,
+    .buffer_free = g_free,
+    .synchronize = g_sync,
     PSUP_KIT_API_FIELDS,
 };
 
 /* read by the host without loading the plugin (abi/parity_plugin.h, "identity note") */
 PARITY_PLUGIN_IDENTITY(gpu_template_identity, "template-gpu", "template-gpu", "0.1.0");
 
-PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor,
-                                                 const parity_host_api_t *h, parity_plugin_info_t *out) {
+PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor, const parity_host_api_t *h,
+                                                 parity_plugin_info_t *out) {
   (void)host_minor;
   int32_t st = psup_negotiate(host_major, out, gpu_template_identity.name, gpu_template_identity.backend,
                               gpu_template_identity.version);

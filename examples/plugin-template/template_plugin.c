@@ -79,7 +79,8 @@ static int32_t in_range(const parity_plugin_buffer_t *b, uint64_t off, uint64_t 
                 (unsigned long long)off, (unsigned long long)n);
   return PARITY_STATUS_OK;
 }
-static int32_t t_write(parity_plugin_device_t *d, parity_plugin_buffer_t *b, uint64_t off, const void *src, uint64_t n) {
+static int32_t t_write(parity_plugin_device_t *d, parity_plugin_buffer_t *b, uint64_t off, const void *src,
+                       uint64_t n) {
   (void)d;
   int32_t st = in_range(b, off, n, "buffer_write");
   if (st == PARITY_STATUS_OK && n) memcpy(b->data + off, src, n);
@@ -115,8 +116,8 @@ static int32_t t_sync(parity_plugin_device_t *d) {
 }
 
 /* ---- what this backend runs ------------------------------------------------------------------- */
-static const psup_caps_t caps = {.backend = "template", .device = "template device",
-                                 .dtype_mask = PARITY_DTYPE_BIT(PARITY_DTYPE_F32)};
+static const psup_caps_t caps = {
+    .backend = "template", .device = "template device", .dtype_mask = PARITY_DTYPE_BIT(PARITY_DTYPE_F32)};
 
 static int32_t t_supports(parity_plugin_device_t *d, const parity_op_desc_t *desc) {
   (void)d;
@@ -126,8 +127,9 @@ static int32_t t_supports(parity_plugin_device_t *d, const parity_op_desc_t *des
   int op = desc->op, fwd = desc->direction == PARITY_DIRECTION_FORWARD;
   int ok = op == PARITY_OP_ADD || op == PARITY_OP_SUB || op == PARITY_OP_MUL || op == PARITY_OP_SUM ||
            (op == PARITY_OP_CAST && fwd);
-  if (!ok) return fail(PARITY_STATUS_UNSUPPORTED, "template: %s %s is not implemented", psup_op_name(op),
-                       psup_direction_name(desc->direction));
+  if (!ok)
+    return fail(PARITY_STATUS_UNSUPPORTED, "template: %s %s is not implemented", psup_op_name(op),
+                psup_direction_name(desc->direction));
   for (uint32_t i = 0; i < desc->num_inputs + desc->num_outputs; i++) {
     const parity_tensor_desc_t *t = i < desc->num_inputs ? desc->inputs[i] : desc->outputs[i - desc->num_inputs];
     if (t && t->offset_bytes % 4)
@@ -255,27 +257,41 @@ static int32_t t_reduce(parity_plugin_device_t *d, const parity_op_desc_t *desc)
   const int64_t *s[2] = {x->strides, dx->strides};
   psup_iter_t it;
   psup_iter_init(&it, x->rank, x->shape, 2, s);
-  for (int64_t e = 0; e < nx; e++, psup_iter_next(&it)) *at(dx, it.off[1]) = *at(dy, reduced_offset(x, dy, axes, it.idx));
+  for (int64_t e = 0; e < nx; e++, psup_iter_next(&it))
+    *at(dx, it.off[1]) = *at(dy, reduced_offset(x, dy, axes, it.idx));
   return PARITY_STATUS_OK;
 }
 
 static const parity_plugin_api_t api = {
     .struct_size = sizeof(parity_plugin_api_t),
-    .init = t_init, .shutdown = t_shutdown, .get_device_count = t_count, .get_device_info = t_info,
-    .device_open = t_open, .device_close = t_close, .buffer_alloc = t_alloc, .buffer_free = t_free,
-    .buffer_write = t_write, .buffer_read = t_read, .buffer_copy = t_copy, .buffer_fill = t_fill,
-    .synchronize = t_sync, .supports = t_supports,
-    .elementwise_forward = t_elementwise, .elementwise_backward = t_elementwise,
-    .reduce_forward = t_reduce, .reduce_backward = t_reduce,
+    .init = t_init,
+    .shutdown = t_shutdown,
+    .get_device_count = t_count,
+    .get_device_info = t_info,
+    .device_open = t_open,
+    .device_close = t_close,
+    .buffer_alloc = t_alloc,
+    .buffer_free = t_free,
+    .buffer_write = t_write,
+    .buffer_read = t_read,
+    .buffer_copy = t_copy,
+    .buffer_fill = t_fill,
+    .synchronize = t_sync,
+    .supports = t_supports,
+    .elementwise_forward = t_elementwise,
+    .elementwise_backward = t_elementwise,
+    .reduce_forward = t_reduce,
+    .reduce_backward = t_reduce,
 };
 
 /* read by the host without loading the plugin (abi/parity_plugin.h, "identity note") */
 PARITY_PLUGIN_IDENTITY(template_identity, "template", "template", "0.1.0");
 
-PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor,
-                                                 const parity_host_api_t *h, parity_plugin_info_t *out) {
+PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor, const parity_host_api_t *h,
+                                                 parity_plugin_info_t *out) {
   (void)host_minor;
-  int32_t st = psup_negotiate(host_major, out, template_identity.name, template_identity.backend, template_identity.version);
+  int32_t st =
+      psup_negotiate(host_major, out, template_identity.name, template_identity.backend, template_identity.version);
   if (st != PARITY_STATUS_OK) return st;
   host = h;
   out->api = &api;

@@ -26,10 +26,7 @@
 #include <omp.h>
 #endif
 
-
-static int is_pool(const parity_op_desc_t *d) {
-  return psup_op_info(d->op)->kind == PARITY_OP_KIND_POOL2D;
-}
+static int is_pool(const parity_op_desc_t *d) { return psup_op_info(d->op)->kind == PARITY_OP_KIND_POOL2D; }
 
 /* ---- geometry ---------------------------------------------------------------------------- */
 /* The geometry of a descriptor supports() accepted (the operand contract checked every shape and

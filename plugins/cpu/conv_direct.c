@@ -43,8 +43,8 @@
 #define DW_MR 12
 #define DW_NR 32
 #define DW_MAX_IMAGE_FLOATS ((int64_t)64 << 20) /* padded copy of x: at most 256 MB */
-#define DW_MAX_CHUNKS 16 /* tap chunks per k chunk */
-#define DW_PACK_COST 0.03 /* packing a k chunk's dyᵀ, as a share of its work for all taps */
+#define DW_MAX_CHUNKS 16                        /* tap chunks per k chunk */
+#define DW_PACK_COST 0.03                       /* packing a k chunk's dyᵀ, as a share of its work for all taps */
 
 /* c[r*ldc + j] += sum over the runs, p in order, of a[r][off[s] + p] * b[p*32 + j]. */
 #define DW_DECL_(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = _mm512_setzero_ps();
@@ -53,9 +53,9 @@
   ar = _mm512_set1_ps(a##r[p]);               \
   c##r##0 = _mm512_fmadd_ps(ar, b0, c##r##0); \
   c##r##1 = _mm512_fmadd_ps(ar, b1, c##r##1);
-#define DW_ADD_(r)                                                                          \
-  _mm512_storeu_ps(c + (r) * ldc, _mm512_add_ps(_mm512_loadu_ps(c + (r) * ldc), c##r##0)); \
-  _mm512_storeu_ps(c + (r) * ldc + 16, _mm512_add_ps(_mm512_loadu_ps(c + (r) * ldc + 16), c##r##1));
+#define DW_ADD_(r)                                                                     \
+  _mm512_storeu_ps(c + (r)*ldc, _mm512_add_ps(_mm512_loadu_ps(c + (r)*ldc), c##r##0)); \
+  _mm512_storeu_ps(c + (r)*ldc + 16, _mm512_add_ps(_mm512_loadu_ps(c + (r)*ldc + 16), c##r##1));
 #define DW_ROWS12_(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 
 static void dw_kernel(int nruns, const int64_t *off, const int64_t *len, const float *const *a, const float *b,
@@ -100,7 +100,8 @@ static void store_t16(const float *t, int64_t ldt, float *y, int64_t yc) {
   }
   for (int m = 0; m < 4; m++) { /* gather lane k of the four row groups: channel 4k + m */
     const __m512 v0 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x88), w0 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xDD);
-    const __m512 v1 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x88), w1 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xDD);
+    const __m512 v1 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x88),
+                 w1 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xDD);
     _mm512_storeu_ps(y + (0 + m) * yc, _mm512_shuffle_f32x4(v0, v1, 0x88));
     _mm512_storeu_ps(y + (4 + m) * yc, _mm512_shuffle_f32x4(w0, w1, 0x88));
     _mm512_storeu_ps(y + (8 + m) * yc, _mm512_shuffle_f32x4(v0, v1, 0xDD));
@@ -119,9 +120,8 @@ static inline void dw_store(unsigned char *base, int32_t dtype, int64_t off, flo
 /* Rows [r0, r1) of the padded f32 images of images [n0, n0 + n) of a [N][c][h][w] tensor, each
  * plane held as prow rows of wp floats from row r0 on: source row r is padded row r + pt (rows
  * and columns falling outside the padded image are dropped: a negative pad crops). */
-static void pad_rows(const parity_tensor_desc_t *t, int64_t n0, int64_t n, int64_t c, int64_t h, int64_t w,
-                     int64_t pt, int64_t pl, int64_t r0, int64_t r1, int64_t prow, int64_t wp, float *img,
-                     int threads) {
+static void pad_rows(const parity_tensor_desc_t *t, int64_t n0, int64_t n, int64_t c, int64_t h, int64_t w, int64_t pt,
+                     int64_t pl, int64_t r0, int64_t r1, int64_t prow, int64_t wp, float *img, int threads) {
   const unsigned char *b = dense_base(t);
   const int64_t *st = t->strides, planes = n * c;
   int par = planes * (r1 - r0) * wp >= CPU_PARALLEL_MIN_ELEMENTS && threads > 1;
@@ -151,8 +151,8 @@ static void pad_rows(const parity_tensor_desc_t *t, int64_t n0, int64_t n, int64
 }
 
 /* The whole padded images (hp rows each) of images [n0, n0 + n). */
-static void pad_image(const parity_tensor_desc_t *t, int64_t n0, int64_t n, int64_t c, int64_t h, int64_t w,
-                      int64_t pt, int64_t pl, int64_t hp, int64_t wp, float *img, int threads) {
+static void pad_image(const parity_tensor_desc_t *t, int64_t n0, int64_t n, int64_t c, int64_t h, int64_t w, int64_t pt,
+                      int64_t pl, int64_t hp, int64_t wp, float *img, int threads) {
   pad_rows(t, n0, n, c, h, w, pt, pl, 0, hp, hp, wp, img, threads);
 }
 
@@ -247,8 +247,8 @@ static void dw_task(const dw_ctx_t *cx, int64_t s, int64_t gi, int64_t t0, int64
   }
 }
 
-int32_t CPU_ISA_FN(cpu_conv_dw_f32)(const conv_geom_t *g, const parity_tensor_desc_t *x,
-                                    const parity_tensor_desc_t *dy, const parity_tensor_desc_t *dw) {
+int32_t CPU_ISA_FN(cpu_conv_dw_f32)(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *dy,
+                                    const parity_tensor_desc_t *dw) {
   if (g->sw != 1) return CPU_CONV_DW_DECLINED;
   const int64_t hp = g->h + g->pt + g->pb, wp = g->w + g->pl + g->pr;
   const int64_t imgf = g->n * g->c * hp * wp;
@@ -330,7 +330,6 @@ int32_t CPU_ISA_FN(cpu_conv_dw_f32)(const conv_geom_t *g, const parity_tensor_de
   return PARITY_STATUS_OK;
 }
 
-
 /* ---- forward and input gradient ------------------------------------------------------------ */
 /* c[r*ldc + j] += sum_p a[r][off[p]] * b[p*32 + j] for 12 window origins r. */
 #define DX_PTR_(r) const float *a##r = a[r];
@@ -371,9 +370,9 @@ static void dx_kernel(int64_t kc, const int64_t *off, const float *const *a, con
 /* out[n, gi*cog + co, i, j] = init + sum over taps k = (ci, kh, kw) of
  *   wt(k, co) * img[n, gi*cgi + ci, i*sh + khb + kh*khs, j*sw + kwb + kw*kws]   (img padded) */
 typedef struct cd_t {
-  const float *img; /* padded rows [row0, row0 + plane / wp) of one image */
-  int64_t plane, wp, row0; /* image plane, row length, first row held */
-  int64_t m0, m1;          /* the image's origins to compute: [m0, m1) */
+  const float *img;                        /* padded rows [row0, row0 + plane / wp) of one image */
+  int64_t plane, wp, row0;                 /* image plane, row length, first row held */
+  int64_t m0, m1;                          /* the image's origins to compute: [m0, m1) */
   int64_t cgi, kh, kw, khb, khs, kwb, kws; /* taps */
   const unsigned char *wb;
   int32_t wt;
@@ -381,7 +380,7 @@ typedef struct cd_t {
   int64_t groups, cog, oh, ow, sh, sw;
   unsigned char *yb;
   int32_t yt;
-  int64_t yc, yh, yw; /* output strides of a channel, row, column */
+  int64_t yc, yh, yw;      /* output strides of a channel, row, column */
   const unsigned char *bb; /* bias or NULL */
   int32_t bt;
   int64_t bs;
@@ -392,7 +391,7 @@ typedef struct cd_t {
   float *tiles; /* per thread: CD_MC (rounded up to DW_MR) × ldc */
 } cd_t;
 
-#define CD_MC 144 /* window origins per task */
+#define CD_MC 144                         /* window origins per task */
 #define CD_BAND_BYTES ((size_t)256 << 10) /* padded rows per band, all channels */
 
 /* 12 origins at consecutive image addresses */
@@ -422,7 +421,8 @@ static void cd_task(const cd_t *d, int64_t gi, int64_t i0, float *tile) {
   }
   /* the tile starts at each channel's bias (or +0): one row, copied to the others */
   if (d->bb) {
-    for (int64_t co = 0; co < ldc; co++) tile[co] = co < d->cog ? dw_load(d->bb, d->bt, (gi * d->cog + co) * d->bs) : 0.0f;
+    for (int64_t co = 0; co < ldc; co++)
+      tile[co] = co < d->cog ? dw_load(d->bb, d->bt, (gi * d->cog + co) * d->bs) : 0.0f;
     for (int64_t i = 1; i < rows; i++) memcpy(tile + i * ldc, tile, sizeof(float) * (size_t)ldc);
   } else {
     memset(tile, 0, sizeof(float) * (size_t)(rows * ldc));
@@ -517,7 +517,7 @@ static void cd_run(const cd_t *d, int threads) {
 /* One band of one image: what it pads, and where its outputs go. */
 typedef struct cd_band_t {
   const parity_tensor_desc_t *src;
-  int64_t c, h, w, pt, pl; /* the source image, its padding */
+  int64_t c, h, w, pt, pl;         /* the source image, its padding */
   int64_t bh, brows, halo, nbands; /* output rows per band, padded rows held, rows one output row needs */
   unsigned char *yb0;
   int64_t ystep; /* bytes per output image */
@@ -636,8 +636,8 @@ int32_t CPU_ISA_FN(cpu_conv_direct_f32)(const conv_geom_t *g, const parity_tenso
   (void)g, (void)x, (void)w, (void)bias, (void)y, (void)dy, (void)dx;
   return CPU_CONV_DW_DECLINED;
 }
-int32_t CPU_ISA_FN(cpu_conv_dw_f32)(const conv_geom_t *g, const parity_tensor_desc_t *x,
-                                    const parity_tensor_desc_t *dy, const parity_tensor_desc_t *dw) {
+int32_t CPU_ISA_FN(cpu_conv_dw_f32)(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *dy,
+                                    const parity_tensor_desc_t *dw) {
   (void)g, (void)x, (void)dy, (void)dw;
   return CPU_CONV_DW_DECLINED;
 }

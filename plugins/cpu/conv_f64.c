@@ -35,9 +35,8 @@ static int tid(void) {
 }
 
 /* y[n,o] plane: acc += w[o,c,kh,kw] * x[n, c, shifted window] for (c, kh, kw) in order. */
-static void forward_planes(const conv_geom_t *g, const double *X, const int64_t *sx, const double *W,
-                           const int64_t *sw, const double *B, int64_t sb, double *Y, const int64_t *sy,
-                           double *scratch) {
+static void forward_planes(const conv_geom_t *g, const double *X, const int64_t *sx, const double *W, const int64_t *sw,
+                           const double *B, int64_t sb, double *Y, const int64_t *sy, double *scratch) {
   int64_t jobs = g->n * g->o, plane = g->oh * g->ow;
   int par = (double)jobs * (double)plane * (double)(g->cg * g->kh * g->kw) >= CONV_PAR_MIN;
   (void)par;
@@ -57,8 +56,8 @@ static void forward_planes(const conv_geom_t *g, const double *X, const int64_t 
           double wv = W[o * sw[0] + c * sw[1] + kh * sw[2] + kw * sw[3]];
           for (int64_t oh = oh_lo; oh < oh_hi; oh++) {
             /* x index of tap (kh, kw) for output (oh, ow): xi + ow*step, in range for ow in [lo, hi) */
-            int64_t xi = n * sx[0] + (c0 + c) * sx[1] + (oh * g->sh - g->pt + kh * g->dh) * sx[2] +
-                         (kw * g->dw - g->pl) * sx[3];
+            int64_t xi =
+                n * sx[0] + (c0 + c) * sx[1] + (oh * g->sh - g->pt + kh * g->dh) * sx[2] + (kw * g->dw - g->pl) * sx[3];
             int64_t step = g->sw * sx[3];
             double *ar = acc + oh * g->ow;
             for (int64_t ow = ow_lo; ow < ow_hi; ow++) ar[ow] += wv * X[xi + ow * step];
@@ -113,8 +112,8 @@ static void data_grad_planes(const conv_geom_t *g, const double *W, const int64_
 }
 
 /* dw[o,c',kh,kw] = sum over n, oh, ow of dy[n,o,oh,ow] * x[n,c,ih,iw] for in-bounds taps. */
-static void weight_grad(const conv_geom_t *g, const double *X, const int64_t *sx, const double *DY,
-                        const int64_t *sy, double *DW, const int64_t *sw) {
+static void weight_grad(const conv_geom_t *g, const double *X, const int64_t *sx, const double *DY, const int64_t *sy,
+                        double *DW, const int64_t *sw) {
   int64_t jobs = g->o * g->cg;
   int par = (double)jobs * (double)(g->kh * g->kw) * (double)(g->n * g->oh * g->ow) >= CONV_PAR_MIN;
   (void)par;
@@ -132,8 +131,8 @@ static void weight_grad(const conv_geom_t *g, const double *X, const int64_t *sx
         for (int64_t n = 0; n < g->n; n++)
           for (int64_t oh = oh_lo; oh < oh_hi; oh++) {
             const double *dr = DY + n * sy[0] + o * sy[1] + oh * sy[2];
-            int64_t xi = n * sx[0] + c * sx[1] + (oh * g->sh - g->pt + kh * g->dh) * sx[2] +
-                         (kw * g->dw - g->pl) * sx[3];
+            int64_t xi =
+                n * sx[0] + c * sx[1] + (oh * g->sh - g->pt + kh * g->dh) * sx[2] + (kw * g->dw - g->pl) * sx[3];
             for (int64_t ow = ow_lo; ow < ow_hi; ow++) acc += dr[ow * sy[3]] * X[xi + ow * g->sw * sx[3]];
           }
         DW[o * sw[0] + cc * sw[1] + kh * sw[2] + kw * sw[3]] = acc;
@@ -158,8 +157,8 @@ int32_t conv_f64_forward(const conv_geom_t *g, const parity_tensor_desc_t *x, co
   int32_t st = scratch_alloc(g->oh * g->ow, &scratch, "conv2d forward");
   if (st != PARITY_STATUS_OK) return st;
   forward_planes(g, (const double *)dense_base(x), x->strides, (const double *)dense_base(w), w->strides,
-                 bias ? (const double *)dense_base(bias) : NULL, bias ? bias->strides[0] : 0,
-                 (double *)dense_base(y), y->strides, scratch);
+                 bias ? (const double *)dense_base(bias) : NULL, bias ? bias->strides[0] : 0, (double *)dense_base(y),
+                 y->strides, scratch);
   free(scratch);
   return PARITY_STATUS_OK;
 }

@@ -11,9 +11,9 @@
 /* Geometry of one conv2d or pool2d op, NCHW. For pooling, o == c, groups == c and the
  * kernel comes from params.conv2d.kernel. */
 typedef struct conv_geom_t {
-  int64_t n, c, h, w;   /* input */
-  int64_t o, kh, kw;    /* output channels, window */
-  int64_t oh, ow;       /* output spatial size */
+  int64_t n, c, h, w;     /* input */
+  int64_t o, kh, kw;      /* output channels, window */
+  int64_t oh, ow;         /* output spatial size */
   int64_t groups, cg, og; /* groups, channels per group in and out */
   int64_t sh, sw, pt, pb, pl, pr, dh, dw;
 } conv_geom_t;
@@ -21,7 +21,7 @@ typedef struct conv_geom_t {
 /* f64 reference kernels (conv_f64.c). Operands as in parity_plugin.h; NULL = absent.
  * OK, or OUT_OF_MEMORY (reported) when the per-thread plane scratch cannot be allocated. */
 int32_t conv_f64_forward(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *w,
-                      const parity_tensor_desc_t *bias, const parity_tensor_desc_t *y);
+                         const parity_tensor_desc_t *bias, const parity_tensor_desc_t *y);
 int32_t conv_f64_backward(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *w,
                           const parity_tensor_desc_t *dy, const parity_tensor_desc_t *dx,
                           const parity_tensor_desc_t *dw, const parity_tensor_desc_t *dbias);
@@ -44,8 +44,8 @@ int32_t CPU_ISA_FN(cpu_conv_direct_f32)(const conv_geom_t *g, const parity_tenso
                                         const parity_tensor_desc_t *w, const parity_tensor_desc_t *bias,
                                         const parity_tensor_desc_t *y, const parity_tensor_desc_t *dy,
                                         const parity_tensor_desc_t *dx);
-int32_t CPU_ISA_FN(cpu_conv_dw_f32)(const conv_geom_t *g, const parity_tensor_desc_t *x,
-                                    const parity_tensor_desc_t *dy, const parity_tensor_desc_t *dw);
+int32_t CPU_ISA_FN(cpu_conv_dw_f32)(const conv_geom_t *g, const parity_tensor_desc_t *x, const parity_tensor_desc_t *dy,
+                                    const parity_tensor_desc_t *dw);
 #endif
 
 /* Pooling (pool.c); descriptors have passed supports() (the operand contract). */

@@ -37,14 +37,13 @@ static inline int cpu_thread_count(void) { return 1; }
 /* Run the block on nth OpenMP threads when cond holds, else inline on the calling thread (an
  * OpenMP region costs a fraction of a microsecond even under if(0), as much as a small
  * reduction). The block splits its work with cpu_thread_id() and cpu_thread_count(). */
-#define CPU_PARALLEL(cond, nth, ...)        \
-  do {                                      \
-    if (cond) {                             \
-      CPU_OMP(omp parallel num_threads(nth)) \
-      { __VA_ARGS__ }                       \
-    } else {                                \
-      __VA_ARGS__                           \
-    }                                       \
+#define CPU_PARALLEL(cond, nth, ...)                         \
+  do {                                                       \
+    if (cond) {                                              \
+      CPU_OMP(omp parallel num_threads(nth)) { __VA_ARGS__ } \
+    } else {                                                 \
+      __VA_ARGS__                                            \
+    }                                                        \
   } while (0)
 
 #define CPU_LANES 64
@@ -72,29 +71,28 @@ static inline void cpu_share(int64_t n, int part, int parts, int64_t *lo, int64_
 }
 
 /* Cascade: push terms in order; total() gives their pairwise sum. */
-#define CPU_CASCADE_DEFINE(SFX, T)                                                   \
-  typedef struct cpu_casc_##SFX {                                                    \
-    uint64_t n;                                                                      \
-    T lv[CPU_CASCADE_LEVELS];                                                        \
-  } cpu_casc_##SFX;                                                                  \
-  static inline void cpu_casc_##SFX##_push(cpu_casc_##SFX *c, T v) {                 \
-    uint64_t n = c->n++;                                                             \
-    unsigned i = 0;                                                                  \
-    for (; n & 1u; n >>= 1, i++) v = c->lv[i] + v;                                   \
-    c->lv[i] = v;                                                                    \
-  }                                                                                  \
-  static inline T cpu_casc_##SFX##_total(const cpu_casc_##SFX *c) {                  \
-    T t = (T)-0.0;                                                                   \
-    unsigned i = 0;                                                                  \
-    for (uint64_t n = c->n; n; n >>= 1, i++)                                         \
-      if (n & 1u) t = c->lv[i] + t;                                                  \
-    return t;                                                                        \
+#define CPU_CASCADE_DEFINE(SFX, T)                                   \
+  typedef struct cpu_casc_##SFX {                                    \
+    uint64_t n;                                                      \
+    T lv[CPU_CASCADE_LEVELS];                                        \
+  } cpu_casc_##SFX;                                                  \
+  static inline void cpu_casc_##SFX##_push(cpu_casc_##SFX *c, T v) { \
+    uint64_t n = c->n++;                                             \
+    unsigned i = 0;                                                  \
+    for (; n & 1u; n >>= 1, i++) v = c->lv[i] + v;                   \
+    c->lv[i] = v;                                                    \
+  }                                                                  \
+  static inline T cpu_casc_##SFX##_total(const cpu_casc_##SFX *c) {  \
+    T t = (T)-0.0;                                                   \
+    unsigned i = 0;                                                  \
+    for (uint64_t n = c->n; n; n >>= 1, i++)                         \
+      if (n & 1u) t = c->lv[i] + t;                                  \
+    return t;                                                        \
   }
 
 CPU_CASCADE_DEFINE(f32, float)
 CPU_CASCADE_DEFINE(f64, double)
 #undef CPU_CASCADE_DEFINE
-
 
 /* Combine CPU_LANES lane accumulators pairwise into a[0]: for w = 32, 16, ..., 1, lane j < w
  * gets a[j] + a[j + w] (the other lanes are left as they were). Written with whole vectors per
@@ -123,8 +121,8 @@ static inline float cpu_fold_v16f(const cpu_v16f *v) {
 
 static inline double cpu_fold_v8d(const cpu_v8d *v) {
   cpu_v8d x0 = v[0] + v[4], x1 = v[1] + v[5], x2 = v[2] + v[6], x3 = v[3] + v[7]; /* w = 32 */
-  x0 += x2, x1 += x3;                                                               /* w = 16 */
-  x0 += x1;                                                                         /* w = 8 */
+  x0 += x2, x1 += x3;                                                             /* w = 16 */
+  x0 += x1;                                                                       /* w = 8 */
   cpu_v4d l4 = __builtin_shufflevector(x0, x0, 0, 1, 2, 3);
   l4 += __builtin_shufflevector(x0, x0, 4, 5, 6, 7); /* w = 4 */
   cpu_v2d l2 = __builtin_shufflevector(l4, l4, 0, 1);
@@ -149,31 +147,31 @@ static inline void cpu_lanes_fold_f64(double *a) {
 /* One leaf of n <= CPU_LEAF unit-stride terms, exactly as the lane loop sums it (lane j takes
  * terms j, j + 64, ... from -0, then the fold), with the lanes held in whole vectors: GCC's
  * vectorisation of the lane-array loop ran a cache-resident sum at 0.7 of a plain read. */
-#define CPU_LEAF_DEFINE(SFX, T, VT, FOLD)                                                     \
-  static inline T cpu_leaf_##SFX(const T *x, int64_t n) {                                 \
-    enum { W = (int)(sizeof(VT) / sizeof(T)), NV = CPU_LANES / W };                       \
-    VT v[NV];                                                                             \
-    for (int k = 0; k < NV; k++) v[k] = -(VT){0}; /* -0 in every lane */                  \
-    int64_t i = 0;                                                                        \
-    const int64_t full = n / CPU_LANES * CPU_LANES; /* n >= 0 */                          \
-    for (; i < full; i += CPU_LANES)                                                      \
-      for (int k = 0; k < NV; k++) {                                                      \
-        VT y;                                                                             \
-        memcpy(&y, x + i + W * k, sizeof y);                                              \
-        v[k] += y;                                                                        \
-      }                                                                                   \
-    if (i < n) { /* a short tail: lane j takes term i + j */                             \
-      T a[CPU_LANES];                                                                     \
-      memcpy(a, v, sizeof a);                                                             \
-      for (int j = 0; i < n; i++, j++) a[j] += x[i];                                      \
-      memcpy(v, a, sizeof a);                                                             \
-    }                                                                                     \
-    return FOLD(v);                                                                       \
+#define CPU_LEAF_DEFINE(SFX, T, VT, FOLD)                                \
+  static inline T cpu_leaf_##SFX(const T *x, int64_t n) {                \
+    enum { W = (int)(sizeof(VT) / sizeof(T)), NV = CPU_LANES / W };      \
+    VT v[NV];                                                            \
+    for (int k = 0; k < NV; k++) v[k] = -(VT){0}; /* -0 in every lane */ \
+    int64_t i = 0;                                                       \
+    const int64_t full = n / CPU_LANES * CPU_LANES; /* n >= 0 */         \
+    for (; i < full; i += CPU_LANES)                                     \
+      for (int k = 0; k < NV; k++) {                                     \
+        VT y;                                                            \
+        memcpy(&y, x + i + W * k, sizeof y);                             \
+        v[k] += y;                                                       \
+      }                                                                  \
+    if (i < n) { /* a short tail: lane j takes term i + j */             \
+      T a[CPU_LANES];                                                    \
+      memcpy(a, v, sizeof a);                                            \
+      for (int j = 0; i < n; i++, j++) a[j] += x[i];                     \
+      memcpy(v, a, sizeof a);                                            \
+    }                                                                    \
+    return FOLD(v);                                                      \
   }
 CPU_LEAF_DEFINE(f32, float, cpu_v16f, cpu_fold_v16f)
 CPU_LEAF_DEFINE(f64, double, cpu_v8d, cpu_fold_v8d)
 #undef CPU_LEAF_DEFINE
 
-#define CPU_LANES_FOLD(a) _Generic((a)[0], float: cpu_lanes_fold_f32, double: cpu_lanes_fold_f64)(a)
+#define CPU_LANES_FOLD(a) _Generic((a)[0], float : cpu_lanes_fold_f32, double : cpu_lanes_fold_f64)(a)
 
 #endif

@@ -47,7 +47,7 @@ static inline float cpu_expf_core(float x, int whole) {
   /* times 2^n; below 2^-126 as 2^(n+64) (exact) then 2^-64 (the one rounding); n = 128 as
    * 2^127 then 2 */
   const uint32_t small = 0u - (uint32_t)(n < -126), big = whole ? 0u - (uint32_t)(n > 127) : 0u;
-  const float s1 = cpu_bits_f32((nbits + 127u + (small & 64u) - (big & 1u)) << 23); /* unsigned: no overflow */
+  const float s1 = cpu_bits_f32((nbits + 127u + (small & 64u) - (big & 1u)) << 23);         /* unsigned: no overflow */
   const float s2 = cpu_bits_f32(0x3f800000u - (small & 0x20000000u) + (big & 0x00800000u)); /* 1, 2^-64 or 2 */
   return (p * s1) * s2;
 }
@@ -63,7 +63,8 @@ static inline float cpu_expf_nonpos(float x) {
  * 88.72283935546875, within 1 ulp below (checked on every float in [-104, 88.73]). */
 static inline float cpu_expf(float x) {
   const uint32_t e = cpu_f32_bits(cpu_expf_core(x, 1));
-  const uint32_t keep = 0u - ((uint32_t)(x >= -104.0f) & (uint32_t)(x <= 88.72283935546875f)); /* &, not &&: no branch */
+  const uint32_t keep =
+      0u - ((uint32_t)(x >= -104.0f) & (uint32_t)(x <= 88.72283935546875f)); /* &, not &&: no branch */
   const uint32_t inf = 0u - (uint32_t)(x > 88.72283935546875f);
   const uint32_t nan = 0u - (uint32_t)(x != x);
   return cpu_bits_f32((e & keep) | (0x7f800000u & inf) | (cpu_f32_bits(x) & nan));

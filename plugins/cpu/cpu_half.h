@@ -39,8 +39,8 @@ static inline uint16_t cpu_f32_to_f16(float f) {
   memcpy(&sb, &s, 4);
   const uint32_t subn = sb - 0x3f000000u;
   uint32_t r = ax < 0x38800000u ? subn : normal;
-  r = ax >= 0x477ff000u ? 0x7c00u : r;                                        /* >= 65520: inf */
-  r = ax > 0x7f800000u ? (0x7e00u | ((ax >> 13) & 0x3ffu)) : r;               /* NaN: quiet */
+  r = ax >= 0x477ff000u ? 0x7c00u : r;                          /* >= 65520: inf */
+  r = ax > 0x7f800000u ? (0x7e00u | ((ax >> 13) & 0x3ffu)) : r; /* NaN: quiet */
   return (uint16_t)(sign | r);
 }
 

@@ -28,9 +28,7 @@ extern const parity_host_api_t *cpu_host;
 #define cpu_fail(status, ...) psup_report(cpu_host, (status), __VA_ARGS__)
 
 /* Address of element 0 of a tensor view. */
-static inline unsigned char *cpu_base(const parity_tensor_desc_t *t) {
-  return t->buffer->data + t->offset_bytes;
-}
+static inline unsigned char *cpu_base(const parity_tensor_desc_t *t) { return t->buffer->data + t->offset_bytes; }
 
 /* Threads used for large f32 work; work is split in fixed-size blocks whose partial results
  * are combined in block order, so results never depend on the thread count. */
@@ -48,8 +46,8 @@ void cpu_set_host(const parity_host_api_t *host);
  * dtypes that have one. */
 int32_t cpu_elementwise_supports(const parity_op_desc_t *d);
 
-#define CPU_FAMILY(name)                                                                  \
-  int32_t cpu_##name##_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d);   \
+#define CPU_FAMILY(name)                                                                \
+  int32_t cpu_##name##_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d); \
   int32_t cpu_##name##_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
 CPU_FAMILY(elementwise)
 CPU_FAMILY(reduce)
@@ -70,23 +68,23 @@ typedef struct cpu_step_t {
 /* The entries of a family whose file defines `static void derive(const parity_op_desc_t *,
  * T *)` (everything a launch needs from the descriptor) and `static int32_t launch(const void *)`
  * (run it): forward, backward and the plan step all derive, then launch. */
-#define CPU_LAUNCH_ENTRIES(name, T)                                                           \
-  int32_t cpu_##name##_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {      \
-    (void)dev;                                                                                \
-    T l;                                                                                      \
-    derive(d, &l);                                                                            \
-    return launch(&l);                                                                        \
-  }                                                                                           \
-  int32_t cpu_##name##_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {     \
-    return cpu_##name##_forward(dev, d);                                                      \
-  }                                                                                           \
-  int32_t cpu_##name##_prepare(const parity_op_desc_t *d, cpu_step_t *step) {                 \
-    T *l = malloc(sizeof *l);                                                                 \
+#define CPU_LAUNCH_ENTRIES(name, T)                                                                \
+  int32_t cpu_##name##_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {           \
+    (void)dev;                                                                                     \
+    T l;                                                                                           \
+    derive(d, &l);                                                                                 \
+    return launch(&l);                                                                             \
+  }                                                                                                \
+  int32_t cpu_##name##_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {          \
+    return cpu_##name##_forward(dev, d);                                                           \
+  }                                                                                                \
+  int32_t cpu_##name##_prepare(const parity_op_desc_t *d, cpu_step_t *step) {                      \
+    T *l = malloc(sizeof *l);                                                                      \
     if (!l) return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: plan_prepare: out of host memory"); \
-    derive(d, l);                                                                             \
-    step->run = launch;                                                                       \
-    step->state = l;                                                                          \
-    return PARITY_STATUS_OK;                                                                  \
+    derive(d, l);                                                                                  \
+    step->run = launch;                                                                            \
+    step->state = l;                                                                               \
+    return PARITY_STATUS_OK;                                                                       \
   }
 int32_t cpu_elementwise_prepare(const parity_op_desc_t *d, cpu_step_t *step);
 int32_t cpu_reduce_prepare(const parity_op_desc_t *d, cpu_step_t *step);

@@ -71,8 +71,10 @@ int32_t cpu_isa_choose(const char *request, unsigned features, int *out, char *m
   for (int i = 0; i < CPU_ISA_COUNT; i++)
     if (strcmp(request, isa_names[i]) == 0) want = i;
   if (want < 0) {
-    snprintf(msg, n, "PARITY_CPU_ISA=%.40s is not a kernel path (avx512, avx2, portable or auto; this machine "
-             "runs: %s)", request, avail);
+    snprintf(msg, n,
+             "PARITY_CPU_ISA=%.40s is not a kernel path (avx512, avx2, portable or auto; this machine "
+             "runs: %s)",
+             request, avail);
     return PARITY_STATUS_UNAVAILABLE;
   }
   if (!runs(want, features, why, sizeof why)) {

@@ -15,8 +15,7 @@ int32_t cpu_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plug
   void *data = b && rounded > 0 ? aligned_alloc(64, rounded) : (b && size == 0 ? aligned_alloc(64, 64) : NULL);
   if (!b || !data) {
     free(b);
-    return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: cannot allocate %llu bytes",
-                    (unsigned long long)size);
+    return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: cannot allocate %llu bytes", (unsigned long long)size);
   }
   psup_advise_hugepages(data, rounded); /* large tensors fault in 2 MiB at a time */
   b->size = size;
@@ -38,8 +37,8 @@ static int32_t range(const parity_plugin_buffer_t *b, uint64_t off, uint64_t siz
   return st == PARITY_STATUS_OK ? st : cpu_fail(st, "cpu: %s", msg);
 }
 
-int32_t cpu_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
-                         const void *src, uint64_t size) {
+int32_t cpu_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, const void *src,
+                         uint64_t size) {
   (void)dev;
   int32_t st = range(b, off, size, "buffer_write");
   if (st == PARITY_STATUS_OK && size) memcpy(b->data + off, src, size);
@@ -63,8 +62,8 @@ int32_t cpu_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src
   return st;
 }
 
-int32_t cpu_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
-                        uint64_t size, const void *pattern, uint32_t psize) {
+int32_t cpu_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, uint64_t size,
+                        const void *pattern, uint32_t psize) {
   (void)dev;
   int32_t st = range(b, off, size, "buffer_fill");
   if (st != PARITY_STATUS_OK) return st;

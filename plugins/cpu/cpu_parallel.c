@@ -19,9 +19,7 @@
 
 static _Atomic int64_t fork_join = -1; /* ns; -1: not known yet */
 
-static void say(int32_t level, const char *msg) {
-  psup_log(cpu_host, level, "%s", msg);
-}
+static void say(int32_t level, const char *msg) { psup_log(cpu_host, level, "%s", msg); }
 
 int cpu_reduce_threads_for(int64_t elements, int64_t bytes, int max_threads, int64_t fork_join_ns) {
   if (max_threads <= 1 || elements < CPU_PARALLEL_MIN_ELEMENTS) return 1;
@@ -129,9 +127,10 @@ static int64_t known_fork_join(int max) {
     if (atomic_compare_exchange_strong(&fork_join, &unknown, m)) {
       char msg[256];
       const double from_kb = (double)m * max / (max - 1) * CPU_REDUCE_BYTES_PER_NS / 1024.0;
-      snprintf(msg, sizeof msg, "cpu: a fork/join of %d OpenMP threads costs %.2f us here: reductions run on "
-               "%d threads from %.0f KB read (PARITY_CPU_FORK_JOIN_NS overrides)", max, (double)m / 1000.0,
-               max, from_kb);
+      snprintf(msg, sizeof msg,
+               "cpu: a fork/join of %d OpenMP threads costs %.2f us here: reductions run on "
+               "%d threads from %.0f KB read (PARITY_CPU_FORK_JOIN_NS overrides)",
+               max, (double)m / 1000.0, max, from_kb);
       say(PARITY_LOG_DEBUG, msg);
       fj = m;
     } else {

@@ -44,8 +44,8 @@ static int32_t run_entry(const void *state) {
 static int32_t prepare_fill(const parity_plan_command_t *c, cpu_step_t *step) {
   char msg[256];
   const parity_plugin_buffer_t *b = c->buffer;
-  int32_t st = psup_check_buffer_range(b != NULL, b ? b->size : 0, c->offset_bytes, c->size_bytes, "plan fill",
-                                       msg, sizeof msg);
+  int32_t st =
+      psup_check_buffer_range(b != NULL, b ? b->size : 0, c->offset_bytes, c->size_bytes, "plan fill", msg, sizeof msg);
   if (st == PARITY_STATUS_OK) st = psup_check_fill_pattern(c->pattern, c->pattern_size, c->size_bytes, msg, sizeof msg);
   if (st != PARITY_STATUS_OK) return cpu_fail(st, "cpu: plan_prepare: %s", msg);
   fill_step *f = malloc(sizeof *f);
@@ -100,10 +100,13 @@ int32_t cpu_plan_prepare(parity_plugin_device_t *dev, const parity_plan_command_
   for (uint32_t i = 0; i < count; i++) {
     const parity_plan_command_t *c = &cmds[i];
     int32_t st;
-    if (c->kind == PARITY_PLAN_COMMAND_FILL) st = prepare_fill(c, &steps[i]);
-    else if (c->kind == PARITY_PLAN_COMMAND_KERNEL && c->op) st = prepare_kernel(c->op, &steps[i]);
-    else st = cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: plan_prepare: command %u has kind %d%s", i, c->kind,
-                       c->kind == PARITY_PLAN_COMMAND_KERNEL ? " and no descriptor" : " (kernel 1 or fill 2)");
+    if (c->kind == PARITY_PLAN_COMMAND_FILL)
+      st = prepare_fill(c, &steps[i]);
+    else if (c->kind == PARITY_PLAN_COMMAND_KERNEL && c->op)
+      st = prepare_kernel(c->op, &steps[i]);
+    else
+      st = cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: plan_prepare: command %u has kind %d%s", i, c->kind,
+                    c->kind == PARITY_PLAN_COMMAND_KERNEL ? " and no descriptor" : " (kernel 1 or fill 2)");
     if (st != PARITY_STATUS_OK) {
       cpu_plan_release(dev, p);
       return st;

@@ -21,8 +21,8 @@ static int32_t cpu_init(void) {
 static void cpu_shutdown(void) { gemm_ws_release(); }
 
 /* Every dtype: the device info's dtype_mask and the operand contract's caps. */
-#define CPU_DTYPE_MASK                                                                                  \
-  (PARITY_DTYPE_BIT(PARITY_DTYPE_F32) | PARITY_DTYPE_BIT(PARITY_DTYPE_F64) | PARITY_DTYPE_BIT(PARITY_DTYPE_F16) | \
+#define CPU_DTYPE_MASK                                                                                             \
+  (PARITY_DTYPE_BIT(PARITY_DTYPE_F32) | PARITY_DTYPE_BIT(PARITY_DTYPE_F64) | PARITY_DTYPE_BIT(PARITY_DTYPE_F16) |  \
    PARITY_DTYPE_BIT(PARITY_DTYPE_BF16) | PARITY_DTYPE_BIT(PARITY_DTYPE_I32) | PARITY_DTYPE_BIT(PARITY_DTYPE_I64) | \
    PARITY_DTYPE_BIT(PARITY_DTYPE_BOOL))
 
@@ -90,8 +90,7 @@ int32_t cpu_buffer_write(parity_plugin_device_t *, parity_plugin_buffer_t *, uin
 int32_t cpu_buffer_read(parity_plugin_device_t *, parity_plugin_buffer_t *, uint64_t, void *, uint64_t);
 int32_t cpu_buffer_copy(parity_plugin_device_t *, parity_plugin_buffer_t *, uint64_t, parity_plugin_buffer_t *,
                         uint64_t, uint64_t);
-int32_t cpu_buffer_fill(parity_plugin_device_t *, parity_plugin_buffer_t *, uint64_t, uint64_t, const void *,
-                        uint32_t);
+int32_t cpu_buffer_fill(parity_plugin_device_t *, parity_plugin_buffer_t *, uint64_t, uint64_t, const void *, uint32_t);
 int32_t cpu_synchronize(parity_plugin_device_t *);
 
 /* The reduce and softmax kernels address elements through typed pointers from offset_bytes. */
@@ -101,9 +100,11 @@ static int32_t check_aligned(const parity_op_desc_t *d) {
     for (uint32_t i = 0; i < count; i++) {
       const parity_tensor_desc_t *t = pass ? d->outputs[i] : d->inputs[i];
       if (t && t->offset_bytes % psup_dtype_size(t->dtype) != 0)
-        return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: %s %s: %s %u starts at byte offset %llu, not a multiple "
-                        "of its %u-byte element", psup_op_name(d->op), psup_direction_name(d->direction),
-                        pass ? "output" : "input", i, (unsigned long long)t->offset_bytes, psup_dtype_size(t->dtype));
+        return cpu_fail(PARITY_STATUS_UNSUPPORTED,
+                        "cpu: %s %s: %s %u starts at byte offset %llu, not a multiple "
+                        "of its %u-byte element",
+                        psup_op_name(d->op), psup_direction_name(d->direction), pass ? "output" : "input", i,
+                        (unsigned long long)t->offset_bytes, psup_dtype_size(t->dtype));
     }
   }
   return PARITY_STATUS_OK;
@@ -139,12 +140,14 @@ static int32_t validate(const parity_op_desc_t *d, int32_t family, int32_t direc
 
 #define CPU_ENTRY(name, FAMILY, dir, DIR)                                                       \
   static int32_t entry_##name##_##dir(parity_plugin_device_t *dev, const parity_op_desc_t *d) { \
-    int32_t st = validate(d, PARITY_FAMILY_##FAMILY, PARITY_DIRECTION_##DIR);                  \
-    return st != PARITY_STATUS_OK ? st : cpu_##name##_##dir(dev, d);                           \
+    int32_t st = validate(d, PARITY_FAMILY_##FAMILY, PARITY_DIRECTION_##DIR);                   \
+    return st != PARITY_STATUS_OK ? st : cpu_##name##_##dir(dev, d);                            \
   }
+// clang-format off
 #define CPU_ENTRIES(name, FAMILY)                                   \
   CPU_ENTRY(name, FAMILY, forward, FORWARD)                         \
   CPU_ENTRY(name, FAMILY, backward, BACKWARD)
+// clang-format on
 CPU_ENTRIES(elementwise, ELEMENTWISE)
 CPU_ENTRIES(reduce, REDUCE)
 CPU_ENTRIES(matmul, MATMUL)

@@ -41,8 +41,7 @@ static const char *operands_str(const ew_operands_t *o, char *buf, size_t size) 
       n += (size_t)snprintf(buf + n, size - n, "%s%s NULL", k ? ", " : "", o->name[k]);
       continue;
     }
-    n += (size_t)snprintf(buf + n, size - n, "%s%s %s[", k ? ", " : "", o->name[k],
-                          psup_dtype_name(t->dtype));
+    n += (size_t)snprintf(buf + n, size - n, "%s%s %s[", k ? ", " : "", o->name[k], psup_dtype_name(t->dtype));
     for (uint32_t a = 0; a < t->rank && n < size; a++)
       n += (size_t)snprintf(buf + n, size - n, a ? ",%lld" : "%lld", (long long)t->shape[a]);
     if (n < size) n += (size_t)snprintf(buf + n, size - n, "]");
@@ -71,8 +70,8 @@ static int32_t prepare(const parity_op_desc_t *d, ew_operands_t *o, ew_row_fn *o
   const psup_op_info_t *info = psup_op_info(d->op);
   const char *op = info->name, *dir = psup_direction_name(d->direction);
   if (!gather(d, info->kind, o))
-    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: wrong operand count (%u inputs, %u outputs)", op,
-                    dir, d->num_inputs, d->num_outputs);
+    return cpu_fail(PARITY_STATUS_INVALID_ARGUMENT, "cpu: %s %s: wrong operand count (%u inputs, %u outputs)", op, dir,
+                    d->num_inputs, d->num_outputs);
   int bwd = d->direction == PARITY_DIRECTION_BACKWARD;
   uint32_t first = info->kind == PARITY_OP_KIND_SELECT ? 1 : 0; /* where's cond is bool */
   int32_t dtype = o->t[first]->dtype, dst = info->kind == PARITY_OP_KIND_CAST ? o->t[1]->dtype : dtype;
@@ -83,8 +82,8 @@ static int32_t prepare(const parity_op_desc_t *d, ew_operands_t *o, ew_row_fn *o
     for (int32_t dt = PARITY_DTYPE_F32; dt <= PARITY_DTYPE_BOOL; dt++)
       if (pick_row(d->op, info->kind, bwd, dt, dt) && n < sizeof takes)
         n += (size_t)snprintf(takes + n, sizeof takes - n, "%s%s", n ? ", " : "", psup_dtype_name(dt));
-    return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: %s %s is not provided for %s (it takes %s): %s", op,
-                    dir, psup_dtype_name(dtype), takes, operands_str(o, ops, sizeof ops));
+    return cpu_fail(PARITY_STATUS_UNSUPPORTED, "cpu: %s %s is not provided for %s (it takes %s): %s", op, dir,
+                    psup_dtype_name(dtype), takes, operands_str(o, ops, sizeof ops));
   }
   *out_row = row;
   return PARITY_STATUS_OK;
@@ -204,8 +203,7 @@ static void exec(const ew_plan_t *pl, ew_row_fn row, const ew_args_t *args) {
   }
 }
 
-void ew_run(const parity_tensor_desc_t *const *operands, uint32_t count, ew_row_fn row,
-            const ew_args_t *args) {
+void ew_run(const parity_tensor_desc_t *const *operands, uint32_t count, ew_row_fn row, const ew_args_t *args) {
   ew_plan_t pl;
   plan_init(&pl, operands, count);
   exec(&pl, row, args);

@@ -31,20 +31,19 @@ typedef void (*ew_row_fn)(int64_t n, unsigned char *const *p, const int64_t *s, 
  * least CPU_PARALLEL_MIN_ELEMENTS are split into fixed blocks run by OpenMP threads; each
  * element is computed by the same code whatever the split, so results never depend on the
  * thread count. */
-void ew_run(const parity_tensor_desc_t *const *operands, uint32_t count, ew_row_fn row,
-            const ew_args_t *args);
+void ew_run(const parity_tensor_desc_t *const *operands, uint32_t count, ew_row_fn row, const ew_args_t *args);
 
 /* Row kernels of one path (cpu_isa.h); NULL when the (op, dtype) combination is not
  * provided. elementwise.c reaches them through cpu_kernels(). */
 #ifdef CPU_ISA
 #include "cpu_isa.h"
 ew_row_fn CPU_ISA_FN(ew_unary_forward_row)(int32_t op, int32_t dtype);
-ew_row_fn CPU_ISA_FN(ew_unary_backward_row)(int32_t op, int32_t dtype);   /* x, y, dy, dx */
+ew_row_fn CPU_ISA_FN(ew_unary_backward_row)(int32_t op, int32_t dtype); /* x, y, dy, dx */
 ew_row_fn CPU_ISA_FN(ew_binary_forward_row)(int32_t op, int32_t dtype);
-ew_row_fn CPU_ISA_FN(ew_binary_backward_row)(int32_t op, int32_t dtype);  /* a, b, c, dc, da|NULL, db|NULL */
-ew_row_fn CPU_ISA_FN(ew_compare_row)(int32_t op, int32_t dtype);          /* a, b, bool c */
-ew_row_fn CPU_ISA_FN(ew_where_forward_row)(int32_t dtype);                /* cond, a, b, c */
-ew_row_fn CPU_ISA_FN(ew_where_backward_row)(int32_t dtype);               /* cond, dc, da|NULL, db|NULL */
+ew_row_fn CPU_ISA_FN(ew_binary_backward_row)(int32_t op, int32_t dtype); /* a, b, c, dc, da|NULL, db|NULL */
+ew_row_fn CPU_ISA_FN(ew_compare_row)(int32_t op, int32_t dtype);         /* a, b, bool c */
+ew_row_fn CPU_ISA_FN(ew_where_forward_row)(int32_t dtype);               /* cond, a, b, c */
+ew_row_fn CPU_ISA_FN(ew_where_backward_row)(int32_t dtype);              /* cond, dc, da|NULL, db|NULL */
 ew_row_fn CPU_ISA_FN(ew_cast_row)(int32_t src_dtype, int32_t dst_dtype);
 #endif
 

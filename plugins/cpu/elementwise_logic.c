@@ -17,42 +17,42 @@
 #define CMP_GT(a, b) ((a) > (b))
 #define CMP_GE(a, b) ((a) >= (b))
 
-#define CMP_ROW(NAME, D)                                                                       \
-  static void cmp_##NAME##_##D(int64_t n, unsigned char *const *p, const int64_t *s,           \
-                               const ew_args_t *args) {                                        \
-    (void)args;                                                                                \
-    const EW_ST_##D *a = (const EW_ST_##D *)p[0], *b = (const EW_ST_##D *)p[1];                \
-    uint8_t *c = p[2];                                                                         \
-    const int64_t sa = s[0], sb = s[1], sc = s[2];                                             \
-    if (sa == 1 && sb == 1 && sc == 1) {                                                       \
-      EW_SIMD for (int64_t i = 0; i < n; i++)                                                  \
-        c[i] = (uint8_t)CMP_##NAME(EW_LD_##D(a[i]), EW_LD_##D(b[i]));                          \
-    } else {                                                                                   \
-      for (int64_t i = 0; i < n; i++)                                                          \
-        c[i * sc] = (uint8_t)CMP_##NAME(EW_LD_##D(a[i * sa]), EW_LD_##D(b[i * sb]));           \
-    }                                                                                          \
+#define CMP_ROW(NAME, D)                                                                                           \
+  static void cmp_##NAME##_##D(int64_t n, unsigned char *const *p, const int64_t *s, const ew_args_t *args) {      \
+    (void)args;                                                                                                    \
+    const EW_ST_##D *a = (const EW_ST_##D *)p[0], *b = (const EW_ST_##D *)p[1];                                    \
+    uint8_t *c = p[2];                                                                                             \
+    const int64_t sa = s[0], sb = s[1], sc = s[2];                                                                 \
+    if (sa == 1 && sb == 1 && sc == 1) {                                                                           \
+      EW_SIMD for (int64_t i = 0; i < n; i++) c[i] = (uint8_t)CMP_##NAME(EW_LD_##D(a[i]), EW_LD_##D(b[i]));        \
+    } else {                                                                                                       \
+      for (int64_t i = 0; i < n; i++) c[i * sc] = (uint8_t)CMP_##NAME(EW_LD_##D(a[i * sa]), EW_LD_##D(b[i * sb])); \
+    }                                                                                                              \
   }
 
+// clang-format off
 #define CMP_DTYPES(X, NAME) \
   X(NAME, F64) X(NAME, F32) X(NAME, F16) X(NAME, BF16) X(NAME, I32) X(NAME, I64) X(NAME, BOOL)
+// clang-format on
 #define CMP_OPS(X) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE)
 #define CMP_ROWS(NAME) CMP_DTYPES(CMP_ROW, NAME)
 CMP_OPS(CMP_ROWS)
 #undef CMP_ROWS
 
-#define PICK_ANY(prefix, NAME, dtype)                       \
-  ((dtype) == PARITY_DTYPE_F64    ? prefix##NAME##_F64      \
-   : (dtype) == PARITY_DTYPE_F32  ? prefix##NAME##_F32      \
-   : (dtype) == PARITY_DTYPE_F16  ? prefix##NAME##_F16      \
-   : (dtype) == PARITY_DTYPE_BF16 ? prefix##NAME##_BF16     \
-   : (dtype) == PARITY_DTYPE_I32  ? prefix##NAME##_I32      \
-   : (dtype) == PARITY_DTYPE_I64  ? prefix##NAME##_I64      \
-   : (dtype) == PARITY_DTYPE_BOOL ? prefix##NAME##_BOOL     \
+#define PICK_ANY(prefix, NAME, dtype)                   \
+  ((dtype) == PARITY_DTYPE_F64    ? prefix##NAME##_F64  \
+   : (dtype) == PARITY_DTYPE_F32  ? prefix##NAME##_F32  \
+   : (dtype) == PARITY_DTYPE_F16  ? prefix##NAME##_F16  \
+   : (dtype) == PARITY_DTYPE_BF16 ? prefix##NAME##_BF16 \
+   : (dtype) == PARITY_DTYPE_I32  ? prefix##NAME##_I32  \
+   : (dtype) == PARITY_DTYPE_I64  ? prefix##NAME##_I64  \
+   : (dtype) == PARITY_DTYPE_BOOL ? prefix##NAME##_BOOL \
                                   : (ew_row_fn)0)
 
 ew_row_fn CPU_ISA_FN(ew_compare_row)(int32_t op, int32_t dtype) {
   switch (op) {
-#define X(NAME) case PARITY_OP_##NAME: return PICK_ANY(cmp_, NAME, dtype);
+#define X(NAME) \
+  case PARITY_OP_##NAME: return PICK_ANY(cmp_, NAME, dtype);
     CMP_OPS(X)
 #undef X
     default: return 0;
@@ -61,39 +61,37 @@ ew_row_fn CPU_ISA_FN(ew_compare_row)(int32_t op, int32_t dtype) {
 
 /* ---- where ---------------------------------------------------------------------------------- */
 /* Rows by element size: where only moves bits. */
-#define WHERE_FWD_ROW(T, bits)                                                                 \
-  static void where_fwd_##bits(int64_t n, unsigned char *const *p, const int64_t *s,           \
-                               const ew_args_t *args) {                                        \
-    (void)args;                                                                                \
-    const uint8_t *m = p[0];                                                                   \
-    const T *a = (const T *)p[1], *b = (const T *)p[2];                                        \
-    T *c = (T *)p[3];                                                                          \
-    const int64_t sm = s[0], sa = s[1], sb = s[2], sc = s[3];                                  \
-    if (sm == 1 && sa == 1 && sb == 1 && sc == 1) {                                            \
-      EW_SIMD for (int64_t i = 0; i < n; i++) c[i] = m[i] ? a[i] : b[i];                       \
-    } else {                                                                                   \
-      for (int64_t i = 0; i < n; i++) c[i * sc] = m[i * sm] ? a[i * sa] : b[i * sb];           \
-    }                                                                                          \
+#define WHERE_FWD_ROW(T, bits)                                                                                \
+  static void where_fwd_##bits(int64_t n, unsigned char *const *p, const int64_t *s, const ew_args_t *args) { \
+    (void)args;                                                                                               \
+    const uint8_t *m = p[0];                                                                                  \
+    const T *a = (const T *)p[1], *b = (const T *)p[2];                                                       \
+    T *c = (T *)p[3];                                                                                         \
+    const int64_t sm = s[0], sa = s[1], sb = s[2], sc = s[3];                                                 \
+    if (sm == 1 && sa == 1 && sb == 1 && sc == 1) {                                                           \
+      EW_SIMD for (int64_t i = 0; i < n; i++) c[i] = m[i] ? a[i] : b[i];                                      \
+    } else {                                                                                                  \
+      for (int64_t i = 0; i < n; i++) c[i * sc] = m[i * sm] ? a[i * sa] : b[i * sb];                          \
+    }                                                                                                         \
   }
-#define WHERE_BWD_ROW(T, bits)                                                                 \
-  static void where_bwd_##bits(int64_t n, unsigned char *const *p, const int64_t *s,           \
-                               const ew_args_t *args) {                                        \
-    (void)args;                                                                                \
-    const uint8_t *m = p[0];                                                                   \
-    const T *dc = (const T *)p[1];                                                             \
-    T *da = (T *)p[2], *db = (T *)p[3];                                                        \
-    const int64_t sm = s[0], sdc = s[1], sda = s[2], sdb = s[3];                               \
-    const int contig = sm == 1 && sdc == 1;                                                    \
-    if (da && contig && sda == 1) {                                                            \
-      EW_SIMD for (int64_t i = 0; i < n; i++) da[i] = m[i] ? dc[i] : (T)0;                     \
-    } else if (da) {                                                                           \
-      for (int64_t i = 0; i < n; i++) da[i * sda] = m[i * sm] ? dc[i * sdc] : (T)0;            \
-    }                                                                                          \
-    if (db && contig && sdb == 1) {                                                            \
-      EW_SIMD for (int64_t i = 0; i < n; i++) db[i] = m[i] ? (T)0 : dc[i];                     \
-    } else if (db) {                                                                           \
-      for (int64_t i = 0; i < n; i++) db[i * sdb] = m[i * sm] ? (T)0 : dc[i * sdc];            \
-    }                                                                                          \
+#define WHERE_BWD_ROW(T, bits)                                                                                \
+  static void where_bwd_##bits(int64_t n, unsigned char *const *p, const int64_t *s, const ew_args_t *args) { \
+    (void)args;                                                                                               \
+    const uint8_t *m = p[0];                                                                                  \
+    const T *dc = (const T *)p[1];                                                                            \
+    T *da = (T *)p[2], *db = (T *)p[3];                                                                       \
+    const int64_t sm = s[0], sdc = s[1], sda = s[2], sdb = s[3];                                              \
+    const int contig = sm == 1 && sdc == 1;                                                                   \
+    if (da && contig && sda == 1) {                                                                           \
+      EW_SIMD for (int64_t i = 0; i < n; i++) da[i] = m[i] ? dc[i] : (T)0;                                    \
+    } else if (da) {                                                                                          \
+      for (int64_t i = 0; i < n; i++) da[i * sda] = m[i * sm] ? dc[i * sdc] : (T)0;                           \
+    }                                                                                                         \
+    if (db && contig && sdb == 1) {                                                                           \
+      EW_SIMD for (int64_t i = 0; i < n; i++) db[i] = m[i] ? (T)0 : dc[i];                                    \
+    } else if (db) {                                                                                          \
+      for (int64_t i = 0; i < n; i++) db[i * sdb] = m[i * sm] ? (T)0 : dc[i * sdc];                           \
+    }                                                                                                         \
   }
 WHERE_FWD_ROW(uint16_t, 16)
 WHERE_FWD_ROW(uint32_t, 32)
@@ -124,7 +122,8 @@ ew_row_fn CPU_ISA_FN(ew_where_forward_row)(int32_t dtype) {
 /* Gradients are floating; the all-zero bit pattern is +0 in each floating format. */
 ew_row_fn CPU_ISA_FN(ew_where_backward_row)(int32_t dtype) {
   switch (dtype) {
-    case PARITY_DTYPE_F16: case PARITY_DTYPE_BF16: return where_bwd_16;
+    case PARITY_DTYPE_F16:
+    case PARITY_DTYPE_BF16: return where_bwd_16;
     case PARITY_DTYPE_F32: return where_bwd_32;
     case PARITY_DTYPE_F64: return where_bwd_64;
     default: return 0;
@@ -222,29 +221,33 @@ static inline uint8_t cv_i_BOOL(int64_t v) { return v != 0; }
 #define CV_PASTE3(a, b, c) CV_PASTE3_(a, b, c)
 #define CV_FN(S, D) CV_PASTE3(cv_, CV_KIND_##S, D)
 
-#define CAST_ROW(S, D)                                                                         \
-  static void cast_##S##_##D(int64_t n, unsigned char *const *p, const int64_t *s,             \
-                             const ew_args_t *args) {                                          \
-    (void)args;                                                                                \
-    const EW_ST_##S *x = (const EW_ST_##S *)p[0];                                              \
-    CV_STORE_TYPE_##D *y = (CV_STORE_TYPE_##D *)p[1];                                          \
-    const int64_t sx = s[0], sy = s[1];                                                        \
-    if (sx == 1 && sy == 1) {                                                                  \
-      EW_SIMD for (int64_t i = 0; i < n; i++) y[i] = CV_FN(S, D)(CV_LD_##S(x[i]));             \
-    } else {                                                                                   \
-      for (int64_t i = 0; i < n; i++) y[i * sy] = CV_FN(S, D)(CV_LD_##S(x[i * sx]));           \
-    }                                                                                          \
+#define CAST_ROW(S, D)                                                                                      \
+  static void cast_##S##_##D(int64_t n, unsigned char *const *p, const int64_t *s, const ew_args_t *args) { \
+    (void)args;                                                                                             \
+    const EW_ST_##S *x = (const EW_ST_##S *)p[0];                                                           \
+    CV_STORE_TYPE_##D *y = (CV_STORE_TYPE_##D *)p[1];                                                       \
+    const int64_t sx = s[0], sy = s[1];                                                                     \
+    if (sx == 1 && sy == 1) {                                                                               \
+      EW_SIMD for (int64_t i = 0; i < n; i++) y[i] = CV_FN(S, D)(CV_LD_##S(x[i]));                          \
+    } else {                                                                                                \
+      for (int64_t i = 0; i < n; i++) y[i * sy] = CV_FN(S, D)(CV_LD_##S(x[i * sx]));                        \
+    }                                                                                                       \
   }
 
+// clang-format off
 #define CAST_FROM(X, S) \
   X(S, F64) X(S, F32) X(S, F16) X(S, BF16) X(S, I32) X(S, I64) X(S, BOOL)
+// clang-format on
+// clang-format off
 #define CAST_ALL(X)                                                                            \
   CAST_FROM(X, F64) CAST_FROM(X, F32) CAST_FROM(X, F16) CAST_FROM(X, BF16) CAST_FROM(X, I32)   \
   CAST_FROM(X, I64) CAST_FROM(X, BOOL)
+// clang-format on
 CAST_ALL(CAST_ROW)
 
 ew_row_fn CPU_ISA_FN(ew_cast_row)(int32_t src, int32_t dst) {
-#define X(S, D) if (src == PARITY_DTYPE_##S && dst == PARITY_DTYPE_##D) return cast_##S##_##D;
+#define X(S, D) \
+  if (src == PARITY_DTYPE_##S && dst == PARITY_DTYPE_##D) return cast_##S##_##D;
   CAST_ALL(X)
 #undef X
   return 0;

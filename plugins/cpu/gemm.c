@@ -91,8 +91,7 @@ static gemm_operand_t partial_operand(const gemm_problem_t *p, const gemm_plan_t
   return op;
 }
 
-static void run_task(const gemm_problem_t *p, const gemm_plan_t *pl, int64_t t, gemm_ws_t *ws,
-                     gemm_kernel_fn kernel) {
+static void run_task(const gemm_problem_t *p, const gemm_plan_t *pl, int64_t t, gemm_ws_t *ws, gemm_kernel_fn kernel) {
   int64_t q = t % pl->chunks_per_col, rest = t / pl->chunks_per_col;
   int64_t jb = rest % pl->nt;
   rest /= pl->nt;
@@ -133,8 +132,8 @@ static void run_task(const gemm_problem_t *p, const gemm_plan_t *pl, int64_t t, 
   }
   if (pl->direct) return;
   if (pl->ksplit == 1) {
-    CPU_ISA_FN(gemm_store_tile)(&p->c, batch_offset(p, &p->c, b), i_start, mrows, j0, nc, tile, ldc, ws->rows,
-                                ws->cols);
+    CPU_ISA_FN(gemm_store_tile)
+    (&p->c, batch_offset(p, &p->c, b), i_start, mrows, j0, nc, tile, ldc, ws->rows, ws->cols);
   } else {
     gemm_operand_t part = partial_operand(p, pl, s, b);
     CPU_ISA_FN(gemm_store_tile)(&part, 0, i_start, mrows, j0, nc, tile, ldc, ws->rows, ws->cols);
@@ -173,7 +172,6 @@ void CPU_ISA_FN(gemm_split_k)(int64_t batch, int64_t m, int64_t n, int64_t k, in
   }
 }
 
-
 /* Thread tid's packing buffers and tables inside the workspace block. */
 static void thread_ws(const gemm_plan_t *pl, unsigned char *mem, int tid, gemm_ws_t *ws) {
   unsigned char *base = mem + (size_t)tid * pl->per_thread_bytes;
@@ -211,7 +209,8 @@ static void gemm_small(const gemm_problem_t *p, int64_t batch) {
     const float *a = (const float *)A->base + batch_offset(p, A, bi) + A->row.off0 + A->col.off0;
     const float *b = (const float *)B->base + batch_offset(p, B, bi) + B->row.off0 + B->col.off0;
     float *c = (float *)C->base + batch_offset(p, C, bi) + C->row.off0 + C->col.off0;
-    const float *z = p->init == GEMM_INIT_ROW_BIAS ? (const float *)Z->base + batch_offset(p, Z, bi) + Z->row.off0 : NULL;
+    const float *z =
+        p->init == GEMM_INIT_ROW_BIAS ? (const float *)Z->base + batch_offset(p, Z, bi) + Z->row.off0 : NULL;
     for (int64_t i = 0; i < p->m; i++)
       for (int64_t j = 0; j < p->n; j++) {
         float *cij = c + i * C->row.stride[0] + j * C->col.stride[0];
@@ -266,9 +265,9 @@ int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what
   pl.chunks_per_col = (pl.mt + pl.chunk_blocks - 1) / pl.chunk_blocks;
   pl.tasks = pl.ksplit * pl.batch * pl.nt * pl.chunks_per_col;
 #if defined(__AVX512F__)
-  pl.direct = pl.ksplit == 1 && p->init != GEMM_INIT_ACCUMULATE && p->c.dtype == PARITY_DTYPE_F32 &&
-              p->c.base && col_is_linear(&p->c) && p->c.col.stride[0] == 1 && p->c.row.nd == 1 &&
-              p->c.row.stride[0] >= p->n && p->m % 4 == 0 && p->n % GEMM_NR == 0;
+  pl.direct = pl.ksplit == 1 && p->init != GEMM_INIT_ACCUMULATE && p->c.dtype == PARITY_DTYPE_F32 && p->c.base &&
+              col_is_linear(&p->c) && p->c.col.stride[0] == 1 && p->c.row.nd == 1 && p->c.row.stride[0] >= p->n &&
+              p->m % 4 == 0 && p->n % GEMM_NR == 0;
 #endif
   int64_t ncmax = p->n < GEMM_NC ? p->n : GEMM_NC;
   pl.ldc = (ncmax + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
@@ -287,8 +286,7 @@ int32_t CPU_ISA_FN(cpu_gemm_f32)(const gemm_problem_t *problem, const char *what
   size_t total = pl.per_thread_bytes * (size_t)threads + align64(partial_bytes);
   unsigned char *mem = gemm_ws_take(total);
   if (!mem)
-    return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: %s: cannot allocate %zu bytes of packing buffers", what,
-                    total);
+    return cpu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cpu: %s: cannot allocate %zu bytes of packing buffers", what, total);
   if (pl.ksplit > 1) pl.partial = (float *)(mem + pl.per_thread_bytes * (size_t)threads);
   gemm_kernel_fn kernel = CPU_ISA_FN(gemm_kernel)();
   if (threads == 1) { /* no parallel region: libgomp allocates a team for every 1-thread region */

@@ -27,9 +27,7 @@ static inline float gemm_muladd(float x, float y, float s) { return fmaf(x, y, s
 #else
 static inline float gemm_muladd(float x, float y, float s) { return s + x * y; }
 #endif
-static inline float gemm_muladd_exact(float x, float y, float s) {
-  return (float)((double)x * (double)y + (double)s);
-}
+static inline float gemm_muladd_exact(float x, float y, float s) { return (float)((double)x * (double)y + (double)s); }
 
 /* Micro-tile MR x NR per path: the AVX-512 kernel keeps a 12x32 tile in 24 zmm registers, the
  * AVX2 one 6x16 in 12 ymm; the portable one uses the AVX2 shape. */

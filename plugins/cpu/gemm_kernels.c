@@ -9,8 +9,7 @@
 /* One row of the tile at a time (p in order for each element, as in the SIMD kernels, each
  * product rounded before it is added: gemm_muladd): a shape every compiler vectorizes well. An
  * element whose chain ends non-finite is computed again with exact products (gemm_internal.h). */
-static __attribute__((unused)) void kernel_generic(int64_t kc, const float *a, const float *b, float *c,
-                                                   int64_t ldc) {
+static __attribute__((unused)) void kernel_generic(int64_t kc, const float *a, const float *b, float *c, int64_t ldc) {
   for (int r = 0; r < GEMM_MR; r++) {
     float acc[GEMM_NR];
     for (int j = 0; j < GEMM_NR; j++) acc[j] = 0.0f;
@@ -40,25 +39,23 @@ static __attribute__((unused)) void kernel_generic(int64_t kc, const float *a, c
   ar = _mm512_set1_ps(a[r]);                  \
   c##r##0 = _mm512_fmadd_ps(ar, b0, c##r##0); \
   c##r##1 = _mm512_fmadd_ps(ar, b1, c##r##1);
-#define K5_ADD_(r)                                                                          \
-  _mm512_storeu_ps(c + (r) * ldc, _mm512_add_ps(_mm512_loadu_ps(c + (r) * ldc), c##r##0)); \
-  _mm512_storeu_ps(c + (r) * ldc + 16, _mm512_add_ps(_mm512_loadu_ps(c + (r) * ldc + 16), c##r##1));
-#define K5_PF_(r) _mm_prefetch((const char *)(c + (r) * ldc), _MM_HINT_T0), _mm_prefetch((const char *)(c + (r) * ldc + 16), _MM_HINT_T0);
+#define K5_ADD_(r)                                                                     \
+  _mm512_storeu_ps(c + (r)*ldc, _mm512_add_ps(_mm512_loadu_ps(c + (r)*ldc), c##r##0)); \
+  _mm512_storeu_ps(c + (r)*ldc + 16, _mm512_add_ps(_mm512_loadu_ps(c + (r)*ldc + 16), c##r##1));
+#define K5_PF_(r) \
+  _mm_prefetch((const char *)(c + (r)*ldc), _MM_HINT_T0), _mm_prefetch((const char *)(c + (r)*ldc + 16), _MM_HINT_T0);
 #define K5_ROWS4_(X) X(0) X(1) X(2) X(3)
 #define K5_ROWS8_(X) K5_ROWS4_(X) X(4) X(5) X(6) X(7)
 #define K5_ROWS12_(X) K5_ROWS8_(X) X(8) X(9) X(10) X(11)
-#define K5_KERNEL_(R)                                                                                   \
-  static void kernel_avx512_##R(int64_t kc, const float *a, const float *b, float *c, int64_t ldc) {     \
-    K5_ROWS##R##_(K5_PF_)                                                                               \
-    K5_ROWS##R##_(K5_DECL_)                                                                             \
-    for (int64_t p = 0; p < kc; p++) {                                                                  \
-      const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);                               \
-      __m512 ar;                                                                                        \
-      K5_ROWS##R##_(K5_STEP_)                                                                           \
-      a += GEMM_MR;                                                                                     \
-      b += GEMM_NR;                                                                                     \
-    }                                                                                                   \
-    K5_ROWS##R##_(K5_ADD_)                                                                              \
+#define K5_KERNEL_(R)                                                                                \
+  static void kernel_avx512_##R(int64_t kc, const float *a, const float *b, float *c, int64_t ldc) { \
+    K5_ROWS##R##_(K5_PF_) K5_ROWS##R##_(K5_DECL_) for (int64_t p = 0; p < kc; p++) {                 \
+      const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);                            \
+      __m512 ar;                                                                                     \
+      K5_ROWS##R##_(K5_STEP_) a += GEMM_MR;                                                          \
+      b += GEMM_NR;                                                                                  \
+    }                                                                                                \
+    K5_ROWS##R##_(K5_ADD_)                                                                           \
   }
 K5_KERNEL_(12)
 K5_KERNEL_(8)
@@ -74,8 +71,7 @@ gemm_kernel_fn CPU_ISA_FN(gemm_kernel_for_rows)(int64_t rows) {
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 
-static void kernel_avx2(int64_t kc, const float *a, const float *b,
-                                                             float *c, int64_t ldc) {
+static void kernel_avx2(int64_t kc, const float *a, const float *b, float *c, int64_t ldc) {
   __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
   __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
   __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
@@ -105,9 +101,9 @@ static void kernel_avx2(int64_t kc, const float *a, const float *b,
     a += GEMM_MR;
     b += GEMM_NR;
   }
-#define GEMM_ADD_ROW_(r, lo, hi)                                                       \
-  _mm256_storeu_ps(c + (r) * ldc, _mm256_add_ps(_mm256_loadu_ps(c + (r) * ldc), lo));  \
-  _mm256_storeu_ps(c + (r) * ldc + 8, _mm256_add_ps(_mm256_loadu_ps(c + (r) * ldc + 8), hi));
+#define GEMM_ADD_ROW_(r, lo, hi)                                                  \
+  _mm256_storeu_ps(c + (r)*ldc, _mm256_add_ps(_mm256_loadu_ps(c + (r)*ldc), lo)); \
+  _mm256_storeu_ps(c + (r)*ldc + 8, _mm256_add_ps(_mm256_loadu_ps(c + (r)*ldc + 8), hi));
   GEMM_ADD_ROW_(0, c00, c01)
   GEMM_ADD_ROW_(1, c10, c11)
   GEMM_ADD_ROW_(2, c20, c21)

@@ -10,8 +10,7 @@
 #include "gemm_internal.h"
 
 /* ---- operand addressing ------------------------------------------------------------------ */
-static void axis_fill(const gemm_axis_t *ax, int64_t start, int64_t count, int64_t *off, int64_t *h,
-                      int64_t *w) {
+static void axis_fill(const gemm_axis_t *ax, int64_t start, int64_t count, int64_t *off, int64_t *h, int64_t *w) {
   int64_t d[3] = {0, 0, 0}, rem = start;
   for (int l = ax->nd - 1; l > 0; l--) {
     d[l] = rem % ax->dim[l];
@@ -67,29 +66,26 @@ void CPU_ISA_FN(gemm_operand_simplify)(gemm_operand_t *op) {
   axis_simplify(&op->col);
 }
 
-
 #define GEMM_LOAD_F32(s, i) (((const float *)(s))[i])
 #define GEMM_LOAD_F16(s, i) cpu_f16_to_f32(((const uint16_t *)(s))[i])
 #define GEMM_LOAD_BF16(s, i) psup_bf16_to_f32(((const uint16_t *)(s))[i])
 
 /* dst[t*ds] = element at bo + off(t) for t < count, where off(t) = t*lin when off is NULL
  * (a linear axis), else off[t]; masked operands check h0+h[t], w0+w[t] against H, W. */
-#define GEMM_PACK_LINE_(LOAD)                                                              \
-  if (!off) {                                                                              \
-    for (int64_t t = 0; t < count; t++) dst[t * ds] = LOAD(op->base, bo + t * lin);        \
-  } else if (!op->masked) {                                                                \
-    for (int64_t t = 0; t < count; t++) dst[t * ds] = LOAD(op->base, bo + off[t]);         \
-  } else {                                                                                 \
-    for (int64_t t = 0; t < count; t++) {                                                  \
-      uint64_t hh = (uint64_t)(h0 + h[t]), ww = (uint64_t)(w0 + w[t]);                     \
-      dst[t * ds] = hh < (uint64_t)op->H && ww < (uint64_t)op->W ? LOAD(op->base, bo + off[t]) \
-                                                                 : 0.0f;                   \
-    }                                                                                      \
+#define GEMM_PACK_LINE_(LOAD)                                                                          \
+  if (!off) {                                                                                          \
+    for (int64_t t = 0; t < count; t++) dst[t * ds] = LOAD(op->base, bo + t * lin);                    \
+  } else if (!op->masked) {                                                                            \
+    for (int64_t t = 0; t < count; t++) dst[t * ds] = LOAD(op->base, bo + off[t]);                     \
+  } else {                                                                                             \
+    for (int64_t t = 0; t < count; t++) {                                                              \
+      uint64_t hh = (uint64_t)(h0 + h[t]), ww = (uint64_t)(w0 + w[t]);                                 \
+      dst[t * ds] = hh < (uint64_t)op->H && ww < (uint64_t)op->W ? LOAD(op->base, bo + off[t]) : 0.0f; \
+    }                                                                                                  \
   }
 
 static void pack_line(const gemm_operand_t *op, int64_t bo, int64_t lin, const int64_t *off, int64_t h0,
-                      const int64_t *h, int64_t w0, const int64_t *w, int64_t count, float *dst,
-                      int64_t ds) {
+                      const int64_t *h, int64_t w0, const int64_t *w, int64_t count, float *dst, int64_t ds) {
   switch (op->dtype) {
     case PARITY_DTYPE_F16: GEMM_PACK_LINE_(GEMM_LOAD_F16) break;
     case PARITY_DTYPE_BF16: GEMM_PACK_LINE_(GEMM_LOAD_BF16) break;
@@ -98,10 +94,9 @@ static void pack_line(const gemm_operand_t *op, int64_t bo, int64_t lin, const i
 }
 /* Linear fast path of pack_a: rows start at rb[r] (or are padding when r >= rows); element p
  * of a row is at rb[r] + p*lin. p-major order keeps the writes contiguous. */
-#define GEMM_PACK_A_LINEAR_(LOAD)                                                       \
-  for (int64_t p = 0; p < kc; p++)                                                      \
-    for (int64_t r = 0; r < GEMM_MR; r++)                                               \
-      d[p * GEMM_MR + r] = r < rows ? LOAD(op->base, rb[r] + p * lin) : 0.0f;
+#define GEMM_PACK_A_LINEAR_(LOAD)  \
+  for (int64_t p = 0; p < kc; p++) \
+    for (int64_t r = 0; r < GEMM_MR; r++) d[p * GEMM_MR + r] = r < rows ? LOAD(op->base, rb[r] + p * lin) : 0.0f;
 
 /* Pack rows [i0, i0+mc) × cols [p0, p0+kc) of A into MR-tall micro-panels (p-major). */
 void CPU_ISA_FN(gemm_pack_a)(const gemm_operand_t *op, int64_t bo, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
@@ -131,8 +126,8 @@ void CPU_ISA_FN(gemm_pack_a)(const gemm_operand_t *op, int64_t bo, int64_t i0, i
         for (int64_t p = 0; p < kc; p++) d[p * GEMM_MR + r] = 0.0f;
         continue;
       }
-      pack_line(op, bo + rows_tab->off[ip + r], lin, cols->off, rows_tab->h[ip + r], cols->h,
-                rows_tab->w[ip + r], cols->w, kc, d + r, GEMM_MR);
+      pack_line(op, bo + rows_tab->off[ip + r], lin, cols->off, rows_tab->h[ip + r], cols->h, rows_tab->w[ip + r],
+                cols->w, kc, d + r, GEMM_MR);
     }
   }
 }
@@ -145,63 +140,62 @@ typedef struct gemm_run_t {
   int64_t t0, len, wstep, step;
 } gemm_run_t;
 
-#define GEMM_PACK_B_MASKED_(LOAD)                                                                 \
-  for (int64_t p = 0; p < kc; p++) {                                                              \
-    float *dp = d + p * GEMM_NR;                                                                  \
-    const int64_t hr = rows->h[p], wr = rows->w[p], ob = bo + rows->off[p];                       \
-    for (int r = 0; r < nruns; r++) {                                                             \
-      const gemm_run_t *ru = &run[r];                                                             \
-      const int64_t t0 = ru->t0, len = ru->len, ws = ru->wstep;                                   \
-      float *dr = dp + t0;                                                                        \
-      int64_t lo = 0, hi = 0;                                                                     \
-      if ((uint64_t)(hr + h[t0]) < (uint64_t)op->H) {                                             \
-        const int64_t first = wr + w[t0]; /* w of tap t0+t: first + t*ws, valid in [0, W) */     \
-        lo = first >= 0 ? 0 : (-first + ws - 1) / ws;                                             \
-        hi = first < op->W ? (op->W - 1 - first) / ws + 1 : 0;                                    \
-        if (hi > len) hi = len;                                                                   \
-        if (lo > hi) lo = hi;                                                                     \
-      }                                                                                           \
-      for (int64_t t = 0; t < lo; t++) dr[t] = 0.0f;                                              \
-      const int64_t o0 = ob + off[t0];                                                            \
-      if (ru->step == 1) /* short runs: an inline loop, not a call to memcpy */                   \
-        for (int64_t t = lo; t < hi; t++) dr[t] = LOAD(op->base, o0 + t);                         \
-      else                                                                                        \
-        for (int64_t t = lo; t < hi; t++) dr[t] = LOAD(op->base, o0 + t * ru->step);              \
-      for (int64_t t = hi; t < len; t++) dr[t] = 0.0f;                                            \
-    }                                                                                             \
-    for (int64_t t = cnt; t < GEMM_NR; t++) dp[t] = 0.0f;                                         \
+#define GEMM_PACK_B_MASKED_(LOAD)                                                            \
+  for (int64_t p = 0; p < kc; p++) {                                                         \
+    float *dp = d + p * GEMM_NR;                                                             \
+    const int64_t hr = rows->h[p], wr = rows->w[p], ob = bo + rows->off[p];                  \
+    for (int r = 0; r < nruns; r++) {                                                        \
+      const gemm_run_t *ru = &run[r];                                                        \
+      const int64_t t0 = ru->t0, len = ru->len, ws = ru->wstep;                              \
+      float *dr = dp + t0;                                                                   \
+      int64_t lo = 0, hi = 0;                                                                \
+      if ((uint64_t)(hr + h[t0]) < (uint64_t)op->H) {                                        \
+        const int64_t first = wr + w[t0]; /* w of tap t0+t: first + t*ws, valid in [0, W) */ \
+        lo = first >= 0 ? 0 : (-first + ws - 1) / ws;                                        \
+        hi = first < op->W ? (op->W - 1 - first) / ws + 1 : 0;                               \
+        if (hi > len) hi = len;                                                              \
+        if (lo > hi) lo = hi;                                                                \
+      }                                                                                      \
+      for (int64_t t = 0; t < lo; t++) dr[t] = 0.0f;                                         \
+      const int64_t o0 = ob + off[t0];                                                       \
+      if (ru->step == 1) /* short runs: an inline loop, not a call to memcpy */              \
+        for (int64_t t = lo; t < hi; t++) dr[t] = LOAD(op->base, o0 + t);                    \
+      else                                                                                   \
+        for (int64_t t = lo; t < hi; t++) dr[t] = LOAD(op->base, o0 + t * ru->step);         \
+      for (int64_t t = hi; t < len; t++) dr[t] = 0.0f;                                       \
+    }                                                                                        \
+    for (int64_t t = cnt; t < GEMM_NR; t++) dp[t] = 0.0f;                                    \
   }
 
 /* The same panel cut along its rows: runs of rows on one image line, and for each column the
  * in-bounds rows of a run found arithmetically. */
-#define GEMM_PACK_B_ROWS_(LOAD)                                                                 \
-  for (int64_t p0 = 0; p0 < kc;) {                                                              \
-    int64_t len = 1, ws = 1, st = 0;                                                            \
-    if (p0 + 1 < kc && rows->h[p0 + 1] == rows->h[p0] && rows->w[p0 + 1] > rows->w[p0]) {       \
-      ws = rows->w[p0 + 1] - rows->w[p0], st = rows->off[p0 + 1] - rows->off[p0];               \
-      while (p0 + len < kc && rows->h[p0 + len] == rows->h[p0] &&                               \
-             rows->w[p0 + len] - rows->w[p0 + len - 1] == ws &&                                 \
-             rows->off[p0 + len] - rows->off[p0 + len - 1] == st)                               \
-        len++;                                                                                  \
-    }                                                                                           \
-    float *dr = d + p0 * GEMM_NR;                                                               \
-    for (int64_t t = 0; t < cnt; t++) {                                                         \
-      int64_t lo = 0, hi = 0;                                                                   \
-      if ((uint64_t)(rows->h[p0] + h[t]) < (uint64_t)op->H) {                                   \
-        const int64_t first = rows->w[p0] + w[t];                                               \
-        lo = first >= 0 ? 0 : (-first + ws - 1) / ws;                                           \
-        hi = first < op->W ? (op->W - 1 - first) / ws + 1 : 0;                                  \
-        if (hi > len) hi = len;                                                                 \
-        if (lo > hi) lo = hi;                                                                   \
-      }                                                                                         \
-      const int64_t o0 = bo + rows->off[p0] + off[t];                                           \
-      for (int64_t q = 0; q < lo; q++) dr[q * GEMM_NR + t] = 0.0f;                              \
-      for (int64_t q = lo; q < hi; q++) dr[q * GEMM_NR + t] = LOAD(op->base, o0 + q * st);      \
-      for (int64_t q = hi; q < len; q++) dr[q * GEMM_NR + t] = 0.0f;                            \
-    }                                                                                           \
-    for (int64_t q = 0; q < len; q++)                                                           \
-      for (int64_t t = cnt; t < GEMM_NR; t++) dr[q * GEMM_NR + t] = 0.0f;                       \
-    p0 += len;                                                                                  \
+#define GEMM_PACK_B_ROWS_(LOAD)                                                                                      \
+  for (int64_t p0 = 0; p0 < kc;) {                                                                                   \
+    int64_t len = 1, ws = 1, st = 0;                                                                                 \
+    if (p0 + 1 < kc && rows->h[p0 + 1] == rows->h[p0] && rows->w[p0 + 1] > rows->w[p0]) {                            \
+      ws = rows->w[p0 + 1] - rows->w[p0], st = rows->off[p0 + 1] - rows->off[p0];                                    \
+      while (p0 + len < kc && rows->h[p0 + len] == rows->h[p0] && rows->w[p0 + len] - rows->w[p0 + len - 1] == ws && \
+             rows->off[p0 + len] - rows->off[p0 + len - 1] == st)                                                    \
+        len++;                                                                                                       \
+    }                                                                                                                \
+    float *dr = d + p0 * GEMM_NR;                                                                                    \
+    for (int64_t t = 0; t < cnt; t++) {                                                                              \
+      int64_t lo = 0, hi = 0;                                                                                        \
+      if ((uint64_t)(rows->h[p0] + h[t]) < (uint64_t)op->H) {                                                        \
+        const int64_t first = rows->w[p0] + w[t];                                                                    \
+        lo = first >= 0 ? 0 : (-first + ws - 1) / ws;                                                                \
+        hi = first < op->W ? (op->W - 1 - first) / ws + 1 : 0;                                                       \
+        if (hi > len) hi = len;                                                                                      \
+        if (lo > hi) lo = hi;                                                                                        \
+      }                                                                                                              \
+      const int64_t o0 = bo + rows->off[p0] + off[t];                                                                \
+      for (int64_t q = 0; q < lo; q++) dr[q * GEMM_NR + t] = 0.0f;                                                   \
+      for (int64_t q = lo; q < hi; q++) dr[q * GEMM_NR + t] = LOAD(op->base, o0 + q * st);                           \
+      for (int64_t q = hi; q < len; q++) dr[q * GEMM_NR + t] = 0.0f;                                                 \
+    }                                                                                                                \
+    for (int64_t q = 0; q < len; q++)                                                                                \
+      for (int64_t t = cnt; t < GEMM_NR; t++) dr[q * GEMM_NR + t] = 0.0f;                                            \
+    p0 += len;                                                                                                       \
   }
 
 static void pack_b_masked_by_rows(const gemm_operand_t *op, int64_t bo, int64_t kc, const gemm_tab_t *rows,
@@ -213,8 +207,8 @@ static void pack_b_masked_by_rows(const gemm_operand_t *op, int64_t bo, int64_t 
   }
 }
 
-static void pack_b_masked(const gemm_operand_t *op, int64_t bo, int64_t kc, const gemm_tab_t *rows,
-                          const int64_t *off, const int64_t *h, const int64_t *w, int64_t cnt, float *d) {
+static void pack_b_masked(const gemm_operand_t *op, int64_t bo, int64_t kc, const gemm_tab_t *rows, const int64_t *off,
+                          const int64_t *h, const int64_t *w, int64_t cnt, float *d) {
   gemm_run_t run[GEMM_NR];
   int nruns = 0;
   for (int64_t t = 0; t < cnt;) {
@@ -291,8 +285,8 @@ void CPU_ISA_FN(gemm_pack_b)(const gemm_operand_t *op, int64_t bo, int64_t p0, i
       if (linear)
         pack_line(op, bo + rows->off[p] + jp * lin, lin, NULL, 0, NULL, 0, NULL, cnt, dp, 1);
       else
-        pack_line(op, bo + rows->off[p], 0, cols->off + jp, rows->h[p], cols->h + jp, rows->w[p],
-                  cols->w + jp, cnt, dp, 1);
+        pack_line(op, bo + rows->off[p], 0, cols->off + jp, rows->h[p], cols->h + jp, rows->w[p], cols->w + jp, cnt, dp,
+                  1);
       for (int64_t t = cnt; t < GEMM_NR; t++) dp[t] = 0.0f;
     }
   }
@@ -311,14 +305,14 @@ void CPU_ISA_FN(gemm_load_tile)(const gemm_operand_t *op, int64_t bo, int64_t i0
   }
 }
 
-#define GEMM_STORE_LOOP_(T, CONV)                                                   \
-  for (int64_t i = 0; i < cnt; i++) {                                               \
-    T *dst = (T *)op->base + bo + rows->off[i];                                     \
-    const float *src = tile + (i0b + i) * ldt;                                      \
-    if (unit) /* contiguous columns: a loop that vectorizes */                      \
-      for (int64_t j = 0; j < nc; j++) dst[j0 + j] = CONV(src[j]);                  \
-    else                                                                            \
-      for (int64_t j = 0; j < nc; j++) dst[cols->off[j]] = CONV(src[j]);            \
+#define GEMM_STORE_LOOP_(T, CONV)                                        \
+  for (int64_t i = 0; i < cnt; i++) {                                    \
+    T *dst = (T *)op->base + bo + rows->off[i];                          \
+    const float *src = tile + (i0b + i) * ldt;                           \
+    if (unit) /* contiguous columns: a loop that vectorizes */           \
+      for (int64_t j = 0; j < nc; j++) dst[j0 + j] = CONV(src[j]);       \
+    else                                                                 \
+      for (int64_t j = 0; j < nc; j++) dst[cols->off[j]] = CONV(src[j]); \
   }
 #define GEMM_ID_(x) (x)
 

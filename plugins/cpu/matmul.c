@@ -26,8 +26,8 @@ static gemm_operand_t view(const parity_tensor_desc_t *t, int transposed) {
 }
 
 /* c = op(a) · op(b) over the batch axes (rank - 2 <= PARITY_MAX_RANK - 2 == GEMM_MAX_BATCH). */
-static void make_problem(gemm_problem_t *p, const parity_tensor_desc_t *a, int ta,
-                            const parity_tensor_desc_t *b, int tb, const parity_tensor_desc_t *c) {
+static void make_problem(gemm_problem_t *p, const parity_tensor_desc_t *a, int ta, const parity_tensor_desc_t *b,
+                         int tb, const parity_tensor_desc_t *c) {
   memset(p->batch_shape, 0, sizeof p->batch_shape); /* a, b, c are set whole below */
   memset(&p->bias, 0, sizeof p->bias);
   uint32_t r = c->rank;

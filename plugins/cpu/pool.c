@@ -42,89 +42,89 @@ static void pool_geom(const parity_op_desc_t *d, conv_geom_t *g) {
 }
 
 /* ---- plane kernels, instantiated for double (f64) and float (f32, f16, bf16) -------------- */
-#define POOL_LOAD_PLANE_(T, ST, CONV)                                                       \
-  for (int64_t i = 0; i < rows; i++)                                                        \
+#define POOL_LOAD_PLANE_(T, ST, CONV) \
+  for (int64_t i = 0; i < rows; i++)  \
     for (int64_t j = 0; j < cols; j++) dst[i * cols + j] = (T)CONV(((const ST *)base)[off + i * rs + j * cs]);
-#define POOL_STORE_PLANE_(ST, CONV)                                                         \
-  for (int64_t i = 0; i < rows; i++)                                                        \
+#define POOL_STORE_PLANE_(ST, CONV)  \
+  for (int64_t i = 0; i < rows; i++) \
     for (int64_t j = 0; j < cols; j++) ((ST *)base)[off + i * rs + j * cs] = CONV(src[i * cols + j]);
 #define POOL_ID_(v) (v)
 
-#define POOL_IMPL_(T, SFX)                                                                            \
-  static void load_plane_##SFX(const unsigned char *base, int32_t dtype, int64_t off, int64_t rows,   \
-                               int64_t cols, int64_t rs, int64_t cs, T *dst) {                       \
-    switch (dtype) {                                                                                  \
-      case PARITY_DTYPE_F64: POOL_LOAD_PLANE_(T, double, POOL_ID_) break;                             \
-      case PARITY_DTYPE_F16: POOL_LOAD_PLANE_(T, uint16_t, cpu_f16_to_f32) break;                    \
-      case PARITY_DTYPE_BF16: POOL_LOAD_PLANE_(T, uint16_t, psup_bf16_to_f32) break;                  \
-      default: POOL_LOAD_PLANE_(T, float, POOL_ID_) break;                                            \
-    }                                                                                                 \
-  }                                                                                                   \
-  static void store_plane_##SFX(unsigned char *base, int32_t dtype, int64_t off, int64_t rows, int64_t cols, \
-                                int64_t rs, int64_t cs, const T *src) {                               \
-    switch (dtype) {                                                                                  \
-      case PARITY_DTYPE_F64: POOL_STORE_PLANE_(double, (double)) break;                               \
-      case PARITY_DTYPE_F16: POOL_STORE_PLANE_(uint16_t, cpu_f32_to_f16) break;                      \
-      case PARITY_DTYPE_BF16: POOL_STORE_PLANE_(uint16_t, psup_f32_to_bf16) break;                    \
-      default: POOL_STORE_PLANE_(float, (float)) break;                                               \
-    }                                                                                                 \
-  }                                                                                                   \
-  /* y plane from x plane */                                                                         \
-  static void forward_##SFX(const conv_geom_t *g, int is_max, int include_pad, const T *x, T *y) {    \
-    for (int64_t oh = 0; oh < g->oh; oh++)                                                            \
-      for (int64_t ow = 0; ow < g->ow; ow++) {                                                        \
-        T acc = is_max ? (T)-INFINITY : (T)0;                                                         \
-        int64_t count = 0;                                                                            \
-        for (int64_t kh = 0; kh < g->kh; kh++) {                                                      \
-          int64_t ih = oh * g->sh - g->pt + kh * g->dh;                                               \
-          if (ih < 0 || ih >= g->h) continue;                                                         \
-          for (int64_t kw = 0; kw < g->kw; kw++) {                                                    \
-            int64_t iw = ow * g->sw - g->pl + kw * g->dw;                                             \
-            if (iw < 0 || iw >= g->w) continue;                                                       \
-            T v = x[ih * g->w + iw];                                                                  \
-            count++;                                                                                  \
-            if (!is_max)                                                                              \
-              acc += v;                                                                               \
-            else if (v > acc || isnan(v))                                                             \
-              acc = v;                                                                                \
-            if (is_max && isnan(acc)) break;                                                          \
-          }                                                                                           \
-          if (is_max && isnan(acc)) break;                                                            \
-        }                                                                                             \
-        if (!is_max) acc = acc / (T)(include_pad ? g->kh * g->kw : count);                            \
-        y[oh * g->ow + ow] = acc;                                                                     \
-      }                                                                                               \
-  }                                                                                                   \
-  /* dx plane (zeroed here) from x, y and dy planes */                                              \
-  static void backward_##SFX(const conv_geom_t *g, int is_max, int include_pad, const T *x, const T *y, \
-                             const T *dy, T *dx) {                                                    \
-    memset(dx, 0, sizeof(T) * (size_t)(g->h * g->w));                                                 \
-    for (int64_t oh = 0; oh < g->oh; oh++)                                                            \
-      for (int64_t ow = 0; ow < g->ow; ow++) {                                                        \
-        T yv = is_max ? y[oh * g->ow + ow] : (T)0;                                                    \
-        int64_t count = 0;                                                                            \
-        for (int pass = 0; pass < 2; pass++) {                                                        \
-          T share = (T)0;                                                                             \
-          if (pass == 1) {                                                                            \
-            if (count == 0) break;                                                                    \
-            share = dy[oh * g->ow + ow] / (T)(is_max || !include_pad ? count : g->kh * g->kw);        \
-          }                                                                                           \
-          for (int64_t kh = 0; kh < g->kh; kh++) {                                                    \
-            int64_t ih = oh * g->sh - g->pt + kh * g->dh;                                             \
-            if (ih < 0 || ih >= g->h) continue;                                                       \
-            for (int64_t kw = 0; kw < g->kw; kw++) {                                                  \
-              int64_t iw = ow * g->sw - g->pl + kw * g->dw;                                           \
-              if (iw < 0 || iw >= g->w) continue;                                                     \
-              T v = x[ih * g->w + iw];                                                                \
-              if (is_max && !(v == yv || (isnan(v) && isnan(yv)))) continue;                          \
-              if (pass == 0)                                                                          \
-                count++;                                                                              \
-              else                                                                                    \
-                dx[ih * g->w + iw] += share;                                                          \
-            }                                                                                         \
-          }                                                                                           \
-        }                                                                                             \
-      }                                                                                               \
+#define POOL_IMPL_(T, SFX)                                                                                           \
+  static void load_plane_##SFX(const unsigned char *base, int32_t dtype, int64_t off, int64_t rows, int64_t cols,    \
+                               int64_t rs, int64_t cs, T *dst) {                                                     \
+    switch (dtype) {                                                                                                 \
+      case PARITY_DTYPE_F64: POOL_LOAD_PLANE_(T, double, POOL_ID_) break;                                            \
+      case PARITY_DTYPE_F16: POOL_LOAD_PLANE_(T, uint16_t, cpu_f16_to_f32) break;                                    \
+      case PARITY_DTYPE_BF16: POOL_LOAD_PLANE_(T, uint16_t, psup_bf16_to_f32) break;                                 \
+      default: POOL_LOAD_PLANE_(T, float, POOL_ID_) break;                                                           \
+    }                                                                                                                \
+  }                                                                                                                  \
+  static void store_plane_##SFX(unsigned char *base, int32_t dtype, int64_t off, int64_t rows, int64_t cols,         \
+                                int64_t rs, int64_t cs, const T *src) {                                              \
+    switch (dtype) {                                                                                                 \
+      case PARITY_DTYPE_F64: POOL_STORE_PLANE_(double, (double)) break;                                              \
+      case PARITY_DTYPE_F16: POOL_STORE_PLANE_(uint16_t, cpu_f32_to_f16) break;                                      \
+      case PARITY_DTYPE_BF16: POOL_STORE_PLANE_(uint16_t, psup_f32_to_bf16) break;                                   \
+      default: POOL_STORE_PLANE_(float, (float)) break;                                                              \
+    }                                                                                                                \
+  }                                                                                                                  \
+  /* y plane from x plane */                                                                                         \
+  static void forward_##SFX(const conv_geom_t *g, int is_max, int include_pad, const T *x, T *y) {                   \
+    for (int64_t oh = 0; oh < g->oh; oh++)                                                                           \
+      for (int64_t ow = 0; ow < g->ow; ow++) {                                                                       \
+        T acc = is_max ? (T)-INFINITY : (T)0;                                                                        \
+        int64_t count = 0;                                                                                           \
+        for (int64_t kh = 0; kh < g->kh; kh++) {                                                                     \
+          int64_t ih = oh * g->sh - g->pt + kh * g->dh;                                                              \
+          if (ih < 0 || ih >= g->h) continue;                                                                        \
+          for (int64_t kw = 0; kw < g->kw; kw++) {                                                                   \
+            int64_t iw = ow * g->sw - g->pl + kw * g->dw;                                                            \
+            if (iw < 0 || iw >= g->w) continue;                                                                      \
+            T v = x[ih * g->w + iw];                                                                                 \
+            count++;                                                                                                 \
+            if (!is_max)                                                                                             \
+              acc += v;                                                                                              \
+            else if (v > acc || isnan(v))                                                                            \
+              acc = v;                                                                                               \
+            if (is_max && isnan(acc)) break;                                                                         \
+          }                                                                                                          \
+          if (is_max && isnan(acc)) break;                                                                           \
+        }                                                                                                            \
+        if (!is_max) acc = acc / (T)(include_pad ? g->kh * g->kw : count);                                           \
+        y[oh * g->ow + ow] = acc;                                                                                    \
+      }                                                                                                              \
+  }                                                                                                                  \
+  /* dx plane (zeroed here) from x, y and dy planes */                                                               \
+  static void backward_##SFX(const conv_geom_t *g, int is_max, int include_pad, const T *x, const T *y, const T *dy, \
+                             T *dx) {                                                                                \
+    memset(dx, 0, sizeof(T) * (size_t)(g->h * g->w));                                                                \
+    for (int64_t oh = 0; oh < g->oh; oh++)                                                                           \
+      for (int64_t ow = 0; ow < g->ow; ow++) {                                                                       \
+        T yv = is_max ? y[oh * g->ow + ow] : (T)0;                                                                   \
+        int64_t count = 0;                                                                                           \
+        for (int pass = 0; pass < 2; pass++) {                                                                       \
+          T share = (T)0;                                                                                            \
+          if (pass == 1) {                                                                                           \
+            if (count == 0) break;                                                                                   \
+            share = dy[oh * g->ow + ow] / (T)(is_max || !include_pad ? count : g->kh * g->kw);                       \
+          }                                                                                                          \
+          for (int64_t kh = 0; kh < g->kh; kh++) {                                                                   \
+            int64_t ih = oh * g->sh - g->pt + kh * g->dh;                                                            \
+            if (ih < 0 || ih >= g->h) continue;                                                                      \
+            for (int64_t kw = 0; kw < g->kw; kw++) {                                                                 \
+              int64_t iw = ow * g->sw - g->pl + kw * g->dw;                                                          \
+              if (iw < 0 || iw >= g->w) continue;                                                                    \
+              T v = x[ih * g->w + iw];                                                                               \
+              if (is_max && !(v == yv || (isnan(v) && isnan(yv)))) continue;                                         \
+              if (pass == 0)                                                                                         \
+                count++;                                                                                             \
+              else                                                                                                   \
+                dx[ih * g->w + iw] += share;                                                                         \
+            }                                                                                                        \
+          }                                                                                                          \
+        }                                                                                                            \
+      }                                                                                                              \
   }
 
 POOL_IMPL_(double, f64)
@@ -171,56 +171,55 @@ static int thread_id(void) {
  * their inputs (the ABI's operand rules). */
 static void *pool_plane(const parity_tensor_desc_t *t, int32_t dtype, int64_t n, int64_t c, int64_t cols) {
   if (t->dtype != dtype || t->strides[3] != 1 || t->strides[2] != cols) return NULL;
-  return (unsigned char *)dense_base(t) +
-         (size_t)(n * t->strides[0] + c * t->strides[1]) * psup_dtype_size(dtype);
+  return (unsigned char *)dense_base(t) + (size_t)(n * t->strides[0] + c * t->strides[1]) * psup_dtype_size(dtype);
 }
 
 /* One (n, c) plane per job: planes stored as the compute type with unit column stride are read
  * and written in place; others go through the thread's scratch (f16 and bf16 always: they
  * compute in f32). */
-#define POOL_RUN_(T, SFX, DT)                                                                        \
-  POOL_PARALLEL_FOR_                                                                                  \
-  for (int64_t job = 0; job < jobs; job++) {                                                         \
-    int64_t n = job / g.c, c = job % g.c;                                                            \
-    T *xs = (T *)(ws.mem + (size_t)thread_id() * ws.per_thread), *xd = xs + g.h * g.w;               \
-    T *ys = xd + g.h * g.w, *dys = ys + g.oh * g.ow, *cnt = dys + g.oh * g.ow, *shr = cnt + g.ow;    \
-    const T *xp = pool_plane(x, DT, n, c, g.w);                                                      \
-    if (!xp) {                                                                                       \
-      load_plane_##SFX(dense_base(x), x->dtype, n * x->strides[0] + c * x->strides[1], g.h, g.w,     \
-                       x->strides[2], x->strides[3], xs);                                            \
-      xp = xs;                                                                                       \
-    }                                                                                                \
-    if (fwd) {                                                                                       \
-      T *yo = pool_plane(out, DT, n, c, g.ow), *yp = yo ? yo : ys;                                   \
-      if (dense)                                                                                     \
-        dense_forward_##SFX(&g, is_max, xp, yp);                                                     \
-      else                                                                                           \
-        forward_##SFX(&g, is_max, cip, xp, yp);                                                      \
-      if (!yo)                                                                                       \
-        store_plane_##SFX(dense_base(out), out->dtype, n * out->strides[0] + c * out->strides[1],    \
-                          g.oh, g.ow, out->strides[2], out->strides[3], ys);                         \
-    } else {                                                                                         \
-      const parity_tensor_desc_t *y = d->inputs[1], *dy = d->inputs[2];                             \
-      const T *yp = ys, *dyp = pool_plane(dy, DT, n, c, g.ow);                                       \
-      if (is_max && !(yp = pool_plane(y, DT, n, c, g.ow))) {                                         \
-        load_plane_##SFX(dense_base(y), y->dtype, n * y->strides[0] + c * y->strides[1], g.oh, g.ow, \
-                         y->strides[2], y->strides[3], ys);                                          \
-        yp = ys;                                                                                     \
-      }                                                                                              \
-      if (!dyp) {                                                                                    \
-        load_plane_##SFX(dense_base(dy), dy->dtype, n * dy->strides[0] + c * dy->strides[1], g.oh,   \
-                         g.ow, dy->strides[2], dy->strides[3], dys);                                 \
-        dyp = dys;                                                                                   \
-      }                                                                                              \
-      T *dxo = pool_plane(out, DT, n, c, g.w), *dxp = dxo ? dxo : xd;                                \
-      if (dense && pool_is_disjoint(&g))                                                             \
-        dense_backward_##SFX(&g, is_max, xp, yp, dyp, dxp, cnt, shr);                                \
-      else                                                                                           \
-        backward_##SFX(&g, is_max, cip, xp, yp, dyp, dxp);                                           \
-      if (!dxo)                                                                                      \
-        store_plane_##SFX(dense_base(out), out->dtype, n * out->strides[0] + c * out->strides[1],    \
-                          g.h, g.w, out->strides[2], out->strides[3], xd);                           \
-    }                                                                                                \
+#define POOL_RUN_(T, SFX, DT)                                                                                       \
+  POOL_PARALLEL_FOR_                                                                                                \
+  for (int64_t job = 0; job < jobs; job++) {                                                                        \
+    int64_t n = job / g.c, c = job % g.c;                                                                           \
+    T *xs = (T *)(ws.mem + (size_t)thread_id() * ws.per_thread), *xd = xs + g.h * g.w;                              \
+    T *ys = xd + g.h * g.w, *dys = ys + g.oh * g.ow, *cnt = dys + g.oh * g.ow, *shr = cnt + g.ow;                   \
+    const T *xp = pool_plane(x, DT, n, c, g.w);                                                                     \
+    if (!xp) {                                                                                                      \
+      load_plane_##SFX(dense_base(x), x->dtype, n * x->strides[0] + c * x->strides[1], g.h, g.w, x->strides[2],     \
+                       x->strides[3], xs);                                                                          \
+      xp = xs;                                                                                                      \
+    }                                                                                                               \
+    if (fwd) {                                                                                                      \
+      T *yo = pool_plane(out, DT, n, c, g.ow), *yp = yo ? yo : ys;                                                  \
+      if (dense)                                                                                                    \
+        dense_forward_##SFX(&g, is_max, xp, yp);                                                                    \
+      else                                                                                                          \
+        forward_##SFX(&g, is_max, cip, xp, yp);                                                                     \
+      if (!yo)                                                                                                      \
+        store_plane_##SFX(dense_base(out), out->dtype, n * out->strides[0] + c * out->strides[1], g.oh, g.ow,       \
+                          out->strides[2], out->strides[3], ys);                                                    \
+    } else {                                                                                                        \
+      const parity_tensor_desc_t *y = d->inputs[1], *dy = d->inputs[2];                                             \
+      const T *yp = ys, *dyp = pool_plane(dy, DT, n, c, g.ow);                                                      \
+      if (is_max && !(yp = pool_plane(y, DT, n, c, g.ow))) {                                                        \
+        load_plane_##SFX(dense_base(y), y->dtype, n * y->strides[0] + c * y->strides[1], g.oh, g.ow, y->strides[2], \
+                         y->strides[3], ys);                                                                        \
+        yp = ys;                                                                                                    \
+      }                                                                                                             \
+      if (!dyp) {                                                                                                   \
+        load_plane_##SFX(dense_base(dy), dy->dtype, n * dy->strides[0] + c * dy->strides[1], g.oh, g.ow,            \
+                         dy->strides[2], dy->strides[3], dys);                                                      \
+        dyp = dys;                                                                                                  \
+      }                                                                                                             \
+      T *dxo = pool_plane(out, DT, n, c, g.w), *dxp = dxo ? dxo : xd;                                               \
+      if (dense && pool_is_disjoint(&g))                                                                            \
+        dense_backward_##SFX(&g, is_max, xp, yp, dyp, dxp, cnt, shr);                                               \
+      else                                                                                                          \
+        backward_##SFX(&g, is_max, cip, xp, yp, dyp, dxp);                                                          \
+      if (!dxo)                                                                                                     \
+        store_plane_##SFX(dense_base(out), out->dtype, n * out->strides[0] + c * out->strides[1], g.h, g.w,         \
+                          out->strides[2], out->strides[3], xd);                                                    \
+    }                                                                                                               \
   }
 
 static int32_t pool_run(const parity_op_desc_t *d) {

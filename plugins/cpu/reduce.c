@@ -47,8 +47,10 @@ static void rd_plan_build(rd_plan *p, const parity_op_desc_t *d, const rd_operan
   for (uint32_t a = 0; a < o->x->rank; a++) {
     const int64_t n = o->x->shape[a];
     const int red = rd_is_reduced(mask, a);
-    if (red) p->K *= n;
-    else p->M *= n;
+    if (red)
+      p->K *= n;
+    else
+      p->M *= n;
     if (n == 1) continue;
     p->bshape[p->nb] = n;
     for (int t = 0; t < RD_NT; t++) p->bs[t][p->nb] = red && (t == RD_Y || t == RD_DY) ? 0 : st[t][a];
@@ -101,9 +103,7 @@ static const rd_kernels *rd_pick(int32_t dt, int32_t out_dt) {
   }
 }
 
-static const void *rd_ptr(const parity_tensor_desc_t *t) {
-  return t && t->buffer ? cpu_base(t) : NULL;
-}
+static const void *rd_ptr(const parity_tensor_desc_t *t) { return t && t->buffer ? cpu_base(t) : NULL; }
 
 /* Everything a launch derives from its descriptor. */
 typedef struct rd_launch {

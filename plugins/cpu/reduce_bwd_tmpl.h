@@ -8,12 +8,14 @@
  * as sum's dy / K for mean). The unit-stride cases are loops of their own, which the compiler
  * vectorises: one strided store loop for all of them wrote a full sum's gradient at 0.4 ns per
  * element (2^16 f32: 25 us, against 10 us for max's whole forward and backward). */
-RD_INLINE void RD_FN(rd_bcast_row)(const RD_ST *g, int64_t sdy, RD_ST *d, int64_t sdx, int64_t j0, int64_t j1,
-                                   int mean, double K) {
+RD_INLINE void RD_FN(rd_bcast_row)(const RD_ST *g, int64_t sdy, RD_ST *d, int64_t sdx, int64_t j0, int64_t j1, int mean,
+                                   double K) {
   if (sdy == 0) {
     RD_ST v;
-    if (mean) RD_STORE_F64(&v, (double)RD_LOAD(g) / K);
-    else v = *g;
+    if (mean)
+      RD_STORE_F64(&v, (double)RD_LOAD(g) / K);
+    else
+      v = *g;
     if (sdx == 1)
       for (int64_t j = j0; j < j1; j++) d[j] = v;
     else
@@ -85,8 +87,8 @@ static int64_t RD_FN(rd_ties)(const rd_plan *p, const RD_ST *x, int64_t k0, int6
 }
 
 /* Write share (ties) or zero to dx over flat range [k0, k1). */
-static void RD_FN(rd_route)(const rd_plan *p, const RD_ST *x, RD_ST *dx, int64_t k0, int64_t k1, RD_VT yv,
-                            RD_ST share, RD_ST zero) {
+static void RD_FN(rd_route)(const rd_plan *p, const RD_ST *x, RD_ST *dx, int64_t k0, int64_t k1, RD_VT yv, RD_ST share,
+                            RD_ST zero) {
   const int64_t L = p->L, s = rd_inner(p, RD_X), sd = rd_inner(p, RD_DX);
   const int ynan = RD_IS_NAN(yv);
   int64_t j = k0 % L, base = k0 - j;
@@ -116,8 +118,7 @@ RD_INLINE RD_ST RD_FN(rd_share)(RD_VT dyv, int64_t count) {
 }
 
 /* max/min backward of one output in row mode, split over nth threads when nth > 1. */
-static void RD_FN(rd_ext_bwd_one)(const rd_plan *p, const RD_ST *x, RD_VT yv, RD_VT dyv, RD_ST *dx,
-                                  int nth) {
+static void RD_FN(rd_ext_bwd_one)(const rd_plan *p, const RD_ST *x, RD_VT yv, RD_VT dyv, RD_ST *dx, int nth) {
   RD_ST zero;
   RD_STORE_F64(&zero, 0.0);
   if (nth <= 1) {
@@ -171,8 +172,7 @@ static void RD_FN(rd_ext_bwd_tile)(const rd_plan *p, const RD_ST *x, int64_t xv,
       }
 }
 
-static int32_t RD_FN(rd_backward)(const rd_plan *p, const void *xp, const void *yp, const void *dyp,
-                                  void *dxp) {
+static int32_t RD_FN(rd_backward)(const rd_plan *p, const void *xp, const void *yp, const void *dyp, void *dxp) {
   const RD_ST *x = xp, *y = yp, *dy = dyp;
   RD_ST *dx = dxp;
   if (p->op == PARITY_OP_SUM || p->op == PARITY_OP_MEAN) return RD_FN(rd_bwd_broadcast)(p, dy, dx);
@@ -189,10 +189,10 @@ static int32_t RD_FN(rd_backward)(const rd_plan *p, const void *xp, const void *
       for (int64_t item = lo, tile = lo % ntiles; item < hi; item++) {
         int64_t t0 = tile * RD_TW;
         int T = (int)(n - t0 < RD_TW ? n - t0 : RD_TW);
-        RD_FN(rd_ext_bwd_tile)(p, x + it.off[RD_X] + t0 * p->ks[RD_X][v], p->ks[RD_X][v],
-                               y + it.off[RD_Y] + t0 * p->ks[RD_Y][v], p->ks[RD_Y][v],
-                               dy + it.off[RD_DY] + t0 * p->ks[RD_DY][v], p->ks[RD_DY][v],
-                               dx + it.off[RD_DX] + t0 * p->ks[RD_DX][v], p->ks[RD_DX][v], T);
+        RD_FN(rd_ext_bwd_tile)
+        (p, x + it.off[RD_X] + t0 * p->ks[RD_X][v], p->ks[RD_X][v], y + it.off[RD_Y] + t0 * p->ks[RD_Y][v],
+         p->ks[RD_Y][v], dy + it.off[RD_DY] + t0 * p->ks[RD_DY][v], p->ks[RD_DY][v],
+         dx + it.off[RD_DX] + t0 * p->ks[RD_DX][v], p->ks[RD_DX][v], T);
         if (++tile == ntiles) {
           tile = 0;
           psup_iter_next(&it);
@@ -204,9 +204,8 @@ static int32_t RD_FN(rd_backward)(const rd_plan *p, const void *xp, const void *
   if (nth > 1 && p->M < nth) { /* few outputs: split each one's reduced set */
     psup_iter_t it;
     rd_kept_iter(&it, p, 0, 0);
-    for (int64_t o = 0; o < p->M; o++, psup_iter_next(&it))
-      RD_FN(rd_ext_bwd_one)(p, x + it.off[RD_X], RD_LOAD(y + it.off[RD_Y]), RD_LOAD(dy + it.off[RD_DY]),
-                            dx + it.off[RD_DX], nth);
+    for (int64_t o = 0; o < p->M; o++, psup_iter_next(&it)) RD_FN(rd_ext_bwd_one)
+    (p, x + it.off[RD_X], RD_LOAD(y + it.off[RD_Y]), RD_LOAD(dy + it.off[RD_DY]), dx + it.off[RD_DX], nth);
     return PARITY_STATUS_OK;
   }
   CPU_PARALLEL(nth > 1, nth, {
@@ -214,9 +213,8 @@ static int32_t RD_FN(rd_backward)(const rd_plan *p, const void *xp, const void *
     cpu_share(p->M, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
     psup_iter_t it;
     rd_kept_iter(&it, p, 0, lo);
-    for (int64_t o = lo; o < hi; o++, psup_iter_next(&it))
-      RD_FN(rd_ext_bwd_one)(p, x + it.off[RD_X], RD_LOAD(y + it.off[RD_Y]), RD_LOAD(dy + it.off[RD_DY]),
-                            dx + it.off[RD_DX], 1);
+    for (int64_t o = lo; o < hi; o++, psup_iter_next(&it)) RD_FN(rd_ext_bwd_one)
+    (p, x + it.off[RD_X], RD_LOAD(y + it.off[RD_Y]), RD_LOAD(dy + it.off[RD_DY]), dx + it.off[RD_DX], 1);
   });
   return PARITY_STATUS_OK;
 }

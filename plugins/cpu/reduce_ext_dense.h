@@ -35,13 +35,11 @@
 #define RD_XPF 2048
 
 /* Fold n unit-stride values into the lanes (best value, sentinel sum). */
-RD_INLINE void RD_FN(rd_xscan)(const RD_VT *x, int64_t n, RD_VT *vb, RD_VT *sm, const int is_min,
-                               const int stream) {
+RD_INLINE void RD_FN(rd_xscan)(const RD_VT *x, int64_t n, RD_VT *vb, RD_VT *sm, const int is_min, const int stream) {
   int64_t i = 0;
   for (; i + RD_XL <= n; i += RD_XL) {
     if (stream)
-      for (int b = 0; b < RD_XL * (int)sizeof(RD_VT); b += 64)
-        __builtin_prefetch((const char *)(x + i) + RD_XPF + b);
+      for (int b = 0; b < RD_XL * (int)sizeof(RD_VT); b += 64) __builtin_prefetch((const char *)(x + i) + RD_XPF + b);
     for (int w = 0; w < RD_XL; w++) {
       const RD_VT v = x[i + w];
       vb[w] = RD_XBETTER(v, vb[w]) ? v : vb[w];
@@ -73,7 +71,7 @@ RD_INLINE RD_VT RD_FN(rd_xfold)(RD_VT *vb, RD_VT *sm, const int is_min, int *ok)
 
 /* max/min of [k0, k1): 1 with *out_v set, or 0 when the exact scan must decide. */
 RD_INLINE int RD_FN(rd_xval_range)(const rd_plan *p, const RD_VT *x, int64_t k0, int64_t k1, const int is_min,
-                             RD_VT *out_v) {
+                                   RD_VT *out_v) {
   const int64_t L = p->L;
   int64_t j = k0 % L, base = k0 - j;
   psup_iter_t it;
@@ -94,7 +92,7 @@ RD_INLINE int RD_FN(rd_xval_range)(const rd_plan *p, const RD_VT *x, int64_t k0,
 
 /* argmax/argmin of [k0, k1). */
 RD_INLINE void RD_FN(rd_xarg_range)(const rd_plan *p, const RD_VT *x, int64_t k0, int64_t k1, const int is_min,
-                              RD_VT *out_v, int64_t *out_i) {
+                                    RD_VT *out_v, int64_t *out_i) {
   const int64_t L = p->L;
   int64_t j = k0 % L, base = k0 - j;
   psup_iter_t it;

@@ -18,18 +18,18 @@
 /* Runs of at most this many elements in one row take a single lane: setting up and picking among
  * RD_LANES lanes cost more than the scan (a row of 10 took 63 ns). */
 #define RD_SHORT 64
-#define RD_EXT_STEP(kb, ib, nb, v, f)                                                 \
-  do {                                                                                \
-    const RD_VT v_ = (v);                                                             \
-    const RD_KT k_ = RD_KEY(v_);                                                      \
-    const int better_ = is_min ? k_ < (kb) : k_ > (kb);                               \
-    (kb) = better_ ? k_ : (kb);                                                       \
-    if (want_index) {                                                                 \
-      (ib) = better_ ? (f) : (ib);                                                    \
-      (nb) = (RD_IS_NAN(v_) && (nb) == RD_NONE) ? (f) : (nb);                         \
-    } else {                                                                          \
-      (nb) |= RD_IS_NAN(v_); /* a flag when no index is wanted */                     \
-    }                                                                                 \
+#define RD_EXT_STEP(kb, ib, nb, v, f)                             \
+  do {                                                            \
+    const RD_VT v_ = (v);                                         \
+    const RD_KT k_ = RD_KEY(v_);                                  \
+    const int better_ = is_min ? k_ < (kb) : k_ > (kb);           \
+    (kb) = better_ ? k_ : (kb);                                   \
+    if (want_index) {                                             \
+      (ib) = better_ ? (f) : (ib);                                \
+      (nb) = (RD_IS_NAN(v_) && (nb) == RD_NONE) ? (f) : (nb);     \
+    } else {                                                      \
+      (nb) |= RD_IS_NAN(v_); /* a flag when no index is wanted */ \
+    }                                                             \
   } while (0)
 
 typedef struct RD_FN(rd_best_t) {
@@ -38,7 +38,7 @@ typedef struct RD_FN(rd_best_t) {
 } RD_FN(rd_best_t);
 
 /* n elements s apart, the first with flat index f0. */
-RD_INLINE void RD_FN(rd_ext_seg)(const RD_ST *x, int64_t n, int64_t s, int64_t f0, RD_FN(rd_best_t) *b,
+RD_INLINE void RD_FN(rd_ext_seg)(const RD_ST *x, int64_t n, int64_t s, int64_t f0, RD_FN(rd_best_t) * b,
                                  const int is_min, const int want_index) {
   int64_t i = 0;
   if (s == 1) {
@@ -46,8 +46,7 @@ RD_INLINE void RD_FN(rd_ext_seg)(const RD_ST *x, int64_t n, int64_t s, int64_t f
       for (int w = 0; w < RD_LANES; w++) RD_EXT_STEP(b->k[w], b->i[w], b->nan[w], RD_LOAD(x + i + w), f0 + i + w);
   } else {
     for (; i + RD_LANES <= n; i += RD_LANES)
-      for (int w = 0; w < RD_LANES; w++)
-        RD_EXT_STEP(b->k[w], b->i[w], b->nan[w], RD_LOAD(x + (i + w) * s), f0 + i + w);
+      for (int w = 0; w < RD_LANES; w++) RD_EXT_STEP(b->k[w], b->i[w], b->nan[w], RD_LOAD(x + (i + w) * s), f0 + i + w);
   }
   for (; i < n; i++) RD_EXT_STEP(b->k[0], b->i[0], b->nan[0], RD_LOAD(x + i * s), f0 + i);
 }
@@ -62,18 +61,18 @@ RD_INLINE void RD_FN(rd_val_seg)(const RD_ST *x, int64_t n, int64_t s, RD_VT *vb
   int64_t i = 0;
 #if RD_FLOAT
   (void)kb;
-#define RD_VAL_STEP_(w, e)                                                    \
-  do {                                                                        \
-    const RD_VT v = RD_LOAD(e);                                               \
-    vb[w] = (is_min ? v < vb[w] : v > vb[w]) ? v : vb[w];                     \
-    nf[w] |= (RD_KT)(v != v);                                                 \
+#define RD_VAL_STEP_(w, e)                                \
+  do {                                                    \
+    const RD_VT v = RD_LOAD(e);                           \
+    vb[w] = (is_min ? v < vb[w] : v > vb[w]) ? v : vb[w]; \
+    nf[w] |= (RD_KT)(v != v);                             \
   } while (0)
 #else
   (void)vb, (void)nf;
-#define RD_VAL_STEP_(w, e)                                                    \
-  do {                                                                        \
-    const RD_KT k = RD_KEY(RD_LOAD(e));                                       \
-    kb[w] = (is_min ? k < kb[w] : k > kb[w]) ? k : kb[w];                     \
+#define RD_VAL_STEP_(w, e)                                \
+  do {                                                    \
+    const RD_KT k = RD_KEY(RD_LOAD(e));                   \
+    kb[w] = (is_min ? k < kb[w] : k > kb[w]) ? k : kb[w]; \
   } while (0)
 #endif
   if (s == 1)
@@ -104,12 +103,12 @@ static int RD_FN(rd_zero_sign)(const rd_plan *p, const RD_ST *x, int64_t k0, int
 #endif
 
 /* The lanes of an exact scan start at the first element, flat index f0. */
-RD_INLINE void RD_FN(rd_best_init)(RD_FN(rd_best_t) *b, RD_KT first, int64_t f0) {
+RD_INLINE void RD_FN(rd_best_init)(RD_FN(rd_best_t) * b, RD_KT first, int64_t f0) {
   for (int w = 0; w < RD_LANES; w++) b->k[w] = first, b->i[w] = f0, b->nan[w] = RD_NONE;
 }
 
 /* The exact scan's result: the best key's first index over the lanes, or the first NaN. */
-RD_INLINE void RD_FN(rd_best_pick)(const RD_FN(rd_best_t) *b, const int is_min, RD_VT *out_v, int64_t *out_i) {
+RD_INLINE void RD_FN(rd_best_pick)(const RD_FN(rd_best_t) * b, const int is_min, RD_VT *out_v, int64_t *out_i) {
   int64_t nan = RD_NONE;
   int best = 0;
   for (int w = 0; w < RD_LANES; w++) {
@@ -186,8 +185,10 @@ RD_INLINE void RD_FN(rd_ext_range)(const rd_plan *p, const RD_ST *x, int64_t k0,
       best = (is_min ? vb[w] < best : vb[w] > best) || best != best ? vb[w] : best;
       nan |= nf[w];
     }
-    if (nan) best = (RD_VT)NAN;
-    else if (best == 0) best = RD_FN(rd_signed_zero)(p, x, k0, k1, is_min);
+    if (nan)
+      best = (RD_VT)NAN;
+    else if (best == 0)
+      best = RD_FN(rd_signed_zero)(p, x, k0, k1, is_min);
     *out_v = best;
 #else
     RD_KT best = kb[0];
@@ -210,10 +211,14 @@ RD_INLINE void RD_FN(rd_ext_range)(const rd_plan *p, const RD_ST *x, int64_t k0,
  * values, e.g. inside an OpenMP outlined function). */
 static void RD_FN(rd_ext_range_any)(const rd_plan *p, const RD_ST *x, int64_t k0, int64_t k1, int is_min,
                                     int want_index, RD_VT *out_v, int64_t *out_i) {
-  if (want_index && is_min) RD_FN(rd_ext_range)(p, x, k0, k1, 1, 1, out_v, out_i);
-  else if (want_index) RD_FN(rd_ext_range)(p, x, k0, k1, 0, 1, out_v, out_i);
-  else if (is_min) RD_FN(rd_ext_range)(p, x, k0, k1, 1, 0, out_v, out_i);
-  else RD_FN(rd_ext_range)(p, x, k0, k1, 0, 0, out_v, out_i);
+  if (want_index && is_min)
+    RD_FN(rd_ext_range)(p, x, k0, k1, 1, 1, out_v, out_i);
+  else if (want_index)
+    RD_FN(rd_ext_range)(p, x, k0, k1, 0, 1, out_v, out_i);
+  else if (is_min)
+    RD_FN(rd_ext_range)(p, x, k0, k1, 1, 0, out_v, out_i);
+  else
+    RD_FN(rd_ext_range)(p, x, k0, k1, 0, 0, out_v, out_i);
 }
 
 /* Fold a later partial (v, i) into an earlier one. */

@@ -30,7 +30,7 @@
 #define RD_WIDE_BYTES 4096
 #define RD_WIDE_MIN (INT64_C(4) << 20)
 #define RD_WIDE_STACK (INT64_C(64) << 10) /* the wide sum's cascade levels (16 for f32: up to 2^20 - 16 rows) */
-#define RD_COLUMN_LEAF 16 /* reduced elements summed sequentially per column-mode leaf */
+#define RD_COLUMN_LEAF 16                 /* reduced elements summed sequentially per column-mode leaf */
 
 /* Which tensors a plan's strides describe (psup_iter slots). */
 enum { RD_X = 0, RD_Y = 1, RD_DY = 2, RD_DX = 3, RD_NT = 4 };
@@ -38,14 +38,14 @@ enum { RD_X = 0, RD_Y = 1, RD_DY = 2, RD_DX = 3, RD_NT = 4 };
 typedef struct rd_plan {
   /* what every launch reads, first and together (one cache line; the shapes and strides below
    * span sixteen more, and a launch after a cache-sized reduction finds none of them in L1) */
-  int32_t op; /* parity_op_t */
+  int32_t op;          /* parity_op_t */
   uint32_t nk, nr, nb; /* kept, reduced and size > 1 axes (below) */
-  int column;  /* column mode over kept axis vk */
+  int column;          /* column mode over kept axis vk */
   uint32_t vk;
-  int threads; /* threads allowed (1 = serial) */
-  int64_t M;  /* output elements */
-  int64_t K;  /* reduced elements per output */
-  int64_t L; /* innermost reduced extent (1 when nothing is reduced) */
+  int threads;          /* threads allowed (1 = serial) */
+  int64_t M;            /* output elements */
+  int64_t K;            /* reduced elements per output */
+  int64_t L;            /* innermost reduced extent (1 when nothing is reduced) */
   int64_t inner[RD_NT]; /* stride of each tensor along the innermost reduced axis (0: none) */
   /* kept axes, x axis order; strides of x, y, dy, dx on each */
   int64_t kshape[PARITY_MAX_RANK];

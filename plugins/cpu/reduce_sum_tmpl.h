@@ -53,7 +53,7 @@ static RD_AT RD_FN(rd_sum_group)(const rd_plan *p, const RD_ST *x, int64_t g, in
   int64_t l0 = g * CPU_GROUP, l1 = l0 + CPU_GROUP < nleaves ? l0 + CPU_GROUP : nleaves;
   int64_t chunk = p->nr > 1 ? l0 % cpr : l0; /* one row: leaf l0 of it (no division) */
 #ifdef RD_LEAF_DENSE
-  if (s == 1 && chunk + (l1 - l0) <= cpr) { /* the group's leaves in one dense row */
+  if (s == 1 && chunk + (l1 - l0) <= cpr) {                              /* the group's leaves in one dense row */
     const RD_ST *row = x + (p->nr > 1 ? rd_row_offset(p, l0 / cpr) : 0); /* one row: no iterator */
     RD_AT lv[CPU_GROUP];
     const int nl = (int)(l1 - l0);
@@ -83,10 +83,10 @@ static RD_AT RD_FN(rd_sum_group)(const rd_plan *p, const RD_ST *x, int64_t g, in
  * combined in order by a cascade. The arithmetic does not depend on nth. */
 static RD_AT RD_FN(rd_sum_one)(const rd_plan *p, const RD_ST *x, int nth) {
   if (p->nr <= 1 && p->K <= CPU_LANES) { /* one short row: one leaf, whose lanes past the next power */
-    RD_AT a[CPU_LANES];                   /* of two past K hold -0 and fold into nothing: skip them */
+    RD_AT a[CPU_LANES];                  /* of two past K hold -0 and fold into nothing: skip them */
     const int64_t K = p->K, s = rd_inner(p, RD_X);
 #ifdef RD_LEAF_DENSE
-    if (s == 1 && K >= 16) /* the same bits: the -0 lanes fold into nothing there too (shorter */
+    if (s == 1 && K >= 16)        /* the same bits: the -0 lanes fold into nothing there too (shorter */
       return RD_LEAF_DENSE(x, K); /* rows: the narrow loops below cost less than 64 lanes) */
 #endif
     int w = 1;
@@ -201,8 +201,10 @@ static void RD_FN(rd_sum_tile_dense)(const rd_plan *p, const RD_ST *x, int nsub,
 
 /* Store a sum or mean result. */
 RD_INLINE void RD_FN(rd_store_sum)(const rd_plan *p, RD_ST *y, RD_AT s) {
-  if (p->op == PARITY_OP_MEAN) RD_STORE_F64(y, (double)s / (double)p->K);
-  else RD_STORE_F64(y, (double)s);
+  if (p->op == PARITY_OP_MEAN)
+    RD_STORE_F64(y, (double)s / (double)p->K);
+  else
+    RD_STORE_F64(y, (double)s);
 }
 #else
 /* Wrapping integer sum over flat reduced indices [k0, k1). */

@@ -35,9 +35,8 @@
 #define RD_NEGZ_POSZ(a, b) 0
 #endif
 /* v beats the current best b (strictly, so the first index wins among equals) */
-#define RD_BETTER(v, b, is_min)                                     \
-  ((is_min) ? ((v) < (b) || ((v) == (b) && RD_NEGZ_POSZ(v, b)))     \
-            : ((v) > (b) || ((v) == (b) && RD_NEGZ_POSZ(b, v))))
+#define RD_BETTER(v, b, is_min) \
+  ((is_min) ? ((v) < (b) || ((v) == (b) && RD_NEGZ_POSZ(v, b))) : ((v) > (b) || ((v) == (b) && RD_NEGZ_POSZ(b, v))))
 
 #define RD_INLINE static inline __attribute__((always_inline))
 /* column-mode tiles: RD_TILE_BYTES of values per reduced element, or RD_WIDE_BYTES (RD_WW values,
@@ -77,8 +76,10 @@ static void RD_FN(rd_one)(const rd_plan *p, const RD_ST *x, void *y, int64_t yof
   RD_VT v;
   int64_t i = 0;
   RD_FN(rd_ext_one)(p, x, nth, is_min, want_index, &v, &i);
-  if (want_index) ((int64_t *)y)[yoff] = i;
-  else RD_STORE_VAL((RD_ST *)y + yoff, RD_CANON(v));
+  if (want_index)
+    ((int64_t *)y)[yoff] = i;
+  else
+    RD_STORE_VAL((RD_ST *)y + yoff, RD_CANON(v));
 }
 
 /* The cascade levels a wide column tile's sum needs (its leaves' count in bits), or 0 when
@@ -94,15 +95,14 @@ static int RD_FN(rd_wide_levels)(const rd_plan *p) {
 }
 
 /* One column-mode tile of T outputs starting at x / yoff (T <= RD_WW). */
-static void RD_FN(rd_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, int T, void *y, int64_t yoff,
-                           int64_t yv) {
+static void RD_FN(rd_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, int T, void *y, int64_t yoff, int64_t yv) {
   const int32_t op = p->op;
   if (op == PARITY_OP_SUM || op == PARITY_OP_MEAN) {
 #if RD_FLOAT
     RD_AT res[RD_WW];
 #ifdef RD_LEAF_DENSE
     if (xv == 1 && p->nr == 1 && T % RD_TW == 0 && T > RD_TW) { /* wide: levels on the stack, */
-      RD_AT wide[RD_FN(rd_wide_levels)(p)][RD_WW];                   /* at most RD_WIDE_STACK bytes */
+      RD_AT wide[RD_FN(rd_wide_levels)(p)][RD_WW];              /* at most RD_WIDE_STACK bytes */
       RD_FN(rd_sum_tile_dense)(p, x, T / RD_TW, res, &wide[0][0]);
     } else if (xv == 1 && p->nr == 1 && T == RD_TW) {
       RD_AT narrow[RD_LEVELS][RD_TW];
@@ -123,13 +123,19 @@ static void RD_FN(rd_tile)(const rd_plan *p, const RD_ST *x, int64_t xv, int T, 
   }
   RD_VT best[RD_WW];
   int64_t bi[RD_WW];
-  if (op == PARITY_OP_ARGMIN) RD_FN(rd_ext_tile)(p, x, xv, T, 1, 1, best, bi);
-  else if (op == PARITY_OP_ARGMAX) RD_FN(rd_ext_tile)(p, x, xv, T, 0, 1, best, bi);
-  else if (op == PARITY_OP_MIN) RD_FN(rd_ext_tile)(p, x, xv, T, 1, 0, best, bi);
-  else RD_FN(rd_ext_tile)(p, x, xv, T, 0, 0, best, bi);
+  if (op == PARITY_OP_ARGMIN)
+    RD_FN(rd_ext_tile)(p, x, xv, T, 1, 1, best, bi);
+  else if (op == PARITY_OP_ARGMAX)
+    RD_FN(rd_ext_tile)(p, x, xv, T, 0, 1, best, bi);
+  else if (op == PARITY_OP_MIN)
+    RD_FN(rd_ext_tile)(p, x, xv, T, 1, 0, best, bi);
+  else
+    RD_FN(rd_ext_tile)(p, x, xv, T, 0, 0, best, bi);
   for (int t = 0; t < T; t++) {
-    if (op == PARITY_OP_ARGMAX || op == PARITY_OP_ARGMIN) ((int64_t *)y)[yoff + t * yv] = bi[t];
-    else RD_STORE_VAL((RD_ST *)y + yoff + t * yv, RD_CANON(best[t]));
+    if (op == PARITY_OP_ARGMAX || op == PARITY_OP_ARGMIN)
+      ((int64_t *)y)[yoff + t * yv] = bi[t];
+    else
+      RD_STORE_VAL((RD_ST *)y + yoff + t * yv, RD_CANON(best[t]));
   }
 }
 
@@ -201,9 +207,11 @@ RD_INLINE void RD_FN(rd_forward_columns)(const rd_plan *p, const RD_ST *x, void 
 /* Row mode with at least as many outputs as threads: each thread takes a share of the outputs
  * and reduces each one's row alone. */
 RD_INLINE void RD_FN(rd_forward_rows)(const rd_plan *p, const RD_ST *x, void *y, int nth) {
-  const int64_t row_bytes = p->nr == 1 && rd_inner(p, RD_X) == 1 && p->M * p->K >= RD_ROW_PREFETCH_MIN / (int64_t)sizeof(RD_ST) &&
+  const int64_t row_bytes = p->nr == 1 && rd_inner(p, RD_X) == 1 &&
+                                    p->M * p->K >= RD_ROW_PREFETCH_MIN / (int64_t)sizeof(RD_ST) &&
                                     p->K * (int64_t)sizeof(RD_ST) < RD_ROW_PREFETCH_MAX
-                                ? p->K * (int64_t)sizeof(RD_ST) : 0;
+                                ? p->K * (int64_t)sizeof(RD_ST)
+                                : 0;
   /* outputs along the innermost kept axis in a plain loop, the outer kept axes by an iterator:
    * short rows cost their own work, not an iterator step each (rows of 2 f32: 0.8 GB/s before) */
   int64_t sx, sy;
@@ -275,8 +283,7 @@ static int32_t RD_FN(rd_forward)(const rd_plan *p, const void *xp, void *y) {
   if (nth > 1 && p->M < nth) { /* few outputs: split each one's reduced set */
     psup_iter_t it;
     rd_kept_iter(&it, p, 0, 0);
-    for (int64_t o = 0; o < p->M; o++, psup_iter_next(&it))
-      RD_FN(rd_one)(p, x + it.off[RD_X], y, it.off[RD_Y], nth);
+    for (int64_t o = 0; o < p->M; o++, psup_iter_next(&it)) RD_FN(rd_one)(p, x + it.off[RD_X], y, it.off[RD_Y], nth);
     return PARITY_STATUS_OK;
   }
   RD_FN(rd_forward_rows)(p, x, y, nth);

@@ -9,10 +9,10 @@ enum { SM_NT = 3 }; /* iterator slots: forward x, -, y; backward y, dy, dx */
 
 typedef struct sm_plan {
   int logsm;
-  int64_t n;            /* row length (the softmax axis) */
-  int64_t s[SM_NT];     /* strides along the axis */
-  int64_t rows;         /* product of the other axes */
-  uint32_t no;          /* other axes of size > 1 */
+  int64_t n;        /* row length (the softmax axis) */
+  int64_t s[SM_NT]; /* strides along the axis */
+  int64_t rows;     /* product of the other axes */
+  uint32_t no;      /* other axes of size > 1 */
   int64_t oshape[PARITY_MAX_RANK];
   int64_t os[SM_NT][PARITY_MAX_RANK];
   int threads;

@@ -58,4 +58,3 @@
 #define SM_CASC f32
 #define SM_STORES_AT 0
 #include "softmax_tmpl.h"
-

@@ -18,28 +18,28 @@
 #define SM_CASC_TOTAL SM_CAT(SM_CAT(cpu_casc, SM_CASC), total)
 
 /* Sum over a row of TERM(i), i = 0..n-1, as CPU_LEAF-long leaves of CPU_LANES lanes. */
-#define SM_ROW_SUM(out, n, TERM)                                                 \
-  do {                                                                           \
-    SM_CASC_T c_;                                                                \
-    c_.n = 0;                                                                    \
-    for (int64_t l0_ = 0; l0_ < (n); l0_ += CPU_LEAF) {                          \
-      const int64_t len_ = (n) - l0_ < CPU_LEAF ? (n) - l0_ : CPU_LEAF;          \
-      SM_AT a_[CPU_LANES];                                                       \
-      for (int j_ = 0; j_ < CPU_LANES; j_++) a_[j_] = (SM_AT)-0.0;               \
-      int64_t q_ = 0;                                                            \
-      for (; q_ + CPU_LANES <= len_; q_ += CPU_LANES)                            \
-        for (int j_ = 0; j_ < CPU_LANES; j_++) {                                 \
-          const int64_t i = l0_ + q_ + j_;                                       \
-          a_[j_] += (TERM);                                                      \
-        }                                                                        \
-      for (int j_ = 0; q_ < len_; q_++, j_++) {                                  \
-        const int64_t i = l0_ + q_;                                              \
-        a_[j_] += (TERM);                                                        \
-      }                                                                          \
-      CPU_LANES_FOLD(a_);                                                        \
-      SM_CASC_PUSH(&c_, a_[0]);                                                  \
-    }                                                                            \
-    (out) = SM_CASC_TOTAL(&c_);                                                  \
+#define SM_ROW_SUM(out, n, TERM)                                    \
+  do {                                                              \
+    SM_CASC_T c_;                                                   \
+    c_.n = 0;                                                       \
+    for (int64_t l0_ = 0; l0_ < (n); l0_ += CPU_LEAF) {             \
+      const int64_t len_ = (n)-l0_ < CPU_LEAF ? (n)-l0_ : CPU_LEAF; \
+      SM_AT a_[CPU_LANES];                                          \
+      for (int j_ = 0; j_ < CPU_LANES; j_++) a_[j_] = (SM_AT)-0.0;  \
+      int64_t q_ = 0;                                               \
+      for (; q_ + CPU_LANES <= len_; q_ += CPU_LANES)               \
+        for (int j_ = 0; j_ < CPU_LANES; j_++) {                    \
+          const int64_t i = l0_ + q_ + j_;                          \
+          a_[j_] += (TERM);                                         \
+        }                                                           \
+      for (int j_ = 0; q_ < len_; q_++, j_++) {                     \
+        const int64_t i = l0_ + q_;                                 \
+        a_[j_] += (TERM);                                           \
+      }                                                             \
+      CPU_LANES_FOLD(a_);                                           \
+      SM_CASC_PUSH(&c_, a_[0]);                                     \
+    }                                                               \
+    (out) = SM_CASC_TOTAL(&c_);                                     \
   } while (0)
 
 /* Forward of one row. Subtracts the row max exactly; NaN anywhere or a row of -inf gives NaN;
@@ -136,18 +136,16 @@ static inline __attribute__((always_inline)) void SM_FN(sm_forward_row)(const SM
 /* Backward of one row from the stored y only:
  * softmax dx = y * (dy - sum(y * dy)); log_softmax dx = dy - exp(y) * sum(dy). */
 static inline __attribute__((always_inline)) void SM_FN(sm_backward_row)(const SM_ST *y, int64_t sy, const SM_ST *dy,
-                                                                         int64_t sdy, SM_ST *dx, int64_t sdx,
-                                                                         int64_t n, int logsm) {
+                                                                         int64_t sdy, SM_ST *dx, int64_t sdx, int64_t n,
+                                                                         int logsm) {
   if (logsm) {
     SM_AT g;
     SM_ROW_SUM(g, n, SM_LOAD(dy + i * sdy));
-    for (int64_t i = 0; i < n; i++)
-      SM_STORE(dx + i * sdx, SM_LOAD(dy + i * sdy) - SM_EXP(SM_LOAD(y + i * sy)) * g);
+    for (int64_t i = 0; i < n; i++) SM_STORE(dx + i * sdx, SM_LOAD(dy + i * sdy) - SM_EXP(SM_LOAD(y + i * sy)) * g);
   } else {
     SM_AT dot;
     SM_ROW_SUM(dot, n, SM_LOAD(y + i * sy) * SM_LOAD(dy + i * sdy));
-    for (int64_t i = 0; i < n; i++)
-      SM_STORE(dx + i * sdx, SM_LOAD(y + i * sy) * (SM_LOAD(dy + i * sdy) - dot));
+    for (int64_t i = 0; i < n; i++) SM_STORE(dx + i * sdx, SM_LOAD(y + i * sy) * (SM_LOAD(dy + i * sdy) - dot));
   }
 }
 
@@ -170,8 +168,7 @@ int32_t CPU_ISA_FN(SM_FN(sm_run))(const sm_plan *p, const void *a, const void *b
       if (backward && contiguous)
         SM_FN(sm_backward_row)(A + it.off[0], 1, B + it.off[1], 1, O + it.off[2], 1, p->n, p->logsm);
       else if (backward)
-        SM_FN(sm_backward_row)(A + it.off[0], p->s[0], B + it.off[1], p->s[1], O + it.off[2], p->s[2],
-                               p->n, p->logsm);
+        SM_FN(sm_backward_row)(A + it.off[0], p->s[0], B + it.off[1], p->s[1], O + it.off[2], p->s[2], p->n, p->logsm);
       else if (contiguous)
         SM_FN(sm_forward_row)(A + it.off[0], 1, O + it.off[2], 1, p->n, p->logsm);
       else

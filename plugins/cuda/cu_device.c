@@ -72,8 +72,8 @@ static int32_t load_module(parity_plugin_device_t *dev, int fam, int cls) {
   /* the whole logs to the log; the message (the host keeps 1,024 characters) starts with the
    * error log */
   char full[8600];
-  snprintf(full, sizeof full, "JIT of %s failed; error log: %s; info log: %s", ptx->name,
-           err[0] ? err : "(empty)", info[0] ? info : "(empty)");
+  snprintf(full, sizeof full, "JIT of %s failed; error log: %s; info log: %s", ptx->name, err[0] ? err : "(empty)",
+           info[0] ? info : "(empty)");
   cu_log(PARITY_LOG_WARNING, full);
   if (cu_result_is_sticky((int)r)) return cu_res_fail(dev, r, "cuModuleLoadDataEx", ptx->name);
   char what[1000], msg[1024];
@@ -143,8 +143,9 @@ int32_t cu_run(parity_plugin_device_t *dev, int cls, int kid, const cu_geom_t *g
   CUfunction f = NULL;
   int32_t st = get_function(dev, cls, kid, &f);
   if (st != PARITY_STATUS_OK) return st;
-  CU_CHECK(dev, cu_drv.cuLaunchKernel(f, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2], 0,
-                                      dev->stream, args, NULL),
+  CU_CHECK(dev,
+           cu_drv.cuLaunchKernel(f, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2], 0,
+                                 dev->stream, args, NULL),
            "cuLaunchKernel", kp_kernel_name(kid));
   return PARITY_STATUS_OK;
 }
@@ -189,8 +190,8 @@ static void from_layout(cu_iter_t *it, const psup_layout_t *l) {
   }
 }
 
-void cu_iter_build(cu_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t nops,
-                   const int64_t *const *strides, const int64_t *bases) {
+void cu_iter_build(cu_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t nops, const int64_t *const *strides,
+                   const int64_t *bases) {
   psup_layout_t l;
   psup_layout_build(&l, rank, shape, nops, strides, bases, 0);
   from_layout(it, &l);

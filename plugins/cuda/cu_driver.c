@@ -29,8 +29,10 @@ int32_t cu_driver_load(char *msg, size_t n) {
   const char *name = cu_driver_library();
   void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
-    if (strcmp(name, "libcuda.so.1") == 0) snprintf(msg, n, "no NVIDIA driver (libcuda.so.1 not found)");
-    else snprintf(msg, n, "no NVIDIA driver (%s not found)", name);
+    if (strcmp(name, "libcuda.so.1") == 0)
+      snprintf(msg, n, "no NVIDIA driver (libcuda.so.1 not found)");
+    else
+      snprintf(msg, n, "no NVIDIA driver (%s not found)", name);
     return PARITY_STATUS_UNAVAILABLE;
   }
   /* cuGetProcAddress_v2 (CUDA 12+) reports whether the symbol exists in the requested version;
@@ -39,30 +41,34 @@ int32_t cu_driver_load(char *msg, size_t n) {
   PFN_cuGetProcAddress_v11030 get1 = (PFN_cuGetProcAddress_v11030)dlsym(lib, "cuGetProcAddress");
   if (!get2 && !get1) {
     dlclose(lib);
-    snprintf(msg, n, "the NVIDIA driver in %s is too old: it has no cuGetProcAddress (CUDA 11.3 or "
-             "newer needed)", name);
+    snprintf(msg, n,
+             "the NVIDIA driver in %s is too old: it has no cuGetProcAddress (CUDA 11.3 or "
+             "newer needed)",
+             name);
     return PARITY_STATUS_UNAVAILABLE;
   }
   cu_drv.lib = lib;
-#define CU_RESOLVE_(sym, name, ver, required)                                                           \
-  {                                                                                                \
-    void *fn = NULL;                                                                               \
-    int version = atoi(#ver + 1);                                                                  \
-    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SUCCESS;                            \
-    CUresult r = get2 ? get2(sym, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &found)               \
-                      : get1(sym, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT);                      \
-    if (r != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS) fn = NULL;                      \
-    if (!fn && (required)) {                                                                       \
-      if (r == CUDA_ERROR_STUB_LIBRARY)                                                            \
-        snprintf(msg, n, "no NVIDIA driver (%s is the CUDA toolkit's stub library: "         \
-                 "CUDA_ERROR_STUB_LIBRARY)", name_of_lib);                                         \
-      else                                                                                         \
-        snprintf(msg, n, "the NVIDIA driver in %s lacks %s (version %d of its ABI): too old", \
-                 name_of_lib, sym, version);                                                       \
-      cu_driver_unload();                                                                          \
-      return PARITY_STATUS_UNAVAILABLE;                                                            \
-    }                                                                                              \
-    memcpy(&cu_drv.name, &fn, sizeof fn);                                                          \
+#define CU_RESOLVE_(sym, name, ver, required)                                                                   \
+  {                                                                                                             \
+    void *fn = NULL;                                                                                            \
+    int version = atoi(#ver + 1);                                                                               \
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SUCCESS;                                         \
+    CUresult r = get2 ? get2(sym, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &found)                            \
+                      : get1(sym, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT);                                   \
+    if (r != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS) fn = NULL;                                   \
+    if (!fn && (required)) {                                                                                    \
+      if (r == CUDA_ERROR_STUB_LIBRARY)                                                                         \
+        snprintf(msg, n,                                                                                        \
+                 "no NVIDIA driver (%s is the CUDA toolkit's stub library: "                                    \
+                 "CUDA_ERROR_STUB_LIBRARY)",                                                                    \
+                 name_of_lib);                                                                                  \
+      else                                                                                                      \
+        snprintf(msg, n, "the NVIDIA driver in %s lacks %s (version %d of its ABI): too old", name_of_lib, sym, \
+                 version);                                                                                      \
+      cu_driver_unload();                                                                                       \
+      return PARITY_STATUS_UNAVAILABLE;                                                                         \
+    }                                                                                                           \
+    memcpy(&cu_drv.name, &fn, sizeof fn);                                                                       \
   }
   const char *name_of_lib = name;
   /* The symbol is stringized before expansion: cuda.h renames some entry points with macros

@@ -9,6 +9,7 @@
 #include "cu_internal.h"
 
 /* X(code, NAME, parity status, sticky) */
+// clang-format off
 #define CU_RESULT_LIST(X)                                                  \
   X(0, CUDA_SUCCESS, OK, 0)                                                \
   X(1, CUDA_ERROR_INVALID_VALUE, INTERNAL, 0)                              \
@@ -112,10 +113,12 @@
   X(915, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, INTERNAL, 0)           \
   X(916, CUDA_ERROR_KEY_ROTATION, DEVICE_ERROR, 1)                         \
   X(999, CUDA_ERROR_UNKNOWN, DEVICE_ERROR, 0)
+// clang-format on
 
 const char *cu_result_name(int res) {
   switch (res) {
-#define CU_X_(code, NAME, st, sticky) case code: return #NAME;
+#define CU_X_(code, NAME, st, sticky) \
+  case code: return #NAME;
     CU_RESULT_LIST(CU_X_)
 #undef CU_X_
     default: return NULL;
@@ -124,7 +127,8 @@ const char *cu_result_name(int res) {
 
 int32_t cu_result_status(int res) {
   switch (res) {
-#define CU_X_(code, NAME, st, sticky) case code: return PARITY_STATUS_##st;
+#define CU_X_(code, NAME, st, sticky) \
+  case code: return PARITY_STATUS_##st;
     CU_RESULT_LIST(CU_X_)
 #undef CU_X_
     default: return PARITY_STATUS_DEVICE_ERROR; /* a code newer than this table: a device fault */
@@ -133,7 +137,8 @@ int32_t cu_result_status(int res) {
 
 int cu_result_is_sticky(int res) {
   switch (res) {
-#define CU_X_(code, NAME, st, sticky) case code: return sticky;
+#define CU_X_(code, NAME, st, sticky) \
+  case code: return sticky;
     CU_RESULT_LIST(CU_X_)
 #undef CU_X_
     default: return 0;
@@ -147,8 +152,10 @@ void cu_result_message(char *buf, size_t n, int res, const char *call, const cha
     snprintf(code, sizeof code, "unknown CUDA error");
     name = code;
   }
-  if (what && *what) snprintf(buf, n, "%s: %s (%d) (%s)", call, name, res, what);
-  else snprintf(buf, n, "%s: %s (%d)", call, name, res);
+  if (what && *what)
+    snprintf(buf, n, "%s: %s (%d) (%s)", call, name, res, what);
+  else
+    snprintf(buf, n, "%s: %s (%d)", call, name, res);
 }
 
 int cu_ptx_isa_version(const char *ptx, int *major, int *minor) {

@@ -56,8 +56,8 @@ int cu_poisoned(const cu_poison_t *p);
 void cu_poison_message(const cu_poison_t *p, char *buf, size_t n, const char *device);
 
 /* ---- launch geometry (cu_launch.c: pure arithmetic) -------------------------------------------- */
-#define CU_BLOCK 256u               /* threads per block of item kernels */
-#define CU_MAX_GRID_X 0x7fffffffu   /* grid.x limit (y and z stop at 65,535: never used) */
+#define CU_BLOCK 256u             /* threads per block of item kernels */
+#define CU_MAX_GRID_X 0x7fffffffu /* grid.x limit (y and z stop at 65,535: never used) */
 typedef struct cu_geom_t {
   uint32_t grid[3], block[3];
 } cu_geom_t;
@@ -70,6 +70,7 @@ cu_geom_t cu_geom_tiles(uint64_t tiles, uint32_t tile, uint64_t max_blocks);
 int64_t cu_items_of_thread(int64_t items, const cu_geom_t *g, uint64_t t);
 
 /* ---- the driver (cu_driver.c) ------------------------------------------------------------------ */
+// clang-format off
 #define CU_DRIVER_LIST(X)                                                          \
   X(cuInit, v2000)                                                                 \
   X(cuDriverGetVersion, v2020)                                                     \
@@ -102,12 +103,15 @@ int64_t cu_items_of_thread(int64_t items, const cu_geom_t *g, uint64_t t);
   X(cuModuleGetFunction, v2000)                                                    \
   X(cuModuleUnload, v2000)                                                         \
   X(cuLaunchKernel, v4000)
+// clang-format on
 /* Optional (stream-ordered allocator, CUDA 11.2+); NULL when the driver lacks them. */
+// clang-format off
 #define CU_DRIVER_OPTIONAL_LIST(X)                                                 \
   X(cuMemAllocAsync, v11020)                                                       \
   X(cuMemFreeAsync, v11020)                                                        \
   X(cuDeviceGetDefaultMemPool, v11020)                                             \
   X(cuMemPoolSetAttribute, v11020)
+// clang-format on
 
 typedef struct cu_driver_t {
   void *lib;
@@ -138,8 +142,7 @@ extern psup_kit_t cu_kit;
  * a sticky error poisons the device's context first (dev may be NULL). */
 typedef struct parity_plugin_device_t cu_device_t;
 int32_t cu_res_fail(cu_device_t *dev, CUresult res, const char *call, const char *what);
-#define CU_CHECK(dev, expr, call, what) \
-  PSUP_KIT_CHECK(CUresult, expr, CUDA_SUCCESS, cu_res_fail((dev), r_, call, what))
+#define CU_CHECK(dev, expr, call, what) PSUP_KIT_CHECK(CUresult, expr, CUDA_SUCCESS, cu_res_fail((dev), r_, call, what))
 
 /* ---- compute classes, modules and kernels --------------------------------------------------- */
 typedef enum { CU_CLASS_F = 0, CU_CLASS_D, CU_CLASS_I, CU_CLASS_L, CU_CLASS_COUNT } cu_class_t;
@@ -156,7 +159,7 @@ typedef enum {
 #define CU_X_(n, f) CU_K_##n,
   CU_KERNEL_LIST(CU_X_)
 #undef CU_X_
-  CU_K_COUNT
+      CU_K_COUNT
 } cu_kernel_id_t;
 
 /* The embedded PTX of family `fam` compiled for class `cls` (NUL-terminated), or NULL when that
@@ -188,7 +191,7 @@ struct parity_plugin_buffer_t {
 struct parity_plugin_device_t {
   uint32_t index;
   cu_slot_t *slot;
-  CUcontext ctx; /* the device's primary context, retained */
+  CUcontext ctx;   /* the device's primary context, retained */
   CUstream stream; /* non-blocking: never serialized with the legacy default stream */
   CUevent done;    /* recorded after the last work; synchronize waits on it */
   CUmodule mod[CU_FAM_COUNT][CU_CLASS_COUNT];
@@ -230,8 +233,8 @@ _Static_assert(KP_MAX_RANK == PARITY_MAX_RANK, "kernel_params.h: KP_MAX_RANK mus
 /* The shared layout (parity_support/layout.h) of `nops` tensors (NULL: absent), as the kernels'
  * iter_t; or of an explicit shape with stride lists. */
 void cu_iter_from_tensors(cu_iter_t *it, uint32_t nops, const parity_tensor_desc_t *const *t);
-void cu_iter_build(cu_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t nops,
-                   const int64_t *const *strides, const int64_t *bases);
+void cu_iter_build(cu_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t nops, const int64_t *const *strides,
+                   const int64_t *bases);
 /* Element offset of a tensor: psup_elem_base (supports() checked divisibility). */
 int64_t cu_elem_base(const parity_tensor_desc_t *t);
 /* The device pointer of a tensor's buffer (0 for a NULL tensor). */
@@ -239,6 +242,5 @@ CUdeviceptr cu_ptr_of(const parity_tensor_desc_t *t);
 
 /* ---- kernel families --------------------------------------------------------------------------- */
 PSUP_KIT_DECLARE_FAMILIES(cu);
-
 
 #endif

@@ -13,7 +13,8 @@
 int32_t cu_mem_alloc(parity_plugin_device_t *dev, uint64_t size, CUdeviceptr *out, const char *what) {
   *out = 0;
   if (size == 0) return PARITY_STATUS_OK;
-  CUresult r = dev->pools ? cu_drv.cuMemAllocAsync(out, (size_t)size, dev->stream) : cu_drv.cuMemAlloc(out, (size_t)size);
+  CUresult r =
+      dev->pools ? cu_drv.cuMemAllocAsync(out, (size_t)size, dev->stream) : cu_drv.cuMemAlloc(out, (size_t)size);
   if (r == CUDA_SUCCESS) return PARITY_STATUS_OK;
   *out = 0;
   char msg[400];
@@ -36,7 +37,8 @@ int32_t cu_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugi
   if (st != PARITY_STATUS_OK) return st;
   if (size > dev->slot->kit.info.max_buffer_bytes)
     return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cannot allocate %llu bytes: more than the %llu bytes of %s",
-                   (unsigned long long)size, (unsigned long long)dev->slot->kit.info.max_buffer_bytes, dev->slot->kit.info.name);
+                   (unsigned long long)size, (unsigned long long)dev->slot->kit.info.max_buffer_bytes,
+                   dev->slot->kit.info.name);
   parity_plugin_buffer_t *b = malloc(sizeof *b);
   if (!b) return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "buffer_alloc: out of host memory");
   st = cu_mem_alloc(dev, size, &b->ptr, "a buffer");
@@ -52,7 +54,8 @@ int32_t cu_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugi
 void cu_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) {
   if (!b) return;
   /* a poisoned context frees nothing (the calls would fail); the process must restart anyway */
-  if (b->ptr && !cu_poisoned(&dev->slot->poison) && cu_drv.cuCtxSetCurrent(dev->ctx) == CUDA_SUCCESS) cu_mem_free(dev, b->ptr);
+  if (b->ptr && !cu_poisoned(&dev->slot->poison) && cu_drv.cuCtxSetCurrent(dev->ctx) == CUDA_SUCCESS)
+    cu_mem_free(dev, b->ptr);
   free(b);
 }
 
@@ -75,8 +78,7 @@ int32_t cu_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
   return cu_synchronize(dev);
 }
 
-int32_t cu_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, void *dst,
-                       uint64_t size) {
+int32_t cu_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, void *dst, uint64_t size) {
   if (size)
     CU_CHECK(dev, cu_drv.cuMemcpyDtoHAsync(dst, b->ptr + off, (size_t)size, dev->stream), "cuMemcpyDtoHAsync",
              "buffer_read");

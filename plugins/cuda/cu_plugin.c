@@ -13,7 +13,6 @@
 /* filled at init (single-threaded), read-only afterwards but for the poison state */
 static cu_slot_t slots[CU_MAX_DEVICES];
 
-
 int32_t cu_res_fail(cu_device_t *dev, CUresult res, const char *call, const char *what) {
   char msg[512];
   cu_result_message(msg, sizeof msg, (int)res, call, what);
@@ -42,7 +41,8 @@ static int32_t add_device(int ordinal) {
   CUresult r = cu_drv.cuDeviceGet(&d, ordinal);
   if (r != CUDA_SUCCESS) return cu_res_fail(NULL, r, "cuDeviceGet", "enumerating devices");
   char name[128] = "";
-  if (cu_drv.cuDeviceGetName(name, (int)sizeof name - 1, d) != CUDA_SUCCESS) snprintf(name, sizeof name, "CUDA device %d", ordinal);
+  if (cu_drv.cuDeviceGetName(name, (int)sizeof name - 1, d) != CUDA_SUCCESS)
+    snprintf(name, sizeof name, "CUDA device %d", ordinal);
   cu_slot_t *s = psup_kit_slot_add(&cu_kit, name);
   if (!s) return PARITY_STATUS_OK;
   s->dev = d;
@@ -51,13 +51,12 @@ static int32_t add_device(int ordinal) {
   s->cc_major = attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
   s->cc_minor = attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   s->sm_count = attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-  s->pools = attr(d, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) && cu_drv.cuMemAllocAsync &&
-             cu_drv.cuMemFreeAsync && cu_drv.cuDeviceGetDefaultMemPool && cu_drv.cuMemPoolSetAttribute;
+  s->pools = attr(d, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) && cu_drv.cuMemAllocAsync && cu_drv.cuMemFreeAsync &&
+             cu_drv.cuDeviceGetDefaultMemPool && cu_drv.cuMemPoolSetAttribute;
   parity_device_info_t *info = &s->kit.info;
   info->type = PARITY_DEVICE_TYPE_GPU;
   snprintf(info->name, sizeof info->name, "%.100s (sm_%d%d)", name, s->cc_major, s->cc_minor);
-  snprintf(info->driver, sizeof info->driver, "CUDA %d.%d driver", cu_drv.version / 1000,
-           (cu_drv.version % 1000) / 10);
+  snprintf(info->driver, sizeof info->driver, "CUDA %d.%d driver", cu_drv.version / 1000, (cu_drv.version % 1000) / 10);
   info->memory_bytes = mem;
   info->max_buffer_bytes = mem;
   /* every op of every family has kernels for every dtype the operand contract allows */
@@ -68,7 +67,8 @@ static int32_t add_device(int ordinal) {
   /* f64 kernels for every floating op; no atomics, geometry fixed by shape and device */
   info->flags = PARITY_DEVICE_FLAG_FLOAT64 | PARITY_DEVICE_FLAG_DETERMINISTIC;
   info->denormals = PARITY_DENORMALS_PRESERVED; /* PTX built with -ftz=false */
-  snprintf(info->math, sizeof info->math, "f32 f16 bf16: CUDA libm in float, sin cos from the float32 library; f64: CUDA libm");
+  snprintf(info->math, sizeof info->math,
+           "f32 f16 bf16: CUDA libm in float, sin cos from the float32 library; f64: CUDA libm");
   psup_kit_slot_ready(&cu_kit, &s->kit);
   cu_log(PARITY_LOG_DEBUG, "device %u: %s, %s, %d SMs, %.1f GiB, stream-ordered pool %s", cu_kit.slot_count - 1,
          info->name, info->driver, s->sm_count, (double)mem / (1 << 30), s->pools ? "yes" : "no");

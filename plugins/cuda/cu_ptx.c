@@ -20,8 +20,10 @@
 #include "cu_ptx_conv_0.h"
 #include "cu_ptx_conv_1.h"
 
-#define PTX_(arr, name) {name, (const char *)arr, sizeof arr}
-#define NONE_ {NULL, NULL, 0}
+#define PTX_(arr, name) \
+  { name, (const char *)arr, sizeof arr }
+#define NONE_ \
+  { NULL, NULL, 0 }
 static const cu_ptx_t table[CU_FAM_COUNT][CU_CLASS_COUNT] = {
     [CU_FAM_EW] = {PTX_(cu_ptx_ew_0, "elementwise.f32"), PTX_(cu_ptx_ew_1, "elementwise.f64"),
                    PTX_(cu_ptx_ew_2, "elementwise.i32"), PTX_(cu_ptx_ew_3, "elementwise.i64")},

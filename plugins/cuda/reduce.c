@@ -14,9 +14,8 @@ static uint64_t red_plan(parity_plugin_device_t *dev, psup_reduce_plan_t *p, int
 
 /* Run the planned reduction from x into y (element base in p->base[1]); partials go to `part`
  * from byte part_off on. */
-static int32_t red_launch(parity_plugin_device_t *dev, const psup_reduce_plan_t *p, int32_t op, int32_t dt,
-                          int32_t odt, CUdeviceptr x, CUdeviceptr y, CUdeviceptr ref, CUdeviceptr part,
-                          uint64_t part_off) {
+static int32_t red_launch(parity_plugin_device_t *dev, const psup_reduce_plan_t *p, int32_t op, int32_t dt, int32_t odt,
+                          CUdeviceptr x, CUdeviceptr y, CUdeviceptr ref, CUdeviceptr part, uint64_t part_off) {
   kp_red_t r;
   int64_t off[2];
   kp_red_pack(&r, off, p, op, dt, odt, 1, part_off);

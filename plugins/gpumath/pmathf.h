@@ -45,8 +45,15 @@
 #define PF_FMAF(a, b, c) fma((a), (b), (c))
 #define PF_MSB(u) findMSB(u)
 #define PF_K(x) float(x)
-struct pf_ff { float h; float l; };
-struct pf_ffn { float h; float l; int n; };
+struct pf_ff {
+  float h;
+  float l;
+};
+struct pf_ffn {
+  float h;
+  float l;
+  int n;
+};
 #define PF_FF(h, l) pf_ff((h), (l))
 #define PF_FFN(h, l, n) pf_ffn((h), (l), (n))
 uint pf_umulhi(uint a, uint b) {
@@ -70,13 +77,22 @@ uint pf_umulhi(uint a, uint b) {
 #define PF_FMAF(a, b, c) fma((a), (b), (c))
 #define PF_MSB(u) (31 - (int)clz(u))
 #define PF_K(x) ((float)(x))
-typedef struct pf_ff { float h; float l; } pf_ff;
-typedef struct pf_ffn { float h; float l; int n; } pf_ffn;
+typedef struct pf_ff {
+  float h;
+  float l;
+} pf_ff;
+typedef struct pf_ffn {
+  float h;
+  float l;
+  int n;
+} pf_ffn;
 #define PF_FF(h, l) ((pf_ff){(h), (l)})
 #define PF_FFN(h, l, n) ((pf_ffn){(h), (l), (n)})
 #define PF_UMULHI(a, b) mul_hi((uint)(a), (uint)(b))
 #define PF_TABLE(name, n) __constant uint name[n] = {
-#define PF_TABLE_END };
+#define PF_TABLE_END \
+  }                  \
+  ;
 #elif defined(PF_CUDA)
 /* ---- CUDA ---- */
 #define PF_FN static __device__ __forceinline__
@@ -91,13 +107,22 @@ typedef struct pf_ffn { float h; float l; int n; } pf_ffn;
 #define PF_MSB(u) (31 - __clz((int)(u)))
 #define PF_K(x) ((float)(x))
 typedef unsigned int uint;
-struct pf_ff { float h; float l; };
-struct pf_ffn { float h; float l; int n; };
+struct pf_ff {
+  float h;
+  float l;
+};
+struct pf_ffn {
+  float h;
+  float l;
+  int n;
+};
 #define PF_FF(h, l) (pf_ff{(h), (l)})
 #define PF_FFN(h, l, n) (pf_ffn{(h), (l), (n)})
 #define PF_UMULHI(a, b) __umulhi((a), (b))
 #define PF_TABLE(name, n) static __device__ const uint name[n] = {
-#define PF_TABLE_END };
+#define PF_TABLE_END \
+  }                  \
+  ;
 #elif defined(PF_C)
 /* dialect macros come from pmathf_c.h */
 #else

@@ -42,13 +42,22 @@ static inline float pf_c_u2f_(uint u) {
 #ifndef PF_K
 #define PF_K(x) ((float)(x))
 #endif
-typedef struct pf_ff { float h; float l; } pf_ff;
-typedef struct pf_ffn { float h; float l; int n; } pf_ffn;
+typedef struct pf_ff {
+  float h;
+  float l;
+} pf_ff;
+typedef struct pf_ffn {
+  float h;
+  float l;
+  int n;
+} pf_ffn;
 #define PF_FF(h, l) ((pf_ff){(h), (l)})
 #define PF_FFN(h, l, n) ((pf_ffn){(h), (l), (n)})
 #define PF_UMULHI(a, b) ((uint)(((uint64_t)(uint)(a) * (uint64_t)(uint)(b)) >> 32))
 #define PF_TABLE(name, n) static const uint name[n] = {
-#define PF_TABLE_END };
+#define PF_TABLE_END \
+  }                  \
+  ;
 #ifndef PF_HW_DIV
 #define PF_HW_DIV(a, b) ((a) / (b))
 #endif

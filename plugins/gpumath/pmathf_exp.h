@@ -10,13 +10,18 @@
 /* e^(xh + xl) = (h + l) * 2^n, h = RN(h + l) in [0.7, 1.42]; |xh| <= 110, |xl| <= 2^-20 |xh| */
 PF_FN pf_ffn pf_exp_red(float xh, float xl) {
   PF_PRECISE float kf = PF_FLOORF(xh * PF_LOG2E + PF_K(0.5));
-  PF_PRECISE float t = xh - kf * PF_LN2_1;        /* exact */
-  PF_PRECISE float m2 = kf * PF_LN2_2;             /* exact */
+  PF_PRECISE float t = xh - kf * PF_LN2_1; /* exact */
+  PF_PRECISE float m2 = kf * PF_LN2_2;     /* exact */
   pf_ff r = pf_two_sum(t, -m2);
   PF_PRECISE float rl = r.l + (xl - kf * PF_LN2_3);
   PF_PRECISE float x = r.h;
   /* e^x - 1 - x = x^2 P(x), |x| <= 0.3501, rel err 2^-27.6 */
-  PF_PRECISE float P = PF_CF(0x3F000000u, 0.5) + x * (PF_CF(0x3E2AAAAAu, 0.166666657) + x * (PF_CF(0x3D2AAA7Fu, 0.041666504) + x * (PF_CF(0x3C08899Fu, 0.00833359268) + x * (PF_CF(0x3AB69A2Bu, 0.00139314437) + x * PF_CF(0x394EC8E9u, 0.000197205358)))));
+  PF_PRECISE float P =
+      PF_CF(0x3F000000u, 0.5) +
+      x * (PF_CF(0x3E2AAAAAu, 0.166666657) +
+           x * (PF_CF(0x3D2AAA7Fu, 0.041666504) +
+                x * (PF_CF(0x3C08899Fu, 0.00833359268) +
+                     x * (PF_CF(0x3AB69A2Bu, 0.00139314437) + x * PF_CF(0x394EC8E9u, 0.000197205358)))));
   PF_PRECISE float poly = (x * x) * P;
   pf_ff o = pf_fast_two_sum(PF_K(1.0), x);
   PF_PRECISE float em1 = x + poly; /* e^x - 1: e^(x + rl) = e^x (1 + rl) */
@@ -43,16 +48,19 @@ PF_FN pf_ff pf_log_ff(float x) {
     m = m * PF_K(0.5);
     e = e + 1;
   }
-  PF_PRECISE float f = m - PF_K(1.0);                     /* exact */
-  pf_ff d = pf_fast_two_sum(PF_K(2.0), f);                /* 2 + f */
+  PF_PRECISE float f = m - PF_K(1.0);      /* exact */
+  pf_ff d = pf_fast_two_sum(PF_K(2.0), f); /* 2 + f */
   PF_PRECISE float sh = PF_HW_DIV(f, d.h);
   pf_ff p = pf_two_prod(sh, d.h);
   PF_PRECISE float rr = ((f - p.h) - p.l) - sh * d.l;
   PF_PRECISE float sl = rr * PF_HW_DIV(PF_K(1.0), d.h);
-  pf_ff s = pf_fast_two_sum(sh, sl);                      /* s = f / (2 + f), |s| <= 0.1716 */
+  pf_ff s = pf_fast_two_sum(sh, sl); /* s = f / (2 + f), |s| <= 0.1716 */
   PF_PRECISE float z = s.h * s.h;
   /* log1p(f) = 2s + s z R(z) with 2 atanh(s) = 2s + s z R(z), rel err 2^-25 on R */
-  PF_PRECISE float R = PF_CF(0x3F2AAAABu, 0.666666687) + z * (PF_CF(0x3ECCCB9Eu, 0.399990976) + z * (PF_CF(0x3E92DA12u, 0.286819994) + z * (PF_CF(0x3E30210Bu, 0.172001049) + z * PF_CF(0x3F7252C3u, 0.946575344))));
+  PF_PRECISE float R = PF_CF(0x3F2AAAABu, 0.666666687) +
+                       z * (PF_CF(0x3ECCCB9Eu, 0.399990976) +
+                            z * (PF_CF(0x3E92DA12u, 0.286819994) +
+                                 z * (PF_CF(0x3E30210Bu, 0.172001049) + z * PF_CF(0x3F7252C3u, 0.946575344))));
   PF_PRECISE float T = (s.h * z) * R;
   PF_PRECISE float ef = PF_FLOAT(e);
   pf_ff a = pf_two_sum(ef * PF_LN2_1, PF_K(2.0) * s.h);

@@ -30,8 +30,8 @@ PF_FN float pf_mul_d(uint dhi, uint dlo, float v) {
   uint sign = (vb ^ dhi) & 0x80000000u;
   uint de = (dhi >> 20) & 0x7FFu, ve = (vb >> 23) & 0xFFu;
   bool d_zero = ((dhi & 0x7FFFFFFFu) | dlo) == 0u, v_zero = (vb & 0x7FFFFFFFu) == 0u;
-  if (ve == 0xFFu && (vb & 0x7FFFFFu) != 0u) return v;                  /* NaN v */
-  if (de == 0x7FFu && ((dhi & 0xFFFFFu) | dlo) != 0u) return PF_NAN;     /* NaN d */
+  if (ve == 0xFFu && (vb & 0x7FFFFFu) != 0u) return v;               /* NaN v */
+  if (de == 0x7FFu && ((dhi & 0xFFFFFu) | dlo) != 0u) return PF_NAN; /* NaN d */
   if (ve == 0xFFu || de == 0x7FFu) return (d_zero || v_zero) ? PF_NAN : PF_U2F(sign | 0x7F800000u);
   if (d_zero || v_zero) return PF_U2F(sign);
   uint ma_hi = (dhi & 0xFFFFFu) | (de != 0u ? 0x100000u : 0u), ma_lo = dlo;

@@ -7,10 +7,11 @@
  * and never wins a max. */
 KD_NO_CONTRACT /* add/sub/mul round exactly as written */
 #if IS_FLOAT
-/* cv_t: kp_cv_t of kernel_params.h */
+    /* cv_t: kp_cv_t of kernel_params.h */
 
-/* split i into four indices of sizes (d0 implied), d1, d2, d3 */
-DEV void split4(long i, long d1, long d2, long d3, long *q) {
+    /* split i into four indices of sizes (d0 implied), d1, d2, d3 */
+    DEV void
+    split4(long i, long d1, long d2, long d3, long *q) {
   q[3] = i % d3;
   i /= d3;
   q[2] = i % d2;
@@ -21,9 +22,10 @@ DEV void split4(long i, long d1, long d2, long d3, long *q) {
 
 /* operands x, w, bias (or NULL), y */
 #if KD_WANT(conv_fwd)
-KERNEL conv_fwd(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, const GLOBAL uchar *w,
-                     const GLOBAL uchar *bias, GLOBAL uchar *y) {
-  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+KERNEL conv_fwd(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, const GLOBAL uchar *w, const GLOBAL uchar *bias,
+                GLOBAL uchar *y) {
+  SPEC_SET_OP(p.op);
+  SPEC_SET_DT(p.dt);
   long cg = p.C / p.groups, og = p.O / p.groups;
   FOR_ITEMS(i, n, per) {
     long q[4];
@@ -54,9 +56,9 @@ KERNEL conv_fwd(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, const GLOBA
 
 /* dx[n,c,h,w] = sum over (o in c's group, kh, kw) hitting (h, w) of dy * w */
 #if KD_WANT(conv_bwd_data)
-KERNEL conv_bwd_data(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *w,
-                          const GLOBAL uchar *dy, GLOBAL uchar *dx) {
-  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+KERNEL conv_bwd_data(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *w, const GLOBAL uchar *dy, GLOBAL uchar *dx) {
+  SPEC_SET_OP(p.op);
+  SPEC_SET_DT(p.dt);
   long cg = p.C / p.groups, og = p.O / p.groups;
   FOR_ITEMS(i, n, per) {
     long q[4];
@@ -80,17 +82,16 @@ KERNEL conv_bwd_data(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *w,
           pw_fma(&acc, gv, wv);
         }
       }
-    ST(dx, p.gxb + q[0] * p.gxs[0] + q[1] * p.gxs[1] + q[2] * p.gxs[2] + q[3] * p.gxs[3], p.dt,
-       pw_result(&acc));
+    ST(dx, p.gxb + q[0] * p.gxs[0] + q[1] * p.gxs[1] + q[2] * p.gxs[2] + q[3] * p.gxs[3], p.dt, pw_result(&acc));
   }
 }
 #endif
 
 /* dw[o,c,kh,kw] = sum over (n, oh, ow) of dy * x */
 #if KD_WANT(conv_bwd_weight)
-KERNEL conv_bwd_weight(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x,
-                            const GLOBAL uchar *dy, GLOBAL uchar *dw) {
-  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+KERNEL conv_bwd_weight(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, const GLOBAL uchar *dy, GLOBAL uchar *dw) {
+  SPEC_SET_OP(p.op);
+  SPEC_SET_DT(p.dt);
   long cg = p.C / p.groups, og = p.O / p.groups;
   FOR_ITEMS(i, n, per) {
     long q[4];
@@ -110,16 +111,15 @@ KERNEL conv_bwd_weight(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x,
           pw_fma(&acc, gv, xv);
         }
       }
-    ST(dw, p.gwb + q[0] * p.gws[0] + q[1] * p.gws[1] + q[2] * p.gws[2] + q[3] * p.gws[3], p.dt,
-       pw_result(&acc));
+    ST(dw, p.gwb + q[0] * p.gws[0] + q[1] * p.gws[1] + q[2] * p.gws[2] + q[3] * p.gws[3], p.dt, pw_result(&acc));
   }
 }
 #endif
 
 #if KD_WANT(conv_bwd_bias)
-KERNEL conv_bwd_bias(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *dy,
-                          GLOBAL uchar *dbias) {
-  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+KERNEL conv_bwd_bias(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *dy, GLOBAL uchar *dbias) {
+  SPEC_SET_OP(p.op);
+  SPEC_SET_DT(p.dt);
   FOR_ITEMS(o, n, per) {
     pw_t acc;
     pw_init(&acc);
@@ -153,8 +153,10 @@ DEV window_t pool_window(const cv_t *p, const GLOBAL uchar *x, long b, long c, l
       if (iw < 0 || iw >= p->W) continue;
       T v = LD(x, p->xb + b * p->xs[0] + c * p->xs[1] + ih * p->xs[2] + iw * p->xs[3], p->dt);
       r.inside++;
-      if (p->op == OP_AVG_POOL2D) pw_add(&acc, v);
-      else if (!isnan(r.best) && (isnan(v) || v > r.best)) r.best = v;
+      if (p->op == OP_AVG_POOL2D)
+        pw_add(&acc, v);
+      else if (!isnan(r.best) && (isnan(v) || v > r.best))
+        r.best = v;
     }
   }
   r.sum = pw_result(&acc);
@@ -174,13 +176,12 @@ DEV long pool_inside(const cv_t *p, long oh, long ow) {
   return nh * nw;
 }
 
-DEV T pool_divisor(const cv_t *p, long inside) {
-  return p->include_pad ? (T)(p->KH * p->KW) : (T)inside;
-}
+DEV T pool_divisor(const cv_t *p, long inside) { return p->include_pad ? (T)(p->KH * p->KW) : (T)inside; }
 
 #if KD_WANT(pool_fwd)
 KERNEL pool_fwd(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, GLOBAL uchar *y) {
-  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+  SPEC_SET_OP(p.op);
+  SPEC_SET_DT(p.dt);
   FOR_ITEMS(i, n, per) {
     long q[4];
     split4(i, p.C, p.OH, p.OW, q);
@@ -194,9 +195,10 @@ KERNEL pool_fwd(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, GLOBAL ucha
 /* dx[n,c,h,w] = sum over the windows holding (h, w): avg dy / divisor; max dy / ties when x
  * ties the window's stored y (two NaNs tie). */
 #if KD_WANT(pool_bwd)
-KERNEL pool_bwd(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, const GLOBAL uchar *y,
-                     const GLOBAL uchar *dy, GLOBAL uchar *dx) {
-  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+KERNEL pool_bwd(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, const GLOBAL uchar *y, const GLOBAL uchar *dy,
+                GLOBAL uchar *dx) {
+  SPEC_SET_OP(p.op);
+  SPEC_SET_DT(p.dt);
   FOR_ITEMS(i, n, per) {
     long q[4];
     split4(i, p.C, p.H, p.W, q);
@@ -235,8 +237,7 @@ KERNEL pool_bwd(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, const GLOBA
         }
       }
     }
-    ST(dx, p.gxb + q[0] * p.gxs[0] + q[1] * p.gxs[1] + q[2] * p.gxs[2] + q[3] * p.gxs[3], p.dt,
-       pw_result(&acc));
+    ST(dx, p.gxb + q[0] * p.gxs[0] + q[1] * p.gxs[1] + q[2] * p.gxs[2] + q[3] * p.gxs[3], p.dt, pw_result(&acc));
   }
 }
 #endif

@@ -27,13 +27,13 @@ typedef int CME;
 
 #if KD_WANT(conv_fwd_blk) || KD_WANT(conv_bwd_data_blk) || KD_WANT(conv_bwd_weight_blk)
 /* the block accumulators blk (up to 64 terms) into tot, after the 64th term */
-#define CB_FLUSH(nb)                                   \
-  if (++(nb) == 64) {                                  \
-    for (int i_ = 0; i_ < CB_O; i_++) {                \
-      tot[i_] += blk[i_];                              \
-      blk[i_] = (CV)(-LIT(0.0));                       \
-    }                                                  \
-    (nb) = 0;                                          \
+#define CB_FLUSH(nb)                    \
+  if (++(nb) == 64) {                   \
+    for (int i_ = 0; i_ < CB_O; i_++) { \
+      tot[i_] += blk[i_];               \
+      blk[i_] = (CV)(-LIT(0.0));        \
+    }                                   \
+    (nb) = 0;                           \
   }
 /* item t = ((b * R + row) * groups * per_group + block) * wbk + column block: q = image, row,
  * group, channel block within the group, column block */
@@ -49,8 +49,9 @@ DEV void cb_item(long t, long R, long groups, long per_group, long wbk, long *q)
 
 #if KD_WANT(conv_fwd_blk)
 KERNEL conv_fwd_blk(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, const GLOBAL uchar *w,
-                         const GLOBAL uchar *bias, GLOBAL uchar *y) {
-  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+                    const GLOBAL uchar *bias, GLOBAL uchar *y) {
+  SPEC_SET_OP(p.op);
+  SPEC_SET_DT(p.dt);
   long cg = p.C / p.groups, og = p.O / p.groups;
   long ob_per_group = (og + CB_O - 1) / CB_O, wb = (p.OW + CB_W - 1) / CB_W;
   FOR_ITEMS(t, n, per) {
@@ -88,8 +89,7 @@ KERNEL conv_fwd_blk(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, const G
             xv = CLOAD(0, tmp);
           }
           long wo = c * p.ws[1] + kh * p.ws[2] + kw * p.ws[3];
-          for (int i = 0; i < CB_O; i++)
-            blk[i] = MULADD((CV)(LD(w, wrow[i] + wo, p.dt)), xv, blk[i]);
+          for (int i = 0; i < CB_O; i++) blk[i] = MULADD((CV)(LD(w, wrow[i] + wo, p.dt)), xv, blk[i]);
           CB_FLUSH(nb)
         }
       }
@@ -114,9 +114,10 @@ KERNEL conv_fwd_blk(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, const G
 /* dx: each item CB_O input channels x CB_W columns of one input row, lanes along w; terms in
  * (o, kh, kw) order */
 #if KD_WANT(conv_bwd_data_blk)
-KERNEL conv_bwd_data_blk(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *w,
-                              const GLOBAL uchar *dy, GLOBAL uchar *dx) {
-  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+KERNEL conv_bwd_data_blk(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *w, const GLOBAL uchar *dy,
+                         GLOBAL uchar *dx) {
+  SPEC_SET_OP(p.op);
+  SPEC_SET_DT(p.dt);
   long cg = p.C / p.groups, og = p.O / p.groups;
   long cb_per_group = (cg + CB_O - 1) / CB_O, wbk = (p.W + CB_W - 1) / CB_W;
   FOR_ITEMS(t, n, per) {
@@ -179,9 +180,10 @@ KERNEL conv_bwd_data_blk(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *w,
 /* dw: each item CB_O output channels of one tap (c, kh, kw), lanes along ow; terms in (n, oh,
  * ow block) order, the lanes added in order at the end */
 #if KD_WANT(conv_bwd_weight_blk)
-KERNEL conv_bwd_weight_blk(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x,
-                                const GLOBAL uchar *dy, GLOBAL uchar *dw) {
-  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+KERNEL conv_bwd_weight_blk(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x, const GLOBAL uchar *dy,
+                           GLOBAL uchar *dw) {
+  SPEC_SET_OP(p.op);
+  SPEC_SET_DT(p.dt);
   long cg = p.C / p.groups, og = p.O / p.groups, ob_per_group = (og + CB_O - 1) / CB_O;
   FOR_ITEMS(t, n, per) {
     /* t = ((g * ob_per_group + o_block) * cg + cc) * KH * KW + kh * KW + kw */
@@ -208,7 +210,8 @@ KERNEL conv_bwd_weight_blk(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x,
           if (p.sw == 1 && p.dt == FAST_DT && p.xs[3] == 1 && p.ys[3] == 1 && ow0 + CB_W <= p.OW && iw0 >= 0 &&
               iw0 + CB_W - 1 < p.W) {
             CV xv = CLOAD(0, (const GLOBAL T *)x + xrow + iw0);
-            for (int i = 0; i < CB_O; i++) blk[i] = MULADD(CLOAD(0, (const GLOBAL T *)dy + yoff[i] + yrow + ow0), xv, blk[i]);
+            for (int i = 0; i < CB_O; i++)
+              blk[i] = MULADD(CLOAD(0, (const GLOBAL T *)dy + yoff[i] + yrow + ow0), xv, blk[i]);
           } else {
             T tx[CB_W];
             CME mk[CB_W];
@@ -225,8 +228,7 @@ KERNEL conv_bwd_weight_blk(cv_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *x,
             CM m = CMLOAD(0, mk);
             for (int i = 0; i < CB_O; i++) {
               T ty[CB_W];
-              for (int j = 0; j < CB_W; j++)
-                ty[j] = mk[j] ? LD(dy, yoff[i] + yrow + (ow0 + j) * p.ys[3], p.dt) : (T)0;
+              for (int j = 0; j < CB_W; j++) ty[j] = mk[j] ? LD(dy, yoff[i] + yrow + (ow0 + j) * p.ys[3], p.dt) : (T)0;
               blk[i] = select(blk[i], MULADD(CLOAD(0, ty), xv, blk[i]), m);
             }
           }

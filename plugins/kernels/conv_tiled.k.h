@@ -30,9 +30,10 @@ DEV void ct_tile(long t, long tiles_i, long tiles_j, long *g, long *i0, long *j0
 
 /* operands x, w, bias (or NULL), y */
 #if KD_WANT(conv_tile_fwd)
-KERNEL_WG(CT, CT) conv_tile_fwd(cv_t p, const GLOBAL uchar *x, const GLOBAL uchar *w, const GLOBAL uchar *bias,
-                   GLOBAL uchar *y) {
-  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+KERNEL_WG(CT, CT)
+conv_tile_fwd(cv_t p, const GLOBAL uchar *x, const GLOBAL uchar *w, const GLOBAL uchar *bias, GLOBAL uchar *y) {
+  SPEC_SET_OP(p.op);
+  SPEC_SET_DT(p.dt);
   KD_LOCAL T tw[CT][CT + 1]; /* w[o0 + row][k0 + col] */
   KD_LOCAL T tx[CT][CT + 1]; /* xcol[k0 + row][p0 + col] */
   int lx = KD_LOCAL_X, ly = KD_LOCAL_Y;
@@ -51,7 +52,8 @@ KERNEL_WG(CT, CT) conv_tile_fwd(cv_t p, const GLOBAL uchar *x, const GLOBAL ucha
     pw_init(&acc);
     for (long k0 = 0; k0 < K; k0 += CT) {
       long ka = k0 + lx, ca = ka / khw, ra = ka - ca * khw, kha = ra / p.KW, kwa = ra - kha * p.KW;
-      tw[ly][lx] = o_in && ka < K ? LD(w, p.wb + o * p.ws[0] + ca * p.ws[1] + kha * p.ws[2] + kwa * p.ws[3], p.dt) : (T)0;
+      tw[ly][lx] =
+          o_in && ka < K ? LD(w, p.wb + o * p.ws[0] + ca * p.ws[1] + kha * p.ws[2] + kwa * p.ws[3], p.dt) : (T)0;
       long kb = k0 + ly, cb = kb / khw, rb = kb - cb * khw, khb = rb / p.KW, kwb = rb - khb * p.KW;
       long ih = ih0 + khb * p.dh, iw = iw0 + kwb * p.dw;
       /* a padded tap is an explicit zero: w * 0, NaN when w is inf or NaN */
@@ -77,7 +79,8 @@ KERNEL_WG(CT, CT) conv_tile_fwd(cv_t p, const GLOBAL uchar *x, const GLOBAL ucha
 /* operands w, dy, dx */
 #if KD_WANT(conv_tile_bwd_data)
 KERNEL_WG(CT, CT) conv_tile_bwd_data(cv_t p, const GLOBAL uchar *w, const GLOBAL uchar *dy, GLOBAL uchar *dx) {
-  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+  SPEC_SET_OP(p.op);
+  SPEC_SET_DT(p.dt);
   KD_LOCAL T tw[CT][CT + 1];     /* w[g*og + (k0 + col) / khw][c0 + row][..]: wt[c][k] */
   KD_LOCAL T tg[CT][CT + 1];     /* dycol[k0 + row][q0 + col] */
   KD_LOCAL uchar tm[CT][CT + 1]; /* 1: the tap of tg[row][col] lands on the output (a term) */
@@ -129,7 +132,8 @@ KERNEL_WG(CT, CT) conv_tile_bwd_data(cv_t p, const GLOBAL uchar *w, const GLOBAL
 /* operands x, dy, dw */
 #if KD_WANT(conv_tile_bwd_weight)
 KERNEL_WG(CT, CT) conv_tile_bwd_weight(cv_t p, const GLOBAL uchar *x, const GLOBAL uchar *dy, GLOBAL uchar *dw) {
-  SPEC_SET_OP(p.op); SPEC_SET_DT(p.dt);
+  SPEC_SET_OP(p.op);
+  SPEC_SET_DT(p.dt);
   KD_LOCAL T tg[CT][CT + 1];     /* dy[o0 + row][k0 + col], k = (n, oh, ow) */
   KD_LOCAL T tx[CT][CT + 1];     /* xcol[k0 + row][j0 + col] */
   KD_LOCAL uchar tm[CT][CT + 1]; /* 1: the tap of tx[row][col] is inside the image (a term) */
@@ -150,7 +154,8 @@ KERNEL_WG(CT, CT) conv_tile_bwd_weight(cv_t p, const GLOBAL uchar *x, const GLOB
     int terms = 0; /* 1 once a term was added */
     for (long k0 = 0; k0 < K; k0 += CT) {
       long ka = k0 + lx, na = ka / ohw, ra = ka - na * ohw, oha = ra / p.OW, owa = ra - oha * p.OW;
-      tg[ly][lx] = o_in && ka < K ? LD(dy, p.yb + na * p.ys[0] + o * p.ys[1] + oha * p.ys[2] + owa * p.ys[3], p.dt) : (T)0;
+      tg[ly][lx] =
+          o_in && ka < K ? LD(dy, p.yb + na * p.ys[0] + o * p.ys[1] + oha * p.ys[2] + owa * p.ys[3], p.dt) : (T)0;
       long kb = k0 + ly, nb = kb / ohw, rb = kb - nb * ohw, ohb = rb / p.OW, owb = rb - ohb * p.OW;
       long ih = ohb * p.sh + dh, iw = owb * p.sw + dwo;
       int hit = j_in && kb < K && ih >= 0 && ih < p.H && iw >= 0 && iw < p.W;
@@ -169,8 +174,7 @@ KERNEL_WG(CT, CT) conv_tile_bwd_weight(cv_t p, const GLOBAL uchar *x, const GLOB
       pw_push(&acc, s);
     }
     if (o_in && j_in)
-      ST(dw, p.gwb + o * p.gws[0] + c * p.gws[1] + kh * p.gws[2] + kw * p.gws[3], p.dt,
-         terms ? pw_result(&acc) : (T)0);
+      ST(dw, p.gwb + o * p.gws[0] + c * p.gws[1] + kh * p.gws[2] + kw * p.gws[3], p.dt, terms ? pw_result(&acc) : (T)0);
   }
 }
 #endif

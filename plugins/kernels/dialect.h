@@ -45,7 +45,7 @@
 #error "dialect.h: neither OpenCL C nor CUDA (nvcc, or the emulation's -DCU_CLASS)"
 #endif
 
-#if KD_OPENCL /* ---------------------------------------------------------------- OpenCL C */
+#if KD_OPENCL                  /* ---------------------------------------------------------------- OpenCL C */
 #pragma OPENCL FP_CONTRACT OFF /* add/sub/mul round exactly as written */
 #define KD_NO_CONTRACT _Pragma("OPENCL FP_CONTRACT OFF")
 #define KCLASS OCL_CLASS
@@ -113,10 +113,10 @@
 #error "compile with -DCU_CLASS=0..3"
 #endif
 #define KCLASS CU_CLASS
-#define HAS_FP64 1            /* every CUDA GPU has f64 (the float class uses none: kernel_common.k.h) */
+#define HAS_FP64 1                    /* every CUDA GPU has f64 (the float class uses none: kernel_common.k.h) */
 #define HAS_FMA (CU_CLASS == CLASS_F) /* as the OpenCL plugin on GPUs with hardware fma */
-#define OCL_CONTIG 0          /* the GPU layout only: grid-stride loops */
-#define OCL_LIB_DIV 0         /* IEEE division and square root (nvcc -prec-div=true -prec-sqrt=true) */
+#define OCL_CONTIG 0                  /* the GPU layout only: grid-stride loops */
+#define OCL_LIB_DIV 0                 /* IEEE division and square root (nvcc -prec-div=true -prec-sqrt=true) */
 #define KD_VECTOR 0
 #define KD_NO_CONTRACT /* nvcc -fmad=false; the emulation -ffp-contract=off */
 
@@ -126,7 +126,7 @@ typedef unsigned short ushort;
 typedef unsigned int uint;
 typedef unsigned long ulong;
 static_assert(sizeof(long) == 8, "the kernels need a 64-bit long (LP64)");
-#ifndef DEV /* the emulation (tests/cuda/emu) makes helpers static: each class is its own module */
+#ifndef DEV            /* the emulation (tests/cuda/emu) makes helpers static: each class is its own module */
 #define DEV __device__ inline
 #endif
 #ifndef KERNEL /* tests/cuda/emu compiles the kernels as host C++ with its own */
@@ -154,7 +154,7 @@ DEV uint as_uint(float f) { return __float_as_uint(f); }
 DEV float cvt_f32_rn(uint u) { return __uint2float_rn(u); }
 DEV float cvt_f32_rn(long v) { return __ll2float_rn(v); }
 DEV float cvt_f32_rz(long v) { return __ll2float_rz(v); }
-DEV int cvt_i32_sat_rz(float f) { return __float2int_rz(f); }   /* saturates, NaN -> 0 */
+DEV int cvt_i32_sat_rz(float f) { return __float2int_rz(f); } /* saturates, NaN -> 0 */
 DEV long cvt_i64_sat_rz(float f) { return (long)__float2ll_rz(f); }
 DEV long cvt_i64_of_f32(float f) { return (long)f; }
 DEV int cvt_i32_bits(uint u) { return (int)u; }

@@ -4,7 +4,6 @@
  * (plugins/gpumath) after kernel_common.k.h: OpenCL's program for gelu (and OCL_LIB_DIV), CUDA's
  * module for sin, cos and leaky_relu's slope. */
 KD_NO_CONTRACT /* add/sub/mul round exactly as written */
-
 /* CUDA's sinf/cosf reduce huge arguments in double: the float class takes pmathf's */
 #if KD_CUDA && KCLASS == CLASS_F
 #define SIN(x) pf_sin(x)
@@ -20,12 +19,13 @@ KD_NO_CONTRACT /* add/sub/mul round exactly as written */
 #if IS_FLOAT
 #define ONE ((T)1)
 #define HALF LIT(0.5)
-#define RSQRT2 LIT(0.70710678118654752440)  /* 1/sqrt(2) */
+#define RSQRT2 LIT(0.70710678118654752440)   /* 1/sqrt(2) */
 #define RSQRT2PI LIT(0.39894228040143267794) /* 1/sqrt(2 pi) */
 
-/* slope * v rounded once from the exact product with the f64 slope (CUDA's float class: in
+    /* slope * v rounded once from the exact product with the f64 slope (CUDA's float class: in
  * integers, from the slope's bits, high word then low word; pmathf's pf_mul_d) */
-DEV T times_alpha(SCALAR alpha, T v) {
+    DEV T
+    times_alpha(SCALAR alpha, T v) {
 #if KCLASS == CLASS_D
   return alpha * v;
 #elif KD_CUDA
@@ -34,7 +34,7 @@ DEV T times_alpha(SCALAR alpha, T v) {
   return (float)(alpha * (double)v);
 #else
   float p = alpha.x * v;
-  if (!isfinite(p)) return p; /* inf (or NaN) needs no correction, and fma would make NaN */
+  if (!isfinite(p)) return p;    /* inf (or NaN) needs no correction, and fma would make NaN */
   float e = fma(alpha.x, v, -p); /* p + e == alpha.x * v exactly */
   return p + (e + (alpha.y * v + alpha.z * v));
 #endif
@@ -100,8 +100,9 @@ DEV T unary_fwd(int op, T x, SCALAR alpha) {
     case OP_SQUARE: return x * x;
     case OP_RECIPROCAL: return FRCP(x);
     case OP_TANH: return tanh(x);
-    case OP_SIGMOID: return sigmoid_of(x);
-    /* halving first is exact for |x| >= 1 (and cannot overflow); below 1 it goes last so that
+    case OP_SIGMOID:
+      return sigmoid_of(x);
+      /* halving first is exact for |x| >= 1 (and cannot overflow); below 1 it goes last so that
      * subnormal x lose nothing before the one rounding */
 #if GELU_ERFC
     case OP_GELU: return fabs(x) >= ONE ? (HALF * x) * erfc_neg_scaled(x) : x * erfc_neg_scaled(x) * HALF;
@@ -150,10 +151,8 @@ DEV T binary_fwd(int op, T a, T b) {
     case OP_DIV: return FDIV(a, b);
     case OP_POW: return pow(a, b);
     /* NaN wins (the first one); -0 < +0 */
-    case OP_MAXIMUM:
-      return isnan(a) ? a : isnan(b) ? b : a > b ? a : b > a ? b : signbit(a) ? b : a;
-    case OP_MINIMUM:
-      return isnan(a) ? a : isnan(b) ? b : a < b ? a : b < a ? b : signbit(a) ? a : b;
+    case OP_MAXIMUM: return isnan(a) ? a : isnan(b) ? b : a > b ? a : b > a ? b : signbit(a) ? b : a;
+    case OP_MINIMUM: return isnan(a) ? a : isnan(b) ? b : a < b ? a : b < a ? b : signbit(a) ? a : b;
     default: return a;
   }
 }
@@ -170,7 +169,8 @@ DEV T extreme_grad(int op, T a, T b, T dc, int from_a) {
 
 #else /* integer classes: wrap through the unsigned type */
 
-DEV T unary_fwd(int op, T x, SCALAR alpha) {
+    DEV T
+    unary_fwd(int op, T x, SCALAR alpha) {
   switch (OPC(op)) {
     case OP_NEG: return (T)((U)0 - (U)x);
     case OP_ABS: return x < 0 ? (T)((U)0 - (U)x) : x;
@@ -210,8 +210,10 @@ DEV int compare_of(int op, T a, T b) {
  * the compute type itself (FAST_DT) goes through typed pointers, with a unit-stride loop the
  * compiler can vectorize. */
 #if IS_FLOAT
+// clang-format off
 #define UNARY_OPS(L) L(OP_NEG) L(OP_ABS) L(OP_SIGN) L(OP_RELU) L(OP_LEAKY_RELU) L(OP_EXP) L(OP_LOG) \
   L(OP_SQRT) L(OP_RSQRT) L(OP_SQUARE) L(OP_RECIPROCAL) L(OP_TANH) L(OP_SIGMOID) L(OP_GELU) L(OP_SIN) L(OP_COS)
+// clang-format on
 #define BINARY_OPS(L) L(OP_ADD) L(OP_SUB) L(OP_MUL) L(OP_DIV) L(OP_POW) L(OP_MAXIMUM) L(OP_MINIMUM)
 #else
 #define UNARY_OPS(L) L(OP_NEG) L(OP_ABS) L(OP_SIGN) L(OP_RELU) L(OP_SQUARE)
@@ -235,38 +237,44 @@ DEV int compare_of(int op, T a, T b) {
     default: break;              \
   }
 
-DEV void unary_run(int op, int dt, SCALAR alpha, const GLOBAL uchar *x, GLOBAL uchar *y, const long *o,
-                      const long *s, long len) {
+DEV void unary_run(int op, int dt, SCALAR alpha, const GLOBAL uchar *x, GLOBAL uchar *y, const long *o, const long *s,
+                   long len) {
   if (DTC(dt) == FAST_DT) {
     const GLOBAL T *px = (const GLOBAL T *)x + o[0];
     GLOBAL T *py = (GLOBAL T *)y + o[1];
     long sx = s[0], sy = s[1];
     if (sx == 1 && sy == 1) {
-#define L_(OP) case OP: for (long j = 0; j < len; j++) py[j] = unary_fwd(OP, px[j], alpha); return;
+#define L_(OP)                                                          \
+  case OP:                                                              \
+    for (long j = 0; j < len; j++) py[j] = unary_fwd(OP, px[j], alpha); \
+    return;
       OP_SWITCH(op, UNARY_OPS, L_)
 #undef L_
     }
-#define L_(OP) case OP: NOVEC for (long j = 0; j < len; j++) py[j * sy] = unary_fwd(OP, px[j * sx], alpha); return;
+#define L_(OP) \
+  case OP: NOVEC for (long j = 0; j < len; j++) py[j * sy] = unary_fwd(OP, px[j * sx], alpha); return;
     OP_SWITCH(op, UNARY_OPS, L_)
 #undef L_
   }
-#define L_(OP)                                                                      \
-  case OP:                                                                          \
-    for (long j = 0; j < len; j++)                                                  \
-      ST(y, o[1] + j * s[1], dt, unary_fwd(OP, LD(x, o[0] + j * s[0], dt), alpha)); \
+#define L_(OP)                                                                                                   \
+  case OP:                                                                                                       \
+    for (long j = 0; j < len; j++) ST(y, o[1] + j * s[1], dt, unary_fwd(OP, LD(x, o[0] + j * s[0], dt), alpha)); \
     return;
   OP_SWITCH(op, UNARY_OPS, L_)
 #undef L_
 }
 
-DEV void binary_run(int op, int dt, const GLOBAL uchar *a, const GLOBAL uchar *b, GLOBAL uchar *c,
-                       const long *o, const long *s, long len) {
+DEV void binary_run(int op, int dt, const GLOBAL uchar *a, const GLOBAL uchar *b, GLOBAL uchar *c, const long *o,
+                    const long *s, long len) {
   if (DTC(dt) == FAST_DT) {
     const GLOBAL T *pa = (const GLOBAL T *)a + o[0], *pb = (const GLOBAL T *)b + o[1];
     GLOBAL T *pc = (GLOBAL T *)c + o[2];
     long sa = s[0], sb = s[1], sc = s[2];
     if (sa == 1 && sb == 1 && sc == 1) {
-#define L_(OP) case OP: for (long j = 0; j < len; j++) pc[j] = binary_fwd(OP, pa[j], pb[j]); return;
+#define L_(OP)                                                           \
+  case OP:                                                               \
+    for (long j = 0; j < len; j++) pc[j] = binary_fwd(OP, pa[j], pb[j]); \
+    return;
       OP_SWITCH(op, BINARY_OPS, L_)
 #undef L_
     }
@@ -275,20 +283,20 @@ DEV void binary_run(int op, int dt, const GLOBAL uchar *a, const GLOBAL uchar *b
     OP_SWITCH(op, BINARY_OPS, L_)
 #undef L_
   }
-#define L_(OP)                                                                                        \
-  case OP:                                                                                            \
-    for (long j = 0; j < len; j++)                                                                    \
+#define L_(OP)                                                                                            \
+  case OP:                                                                                                \
+    for (long j = 0; j < len; j++)                                                                        \
       ST(c, o[2] + j * s[2], dt, binary_fwd(OP, LD(a, o[0] + j * s[0], dt), LD(b, o[1] + j * s[1], dt))); \
     return;
   OP_SWITCH(op, BINARY_OPS, L_)
 #undef L_
 }
 
-DEV void compare_run(int op, int dt, const GLOBAL uchar *a, const GLOBAL uchar *b, GLOBAL uchar *c,
-                        const long *o, const long *s, long len) {
-#define L_(OP)                                                                                  \
-  case OP:                                                                                      \
-    for (long j = 0; j < len; j++)                                                              \
+DEV void compare_run(int op, int dt, const GLOBAL uchar *a, const GLOBAL uchar *b, GLOBAL uchar *c, const long *o,
+                     const long *s, long len) {
+#define L_(OP)                                                                                            \
+  case OP:                                                                                                \
+    for (long j = 0; j < len; j++)                                                                        \
       c[o[2] + j * s[2]] = (uchar)compare_of(OP, LD(a, o[0] + j * s[0], dt), LD(b, o[1] + j * s[1], dt)); \
     return;
   OP_SWITCH(op, COMPARE_OPS, L_)
@@ -299,7 +307,8 @@ DEV void compare_run(int op, int dt, const GLOBAL uchar *a, const GLOBAL uchar *
 KERNEL ew_unary(ITER_PARAMS2(it, op, dt), SCALAR alpha, const GLOBAL uchar *x, GLOBAL uchar *y) {
   ITER_INT(it, op, op);
   ITER_INT(it, dt, dt);
-  SPEC_SET_OP(op); SPEC_SET_DT(dt);
+  SPEC_SET_OP(op);
+  SPEC_SET_DT(dt);
 #define RUN_(o, s, len) unary_run(op, dt, alpha, x, y, o, s, len)
   FOR_RUNS(it, ITER_N(it), ITER_PER(it), 2, RUN_)
 #undef RUN_
@@ -310,7 +319,8 @@ KERNEL ew_unary(ITER_PARAMS2(it, op, dt), SCALAR alpha, const GLOBAL uchar *x, G
 KERNEL ew_binary(ITER_PARAMS2(it, op, dt), const GLOBAL uchar *a, const GLOBAL uchar *b, GLOBAL uchar *c) {
   ITER_INT(it, op, op);
   ITER_INT(it, dt, dt);
-  SPEC_SET_OP(op); SPEC_SET_DT(dt);
+  SPEC_SET_OP(op);
+  SPEC_SET_DT(dt);
 #define RUN_(o, s, len) binary_run(op, dt, a, b, c, o, s, len)
   FOR_RUNS(it, ITER_N(it), ITER_PER(it), 3, RUN_)
 #undef RUN_
@@ -321,7 +331,8 @@ KERNEL ew_binary(ITER_PARAMS2(it, op, dt), const GLOBAL uchar *a, const GLOBAL u
 KERNEL ew_compare(ITER_PARAMS2(it, op, dt), const GLOBAL uchar *a, const GLOBAL uchar *b, GLOBAL uchar *c) {
   ITER_INT(it, op, op);
   ITER_INT(it, dt, dt);
-  SPEC_SET_OP(op); SPEC_SET_DT(dt);
+  SPEC_SET_OP(op);
+  SPEC_SET_DT(dt);
 #define RUN_(o, s, len) compare_run(op, dt, a, b, c, o, s, len)
   FOR_RUNS(it, ITER_N(it), ITER_PER(it), 3, RUN_)
 #undef RUN_
@@ -331,11 +342,11 @@ KERNEL ew_compare(ITER_PARAMS2(it, op, dt), const GLOBAL uchar *a, const GLOBAL 
 #if IS_FLOAT
 /* operands: x, y, dy, dx */
 DEV void unary_bwd_run(int op, int dt, SCALAR alpha, const GLOBAL uchar *x, const GLOBAL uchar *y,
-                          const GLOBAL uchar *dy, GLOBAL uchar *dx, const long *o, const long *s, long len) {
-#define L_(OP)                                                                                   \
-  case OP:                                                                                       \
-    for (long j = 0; j < len; j++)                                                               \
-      ST(dx, o[3] + j * s[3], dt,                                                                \
+                       const GLOBAL uchar *dy, GLOBAL uchar *dx, const long *o, const long *s, long len) {
+#define L_(OP)                                                                                                       \
+  case OP:                                                                                                           \
+    for (long j = 0; j < len; j++)                                                                                   \
+      ST(dx, o[3] + j * s[3], dt,                                                                                    \
          unary_bwd(OP, LD(x, o[0] + j * s[0], dt), LD(y, o[1] + j * s[1], dt), LD(dy, o[2] + j * s[2], dt), alpha)); \
     return;
   OP_SWITCH(op, UNARY_OPS, L_)
@@ -344,10 +355,11 @@ DEV void unary_bwd_run(int op, int dt, SCALAR alpha, const GLOBAL uchar *x, cons
 
 #if KD_WANT(ew_unary_bwd)
 KERNEL ew_unary_bwd(ITER_PARAMS2(it, op, dt), SCALAR alpha, const GLOBAL uchar *x, const GLOBAL uchar *y,
-                         const GLOBAL uchar *dy, GLOBAL uchar *dx) {
+                    const GLOBAL uchar *dy, GLOBAL uchar *dx) {
   ITER_INT(it, op, op);
   ITER_INT(it, dt, dt);
-  SPEC_SET_OP(op); SPEC_SET_DT(dt);
+  SPEC_SET_OP(op);
+  SPEC_SET_DT(dt);
 #define RUN_(o, s, len) unary_bwd_run(op, dt, alpha, x, y, dy, dx, o, s, len)
   FOR_RUNS(it, ITER_N(it), ITER_PER(it), 4, RUN_)
 #undef RUN_
@@ -357,32 +369,42 @@ KERNEL ew_unary_bwd(ITER_PARAMS2(it, op, dt), SCALAR alpha, const GLOBAL uchar *
 /* gradients of a and b for one element (div and pow use the stored c) */
 DEV void binary_grads(int op, T av, T bv, T cv, T g, T *ga, T *gb) {
   switch (OPC(op)) {
-    case OP_ADD: *ga = g; *gb = g; break;
-    case OP_SUB: *ga = g; *gb = -g; break;
-    case OP_MUL: *ga = g * bv; *gb = g * av; break;
-    case OP_DIV: *ga = FDIV(g, bv); *gb = -*ga * cv; break;
+    case OP_ADD:
+      *ga = g;
+      *gb = g;
+      break;
+    case OP_SUB:
+      *ga = g;
+      *gb = -g;
+      break;
+    case OP_MUL:
+      *ga = g * bv;
+      *gb = g * av;
+      break;
+    case OP_DIV:
+      *ga = FDIV(g, bv);
+      *gb = -*ga * cv;
+      break;
     case OP_POW: /* a^0 is constant (even at a = 0); 0^b is 0 on b > 0 */
       *ga = bv == 0 ? (T)0 : g * (bv * pow(av, bv - ONE));
       *gb = (av == 0 && bv > 0) ? (T)0 : g * (cv * log(av));
       break;
-    default: /* maximum, minimum */
-      *ga = extreme_grad(op, av, bv, g, 1);
-      *gb = extreme_grad(op, av, bv, g, 0);
+    default: /* maximum, minimum */ *ga = extreme_grad(op, av, bv, g, 1); *gb = extreme_grad(op, av, bv, g, 0);
   }
 }
 
 DEV void binary_bwd_run(int op, int dt, const GLOBAL uchar *a, const GLOBAL uchar *b, const GLOBAL uchar *c,
-                           const GLOBAL uchar *dc, GLOBAL uchar *da, GLOBAL uchar *db, const long *o,
-                           const long *s, long len) {
-#define L_(OP)                                                                                     \
-  case OP:                                                                                         \
-    for (long j = 0; j < len; j++) {                                                               \
-      T ga, gb;                                                                                    \
+                        const GLOBAL uchar *dc, GLOBAL uchar *da, GLOBAL uchar *db, const long *o, const long *s,
+                        long len) {
+#define L_(OP)                                                                                             \
+  case OP:                                                                                                 \
+    for (long j = 0; j < len; j++) {                                                                       \
+      T ga, gb;                                                                                            \
       binary_grads(OP, LD(a, o[0] + j * s[0], dt), LD(b, o[1] + j * s[1], dt), LD(c, o[2] + j * s[2], dt), \
-                   LD(dc, o[3] + j * s[3], dt), &ga, &gb);                                         \
-      if (da) ST(da, o[4] + j * s[4], dt, ga);                                                     \
-      if (db) ST(db, o[5] + j * s[5], dt, gb);                                                     \
-    }                                                                                              \
+                   LD(dc, o[3] + j * s[3], dt), &ga, &gb);                                                 \
+      if (da) ST(da, o[4] + j * s[4], dt, ga);                                                             \
+      if (db) ST(db, o[5] + j * s[5], dt, gb);                                                             \
+    }                                                                                                      \
     return;
   OP_SWITCH(op, BINARY_OPS, L_)
 #undef L_
@@ -390,11 +412,12 @@ DEV void binary_bwd_run(int op, int dt, const GLOBAL uchar *a, const GLOBAL ucha
 
 /* operands: a, b, c, dc, da, db; da or db may be NULL */
 #if KD_WANT(ew_binary_bwd)
-KERNEL ew_binary_bwd(ITER_PARAMS2(it, op, dt), const GLOBAL uchar *a, const GLOBAL uchar *b,
-                          const GLOBAL uchar *c, const GLOBAL uchar *dc, GLOBAL uchar *da, GLOBAL uchar *db) {
+KERNEL ew_binary_bwd(ITER_PARAMS2(it, op, dt), const GLOBAL uchar *a, const GLOBAL uchar *b, const GLOBAL uchar *c,
+                     const GLOBAL uchar *dc, GLOBAL uchar *da, GLOBAL uchar *db) {
   ITER_INT(it, op, op);
   ITER_INT(it, dt, dt);
-  SPEC_SET_OP(op); SPEC_SET_DT(dt);
+  SPEC_SET_OP(op);
+  SPEC_SET_DT(dt);
 #define RUN_(o, s, len) binary_bwd_run(op, dt, a, b, c, dc, da, db, o, s, len)
   FOR_RUNS(it, ITER_N(it), ITER_PER(it), 6, RUN_)
 #undef RUN_
@@ -424,13 +447,15 @@ DEV void zero_elem(GLOBAL uchar *dst, long di, int esize) {
 
 /* where: operands cond, a, b, c. Dtype-free: a selected element is copied bit for bit (bool: 0/1). */
 #if KD_WANT(ew_select)
-KERNEL ew_select(ITER_PARAMS1(it, esize), const GLOBAL uchar *cond, const GLOBAL uchar *a,
-                      const GLOBAL uchar *b, GLOBAL uchar *c) {
+KERNEL ew_select(ITER_PARAMS1(it, esize), const GLOBAL uchar *cond, const GLOBAL uchar *a, const GLOBAL uchar *b,
+                 GLOBAL uchar *c) {
   ITER_INT(it, esize, op);
-#define RUN_(o, s, len)                                                            \
-  for (long j = 0; j < len; j++) {                                                 \
-    if (cond[o[0] + j * s[0]]) copy_elem(c, o[3] + j * s[3], a, o[1] + j * s[1], esize); \
-    else copy_elem(c, o[3] + j * s[3], b, o[2] + j * s[2], esize);                 \
+#define RUN_(o, s, len)                                         \
+  for (long j = 0; j < len; j++) {                              \
+    if (cond[o[0] + j * s[0]])                                  \
+      copy_elem(c, o[3] + j * s[3], a, o[1] + j * s[1], esize); \
+    else                                                        \
+      copy_elem(c, o[3] + j * s[3], b, o[2] + j * s[2], esize); \
   }
   FOR_RUNS(it, ITER_N(it), ITER_PER(it), 4, RUN_)
 #undef RUN_
@@ -440,25 +465,28 @@ KERNEL ew_select(ITER_PARAMS1(it, esize), const GLOBAL uchar *cond, const GLOBAL
 /* where backward: operands cond, dc, da, db. The gradient is copied, the other side gets +0
  * (all-zero bits in every floating dtype). */
 DEV void select_bwd_one(int t, int esize, const GLOBAL uchar *dc, long odc, GLOBAL uchar *da, long oda,
-                           GLOBAL uchar *db, long odb) {
+                        GLOBAL uchar *db, long odb) {
   if (da) {
-    if (t) copy_elem(da, oda, dc, odc, esize);
-    else zero_elem(da, oda, esize);
+    if (t)
+      copy_elem(da, oda, dc, odc, esize);
+    else
+      zero_elem(da, oda, esize);
   }
   if (db) {
-    if (t) zero_elem(db, odb, esize);
-    else copy_elem(db, odb, dc, odc, esize);
+    if (t)
+      zero_elem(db, odb, esize);
+    else
+      copy_elem(db, odb, dc, odc, esize);
   }
 }
 
 #if KD_WANT(ew_select_bwd)
-KERNEL ew_select_bwd(ITER_PARAMS1(it, esize), const GLOBAL uchar *cond, const GLOBAL uchar *dc,
-                          GLOBAL uchar *da, GLOBAL uchar *db) {
+KERNEL ew_select_bwd(ITER_PARAMS1(it, esize), const GLOBAL uchar *cond, const GLOBAL uchar *dc, GLOBAL uchar *da,
+                     GLOBAL uchar *db) {
   ITER_INT(it, esize, op);
-#define RUN_(o, s, len)                                                                             \
-  for (long j = 0; j < len; j++)                                                                    \
-    select_bwd_one(cond[o[0] + j * s[0]] != 0, esize, dc, o[1] + j * s[1], da, o[2] + j * s[2], db, \
-                   o[3] + j * s[3]);
+#define RUN_(o, s, len)          \
+  for (long j = 0; j < len; j++) \
+    select_bwd_one(cond[o[0] + j * s[0]] != 0, esize, dc, o[1] + j * s[1], da, o[2] + j * s[2], db, o[3] + j * s[3]);
   FOR_RUNS(it, ITER_N(it), ITER_PER(it), 4, RUN_)
 #undef RUN_
 }
@@ -474,32 +502,45 @@ DEV long ld_long_any(const GLOBAL uchar *p, long i, int dt) {
 }
 
 DEV void st_long_any(GLOBAL uchar *p, long i, int dt, long v) {
-  if (dt == DT_BOOL) p[i] = (uchar)(v != 0);
-  else if (dt == DT_I32) ((GLOBAL int *)p)[i] = cvt_i32_bits((uint)(ulong)v); /* wraps */
-  else if (dt == DT_I64) ((GLOBAL long *)p)[i] = v;
-  else if (dt == DT_F32) ((GLOBAL float *)p)[i] = cvt_f32_rn(v); /* nearest even */
-  else st_float(p, i, dt, i64_to_f32_odd(v));
+  if (dt == DT_BOOL)
+    p[i] = (uchar)(v != 0);
+  else if (dt == DT_I32)
+    ((GLOBAL int *)p)[i] = cvt_i32_bits((uint)(ulong)v); /* wraps */
+  else if (dt == DT_I64)
+    ((GLOBAL long *)p)[i] = v;
+  else if (dt == DT_F32)
+    ((GLOBAL float *)p)[i] = cvt_f32_rn(v); /* nearest even */
+  else
+    st_float(p, i, dt, i64_to_f32_odd(v));
 }
 
 DEV void st_from_float(GLOBAL uchar *p, long i, int dt, float v) {
-  if (is_float_dt(dt)) st_float(p, i, dt, v);
-  else if (dt == DT_BOOL) p[i] = (uchar)(v != 0.0f); /* NaN -> true */
-  else if (dt == DT_I32) ((GLOBAL int *)p)[i] = isnan(v) ? 0 : cvt_i32_sat_rz(v);
-  else ((GLOBAL long *)p)[i] = isnan(v) ? 0 : cvt_i64_sat_rz(v);
+  if (is_float_dt(dt))
+    st_float(p, i, dt, v);
+  else if (dt == DT_BOOL)
+    p[i] = (uchar)(v != 0.0f); /* NaN -> true */
+  else if (dt == DT_I32)
+    ((GLOBAL int *)p)[i] = isnan(v) ? 0 : cvt_i32_sat_rz(v);
+  else
+    ((GLOBAL long *)p)[i] = isnan(v) ? 0 : cvt_i64_sat_rz(v);
 }
 
 /* operands x, y */
 DEV void cast_one(int sdt, int ddt, const GLOBAL uchar *x, long ox, GLOBAL uchar *y, long oy) {
-  if (is_float_dt(sdt)) st_from_float(y, oy, ddt, ld_float(x, ox, sdt));
-  else st_long_any(y, oy, ddt, ld_long_any(x, ox, sdt));
+  if (is_float_dt(sdt))
+    st_from_float(y, oy, ddt, ld_float(x, ox, sdt));
+  else
+    st_long_any(y, oy, ddt, ld_long_any(x, ox, sdt));
 }
 
 #if KD_WANT(ew_cast)
 KERNEL ew_cast(ITER_PARAMS2(it, sdt, ddt), const GLOBAL uchar *x, GLOBAL uchar *y) {
   ITER_INT(it, sdt, dt);
   ITER_INT(it, ddt, dt2);
-  SPEC_SET_DT(sdt); SPEC_SET_DT2(ddt);
-#define RUN_(o, s, len) for (long j = 0; j < len; j++) cast_one(sdt, ddt, x, o[0] + j * s[0], y, o[1] + j * s[1]);
+  SPEC_SET_DT(sdt);
+  SPEC_SET_DT2(ddt);
+#define RUN_(o, s, len) \
+  for (long j = 0; j < len; j++) cast_one(sdt, ddt, x, o[0] + j * s[0], y, o[1] + j * s[1]);
   FOR_RUNS(it, ITER_N(it), ITER_PER(it), 2, RUN_)
 #undef RUN_
 }
@@ -511,7 +552,9 @@ KERNEL ew_cast(ITER_PARAMS2(it, sdt, ddt), const GLOBAL uchar *x, GLOBAL uchar *
 DEV double ld_double_any(const GLOBAL uchar *p, long i, int dt) {
   switch (dt) {
     case DT_F64: return ((const GLOBAL double *)p)[i];
-    case DT_F32: case DT_F16: case DT_BF16: return (double)ld_float(p, i, dt);
+    case DT_F32:
+    case DT_F16:
+    case DT_BF16: return (double)ld_float(p, i, dt);
     case DT_I32: return (double)((const GLOBAL int *)p)[i];
     case DT_I64: return cvt_f64_rn(((const GLOBAL long *)p)[i]);
     default: return p[i] != 0 ? 1.0 : 0.0;
@@ -529,7 +572,8 @@ DEV void cast_one(int sdt, int ddt, const GLOBAL uchar *x, long ox, GLOBAL uchar
   switch (ddt) {
     case DT_F64: ((GLOBAL double *)y)[oy] = v; break;
     case DT_F32: ((GLOBAL float *)y)[oy] = cvt_f32_rn(v); break;
-    case DT_F16: case DT_BF16: st_float(y, oy, ddt, f64_to_f32_odd(v)); break;
+    case DT_F16:
+    case DT_BF16: st_float(y, oy, ddt, f64_to_f32_odd(v)); break;
     case DT_I32: ((GLOBAL int *)y)[oy] = isnan(v) ? 0 : cvt_i32_sat_rz(v); break;
     case DT_I64: ((GLOBAL long *)y)[oy] = isnan(v) ? 0 : cvt_i64_sat_rz(v); break;
     default: y[oy] = (uchar)(v != 0.0); break;
@@ -540,8 +584,10 @@ DEV void cast_one(int sdt, int ddt, const GLOBAL uchar *x, long ox, GLOBAL uchar
 KERNEL ew_cast(ITER_PARAMS2(it, sdt, ddt), const GLOBAL uchar *x, GLOBAL uchar *y) {
   ITER_INT(it, sdt, dt);
   ITER_INT(it, ddt, dt2);
-  SPEC_SET_DT(sdt); SPEC_SET_DT2(ddt);
-#define RUN_(o, s, len) for (long j = 0; j < len; j++) cast_one(sdt, ddt, x, o[0] + j * s[0], y, o[1] + j * s[1]);
+  SPEC_SET_DT(sdt);
+  SPEC_SET_DT2(ddt);
+#define RUN_(o, s, len) \
+  for (long j = 0; j < len; j++) cast_one(sdt, ddt, x, o[0] + j * s[0], y, o[1] + j * s[1]);
   FOR_RUNS(it, ITER_N(it), ITER_PER(it), 2, RUN_)
 #undef RUN_
 }

@@ -38,7 +38,7 @@ enum {
 #define PARITY_X_(v, N, s, sz) DT_##N = v,
   PARITY_DTYPE_LIST(PARITY_X_)
 #undef PARITY_X_
-  DT_END_
+      DT_END_
 };
 #if CU_CLASS == CLASS_F
 /* The float class's math that CUDA would do in double (sin/cos past 105,615, leaky_relu's f64
@@ -152,8 +152,7 @@ DEV float f16_to_f32(ushort h) {
 DEV ushort f32_to_f16(float f) {
   uint x = as_uint(f);
   uint sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
-  if (ax >= 0x7f800000u)
-    return (ushort)(sign | 0x7c00u | (ax > 0x7f800000u ? (0x200u | ((ax >> 13) & 0x3ffu)) : 0u));
+  if (ax >= 0x7f800000u) return (ushort)(sign | 0x7c00u | (ax > 0x7f800000u ? (0x200u | ((ax >> 13) & 0x3ffu)) : 0u));
   if (ax >= 0x477ff000u) return (ushort)(sign | 0x7c00u);
   if (ax >= 0x38800000u) {
     ax -= 112u << 23;
@@ -193,9 +192,12 @@ DEV float ld_float(const GLOBAL uchar *p, long i, int dt) {
 }
 
 DEV void st_float(GLOBAL uchar *p, long i, int dt, float v) {
-  if (dt == DT_F16) ((GLOBAL ushort *)p)[i] = f32_to_f16(v);
-  else if (dt == DT_BF16) ((GLOBAL ushort *)p)[i] = f32_to_bf16(v);
-  else ((GLOBAL float *)p)[i] = v;
+  if (dt == DT_F16)
+    ((GLOBAL ushort *)p)[i] = f32_to_f16(v);
+  else if (dt == DT_BF16)
+    ((GLOBAL ushort *)p)[i] = f32_to_bf16(v);
+  else
+    ((GLOBAL float *)p)[i] = v;
 }
 
 #if KCLASS == CLASS_F
@@ -210,8 +212,10 @@ DEV int ld_int(const GLOBAL uchar *p, long i, int dt) {
   return dt == DT_BOOL ? (p[i] != 0) : ((const GLOBAL int *)p)[i];
 }
 DEV void st_int(GLOBAL uchar *p, long i, int dt, int v) {
-  if (dt == DT_BOOL) p[i] = (uchar)(v != 0);
-  else ((GLOBAL int *)p)[i] = v;
+  if (dt == DT_BOOL)
+    p[i] = (uchar)(v != 0);
+  else
+    ((GLOBAL int *)p)[i] = v;
 }
 #define LD(p, i, dt) ld_int((p), (i), (dt))
 #define ST(p, i, dt, v) st_int((p), (i), (dt), (v))
@@ -224,12 +228,13 @@ DEV void st_int(GLOBAL uchar *p, long i, int dt, int v) {
  * variant fixes it, the choice is a constant the front end folds even unoptimised (the quick
  * tier: OPC, DTC above), so an f32 program carries no f16/bf16 conversion code. */
 #if KCLASS == CLASS_F && defined(SPEC_DT)
-#define LDK(p, i, dt)                                                                                   \
-  (SPEC_DT == DT_F16 ? f16_to_f32(((const GLOBAL ushort *)(p))[i])                                      \
-                     : SPEC_DT == DT_BF16 ? bf16_to_f32(((const GLOBAL ushort *)(p))[i]) : ((const GLOBAL float *)(p))[i])
-#define STK(p, i, dt, v)                                                                                \
-  (SPEC_DT == DT_F16    ? (void)(((GLOBAL ushort *)(p))[i] = f32_to_f16(v))                             \
-   : SPEC_DT == DT_BF16 ? (void)(((GLOBAL ushort *)(p))[i] = f32_to_bf16(v))                            \
+#define LDK(p, i, dt)                                                  \
+  (SPEC_DT == DT_F16    ? f16_to_f32(((const GLOBAL ushort *)(p))[i])  \
+   : SPEC_DT == DT_BF16 ? bf16_to_f32(((const GLOBAL ushort *)(p))[i]) \
+                        : ((const GLOBAL float *)(p))[i])
+#define STK(p, i, dt, v)                                                     \
+  (SPEC_DT == DT_F16    ? (void)(((GLOBAL ushort *)(p))[i] = f32_to_f16(v))  \
+   : SPEC_DT == DT_BF16 ? (void)(((GLOBAL ushort *)(p))[i] = f32_to_bf16(v)) \
                         : (void)(((GLOBAL float *)(p))[i] = (v)))
 #else
 #define LDK(p, i, dt) LD(p, i, dt)
@@ -272,11 +277,9 @@ DEV void iter_offsets(const iter_t *it, long i, long *off, int nops) {
 #if KD_CUDA
 #define FOR_ITEMS(i, n, per) for (long i = KD_GLOBAL_ID, i##_step = KD_GLOBAL_SIZE; i < (long)(n); i += i##_step)
 #else
-#define FOR_ITEMS(i, n, per)                                                                  \
-  for (long i##_g = KD_GLOBAL_ID,                                                             \
-            i##_end = PER_ON(per) ? lmin((n), (i##_g + 1) * (long)(per)) : (long)(n),         \
-            i = PER_ON(per) ? i##_g * (long)(per) : i##_g,                                    \
-            i##_step = PER_ON(per) ? 1L : KD_GLOBAL_SIZE;                                     \
+#define FOR_ITEMS(i, n, per)                                                                                \
+  for (long i##_g = KD_GLOBAL_ID, i##_end = PER_ON(per) ? lmin((n), (i##_g + 1) * (long)(per)) : (long)(n), \
+            i = PER_ON(per) ? i##_g * (long)(per) : i##_g, i##_step = PER_ON(per) ? 1L : KD_GLOBAL_SIZE;    \
        i < i##_end; i += i##_step)
 #endif
 
@@ -316,37 +319,37 @@ DEV void cursor_advance(const iter_t *it, cursor_t *c, long len, int nops) {
 /* Walk the work-item's items of an iteration in runs: RUN(off, s, len) sees each run's element
  * offsets off[k] and innermost strides s[k]. CPU layout: one contiguous range, long runs;
  * GPU layout: one element per step (runs of length 1), the only one on CUDA. */
-#define FOR_RUNS_STRIDED_(it, n, NOPS, RUN, s_)                                               \
-  for (long i_ = KD_GLOBAL_ID, st_ = KD_GLOBAL_SIZE; i_ < (long)(n); i_ += st_) {              \
-    long o_[MAX_OPS];                                                                         \
-    iter_offsets(&(it), i_, o_, (NOPS));                                                      \
-    RUN(o_, s_, 1L);                                                                          \
+#define FOR_RUNS_STRIDED_(it, n, NOPS, RUN, s_)                                   \
+  for (long i_ = KD_GLOBAL_ID, st_ = KD_GLOBAL_SIZE; i_ < (long)(n); i_ += st_) { \
+    long o_[MAX_OPS];                                                             \
+    iter_offsets(&(it), i_, o_, (NOPS));                                          \
+    RUN(o_, s_, 1L);                                                              \
   }
 #if KD_CUDA
-#define FOR_RUNS(it, n, per, NOPS, RUN)                                                       \
-  {                                                                                           \
-    long s_[MAX_OPS];                                                                         \
-    for (int k_ = 0; k_ < (NOPS); k_++) s_[k_] = (it).strides[k_][(it).rank - 1];             \
-    FOR_RUNS_STRIDED_(it, n, NOPS, RUN, s_)                                                   \
+#define FOR_RUNS(it, n, per, NOPS, RUN)                                           \
+  {                                                                               \
+    long s_[MAX_OPS];                                                             \
+    for (int k_ = 0; k_ < (NOPS); k_++) s_[k_] = (it).strides[k_][(it).rank - 1]; \
+    FOR_RUNS_STRIDED_(it, n, NOPS, RUN, s_)                                       \
   }
 #else
-#define FOR_RUNS(it, n, per, NOPS, RUN)                                                       \
-  {                                                                                           \
-    long s_[MAX_OPS];                                                                         \
-    for (int k_ = 0; k_ < (NOPS); k_++) s_[k_] = (it).strides[k_][(it).rank - 1];             \
-    if (PER_ON(per)) {                                                                        \
-      long i_ = KD_GLOBAL_ID * (long)(per), end_ = lmin((n), i_ + (long)(per));               \
-      cursor_t cur_;                                                                          \
-      if (i_ < end_) cursor_seek(&(it), i_, &cur_, (NOPS));                                   \
-      while (i_ < end_) {                                                                     \
-        long len_ = cursor_run(&(it), &cur_, end_ - i_);                                      \
-        RUN(cur_.off, s_, len_);                                                              \
-        i_ += len_;                                                                           \
-        if (i_ < end_) cursor_advance(&(it), &cur_, len_, (NOPS));                            \
-      }                                                                                       \
-    } else {                                                                                  \
-      FOR_RUNS_STRIDED_(it, n, NOPS, RUN, s_)                                                 \
-    }                                                                                         \
+#define FOR_RUNS(it, n, per, NOPS, RUN)                                           \
+  {                                                                               \
+    long s_[MAX_OPS];                                                             \
+    for (int k_ = 0; k_ < (NOPS); k_++) s_[k_] = (it).strides[k_][(it).rank - 1]; \
+    if (PER_ON(per)) {                                                            \
+      long i_ = KD_GLOBAL_ID * (long)(per), end_ = lmin((n), i_ + (long)(per));   \
+      cursor_t cur_;                                                              \
+      if (i_ < end_) cursor_seek(&(it), i_, &cur_, (NOPS));                       \
+      while (i_ < end_) {                                                         \
+        long len_ = cursor_run(&(it), &cur_, end_ - i_);                          \
+        RUN(cur_.off, s_, len_);                                                  \
+        i_ += len_;                                                               \
+        if (i_ < end_) cursor_advance(&(it), &cur_, len_, (NOPS));                \
+      }                                                                           \
+    } else {                                                                      \
+      FOR_RUNS_STRIDED_(it, n, NOPS, RUN, s_)                                     \
+    }                                                                             \
   }
 #endif
 

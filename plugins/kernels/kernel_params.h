@@ -48,24 +48,24 @@
 #define KP_MAX_OPS 6  /* operands of one strided iteration */
 
 /* ---- fixed work-group shapes (KERNEL_WG kernels): one value for the kernels and the hosts' launches */
-#define KP_MM_TILE 16  /* mm_fwd: work-groups of KP_MM_TILE x KP_MM_TILE (matmul.k.h's MM_TILE) */
-#define KP_MM_RB_CL 2  /* mm_fwd's register block, outputs per work-item along each axis: OpenCL 2 x 2, */
-#define KP_MM_RB_CU 1  /* CUDA 1 (a work-group owns KP_MM_TILE * MM_RB outputs along each axis) */
-#define KP_SMX_WG 64   /* smx_row_fwd, smx_row_bwd (OpenCL): work-groups of KP_SMX_WG (softmax.k.h's SMX_WG) */
+#define KP_MM_TILE 16   /* mm_fwd: work-groups of KP_MM_TILE x KP_MM_TILE (matmul.k.h's MM_TILE) */
+#define KP_MM_RB_CL 2   /* mm_fwd's register block, outputs per work-item along each axis: OpenCL 2 x 2, */
+#define KP_MM_RB_CU 1   /* CUDA 1 (a work-group owns KP_MM_TILE * MM_RB outputs along each axis) */
+#define KP_SMX_WG 64    /* smx_row_fwd, smx_row_bwd (OpenCL): work-groups of KP_SMX_WG (softmax.k.h's SMX_WG) */
 #define KP_CONV_TILE 16 /* conv_tile_* (OpenCL): work-groups of KP_CONV_TILE x KP_CONV_TILE (conv_tiled.k.h's CT) */
 
 /* ---- strided iteration (elementwise, the reductions' backward) ------------------------------
  * A shared iteration shape and one stride list per operand (elements), from the host's layout
  * (parity_support/layout.h): axes of size 1 dropped, mergeable axes merged; rank >= 1. */
-#define KP_ITER_HEAD                                                                             \
-  KP_I64 shape[KP_MAX_RANK];                                                                     \
-  KP_I64 strides[KP_MAX_OPS][KP_MAX_RANK];                                                       \
+#define KP_ITER_HEAD                       \
+  KP_I64 shape[KP_MAX_RANK];               \
+  KP_I64 strides[KP_MAX_OPS][KP_MAX_RANK]; \
   KP_I64 base[KP_MAX_OPS];
 
 /* OpenCL (ocl_iter_t): the launch's own values inside */
 typedef struct kp_iter_cl_t {
   KP_ITER_HEAD
-  KP_I64 n, per;      /* items, and items per work-item (FOR_RUNS), chosen by the launch */
+  KP_I64 n, per; /* items, and items per work-item (FOR_RUNS), chosen by the launch */
   KP_I32 rank;
   KP_I32 op, dt, dt2; /* the kernel's op and dtypes (ew_cast: source and destination; ew_select: element size in op) */
 } kp_iter_cl_t;
@@ -86,8 +86,8 @@ typedef struct kp_red_t {
   KP_I64 base[3];                 /* x, y, reference (elements) */
   KP_I64 M, K, chunk, parts;
   KP_I32 orank, krank, op, dt;
-  KP_I32 interleave;              /* 1: partial c takes k = c, c + parts, ...; 0: a contiguous chunk (CUDA: always 1) */
-  KP_I32 odt;                     /* output dtype (bool sums may count into i64) */
+  KP_I32 interleave; /* 1: partial c takes k = c, c + parts, ...; 0: a contiguous chunk (CUDA: always 1) */
+  KP_I32 odt;        /* output dtype (bool sums may count into i64) */
 } kp_red_t;
 
 /* ---- softmax ------------------------------------------------------------------------------------ */
@@ -95,7 +95,7 @@ typedef struct kp_smx_t {
   KP_I64 oshape[KP_MAX_RANK];     /* every axis but the softmax axis */
   KP_I64 ostride[3][KP_MAX_RANK]; /* forward: x, y; backward: y, dy, dx */
   KP_I64 base[3];
-  KP_I64 rstride[3];              /* strides along the softmax axis */
+  KP_I64 rstride[3]; /* strides along the softmax axis */
   KP_I64 M, R;
   KP_I32 orank, op, dt, pad;
 } kp_smx_t;
@@ -126,6 +126,7 @@ typedef struct kp_cv_t {
 #define KP_AT(t, f, off) KP_ASSERT(KP_OFFSETOF(t, f) == (off), #t "." #f " must be at byte " #off);
 #define KP_SIZE(t, n) KP_ASSERT(sizeof(t) == (n), #t " must be " #n " bytes");
 #define KP_ITER_HEAD_AT(t) KP_AT(t, shape, 0) KP_AT(t, strides, 64) KP_AT(t, base, 448)
+// clang-format off
 KP_ITER_HEAD_AT(kp_iter_cl_t)
 KP_AT(kp_iter_cl_t, n, 496) KP_AT(kp_iter_cl_t, per, 504) KP_AT(kp_iter_cl_t, rank, 512)
 KP_AT(kp_iter_cl_t, op, 516) KP_AT(kp_iter_cl_t, dt, 520) KP_AT(kp_iter_cl_t, dt2, 524)
@@ -162,6 +163,7 @@ KP_AT(kp_cv_t, OW, 336) KP_AT(kp_cv_t, sh, 344) KP_AT(kp_cv_t, sw, 348) KP_AT(kp
 KP_AT(kp_cv_t, pl, 356) KP_AT(kp_cv_t, dh, 360) KP_AT(kp_cv_t, dw, 364) KP_AT(kp_cv_t, groups, 368)
 KP_AT(kp_cv_t, dt, 372) KP_AT(kp_cv_t, include_pad, 376) KP_AT(kp_cv_t, op, 380) KP_AT(kp_cv_t, pad, 384)
 KP_SIZE(kp_cv_t, 392)
+// clang-format on
 #undef KP_ITER_HEAD_AT
 #undef KP_SIZE
 #undef KP_AT

@@ -18,8 +18,6 @@ CU_HD int64_t cu_first_item(uint32_t block_idx, uint32_t block_dim, uint32_t thr
 }
 
 /* Distance between a thread's consecutive items: every thread of the grid. */
-CU_HD int64_t cu_item_stride(uint32_t grid_dim, uint32_t block_dim) {
-  return (int64_t)grid_dim * (int64_t)block_dim;
-}
+CU_HD int64_t cu_item_stride(uint32_t grid_dim, uint32_t block_dim) { return (int64_t)grid_dim * (int64_t)block_dim; }
 
 #endif

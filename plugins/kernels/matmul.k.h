@@ -86,7 +86,7 @@ typedef double4 TV;
 #define VLOADN(o, p) vload4((o), (p))
 #define VSTOREN(v, o, p) vstore4((v), (o), (p))
 #else
-typedef float8 TV;
+    typedef float8 TV;
 #define MB_N 8
 #define VLOADN(o, p) vload8((o), (p))
 #define VSTOREN(v, o, p) vstore8((v), (o), (p))

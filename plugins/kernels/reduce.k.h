@@ -7,8 +7,7 @@
  * shape and the launch geometry, which depend only on the shape and the device. CUDA's host
  * interleaves the partials always (the GPU layout); the contiguous chunks, and the vector code
  * that sums them, are OpenCL's (KD_VECTOR). */
-KD_NO_CONTRACT /* add/sub/mul round exactly as written */
-
+KD_NO_CONTRACT              /* add/sub/mul round exactly as written */
 #define RED_COUNT_TIES (-1) /* internal: count x equal to the reference (max/min backward) */
 
 /* Sum and mean share a variant (SPEC_OP is OP_SUM for both): the op stays one of the two. */
@@ -37,9 +36,10 @@ KD_NO_CONTRACT /* add/sub/mul round exactly as written */
 #define RED_INTERLEAVED(r) (!OCL_CONTIG && (r).interleave)
 #endif
 
-/* red_t: kp_red_t of kernel_params.h */
+    /* red_t: kp_red_t of kernel_params.h */
 
-DEV void red_outer(const red_t *r, long m, long *off) {
+    DEV void
+    red_outer(const red_t *r, long m, long *off) {
   off[0] = r->base[0];
   off[1] = r->base[1];
   off[2] = r->base[2];
@@ -90,8 +90,8 @@ typedef struct {
   SUM_T sum;
 #endif
   T best;
-  long idx;  /* argmax/argmin index, or the tie count */
-  int any;   /* saw at least one term */
+  long idx; /* argmax/argmin index, or the tie count */
+  int any;  /* saw at least one term */
 } red_acc_t;
 
 DEV void acc_init(red_acc_t *a) {
@@ -107,24 +107,26 @@ DEV void acc_init(red_acc_t *a) {
 
 DEV void acc_add(red_acc_t *a, int op, T v, long k, T ref) {
   switch (op) {
-    case OP_SUM: case OP_MEAN:
+    case OP_SUM:
+    case OP_MEAN:
 #if IS_FLOAT
       pw_add(&a->sum, v);
 #else
       a->sum += (SUM_T)(U)v;
 #endif
       break;
-    case OP_MAX: case OP_MIN:
+    case OP_MAX:
+    case OP_MIN:
       if (!a->any || beats(op == OP_MAX, v, a->best)) a->best = v;
       break;
-    case OP_ARGMAX: case OP_ARGMIN:
+    case OP_ARGMAX:
+    case OP_ARGMIN:
       if (!a->any || beats(op == OP_ARGMAX, v, a->best)) {
         a->best = v;
         a->idx = k;
       }
       break;
-    default: /* RED_COUNT_TIES */
-      a->idx += (v == ref || (is_nan_t(v) && is_nan_t(ref)));
+    default: /* RED_COUNT_TIES */ a->idx += (v == ref || (is_nan_t(v) && is_nan_t(ref)));
   }
   a->any = 1;
 }
@@ -144,12 +146,16 @@ DEV void red_store(const red_t *r, GLOBAL uchar *y, long off, SUM_T sum, T best,
     case OP_MEAN: ST(y, off, r->dt, FDIV(sum, (T)r->K)); break;
 #else
     case OP_SUM:
-      if (r->odt == DT_I64) ((GLOBAL long *)y)[off] = (long)sum;
-      else if (r->dt == DT_BOOL) y[off] = (uchar)(sum != 0); /* any */
-      else ST(y, off, r->dt, (T)sum);                         /* wraps */
+      if (r->odt == DT_I64)
+        ((GLOBAL long *)y)[off] = (long)sum;
+      else if (r->dt == DT_BOOL)
+        y[off] = (uchar)(sum != 0); /* any */
+      else
+        ST(y, off, r->dt, (T)sum); /* wraps */
       break;
 #endif
-    case OP_MAX: case OP_MIN: ST(y, off, r->dt, best); break;
+    case OP_MAX:
+    case OP_MIN: ST(y, off, r->dt, best); break;
     default: ((GLOBAL long *)y)[off] = idx; /* argmax, argmin (i64) and tie counts */
   }
 }
@@ -201,7 +207,8 @@ DEV void leaf_add1(leafsum_t *l, T x) {
   if (++l->cnt == LEAF) leaf_flush(l);
 }
 
-#define LD4(x, o, s, dt) ((T4)(LD(x, (o), dt), LD(x, (o) + (s), dt), LD(x, (o) + 2 * (s), dt), LD(x, (o) + 3 * (s), dt)))
+#define LD4(x, o, s, dt) \
+  ((T4)(LD(x, (o), dt), LD(x, (o) + (s), dt), LD(x, (o) + 2 * (s), dt), LD(x, (o) + 3 * (s), dt)))
 
 /* len terms at x[xo], x[xo + s], ... */
 DEV void leaf_add_run(leafsum_t *l, const GLOBAL uchar *x, long xo, long s, long len, int dt) {
@@ -247,8 +254,7 @@ DEV T leaf_result(leafsum_t *l) {
 
 /* max/min (and arg*) over len terms at x[xo], x[xo + s], ... with flat indices from k. Call
  * with a constant want_max so the comparisons fold; stops at the first NaN (the extreme). */
-DEV void extreme_run(int want_max, red_acc_t *a, const GLOBAL uchar *x, long xo, long s, long len,
-                        long k, int dt) {
+DEV void extreme_run(int want_max, red_acc_t *a, const GLOBAL uchar *x, long xo, long s, long len, long k, int dt) {
   if (len <= 0) return;
   if (!a->any) {
     a->best = LD(x, xo, dt);
@@ -306,29 +312,29 @@ DEV void extreme_run(int want_max, red_acc_t *a, const GLOBAL uchar *x, long xo,
 
 /* Runs of the reduced set [k0, k1) of one output along the innermost reduced axis:
  * RUN(xo, s, len, k) with x offset xo, stride s, first flat index k. */
-#define RED_RUNS(r, x0, k0, k1, RUN)                                              \
-  {                                                                               \
-    long idx_[MAX_RANK], rem_ = (k0), xo_ = (x0);                                 \
-    for (int d_ = (r).krank - 1; d_ >= 0; d_--) {                                 \
-      idx_[d_] = rem_ % (r).kshape[d_];                                           \
-      rem_ /= (r).kshape[d_];                                                     \
-      xo_ += idx_[d_] * (r).kstride[d_];                                          \
-    }                                                                             \
-    int last_ = (r).krank - 1;                                                    \
-    long s_ = (r).kstride[last_], nl_ = (r).kshape[last_];                        \
-    for (long k_ = (k0); k_ < (k1);) {                                            \
-      long len_ = min((k1) - k_, nl_ - idx_[last_]);                              \
-      RUN(xo_, s_, len_, k_);                                                     \
-      k_ += len_;                                                                 \
-      xo_ += len_ * s_;                                                           \
-      idx_[last_] += len_;                                                        \
-      for (int d_ = last_; d_ > 0 && idx_[d_] == (r).kshape[d_]; d_--) {          \
-        xo_ -= idx_[d_] * (r).kstride[d_];                                        \
-        idx_[d_] = 0;                                                             \
-        idx_[d_ - 1]++;                                                           \
-        xo_ += (r).kstride[d_ - 1];                                               \
-      }                                                                           \
-    }                                                                             \
+#define RED_RUNS(r, x0, k0, k1, RUN)                                     \
+  {                                                                      \
+    long idx_[MAX_RANK], rem_ = (k0), xo_ = (x0);                        \
+    for (int d_ = (r).krank - 1; d_ >= 0; d_--) {                        \
+      idx_[d_] = rem_ % (r).kshape[d_];                                  \
+      rem_ /= (r).kshape[d_];                                            \
+      xo_ += idx_[d_] * (r).kstride[d_];                                 \
+    }                                                                    \
+    int last_ = (r).krank - 1;                                           \
+    long s_ = (r).kstride[last_], nl_ = (r).kshape[last_];               \
+    for (long k_ = (k0); k_ < (k1);) {                                   \
+      long len_ = min((k1)-k_, nl_ - idx_[last_]);                       \
+      RUN(xo_, s_, len_, k_);                                            \
+      k_ += len_;                                                        \
+      xo_ += len_ * s_;                                                  \
+      idx_[last_] += len_;                                               \
+      for (int d_ = last_; d_ > 0 && idx_[d_] == (r).kshape[d_]; d_--) { \
+        xo_ -= idx_[d_] * (r).kstride[d_];                               \
+        idx_[d_] = 0;                                                    \
+        idx_[d_ - 1]++;                                                  \
+        xo_ += (r).kstride[d_ - 1];                                      \
+      }                                                                  \
+    }                                                                    \
   }
 
 #if IS_FLOAT && KD_VECTOR
@@ -386,9 +392,11 @@ DEV void red_sum_cols(const red_t *r, const GLOBAL uchar *x, GLOBAL uchar *y, lo
 /* part: scratch with one partial per (output, part): values of T at val_off bytes, longs (index,
  * tie count, integer sum, or -1 for an empty partial) at idx_off bytes; unused with one partial */
 #if KD_WANT(red_pass)
-KERNEL red_pass(red_t r, RANGE_PARAMS(n, per), const GLOBAL uchar *x, GLOBAL uchar *y,
-                     const GLOBAL uchar *ref, GLOBAL uchar *part, long val_off, long idx_off) {
-  RED_SPEC_OP(r.op); SPEC_SET_DT(r.dt); SPEC_SET_DT2(r.odt);
+KERNEL red_pass(red_t r, RANGE_PARAMS(n, per), const GLOBAL uchar *x, GLOBAL uchar *y, const GLOBAL uchar *ref,
+                GLOBAL uchar *part, long val_off, long idx_off) {
+  RED_SPEC_OP(r.op);
+  SPEC_SET_DT(r.dt);
+  SPEC_SET_DT2(r.odt);
   GLOBAL T *pv = (GLOBAL T *)(part + val_off);
   GLOBAL long *pi = (GLOBAL long *)(part + idx_off);
   int is_sum = RED_SUMLIKE(r.op);
@@ -417,8 +425,7 @@ KERNEL red_pass(red_t r, RANGE_PARAMS(n, per), const GLOBAL uchar *x, GLOBAL uch
     /* the host interleaves on the strided layout only (CUDA: always); partial c takes k = c,
      * c + parts, ... (adjacent threads read adjacent terms) */
     if (RED_INTERLEAVED(r)) {
-      for (long k = c; k < r.K; k += r.parts)
-        acc_add(&a, r.op, LD(x, off[0] + red_inner(&r, k), r.dt), k, refv);
+      for (long k = c; k < r.K; k += r.parts) acc_add(&a, r.op, LD(x, off[0] + red_inner(&r, k), r.dt), k, refv);
       sum = acc_sum(&a);
     }
 #if KD_OPENCL
@@ -433,7 +440,8 @@ KERNEL red_pass(red_t r, RANGE_PARAMS(n, per), const GLOBAL uchar *x, GLOBAL uch
 #undef RUN_
         sum = leaf_result(&l);
 #else
-#define RUN_(xo, s, len, k) for (long j = 0; j < len; j++) sum += (SUM_T)(U)LD(x, xo + j * s, r.dt);
+#define RUN_(xo, s, len, k) \
+  for (long j = 0; j < len; j++) sum += (SUM_T)(U)LD(x, xo + j * s, r.dt);
         RED_RUNS(r, off[0], k0, k1, RUN_)
 #undef RUN_
 #endif
@@ -446,7 +454,8 @@ KERNEL red_pass(red_t r, RANGE_PARAMS(n, per), const GLOBAL uchar *x, GLOBAL uch
         RED_RUNS(r, off[0], k0, k1, RUN_)
 #undef RUN_
       } else {
-#define RUN_(xo, s, len, k) for (long j = 0; j < len; j++) acc_add(&a, r.op, LD(x, xo + j * s, r.dt), k + j, refv);
+#define RUN_(xo, s, len, k) \
+  for (long j = 0; j < len; j++) acc_add(&a, r.op, LD(x, xo + j * s, r.dt), k + j, refv);
         RED_RUNS(r, off[0], k0, k1, RUN_)
 #undef RUN_
       }
@@ -468,9 +477,10 @@ KERNEL red_pass(red_t r, RANGE_PARAMS(n, per), const GLOBAL uchar *x, GLOBAL uch
 #endif
 
 #if KD_WANT(red_final)
-KERNEL red_final(red_t r, RANGE_PARAMS(n, per), const GLOBAL uchar *part, long val_off,
-                      long idx_off, GLOBAL uchar *y) {
-  RED_SPEC_OP(r.op); SPEC_SET_DT(r.dt); SPEC_SET_DT2(r.odt);
+KERNEL red_final(red_t r, RANGE_PARAMS(n, per), const GLOBAL uchar *part, long val_off, long idx_off, GLOBAL uchar *y) {
+  RED_SPEC_OP(r.op);
+  SPEC_SET_DT(r.dt);
+  SPEC_SET_DT2(r.odt);
   const GLOBAL T *pv = (const GLOBAL T *)(part + val_off);
   const GLOBAL long *pi = (const GLOBAL long *)(part + idx_off);
   FOR_ITEMS(m, n, per) {
@@ -489,19 +499,22 @@ KERNEL red_final(red_t r, RANGE_PARAMS(n, per), const GLOBAL uchar *part, long v
     int any = 0;
     for (long c = 0; c < r.parts; c++) {
       switch (r.op) {
-        case OP_SUM: case OP_MEAN:
+        case OP_SUM:
+        case OP_MEAN:
 #if IS_FLOAT
           pw_add(&s, v[c]);
 #else
           s += (SUM_T)ix[c];
 #endif
           break;
-        case OP_MAX: case OP_MIN:
+        case OP_MAX:
+        case OP_MIN:
           if (ix[c] < 0) break;
           if (!any || beats(r.op == OP_MAX, v[c], best)) best = v[c];
           any = 1;
           break;
-        case OP_ARGMAX: case OP_ARGMIN: {
+        case OP_ARGMAX:
+        case OP_ARGMIN: {
           if (ix[c] < 0) break;
           int want_max = r.op == OP_ARGMAX;
           /* partials may cover interleaved indices: equal extremes go to the smaller index */
@@ -513,8 +526,7 @@ KERNEL red_final(red_t r, RANGE_PARAMS(n, per), const GLOBAL uchar *part, long v
           any = 1;
           break;
         }
-        default:
-          idx += ix[c];
+        default: idx += ix[c];
       }
     }
 #if IS_FLOAT
@@ -533,10 +545,10 @@ KERNEL red_final(red_t r, RANGE_PARAMS(n, per), const GLOBAL uchar *part, long v
 KERNEL red_bwd_sum(ITER_PARAMS1(it, dt), long divisor, const GLOBAL uchar *dy, GLOBAL uchar *dx) {
   ITER_INT(it, dt, dt);
   SPEC_SET_DT(dt);
-#define RUN_(o, s, len)                                                              \
-  for (long j = 0; j < len; j++) {                                                   \
-    T g = LD(dy, o[0] + j * s[0], dt);                                               \
-    ST(dx, o[1] + j * s[1], dt, divisor > 0 ? FDIV(g, (T)divisor) : g);              \
+#define RUN_(o, s, len)                                                 \
+  for (long j = 0; j < len; j++) {                                      \
+    T g = LD(dy, o[0] + j * s[0], dt);                                  \
+    ST(dx, o[1] + j * s[1], dt, divisor > 0 ? FDIV(g, (T)divisor) : g); \
   }
   FOR_RUNS(it, ITER_N(it), ITER_PER(it), 2, RUN_)
 #undef RUN_
@@ -545,22 +557,22 @@ KERNEL red_bwd_sum(ITER_PARAMS1(it, dt), long divisor, const GLOBAL uchar *dy, G
 
 /* max/min backward: operands x, y, dy, count (i64), dx; ties share the gradient evenly */
 DEV void extreme_share_one(int dt, const GLOBAL uchar *x, long ox, const GLOBAL uchar *y, long oy,
-                              const GLOBAL uchar *dy, long ody, const GLOBAL long *count, long oc,
-                              GLOBAL uchar *dx, long odx) {
+                           const GLOBAL uchar *dy, long ody, const GLOBAL long *count, long oc, GLOBAL uchar *dx,
+                           long odx) {
   T xv = LD(x, ox, dt), yv = LD(y, oy, dt);
   int tie = xv == yv || (isnan(xv) && isnan(yv));
   ST(dx, odx, dt, tie ? FDIV(LD(dy, ody, dt), (T)count[oc]) : (T)0);
 }
 
 #if KD_WANT(red_bwd_extreme)
-KERNEL red_bwd_extreme(ITER_PARAMS1(it, dt), const GLOBAL uchar *x, const GLOBAL uchar *y,
-                            const GLOBAL uchar *dy, const GLOBAL long *count, GLOBAL uchar *dx) {
+KERNEL red_bwd_extreme(ITER_PARAMS1(it, dt), const GLOBAL uchar *x, const GLOBAL uchar *y, const GLOBAL uchar *dy,
+                       const GLOBAL long *count, GLOBAL uchar *dx) {
   ITER_INT(it, dt, dt);
   SPEC_SET_DT(dt);
-#define RUN_(o, s, len)                                                                               \
-  for (long j = 0; j < len; j++)                                                                      \
-    extreme_share_one(dt, x, o[0] + j * s[0], y, o[1] + j * s[1], dy, o[2] + j * s[2], count,         \
-                      o[3] + j * s[3], dx, o[4] + j * s[4]);
+#define RUN_(o, s, len)                                                                                            \
+  for (long j = 0; j < len; j++)                                                                                   \
+    extreme_share_one(dt, x, o[0] + j * s[0], y, o[1] + j * s[1], dy, o[2] + j * s[2], count, o[3] + j * s[3], dx, \
+                      o[4] + j * s[4]);
   FOR_RUNS(it, ITER_N(it), ITER_PER(it), 5, RUN_)
 #undef RUN_
 }

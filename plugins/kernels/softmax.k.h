@@ -8,9 +8,10 @@
  *             log_softmax dx = dy - exp(y) sum(dy). */
 KD_NO_CONTRACT /* add/sub/mul round exactly as written */
 #if IS_FLOAT
-/* smx_t: kp_smx_t of kernel_params.h */
+    /* smx_t: kp_smx_t of kernel_params.h */
 
-DEV void smx_rows(const smx_t *s, long m, long *off) {
+    DEV void
+    smx_rows(const smx_t *s, long m, long *off) {
   for (int k = 0; k < 3; k++) off[k] = s->base[k];
   for (int d = s->orank - 1; d >= 0; d--) {
     long n = s->oshape[d], idx = m % n;
@@ -98,7 +99,8 @@ DEV T smx_expsum16(const GLOBAL T *p, long R, T mx) {
 
 #if KD_WANT(smx_fwd)
 KERNEL smx_fwd(smx_t s, RANGE_PARAMS(n, per), const GLOBAL uchar *x, GLOBAL uchar *y) {
-  SPEC_SET_OP(s.op); SPEC_SET_DT(s.dt);
+  SPEC_SET_OP(s.op);
+  SPEC_SET_DT(s.dt);
   SMX_IS_LOG_DECL(s)
   FOR_ITEMS(m, n, per) {
     long off[3];
@@ -118,8 +120,10 @@ KERNEL smx_fwd(smx_t s, RANGE_PARAMS(n, per), const GLOBAL uchar *x, GLOBAL ucha
     {
       for (long r = 0; r < s.R; r++) {
         T v = LDK(x, off[0] + r * xs, s.dt);
-        if (isnan(v) || isnan(mx)) mx = NAN;
-        else if (v > mx) mx = v;
+        if (isnan(v) || isnan(mx))
+          mx = NAN;
+        else if (v > mx)
+          mx = v;
         n_inf += v == INFINITY;
       }
     }
@@ -155,9 +159,9 @@ KERNEL smx_fwd(smx_t s, RANGE_PARAMS(n, per), const GLOBAL uchar *x, GLOBAL ucha
 
 /* operands y, dy, dx */
 #if KD_WANT(smx_bwd)
-KERNEL smx_bwd(smx_t s, RANGE_PARAMS(n, per), const GLOBAL uchar *y, const GLOBAL uchar *dy,
-                    GLOBAL uchar *dx) {
-  SPEC_SET_OP(s.op); SPEC_SET_DT(s.dt);
+KERNEL smx_bwd(smx_t s, RANGE_PARAMS(n, per), const GLOBAL uchar *y, const GLOBAL uchar *dy, GLOBAL uchar *dx) {
+  SPEC_SET_OP(s.op);
+  SPEC_SET_DT(s.dt);
   SMX_IS_LOG_DECL(s)
   FOR_ITEMS(m, n, per) {
     long off[3];
@@ -185,7 +189,7 @@ KERNEL smx_bwd(smx_t s, RANGE_PARAMS(n, per), const GLOBAL uchar *y, const GLOBA
  * depends only on the row length (SMX_WG is fixed), so results are reproducible; the special rows
  * follow smx_fwd (a NaN or all -inf: NaN; m entries of +inf: 1/m there, 0 elsewhere). */
 #define SMX_WG KP_SMX_WG /* kernel_params.h: the host launches with it */
-#if KD_VECTOR /* OpenCL only: the CUDA plugin runs smx_fwd and smx_bwd */
+#if KD_VECTOR            /* OpenCL only: the CUDA plugin runs smx_fwd and smx_bwd */
 
 #if KD_WANT(smx_row_fwd) || KD_WANT(smx_row_bwd)
 /* sum of the group's SMX_WG values v[] (all work-items call it; v is free again on return) */
@@ -207,7 +211,8 @@ DEV T smx_tree_sum(local T *v, int lid) {
  * drivers that run work-items as CPU loops); the rest of the row goes one element a step. */
 #define SMX_CHUNK (4 * SMX_WG)
 KERNEL_WG(SMX_WG, 1) smx_row_fwd(smx_t s, const GLOBAL uchar *x, GLOBAL uchar *y) {
-  SPEC_SET_OP(s.op); SPEC_SET_DT(s.dt);
+  SPEC_SET_OP(s.op);
+  SPEC_SET_DT(s.dt);
   int is_log = s.op == OP_LOG_SOFTMAX, lid = (int)get_local_id(0);
   local T lv[SMX_WG];
   local long lc[SMX_WG];
@@ -300,7 +305,8 @@ KERNEL_WG(SMX_WG, 1) smx_row_fwd(smx_t s, const GLOBAL uchar *x, GLOBAL uchar *y
 /* operands y, dy, dx */
 #if KD_WANT(smx_row_bwd)
 KERNEL_WG(SMX_WG, 1) smx_row_bwd(smx_t s, const GLOBAL uchar *y, const GLOBAL uchar *dy, GLOBAL uchar *dx) {
-  SPEC_SET_OP(s.op); SPEC_SET_DT(s.dt);
+  SPEC_SET_OP(s.op);
+  SPEC_SET_DT(s.dt);
   int is_log = s.op == OP_LOG_SOFTMAX, lid = (int)get_local_id(0);
   local T lv[SMX_WG];
   long ys = s.rstride[0], gs = s.rstride[1], ds = s.rstride[2];

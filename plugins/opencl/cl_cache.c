@@ -30,7 +30,6 @@
 #define CACHE_MAGIC "PARITYC3" /* format 3: one program per kernel and class */
 #define CACHE_MAX_BINARY (1ull << 30)
 
-
 static const int kernel_source[OCL_K_COUNT] = {
 #define OCL_X_(n, src) OCL_SRC_##src,
     OCL_KERNEL_LIST(OCL_X_)
@@ -44,8 +43,8 @@ static const int kernel_source[OCL_K_COUNT] = {
 static int uses_pmathf(const parity_plugin_device_t *dev, ocl_var_t v, int kid) {
   if (ocl_var_class(v) != OCL_CLASS_F) return 0;
   int src = kernel_source[kid];
-  return src == OCL_SRC_EW || (dev->slot->lib_div && (src == OCL_SRC_RED || src == OCL_SRC_SMX || kid == OCL_K_pool_fwd ||
-                                                      kid == OCL_K_pool_bwd));
+  return src == OCL_SRC_EW || (dev->slot->lib_div && (src == OCL_SRC_RED || src == OCL_SRC_SMX ||
+                                                      kid == OCL_K_pool_fwd || kid == OCL_K_pool_bwd));
 }
 
 static size_t make_prelude(const parity_plugin_device_t *dev, ocl_var_t v, int kid, char *buf, size_t n) {
@@ -86,9 +85,7 @@ static size_t make_prelude(const parity_plugin_device_t *dev, ocl_var_t v, int k
 /* Write the program's binary to the cache (atomically, through cachefile.h). */
 static void cache_write(cl_program prog, const char *path, uint64_t key) {
   size_t size = 0;
-  if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
-      size == 0)
-    return;
+  if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS || size == 0) return;
   unsigned char *bin = malloc(size);
   if (!bin) return;
   unsigned char *bins[1] = {bin};
@@ -102,15 +99,14 @@ static void cache_write(cl_program prog, const char *path, uint64_t key) {
 }
 
 /* clBuildProgram; on failure report with the head of the build log. */
-static int32_t build(const parity_plugin_device_t *dev, cl_program prog, const char *options, int cls,
-                     int kid, const char *how) {
+static int32_t build(const parity_plugin_device_t *dev, cl_program prog, const char *options, int cls, int kid,
+                     const char *how) {
   cl_int e = clBuildProgram(prog, 1, &dev->slot->id, options, NULL, NULL);
   char what[700];
   char log[512] = "";
   size_t len = 0;
   /* the head of the log (a longer log fails the query and leaves it empty) */
-  if (clGetProgramBuildInfo(prog, dev->slot->id, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, &len) !=
-      CL_SUCCESS)
+  if (clGetProgramBuildInfo(prog, dev->slot->id, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, &len) != CL_SUCCESS)
     log[0] = 0;
   log[sizeof log - 1] = 0;
   if (e == CL_SUCCESS) {
@@ -120,8 +116,8 @@ static int32_t build(const parity_plugin_device_t *dev, cl_program prog, const c
   }
   for (char *p = log; *p; p++)
     if (*p == '\n') *p = ' ';
-  snprintf(what, sizeof what, "%s %s for %s from %s, options '%s'%s%.400s", ocl_class_name(cls),
-           ocl_kernel_name(kid), dev->slot->kit.info.name, how, options, log[0] ? ": " : "", log);
+  snprintf(what, sizeof what, "%s %s for %s from %s, options '%s'%s%.400s", ocl_class_name(cls), ocl_kernel_name(kid),
+           dev->slot->kit.info.name, how, options, log[0] ? ": " : "", log);
   return ocl_cl_fail(e, "clBuildProgram", what);
 }
 
@@ -199,8 +195,8 @@ static int load_cached(parity_plugin_device_t *dev, ocl_prog_t *p, const char *o
     int ok = from_binary(dev, p, options, bin, size);
     free(bin);
     if (ok) {
-      ocl_log(PARITY_LOG_DEBUG, "%s %s loaded from cache %s in %.1f ms", ocl_class_name(cls),
-            ocl_kernel_name(kid), path, now_ms() - t0);
+      ocl_log(PARITY_LOG_DEBUG, "%s %s loaded from cache %s in %.1f ms", ocl_class_name(cls), ocl_kernel_name(kid),
+              path, now_ms() - t0);
       build_log("cache", cls, kid, declared, options);
       return 1;
     }
@@ -221,8 +217,10 @@ static const char *builtins_source(int *owned) {
   char *buf = NULL;
   long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
   if (n >= 0 && n < (1l << 24) && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL) {
-    if (fread(buf, 1, (size_t)n, f) == (size_t)n) buf[n] = 0, *owned = 1;
-    else free(buf), buf = NULL;
+    if (fread(buf, 1, (size_t)n, f) == (size_t)n)
+      buf[n] = 0, *owned = 1;
+    else
+      free(buf), buf = NULL;
   }
   fclose(f);
   return buf;
@@ -305,9 +303,9 @@ static int32_t build_with(parity_plugin_device_t *dev, ocl_prog_t *p, int declar
     p->prog = NULL;
     return st;
   }
-  ocl_log(PARITY_LOG_DEBUG, "%s %s (%s) built from source (%s) in %.1f ms (process CPU %.1f ms)",
-        ocl_class_name(cls), ocl_kernel_name(kid), p->quick ? "quick" : "optimised",
-        declared ? "builtins.cl" : "the driver's header", now_ms() - t0, (double)clock() * 1e3 / CLOCKS_PER_SEC - c0);
+  ocl_log(PARITY_LOG_DEBUG, "%s %s (%s) built from source (%s) in %.1f ms (process CPU %.1f ms)", ocl_class_name(cls),
+          ocl_kernel_name(kid), p->quick ? "quick" : "optimised", declared ? "builtins.cl" : "the driver's header",
+          now_ms() - t0, (double)clock() * 1e3 / CLOCKS_PER_SEC - c0);
   build_log("source", cls, kid, declared, t.options);
   p->save_pending = dev->cache_dir[0] != 0; /* counted by the caller (cl_programs.c) */
   return PARITY_STATUS_OK;
@@ -320,7 +318,7 @@ int32_t ocl_build_kernel(parity_plugin_device_t *dev, ocl_prog_t *p, int cache_o
     /* a builtin builtins.cl lacks (tools/gen_ocl_builtins.py), or an unreadable override: the
      * driver's header declares them all */
     ocl_log(PARITY_LOG_DEBUG, "%s %s: building with builtins.cl failed; using the driver's header",
-          ocl_class_name(ocl_var_class(p->var)), ocl_kernel_name(p->kid));
+            ocl_class_name(ocl_var_class(p->var)), ocl_kernel_name(p->kid));
   }
   return build_with(dev, p, 0, cache_only);
 }

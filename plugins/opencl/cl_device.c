@@ -9,7 +9,6 @@
 #include "parity_support/desc.h"
 #include "cl_internal.h"
 
-
 /* Fewest items per work-item on the contiguous layout: kernels whose items are single elements
  * (elementwise) start a second work-item only past this many. */
 static const uint32_t kernel_grain[OCL_K_COUNT] = {
@@ -31,8 +30,10 @@ int ocl_kernel_partner(int kid, ocl_var_t v) {
     case OCL_K_smx_row_fwd: return OCL_K_smx_row_bwd;
     case OCL_K_smx_row_bwd: return OCL_K_smx_row_fwd;
     /* a sum (or mean) and its backward, which reduce.c asks for in the same variant */
-    case OCL_K_red_pass: return ocl_var_op(v) == PARITY_OP_SUM && ocl_var_dt(v) == ocl_var_dt2(v) ? OCL_K_red_bwd_sum : -1;
-    case OCL_K_red_bwd_sum: return ocl_var_op(v) == PARITY_OP_SUM && ocl_var_dt(v) == ocl_var_dt2(v) ? OCL_K_red_pass : -1;
+    case OCL_K_red_pass:
+      return ocl_var_op(v) == PARITY_OP_SUM && ocl_var_dt(v) == ocl_var_dt2(v) ? OCL_K_red_bwd_sum : -1;
+    case OCL_K_red_bwd_sum:
+      return ocl_var_op(v) == PARITY_OP_SUM && ocl_var_dt(v) == ocl_var_dt2(v) ? OCL_K_red_pass : -1;
     default: return -1;
   }
 }
@@ -41,7 +42,6 @@ int ocl_program_kernel(int kid, ocl_var_t v) {
   int q = ocl_kernel_partner(kid, v);
   return q >= 0 && q < kid ? q : kid;
 }
-
 
 void ocl_device_close(parity_plugin_device_t *dev) {
   if (!dev) return;
@@ -68,8 +68,8 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
   OCL_CHECK(e, "clCreateCommandQueue", s->kit.info.name);
   cl_uint units = 1;
   size_t max_local = 1;
-  OCL_CHECK(clGetDeviceInfo(s->id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL),
-            "clGetDeviceInfo", "CL_DEVICE_MAX_COMPUTE_UNITS");
+  OCL_CHECK(clGetDeviceInfo(s->id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL), "clGetDeviceInfo",
+            "CL_DEVICE_MAX_COMPUTE_UNITS");
   OCL_CHECK(clGetDeviceInfo(s->id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_local, &max_local, NULL),
             "clGetDeviceInfo", "CL_DEVICE_MAX_WORK_GROUP_SIZE");
   dev->units = units ? units : 1;
@@ -133,8 +133,8 @@ int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims
 }
 
 /* 1-D launch geometry over `items`: global and local sizes, and items per work-item (0: strided). */
-static void items_geometry(const parity_plugin_device_t *dev, const ocl_prog_t *p, int kid, int64_t items,
-                           size_t *g, size_t *l, cl_long *per) {
+static void items_geometry(const parity_plugin_device_t *dev, const ocl_prog_t *p, int kid, int64_t items, size_t *g,
+                           size_t *l, cl_long *per) {
   uint64_t local = p->local;
   /* contiguous layout: at least kernel_grain[kid] items per work-item, so a small op is one
    * work-item in one group (the least a driver like PoCL has to schedule) */
@@ -148,8 +148,8 @@ static void items_geometry(const parity_plugin_device_t *dev, const ocl_prog_t *
   *l = (size_t)local;
 }
 
-int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint64_t work,
-                      uint32_t nargs, const ocl_arg_t *args) {
+int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint64_t work, uint32_t nargs,
+                      const ocl_arg_t *args) {
   ocl_prog_t *p;
   int32_t st = ocl_program(dev, v, kid, work, &p);
   if (st != PARITY_STATUS_OK) return st;
@@ -161,13 +161,13 @@ int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t
   if (st == PARITY_STATUS_OK) st = set_args(p, kid, 2, 1, &OCL_ARG(per));
   if (st == PARITY_STATUS_OK && nargs > 1) st = set_args(p, kid, 3, nargs - 1, args + 1);
   if (st != PARITY_STATUS_OK) return st;
-  OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, 1, NULL, &g, &l, 0, NULL, NULL),
-            "clEnqueueNDRangeKernel", kp_kernel_name(kid));
+  OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, 1, NULL, &g, &l, 0, NULL, NULL), "clEnqueueNDRangeKernel",
+            kp_kernel_name(kid));
   return PARITY_STATUS_OK;
 }
 
-int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_iter_t *it, int64_t items,
-                     uint32_t nargs, const ocl_arg_t *args) {
+int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_iter_t *it, int64_t items, uint32_t nargs,
+                     const ocl_arg_t *args) {
   ocl_prog_t *p;
   int32_t st = ocl_program(dev, v, kid, (uint64_t)items, &p);
   if (st != PARITY_STATUS_OK) return st;
@@ -179,8 +179,8 @@ int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_iter
   st = set_args(p, kid, 0, 1, &OCL_ARG(*it));
   if (st == PARITY_STATUS_OK && nargs) st = set_args(p, kid, 1, nargs, args);
   if (st != PARITY_STATUS_OK) return st;
-  OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, 1, NULL, &g, &l, 0, NULL, NULL),
-            "clEnqueueNDRangeKernel", kp_kernel_name(kid));
+  OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, 1, NULL, &g, &l, 0, NULL, NULL), "clEnqueueNDRangeKernel",
+            kp_kernel_name(kid));
   return PARITY_STATUS_OK;
 }
 

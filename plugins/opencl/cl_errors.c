@@ -4,6 +4,7 @@
 #include "cl_internal.h"
 
 /* X(code, NAME, parity status) */
+// clang-format off
 #define OCL_ERROR_LIST(X)                                                   \
   X(0, CL_SUCCESS, OK)                                                      \
   X(-1, CL_DEVICE_NOT_FOUND, UNAVAILABLE)                                   \
@@ -100,10 +101,12 @@
   X(-1145, CL_INVALID_SYNC_POINT_WAIT_LIST_KHR, INVALID_ARGUMENT)           \
   X(-1146, CL_INCOMPATIBLE_COMMAND_QUEUE_KHR, INVALID_ARGUMENT)             \
   X(-1147, CL_INVALID_MUTABLE_COMMAND_KHR, INVALID_ARGUMENT)
+// clang-format on
 
 const char *ocl_error_name(cl_int err) {
   switch (err) {
-#define OCL_X_(code, NAME, st) case code: return #NAME;
+#define OCL_X_(code, NAME, st) \
+  case code: return #NAME;
     OCL_ERROR_LIST(OCL_X_)
 #undef OCL_X_
     default: return NULL;
@@ -112,7 +115,8 @@ const char *ocl_error_name(cl_int err) {
 
 int32_t ocl_error_status(cl_int err) {
   switch (err) {
-#define OCL_X_(code, NAME, st) case code: return PARITY_STATUS_##st;
+#define OCL_X_(code, NAME, st) \
+  case code: return PARITY_STATUS_##st;
     OCL_ERROR_LIST(OCL_X_)
 #undef OCL_X_
     default: return PARITY_STATUS_DEVICE_ERROR; /* vendor codes (e.g. -9999): a device fault */

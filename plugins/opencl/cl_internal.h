@@ -57,7 +57,7 @@ typedef enum {
 #define OCL_X_(n, src) OCL_K_##n,
   OCL_KERNEL_LIST(OCL_X_)
 #undef OCL_X_
-  OCL_K_COUNT
+      OCL_K_COUNT
 } ocl_kernel_id_t;
 
 /* "ew_binary" */
@@ -73,9 +73,8 @@ int ocl_program_kernel(int kid, ocl_var_t v);
 /* A kernel variant: the compute class, and the op and dtypes the program fixes at build time
  * (0: left to the run-time arguments; op -1 is reduce's internal tie count). A plain class is
  * the variant that fixes nothing. */
-#define OCL_VAR(cls, op, dt, dt2)                                                          \
-  ((ocl_var_t)(cls) | ((ocl_var_t)(op) & 0xfffu) << 4 | ((ocl_var_t)(dt) & 0xffu) << 16 | \
-   ((ocl_var_t)(dt2) & 0xffu) << 24)
+#define OCL_VAR(cls, op, dt, dt2) \
+  ((ocl_var_t)(cls) | ((ocl_var_t)(op)&0xfffu) << 4 | ((ocl_var_t)(dt)&0xffu) << 16 | ((ocl_var_t)(dt2)&0xffu) << 24)
 static inline int ocl_var_class(ocl_var_t v) { return (int)(v & 15u); }
 static inline int ocl_var_op(ocl_var_t v) {
   int op = (int)((v >> 4) & 0xfffu);
@@ -91,8 +90,8 @@ typedef struct ocl_slot_t {
   cl_platform_id platform;
   cl_device_id id;
   int has_fp64, cpu_like, correct_divide;
-  int fma32; /* CL_FP_FMA for f32: fma() is a hardware instruction */
-  int c12;   /* OpenCL C 1.2 or later: built with -cl-std=CL1.2 (a smaller header to parse than 3.0's) */
+  int fma32;    /* CL_FP_FMA for f32: fma() is a hardware instruction */
+  int c12;      /* OpenCL C 1.2 or later: built with -cl-std=CL1.2 (a smaller header to parse than 3.0's) */
   int builtins; /* programs declare their builtins (kernels/builtins.cl) instead of the driver's header */
   /* float class: division, sqrt, rsqrt and reciprocal through pmathf (pf_div, pf_sqrt, ...), not
    * the built-ins: the device does not report CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT (the built-ins
@@ -100,7 +99,7 @@ typedef struct ocl_slot_t {
    * (device open fails, naming it). */
   int lib_div;
   char knob_error[200]; /* a PARITY_OPENCL_* value that does not parse: device open refuses with it */
-  char cache_key[512]; /* device name, platform and driver version: part of the cache key */
+  char cache_key[512];  /* device name, platform and driver version: part of the cache key */
 } ocl_slot_t;
 
 const ocl_slot_t *ocl_slot(uint32_t index);
@@ -121,11 +120,11 @@ typedef struct ocl_argcache_t {
 
 /* One kernel variant: its program, the kernel object and its work-group size. */
 typedef struct ocl_prog_t {
-  cl_program prog;   /* NULL: free slot of the table */
+  cl_program prog; /* NULL: free slot of the table */
   cl_kernel kern;
   ocl_argcache_t *args; /* NULL until the first launch */
-  size_t local;      /* 1-D work-group size: 1 on the contiguous layout (CPU devices) */
-  uint64_t key;      /* cache key (cl_cache.c) */
+  size_t local;         /* 1-D work-group size: 1 on the contiguous layout (CPU devices) */
+  uint64_t key;         /* cache key (cl_cache.c) */
   ocl_var_t var;
   int kid;
   int save_pending;  /* built from source: write the binary once its first launch has finished */
@@ -145,22 +144,21 @@ struct parity_plugin_device_t {
   const ocl_slot_t *slot;
   cl_context ctx;
   cl_command_queue queue;
-  ocl_prog_t *progs;      /* open-addressing table by (kernel, variant), built on first use */
+  ocl_prog_t *progs; /* open-addressing table by (kernel, variant), built on first use */
   uint32_t prog_cap, prog_count;
   uint32_t saves_pending; /* programs built from source whose binary is not yet on disk */
   char cache_dir[900];    /* empty: no cache folder */
-  uint32_t units;       /* compute units */
-  size_t max_local;     /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
-  uint64_t max_groups;  /* cap on work-groups per 1-D launch; kernels loop past it */
-  int contiguous;       /* 1: each work-item takes a contiguous run (CPU devices); 0: strided */
-  int tier;             /* OCL_TIER_*: which programs launches get (cl_programs.c) */
-  cl_mem scratch;       /* grows on demand; in-order queue makes reuse safe */
+  uint32_t units;         /* compute units */
+  size_t max_local;       /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+  uint64_t max_groups;    /* cap on work-groups per 1-D launch; kernels loop past it */
+  int contiguous;         /* 1: each work-item takes a contiguous run (CPU devices); 0: strided */
+  int tier;               /* OCL_TIER_*: which programs launches get (cl_programs.c) */
+  cl_mem scratch;         /* grows on demand; in-order queue makes reuse safe */
   uint64_t scratch_size;
-  void **staging;       /* host copies of queued writes, freed once the queue has drained */
+  void **staging; /* host copies of queued writes, freed once the queue has drained */
   uint32_t staging_count, staging_cap;
   uint64_t staging_bytes;
 };
-
 
 /* Debugging and test knobs, read at device open (both layouts are correct everywhere):
  *   PARITY_OPENCL_WORK_LAYOUT=contiguous|strided  how work-items share items (default: contiguous
@@ -199,7 +197,6 @@ int32_t ocl_tier_mode(const ocl_slot_t *s, int *out);
 /* Release every built program and kernel of the device. */
 void ocl_programs_release(parity_plugin_device_t *dev);
 
-
 /* A kernel argument: size and address of the value (cl_mem handles by address too); `mem` marks
  * a cl_mem, which is set on every launch (a freed handle's address may come back as another
  * buffer, and a driver may resolve the handle when the argument is set). */
@@ -208,18 +205,18 @@ typedef struct ocl_arg_t {
   const void *value;
   int mem;
 } ocl_arg_t;
-#define OCL_ARG(v) ((ocl_arg_t){sizeof(v), &(v), _Generic((v), cl_mem: 1, default: 0)})
+#define OCL_ARG(v) ((ocl_arg_t){sizeof(v), &(v), _Generic((v), cl_mem : 1, default : 0)})
 
 /* Enqueue a 1-D kernel over `items` work items (> 0; FOR_ITEMS in the kernels), about `work`
  * units of work in all (the tier choice: cl_programs.c). Kernel
  * arguments are args[0], then n and per (chosen here), then args[1..nargs-1]. */
-int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint64_t work,
-                      uint32_t nargs, const ocl_arg_t *args);
+int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint64_t work, uint32_t nargs,
+                      const ocl_arg_t *args);
 /* Same for kernels whose first argument is an iteration (elementwise, reduce backward): it carries
  * n and per (set here) with the op and dtypes, so a launch passes 1 + nargs arguments (PoCL
  * copies every argument at each enqueue: fewer is cheaper). */
-int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, kp_iter_cl_t *it, int64_t items,
-                     uint32_t nargs, const ocl_arg_t *args);
+int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, kp_iter_cl_t *it, int64_t items, uint32_t nargs,
+                     const ocl_arg_t *args);
 /* Set args and enqueue with explicit geometry. */
 int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims, const size_t *global,
                 const size_t *local, uint32_t nargs, const ocl_arg_t *args);
@@ -246,8 +243,8 @@ _Static_assert(KP_MAX_RANK == PARITY_MAX_RANK, "kernel_params.h: KP_MAX_RANK mus
 /* Iterate `shape` with one stride list per operand (NULL strides: operand absent, stride 0).
  * Size-1 axes are dropped, axes contiguous for every operand merged, and a short innermost axis
  * swapped with the longest; rank ends >= 1. Only for kernels whose elements are independent. */
-void ocl_iter_build(ocl_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t nops,
-                    const int64_t *const *strides, const int64_t *bases);
+void ocl_iter_build(ocl_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t nops, const int64_t *const *strides,
+                    const int64_t *bases);
 /* Same, from tensor descriptors sharing the first one's shape (NULL entries: absent). */
 void ocl_iter_from_tensors(ocl_iter_t *it, uint32_t nops, const parity_tensor_desc_t *const *t);
 
@@ -261,6 +258,5 @@ cl_mem ocl_mem_of(const parity_tensor_desc_t *t);
  * element-aligned offsets first; matmul adds a device limit of its own. */
 PSUP_KIT_DECLARE_FAMILIES(ocl);
 int32_t ocl_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);
-
 
 #endif

@@ -20,8 +20,8 @@ static void from_layout(ocl_iter_t *it, const psup_layout_t *l) {
   it->rank = (int32_t)l->rank;
 }
 
-void ocl_iter_build(ocl_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t nops,
-                    const int64_t *const *strides, const int64_t *bases) {
+void ocl_iter_build(ocl_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t nops, const int64_t *const *strides,
+                    const int64_t *bases) {
   psup_layout_t l;
   psup_layout_build(&l, rank, shape, nops, strides, bases, 1);
   from_layout(it, &l);

@@ -16,8 +16,8 @@ int32_t ocl_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plug
   if (size > max)
     return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY,
                     "cannot allocate %llu bytes: larger than CL_DEVICE_MAX_MEM_ALLOC_SIZE "
-                    "(%llu bytes) of %s", (unsigned long long)size, (unsigned long long)max,
-                    dev->slot->kit.info.name);
+                    "(%llu bytes) of %s",
+                    (unsigned long long)size, (unsigned long long)max, dev->slot->kit.info.name);
   parity_plugin_buffer_t *b = malloc(sizeof *b);
   if (!b) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "buffer_alloc: out of host memory");
   cl_int e;
@@ -73,8 +73,8 @@ static void *stage(parity_plugin_device_t *dev, const void *src, uint64_t size) 
   return copy;
 }
 
-int32_t ocl_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
-                         const void *src, uint64_t size) {
+int32_t ocl_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, const void *src,
+                         uint64_t size) {
   if (size == 0) return PARITY_STATUS_OK; /* arguments checked by the kit (gpu_kit.h) */
   const void *copy = stage(dev, src, size);
   /* without a copy, block: the caller may reuse src at once */
@@ -108,8 +108,8 @@ int32_t ocl_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src
               "clEnqueueCopyBuffer", "buffer_copy (overlapping, from scratch)");
     return PARITY_STATUS_OK;
   }
-  OCL_CHECK(clEnqueueCopyBuffer(dev->queue, src->mem, dst->mem, (size_t)src_off, (size_t)dst_off, (size_t)size,
-                                0, NULL, NULL),
+  OCL_CHECK(clEnqueueCopyBuffer(dev->queue, src->mem, dst->mem, (size_t)src_off, (size_t)dst_off, (size_t)size, 0, NULL,
+                                NULL),
             "clEnqueueCopyBuffer", "buffer_copy");
   return PARITY_STATUS_OK;
 }

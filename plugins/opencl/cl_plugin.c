@@ -13,7 +13,6 @@
 #define OCL_MAX_DEVICES 64
 static ocl_slot_t slots[OCL_MAX_DEVICES]; /* filled at init (single-threaded), read-only afterwards */
 
-
 int32_t ocl_cl_fail(cl_int err, const char *call, const char *what) {
   return psup_kit_driver_fail(&ocl_kit, ocl_error_status(err), call, ocl_error_name(err), "OpenCL error", err, what);
 }
@@ -78,7 +77,8 @@ static void add_device(cl_platform_id p, cl_device_id d) {
    * correctly (and is built with -cl-fp32-correctly-rounded-divide-sqrt); parity's bound is 1 */
   static const char *const div_modes[] = {"auto", "lib", "builtin", NULL};
   int dm = 0;
-  if (!s->knob_error[0]) psup_env_choice("PARITY_OPENCL_EXACT_DIV", div_modes, 0, &dm, s->knob_error, sizeof s->knob_error);
+  if (!s->knob_error[0])
+    psup_env_choice("PARITY_OPENCL_EXACT_DIV", div_modes, 0, &dm, s->knob_error, sizeof s->knob_error);
   s->lib_div = dm == 0 ? !s->correct_divide : dm == 1;
   char cver[128]; /* "OpenCL C 1.2 ..." */
   dev_str(d, CL_DEVICE_OPENCL_C_VERSION, cver, sizeof cver);
@@ -123,8 +123,7 @@ static int32_t ocl_init(void) {
   cl_uint np = 0;
   cl_int e = clGetPlatformIDs(0, NULL, &np);
   if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && np == 0))
-    return ocl_fail(PARITY_STATUS_UNAVAILABLE,
-                    "no OpenCL platform found; install an ICD such as pocl-opencl-icd");
+    return ocl_fail(PARITY_STATUS_UNAVAILABLE, "no OpenCL platform found; install an ICD such as pocl-opencl-icd");
   OCL_CHECK(e, "clGetPlatformIDs", "listing platforms");
   cl_platform_id plats[16];
   if (np > 16) np = 16;
@@ -148,7 +147,8 @@ static int32_t ocl_init(void) {
   if (ocl_kit.slot_count == 0)
     return ocl_fail(PARITY_STATUS_UNAVAILABLE,
                     "%u OpenCL platform(s) but no usable device (none available with a "
-                    "compiler); install a driver such as pocl-opencl-icd", (unsigned)np);
+                    "compiler); install a driver such as pocl-opencl-icd",
+                    (unsigned)np);
   return PARITY_STATUS_OK;
 }
 

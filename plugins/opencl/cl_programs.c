@@ -51,10 +51,14 @@ static int32_t prog_grow(parity_plugin_device_t *dev) {
 
 int32_t ocl_tier_mode(const ocl_slot_t *s, int *out) {
   const char *t = psup_getenv("PARITY_OPENCL_TIER");
-  if (!t || !*t || strcmp(t, "auto") == 0) *out = s->cpu_like ? OCL_TIER_TIERED : OCL_TIER_FULL;
-  else if (strcmp(t, "tiered") == 0) *out = OCL_TIER_TIERED;
-  else if (strcmp(t, "full") == 0) *out = OCL_TIER_FULL;
-  else if (strcmp(t, "quick") == 0) *out = OCL_TIER_QUICK;
+  if (!t || !*t || strcmp(t, "auto") == 0)
+    *out = s->cpu_like ? OCL_TIER_TIERED : OCL_TIER_FULL;
+  else if (strcmp(t, "tiered") == 0)
+    *out = OCL_TIER_TIERED;
+  else if (strcmp(t, "full") == 0)
+    *out = OCL_TIER_FULL;
+  else if (strcmp(t, "quick") == 0)
+    *out = OCL_TIER_QUICK;
   else
     return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT,
                     "PARITY_OPENCL_TIER='%.40s' is not one of auto, tiered, full, quick", t);
@@ -81,8 +85,10 @@ void ocl_programs_release(parity_plugin_device_t *dev) {
  * the partner kernel of the same program (if any) an entry too, unless it has one of the same
  * tier or better. Only the entry that was built writes the cache file. */
 static void install(parity_plugin_device_t *dev, ocl_prog_t *p, const ocl_prog_t *fresh) {
-  if (p->prog) drop(dev, p);
-  else dev->prog_count++;
+  if (p->prog)
+    drop(dev, p);
+  else
+    dev->prog_count++;
   *p = *fresh;
   if (p->save_pending) dev->saves_pending++;
   int partner = ocl_kernel_partner(fresh->kid, fresh->var);
@@ -95,8 +101,10 @@ static void install(parity_plugin_device_t *dev, ocl_prog_t *p, const ocl_prog_t
     clReleaseKernel(twin.kern);
     return;
   }
-  if (q->prog) drop(dev, q);
-  else dev->prog_count++;
+  if (q->prog)
+    drop(dev, q);
+  else
+    dev->prog_count++;
   *q = twin;
 }
 
@@ -112,8 +120,10 @@ static void tier_up(parity_plugin_device_t *dev, ocl_prog_t *p, uint64_t work) {
   if (p->launches < UINT32_MAX) p->launches++;
   if (work < OCL_TIER_BIG && p->launches < OCL_TIER_LAUNCHES) return;
   ocl_prog_t fresh;
-  if (build(dev, p->var, p->kid, 0, 0, &fresh) == PARITY_STATUS_OK) install(dev, p, &fresh);
-  else p->tier_failed = 1;
+  if (build(dev, p->var, p->kid, 0, 0, &fresh) == PARITY_STATUS_OK)
+    install(dev, p, &fresh);
+  else
+    p->tier_failed = 1;
 }
 
 int32_t ocl_program(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint64_t work, ocl_prog_t **out) {
@@ -124,8 +134,7 @@ int32_t ocl_program(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint64_t 
     return PARITY_STATUS_OK;
   }
   if (ocl_var_class(v) == OCL_CLASS_D && !dev->slot->has_fp64)
-    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "no f64 kernels on %s (no cl_khr_fp64)",
-                    dev->slot->kit.info.name);
+    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "no f64 kernels on %s (no cl_khr_fp64)", dev->slot->kit.info.name);
   if ((dev->prog_count + 2) * 2 > dev->prog_cap) {
     int32_t st = prog_grow(dev);
     if (st != PARITY_STATUS_OK) return st;

@@ -34,8 +34,8 @@ static int32_t tile_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint6
 
 /* The layout's kernel for one conv2d pass: register blocks of `blk_items` on CPU devices, else
  * `tiles` CT x CT tiles where allowed, else a work-item per item. */
-static int32_t conv_pass(parity_plugin_device_t *dev, ocl_var_t v, const int kids[3], int64_t blk_items,
-                         uint64_t tiles, int64_t items, uint64_t work, uint32_t nargs, const ocl_arg_t *args) {
+static int32_t conv_pass(parity_plugin_device_t *dev, ocl_var_t v, const int kids[3], int64_t blk_items, uint64_t tiles,
+                         int64_t items, uint64_t work, uint32_t nargs, const ocl_arg_t *args) {
   if (dev->contiguous) return ocl_run_items(dev, v, kids[0], blk_items, work, nargs, args);
   int ran;
   int32_t st = tile_run(dev, v, kids[1], tiles, work, nargs, args, &ran);
@@ -87,7 +87,8 @@ int32_t ocl_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
                    (uint64_t)c.groups * ceil_div(cg, CT) * ceil_div(c.N * c.H * c.W, CT), items[0],
                    (uint64_t)items[0] * taps * (uint64_t)og, 4, args);
   }
-  if (st == PARITY_STATUS_OK && items[1] > 0) { /* blocks of 4 output channels of one tap; tiles of CT output channels x CT (c, kh, kw) */
+  if (st == PARITY_STATUS_OK &&
+      items[1] > 0) { /* blocks of 4 output channels of one tap; tiles of CT output channels x CT (c, kh, kw) */
     ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mx), OCL_ARG(mdy), OCL_ARG(mdw)};
     static const int kids[3] = {OCL_K_conv_bwd_weight_blk, OCL_K_conv_tile_bwd_weight, OCL_K_conv_bwd_weight};
     st = conv_pass(dev, v, kids, c.groups * ((og + 3) / 4) * cg * c.KH * c.KW,

@@ -42,8 +42,8 @@ static ocl_arg_t scalar_arg(const parity_plugin_device_t *dev, int cls, double v
 static int32_t copy_cast(parity_plugin_device_t *dev, const kp_ew_t *e, const ocl_iter_t *it, int *done) {
   int32_t sdt = e->dt;
   *done = 0;
-  if (sdt != e->dt2 || !(sdt == PARITY_DTYPE_F32 || sdt == PARITY_DTYPE_F64 || sdt == PARITY_DTYPE_I32 ||
-                         sdt == PARITY_DTYPE_I64))
+  if (sdt != e->dt2 ||
+      !(sdt == PARITY_DTYPE_F32 || sdt == PARITY_DTYPE_F64 || sdt == PARITY_DTYPE_I32 || sdt == PARITY_DTYPE_I64))
     return PARITY_STATUS_OK;
   if (!(it->rank == 1 && (it->shape[0] == 1 || (it->strides[0][0] == 1 && it->strides[1][0] == 1))))
     return PARITY_STATUS_OK;

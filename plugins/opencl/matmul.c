@@ -10,8 +10,8 @@
 int32_t ocl_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   (void)d;
   if (dev->max_local < KP_MM_TILE * KP_MM_TILE)
-    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "matmul needs work-groups of %d, %s allows %zu",
-                    KP_MM_TILE * KP_MM_TILE, dev->slot->kit.info.name, dev->max_local);
+    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "matmul needs work-groups of %d, %s allows %zu", KP_MM_TILE * KP_MM_TILE,
+                    dev->slot->kit.info.name, dev->max_local);
   return PARITY_STATUS_OK;
 }
 
@@ -29,11 +29,11 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const kp_mm_t *p, const pa
   int32_t st = ocl_kernel(dev, var, OCL_K_mm_fwd, work, &kern);
   if (st != PARITY_STATUS_OK) return st;
   size_t wg = 0;
-  if (clGetKernelWorkGroupInfo(kern, dev->slot->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) ==
-          CL_SUCCESS && wg < KP_MM_TILE * KP_MM_TILE)
-    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "matmul kernel allows work-groups of %zu on %s, needs %d",
-                    wg, dev->slot->kit.info.name, KP_MM_TILE * KP_MM_TILE);
-  uint64_t tiles = kp_mm_tiles(p, MM_OUT); /* MM_OUT x MM_OUT outputs per group */
+  if (clGetKernelWorkGroupInfo(kern, dev->slot->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS &&
+      wg < KP_MM_TILE * KP_MM_TILE)
+    return ocl_fail(PARITY_STATUS_UNSUPPORTED, "matmul kernel allows work-groups of %zu on %s, needs %d", wg,
+                    dev->slot->kit.info.name, KP_MM_TILE * KP_MM_TILE);
+  uint64_t tiles = kp_mm_tiles(p, MM_OUT);                   /* MM_OUT x MM_OUT outputs per group */
   uint64_t groups = tiles < (1u << 16) ? tiles : (1u << 16); /* groups loop over the rest */
   size_t global[2] = {(size_t)groups * KP_MM_TILE, KP_MM_TILE}, local[2] = {KP_MM_TILE, KP_MM_TILE};
   return ocl_run(dev, var, OCL_K_mm_fwd, 2, global, local, 4, args);

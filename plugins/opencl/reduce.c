@@ -28,13 +28,13 @@ static ocl_var_t red_var(int32_t op, int32_t dt, int32_t odt) {
 
 /* Run the planned reduction from x into y (element base in p->base[1]); partials go to `part`
  * from byte part_off on. */
-static int32_t red_launch(parity_plugin_device_t *dev, const psup_reduce_plan_t *p, int32_t op, int32_t dt,
-                          int32_t odt, cl_mem x, cl_mem y, cl_mem ref, cl_mem part, uint64_t part_off) {
+static int32_t red_launch(parity_plugin_device_t *dev, const psup_reduce_plan_t *p, int32_t op, int32_t dt, int32_t odt,
+                          cl_mem x, cl_mem y, cl_mem ref, cl_mem part, uint64_t part_off) {
   kp_red_t r;
   int64_t off[2];
   kp_red_pack(&r, off, p, op, dt, odt, !dev->contiguous, part_off);
-  ocl_arg_t args[] = {OCL_ARG(r), OCL_ARG(x), OCL_ARG(y), OCL_ARG(ref), OCL_ARG(part),
-                      OCL_ARG(off[0]), OCL_ARG(off[1])};
+  ocl_arg_t args[] = {OCL_ARG(r),    OCL_ARG(x),      OCL_ARG(y),     OCL_ARG(ref),
+                      OCL_ARG(part), OCL_ARG(off[0]), OCL_ARG(off[1])};
   int32_t st = ocl_run_items(dev, red_var(op, dt, odt), OCL_K_red_pass, r.M * r.parts, 0, 7, args);
   if (st != PARITY_STATUS_OK || r.parts == 1) return st;
   ocl_arg_t fin[] = {OCL_ARG(r), OCL_ARG(part), OCL_ARG(off[0]), OCL_ARG(off[1]), OCL_ARG(y)};

@@ -39,8 +39,10 @@ int32_t vkp_conv2d_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
   if (!psup_dtype_is_float(dt))
     return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s %s: only floating dtypes", op, psup_dtype_name(dt));
   if ((dt == PARITY_DTYPE_F16 || dt == PARITY_DTYPE_BF16) && !dev->slot->has_16bit)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s %s needs 16-bit storage (storageBuffer16BitAccess), "
-                    "which %s lacks", op, psup_dtype_name(dt), dev->slot->kit.info.name);
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED,
+                    "%s %s needs 16-bit storage (storageBuffer16BitAccess), "
+                    "which %s lacks",
+                    op, psup_dtype_name(dt), dev->slot->kit.info.name);
   if (dev->slot->cpu_like) { /* the longest per-item loop must fit llvmpipe's loop limit */
     vkp_cv_t c;
     cv_init(&c, d);
@@ -50,14 +52,17 @@ int32_t vkp_conv2d_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
     } else {
       cost = vkp_reduce_cost((int64_t)(c.C / c.groups) * c.KH * c.KW);
       if (d->direction != PARITY_DIRECTION_FORWARD) {
-        uint64_t a = vkp_reduce_cost((int64_t)(c.O / c.groups) * c.KH * c.KW), b = vkp_reduce_cost((int64_t)c.N * c.OH * c.OW);
+        uint64_t a = vkp_reduce_cost((int64_t)(c.O / c.groups) * c.KH * c.KW),
+                 b = vkp_reduce_cost((int64_t)c.N * c.OH * c.OW);
         if (a > cost) cost = a;
         if (b > cost) cost = b;
       }
     }
     if (cost > VKP_LOOP_BUDGET)
-      return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s: one output needs about %llu loop iterations; %s stops "
-                      "shader loops after 65535 (llvmpipe)", op, (unsigned long long)cost, dev->slot->kit.info.name);
+      return vkp_fail(PARITY_STATUS_UNSUPPORTED,
+                      "%s: one output needs about %llu loop iterations; %s stops "
+                      "shader loops after 65535 (llvmpipe)",
+                      op, (unsigned long long)cost, dev->slot->kit.info.name);
   }
   return vkp_check_window(dev, d);
 }
@@ -151,7 +156,8 @@ int32_t vkp_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   if (dx && nx > 0) {
     const parity_tensor_desc_t *t[] = {wt, dy, dx};
     const int w[] = {0, 0, 1};
-    st = run(dev, "conv_bwd_data", dt, d->op, 0, &c, nx, vkp_reduce_cost((int64_t)(c.O / c.groups) * c.KH * c.KW), 3, t, w);
+    st = run(dev, "conv_bwd_data", dt, d->op, 0, &c, nx, vkp_reduce_cost((int64_t)(c.O / c.groups) * c.KH * c.KW), 3, t,
+             w);
   }
   int64_t nw = dw ? psup_numel(dw) : 0;
   if (st == PARITY_STATUS_OK && nw > 0) { /* an empty batch gives zeros */

@@ -12,7 +12,8 @@
 int32_t vkp_elementwise_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   int kind = psup_op_info(d->op)->kind;
   if ((kind == PARITY_OP_KIND_COMPARE || kind == PARITY_OP_KIND_SELECT) && !dev->slot->has_8bit)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s needs bool storage (storageBuffer8BitAccess and shaderInt8), which %s lacks",
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED,
+                    "%s needs bool storage (storageBuffer8BitAccess and shaderInt8), which %s lacks",
                     psup_op_name(d->op), dev->slot->kit.info.name);
   return PARITY_STATUS_OK;
 }

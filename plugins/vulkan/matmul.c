@@ -27,11 +27,12 @@ _Static_assert(PARITY_MAX_RANK == 8, "matmul.comp assumes MAX_RANK 8");
 int32_t vkp_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   int32_t dt = d->inputs[0]->dtype;
   if (!psup_dtype_is_float(dt))
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s %s: only floating dtypes", psup_op_name(d->op),
-                    psup_dtype_name(dt));
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s %s: only floating dtypes", psup_op_name(d->op), psup_dtype_name(dt));
   if ((dt == PARITY_DTYPE_F16 || dt == PARITY_DTYPE_BF16) && !dev->slot->has_16bit)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s %s needs 16-bit storage (storageBuffer16BitAccess), "
-                    "which %s lacks", psup_op_name(d->op), psup_dtype_name(dt), dev->slot->kit.info.name);
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED,
+                    "%s %s needs 16-bit storage (storageBuffer16BitAccess), "
+                    "which %s lacks",
+                    psup_op_name(d->op), psup_dtype_name(dt), dev->slot->kit.info.name);
   /* the longest sum: k (forward), or n and m (backward) */
   const parity_tensor_desc_t *a = d->inputs[0], *b = d->inputs[1];
   uint32_t r = a->rank;
@@ -41,9 +42,10 @@ int32_t vkp_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
     if (a->shape[r - 2] > k) k = a->shape[r - 2];
   }
   if (dev->slot->cpu_like && vkp_reduce_cost(k) > VKP_LOOP_BUDGET)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s: sums of %lld terms exceed what one invocation of %s may "
-                    "loop (llvmpipe stops shader loops after 65535 iterations)", psup_op_name(d->op), (long long)k,
-                    dev->slot->kit.info.name);
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED,
+                    "%s: sums of %lld terms exceed what one invocation of %s may "
+                    "loop (llvmpipe stops shader loops after 65535 iterations)",
+                    psup_op_name(d->op), (long long)k, dev->slot->kit.info.name);
   return vkp_check_window(dev, d);
 }
 
@@ -81,9 +83,10 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d,
   uint64_t items;
   if (tiled) {
     l.local = MM_TILE * MM_TILE;
-    uint64_t tiles = (uint64_t)batch * (uint64_t)((M + MM_TILE - 1) / MM_TILE) * (uint64_t)((N + MM_TILE - 1) / MM_TILE);
+    uint64_t tiles =
+        (uint64_t)batch * (uint64_t)((M + MM_TILE - 1) / MM_TILE) * (uint64_t)((N + MM_TILE - 1) / MM_TILE);
     p.n = (int32_t)tiles;
-    items = tiles * l.local; /* one work-group per tile (folded, looping past the cap) */
+    items = tiles * l.local;   /* one work-group per tile (folded, looping past the cap) */
     if (dev->slot->cpu_like) { /* forced tiling: as many tiles per work-group as llvmpipe's loop limit
                                   allows (a tile costs ~K + K/8 iterations), under the group cap */
       l.params = &p;

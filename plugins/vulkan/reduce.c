@@ -80,9 +80,11 @@ int32_t vkp_reduce_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
   if (d->direction == PARITY_DIRECTION_BACKWARD && (d->op == PARITY_OP_MAX || d->op == PARITY_OP_MIN)) {
     uint64_t m = (uint64_t)psup_numel(d->inputs[1]);
     if (m * 4u + 65536u > s->max_range)
-      return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s backward: %llu outputs need %llu bytes of tie counts; one "
-                      "binding may span at most %llu (maxStorageBufferRange of %s)", op, (unsigned long long)m,
-                      (unsigned long long)(m * 4u), (unsigned long long)s->max_range, s->kit.info.name);
+      return vkp_fail(PARITY_STATUS_UNSUPPORTED,
+                      "%s backward: %llu outputs need %llu bytes of tie counts; one "
+                      "binding may span at most %llu (maxStorageBufferRange of %s)",
+                      op, (unsigned long long)m, (unsigned long long)(m * 4u), (unsigned long long)s->max_range,
+                      s->kit.info.name);
   }
   /* the final pass adds one output's partials (RED_MAX_CHUNK terms each) in one invocation: on
    * llvmpipe, whose loop limit would cut it short, refuse what does not fit */
@@ -90,9 +92,10 @@ int32_t vkp_reduce_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
     uint64_t k = (uint64_t)psup_numel(x) / (uint64_t)psup_numel(d->outputs[0]);
     uint64_t most = (uint64_t)RED_MAX_CHUNK * (VKP_LOOP_BUDGET - 64u) * 8u / 9u;
     if (k > most)
-      return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s over %llu terms per output: %s runs at most %llu (its loop "
-                      "limit of 65,535 iterations per invocation)", op, (unsigned long long)k, s->kit.info.name,
-                      (unsigned long long)most);
+      return vkp_fail(PARITY_STATUS_UNSUPPORTED,
+                      "%s over %llu terms per output: %s runs at most %llu (its loop "
+                      "limit of 65,535 iterations per invocation)",
+                      op, (unsigned long long)k, s->kit.info.name, (unsigned long long)most);
   }
   return PARITY_STATUS_OK;
 }

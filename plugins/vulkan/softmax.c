@@ -19,9 +19,9 @@ typedef struct vkp_smx_t {
 } vkp_smx_t;
 _Static_assert(sizeof(vkp_smx_t) == 176, "vkp_smx_t must match Params in softmax.comp");
 
-#define SMX_LMAX 256u            /* LMAX in softmax.comp */
-#define SMX_LOOP_BUDGET 32768u   /* loop iterations per invocation and dispatch */
-#define SMX_ELEM_COST 6u         /* loop iterations per element and invocation (3 passes; measured ~4) */
+#define SMX_LMAX 256u          /* LMAX in softmax.comp */
+#define SMX_LOOP_BUDGET 32768u /* loop iterations per invocation and dispatch */
+#define SMX_ELEM_COST 6u       /* loop iterations per element and invocation (3 passes; measured ~4) */
 
 /* the work-group size: a power of two, the device default for rows up to 8192 elements, else
  * up to SMX_LMAX (a row's elements are spread over the work-group) */
@@ -37,7 +37,8 @@ int32_t vkp_softmax_supports(parity_plugin_device_t *dev, const parity_op_desc_t
   int64_t row = x->shape[d->params.softmax.axis];
   uint64_t per_inv = ((uint64_t)row + smx_local(dev, row) - 1) / smx_local(dev, row);
   if (per_inv * SMX_ELEM_COST + 64u > SMX_LOOP_BUDGET)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s: a row of %lld elements is longer than one work-group "
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED,
+                    "%s: a row of %lld elements is longer than one work-group "
                     "handles in one dispatch here (at most %llu; lavapipe ends a shader after 65,535 loop iterations)",
                     psup_op_name(d->op), (long long)row,
                     (unsigned long long)((SMX_LOOP_BUDGET - 64u) / SMX_ELEM_COST * smx_local(dev, row)));

@@ -12,13 +12,15 @@
 
 int32_t vkp_host_buf_create(parity_plugin_device_t *dev, uint64_t size, VkBufferUsageFlags usage, vkp_host_buf_t *out) {
   memset(out, 0, sizeof *out);
-  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size, .usage = usage,
+  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                            .size = size,
+                            .usage = usage,
                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
   VKP_CHECK(vkCreateBuffer(dev->dev, &bci, NULL, &out->buf), "vkCreateBuffer", "host-visible ring");
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(dev->dev, out->buf, &req);
-  VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
-                             .memoryTypeIndex = dev->mem_host};
+  VkMemoryAllocateInfo ai = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = dev->mem_host};
   VkResult r = vkAllocateMemory(dev->dev, &ai, NULL, &out->mem);
   if (r == VK_SUCCESS) r = vkBindBufferMemory(dev->dev, out->buf, out->mem, 0);
   if (r == VK_SUCCESS) r = vkMapMemory(dev->dev, out->mem, 0, VK_WHOLE_SIZE, 0, (void **)&out->map);
@@ -45,11 +47,14 @@ int32_t vkp_batch_init(parity_plugin_device_t *dev) {
   VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                              .descriptorCount = VKP_BATCH_DISPATCHES * VKP_MAX_BINDINGS};
   VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                    .maxSets = VKP_BATCH_DISPATCHES, .poolSizeCount = 1, .pPoolSizes = &ps};
+                                    .maxSets = VKP_BATCH_DISPATCHES,
+                                    .poolSizeCount = 1,
+                                    .pPoolSizes = &ps};
   for (int i = 0; i < VKP_SLOTS; i++) {
     vkp_batch_t *b = &dev->batch[i];
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = dev->cmd_pool, .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandPool = dev->cmd_pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       .commandBufferCount = 1};
     VKP_CHECK(vkAllocateCommandBuffers(dev->dev, &ai, &b->cmd), "vkAllocateCommandBuffers", "");
     VKP_CHECK(vkCreateDescriptorPool(dev->dev, &dpi, NULL, &b->pool), "vkCreateDescriptorPool", "");
@@ -71,8 +76,10 @@ void vkp_batch_destroy(parity_plugin_device_t *dev) {
 /* Wait until `serial` has completed on the device. */
 static int32_t wait_serial(parity_plugin_device_t *dev, uint64_t serial) {
   if (serial <= dev->completed) return PARITY_STATUS_OK;
-  VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
-                            .pSemaphores = &dev->timeline, .pValues = &serial};
+  VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                            .semaphoreCount = 1,
+                            .pSemaphores = &dev->timeline,
+                            .pValues = &serial};
   VkResult r = vkWaitSemaphores(dev->dev, &wi, UINT64_MAX);
   if (r != VK_SUCCESS) return vkp_vk_fail(r, "vkWaitSemaphores", "waiting for submitted work");
   dev->completed = serial;
@@ -82,12 +89,14 @@ static int32_t wait_serial(parity_plugin_device_t *dev, uint64_t serial) {
 }
 
 static void full_barrier(VkCommandBuffer cmd) {
-  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT,
-                        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                                         VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+  VkMemoryBarrier mb = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT,
+      .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                       VK_ACCESS_TRANSFER_WRITE_BIT};
+  vkCmdPipelineBarrier(
+      cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
 int32_t vkp_cmd(parity_plugin_device_t *dev, VkCommandBuffer *out) {
@@ -117,9 +126,14 @@ int32_t vkp_flush(parity_plugin_device_t *dev, int wait) {
     VKP_CHECK(vkEndCommandBuffer(b->cmd), "vkEndCommandBuffer", "");
     uint64_t value = dev->submitted + 1;
     VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                        .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &value};
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &ts, .commandBufferCount = 1,
-                       .pCommandBuffers = &b->cmd, .signalSemaphoreCount = 1, .pSignalSemaphores = &dev->timeline};
+                                        .signalSemaphoreValueCount = 1,
+                                        .pSignalSemaphoreValues = &value};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .pNext = &ts,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &b->cmd,
+                       .signalSemaphoreCount = 1,
+                       .pSignalSemaphores = &dev->timeline};
     VKP_CHECK(vkQueueSubmit(dev->queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit", "");
     dev->submitted = value;
     b->serial = value;
@@ -161,8 +175,9 @@ int32_t vkp_hazard(parity_plugin_device_t *dev, const VkBuffer *reads, uint32_t 
 static int32_t ring(parity_plugin_device_t *dev, int which, uint64_t bytes, uint64_t align, vkp_host_buf_t **out_buf,
                     uint64_t *out_off) {
   uint64_t cap = which ? VKP_STAGING_BYTES : VKP_PARAM_BYTES;
-  if (bytes > cap) return vkp_fail(PARITY_STATUS_INTERNAL, "%llu bytes exceed the %llu-byte ring",
-                                   (unsigned long long)bytes, (unsigned long long)cap);
+  if (bytes > cap)
+    return vkp_fail(PARITY_STATUS_INTERNAL, "%llu bytes exceed the %llu-byte ring", (unsigned long long)bytes,
+                    (unsigned long long)cap);
   if (align < 1) align = 1;
   for (int attempt = 0; attempt < 2; attempt++) {
     VkCommandBuffer cmd;

@@ -61,11 +61,13 @@ int32_t vkp_pipeline_cache_load(parity_plugin_device_t *dev) {
       free(data);
       data = NULL;
     }
-    if (data) vkp_log(PARITY_LOG_DEBUG, "pipeline cache %s: %zu bytes", path, size);
-    else if (path[0]) vkp_log(PARITY_LOG_DEBUG, "pipeline cache %s ignored: %s", path, why);
+    if (data)
+      vkp_log(PARITY_LOG_DEBUG, "pipeline cache %s: %zu bytes", path, size);
+    else if (path[0])
+      vkp_log(PARITY_LOG_DEBUG, "pipeline cache %s ignored: %s", path, why);
   }
-  VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, .initialDataSize = size,
-                                  .pInitialData = data};
+  VkPipelineCacheCreateInfo ci = {
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, .initialDataSize = size, .pInitialData = data};
   VkResult r = vkCreatePipelineCache(dev->dev, &ci, NULL, &dev->pcache);
   if (r != VK_SUCCESS && data) { /* the driver refused the data: start empty */
     vkp_log(PARITY_LOG_WARNING, "pipeline cache rejected by the driver (%s); starting empty", vkp_result_name(r));

@@ -43,32 +43,38 @@ void vkp_device_close(parity_plugin_device_t *dev) {
 static int32_t create_device(parity_plugin_device_t *dev) {
   const vkp_slot_t *s = dev->slot;
   float prio = 1.0f;
-  VkDeviceQueueCreateInfo q = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = s->queue_family,
-                               .queueCount = 1, .pQueuePriorities = &prio};
+  VkDeviceQueueCreateInfo q = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                               .queueFamilyIndex = s->queue_family,
+                               .queueCount = 1,
+                               .pQueuePriorities = &prio};
   VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                           .timelineSemaphore = VK_TRUE,
                                           .storageBuffer8BitAccess = s->has_8bit ? VK_TRUE : VK_FALSE,
                                           .shaderInt8 = s->has_8bit ? VK_TRUE : VK_FALSE};
-  VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12,
+  VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                          .pNext = &f12,
                                           .storageBuffer16BitAccess = s->has_16bit ? VK_TRUE : VK_FALSE};
   VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
   f2.features.shaderFloat64 = s->has_f64 ? VK_TRUE : VK_FALSE;
   f2.features.shaderInt64 = s->has_i64 ? VK_TRUE : VK_FALSE;
   f2.features.shaderInt16 = s->has_16bit ? VK_TRUE : VK_FALSE;
-  VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &f2, .queueCreateInfoCount = 1,
-                           .pQueueCreateInfos = &q};
+  VkDeviceCreateInfo ci = {
+      .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &f2, .queueCreateInfoCount = 1, .pQueueCreateInfos = &q};
   VKP_CHECK(vkCreateDevice(s->phys, &ci, NULL, &dev->dev), "vkCreateDevice", s->kit.info.name);
   vkGetDeviceQueue(dev->dev, s->queue_family, 0, &dev->queue);
   VkSemaphoreTypeCreateInfo tci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-                                   .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE, .initialValue = 0};
+                                   .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
+                                   .initialValue = 0};
   VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &tci};
   VKP_CHECK(vkCreateSemaphore(dev->dev, &sci, NULL, &dev->timeline), "vkCreateSemaphore", "timeline");
 
   VkPhysicalDeviceMemoryProperties mp;
   vkGetPhysicalDeviceMemoryProperties(s->phys, &mp);
   int dl = find_memory(&mp, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
-  int host = find_memory(&mp, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
-                                  VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0);
+  int host = find_memory(
+      &mp,
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT,
+      0);
   if (host < 0) host = find_memory(&mp, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
   if (dl < 0) dl = host;
   if (dl < 0 || host < 0)
@@ -80,25 +86,31 @@ static int32_t create_device(parity_plugin_device_t *dev) {
   /* one layout for every kernel: binding 0 = parameters, 1..7 = operands */
   VkDescriptorSetLayoutBinding b[VKP_MAX_BINDINGS];
   for (uint32_t i = 0; i < VKP_MAX_BINDINGS; i++)
-    b[i] = (VkDescriptorSetLayoutBinding){.binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                          .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-  VkDescriptorSetLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                         .bindingCount = VKP_MAX_BINDINGS, .pBindings = b};
+    b[i] = (VkDescriptorSetLayoutBinding){.binding = i,
+                                          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                          .descriptorCount = 1,
+                                          .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+  VkDescriptorSetLayoutCreateInfo lci = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, .bindingCount = VKP_MAX_BINDINGS, .pBindings = b};
   VKP_CHECK(vkCreateDescriptorSetLayout(dev->dev, &lci, NULL, &dev->set_layout), "vkCreateDescriptorSetLayout", "");
   VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = VKP_PUSH_BYTES};
-  VkPipelineLayoutCreateInfo pli = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
-                                    .pSetLayouts = &dev->set_layout, .pushConstantRangeCount = 1,
+  VkPipelineLayoutCreateInfo pli = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                    .setLayoutCount = 1,
+                                    .pSetLayouts = &dev->set_layout,
+                                    .pushConstantRangeCount = 1,
                                     .pPushConstantRanges = &pcr};
   VKP_CHECK(vkCreatePipelineLayout(dev->dev, &pli, NULL, &dev->pipe_layout), "vkCreatePipelineLayout", "");
 
   /* a 16-byte buffer bound to operand slots a kernel does not use */
-  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 16,
-                            .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                            .size = 16,
+                            .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                            .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
   VKP_CHECK(vkCreateBuffer(dev->dev, &bci, NULL, &dev->dummy), "vkCreateBuffer", "placeholder binding");
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(dev->dev, dev->dummy, &req);
-  VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
-                             .memoryTypeIndex = dev->mem_device};
+  VkMemoryAllocateInfo ai = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = dev->mem_device};
   VKP_CHECK(vkAllocateMemory(dev->dev, &ai, NULL, &dev->dummy_mem), "vkAllocateMemory", "placeholder binding");
   VKP_CHECK(vkBindBufferMemory(dev->dev, dev->dummy, dev->dummy_mem, 0), "vkBindBufferMemory", "placeholder binding");
   return PARITY_STATUS_OK;

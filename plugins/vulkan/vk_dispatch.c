@@ -20,22 +20,23 @@ int32_t vkp_check_window(const parity_plugin_device_t *dev, const parity_op_desc
       if (!t) continue;
       int64_t lo, hi;
       if (psup_byte_extent(t, &lo, &hi) != 0)
-        return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %s %u has an extent that overflows",
-                        psup_op_name(d->op), pass ? "output" : "input", i);
+        return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: %s %u has an extent that overflows", psup_op_name(d->op),
+                        pass ? "output" : "input", i);
       uint64_t need = (uint64_t)(hi - lo) + window_align(dev, psup_dtype_size(t->dtype));
       if (need > dev->slot->max_range)
-        return vkp_fail(PARITY_STATUS_UNSUPPORTED, "%s: %s %u spans %lld bytes; one binding may span at most "
-                        "%llu (maxStorageBufferRange of %s, capped at 2^31)", psup_op_name(d->op),
-                        pass ? "output" : "input", i, (long long)(hi - lo), (unsigned long long)dev->slot->max_range,
-                        dev->slot->kit.info.name);
+        return vkp_fail(PARITY_STATUS_UNSUPPORTED,
+                        "%s: %s %u spans %lld bytes; one binding may span at most "
+                        "%llu (maxStorageBufferRange of %s, capped at 2^31)",
+                        psup_op_name(d->op), pass ? "output" : "input", i, (long long)(hi - lo),
+                        (unsigned long long)dev->slot->max_range, dev->slot->kit.info.name);
     }
   }
   return PARITY_STATUS_OK;
 }
 
 /* The window [*off, *off + *range) of t's buffer, and t's element 0 as an element index in it. */
-static void window_of(const parity_plugin_device_t *dev, const parity_tensor_desc_t *t, uint64_t *off,
-                      uint64_t *range, int64_t *base) {
+static void window_of(const parity_plugin_device_t *dev, const parity_tensor_desc_t *t, uint64_t *off, uint64_t *range,
+                      int64_t *base) {
   uint32_t es = psup_dtype_size(t->dtype);
   int64_t lo = 0, hi = 0;
   psup_byte_extent(t, &lo, &hi);
@@ -99,16 +100,20 @@ static int spv_lookup(const char *name) {
   while (lo <= hi) {
     int mid = (lo + hi) / 2, c = strcmp(vk_spirv[mid].name, name);
     if (c == 0) return mid;
-    if (c < 0) lo = mid + 1;
-    else hi = mid - 1;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
   }
   return -1;
 }
 
 int vkp_spv_find(const char *kernel, const char *suffix) {
   char name[96];
-  if (suffix) snprintf(name, sizeof name, "%s_%s", kernel, suffix);
-  else snprintf(name, sizeof name, "%s", kernel);
+  if (suffix)
+    snprintf(name, sizeof name, "%s_%s", kernel, suffix);
+  else
+    snprintf(name, sizeof name, "%s", kernel);
   int id = spv_lookup(name);
   if (id < 0) vkp_fail(PARITY_STATUS_UNSUPPORTED, "no shader variant %s", name);
   return id;
@@ -160,22 +165,25 @@ static int32_t pipeline(parity_plugin_device_t *dev, const vkp_launch_t *l, VkPi
   if (l->spv < 0 || l->spv >= VK_SPV_COUNT) return vkp_fail(PARITY_STATUS_INTERNAL, "bad shader id %d", l->spv);
   if (!dev->modules[l->spv]) {
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                   .codeSize = vk_spirv[l->spv].words * 4, .pCode = vk_spirv[l->spv].code};
+                                   .codeSize = vk_spirv[l->spv].words * 4,
+                                   .pCode = vk_spirv[l->spv].code};
     VKP_CHECK(vkCreateShaderModule(dev->dev, &mi, NULL, &dev->modules[l->spv]), "vkCreateShaderModule",
               vk_spirv[l->spv].name);
   }
   /* 0: work-group size, 1: op, 2: extra, 3/4: the device's double/float fma is fused, 5: which
    * invocation does which lane's work in the shared-memory kernels (PARITY_VULKAN_LANE_ORDER;
    * modules without constant 5 ignore it) */
-  int32_t spec[6] = {(int32_t)l->local, l->op, l->extra, dev->fused_fma64 ? 1 : 0, dev->fused_fma32 ? 1 : 0,
+  int32_t spec[6] = {(int32_t)l->local,   l->op, l->extra, dev->fused_fma64 ? 1 : 0, dev->fused_fma32 ? 1 : 0,
                      vkp_knobs.lane_order};
   VkSpecializationMapEntry entries[6] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}, {3, 12, 4}, {4, 16, 4}, {5, 20, 4}};
   VkSpecializationInfo si = {.mapEntryCount = 6, .pMapEntries = entries, .dataSize = sizeof spec, .pData = spec};
-  VkComputePipelineCreateInfo ci = {
-      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                .module = dev->modules[l->spv], .pName = "main", .pSpecializationInfo = &si},
-      .layout = dev->pipe_layout};
+  VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+                                    .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                                              .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                                              .module = dev->modules[l->spv],
+                                              .pName = "main",
+                                              .pSpecializationInfo = &si},
+                                    .layout = dev->pipe_layout};
   VkPipeline p;
   VKP_CHECK(vkCreateComputePipelines(dev->dev, dev->pcache, 1, &ci, NULL, &p), "vkCreateComputePipelines",
             vk_spirv[l->spv].name);
@@ -220,8 +228,10 @@ int32_t vkp_dispatch(parity_plugin_device_t *dev, const vkp_launch_t *l) {
     int64_t base;
     window_of(dev, t, &off, &range, &base);
     bi[i + 1] = (VkDescriptorBufferInfo){t->buffer->buf, off, range};
-    if (l->operands[i].written) writes[nw++] = t->buffer->buf;
-    else reads[nr++] = t->buffer->buf;
+    if (l->operands[i].written)
+      writes[nw++] = t->buffer->buf;
+    else
+      reads[nr++] = t->buffer->buf;
     t->buffer->last_use = dev->submitted + 1;
   }
   reads[nr++] = dev->mathtab->buf;
@@ -231,18 +241,23 @@ int32_t vkp_dispatch(parity_plugin_device_t *dev, const vkp_launch_t *l) {
   if (st != PARITY_STATUS_OK) return st;
   VkDescriptorSet set;
   VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                    .descriptorPool = dev->batch[dev->cur].pool, .descriptorSetCount = 1,
+                                    .descriptorPool = dev->batch[dev->cur].pool,
+                                    .descriptorSetCount = 1,
                                     .pSetLayouts = &dev->set_layout};
   VKP_CHECK(vkAllocateDescriptorSets(dev->dev, &ai, &set), "vkAllocateDescriptorSets", vk_spirv[l->spv].name);
   VkWriteDescriptorSet w[VKP_MAX_BINDINGS];
   for (uint32_t i = 0; i < VKP_MAX_BINDINGS; i++)
-    w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = i,
-                                  .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+    w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                  .dstSet = set,
+                                  .dstBinding = i,
+                                  .descriptorCount = 1,
+                                  .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                   .pBufferInfo = &bi[i]};
   vkUpdateDescriptorSets(dev->dev, VKP_MAX_BINDINGS, w, 0, NULL);
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, dev->pipe_layout, 0, 1, &set, 0, NULL);
-  if (l->push_size) vkCmdPushConstants(cmd, dev->pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, (l->push_size + 3) & ~3u, l->push);
+  if (l->push_size)
+    vkCmdPushConstants(cmd, dev->pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, (l->push_size + 3) & ~3u, l->push);
   vkCmdDispatch(cmd, l->groups[0], l->groups[1], l->groups[2]);
   return PARITY_STATUS_OK;
 }

@@ -5,6 +5,7 @@
 #include "parity_support/desc.h"
 #include "vk_internal.h"
 
+// clang-format off
 #define VKP_RESULTS(X)                                                          \
   X(VK_SUCCESS, OK)                                                             \
   X(VK_NOT_READY, DEVICE_ERROR)                                                 \
@@ -45,10 +46,12 @@
   X(VK_OPERATION_DEFERRED_KHR, DEVICE_ERROR)                                    \
   X(VK_OPERATION_NOT_DEFERRED_KHR, DEVICE_ERROR)                                \
   X(VK_ERROR_COMPRESSION_EXHAUSTED_EXT, OUT_OF_MEMORY)
+// clang-format on
 
 const char *vkp_result_name(VkResult r) {
   switch (r) {
-#define X(name, st) case name: return #name;
+#define X(name, st) \
+  case name: return #name;
     VKP_RESULTS(X)
 #undef X
     default: return NULL;
@@ -57,7 +60,8 @@ const char *vkp_result_name(VkResult r) {
 
 int32_t vkp_result_status(VkResult r) {
   switch (r) {
-#define X(name, st) case name: return PARITY_STATUS_##st;
+#define X(name, st) \
+  case name: return PARITY_STATUS_##st;
     VKP_RESULTS(X)
 #undef X
     default: return r < 0 ? PARITY_STATUS_DEVICE_ERROR : PARITY_STATUS_INTERNAL;

@@ -43,15 +43,15 @@ typedef struct vkp_slot_t {
   VkPhysicalDeviceProperties props;
   uint32_t queue_family;
   int has_f64, has_i64, has_16bit, has_8bit, nan_preserve;
-  int hw_f64;              /* the device has shaderFloat64 (has_f64: f64 kernels are enabled) */
-  int dmath;               /* f32/f16/bf16 on the software double path (PARITY_VULKAN_FP64=on) */
-  int cpu_like;            /* lavapipe, SwiftShader: few large work-groups */
-  uint64_t max_range;      /* bytes one binding may span: min(maxStorageBufferRange, 2^31) */
-  uint32_t min_align;      /* minStorageBufferOffsetAlignment */
-  uint32_t max_groups[3];  /* maxComputeWorkGroupCount */
-  uint32_t max_local;      /* maxComputeWorkGroupInvocations */
+  int hw_f64;             /* the device has shaderFloat64 (has_f64: f64 kernels are enabled) */
+  int dmath;              /* f32/f16/bf16 on the software double path (PARITY_VULKAN_FP64=on) */
+  int cpu_like;           /* lavapipe, SwiftShader: few large work-groups */
+  uint64_t max_range;     /* bytes one binding may span: min(maxStorageBufferRange, 2^31) */
+  uint32_t min_align;     /* minStorageBufferOffsetAlignment */
+  uint32_t max_groups[3]; /* maxComputeWorkGroupCount */
+  uint32_t max_local;     /* maxComputeWorkGroupInvocations */
   uint32_t subgroup_size;
-  uint32_t shared_bytes;   /* maxComputeSharedMemorySize */
+  uint32_t shared_bytes; /* maxComputeSharedMemorySize */
 } vkp_slot_t;
 
 /* The plugin's environment variables, checked once at init (vk_knobs.c; plugins/vulkan/README.md). */
@@ -82,24 +82,24 @@ const char *vkp_take_validation_error(void);
 struct parity_plugin_buffer_t {
   VkBuffer buf;
   VkDeviceMemory mem;
-  uint64_t size;  /* what the host asked for */
-  uint64_t alloc; /* VkBuffer size (>= 16, multiple of 4) */
+  uint64_t size;     /* what the host asked for */
+  uint64_t alloc;    /* VkBuffer size (>= 16, multiple of 4) */
   uint64_t last_use; /* batch serial of the last command that used it */
 };
 
 /* ---- batches: command buffers recorded and submitted in order -------------------------------- */
-#define VKP_SLOTS 3          /* batches in flight */
-#define VKP_MAX_BINDINGS 9   /* binding 0: params; 1..7: operands; 8: math tables */
+#define VKP_SLOTS 3        /* batches in flight */
+#define VKP_MAX_BINDINGS 9 /* binding 0: params; 1..7: operands; 8: math tables */
 #define VKP_BATCH_DISPATCHES 512
 #define VKP_PARAM_BYTES (256u * 1024u)
 #define VKP_STAGING_BYTES (16u * 1024u * 1024u)
-#define VKP_TRACK 64         /* buffers tracked between barriers */
+#define VKP_TRACK 64 /* buffers tracked between barriers */
 
 typedef struct vkp_batch_t {
   VkCommandBuffer cmd;
   VkDescriptorPool pool;
-  uint64_t serial;   /* timeline value signalled when this batch completes (0: never submitted) */
-  uint32_t sets;          /* descriptor sets taken from the pool: one per dispatch */
+  uint64_t serial; /* timeline value signalled when this batch completes (0: never submitted) */
+  uint32_t sets;   /* descriptor sets taken from the pool: one per dispatch */
   uint64_t param_used, staging_used;
   int recording;
 } vkp_batch_t;
@@ -124,10 +124,10 @@ struct parity_plugin_device_t {
   VkQueue queue;
   VkCommandPool cmd_pool;
   VkSemaphore timeline;
-  uint64_t submitted;  /* last serial submitted */
-  uint64_t completed;  /* last serial known complete */
+  uint64_t submitted; /* last serial submitted */
+  uint64_t completed; /* last serial known complete */
   vkp_batch_t batch[VKP_SLOTS];
-  uint32_t cur;        /* batch being recorded */
+  uint32_t cur; /* batch being recorded */
   vkp_host_buf_t params[VKP_SLOTS], staging[VKP_SLOTS];
   uint32_t mem_device, mem_host; /* memory type indices */
   int device_is_host_visible;
@@ -144,25 +144,23 @@ struct parity_plugin_device_t {
   VkBuffer written[VKP_TRACK], read[VKP_TRACK];
   uint32_t nwritten, nread;
   int need_barrier_all;
-  uint32_t max_groups; /* cap on work-groups per dispatch; shaders loop past it */
-  uint32_t fold_x;     /* work-groups in x before the rest fold into y (maxComputeWorkGroupCount[0],
+  uint32_t max_groups;             /* cap on work-groups per dispatch; shaders loop past it */
+  uint32_t fold_x;                 /* work-groups in x before the rest fold into y (maxComputeWorkGroupCount[0],
                           or PARITY_VULKAN_FOLD_GROUPS) */
-  uint32_t local;      /* default work-group size for 1-D kernels */
+  uint32_t local;                  /* default work-group size for 1-D kernels */
   parity_plugin_buffer_t *scratch; /* grows on demand (vkp_scratch) */
   parity_plugin_buffer_t *mathtab; /* the software math library's tables (vk_mathtab.c) */
-  int fused_fma64; /* fma() on doubles rounds once (probed at open, vk_probe.c) */
-  int fused_fma32; /* fma() on floats rounds once */
-  int unsafe_no_barriers; /* test knob PARITY_VULKAN_UNSAFE_NO_BARRIERS: omit in-batch barriers */
+  int fused_fma64;                 /* fma() on doubles rounds once (probed at open, vk_probe.c) */
+  int fused_fma32;                 /* fma() on floats rounds once */
+  int unsafe_no_barriers;          /* test knob PARITY_VULKAN_UNSAFE_NO_BARRIERS: omit in-batch barriers */
 };
-
 
 /* The entries the kit does not write: device open/close (vk_device.c), buffers, transfers and
  * synchronize (vk_memory.c, called by the kit after its argument checks), the function table
  * (vk_plugin.c). */
 PSUP_KIT_DECLARE_PLUGIN(vkp);
 /* memory and queue: vk_memory.c */
-int32_t vkp_host_buf_create(parity_plugin_device_t *dev, uint64_t size, VkBufferUsageFlags usage,
-                            vkp_host_buf_t *out);
+int32_t vkp_host_buf_create(parity_plugin_device_t *dev, uint64_t size, VkBufferUsageFlags usage, vkp_host_buf_t *out);
 void vkp_host_buf_destroy(parity_plugin_device_t *dev, vkp_host_buf_t *h);
 
 /* batches: vk_batch.c */
@@ -194,13 +192,13 @@ typedef struct vkp_operand_t {
 #define VKP_MAX_OPERANDS 7
 #define VKP_PUSH_BYTES 128
 typedef struct vkp_launch_t {
-  int spv;                 /* VK_SPV_* */
-  int32_t op;              /* specialization constant 1 */
-  uint32_t local;          /* specialization constant 0 (work-group size x) */
-  int32_t extra;           /* specialization constant 2 */
+  int spv;        /* VK_SPV_* */
+  int32_t op;     /* specialization constant 1 */
+  uint32_t local; /* specialization constant 0 (work-group size x) */
+  int32_t extra;  /* specialization constant 2 */
   uint32_t noperands;
   vkp_operand_t operands[VKP_MAX_OPERANDS];
-  const void *params;      /* copied into the parameter ring; may be NULL */
+  const void *params; /* copied into the parameter ring; may be NULL */
   uint32_t params_size;
   uint8_t push[VKP_PUSH_BYTES];
   uint32_t push_size;

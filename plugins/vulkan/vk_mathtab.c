@@ -16,11 +16,11 @@ _Static_assert(PM_TABLE_BINDING == VKP_MAX_BINDINGS - 1, "the tables take the la
 int32_t vkp_mathtab_create(parity_plugin_device_t *dev) {
   uint32_t words[PM_TABLE_WORDS];
   size_t off = 0;
-#define VKP_TABLE_COPY(name, n)                                                              \
-  if (off != (size_t)name##_OFF)                                                             \
-    return vkp_fail(PARITY_STATUS_INTERNAL, "math table " #name " at word %zu, the shaders expect %d", \
-                    off, name##_OFF);                                                         \
-  memcpy(words + off, name, sizeof name);                                                    \
+#define VKP_TABLE_COPY(name, n)                                                                             \
+  if (off != (size_t)name##_OFF)                                                                            \
+    return vkp_fail(PARITY_STATUS_INTERNAL, "math table " #name " at word %zu, the shaders expect %d", off, \
+                    name##_OFF);                                                                            \
+  memcpy(words + off, name, sizeof name);                                                                   \
   off += (n);
   PM_TABLES(VKP_TABLE_COPY)
 #undef VKP_TABLE_COPY

@@ -12,25 +12,28 @@
 int32_t vkp_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out) {
   uint64_t max = dev->slot->kit.info.max_buffer_bytes;
   if (size > max)
-    return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY, "cannot allocate %llu bytes: larger than "
-                    "maxMemoryAllocationSize (%llu bytes) of %s", (unsigned long long)size, (unsigned long long)max,
-                    dev->slot->kit.info.name);
+    return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY,
+                    "cannot allocate %llu bytes: larger than "
+                    "maxMemoryAllocationSize (%llu bytes) of %s",
+                    (unsigned long long)size, (unsigned long long)max, dev->slot->kit.info.name);
   parity_plugin_buffer_t *b = calloc(1, sizeof *b);
   if (!b) return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY, "buffer_alloc: out of host memory");
   /* Vulkan has no empty buffers, and fills work on whole words */
   b->alloc = size < 16 ? 16 : (size + 3) & ~(uint64_t)3;
   b->size = size;
-  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = b->alloc,
-                            .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                     VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                            .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VkBufferCreateInfo bci = {
+      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+      .size = b->alloc,
+      .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+      .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
   char what[64];
   snprintf(what, sizeof what, "%llu bytes", (unsigned long long)size);
   VkResult r = vkCreateBuffer(dev->dev, &bci, NULL, &b->buf);
   if (r == VK_SUCCESS) {
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(dev->dev, b->buf, &req);
-    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .allocationSize = req.size,
                                .memoryTypeIndex = dev->mem_device};
     r = vkAllocateMemory(dev->dev, &ai, NULL, &b->mem);
     if (r == VK_SUCCESS) r = vkBindBufferMemory(dev->dev, b->buf, b->mem, 0);
@@ -105,7 +108,8 @@ int32_t vkp_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
     if (st != PARITY_STATUS_OK) return st;
     VkBufferCopy region = {.srcOffset = off + done, .dstOffset = hoff, .size = n};
     vkCmdCopyBuffer(cmd, b->buf, h->buf, 1, &region);
-    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
     vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
     mark_used(dev, b);
@@ -176,6 +180,4 @@ int32_t vkp_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
   return upload(dev, b, off, pattern, size, psize);
 }
 
-int32_t vkp_synchronize(parity_plugin_device_t *dev) {
-  return vkp_flush(dev, 1);
-}
+int32_t vkp_synchronize(parity_plugin_device_t *dev) { return vkp_flush(dev, 1); }

@@ -15,7 +15,6 @@ VkInstance vkp_instance;
 #define VKP_MAX_DEVICES 16
 static vkp_slot_t slots[VKP_MAX_DEVICES]; /* filled at init (single-threaded), read-only afterwards */
 
-
 const vkp_slot_t *vkp_slot(uint32_t index) { return psup_kit_slot_at(&vkp_kit, index); }
 
 /* ---- validation layer (PARITY_VULKAN_VALIDATION=1, =sync with synchronization checks, =gpu with
@@ -26,8 +25,7 @@ static char validation_msg[1024];
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT sev,
                                                     VkDebugUtilsMessageTypeFlagsEXT type,
-                                                    const VkDebugUtilsMessengerCallbackDataEXT *data,
-                                                    void *user) {
+                                                    const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
   (void)type, (void)user;
   if (!(sev & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)))
     return VK_FALSE;
@@ -64,10 +62,14 @@ static int32_t create_instance(void) {
   int validate = vkp_knobs.validation != 0, sync = vkp_knobs.validation == 2, gpu = vkp_knobs.validation == 3;
   const char *layer = "VK_LAYER_KHRONOS_validation";
   if (validate && !layer_present(layer))
-    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "PARITY_VULKAN_VALIDATION is set but %s is not installed "
-                    "(Debian: apt install vulkan-validationlayers)", layer);
-  VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "parity",
-                           .pEngineName = "parity", .apiVersion = VK_API_VERSION_1_2};
+    return vkp_fail(PARITY_STATUS_UNAVAILABLE,
+                    "PARITY_VULKAN_VALIDATION is set but %s is not installed "
+                    "(Debian: apt install vulkan-validationlayers)",
+                    layer);
+  VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                           .pApplicationName = "parity",
+                           .pEngineName = "parity",
+                           .apiVersion = VK_API_VERSION_1_2};
   /* sync: synchronization validation; gpu: GPU-assisted validation (the layer instruments every
    * shader: out-of-bounds descriptor and buffer accesses are reported from the device) */
   VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
@@ -76,22 +78,28 @@ static int32_t create_instance(void) {
   VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
                                       .enabledValidationFeatureCount = gpu ? 2u : 1u,
                                       .pEnabledValidationFeatures = gpu ? gpu_enables : enables};
-  VkDebugUtilsMessengerCreateInfoEXT dbg = {
-      .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-      .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-      .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
-      .pfnUserCallback = on_validation,
-      .pNext = sync || gpu ? &features : NULL};
+  VkDebugUtilsMessengerCreateInfoEXT dbg = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+                                            .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                                                               VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+                                            .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                                                           VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                                                           VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+                                            .pfnUserCallback = on_validation,
+                                            .pNext = sync || gpu ? &features : NULL};
   const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
-  VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app,
-                             .enabledLayerCount = validate ? 1u : 0u, .ppEnabledLayerNames = &layer,
-                             .enabledExtensionCount = validate ? 1u : 0u, .ppEnabledExtensionNames = exts,
+  VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                             .pApplicationInfo = &app,
+                             .enabledLayerCount = validate ? 1u : 0u,
+                             .ppEnabledLayerNames = &layer,
+                             .enabledExtensionCount = validate ? 1u : 0u,
+                             .ppEnabledExtensionNames = exts,
                              .pNext = validate ? &dbg : NULL};
   VkResult r = vkCreateInstance(&ci, NULL, &vkp_instance);
   if (r == VK_ERROR_INCOMPATIBLE_DRIVER || r == VK_ERROR_INITIALIZATION_FAILED)
-    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "no Vulkan device found; install mesa-vulkan-drivers or a GPU "
-                    "driver (vkCreateInstance: %s)", vkp_result_name(r));
+    return vkp_fail(PARITY_STATUS_UNAVAILABLE,
+                    "no Vulkan device found; install mesa-vulkan-drivers or a GPU "
+                    "driver (vkCreateInstance: %s)",
+                    vkp_result_name(r));
   VKP_CHECK(r, "vkCreateInstance", "Vulkan 1.2 instance");
   if (validate) {
     PFN_vkCreateDebugUtilsMessengerEXT create =
@@ -99,7 +107,9 @@ static int32_t create_instance(void) {
     dbg.pNext = NULL; /* the validation features chain belongs to the instance only */
     if (create) create(vkp_instance, &dbg, NULL, &messenger);
     vkp_log(PARITY_LOG_INFO, "validation layer on%s",
-            sync ? " (synchronization validation)" : gpu ? " (GPU-assisted validation)" : "");
+            sync  ? " (synchronization validation)"
+            : gpu ? " (GPU-assisted validation)"
+                  : "");
   }
   return PARITY_STATUS_OK;
 }
@@ -127,7 +137,8 @@ static uint32_t compute_family(VkPhysicalDevice pd) {
   vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, qf);
   uint32_t family = UINT32_MAX;
   for (uint32_t i = 0; i < nq; i++) /* prefer a compute queue without graphics (async compute) */
-    if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && (family == UINT32_MAX || !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)))
+    if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) &&
+        (family == UINT32_MAX || !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)))
       family = i;
   return family;
 }
@@ -191,18 +202,20 @@ static void add_device(VkPhysicalDevice pd) {
     return;
   }
   VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12};
+  VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                          .pNext = &f12};
   VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
   vkGetPhysicalDeviceFeatures2(pd, &f2);
   VkPhysicalDeviceFloatControlsProperties fc = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
-  VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, .pNext = &fc};
+  VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+                                           .pNext = &fc};
   VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
                                                .pNext = &sg};
   VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
   vkGetPhysicalDeviceProperties2(pd, &p2);
   if (props.limits.maxPerStageDescriptorStorageBuffers < VKP_MAX_BINDINGS) {
-    vkp_log(PARITY_LOG_WARNING, "skipping '%s': %u storage buffers per stage, parity binds %d",
-            props.deviceName, props.limits.maxPerStageDescriptorStorageBuffers, VKP_MAX_BINDINGS);
+    vkp_log(PARITY_LOG_WARNING, "skipping '%s': %u storage buffers per stage, parity binds %d", props.deviceName,
+            props.limits.maxPerStageDescriptorStorageBuffers, VKP_MAX_BINDINGS);
     return;
   }
   if (!f12.timelineSemaphore) {
@@ -236,10 +249,11 @@ static void add_device(VkPhysicalDevice pd) {
 
   fill_info(s, pd, m3.maxMemoryAllocationSize);
   const parity_device_info_t *info = &s->kit.info;
-  vkp_log(PARITY_LOG_DEBUG, "device %u: %s (%s), f64 %s%s, f32/f16/bf16 math: %s, i64 %s, 16-bit %s, "
-          "8-bit %s, subgroup %u, max range %llu", vkp_kit.slot_count - 1, info->name, info->driver,
-          s->has_f64 ? "yes" : "no", s->hw_f64 && !s->has_f64 ? " (PARITY_VULKAN_FP64=off)" : "",
-          s->dmath ? "software double" : "float32 library",
+  vkp_log(PARITY_LOG_DEBUG,
+          "device %u: %s (%s), f64 %s%s, f32/f16/bf16 math: %s, i64 %s, 16-bit %s, "
+          "8-bit %s, subgroup %u, max range %llu",
+          vkp_kit.slot_count - 1, info->name, info->driver, s->has_f64 ? "yes" : "no",
+          s->hw_f64 && !s->has_f64 ? " (PARITY_VULKAN_FP64=off)" : "", s->dmath ? "software double" : "float32 library",
           s->has_i64 ? "yes" : "no", s->has_16bit ? "yes" : "no", s->has_8bit ? "yes" : "no", s->subgroup_size,
           (unsigned long long)s->max_range);
 }
@@ -268,8 +282,7 @@ static int32_t vkp_init(void) {
   VkResult r = vkEnumeratePhysicalDevices(vkp_instance, &n, NULL);
   if (r != VK_SUCCESS || n == 0) {
     vkp_shutdown();
-    return vkp_fail(PARITY_STATUS_UNAVAILABLE,
-                    "no Vulkan device found; install mesa-vulkan-drivers or a GPU driver");
+    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "no Vulkan device found; install mesa-vulkan-drivers or a GPU driver");
   }
   VkPhysicalDevice pds[VKP_MAX_DEVICES];
   if (n > VKP_MAX_DEVICES) n = VKP_MAX_DEVICES;
@@ -281,8 +294,10 @@ static int32_t vkp_init(void) {
   for (uint32_t i = 0; i < n; i++) add_device(pds[i]);
   if (vkp_kit.slot_count == 0) {
     vkp_shutdown();
-    return vkp_fail(PARITY_STATUS_UNAVAILABLE, "%u Vulkan device(s) but none usable (parity needs Vulkan 1.2, "
-                    "a compute queue and timeline semaphores)", n);
+    return vkp_fail(PARITY_STATUS_UNAVAILABLE,
+                    "%u Vulkan device(s) but none usable (parity needs Vulkan 1.2, "
+                    "a compute queue and timeline semaphores)",
+                    n);
   }
   return PARITY_STATUS_OK;
 }
@@ -297,8 +312,8 @@ psup_kit_t vkp_kit = {
     .slot_of = slot_of,
     PSUP_KIT_DEVICES(vkp),
     .check = check_window, /* descriptor ranges every family binds */
-    PSUP_KIT_FAMILIES(vkp, vkp_elementwise_supports, vkp_reduce_supports, vkp_matmul_supports,
-                      vkp_conv2d_supports, vkp_softmax_supports),
+    PSUP_KIT_FAMILIES(vkp, vkp_elementwise_supports, vkp_reduce_supports, vkp_matmul_supports, vkp_conv2d_supports,
+                      vkp_softmax_supports),
     .buffers = PSUP_KIT_TRANSFERS(vkp, buffer_size),
 };
 

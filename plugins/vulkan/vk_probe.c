@@ -45,6 +45,7 @@ int32_t vkp_probe(parity_plugin_device_t *dev) {
   vkp_log(PARITY_LOG_DEBUG, "%s: float fma is %s; double fma is %s", dev->slot->kit.info.name,
           dev->fused_fma32 ? "fused" : "a multiply and an add (exact products by Veltkamp splitting)",
           !dev->slot->has_f64 ? "not used (no f64 kernels)"
-          : dev->fused_fma64 ? "fused" : "a multiply and an add (emulating a fused one)");
+          : dev->fused_fma64  ? "fused"
+                              : "a multiply and an add (emulating a fused one)");
   return PARITY_STATUS_OK;
 }

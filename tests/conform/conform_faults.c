@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 typedef struct conform_run_t {
-  int status;     /* exit status of parity-conform */
-  char *output;   /* stdout and stderr */
-  char *json;     /* the --json file */
+  int status;   /* exit status of parity-conform */
+  char *output; /* stdout and stderr */
+  char *json;   /* the --json file */
 } conform_run_t;
 
 static char *slurp_stream(FILE *f) {
@@ -60,8 +60,10 @@ static conform_run_t run_command(const char *command_line) {
 /* parity-conform on the fault plugin with PARITY_FAULT=fault ("" = none) and extra arguments. */
 static conform_run_t conform(const char *fault, const char *args) {
   char cmd[2048];
-  snprintf(cmd, sizeof cmd, "PARITY_LOG=quiet PARITY_PLUGIN_PATH='%s' PARITY_FAULT='%s' '%s' --backend fault "
-           "--failures-only %s", PARITY_FAULT_PLUGIN_DIR, fault, PARITY_CONFORM_EXE, args);
+  snprintf(cmd, sizeof cmd,
+           "PARITY_LOG=quiet PARITY_PLUGIN_PATH='%s' PARITY_FAULT='%s' '%s' --backend fault "
+           "--failures-only %s",
+           PARITY_FAULT_PLUGIN_DIR, fault, PARITY_CONFORM_EXE, args);
   return run_command(cmd);
 }
 
@@ -107,11 +109,11 @@ static void expect_caught(const char *fault, const char *args, const char *case_
   conform_free(&clean);
 
   conform_run_t bad = conform(fault, args);
-  cr_assert_eq(bad.status, 1, "PARITY_FAULT=%s: parity-conform %s must exit 1, got %d:\n%s", fault, args,
-               bad.status, bad.output);
+  cr_assert_eq(bad.status, 1, "PARITY_FAULT=%s: parity-conform %s must exit 1, got %d:\n%s", fault, args, bad.status,
+               bad.output);
   result_line(&bad, case_id, line, sizeof line);
-  cr_assert(strstr(line, "\"status\":\"fail\""), "PARITY_FAULT=%s must fail %s; its result: %s\n%s", fault,
-            case_id, line, bad.output);
+  cr_assert(strstr(line, "\"status\":\"fail\""), "PARITY_FAULT=%s must fail %s; its result: %s\n%s", fault, case_id,
+            line, bad.output);
   cr_assert(strstr(line, why), "PARITY_FAULT=%s: the failure of %s must say '%s': %s", fault, case_id, why, line);
   char repro[300];
   snprintf(repro, sizeof repro, "--case '%s'", case_id);
@@ -150,8 +152,8 @@ Test(conform, tie_first_fails_max_backward) {
 }
 
 Test(conform, tie_first_fails_maximum_backward) {
-  expect_caught("tie-first", "--op maximum --dtype f32 --direction backward --case ties",
-                "maximum.f32.backward.ties", "outside the rule");
+  expect_caught("tie-first", "--op maximum --dtype f32 --direction backward --case ties", "maximum.f32.backward.ties",
+                "outside the rule");
 }
 
 Test(conform, tie_first_fails_max_pool_backward) {
@@ -168,8 +170,8 @@ Test(conform, conv_padding_off_by_one_fails_conv2d_backward) {
 }
 
 Test(conform, relu_gradient_at_zero_must_be_zero) {
-  expect_caught("relu-grad-at-zero", "--op relu --dtype f32 --direction backward --case ties",
-                "relu.f32.backward.ties", "outside the rule");
+  expect_caught("relu-grad-at-zero", "--op relu --dtype f32 --direction backward --case ties", "relu.f32.backward.ties",
+                "outside the rule");
 }
 
 Test(conform, sums_accumulated_in_f16_fail) {
@@ -250,8 +252,10 @@ Test(conform, the_printed_command_reproduces_a_failure_alone) {
  * signal, as in a release build. */
 Test(conform, a_plugin_that_crashes_is_named_and_the_others_are_still_tested) {
   char cmd[2048];
-  snprintf(cmd, sizeof cmd, "ASAN_OPTIONS=\"$ASAN_OPTIONS:handle_segv=0\" PARITY_LOG=quiet PARITY_PLUGIN_PATH='%s' "
-           "PARITY_FAULT=crash-sum '%s' --op sum --dtype f32 --case all", PARITY_FAULT_PLUGIN_DIR, PARITY_CONFORM_EXE);
+  snprintf(cmd, sizeof cmd,
+           "ASAN_OPTIONS=\"$ASAN_OPTIONS:handle_segv=0\" PARITY_LOG=quiet PARITY_PLUGIN_PATH='%s' "
+           "PARITY_FAULT=crash-sum '%s' --op sum --dtype f32 --case all",
+           PARITY_FAULT_PLUGIN_DIR, PARITY_CONFORM_EXE);
   conform_run_t r = run_command(cmd);
   cr_assert_eq(r.status, 1, "%s", r.output);
   cr_assert(strstr(r.output, "plugin fault crashed with SIGSEGV in sum.f32.forward.all"), "%s", r.output);
@@ -317,8 +321,10 @@ Test(conform, support_lists_each_op_dtype_and_direction_with_the_reason) {
 Test(conform, a_failure_names_the_operands_shapes_strides_and_broadcast_axes) {
   conform_run_t r = conform("write-past-end", "--op add --dtype f32 --direction forward --case bcast");
   cr_assert_eq(r.status, 1, "%s", r.output);
-  cr_assert(strstr(r.output, "operands: a f32[9,13] strides (1,0) contiguous, offset 64 B, broadcast axes {1}; "
-                             "b f32[9,13] strides (0,1) contiguous, offset 64 B, broadcast axes {0}; y f32[9,13]"), "%s", r.output);
+  cr_assert(strstr(r.output,
+                   "operands: a f32[9,13] strides (1,0) contiguous, offset 64 B, broadcast axes {1}; "
+                   "b f32[9,13] strides (0,1) contiguous, offset 64 B, broadcast axes {0}; y f32[9,13]"),
+            "%s", r.output);
   conform_free(&r);
 }
 
@@ -347,7 +353,8 @@ Test(conform, a_plugin_that_refuses_everything_but_claims_dtypes_fails) {
   cr_assert_eq(r.status, 1, "%s", r.output);
   char line[4096];
   cr_assert(strstr(result_line(&r, "cap.float64", line, sizeof line),
-                   "claims float64 (PARITY_DEVICE_FLAG_FLOAT64) but supports none of the f64 probe ops"), "%s", line);
+                   "claims float64 (PARITY_DEVICE_FLAG_FLOAT64) but supports none of the f64 probe ops"),
+            "%s", line);
   cr_assert(strstr(result_line(&r, "cap.dtypes", line, sizeof line), "dtype_mask claims f32, f64, f16, bf16"), "%s",
             line);
   cr_assert(strstr(r.output, "verdict fault: FAIL: 2 of "), "%s", r.output);
@@ -355,8 +362,8 @@ Test(conform, a_plugin_that_refuses_everything_but_claims_dtypes_fails) {
 }
 
 Test(conform, mutant_sum_of_negative_zeros_returning_positive_zero_fails) {
-  expect_caught("positive-zero-sum", "--op sum --dtype f32 --direction forward --case neg-zero", "sum.f32.forward.neg-zero",
-                "sign of zero: a sum of -0s is -0");
+  expect_caught("positive-zero-sum", "--op sum --dtype f32 --direction forward --case neg-zero",
+                "sum.f32.forward.neg-zero", "sign of zero: a sum of -0s is -0");
 }
 
 Test(conform, mutant_bf16_sum_stored_by_truncation_fails) {
@@ -389,8 +396,10 @@ Test(conform, mutant_pow_gradient_nan_at_zero_fails_the_edge_values) {
 }
 
 Test(conform, mutant_cast_rounding_toward_zero_fails_the_ties) {
-  expect_caught("cast-rtz", "--op cast --dtype f32 --case ties", "cast.f32->bf16.forward.ties", "must match bit for bit");
-  expect_caught("cast-rtz", "--op cast --dtype f64 --case ties", "cast.f64->f16.forward.ties", "must match bit for bit");
+  expect_caught("cast-rtz", "--op cast --dtype f32 --case ties", "cast.f32->bf16.forward.ties",
+                "must match bit for bit");
+  expect_caught("cast-rtz", "--op cast --dtype f64 --case ties", "cast.f64->f16.forward.ties",
+                "must match bit for bit");
 }
 
 /* ---- reports ------------------------------------------------------------------------------- */
@@ -407,7 +416,8 @@ Test(conform, junit_and_html_reports_carry_failures_plots_commands_and_the_seed)
   close(mkstemp(junit));
   close(mkstemp(html));
   char args[512];
-  snprintf(args, sizeof args, "--op sum --dtype f32 --direction forward --seed 7 --junit '%s' --html '%s'", junit, html);
+  snprintf(args, sizeof args, "--op sum --dtype f32 --direction forward --seed 7 --junit '%s' --html '%s'", junit,
+           html);
   conform_run_t r = conform("drop-partial", args);
   cr_assert_eq(r.status, 1, "%s", r.output);
   char *x = read_file(junit), *h = read_file(html);

@@ -57,8 +57,8 @@ static inline void expect_close(parity_tensor_t *t, const double *want, int64_t 
   cr_assert_leq(n, 4096);
   OK(parity_tensor_to_f64(t, got, (uint64_t)n));
   for (int64_t i = 0; i < n; i++)
-    cr_assert(fabs(got[i] - want[i]) <= tol * (1 + fabs(want[i])), "element %lld: got %.17g, want %.17g",
-              (long long)i, got[i], want[i]);
+    cr_assert(fabs(got[i] - want[i]) <= tol * (1 + fabs(want[i])), "element %lld: got %.17g, want %.17g", (long long)i,
+              got[i], want[i]);
 }
 
 #endif

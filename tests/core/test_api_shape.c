@@ -72,8 +72,10 @@ Test(api_shape, zero_option_fields_mean_their_defaults, .init = setup) {
  * after it ignored, not read. */
 Test(api_shape, options_are_read_only_within_struct_size, .init = setup) {
   parity_tensor_t *x = filled(4, (int64_t[]){1, 2, 3, 3}, 0.2), *w = filled(4, (int64_t[]){2, 2, 3, 3}, 0.5);
-  parity_conv2d_options_t old = {.struct_size = offsetof(parity_conv2d_options_t, output_padding), .stride = {2, 2},
-                                 .output_padding = {1, 1}}, plain = {.stride = {2, 2}};
+  parity_conv2d_options_t old = {.struct_size = offsetof(parity_conv2d_options_t, output_padding),
+                                 .stride = {2, 2},
+                                 .output_padding = {1, 1}},
+                          plain = {.stride = {2, 2}};
   parity_tensor_t *a, *b;
   OK(parity_conv_transpose2d(x, w, NULL, &old, &a));
   OK(parity_conv_transpose2d(x, w, NULL, &plain, &b));
@@ -117,12 +119,13 @@ static parity_status_t f_convt_opad(parity_tensor_t **in, uint32_t n, void *ctx,
   return parity_conv_transpose2d(in[0], in[1], in[2], ctx, out);
 }
 
-static const double V[64] = {0.3,  -1.2, 0.7,  2.1,  -0.4, 1.5,  -2.2, 0.9,  1.1,  -0.6, 0.25, 1.7,  -0.8, 0.35,
-                             1.9,  -1.4, 0.55, 0.65, -1.05, 0.2, 1.3,  -0.15, 0.45, -1.6, 0.05, 0.95, -0.3, 1.25,
-                             -0.7, 0.8,  -1.9, 0.1,  1.6,  -0.5, 0.4,  -1.1, 0.75, 1.05, -0.25, 0.6, -1.3, 0.15,
-                             0.85, -0.95, 1.45, -0.35, 0.5, -1.5, 1.15, -0.45, 0.9, -0.05, 1.35, -0.85, 0.3,
-                             -1.25, 0.7, 1.8, -0.65, 0.2, -1.75, 1.0, 0.4, -0.2};
-#define IN(r, vals, ...) {.rank = r, .shape = {__VA_ARGS__}, .values = vals, .differentiable = 1}
+static const double V[64] = {0.3,  -1.2,  0.7,  2.1,   -0.4,  1.5,   -2.2,  0.9,  1.1,   -0.6, 0.25,  1.7,  -0.8,
+                             0.35, 1.9,   -1.4, 0.55,  0.65,  -1.05, 0.2,   1.3,  -0.15, 0.45, -1.6,  0.05, 0.95,
+                             -0.3, 1.25,  -0.7, 0.8,   -1.9,  0.1,   1.6,   -0.5, 0.4,   -1.1, 0.75,  1.05, -0.25,
+                             0.6,  -1.3,  0.15, 0.85,  -0.95, 1.45,  -0.35, 0.5,  -1.5,  1.15, -0.45, 0.9,  -0.05,
+                             1.35, -0.85, 0.3,  -1.25, 0.7,   1.8,   -0.65, 0.2,  -1.75, 1.0,  0.4,   -0.2};
+#define IN(r, vals, ...) \
+  { .rank = r, .shape = {__VA_ARGS__}, .values = vals, .differentiable = 1 }
 
 Test(api_shape, gradients_through_output_padding_layer_norm_axes_and_masked_attention, .init = setup) {
   parity_conv2d_options_t o = {.stride = {2, 2}, .padding = {1, 0, 0, 1}, .output_padding = {1, 0}};
@@ -146,7 +149,8 @@ Test(api_shape, layer_norm_over_the_last_k_axes, .init = setup) {
     for (int i = 0; i < 12; i++) var += (xv[blk * 12 + i] - m) * (xv[blk * 12 + i] - m) / 12;
     for (int i = 0; i < 12; i++) {
       double want = (xv[blk * 12 + i] - m) / sqrt(var + 1e-5) * gv[i] + bv[i];
-      cr_assert(fabs(yv[blk * 12 + i] - want) <= 1e-12, "element %d: %.17g vs %.17g", blk * 12 + i, yv[blk * 12 + i], want);
+      cr_assert(fabs(yv[blk * 12 + i] - want) <= 1e-12, "element %d: %.17g vs %.17g", blk * 12 + i, yv[blk * 12 + i],
+                want);
     }
   }
   parity_tensor_t *bad = NULL, *b4 = filled(1, (int64_t[]){4}, 0);
@@ -231,7 +235,7 @@ static parity_status_t f_masked_mha(parity_tensor_t **in, uint32_t n, void *ctx,
 }
 
 Test(api_shape, gradients_of_masked_causal_attention, .init = setup) {
-  pt_input in[6] = {IN(3, V, 1, 3, 4), IN(2, V + 2, 4, 4), IN(2, V + 5, 4, 4), IN(2, V + 7, 4, 4),
-                    IN(2, V + 11, 4, 4), IN(4, V + 40, 1, 1, 1, 3)};
+  pt_input in[6] = {IN(3, V, 1, 3, 4),  IN(2, V + 2, 4, 4),  IN(2, V + 5, 4, 4),
+                    IN(2, V + 7, 4, 4), IN(2, V + 11, 4, 4), IN(4, V + 40, 1, 1, 1, 3)};
   pt_gradcheck(dev, "masked causal attention", f_masked_mha, NULL, in, 6, 1e-5);
 }

@@ -83,9 +83,9 @@ Test(autograd, shared_subexpression_and_many_uses_accumulate) {
   double xv[3] = {1, -2, 3};
   parity_tensor_t *x = vec(dev, PARITY_DTYPE_F64, 3, xv), *y, *z, *e, *t, *loss;
   OK(parity_tensor_set_requires_grad(x, 1));
-  OK(parity_binary(PARITY_OP_MUL, x, x, &y));   /* y = x^2 (x used twice) */
-  OK(parity_binary(PARITY_OP_ADD, y, y, &z));   /* z = 2 x^2 (y used twice) */
-  OK(parity_unary(PARITY_OP_SIN, x, &e));       /* x used a third time */
+  OK(parity_binary(PARITY_OP_MUL, x, x, &y)); /* y = x^2 (x used twice) */
+  OK(parity_binary(PARITY_OP_ADD, y, y, &z)); /* z = 2 x^2 (y used twice) */
+  OK(parity_unary(PARITY_OP_SIN, x, &e));     /* x used a third time */
   OK(parity_binary(PARITY_OP_ADD, z, e, &t));
   OK(parity_reduce(PARITY_OP_SUM, t, 0, 0, &loss));
   OK(parity_backward(loss, NULL, 0));
@@ -125,8 +125,8 @@ Test(autograd, views_of_views_carry_gradients_to_the_base) {
   int64_t s[2] = {3, 4};
   parity_tensor_t *x = mat(dev, PARITY_DTYPE_F64, 2, s, v), *t, *sl, *r, *sq, *loss;
   OK(parity_tensor_set_requires_grad(x, 1));
-  OK(parity_transpose(x, 0, 1, &t));            /* [4,3] */
-  OK(parity_slice(t, 0, 1, 4, 2, &sl));         /* rows 1 and 3 of the transpose: [2,3] */
+  OK(parity_transpose(x, 0, 1, &t));    /* [4,3] */
+  OK(parity_slice(t, 0, 1, 4, 2, &sl)); /* rows 1 and 3 of the transpose: [2,3] */
   OK(parity_reshape(sl, 1, (int64_t[]){6}, &r));
   OK(parity_unary(PARITY_OP_SQUARE, r, &sq));
   OK(parity_reduce(PARITY_OP_SUM, sq, 0, 0, &loss));
@@ -203,7 +203,8 @@ Test(autograd, errors_name_the_op_and_shapes) {
   parity_tensor_t *a = vec(dev, PARITY_DTYPE_F64, 3, v), *b = vec(dev, PARITY_DTYPE_F64, 2, v), *out = (void *)1;
   cr_assert_eq(parity_binary(PARITY_OP_ADD, a, b, &out), PARITY_STATUS_INVALID_ARGUMENT);
   cr_assert_null(out, "*out is NULL after a failure");
-  cr_assert(strstr(parity_last_error(), "add: shapes f64[3] and f64[2] cannot be broadcast"), "%s", parity_last_error());
+  cr_assert(strstr(parity_last_error(), "add: shapes f64[3] and f64[2] cannot be broadcast"), "%s",
+            parity_last_error());
   int64_t s23[2] = {2, 3}, s22[2] = {2, 2};
   parity_tensor_t *m = mat(dev, PARITY_DTYPE_F64, 2, s23, v), *n = mat(dev, PARITY_DTYPE_F64, 2, s22, v);
   cr_assert_eq(parity_matmul(m, n, &out), PARITY_STATUS_INVALID_ARGUMENT);

@@ -13,7 +13,8 @@ static parity_tensor_t *x234(parity_device_t *dev) {
 
 static void same(parity_tensor_t *a, parity_tensor_t *b) {
   cr_assert_eq(parity_tensor_rank(a), parity_tensor_rank(b));
-  for (uint32_t i = 0; i < parity_tensor_rank(a); i++) cr_assert_eq(parity_tensor_shape(a)[i], parity_tensor_shape(b)[i]);
+  for (uint32_t i = 0; i < parity_tensor_rank(a); i++)
+    cr_assert_eq(parity_tensor_shape(a)[i], parity_tensor_shape(b)[i]);
   double va[64], vb[64];
   int64_t n = parity_tensor_numel(a);
   cr_assert_leq(n, 64);
@@ -67,11 +68,10 @@ Test(axes, negative_axes_count_from_the_end_in_every_function) {
   parity_tensor_release(x);
 }
 
-#define REFUSED_WITH(expr, text)                                                              \
-  do {                                                                                        \
-    cr_assert_eq((expr), PARITY_STATUS_INVALID_ARGUMENT, "%s", #expr);                        \
-    cr_assert(strstr(parity_last_error(), text), "%s: message '%s' lacks '%s'", #expr,        \
-              parity_last_error(), text);                                                     \
+#define REFUSED_WITH(expr, text)                                                                                   \
+  do {                                                                                                             \
+    cr_assert_eq((expr), PARITY_STATUS_INVALID_ARGUMENT, "%s", #expr);                                             \
+    cr_assert(strstr(parity_last_error(), text), "%s: message '%s' lacks '%s'", #expr, parity_last_error(), text); \
   } while (0)
 
 Test(axes, axes_out_of_range_are_refused_with_the_valid_range) {
@@ -111,7 +111,7 @@ Test(axes, reductions_without_keepdim_drop_the_reduced_axes_with_or_without_a_gr
     cr_assert_eq(parity_tensor_strides(y)[0], 1);
     cr_assert(parity_tensor_is_contiguous(y));
     cr_assert_eq(parity_tensor_requires_grad(y), grad);
-    expect_values(y, (double[]){6, 22, 38}, 3); /* x[a][j][k] = (12a + 4j + k) / 2 - 3: 6 + 16 j */
+    expect_values(y, (double[]){6, 22, 38}, 3);      /* x[a][j][k] = (12a + 4j + k) / 2 - 3: 6 + 16 j */
     OK(parity_reduce(PARITY_OP_MAX, x, 0, 0, &all)); /* every axis: rank 0 */
     cr_assert_eq(parity_tensor_rank(all), 0);
     expect_values(all, (double[]){8.5}, 1);

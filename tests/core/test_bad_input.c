@@ -5,12 +5,12 @@
 
 #include "core_test.h"
 
-#define FAILS(expr, status, needle)                                                            \
-  do {                                                                                         \
-    parity_status_t st_ = (expr);                                                              \
-    cr_assert_eq(st_, (status), "%s gave %s: %s", #expr, parity_status_string(st_), parity_last_error()); \
-    cr_assert(strstr(parity_last_error(), (needle)), "%s: message '%s' lacks '%s'", #expr,   \
-              parity_last_error(), (needle));                                                 \
+#define FAILS(expr, status, needle)                                                                             \
+  do {                                                                                                          \
+    parity_status_t st_ = (expr);                                                                               \
+    cr_assert_eq(st_, (status), "%s gave %s: %s", #expr, parity_status_string(st_), parity_last_error());       \
+    cr_assert(strstr(parity_last_error(), (needle)), "%s: message '%s' lacks '%s'", #expr, parity_last_error(), \
+              (needle));                                                                                        \
   } while (0)
 
 static parity_tensor_t *ones(parity_device_t *dev, uint32_t rank, const int64_t *shape) {
@@ -68,8 +68,8 @@ Test(bad_views, creation_with_an_overflowing_shape_is_refused) {
   FAILS(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 2, (int64_t[]){1ll << 40, 1ll << 40}, &t),
         PARITY_STATUS_INVALID_ARGUMENT, "2^48");
   cr_assert_null(t);
-  FAILS(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 2, (int64_t[]){0, 1ll << 62}, &t),
-        PARITY_STATUS_INVALID_ARGUMENT, "2^48");
+  FAILS(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 2, (int64_t[]){0, 1ll << 62}, &t), PARITY_STATUS_INVALID_ARGUMENT,
+        "2^48");
 }
 
 Test(bad_null, accessors_answer_null_with_neutral_values) {
@@ -99,13 +99,21 @@ Test(bad_null, to_f64_into_null_is_an_error) {
 /* ---- parity_device_run checks every operand against its buffer and device ---------------- */
 static parity_op_desc_t neg_desc(parity_tensor_desc_t *x, parity_tensor_desc_t *y, parity_buffer_t *a,
                                  parity_buffer_t *b, int64_t n) {
-  *x = (parity_tensor_desc_t){.struct_size = sizeof *x, .dtype = PARITY_DTYPE_F32, .rank = 1, .shape = {n},
-                              .strides = {1}, .buffer = parity_buffer_handle(a)};
+  *x = (parity_tensor_desc_t){.struct_size = sizeof *x,
+                              .dtype = PARITY_DTYPE_F32,
+                              .rank = 1,
+                              .shape = {n},
+                              .strides = {1},
+                              .buffer = parity_buffer_handle(a)};
   *y = *x;
   y->buffer = parity_buffer_handle(b);
-  return (parity_op_desc_t){.struct_size = sizeof(parity_op_desc_t), .op = PARITY_OP_NEG,
-                            .direction = PARITY_DIRECTION_FORWARD, .num_inputs = 1, .num_outputs = 1,
-                            .inputs = {x}, .outputs = {y}};
+  return (parity_op_desc_t){.struct_size = sizeof(parity_op_desc_t),
+                            .op = PARITY_OP_NEG,
+                            .direction = PARITY_DIRECTION_FORWARD,
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .inputs = {x},
+                            .outputs = {y}};
 }
 
 Test(bad_run, an_operand_larger_than_its_buffer_is_refused_before_the_plugin_runs) {
@@ -144,7 +152,8 @@ Test(bad_run, a_buffer_of_another_device_is_refused) {
   OK(parity_buffer_alloc(dev, 64, &b));
   parity_tensor_desc_t x, y;
   parity_op_desc_t d = neg_desc(&x, &y, a, b, 4);
-  FAILS(parity_device_run(dev, &d), PARITY_STATUS_INVALID_ARGUMENT, "input 0's buffer is not a live buffer of this device");
+  FAILS(parity_device_run(dev, &d), PARITY_STATUS_INVALID_ARGUMENT,
+        "input 0's buffer is not a live buffer of this device");
   parity_buffer_free(a);
   parity_buffer_free(b);
   parity_context_destroy(other);

@@ -157,8 +157,10 @@ Test(cachefile, a_crafted_payload_with_a_recomputed_checksum_is_refused) {
 Test(cachefile, siphash_matches_the_reference_vectors) {
   unsigned char k[16], m[16];
   for (int i = 0; i < 16; i++) k[i] = m[i] = (unsigned char)i;
-  static const struct { size_t len; uint64_t want; } v[] = {
-      {0, 0x726fdb47dd0e0e31ull}, {1, 0x74f839c593dc67fdull}, {15, 0xa129ca6149be45e5ull}};
+  static const struct {
+    size_t len;
+    uint64_t want;
+  } v[] = {{0, 0x726fdb47dd0e0e31ull}, {1, 0x74f839c593dc67fdull}, {15, 0xa129ca6149be45e5ull}};
   for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
     psup_siphash_t s;
     psup_siphash_init(&s, k);

@@ -39,7 +39,8 @@ static model model_new(parity_device_t *dev, uint64_t seed, kind k) {
   const int64_t shapes[4][2] = {{HID, IN}, {HID, 0}, {OUT, HID}, {OUT, 0}};
   for (int i = 0; i < 4; i++) {
     uint32_t rank = shapes[i][1] ? 2 : 1;
-    OK(parity_tensor_rand_uniform(dev, PARITY_DTYPE_F32, rank, shapes[i], -0.5, 0.5, seed, (uint64_t)i * 1000, &m.p[i]));
+    OK(parity_tensor_rand_uniform(dev, PARITY_DTYPE_F32, rank, shapes[i], -0.5, 0.5, seed, (uint64_t)i * 1000,
+                                  &m.p[i]));
     OK(parity_tensor_set_requires_grad(m.p[i], 1));
   }
   if (k == SGD)
@@ -173,8 +174,8 @@ static void expect_unchanged(const model *m, float before[4][HID * IN], const ch
   float now[4][HID * IN];
   snapshot(m, now);
   for (int i = 0; i < 4; i++)
-    cr_assert_eq(memcmp(before[i], now[i], (size_t)parity_tensor_numel(m->p[i]) * sizeof(float)), 0,
-                 "%s changed %s", what, names[i]);
+    cr_assert_eq(memcmp(before[i], now[i], (size_t)parity_tensor_numel(m->p[i]) * sizeof(float)), 0, "%s changed %s",
+                 what, names[i]);
 }
 
 Test(checkpoint, foreign_and_cut_checkpoints_are_refused_and_change_nothing) {
@@ -186,8 +187,10 @@ Test(checkpoint, foreign_and_cut_checkpoints_are_refused_and_change_nothing) {
   snapshot(&other, before);
   cr_assert_eq(parity_checkpoint_load(at("a.safetensors"), names, other.p, 4, other.opt, 0),
                PARITY_STATUS_INVALID_ARGUMENT);
-  cr_assert(strstr(parity_last_error(), "holds the state of the optimizer \"adam beta1=0.9"), "%s", parity_last_error());
-  cr_assert_eq(parity_checkpoint_load(at("a.safetensors"), names, sgd.p, 4, sgd.opt, 0), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_assert(strstr(parity_last_error(), "holds the state of the optimizer \"adam beta1=0.9"), "%s",
+            parity_last_error());
+  cr_assert_eq(parity_checkpoint_load(at("a.safetensors"), names, sgd.p, 4, sgd.opt, 0),
+               PARITY_STATUS_INVALID_ARGUMENT);
   cr_assert_eq(parity_checkpoint_load(at("a.safetensors"), names, other.p, 4, NULL, 0), PARITY_STATUS_INVALID_ARGUMENT);
   expect_unchanged(&other, before, "a foreign checkpoint");
   /* the file cut at every length of its header and at sampled lengths of its data */

@@ -37,7 +37,8 @@ Test(parse, integers_are_decimal_and_in_range) {
   cr_assert_eq(psup_parse_int("N", "42", 0, 100, &v, err, sizeof err), 0);
   cr_assert_eq(v, 42);
   const char *bad[] = {"0x10", "1.5", "1e3", "", "-", "101", "-1", "99999999999999999999999", "4 ", NULL};
-  for (int i = 0; bad[i]; i++) cr_assert_eq(psup_parse_int("N", bad[i], 0, 100, &v, err, sizeof err), -1, "'%s'", bad[i]);
+  for (int i = 0; bad[i]; i++)
+    cr_assert_eq(psup_parse_int("N", bad[i], 0, 100, &v, err, sizeof err), -1, "'%s'", bad[i]);
   cr_assert_eq(v, 42);
 }
 
@@ -80,8 +81,8 @@ Test(env, unset_or_empty_gives_the_default) {
 
 /* context_create refuses each bad value; the context is not made and the message quotes it */
 static void refused(const char *var, const char *value, const char *expect) {
-  static const char *const vars[] = {"PARITY_LOG", "PARITY_DEVICE", "PARITY_VERIFY", "PARITY_PLAN_PREPARE",
-                                     "PARITY_CACHE_LIMIT", NULL};
+  static const char *const vars[] = {"PARITY_LOG",          "PARITY_DEVICE",      "PARITY_VERIFY",
+                                     "PARITY_PLAN_PREPARE", "PARITY_CACHE_LIMIT", NULL};
   for (int i = 0; vars[i]; i++) unsetenv(vars[i]);
   setenv("PARITY_BACKEND", "cpu", 1);
   setenv(var, value, 1);
@@ -119,7 +120,7 @@ Test(env, good_values_still_open_a_context) {
 
 Test(parse, the_closest_name_is_suggested_only_when_it_is_close) {
   static const char *const backends[] = {"cpu", "cuda", "opencl", "vulkan", "auto"};
-  cr_assert_str_eq(psup_closest("cdua", backends, 5), "cuda");    /* a swap */
+  cr_assert_str_eq(psup_closest("cdua", backends, 5), "cuda");     /* a swap */
   cr_assert_str_eq(psup_closest("vulcan", backends, 5), "vulkan"); /* a change */
   cr_assert_str_eq(psup_closest("opnecl", backends, 5), "opencl");
   cr_assert_str_eq(psup_closest("CPU", backends, 5), "cpu");

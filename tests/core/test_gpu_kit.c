@@ -122,15 +122,16 @@ TestSuite(gpu_kit, .init = setup);
 
 /* a contiguous f32 [4] tensor in b at byte offset off */
 static parity_tensor_desc_t f32_vec(parity_plugin_buffer_t *b, uint64_t off) {
-  parity_tensor_desc_t t = {.struct_size = sizeof t, .dtype = PARITY_DTYPE_F32, .rank = 1, .buffer = b,
-                            .offset_bytes = off};
+  parity_tensor_desc_t t = {
+      .struct_size = sizeof t, .dtype = PARITY_DTYPE_F32, .rank = 1, .buffer = b, .offset_bytes = off};
   t.shape[0] = 4;
   t.strides[0] = 1;
   return t;
 }
 
 Test(gpu_kit, messages_carry_the_backend_prefix_once) {
-  cr_expect_eq(psup_kit_fail(&kit, PARITY_STATUS_OUT_OF_MEMORY, "cannot allocate %d bytes", 8), PARITY_STATUS_OUT_OF_MEMORY);
+  cr_expect_eq(psup_kit_fail(&kit, PARITY_STATUS_OUT_OF_MEMORY, "cannot allocate %d bytes", 8),
+               PARITY_STATUS_OUT_OF_MEMORY);
   cr_expect_str_eq(last_error, "fake: cannot allocate 8 bytes");
   psup_kit_log(&kit, PARITY_LOG_DEBUG, "device %u", 0u);
   cr_expect_str_eq(last_log, "fake: device 0");
@@ -169,8 +170,13 @@ Test(gpu_kit, supports_checks_alignment_contract_shared_then_family) {
   parity_plugin_buffer_t b = {64};
   parity_plugin_device_t dev = {.slot = &slots[0]};
   parity_tensor_desc_t x = f32_vec(&b, 0), y = f32_vec(&b, 16), odd = f32_vec(&b, 2);
-  parity_op_desc_t d = {.struct_size = sizeof d, .op = PARITY_OP_RELU, .direction = PARITY_DIRECTION_FORWARD,
-                        .num_inputs = 1, .num_outputs = 1, .inputs = {&x}, .outputs = {&y}};
+  parity_op_desc_t d = {.struct_size = sizeof d,
+                        .op = PARITY_OP_RELU,
+                        .direction = PARITY_DIRECTION_FORWARD,
+                        .num_inputs = 1,
+                        .num_outputs = 1,
+                        .inputs = {&x},
+                        .outputs = {&y}};
   cr_expect_eq(psup_kit_supports(&kit, &dev, &d), PARITY_STATUS_OK, "%s", last_error);
   cr_expect_eq(shared_checked, 1);
   cr_expect_eq(family_checked, 1);
@@ -187,8 +193,13 @@ Test(gpu_kit, supports_checks_alignment_contract_shared_then_family) {
   cr_expect(strncmp(last_error, "fake: ", 6) == 0 && strstr(last_error, "fake: fake") == NULL, "%s", last_error);
   cr_expect_eq(family_checked, 1, "the family was asked after the contract refused");
   /* a family the plugin does not implement */
-  parity_op_desc_t s = {.struct_size = sizeof s, .op = PARITY_OP_SUM, .direction = PARITY_DIRECTION_FORWARD,
-                        .num_inputs = 1, .num_outputs = 1, .inputs = {&x}, .outputs = {&y}};
+  parity_op_desc_t s = {.struct_size = sizeof s,
+                        .op = PARITY_OP_SUM,
+                        .direction = PARITY_DIRECTION_FORWARD,
+                        .num_inputs = 1,
+                        .num_outputs = 1,
+                        .inputs = {&x},
+                        .outputs = {&y}};
   cr_expect_eq(psup_kit_supports(&kit, &dev, &s), PARITY_STATUS_UNSUPPORTED);
   cr_expect(strstr(last_error, "fake: sum: the reduce family is not implemented") != NULL, "%s", last_error);
 }
@@ -197,8 +208,13 @@ Test(gpu_kit, an_entry_checks_its_family_enters_the_device_then_runs) {
   parity_plugin_buffer_t b = {64};
   parity_plugin_device_t dev = {.slot = &slots[0]};
   parity_tensor_desc_t x = f32_vec(&b, 0), y = f32_vec(&b, 16);
-  parity_op_desc_t d = {.struct_size = sizeof d, .op = PARITY_OP_RELU, .direction = PARITY_DIRECTION_FORWARD,
-                        .num_inputs = 1, .num_outputs = 1, .inputs = {&x}, .outputs = {&y}};
+  parity_op_desc_t d = {.struct_size = sizeof d,
+                        .op = PARITY_OP_RELU,
+                        .direction = PARITY_DIRECTION_FORWARD,
+                        .num_inputs = 1,
+                        .num_outputs = 1,
+                        .inputs = {&x},
+                        .outputs = {&y}};
   cr_expect_eq(psup_kit_launch(&kit, &dev, &d, PARITY_FAMILY_REDUCE, PARITY_DIRECTION_FORWARD),
                PARITY_STATUS_INVALID_ARGUMENT, "relu through the reduce entry");
   cr_expect(strncmp(last_error, "fake: ", 6) == 0, "%s", last_error);

@@ -32,7 +32,8 @@ static void expect_final(parity_tensor_t *leaf, const seen *s, const char *what)
   double now[8];
   int64_t n = parity_tensor_numel(leaf);
   OK(parity_tensor_to_f64(parity_tensor_grad(leaf), now, (uint64_t)n));
-  cr_assert_eq(memcmp(now, s->grad, (size_t)n * sizeof *now), 0, "%s: the hook saw a gradient that changed later", what);
+  cr_assert_eq(memcmp(now, s->grad, (size_t)n * sizeof *now), 0, "%s: the hook saw a gradient that changed later",
+               what);
 }
 
 /* loss = sum(tanh(tanh(x w1) w2) + w1 broadcast...): w1 is reached twice (by the first matmul and by
@@ -103,7 +104,8 @@ static parity_status_t refuse(parity_tensor_t *leaf, void *user) {
 
 Test(grad_hook, refusals_and_a_failing_hook) {
   parity_device_t *dev = pt_device("cpu");
-  parity_tensor_t *w = vec(dev, PARITY_DTYPE_F64, 2, (double[]){1, 2}), *c = vec(dev, PARITY_DTYPE_F64, 2, (double[]){3, 4});
+  parity_tensor_t *w = vec(dev, PARITY_DTYPE_F64, 2, (double[]){1, 2}),
+                  *c = vec(dev, PARITY_DTYPE_F64, 2, (double[]){3, 4});
   cr_assert_eq(parity_tensor_set_grad_hook(w, record, NULL), PARITY_STATUS_INVALID_ARGUMENT);
   cr_assert(strstr(parity_last_error(), "requires_grad is off"), "%s", parity_last_error());
   cr_assert_eq(parity_tensor_set_grad_hook(NULL, record, NULL), PARITY_STATUS_INVALID_ARGUMENT);

@@ -6,12 +6,13 @@ static parity_device_t *dev;
 static void setup(void) { dev = pt_device("cpu"); }
 
 /* Inputs away from kinks and ties. */
-static const double A[24] = {0.3, -1.2, 0.7, 2.1, -0.4, 1.5, -2.2, 0.9, 1.1, -0.6, 0.25, -1.7,
-                             0.8, 1.9, -0.35, 0.55, -1.1, 1.3, 0.15, -0.75, 2.4, -0.05, 0.65, -1.45};
-static const double P[24] = {0.3, 1.2, 0.7, 2.1, 0.4, 1.5, 2.2, 0.9, 1.1, 0.6, 0.25, 1.7,
+static const double A[24] = {0.3, -1.2, 0.7,   2.1,  -0.4, 1.5, -2.2, 0.9,   1.1, -0.6,  0.25, -1.7,
+                             0.8, 1.9,  -0.35, 0.55, -1.1, 1.3, 0.15, -0.75, 2.4, -0.05, 0.65, -1.45};
+static const double P[24] = {0.3, 1.2, 0.7,  2.1,  0.4, 1.5, 2.2,  0.9,  1.1, 0.6,  0.25, 1.7,
                              0.8, 1.9, 0.35, 0.55, 1.1, 1.3, 0.15, 0.75, 2.4, 0.05, 0.65, 1.45};
 
-#define IN(r, vals, ...) {.rank = r, .shape = {__VA_ARGS__}, .values = vals, .differentiable = 1}
+#define IN(r, vals, ...) \
+  { .rank = r, .shape = {__VA_ARGS__}, .values = vals, .differentiable = 1 }
 
 static parity_status_t f_unary(parity_tensor_t **in, uint32_t n, void *ctx, parity_tensor_t **out) {
   (void)n;
@@ -30,7 +31,7 @@ Test(grad_ops, every_unary_op, .init = setup) {
 
 static parity_status_t f_binary(parity_tensor_t **in, uint32_t n, void *ctx, parity_tensor_t **out) {
   (void)n;
-  return parity_binary((parity_op_t)*(int *)ctx, in[0], in[1], out);
+  return parity_binary((parity_op_t) * (int *)ctx, in[0], in[1], out);
 }
 
 Test(grad_ops, every_binary_op_with_broadcasting, .init = setup) {
@@ -110,12 +111,13 @@ Test(grad_ops, conv2d_and_conv_transpose2d, .init = setup) {
 static parity_status_t f_pool(parity_tensor_t **in, uint32_t n, void *ctx, parity_tensor_t **out) {
   (void)n;
   parity_pool2d_options_t *o = ctx;
-  return parity_pool2d(o->count_include_pad >= 10 ? PARITY_OP_MAX_POOL2D : PARITY_OP_AVG_POOL2D, in[0],
-                       &(parity_pool2d_options_t){.kernel = {o->kernel[0], o->kernel[1]},
-                                                  .stride = {o->stride[0], o->stride[1]},
-                                                  .padding = {o->padding[0], o->padding[1], o->padding[2], o->padding[3]},
-                                                  .count_include_pad = o->count_include_pad % 10},
-                       out);
+  return parity_pool2d(
+      o->count_include_pad >= 10 ? PARITY_OP_MAX_POOL2D : PARITY_OP_AVG_POOL2D, in[0],
+      &(parity_pool2d_options_t){.kernel = {o->kernel[0], o->kernel[1]},
+                                 .stride = {o->stride[0], o->stride[1]},
+                                 .padding = {o->padding[0], o->padding[1], o->padding[2], o->padding[3]},
+                                 .count_include_pad = o->count_include_pad % 10},
+      out);
 }
 
 Test(grad_ops, max_and_avg_pool, .init = setup) {
@@ -149,9 +151,9 @@ static parity_status_t f_views(parity_tensor_t **in, uint32_t n, void *ctx, pari
   (void)n;
   (void)ctx;
   parity_tensor_t *t[8] = {0};
-  parity_status_t st = parity_permute(in[0], (int32_t[]){2, 0, 1}, &t[0]);           /* [4,2,3] */
-  if (st == PARITY_STATUS_OK) st = parity_slice(t[0], 0, 1, 4, 2, &t[1]);           /* [2,2,3] */
-  if (st == PARITY_STATUS_OK) st = parity_unsqueeze(t[1], 1, &t[2]);                /* [2,1,2,3] */
+  parity_status_t st = parity_permute(in[0], (int32_t[]){2, 0, 1}, &t[0]); /* [4,2,3] */
+  if (st == PARITY_STATUS_OK) st = parity_slice(t[0], 0, 1, 4, 2, &t[1]);  /* [2,2,3] */
+  if (st == PARITY_STATUS_OK) st = parity_unsqueeze(t[1], 1, &t[2]);       /* [2,1,2,3] */
   if (st == PARITY_STATUS_OK) st = parity_expand(t[2], 4, (int64_t[]){2, 3, 2, 3}, &t[3]);
   if (st == PARITY_STATUS_OK) st = parity_reshape(t[3], 2, (int64_t[]){6, -1}, &t[4]);
   if (st == PARITY_STATUS_OK) st = parity_contiguous(t[4], &t[5]);
@@ -219,8 +221,8 @@ Test(grad_ops, layers_and_losses, .init = setup) {
   pt_gradcheck(dev, "layer_norm", f_layer_norm, NULL, ln, 3, 1e-5);
   pt_input bn[3] = {IN(4, A, 2, 3, 2, 2), IN(1, P, 3), IN(1, A + 3, 3)};
   pt_gradcheck(dev, "batch_norm", f_batch_norm, NULL, bn, 3, 1e-5);
-  pt_input mha[6] = {IN(3, A, 1, 3, 4), IN(2, A + 2, 4, 4), IN(2, A + 5, 4, 4), IN(2, A + 7, 4, 4),
-                     IN(2, P + 1, 4, 4), IN(1, A + 9, 4)};
+  pt_input mha[6] = {IN(3, A, 1, 3, 4),  IN(2, A + 2, 4, 4), IN(2, A + 5, 4, 4),
+                     IN(2, A + 7, 4, 4), IN(2, P + 1, 4, 4), IN(1, A + 9, 4)};
   pt_gradcheck(dev, "multi_head_attention", f_mha, NULL, mha, 6, 1e-5);
   pt_input loss[2] = {IN(2, A, 3, 4), IN(2, A + 12, 3, 4)};
   pt_gradcheck(dev, "mse + cross_entropy", f_losses, NULL, loss, 2, 1e-6);

@@ -71,8 +71,7 @@ Test(lifetimes, a_double_release_is_refused_with_a_message) {
   parity_tensor_t *keep = vec(dev, PARITY_DTYPE_F64, 2, (double[]){7, 8});
   parity_tensor_release(x);
   parity_tensor_release(x);
-  cr_assert(strstr(parity_last_error(), "tensor_release: the tensor was already released"), "%s",
-            parity_last_error());
+  cr_assert(strstr(parity_last_error(), "tensor_release: the tensor was already released"), "%s", parity_last_error());
   cr_assert_null(parity_tensor_retain(x));
   expect_values(keep, (double[]){7, 8}, 2); /* nothing else was disturbed */
   parity_tensor_release(keep);

@@ -5,11 +5,11 @@
 
 #include "core_test.h"
 
-#define REFUSED(expr)                                                                            \
-  do {                                                                                           \
-    parity_status_t st_ = (expr);                                                                \
-    cr_assert_neq(st_, PARITY_STATUS_OK, "%s accepted NULL", #expr);                             \
-    cr_assert(parity_last_error()[0], "%s failed without a message", #expr);                     \
+#define REFUSED(expr)                                                        \
+  do {                                                                       \
+    parity_status_t st_ = (expr);                                            \
+    cr_assert_neq(st_, PARITY_STATUS_OK, "%s accepted NULL", #expr);         \
+    cr_assert(parity_last_error()[0], "%s failed without a message", #expr); \
   } while (0)
 
 Test(null_args, context_and_device_functions) {

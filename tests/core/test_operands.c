@@ -22,8 +22,10 @@ static int list_names(const char *open, char names[][16], int max) {
   int count = 0, depth = 0;
   const char *start = open + 1;
   for (const char *p = open + 1; *p && count < max; p++) {
-    if (*p == '[') depth++;
-    else if (*p == ']') depth--;
+    if (*p == '[')
+      depth++;
+    else if (*p == ']')
+      depth--;
     else if ((*p == ',' && depth == 0) || (*p == '}' && depth == 0)) {
       char item[64];
       snprintf(item, sizeof item, "%.*s", (int)(p - start), start);
@@ -35,11 +37,14 @@ static int list_names(const char *open, char names[][16], int max) {
   return count;
 }
 
-static const struct { const char *word; int32_t kind; } kinds[] = {
-  {"UNARY", PARITY_OP_KIND_UNARY},     {"BINARY", PARITY_OP_KIND_BINARY}, {"COMPARE", PARITY_OP_KIND_COMPARE},
-  {"SELECT", PARITY_OP_KIND_SELECT},   {"CAST", PARITY_OP_KIND_CAST},     {"REDUCE", PARITY_OP_KIND_REDUCE},
-  {"MATMUL", PARITY_OP_KIND_MATMUL},   {"CONV2D", PARITY_OP_KIND_CONV2D}, {"POOL2D", PARITY_OP_KIND_POOL2D},
-  {"SOFTMAX", PARITY_OP_KIND_SOFTMAX},
+static const struct {
+  const char *word;
+  int32_t kind;
+} kinds[] = {
+    {"UNARY", PARITY_OP_KIND_UNARY},     {"BINARY", PARITY_OP_KIND_BINARY}, {"COMPARE", PARITY_OP_KIND_COMPARE},
+    {"SELECT", PARITY_OP_KIND_SELECT},   {"CAST", PARITY_OP_KIND_CAST},     {"REDUCE", PARITY_OP_KIND_REDUCE},
+    {"MATMUL", PARITY_OP_KIND_MATMUL},   {"CONV2D", PARITY_OP_KIND_CONV2D}, {"POOL2D", PARITY_OP_KIND_POOL2D},
+    {"SOFTMAX", PARITY_OP_KIND_SOFTMAX},
 };
 
 Test(operands, the_table_is_the_headers_operands_comment) {

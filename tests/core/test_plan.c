@@ -176,8 +176,10 @@ static trainer trainer_new(parity_device_t *dev, int adam) {
   OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 2, (int64_t[]){5, 8}, &t.x));
   OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 2, (int64_t[]){5, 4}, &t.target));
   parity_tensor_t *p[4] = {t.m.w1, t.m.b1, t.m.w2, t.m.b2};
-  if (adam) OK(parity_adam_create(p, 4, 0.01, 0.9, 0.999, 1e-8, &t.opt));
-  else OK(parity_sgd_create(p, 4, 0.05, 0.9, &t.opt));
+  if (adam)
+    OK(parity_adam_create(p, 4, 0.01, 0.9, 0.999, 1e-8, &t.opt));
+  else
+    OK(parity_sgd_create(p, 4, 0.05, 0.9, &t.opt));
   return t;
 }
 
@@ -250,8 +252,12 @@ static void replayed_training_matches_eager(const char *backend, int adam) {
   trainer_free(&r);
 }
 
-Test(plan, a_captured_adam_training_step_replays_like_the_eager_loop_on_cpu) { replayed_training_matches_eager("cpu", 1); }
-Test(plan, a_captured_sgd_momentum_step_replays_like_the_eager_loop_on_cpu) { replayed_training_matches_eager("cpu", 0); }
+Test(plan, a_captured_adam_training_step_replays_like_the_eager_loop_on_cpu) {
+  replayed_training_matches_eager("cpu", 1);
+}
+Test(plan, a_captured_sgd_momentum_step_replays_like_the_eager_loop_on_cpu) {
+  replayed_training_matches_eager("cpu", 0);
+}
 Test(plan, a_captured_adam_training_step_replays_like_the_eager_loop_on_opencl, .timeout = 300) {
   replayed_training_matches_eager("opencl", 1);
 }
@@ -330,7 +336,8 @@ static fake_plan_ctl fake_plan(int mode) {
 }
 
 /* Record y = neg(x) on the newer fake with the given plan mode; returns the plan_end status. */
-static parity_status_t record_neg(parity_device_t *dev, parity_tensor_t **x, parity_tensor_t **y, parity_plan_t **plan) {
+static parity_status_t record_neg(parity_device_t *dev, parity_tensor_t **x, parity_tensor_t **y,
+                                  parity_plan_t **plan) {
   float v[3] = {1, -2, 3};
   OK(parity_tensor_from_host(dev, PARITY_DTYPE_F32, 1, (int64_t[]){3}, v, x));
   OK(parity_plan_begin(dev, plan));
@@ -344,7 +351,7 @@ typedef struct newer_case {
   fake_plan_ctl c;
   parity_tensor_t *x, *y;
   parity_plan_t *plan;
-  parity_status_t end;            /* what plan_end returned */
+  parity_status_t end;               /* what plan_end returned */
   uint64_t prepares, runs, releases; /* the plan-entry counts before recording */
 } newer_case;
 

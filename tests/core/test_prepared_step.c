@@ -26,11 +26,26 @@ static void note(void) {
   if (atomic_load_explicit(&counting, memory_order_relaxed)) atomic_fetch_add(&allocs, 1);
 }
 #define EXPORT __attribute__((visibility("default"))) /* the build hides symbols by default */
-EXPORT void *malloc(size_t n) { note(); return __libc_malloc(n); }
-EXPORT void *calloc(size_t a, size_t b) { note(); return __libc_calloc(a, b); }
-EXPORT void *realloc(void *p, size_t n) { note(); return __libc_realloc(p, n); }
-EXPORT void *memalign(size_t a, size_t n) { note(); return __libc_memalign(a, n); }
-EXPORT void *aligned_alloc(size_t a, size_t n) { note(); return __libc_memalign(a, n); }
+EXPORT void *malloc(size_t n) {
+  note();
+  return __libc_malloc(n);
+}
+EXPORT void *calloc(size_t a, size_t b) {
+  note();
+  return __libc_calloc(a, b);
+}
+EXPORT void *realloc(void *p, size_t n) {
+  note();
+  return __libc_realloc(p, n);
+}
+EXPORT void *memalign(size_t a, size_t n) {
+  note();
+  return __libc_memalign(a, n);
+}
+EXPORT void *aligned_alloc(size_t a, size_t n) {
+  note();
+  return __libc_memalign(a, n);
+}
 EXPORT int posix_memalign(void **p, size_t a, size_t n) {
   note();
   *p = __libc_memalign(a, n);
@@ -158,7 +173,8 @@ static void prepared_step_matches_eager(const char *backend, int count_allocs) {
     float *pe = malloc((size_t)n * sizeof *pe), *pr = malloc((size_t)n * sizeof *pr);
     OK(parity_tensor_to_host(e.p[i], pe, (uint64_t)n * sizeof *pe));
     OK(parity_tensor_to_host(r.p[i], pr, (uint64_t)n * sizeof *pr));
-    cr_assert_eq(memcmp(pe, pr, (size_t)n * sizeof *pe), 0, "%s: parameter %d differs after %d steps", backend, i, STEPS);
+    cr_assert_eq(memcmp(pe, pr, (size_t)n * sizeof *pe), 0, "%s: parameter %d differs after %d steps", backend, i,
+                 STEPS);
     free(pe);
     free(pr);
   }

@@ -116,7 +116,8 @@ Test(safetensors_api, refused_loads_leave_every_tensor_as_it_was) {
   cr_assert(strstr(parity_last_error(), "\"b\" is F32; the tensor to load it into is F64"), "%s", parity_last_error());
   cr_assert_eq(parity_load_safetensors(in_dir("nan.safetensors"), names, wrong_shape, 2, PARITY_LOAD_ALLOW_NONFINITE),
                PARITY_STATUS_INVALID_ARGUMENT);
-  cr_assert(strstr(parity_last_error(), "has shape [4]; the tensor to load it into has [2, 2]"), "%s", parity_last_error());
+  cr_assert(strstr(parity_last_error(), "has shape [4]; the tensor to load it into has [2, 2]"), "%s",
+            parity_last_error());
   cr_assert_eq(parity_load_safetensors(in_dir("nan.safetensors"), names, both, 1, 0), PARITY_STATUS_INVALID_ARGUMENT);
   cr_assert(strstr(parity_last_error(), "holds 2 tensors; 1 were asked for"), "%s", parity_last_error());
   expect_untouched(w, 7.0);
@@ -129,7 +130,8 @@ Test(safetensors_api, refused_loads_leave_every_tensor_as_it_was) {
   double got[4];
   OK(parity_tensor_to_f64(b, got, 4));
   cr_assert(isnan(got[0]));
-  cr_assert_eq(parity_load_safetensors(in_dir("nan.safetensors"), names, both, 2, 0x80), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_assert_eq(parity_load_safetensors(in_dir("nan.safetensors"), names, both, 2, 0x80),
+               PARITY_STATUS_INVALID_ARGUMENT);
   parity_tensor_release(w);
   parity_tensor_release(b);
   parity_tensor_release(d64);

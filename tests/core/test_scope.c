@@ -58,13 +58,13 @@ Test(scope, temporaries_are_released_at_the_end_and_kept_ones_survive, .init = s
   parity_tensor_t *a, *b, *c, *kept, *retained;
   OK(parity_unary(PARITY_OP_TANH, x, &a));
   OK(parity_binary(PARITY_OP_MUL, a, x, &b));
-  OK(parity_transpose(b, 0, 1, &c));         /* a view: its own tensor, same storage */
+  OK(parity_transpose(b, 0, 1, &c)); /* a view: its own tensor, same storage */
   OK(parity_reduce(PARITY_OP_SUM, c, 1, 0, &kept));
   OK(parity_unary(PARITY_OP_EXP, x, &retained));
-  parity_tensor_retain(retained);            /* the caller's own reference outlives the scope */
+  parity_tensor_retain(retained); /* the caller's own reference outlives the scope */
   parity_tensor_t *early;
   OK(parity_unary(PARITY_OP_NEG, x, &early));
-  parity_tensor_release(early);              /* released early: simply gone from the scope */
+  parity_tensor_release(early); /* released early: simply gone from the scope */
   OK(parity_scope_keep(kept));
   cr_assert_gt(live, base);
   OK(parity_scope_end());
@@ -115,7 +115,8 @@ static void train(int scoped, float *losses) {
   int64_t steady = 0;
   for (int s = 0; s < 30; s++) {
     if (scoped) OK(parity_scope_begin());
-    parity_tensor_t *x = randn(2, (int64_t[]){5, 4}, 100 + (uint64_t)s), *t = randn(2, (int64_t[]){5, 3}, 200 + (uint64_t)s);
+    parity_tensor_t *x = randn(2, (int64_t[]){5, 4}, 100 + (uint64_t)s),
+                    *t = randn(2, (int64_t[]){5, 3}, 200 + (uint64_t)s);
     parity_tensor_t *h, *a, *loss;
     parity_optimizer_zero_grad(opt);
     OK(parity_linear(x, w, bias, &h));
@@ -160,11 +161,11 @@ Test(scope, nesting_keep_and_misuse, .init = setup, .fini = teardown) {
   OK(parity_unary(PARITY_OP_EXP, x, &outer_made));
   OK(parity_scope_begin());
   OK(parity_unary(PARITY_OP_NEG, x, &inner));
-  OK(parity_scope_keep(inner));        /* into the outer scope */
+  OK(parity_scope_keep(inner)); /* into the outer scope */
   OK(parity_scope_end());
   float v[6];
   OK(parity_tensor_to_host(inner, v, sizeof v)); /* alive: the outer scope has it now */
-  OK(parity_scope_end());              /* releases inner and outer_made */
+  OK(parity_scope_end());                        /* releases inner and outer_made */
   cr_assert_eq(live, base);
   for (int i = 0; i < 64; i++) OK(parity_scope_begin());
   cr_assert_eq(parity_scope_begin(), PARITY_STATUS_FAILED_PRECONDITION);
@@ -183,8 +184,7 @@ static void setup_loud(void) {
   open_cpu(1);
 }
 
-Test(scope, composites_in_a_scope_release_nothing_twice_and_stderr_stays_empty, .init = setup_loud,
-     .fini = teardown) {
+Test(scope, composites_in_a_scope_release_nothing_twice_and_stderr_stays_empty, .init = setup_loud, .fini = teardown) {
   parity_tensor_t *w = randn(2, (int64_t[]){3, 4}, 7), *bias = randn(1, (int64_t[]){3}, 8);
   OK(parity_tensor_set_requires_grad(w, 1));
   OK(parity_tensor_set_requires_grad(bias, 1));

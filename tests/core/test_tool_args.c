@@ -18,10 +18,10 @@ static int run(const char *args, char *out, size_t n) {
   return WEXITSTATUS(status);
 }
 
-#define USAGE_ERROR(args, needle)                                                    \
-  do {                                                                               \
-    char out_[16384];                                                                \
-    cr_assert_eq(run(args, out_, sizeof out_), 2, "%s: %s", args, out_);            \
+#define USAGE_ERROR(args, needle)                                                     \
+  do {                                                                                \
+    char out_[16384];                                                                 \
+    cr_assert_eq(run(args, out_, sizeof out_), 2, "%s: %s", args, out_);              \
     cr_assert(strstr(out_, needle), "%s: output lacks '%s': %s", args, needle, out_); \
   } while (0)
 
@@ -34,7 +34,8 @@ Test(tool_args, conform_unknown_dtype_exits_2, .timeout = 30) {
 }
 
 Test(tool_args, conform_unwritable_report_fails_before_running, .timeout = 10) {
-  USAGE_ERROR("./parity-conform --json /nonexistent-folder/report.json", "cannot write '/nonexistent-folder/report.json'");
+  USAGE_ERROR("./parity-conform --json /nonexistent-folder/report.json",
+              "cannot write '/nonexistent-folder/report.json'");
   /* reports go through the atomic writer: a device (or FIFO, folder) is refused before any work */
   USAGE_ERROR("./parity-conform --json /dev/null", "cannot write '/dev/null': it is a device");
 }

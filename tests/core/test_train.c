@@ -14,7 +14,8 @@
  * other failure fails the test: a broken backend is never skipped. */
 static int train(const char *backend, double *loss, int cap) {
   char cmd[512];
-  snprintf(cmd, sizeof cmd, "env PARITY_LOG=quiet PARITY_PLUGIN_PATH= PARITY_BACKEND=%s '%s/parity-train' --steps 12 --seed 3 2>&1",
+  snprintf(cmd, sizeof cmd,
+           "env PARITY_LOG=quiet PARITY_PLUGIN_PATH= PARITY_BACKEND=%s '%s/parity-train' --steps 12 --seed 3 2>&1",
            backend, PARITY_BIN_DIR);
   FILE *p = popen(cmd, "r");
   cr_assert_not_null(p);
@@ -50,7 +51,7 @@ Test(train, same_seed_gives_the_same_curve_on_every_backend, .timeout = 300) {
     if (m < 0) continue; /* not built or not available here */
     cr_assert_eq(m, n, "%s", others[b]);
     for (int i = 0; i < n; i++)
-      cr_assert(fabs(other[i] - ref[i]) <= 1e-4 * fabs(ref[i]) + 1e-6, "%s step %d: loss %.9g, cpu %.9g", others[b],
-                i, other[i], ref[i]);
+      cr_assert(fabs(other[i] - ref[i]) <= 1e-4 * fabs(ref[i]) + 1e-6, "%s step %d: loss %.9g, cpu %.9g", others[b], i,
+                other[i], ref[i]);
   }
 }

@@ -12,8 +12,10 @@
 /* parity-train --verify on a backend; its exit status (-1: did not exit), the last line in out. */
 static int train_verify(const char *env, const char *backend, char *out, size_t n) {
   char cmd[1024];
-  snprintf(cmd, sizeof cmd, "env PARITY_LOG=quiet PARITY_PLUGIN_PATH='%s/../tests/plugins' %s PARITY_BACKEND=%s "
-           "'%s/parity-train' --steps 4 --seed 5 --verify 2>&1", PARITY_BIN_DIR, env, backend, PARITY_BIN_DIR);
+  snprintf(cmd, sizeof cmd,
+           "env PARITY_LOG=quiet PARITY_PLUGIN_PATH='%s/../tests/plugins' %s PARITY_BACKEND=%s "
+           "'%s/parity-train' --steps 4 --seed 5 --verify 2>&1",
+           PARITY_BIN_DIR, env, backend, PARITY_BIN_DIR);
   FILE *p = popen(cmd, "r");
   cr_assert_not_null(p);
   char line[4096];

@@ -14,14 +14,18 @@
 #define THREADS 4
 #define STEPS 8
 
-typedef struct { double loss[STEPS]; int ok; char err[256]; } run_t;
+typedef struct {
+  double loss[STEPS];
+  int ok;
+  char err[256];
+} run_t;
 
-#define TRY(expr)                                                        \
-  do {                                                                   \
-    if ((expr) != PARITY_STATUS_OK) {                                    \
+#define TRY(expr)                                                            \
+  do {                                                                       \
+    if ((expr) != PARITY_STATUS_OK) {                                        \
       snprintf(r->err, sizeof r->err, "%s: %s", #expr, parity_last_error()); \
-      goto done;                                                         \
-    }                                                                    \
+      goto done;                                                             \
+    }                                                                        \
   } while (0)
 
 /* Linear(6,16) -> tanh -> Linear(16,2), MSE, Adam; everything from the counter-based generator. */

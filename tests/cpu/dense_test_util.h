@@ -100,8 +100,9 @@ static inline void dt_assert_gaps_untouched(const pt_tensor *t, const char *what
     }
   }
   for (int64_t i = 0; i < n; i++)
-    if (!inview[i]) cr_assert_eq(raw[i], DT_SENTINEL, "%s: buffer position %lld outside the view was written (%g)",
-                                 what, (long long)i, raw[i]);
+    if (!inview[i])
+      cr_assert_eq(raw[i], DT_SENTINEL, "%s: buffer position %lld outside the view was written (%g)", what,
+                   (long long)i, raw[i]);
   free(inview);
   free(raw);
 }
@@ -178,9 +179,9 @@ static inline int dt_set_threads(int n) {
 
 /* Thread-count tests need OpenMP: a failure where the plugin was built with it (PARITY_CPU_OPENMP,
  * from CMake), skipped where it was built without (PARITY_WITH_OPENMP=OFF, the strict CI job). */
-#define DT_NEED_THREADS()                                                                        \
-  do {                                                                                           \
-    if (!PARITY_CPU_OPENMP) cr_skip_test("the CPU plugin was built without OpenMP");             \
+#define DT_NEED_THREADS()                                                                          \
+  do {                                                                                             \
+    if (!PARITY_CPU_OPENMP) cr_skip_test("the CPU plugin was built without OpenMP");               \
     cr_assert(dt_set_threads(2), "the CPU plugin is built with OpenMP but libgomp is not loaded"); \
   } while (0)
 

@@ -12,10 +12,13 @@
 #include "parity_support/tolerance.h"
 #include "test_util.h"
 
-#define EWT_FLOATS {PARITY_DTYPE_F64, PARITY_DTYPE_F32, PARITY_DTYPE_F16, PARITY_DTYPE_BF16}
-#define EWT_ALL_DTYPES                                                                          \
-  {PARITY_DTYPE_F64, PARITY_DTYPE_F32, PARITY_DTYPE_F16, PARITY_DTYPE_BF16, PARITY_DTYPE_I32, \
-   PARITY_DTYPE_I64, PARITY_DTYPE_BOOL}
+#define EWT_FLOATS \
+  { PARITY_DTYPE_F64, PARITY_DTYPE_F32, PARITY_DTYPE_F16, PARITY_DTYPE_BF16 }
+#define EWT_ALL_DTYPES                                                                                           \
+  {                                                                                                              \
+    PARITY_DTYPE_F64, PARITY_DTYPE_F32, PARITY_DTYPE_F16, PARITY_DTYPE_BF16, PARITY_DTYPE_I32, PARITY_DTYPE_I64, \
+        PARITY_DTYPE_BOOL                                                                                        \
+  }
 
 static inline parity_device_t *ewt_dev(void) { return pt_device("cpu"); }
 
@@ -43,8 +46,8 @@ static inline int ewt_same(double a, double b) {
  * dtype); out[k] receive the results (NULL: output not requested, passed as NULL to the
  * kernel). in_dt/out_dt give each operand's dtype. Returns the status. */
 static inline parity_status_t ewt_run(int32_t op, int32_t dir, int64_t n, uint32_t nin, const int32_t *in_dt,
-                                      const double *const *in, uint32_t nout, const int32_t *out_dt,
-                                      double *const *out, double alpha) {
+                                      const double *const *in, uint32_t nout, const int32_t *out_dt, double *const *out,
+                                      double alpha) {
   parity_device_t *dev = ewt_dev();
   pt_tensor ti[PARITY_MAX_INPUTS], to[PARITY_MAX_OUTPUTS];
   const pt_tensor *pi[PARITY_MAX_INPUTS], *po[PARITY_MAX_OUTPUTS];
@@ -78,8 +81,8 @@ static inline void ewt_unary(int32_t op, int32_t dt, int64_t n, const double *x,
   cr_assert_eq(st, PARITY_STATUS_OK, "%s %s: %s", psup_op_name(op), psup_dtype_name(dt), parity_last_error());
 }
 
-static inline void ewt_unary_bwd(int32_t op, int32_t dt, int64_t n, const double *x, const double *y,
-                                 const double *dy, double *dx, double alpha) {
+static inline void ewt_unary_bwd(int32_t op, int32_t dt, int64_t n, const double *x, const double *y, const double *dy,
+                                 double *dx, double alpha) {
   int32_t d[3] = {dt, dt, dt};
   const double *in[3] = {x, y, dy};
   double *out[1] = {dx};
@@ -95,8 +98,8 @@ static inline void ewt_binary(int32_t op, int32_t dt, int64_t n, const double *a
   cr_assert_eq(st, PARITY_STATUS_OK, "%s %s: %s", psup_op_name(op), psup_dtype_name(dt), parity_last_error());
 }
 
-static inline void ewt_binary_bwd(int32_t op, int32_t dt, int64_t n, const double *a, const double *b,
-                                  const double *c, const double *dc, double *da, double *db) {
+static inline void ewt_binary_bwd(int32_t op, int32_t dt, int64_t n, const double *a, const double *b, const double *c,
+                                  const double *dc, double *da, double *db) {
   int32_t d[4] = {dt, dt, dt, dt};
   const double *in[4] = {a, b, c, dc};
   double *out[2] = {da, db};
@@ -114,16 +117,15 @@ static inline int ewt_grad_ok(int32_t dt, double got, double ref, double abs_ref
 
 /* A raw buffer tensor over `elems` elements, filled with the byte `fill`, viewed through
  * rank/shape/strides from element `offset`. */
-static inline pt_tensor ewt_raw(int32_t dtype, int64_t elems, unsigned char fill, uint32_t rank,
-                                const int64_t *shape, const int64_t *strides, int64_t offset) {
+static inline pt_tensor ewt_raw(int32_t dtype, int64_t elems, unsigned char fill, uint32_t rank, const int64_t *shape,
+                                const int64_t *strides, int64_t offset) {
   parity_device_t *dev = ewt_dev();
   pt_tensor t;
   memset(&t, 0, sizeof t);
   uint64_t bytes = (uint64_t)elems * psup_dtype_size(dtype);
   cr_assert_eq(parity_buffer_alloc(dev, bytes, &t.buf), PARITY_STATUS_OK, "%s", parity_last_error());
   if (bytes) cr_assert_eq(parity_buffer_fill(t.buf, 0, bytes, &fill, 1), PARITY_STATUS_OK);
-  psup_tensor_init(&t.desc, dtype, rank, shape, parity_buffer_handle(t.buf),
-                   (uint64_t)offset * psup_dtype_size(dtype));
+  psup_tensor_init(&t.desc, dtype, rank, shape, parity_buffer_handle(t.buf), (uint64_t)offset * psup_dtype_size(dtype));
   if (strides)
     for (uint32_t i = 0; i < rank; i++) t.desc.strides[i] = strides[i];
   return t;

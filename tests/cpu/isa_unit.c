@@ -34,8 +34,9 @@ Test(cpu_isa_choose, a_named_path_runs_only_where_the_features_allow) {
   cr_assert_eq(isa, CPU_ISA_AVX2);
   cr_assert_eq(cpu_isa_choose("avx512", AVX512_SET & ~CPU_FEAT_AVX512BW & ~CPU_FEAT_AVX512DQ, &isa, msg, sizeof msg),
                PARITY_STATUS_UNAVAILABLE);
-  cr_assert_str_eq(msg, "PARITY_CPU_ISA=avx512 cannot run here: this CPU lacks avx512bw avx512dq (this machine "
-                        "runs: avx2, portable)");
+  cr_assert_str_eq(msg,
+                   "PARITY_CPU_ISA=avx512 cannot run here: this CPU lacks avx512bw avx512dq (this machine "
+                   "runs: avx2, portable)");
   cr_assert_eq(cpu_isa_choose("avx2", CPU_FEAT_AVX2 | CPU_FEAT_F16C, &isa, msg, sizeof msg), PARITY_STATUS_UNAVAILABLE);
   cr_assert_str_eq(msg, "PARITY_CPU_ISA=avx2 cannot run here: this CPU lacks fma (this machine runs: portable)");
 }

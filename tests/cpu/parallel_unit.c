@@ -58,8 +58,8 @@ Test(cpu_fork_join_ns, parses_whole_nanoseconds_from_0_to_a_second) {
 }
 
 Test(cpu_fork_join_ns, refuses_anything_else_with_the_value_and_the_range) {
-  static const char *const bad[] = {"", "-1", "+5", " 5", "5 ", "3us", "abc", "1000000001",
-                                    "99999999999999999999999", "0x10", "1e3"};
+  static const char *const bad[] = {
+      "", "-1", "+5", " 5", "5 ", "3us", "abc", "1000000001", "99999999999999999999999", "0x10", "1e3"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     int64_t v = 42;
     char msg[256] = "", want[64];

@@ -6,7 +6,7 @@
 
 #include "rs_helpers.h"
 
-static const int32_t all_ops[] = {PARITY_OP_SUM, PARITY_OP_MEAN, PARITY_OP_MAX,
+static const int32_t all_ops[] = {PARITY_OP_SUM, PARITY_OP_MEAN,   PARITY_OP_MAX,
                                   PARITY_OP_MIN, PARITY_OP_ARGMAX, PARITY_OP_ARGMIN};
 
 static inline int is_arg(int32_t op) { return op == PARITY_OP_ARGMAX || op == PARITY_OP_ARGMIN; }
@@ -23,8 +23,8 @@ static inline int above(double a, double b) {
 
 /* Reference reduction, written independently of the plugin: long double sums, and
  * max/min/argmax/argmin by the documented rules. S gets sum|x| (mean: mean|x|). */
-static inline void ref_reduce(int32_t op, uint32_t rank, const int64_t *xs, uint32_t mask, const double *x,
-                              double *val, int64_t *idx, double *S) {
+static inline void ref_reduce(int32_t op, uint32_t rank, const int64_t *xs, uint32_t mask, const double *x, double *val,
+                              int64_t *idx, double *S) {
   int64_t ys[PARITY_MAX_RANK], M = 1, K = 1;
   reduced_shape(rank, xs, mask, ys);
   for (uint32_t a = 0; a < rank; a++) *((mask >> a) & 1u ? &K : &M) *= xs[a];
@@ -36,8 +36,10 @@ static inline void ref_reduce(int32_t op, uint32_t rank, const int64_t *xs, uint
   for (int64_t i = 0; i < n; i++) {
     int64_t o = 0, r = 0;
     for (uint32_t a = 0; a < rank; a++) {
-      if ((mask >> a) & 1u) r = r * xs[a] + id[a];
-      else o = o * ys[a] + id[a];
+      if ((mask >> a) & 1u)
+        r = r * xs[a] + id[a];
+      else
+        o = o * ys[a] + id[a];
     }
     double v = x[i];
     acc[o] += v;
@@ -48,8 +50,10 @@ static inline void ref_reduce(int32_t op, uint32_t rank, const int64_t *xs, uint
       seen[o] = 1;
     }
     for (int32_t a = (int32_t)rank - 1; a >= 0; a--)
-      if (++id[a] < xs[a]) break;
-      else id[a] = 0;
+      if (++id[a] < xs[a])
+        break;
+      else
+        id[a] = 0;
   }
   for (int64_t o = 0; o < M; o++) {
     if (op == PARITY_OP_SUM) val[o] = (double)acc[o];

@@ -24,8 +24,7 @@ typedef enum rs_layout {
   RS_NLAYOUTS
 } rs_layout;
 
-static const char *const rs_layout_names[RS_NLAYOUTS] = {"contig", "transposed", "stepped", "offset",
-                                                         "negative"};
+static const char *const rs_layout_names[RS_NLAYOUTS] = {"contig", "transposed", "stepped", "offset", "negative"};
 
 static inline int64_t rs_numel(uint32_t rank, const int64_t *shape) {
   int64_t n = 1;
@@ -34,8 +33,8 @@ static inline int64_t rs_numel(uint32_t rank, const int64_t *shape) {
 }
 
 /* A view of `shape` in `lay` over a guard-filled buffer, holding vals (NULL: guard bytes). */
-static inline pt_tensor rs_tensor(parity_device_t *dev, int32_t dt, uint32_t rank, const int64_t *shape,
-                                  rs_layout lay, const double *vals) {
+static inline pt_tensor rs_tensor(parity_device_t *dev, int32_t dt, uint32_t rank, const int64_t *shape, rs_layout lay,
+                                  const double *vals) {
   int64_t st[PARITY_MAX_RANK], elems = 1, off = 0, acc = 1;
   for (int32_t k = (int32_t)rank - 1; k >= 0; k--) { /* row-major */
     st[k] = acc;
@@ -78,8 +77,7 @@ static inline pt_tensor rs_tensor(parity_device_t *dev, int32_t dt, uint32_t ran
     const int64_t *sp[1] = {t.desc.strides};
     psup_iter_t it;
     psup_iter_init(&it, rank, shape, 1, sp);
-    for (int64_t i = 0; i < n; i++, psup_iter_next(&it))
-      psup_store_f64(host + (off + it.off[0]) * esz, dt, vals[i]);
+    for (int64_t i = 0; i < n; i++, psup_iter_next(&it)) psup_store_f64(host + (off + it.off[0]) * esz, dt, vals[i]);
   }
   cr_assert_eq(parity_buffer_write(t.buf, 0, host, bytes), PARITY_STATUS_OK, "%s", parity_last_error());
   free(host);
@@ -105,8 +103,7 @@ static inline int rs_guard_intact(const pt_tensor *t) {
   const int64_t *sp[1] = {t->desc.strides};
   psup_iter_t it;
   psup_iter_init(&it, t->desc.rank, t->desc.shape, 1, sp);
-  for (int64_t i = 0; i < n; i++, psup_iter_next(&it))
-    memset(mark + t->desc.offset_bytes + it.off[0] * esz, 1, esz);
+  for (int64_t i = 0; i < n; i++, psup_iter_next(&it)) memset(mark + t->desc.offset_bytes + it.off[0] * esz, 1, esz);
   int ok = 1;
   for (size_t i = 0; i < bytes; i++)
     if (!mark[i] && host[i] != RS_GUARD) ok = 0;

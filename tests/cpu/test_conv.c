@@ -60,14 +60,14 @@ static double *naive_conv(const cfg_t *c, const double *x, const double *w, cons
 
 static const cfg_t cfgs[] = {
     /* n c  h  w  o kh kw sh sw pt pb pl pr dh dw g bias */
-    {2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* 3x3 same padding, bias */
-    {2, 4, 9, 8, 6, 3, 3, 2, 2, 0, 1, 2, 0, 1, 1, 1, 0},   /* stride 2, asymmetric padding, no bias */
-    {1, 2, 9, 9, 3, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, 1},   /* dilation 2 */
-    {2, 4, 6, 7, 6, 3, 2, 1, 1, 1, 0, 0, 1, 1, 1, 2, 1},   /* groups 2, 3x2 kernel */
-    {2, 4, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, 0},   /* depthwise (groups = C) */
-    {1, 3, 5, 5, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 2, 3, 1},   /* depthwise x2 multiplier, mixed stride/dilation */
-    {2, 5, 6, 7, 3, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1},   /* 1x1 kernel, stride 2 */
-    {1, 2, 4, 4, 2, 4, 4, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0},   /* kernel = input: 1x1 output */
+    {2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* 3x3 same padding, bias */
+    {2, 4, 9, 8, 6, 3, 3, 2, 2, 0, 1, 2, 0, 1, 1, 1, 0}, /* stride 2, asymmetric padding, no bias */
+    {1, 2, 9, 9, 3, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, 1}, /* dilation 2 */
+    {2, 4, 6, 7, 6, 3, 2, 1, 1, 1, 0, 0, 1, 1, 1, 2, 1}, /* groups 2, 3x2 kernel */
+    {2, 4, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, 0}, /* depthwise (groups = C) */
+    {1, 3, 5, 5, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 2, 3, 1}, /* depthwise x2 multiplier, mixed stride/dilation */
+    {2, 5, 6, 7, 3, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1}, /* 1x1 kernel, stride 2 */
+    {1, 2, 4, 4, 2, 4, 4, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0}, /* kernel = input: 1x1 output */
 };
 #define NCFG (sizeof cfgs / sizeof cfgs[0])
 
@@ -86,7 +86,8 @@ typedef struct conv_t {
 } conv_t;
 
 static void shapes(const cfg_t *c, conv_t *t) {
-  int64_t sx[4] = {c->n, c->c, c->h, c->w}, sw[4] = {c->o, c->c / c->groups, c->kh, c->kw}, sy[4] = {c->n, c->o, out_h(c), out_w(c)};
+  int64_t sx[4] = {c->n, c->c, c->h, c->w}, sw[4] = {c->o, c->c / c->groups, c->kh, c->kw},
+          sy[4] = {c->n, c->o, out_h(c), out_w(c)};
   memcpy(t->sx, sx, sizeof sx), memcpy(t->sw, sw, sizeof sw), memcpy(t->sy, sy, sizeof sy);
   t->sb[0] = c->o;
 }
@@ -104,7 +105,8 @@ Test(conv2d, f64_forward_matches_naive_sum) {
     t.w = dt_new(dev, PARITY_DTYPE_F64, 4, t.sw, NULL, 0, &seed, 0);
     t.b = dt_new(dev, PARITY_DTYPE_F64, 1, t.sb, NULL, 0, &seed, 0);
     t.y = dt_from(dev, PARITY_DTYPE_F64, 4, t.sy, NULL);
-    cr_assert_eq(conv_fwd(dev, c, &t.x, &t.w, c->bias ? &t.b : NULL, &t.y), PARITY_STATUS_OK, "%s", parity_last_error());
+    cr_assert_eq(conv_fwd(dev, c, &t.x, &t.w, c->bias ? &t.b : NULL, &t.y), PARITY_STATUS_OK, "%s",
+                 parity_last_error());
     double *xv = dt_read(&t.x), *wv = dt_read(&t.w), *bv = dt_read(&t.b), *got = dt_read(&t.y);
     double *ref = naive_conv(c, xv, wv, c->bias ? bv : NULL);
     double *ax = dt_abs(xv, n4(t.sx)), *aw = dt_abs(wv, n4(t.sw)), *ab = dt_abs(bv, c->o);
@@ -215,8 +217,8 @@ static void check_against_f64(parity_device_t *dev, const cfg_t *c, int32_t dtyp
   }
   const pt_tensor *outs[4] = {&y, &dx, &dw, &db};
   const char *names[4] = {"y", "dx", "dw", "dbias"};
-  int64_t terms[4] = {c->c / c->groups * c->kh * c->kw + 1, c->o / c->groups * c->kh * c->kw, c->n * out_h(c) * out_w(c),
-                      c->n * out_h(c) * out_w(c)};
+  int64_t terms[4] = {c->c / c->groups * c->kh * c->kw + 1, c->o / c->groups * c->kh * c->kw,
+                      c->n * out_h(c) * out_w(c), c->n * out_h(c) * out_w(c)};
   for (int k = 0; k < 4; k++) {
     double *got = dt_read(outs[k]);
     char what[96];
@@ -347,8 +349,10 @@ Test(conv2d, results_are_bitwise_identical_run_to_run_and_for_1_or_2_threads) {
     }
     dt_set_threads(2);
     for (int k = 0; k < 4; k++) {
-      cr_assert(dt_same_bits(&r[0][k], &r[1][k]), "%s output %d differs between two identical runs", psup_dtype_name(dts[d]), k);
-      cr_assert(dt_same_bits(&r[0][k], &r[2][k]), "%s output %d differs between 2 threads and 1", psup_dtype_name(dts[d]), k);
+      cr_assert(dt_same_bits(&r[0][k], &r[1][k]), "%s output %d differs between two identical runs",
+                psup_dtype_name(dts[d]), k);
+      cr_assert(dt_same_bits(&r[0][k], &r[2][k]), "%s output %d differs between 2 threads and 1",
+                psup_dtype_name(dts[d]), k);
       for (int run = 0; run < 3; run++) pt_tensor_free(&r[run][k]);
     }
     pt_tensor_free(&x), pt_tensor_free(&w), pt_tensor_free(&b), pt_tensor_free(&dy);
@@ -358,7 +362,8 @@ Test(conv2d, results_are_bitwise_identical_run_to_run_and_for_1_or_2_threads) {
 /* Build the op from c (but with the given tensor shapes), expect `status` with `needle` in the
  * message and the output untouched. */
 static void expect_rejected(parity_device_t *dev, const cfg_t *c, int32_t dtype, const int64_t *sx, const int64_t *sw,
-                            const int64_t *sb, const int64_t *sy, int backward, parity_status_t status, const char *needle) {
+                            const int64_t *sb, const int64_t *sy, int backward, parity_status_t status,
+                            const char *needle) {
   uint64_t seed = 4;
   pt_tensor x = dt_new(dev, dtype, 4, sx, NULL, 0, &seed, 0), w = dt_new(dev, dtype, 4, sw, NULL, 0, &seed, 0);
   pt_tensor b = dt_new(dev, dtype, 1, sb, NULL, 0, &seed, 0);
@@ -386,16 +391,20 @@ Test(conv2d, malformed_descriptors_are_rejected_with_a_message_and_output_untouc
   cfg_t c = {1, 4, 5, 5, 2, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1};
   int64_t sx[4] = {1, 4, 5, 5}, sw[4] = {2, 4, 3, 3}, sb[1] = {2}, sy[4] = {1, 2, 3, 3};
   int64_t sw3[4] = {2, 3, 3, 3};
-  expect_rejected(dev, &c, F, sx, sw3, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT,
-                  "weight [2,3,3,3] does not fit input [1,4,5,5] with groups=1: the weight has 3 input channels per group");
+  expect_rejected(
+      dev, &c, F, sx, sw3, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT,
+      "weight [2,3,3,3] does not fit input [1,4,5,5] with groups=1: the weight has 3 input channels per group");
   int64_t sy_bad[4] = {1, 2, 4, 3};
-  expect_rejected(dev, &c, F, sx, sw, sb, sy_bad, 0, PARITY_STATUS_INVALID_ARGUMENT, "output [1,2,4,3] should be [1,2,3,3]");
-  expect_rejected(dev, &c, F, sx, sw, sb, sy_bad, 1, PARITY_STATUS_INVALID_ARGUMENT, "dy [1,2,4,3] should be [1,2,3,3]");
+  expect_rejected(dev, &c, F, sx, sw, sb, sy_bad, 0, PARITY_STATUS_INVALID_ARGUMENT,
+                  "output [1,2,4,3] should be [1,2,3,3]");
+  expect_rejected(dev, &c, F, sx, sw, sb, sy_bad, 1, PARITY_STATUS_INVALID_ARGUMENT,
+                  "dy [1,2,4,3] should be [1,2,3,3]");
   int64_t sb_bad[1] = {3};
   expect_rejected(dev, &c, F, sx, sw, sb_bad, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "bias [3] should be [2]");
   cfg_t g3 = c;
   g3.groups = 3;
-  expect_rejected(dev, &g3, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "the input's 4 channels are not divisible by 3 groups");
+  expect_rejected(dev, &g3, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT,
+                  "the input's 4 channels are not divisible by 3 groups");
   cfg_t s0 = c;
   s0.sh = 0;
   expect_rejected(dev, &s0, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "stride 0x1 must be >= 1");
@@ -404,15 +413,18 @@ Test(conv2d, malformed_descriptors_are_rejected_with_a_message_and_output_untouc
   expect_rejected(dev, &d0, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "dilation 1x0 must be >= 1");
   cfg_t pn = c;
   pn.pr = -1;
-  expect_rejected(dev, &pn, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "padding 0,0,0,-1 (top, bottom, left, right) must be >= 0");
+  expect_rejected(dev, &pn, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT,
+                  "padding 0,0,0,-1 (top, bottom, left, right) must be >= 0");
   cfg_t big = c;
   big.dh = 3;
   expect_rejected(dev, &big, F, sx, sw, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "larger than the padded input 5x5");
   cfg_t g2 = c;
   g2.groups = 2;
   int64_t sw_g2[4] = {3, 2, 3, 3};
-  expect_rejected(dev, &g2, F, sx, sw_g2, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "the weight's 3 output channels are not divisible by 2 groups");
-  expect_rejected(dev, &c, PARITY_DTYPE_I64, sx, sw, sb, sy, 0, PARITY_STATUS_UNSUPPORTED, "no i64 kernel (floating dtypes only)");
+  expect_rejected(dev, &g2, F, sx, sw_g2, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT,
+                  "the weight's 3 output channels are not divisible by 2 groups");
+  expect_rejected(dev, &c, PARITY_DTYPE_I64, sx, sw, sb, sy, 0, PARITY_STATUS_UNSUPPORTED,
+                  "no i64 kernel (floating dtypes only)");
   int64_t sw_empty[4] = {2, 4, 0, 3}; /* a window of no rows: the contract refuses it like a 0-wide pool window */
   expect_rejected(dev, &c, F, sx, sw_empty, sb, sy, 0, PARITY_STATUS_INVALID_ARGUMENT, "window 0x3 must be >= 1");
 }

@@ -14,19 +14,18 @@ typedef struct binary_case {
 } binary_case;
 
 static const binary_case cases[] = {
-    {PARITY_OP_ADD, -10, 10, -10, 10, 0},  {PARITY_OP_SUB, -10, 10, -10, 10, 0},
-    {PARITY_OP_MUL, -10, 10, -10, 10, 0},  {PARITY_OP_DIV, -10, 10, 0.25, 10, 1},
-    {PARITY_OP_POW, 0.1, 4, -3, 3, 0},     {PARITY_OP_MAXIMUM, -10, 10, -10, 10, 0},
+    {PARITY_OP_ADD, -10, 10, -10, 10, 0},     {PARITY_OP_SUB, -10, 10, -10, 10, 0},
+    {PARITY_OP_MUL, -10, 10, -10, 10, 0},     {PARITY_OP_DIV, -10, 10, 0.25, 10, 1},
+    {PARITY_OP_POW, 0.1, 4, -3, 3, 0},        {PARITY_OP_MAXIMUM, -10, 10, -10, 10, 0},
     {PARITY_OP_MINIMUM, -10, 10, -10, 10, 0},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 #define N 3001
 
 /* Pairs every op sees besides the random ones. */
-static const double special_a[] = {0.0, -0.0, 0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN, 1.0, 2.0, 0x1p-130, 3.0,
-                                   -2.0, 1e30, 0.0};
-static const double special_b[] = {0.0, 0.0, -0.0, 1.0, 1.0, 1.0, INFINITY, 1.0, NAN, 2.0, 0.5, 3.0,
-                                   3.0, 1e30, 2.0};
+static const double special_a[] = {0.0, -0.0, 0.0,      1.0, -1.0, INFINITY, -INFINITY, NAN,
+                                   1.0, 2.0,  0x1p-130, 3.0, -2.0, 1e30,     0.0};
+static const double special_b[] = {0.0, 0.0, -0.0, 1.0, 1.0, 1.0, INFINITY, 1.0, NAN, 2.0, 0.5, 3.0, 3.0, 1e30, 2.0};
 #define NSPECIAL (sizeof special_a / sizeof special_a[0])
 
 static void fill(const binary_case *c, int32_t dt, double *a, double *b, uint64_t seed) {
@@ -59,12 +58,12 @@ Test(elementwise_binary, reduced_precision_forward_matches_f64_within_ulp_bound)
       for (int i = 0; i < N; i++) {
         double r = ewt_round(dt, ref[i]);
         if (ewt_same(got[i], r)) continue;
-        cr_assert(!exact, "%s %s is exact: a=%a b=%a got %a, f64 rounded %a", psup_op_name(op),
-                  psup_dtype_name(dt), a[i], b[i], got[i], r);
+        cr_assert(!exact, "%s %s is exact: a=%a b=%a got %a, f64 rounded %a", psup_op_name(op), psup_dtype_name(dt),
+                  a[i], b[i], got[i], r);
         double u = pt_ulp_diff(got[i], ref[i], dt);
         if (u > worst) worst = u;
-        cr_assert(u <= bound, "%s %s: a=%a b=%a got %a, f64 %a: %.2f ulp > %.1f", psup_op_name(op),
-                  psup_dtype_name(dt), a[i], b[i], got[i], ref[i], u, bound);
+        cr_assert(u <= bound, "%s %s: a=%a b=%a got %a, f64 %a: %.2f ulp > %.1f", psup_op_name(op), psup_dtype_name(dt),
+                  a[i], b[i], got[i], ref[i], u, bound);
       }
       cr_log_info("%s %s forward: max %.2f ulp", psup_op_name(op), psup_dtype_name(dt), worst);
     }
@@ -127,8 +126,7 @@ Test(elementwise_binary, backward_skips_a_null_output_and_still_computes_the_oth
     ewt_binary_bwd(PARITY_OP_POW, dt, M, a, b, c, dc, only_a, NULL);
     ewt_binary_bwd(PARITY_OP_POW, dt, M, a, b, c, dc, NULL, only_b);
     for (int i = 0; i < M; i++) {
-      cr_assert(ewt_same(da[i], only_a[i]) && ewt_same(db[i], only_b[i]), "%s element %d",
-                psup_dtype_name(dt), i);
+      cr_assert(ewt_same(da[i], only_a[i]) && ewt_same(db[i], only_b[i]), "%s element %d", psup_dtype_name(dt), i);
     }
   }
   /* both NULL: nothing to do, still OK */
@@ -216,8 +214,8 @@ Test(elementwise_binary, integer_forward_wraps_in_twos_complement) {
       ewt_write_bytes(&ta, ia, (uint64_t)K * esz);
       ewt_write_bytes(&tb, ib, (uint64_t)K * esz);
       const pt_tensor *pi[2] = {&ta, &tb}, *po[1] = {&tc};
-      cr_assert_eq(pt_run(ewt_dev(), ops[o], PARITY_DIRECTION_FORWARD, pi, 2, po, 1, NULL), PARITY_STATUS_OK,
-                   "%s", parity_last_error());
+      cr_assert_eq(pt_run(ewt_dev(), ops[o], PARITY_DIRECTION_FORWARD, pi, 2, po, 1, NULL), PARITY_STATUS_OK, "%s",
+                   parity_last_error());
       ewt_read_bytes(&tc, out, (uint64_t)K * esz);
       for (int i = 0; i < K; i++) {
         int64_t got;

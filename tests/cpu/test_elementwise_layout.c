@@ -81,11 +81,11 @@ typedef struct layout {
   int64_t elems, s0, s1, offset;
 } layout;
 static const layout layouts[] = {
-    {"contiguous", M * N, N, 1, 0},
-    {"transposed", M * N, 1, M, 0},
-    {"stepped+offset", 2 * M * N + 3, 2 * N, 2, 3},
-    {"reversed rows", 2 * M * N + 3, -2 * N, 2, 3 + (M - 1) * 2 * N},
-    {"reversed columns", M * N + 1, N, -1, N},
+    {"contiguous", M *N, N, 1, 0},
+    {"transposed", M *N, 1, M, 0},
+    {"stepped+offset", 2 * M *N + 3, 2 * N, 2, 3},
+    {"reversed rows", 2 * M *N + 3, -2 * N, 2, 3 + (M - 1) * 2 * N},
+    {"reversed columns", M *N + 1, N, -1, N},
     {"row broadcast", N, 0, 1, 0},
     {"column broadcast", M, 1, 0, 0},
     {"scalar broadcast", 1, 0, 0, 0},
@@ -103,42 +103,43 @@ Test(elementwise_layout, binary_forward_and_backward_follow_any_input_and_output
   for (size_t la = 0; la < NLAYOUTS; la++)
     for (size_t lb = 0; lb < NLAYOUTS; lb++)
       for (size_t lo = 0; lo < NOUT_LAYOUTS; lo++) {
-      view a = layout_view(PARITY_DTYPE_F32, &layouts[la], &seed), b = layout_view(PARITY_DTYPE_F32, &layouts[lb], &seed);
-      view c = layout_view(PARITY_DTYPE_F32, &layouts[lo], NULL);
-      const view *in[2] = {&a, &b};
-      view *out[1] = {&c};
-      run_ok(PARITY_OP_MUL, PARITY_DIRECTION_FORWARD, in, 2, out, 1, 0);
-      view_fetch(&c, shape57);
-      for (int64_t i = 0; i < M; i++)
-        for (int64_t j = 0; j < N; j++) {
-          float want = (float)view_get(&a, i, j) * (float)view_get(&b, i, j);
-          cr_assert_eq((float)view_get(&c, i, j), want, "mul a %s b %s c %s at (%lld,%lld)", layouts[la].name,
-                       layouts[lb].name, layouts[lo].name, (long long)i, (long long)j);
-        }
-      /* backward: dc in the output's layout, da/db (full shape) in two other layouts */
-      view dc = layout_view(PARITY_DTYPE_F32, &layouts[(lo + 1) % NOUT_LAYOUTS], &seed);
-      view da = layout_view(PARITY_DTYPE_F32, &layouts[(lo + 2) % NOUT_LAYOUTS], NULL);
-      view db = layout_view(PARITY_DTYPE_F32, &layouts[(lo + 3) % NOUT_LAYOUTS], NULL);
-      const view *bin[4] = {&a, &b, &c, &dc};
-      view *bout[2] = {&da, &db};
-      run_ok(PARITY_OP_MUL, PARITY_DIRECTION_BACKWARD, bin, 4, bout, 2, 0);
-      view_fetch(&da, shape57);
-      view_fetch(&db, shape57);
-      for (int64_t i = 0; i < M; i++)
-        for (int64_t j = 0; j < N; j++) {
-          float g = (float)view_get(&dc, i, j);
-          cr_assert_eq((float)view_get(&da, i, j), g * (float)view_get(&b, i, j), "mul da at (%lld,%lld)",
-                       (long long)i, (long long)j);
-          cr_assert_eq((float)view_get(&db, i, j), g * (float)view_get(&a, i, j), "mul db at (%lld,%lld)",
-                       (long long)i, (long long)j);
-        }
-      view_free(&a);
-      view_free(&b);
-      view_free(&c);
-      view_free(&dc);
-      view_free(&da);
-      view_free(&db);
-    }
+        view a = layout_view(PARITY_DTYPE_F32, &layouts[la], &seed),
+             b = layout_view(PARITY_DTYPE_F32, &layouts[lb], &seed);
+        view c = layout_view(PARITY_DTYPE_F32, &layouts[lo], NULL);
+        const view *in[2] = {&a, &b};
+        view *out[1] = {&c};
+        run_ok(PARITY_OP_MUL, PARITY_DIRECTION_FORWARD, in, 2, out, 1, 0);
+        view_fetch(&c, shape57);
+        for (int64_t i = 0; i < M; i++)
+          for (int64_t j = 0; j < N; j++) {
+            float want = (float)view_get(&a, i, j) * (float)view_get(&b, i, j);
+            cr_assert_eq((float)view_get(&c, i, j), want, "mul a %s b %s c %s at (%lld,%lld)", layouts[la].name,
+                         layouts[lb].name, layouts[lo].name, (long long)i, (long long)j);
+          }
+        /* backward: dc in the output's layout, da/db (full shape) in two other layouts */
+        view dc = layout_view(PARITY_DTYPE_F32, &layouts[(lo + 1) % NOUT_LAYOUTS], &seed);
+        view da = layout_view(PARITY_DTYPE_F32, &layouts[(lo + 2) % NOUT_LAYOUTS], NULL);
+        view db = layout_view(PARITY_DTYPE_F32, &layouts[(lo + 3) % NOUT_LAYOUTS], NULL);
+        const view *bin[4] = {&a, &b, &c, &dc};
+        view *bout[2] = {&da, &db};
+        run_ok(PARITY_OP_MUL, PARITY_DIRECTION_BACKWARD, bin, 4, bout, 2, 0);
+        view_fetch(&da, shape57);
+        view_fetch(&db, shape57);
+        for (int64_t i = 0; i < M; i++)
+          for (int64_t j = 0; j < N; j++) {
+            float g = (float)view_get(&dc, i, j);
+            cr_assert_eq((float)view_get(&da, i, j), g * (float)view_get(&b, i, j), "mul da at (%lld,%lld)",
+                         (long long)i, (long long)j);
+            cr_assert_eq((float)view_get(&db, i, j), g * (float)view_get(&a, i, j), "mul db at (%lld,%lld)",
+                         (long long)i, (long long)j);
+          }
+        view_free(&a);
+        view_free(&b);
+        view_free(&c);
+        view_free(&dc);
+        view_free(&da);
+        view_free(&db);
+      }
 }
 
 Test(elementwise_layout, unary_compare_where_and_cast_follow_any_strides) {
@@ -165,7 +166,8 @@ Test(elementwise_layout, unary_compare_where_and_cast_follow_any_strides) {
       for (int64_t j = 0; j < N; j++)
         cr_assert_eq(view_get(&m, i, j), view_get(&x, i, j) < view_get(&b, i, j), "lt %s", layouts[li].name);
     /* where with a cond in this layout */
-    view cond = layout_view(PARITY_DTYPE_BOOL, &layouts[li], &seed), w = layout_view(PARITY_DTYPE_F16, &layouts[lo], NULL);
+    view cond = layout_view(PARITY_DTYPE_BOOL, &layouts[li], &seed),
+         w = layout_view(PARITY_DTYPE_F16, &layouts[lo], NULL);
     const view *in3[3] = {&cond, &x, &b};
     view *out3[1] = {&w};
     run_ok(PARITY_OP_WHERE, PARITY_DIRECTION_FORWARD, in3, 3, out3, 1, 0);
@@ -223,7 +225,8 @@ Test(elementwise_layout, empty_tensors_return_ok_and_write_nothing) {
   const int64_t shapes[3][2] = {{0, 1}, {3, 0}, {0, 4}};
   for (int s = 0; s < 3; s++) {
     view in[4], out[2];
-    for (int k = 0; k < 4; k++) in[k] = view_new(k == 0 ? PARITY_DTYPE_BOOL : PARITY_DTYPE_F32, 4, shapes[s], 4, 1, 0, NULL);
+    for (int k = 0; k < 4; k++)
+      in[k] = view_new(k == 0 ? PARITY_DTYPE_BOOL : PARITY_DTYPE_F32, 4, shapes[s], 4, 1, 0, NULL);
     for (int k = 0; k < 2; k++) out[k] = view_new(PARITY_DTYPE_F32, 4, shapes[s], 4, 1, 0, NULL);
     const view *u[1] = {&in[1]}, *ub[3] = {&in[1], &in[2], &in[3]}, *bn[2] = {&in[1], &in[2]};
     const view *bb[4] = {&in[1], &in[2], &in[3], &in[1]}, *wh[3] = {&in[0], &in[1], &in[2]}, *whb[2] = {&in[0], &in[1]};
@@ -238,8 +241,9 @@ Test(elementwise_layout, empty_tensors_return_ok_and_write_nothing) {
     for (int k = 0; k < 2; k++) {
       unsigned char bytes[16];
       ewt_read_bytes(&out[k].t, bytes, 16);
-      for (int i = 0; i < 16; i++) cr_assert_eq(bytes[i], SENTINEL, "shape [%lld,%lld]: output %d byte %d written",
-                                                (long long)shapes[s][0], (long long)shapes[s][1], k, i);
+      for (int i = 0; i < 16; i++)
+        cr_assert_eq(bytes[i], SENTINEL, "shape [%lld,%lld]: output %d byte %d written", (long long)shapes[s][0],
+                     (long long)shapes[s][1], k, i);
     }
     for (int k = 0; k < 4; k++) view_free(&in[k]);
     for (int k = 0; k < 2; k++) view_free(&out[k]);
@@ -249,7 +253,8 @@ Test(elementwise_layout, empty_tensors_return_ok_and_write_nothing) {
 Test(elementwise_layout, rank0_scalars_and_size_one_tensors) {
   parity_device_t *dev = ewt_dev();
   const double a = 1.5, b = -2.25;
-  pt_tensor ta = pt_tensor_new(dev, PARITY_DTYPE_F32, 0, NULL, &a), tb = pt_tensor_new(dev, PARITY_DTYPE_F32, 0, NULL, &b);
+  pt_tensor ta = pt_tensor_new(dev, PARITY_DTYPE_F32, 0, NULL, &a),
+            tb = pt_tensor_new(dev, PARITY_DTYPE_F32, 0, NULL, &b);
   pt_tensor tc = pt_tensor_new(dev, PARITY_DTYPE_F32, 0, NULL, NULL);
   const pt_tensor *in[2] = {&ta, &tb}, *out[1] = {&tc};
   cr_assert_eq(pt_run(dev, PARITY_OP_MUL, PARITY_DIRECTION_FORWARD, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s",
@@ -261,7 +266,8 @@ Test(elementwise_layout, rank0_scalars_and_size_one_tensors) {
   pt_tensor_free(&tb);
   pt_tensor_free(&tc);
   const int64_t ones[3] = {1, 1, 1};
-  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_BF16, 3, ones, &b), y = pt_tensor_new(dev, PARITY_DTYPE_BF16, 3, ones, NULL);
+  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_BF16, 3, ones, &b),
+            y = pt_tensor_new(dev, PARITY_DTYPE_BF16, 3, ones, NULL);
   x.desc.strides[0] = 99; /* strides of size-1 axes never matter */
   const pt_tensor *in1[1] = {&x}, *out1[1] = {&y};
   cr_assert_eq(pt_run(dev, PARITY_OP_ABS, PARITY_DIRECTION_FORWARD, in1, 1, out1, 1, NULL), PARITY_STATUS_OK, "%s",
@@ -290,10 +296,12 @@ Test(elementwise_layout, odd_sizes_contiguous_and_stepped) {
       view_fetch(&e, shape);
       for (int64_t j = 0; j < n; j++) {
         float fa = (float)view_get(&a, 0, j), fb = (float)view_get(&b, 0, j);
-        cr_assert_eq((float)view_get(&c, 0, j), fa - fb, "n=%lld step %d element %lld", (long long)n, step, (long long)j);
+        cr_assert_eq((float)view_get(&c, 0, j), fa - fb, "n=%lld step %d element %lld", (long long)n, step,
+                     (long long)j);
         const float ex = cpu_expf_nonpos(-fabsf(fa));
         float sg = fa >= 0 ? 1.0f / (1.0f + ex) : ex / (1.0f + ex);
-        cr_assert_eq((float)view_get(&e, 0, j), sg, "sigmoid n=%lld step %d element %lld", (long long)n, step, (long long)j);
+        cr_assert_eq((float)view_get(&e, 0, j), sg, "sigmoid n=%lld step %d element %lld", (long long)n, step,
+                     (long long)j);
       }
       view_free(&a);
       view_free(&b);
@@ -371,8 +379,10 @@ static unsigned char *large_run(int32_t op, int32_t dtype, int64_t n, int thread
 }
 
 Test(elementwise_layout, large_tensors_take_the_parallel_path_and_match_the_serial_result_bitwise) {
-  const struct { int32_t op, dtype; } c[] = {
-      {PARITY_OP_EXP, PARITY_DTYPE_F32}, {PARITY_OP_ADD, PARITY_DTYPE_F32}, {PARITY_OP_MUL, PARITY_DTYPE_F16},
+  const struct {
+    int32_t op, dtype;
+  } c[] = {
+      {PARITY_OP_EXP, PARITY_DTYPE_F32},   {PARITY_OP_ADD, PARITY_DTYPE_F32}, {PARITY_OP_MUL, PARITY_DTYPE_F16},
       {PARITY_OP_GELU, PARITY_DTYPE_BF16}, {PARITY_OP_POW, PARITY_DTYPE_F64},
   };
   const int64_t n = ((int64_t)1 << 20) + 3;
@@ -383,8 +393,8 @@ Test(elementwise_layout, large_tensors_take_the_parallel_path_and_match_the_seri
     unsigned char *ser = large_run(c[k].op, c[k].dtype, n, 0, 1);
     cr_assert_eq(memcmp(par, one, bytes), 0, "%s %s: default threads differ from 1 thread", psup_op_name(c[k].op),
                  psup_dtype_name(c[k].dtype));
-    cr_assert_eq(memcmp(par, ser, bytes), 0, "%s %s: parallel path differs from the serial path",
-                 psup_op_name(c[k].op), psup_dtype_name(c[k].dtype));
+    cr_assert_eq(memcmp(par, ser, bytes), 0, "%s %s: parallel path differs from the serial path", psup_op_name(c[k].op),
+                 psup_dtype_name(c[k].dtype));
     free(par);
     free(one);
     free(ser);
@@ -418,8 +428,8 @@ Test(elementwise_layout, narrow_inner_axes_are_walked_correctly) {
   uint64_t seed = 8;
   for (int r = 0; r < 2; r++) {
     const int64_t R = rows[r], shape[2] = {R, 3};
-    view a = view_new(PARITY_DTYPE_F32, 3 * R, shape, 1, R, 0, &seed);       /* transposed */
-    view b = view_new(PARITY_DTYPE_F32, 6 * R + 1, shape, 6, 2, 1, &seed);   /* stepped + offset */
+    view a = view_new(PARITY_DTYPE_F32, 3 * R, shape, 1, R, 0, &seed);     /* transposed */
+    view b = view_new(PARITY_DTYPE_F32, 6 * R + 1, shape, 6, 2, 1, &seed); /* stepped + offset */
     view c = view_new(PARITY_DTYPE_F32, 3 * R, shape, 3, 1, 0, NULL);
     view m = view_new(PARITY_DTYPE_BOOL, 3 * R, shape, 1, R, 0, NULL);
     const view *in[2] = {&a, &b};
@@ -451,8 +461,10 @@ static void expect_refused(int32_t op, int32_t dir, const int32_t *dts, const in
   for (uint32_t k = 0; k < nin + nout; k++) {
     int64_t shape[1] = {sizes[k]};
     t[k] = ewt_raw(dts[k], sizes[k], SENTINEL, 1, shape, NULL, 0);
-    if (k < nin) in[k] = &t[k];
-    else out[k - nin] = &t[k];
+    if (k < nin)
+      in[k] = &t[k];
+    else
+      out[k - nin] = &t[k];
   }
   parity_op_desc_t d;
   memset(&d, 0, sizeof d);
@@ -514,7 +526,8 @@ Test(elementwise_layout, supports_reports_unprovided_dtype_op_pairs_as_unsupport
   expect_refused(PARITY_OP_NEG, FWD, (int32_t[]){BOOL, BOOL}, (int64_t[]){4, 4}, 1, 1, UNS, "bool", NULL);
   expect_refused(PARITY_OP_RELU, BWD, (int32_t[]){I32, I32, I32, I32}, (int64_t[]){4, 4, 4, 4}, 3, 1, UNS, "gradient",
                  "i32");
-  expect_refused(PARITY_OP_WHERE, BWD, (int32_t[]){BOOL, I64, I64, I64}, (int64_t[]){4, 4, 4, 4}, 2, 2, UNS, "i64", NULL);
+  expect_refused(PARITY_OP_WHERE, BWD, (int32_t[]){BOOL, I64, I64, I64}, (int64_t[]){4, 4, 4, 4}, 2, 2, UNS, "i64",
+                 NULL);
   /* the same ops in a provided dtype are accepted */
   parity_op_desc_t d;
   memset(&d, 0, sizeof d);

@@ -73,8 +73,8 @@ Test(elementwise_logic, comparisons_match_c_in_every_dtype_and_give_0_or_1_bytes
     for (int op = PARITY_OP_EQ; op <= PARITY_OP_GE; op++) {
       compare(op, dt, M, a, b, c);
       for (int i = 0; i < M; i++)
-        cr_assert_eq(c[i], c_compare(op, a[i], b[i]), "%s %s(%g, %g) = %u", psup_dtype_name(dt), psup_op_name(op),
-                     a[i], b[i], c[i]);
+        cr_assert_eq(c[i], c_compare(op, a[i], b[i]), "%s %s(%g, %g) = %u", psup_dtype_name(dt), psup_op_name(op), a[i],
+                     b[i], c[i]);
     }
   }
 }
@@ -86,8 +86,8 @@ Test(elementwise_logic, comparisons_with_nan_are_false_except_ne) {
     for (int op = PARITY_OP_EQ; op <= PARITY_OP_GE; op++) {
       compare(op, dt, 4, a, b, c);
       for (int i = 0; i < 4; i++)
-        cr_assert_eq(c[i], op == PARITY_OP_NE, "%s %s(%g, %g) = %u", psup_dtype_name(dt), psup_op_name(op), a[i],
-                     b[i], c[i]);
+        cr_assert_eq(c[i], op == PARITY_OP_NE, "%s %s(%g, %g) = %u", psup_dtype_name(dt), psup_op_name(op), a[i], b[i],
+                     c[i]);
     }
 }
 
@@ -105,7 +105,8 @@ Test(elementwise_logic, negative_zero_equals_positive_zero) {
 }
 
 Test(elementwise_logic, i64_comparisons_are_exact_beyond_2_pow_53) {
-  const int64_t a[] = {((int64_t)1 << 60) + 1, INT64_MAX, INT64_MIN}, b[] = {(int64_t)1 << 60, INT64_MAX - 1, INT64_MIN + 1};
+  const int64_t a[] = {((int64_t)1 << 60) + 1, INT64_MAX, INT64_MIN},
+                b[] = {(int64_t)1 << 60, INT64_MAX - 1, INT64_MIN + 1};
   uint8_t c[3];
   const int32_t idt[2] = {PARITY_DTYPE_I64, PARITY_DTYPE_I64}, odt[1] = {PARITY_DTYPE_BOOL};
   const void *in[2] = {a, b};
@@ -145,8 +146,8 @@ Test(elementwise_logic, where_copies_bits_and_reads_any_nonzero_cond_byte_as_tru
     const int32_t idt[3] = {PARITY_DTYPE_BOOL, dt, dt}, odt[1] = {dt};
     const void *in[3] = {cond, a, b};
     void *out[1] = {c};
-    cr_assert_eq(run_raw(PARITY_OP_WHERE, PARITY_DIRECTION_FORWARD, M, 3, idt, in, 1, odt, out), PARITY_STATUS_OK,
-                 "%s", parity_last_error());
+    cr_assert_eq(run_raw(PARITY_OP_WHERE, PARITY_DIRECTION_FORWARD, M, 3, idt, in, 1, odt, out), PARITY_STATUS_OK, "%s",
+                 parity_last_error());
     for (int i = 0; i < M; i++) {
       const unsigned char *want = (cond[i] ? a : b) + i * esz;
       if (dt == PARITY_DTYPE_BOOL) /* bool outputs are canonical 0/1 */
@@ -174,8 +175,8 @@ Test(elementwise_logic, where_backward_routes_dc_by_cond_and_zeros_the_rest) {
     for (int i = 0; i < M; i++) {
       double ga = psup_load_f64(da + i * esz, dt), gb = psup_load_f64(db + i * esz, dt);
       double wa = cond[i] ? dcv[i] : 0.0, wb = cond[i] ? 0.0 : dcv[i];
-      cr_assert(ewt_same(ga, wa) && ewt_same(gb, wb), "%s where' element %d: da %g db %g", psup_dtype_name(dt), i,
-                ga, gb);
+      cr_assert(ewt_same(ga, wa) && ewt_same(gb, wb), "%s where' element %d: da %g db %g", psup_dtype_name(dt), i, ga,
+                gb);
     }
     void *only_b[2] = {NULL, db};
     memset(db, 0, sizeof db);
@@ -187,9 +188,10 @@ Test(elementwise_logic, where_backward_routes_dc_by_cond_and_zeros_the_rest) {
 /* ---- cast ------------------------------------------------------------------------------------- */
 
 /* Values stored into each source dtype; i64 sources additionally get raw values below. */
-static const double cast_values[] = {0.0, -0.0, 1.0, -1.0, 2.5, -2.5, 2.7, -2.7, 0.5, 1e-3, 65504.0, 65520.0,
-                                     70000.0, 3e9, -3e9, 1e20, -1e20, 0x1p-20, 0x1p-140, 0x1p-1070,
-                                     2147483647.0, -2147483648.0, 123456789.0, INFINITY, -INFINITY, NAN};
+static const double cast_values[] = {0.0,           -0.0,        1.0,      -1.0,      2.5,      -2.5,      2.7,
+                                     -2.7,          0.5,         1e-3,     65504.0,   65520.0,  70000.0,   3e9,
+                                     -3e9,          1e20,        -1e20,    0x1p-20,   0x1p-140, 0x1p-1070, 2147483647.0,
+                                     -2147483648.0, 123456789.0, INFINITY, -INFINITY, NAN};
 #define NCAST (sizeof cast_values / sizeof cast_values[0])
 
 Test(elementwise_logic, cast_matches_the_reference_conversion_for_every_dtype_pair) {
@@ -216,8 +218,8 @@ Test(elementwise_logic, cast_matches_the_reference_conversion_for_every_dtype_pa
       const int32_t idt[1] = {sdt}, odt[1] = {ddt};
       const void *in[1] = {src};
       void *out[1] = {dst};
-      cr_assert_eq(run_raw(PARITY_OP_CAST, PARITY_DIRECTION_FORWARD, NCAST, 1, idt, in, 1, odt, out),
-                   PARITY_STATUS_OK, "%s", parity_last_error());
+      cr_assert_eq(run_raw(PARITY_OP_CAST, PARITY_DIRECTION_FORWARD, NCAST, 1, idt, in, 1, odt, out), PARITY_STATUS_OK,
+                   "%s", parity_last_error());
       for (size_t i = 0; i < NCAST; i++) {
         double g = psup_load_f64(dst + i * dsz, ddt), w = psup_load_f64(want + i * dsz, ddt);
         int ok = psup_dtype_is_float(ddt) && isnan(w) ? isnan(g) : memcmp(dst + i * dsz, want + i * dsz, dsz) == 0;
@@ -236,11 +238,12 @@ static void cast1(int32_t sdt, const void *src, int32_t ddt, void *dst, int n) {
 }
 
 Test(elementwise_logic, cast_float_to_int_truncates_toward_zero_saturates_and_maps_nan_to_zero) {
-  const double v[] = {2.9, -2.9, 1e10, -1e10, INFINITY, -INFINITY, NAN, 2147483647.75, -2147483648.75, 1e19, -1e19, -0.5};
-  const int32_t w32[] = {2, -2, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN, 0, INT32_MAX, INT32_MIN, INT32_MAX,
-                         INT32_MIN, 0};
-  const int64_t w64[] = {2, -2, 10000000000LL, -10000000000LL, INT64_MAX, INT64_MIN, 0, 2147483647, -2147483648LL,
-                         INT64_MAX, INT64_MIN, 0};
+  const double v[] = {2.9, -2.9,          1e10,           -1e10, INFINITY, -INFINITY,
+                      NAN, 2147483647.75, -2147483648.75, 1e19,  -1e19,    -0.5};
+  const int32_t w32[] = {2, -2,        INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN,
+                         0, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN, 0};
+  const int64_t w64[] = {2, -2,         10000000000LL, -10000000000LL, INT64_MAX, INT64_MIN,
+                         0, 2147483647, -2147483648LL, INT64_MAX,      INT64_MIN, 0};
   enum { M = 12 };
   for (int dt = PARITY_DTYPE_F32; dt <= PARITY_DTYPE_BF16; dt++) {
     unsigned char src[M * 8];

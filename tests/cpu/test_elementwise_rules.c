@@ -9,8 +9,7 @@
 static const int32_t floats[] = EWT_FLOATS;
 #define NFLOATS 4
 
-#define ASSERT_SAME(got, want, ...) \
-  cr_assert(ewt_same((got), (want)), __VA_ARGS__)
+#define ASSERT_SAME(got, want, ...) cr_assert(ewt_same((got), (want)), __VA_ARGS__)
 
 /* ---- subgradients -------------------------------------------------------------------------- */
 
@@ -100,9 +99,11 @@ Test(elementwise_rules, maximum_and_minimum_order_negative_zero_below_positive_z
   double c[4];
   for (int d = 0; d < NFLOATS; d++) {
     ewt_binary(PARITY_OP_MAXIMUM, floats[d], 4, a, b, c);
-    for (int i = 0; i < 4; i++) ASSERT_SAME(c[i], wmax[i], "%s maximum(%g, %g)", psup_dtype_name(floats[d]), a[i], b[i]);
+    for (int i = 0; i < 4; i++)
+      ASSERT_SAME(c[i], wmax[i], "%s maximum(%g, %g)", psup_dtype_name(floats[d]), a[i], b[i]);
     ewt_binary(PARITY_OP_MINIMUM, floats[d], 4, a, b, c);
-    for (int i = 0; i < 4; i++) ASSERT_SAME(c[i], wmin[i], "%s minimum(%g, %g)", psup_dtype_name(floats[d]), a[i], b[i]);
+    for (int i = 0; i < 4; i++)
+      ASSERT_SAME(c[i], wmin[i], "%s minimum(%g, %g)", psup_dtype_name(floats[d]), a[i], b[i]);
   }
 }
 
@@ -134,8 +135,10 @@ Test(elementwise_rules, maximum_and_minimum_route_the_gradient_to_the_nan_operan
     for (int op = PARITY_OP_MAXIMUM; op <= PARITY_OP_MINIMUM; op++) {
       ewt_binary_bwd(op, floats[d], 3, a, b, c, dc, da, db);
       for (int i = 0; i < 3; i++) {
-        ASSERT_SAME(da[i], wa[i], "%s %s(%g, %g) da = %g", psup_dtype_name(floats[d]), psup_op_name(op), a[i], b[i], da[i]);
-        ASSERT_SAME(db[i], wb[i], "%s %s(%g, %g) db = %g", psup_dtype_name(floats[d]), psup_op_name(op), a[i], b[i], db[i]);
+        ASSERT_SAME(da[i], wa[i], "%s %s(%g, %g) da = %g", psup_dtype_name(floats[d]), psup_op_name(op), a[i], b[i],
+                    da[i]);
+        ASSERT_SAME(db[i], wb[i], "%s %s(%g, %g) db = %g", psup_dtype_name(floats[d]), psup_op_name(op), a[i], b[i],
+                    db[i]);
       }
     }
 }
@@ -177,7 +180,8 @@ Test(elementwise_rules, division_by_zero_gives_ieee_infinities_and_nan) {
   double c[5];
   for (int d = 0; d < NFLOATS; d++) {
     ewt_binary(PARITY_OP_DIV, floats[d], 5, a, b, c);
-    for (int i = 0; i < 5; i++) ASSERT_SAME(c[i], want[i], "%s %g/%g = %g", psup_dtype_name(floats[d]), a[i], b[i], c[i]);
+    for (int i = 0; i < 5; i++)
+      ASSERT_SAME(c[i], want[i], "%s %g/%g = %g", psup_dtype_name(floats[d]), a[i], b[i], c[i]);
   }
 }
 
@@ -194,26 +198,41 @@ Test(elementwise_rules, log_grad_at_zero_is_infinite) {
 /* ---- infinities and NaN through the transcendentals ------------------------------------------ */
 
 Test(elementwise_rules, infinities_and_nan_follow_ieee_limits) {
-  struct { int32_t op; double x, want; } c[] = {
-      {PARITY_OP_EXP, INFINITY, INFINITY},     {PARITY_OP_EXP, -INFINITY, 0.0},
-      {PARITY_OP_LOG, 0.0, -INFINITY},         {PARITY_OP_LOG, -1.0, NAN},
-      {PARITY_OP_LOG, INFINITY, INFINITY},     {PARITY_OP_SQRT, -1.0, NAN},
-      {PARITY_OP_SQRT, -0.0, -0.0},            {PARITY_OP_RSQRT, 0.0, INFINITY},
-      {PARITY_OP_RSQRT, INFINITY, 0.0},        {PARITY_OP_RECIPROCAL, -0.0, -INFINITY},
-      {PARITY_OP_RECIPROCAL, INFINITY, 0.0},   {PARITY_OP_TANH, INFINITY, 1.0},
-      {PARITY_OP_TANH, -INFINITY, -1.0},       {PARITY_OP_SIGMOID, INFINITY, 1.0},
-      {PARITY_OP_SIGMOID, -INFINITY, 0.0},     {PARITY_OP_GELU, INFINITY, INFINITY},
-      {PARITY_OP_GELU, -INFINITY, NAN},        {PARITY_OP_SIN, INFINITY, NAN},
-      {PARITY_OP_COS, -INFINITY, NAN},         {PARITY_OP_SQUARE, -INFINITY, INFINITY},
-      {PARITY_OP_NEG, 0.0, -0.0},              {PARITY_OP_ABS, -0.0, 0.0},
-      {PARITY_OP_EXP, NAN, NAN},               {PARITY_OP_TANH, NAN, NAN},
+  struct {
+    int32_t op;
+    double x, want;
+  } c[] = {
+      {PARITY_OP_EXP, INFINITY, INFINITY},
+      {PARITY_OP_EXP, -INFINITY, 0.0},
+      {PARITY_OP_LOG, 0.0, -INFINITY},
+      {PARITY_OP_LOG, -1.0, NAN},
+      {PARITY_OP_LOG, INFINITY, INFINITY},
+      {PARITY_OP_SQRT, -1.0, NAN},
+      {PARITY_OP_SQRT, -0.0, -0.0},
+      {PARITY_OP_RSQRT, 0.0, INFINITY},
+      {PARITY_OP_RSQRT, INFINITY, 0.0},
+      {PARITY_OP_RECIPROCAL, -0.0, -INFINITY},
+      {PARITY_OP_RECIPROCAL, INFINITY, 0.0},
+      {PARITY_OP_TANH, INFINITY, 1.0},
+      {PARITY_OP_TANH, -INFINITY, -1.0},
+      {PARITY_OP_SIGMOID, INFINITY, 1.0},
+      {PARITY_OP_SIGMOID, -INFINITY, 0.0},
+      {PARITY_OP_GELU, INFINITY, INFINITY},
+      {PARITY_OP_GELU, -INFINITY, NAN},
+      {PARITY_OP_SIN, INFINITY, NAN},
+      {PARITY_OP_COS, -INFINITY, NAN},
+      {PARITY_OP_SQUARE, -INFINITY, INFINITY},
+      {PARITY_OP_NEG, 0.0, -0.0},
+      {PARITY_OP_ABS, -0.0, 0.0},
+      {PARITY_OP_EXP, NAN, NAN},
+      {PARITY_OP_TANH, NAN, NAN},
   };
   for (int d = 0; d < NFLOATS; d++)
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
       double y;
       ewt_unary(c[i].op, floats[d], 1, &c[i].x, &y, 0);
-      ASSERT_SAME(y, c[i].want, "%s %s(%g) = %g, want %g", psup_dtype_name(floats[d]), psup_op_name(c[i].op), c[i].x,
-                  y, c[i].want);
+      ASSERT_SAME(y, c[i].want, "%s %s(%g) = %g, want %g", psup_dtype_name(floats[d]), psup_op_name(c[i].op), c[i].x, y,
+                  c[i].want);
     }
 }
 
@@ -221,8 +240,13 @@ Test(elementwise_rules, infinities_and_nan_follow_ieee_limits) {
 
 Test(elementwise_rules, denormals_are_preserved_never_flushed) {
   /* per dtype: a subnormal s of that dtype; s + s, s * 0.5 (exact when s has a spare bit), -s, |-s| */
-  const struct { int32_t dt; double s; } c[] = {
-      {PARITY_DTYPE_F64, 0x1p-1070}, {PARITY_DTYPE_F32, 0x1p-140}, {PARITY_DTYPE_F16, 0x1p-20},
+  const struct {
+    int32_t dt;
+    double s;
+  } c[] = {
+      {PARITY_DTYPE_F64, 0x1p-1070},
+      {PARITY_DTYPE_F32, 0x1p-140},
+      {PARITY_DTYPE_F16, 0x1p-20},
       {PARITY_DTYPE_BF16, 0x1p-130},
   };
   for (size_t i = 0; i < 4; i++) {
@@ -254,7 +278,11 @@ Test(elementwise_rules, denormals_are_preserved_never_flushed) {
 Test(elementwise_rules, backward_uses_the_given_forward_output) {
   /* y deliberately differs from op(x): the gradient must follow y, not a recomputation */
   const double x[] = {0.0, 0.0, 0.0}, y[] = {4.0, 0.5, 0.25}, dy[] = {1.0, 1.0, 1.0};
-  const struct { int32_t op; double want; int i; } c[] = {
+  const struct {
+    int32_t op;
+    double want;
+    int i;
+  } c[] = {
       {PARITY_OP_EXP, 4.0, 0},          /* dy * y */
       {PARITY_OP_TANH, 0.75, 1},        /* dy * (1 - y^2) */
       {PARITY_OP_SIGMOID, 0.1875, 2},   /* dy * y * (1 - y) */

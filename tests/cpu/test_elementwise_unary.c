@@ -11,7 +11,7 @@
 
 typedef struct unary_case {
   int32_t op;
-  double lo, hi;     /* random inputs */
+  double lo, hi;       /* random inputs */
   double fd_lo, fd_hi; /* finite-difference points (away from kinks: |x| >= 0.1 there) */
 } unary_case;
 
@@ -28,8 +28,8 @@ static const unary_case cases[] = {
 #define NCASES (sizeof cases / sizeof cases[0])
 
 /* Inputs every op sees besides the random ones. */
-static const double specials[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-3, -1e-3, 0x1p-130, -0x1p-140,
-                                  0x1p-20, 65504.0, 1e30, -1e30, INFINITY, -INFINITY, NAN};
+static const double specials[] = {0.0,      -0.0,      1.0,     -1.0,    0.5,  -0.5,  2.0,      1e-3,      -1e-3,
+                                  0x1p-130, -0x1p-140, 0x1p-20, 65504.0, 1e30, -1e30, INFINITY, -INFINITY, NAN};
 #define NSPECIAL (sizeof specials / sizeof specials[0])
 #define N 3001
 
@@ -51,12 +51,12 @@ static double check_forward(const unary_case *c, int32_t dt) {
   for (int i = 0; i < N; i++) {
     double r = ewt_round(dt, ref[i]);
     if (ewt_same(got[i], r)) continue;
-    cr_assert(!exact, "%s %s is exact: x=%a got %a, f64 rounded %a", psup_op_name(c->op), psup_dtype_name(dt),
-              x[i], got[i], r);
+    cr_assert(!exact, "%s %s is exact: x=%a got %a, f64 rounded %a", psup_op_name(c->op), psup_dtype_name(dt), x[i],
+              got[i], r);
     double d = pt_ulp_diff(got[i], ref[i], dt);
     if (d > worst) worst = d;
-    cr_assert(d <= bound, "%s %s: x=%a got %a, f64 %a: %.2f ulp > %.1f", psup_op_name(c->op),
-              psup_dtype_name(dt), x[i], got[i], ref[i], d, bound);
+    cr_assert(d <= bound, "%s %s: x=%a got %a, f64 %a: %.2f ulp > %.1f", psup_op_name(c->op), psup_dtype_name(dt), x[i],
+              got[i], ref[i], d, bound);
   }
   free(x);
   free(got);
@@ -100,8 +100,8 @@ Test(elementwise_unary, reduced_precision_backward_matches_f64_on_the_same_store
         double bound = psup_accum_bound(dt, ref[i], s, 1);
         if (isfinite(got[i]) && isfinite(ref[i]) && fabs(got[i] - ref[i]) / bound > worst)
           worst = fabs(got[i] - ref[i]) / bound;
-        cr_assert(ewt_grad_ok(dt, got[i], ref[i], s, 1), "%s bwd %s: x=%a y=%a dy=%a got %a, f64 %a",
-                  psup_op_name(op), psup_dtype_name(dt), x[i], y[i], dy[i], got[i], ref[i]);
+        cr_assert(ewt_grad_ok(dt, got[i], ref[i], s, 1), "%s bwd %s: x=%a y=%a dy=%a got %a, f64 %a", psup_op_name(op),
+                  psup_dtype_name(dt), x[i], y[i], dy[i], got[i], ref[i]);
       }
       cr_log_info("%s %s backward: max error %.2f of the bound", psup_op_name(op), psup_dtype_name(dt), worst);
     }
@@ -135,8 +135,8 @@ Test(elementwise_unary, f64_backward_matches_central_finite_differences) {
     for (int i = 0; i < M; i++) {
       double fd = dy[i] * (yp[i] - ym[i]) / (2 * h[i]);
       double tol = 1e-6 * (fabs(fd) + fabs(dy[i]) * (1 + fabs(y[i])));
-      cr_assert(fabs(dx[i] - fd) <= tol, "%s f64 bwd at x=%.17g: got %.17g, finite difference %.17g",
-                psup_op_name(op), x[i], dx[i], fd);
+      cr_assert(fabs(dx[i] - fd) <= tol, "%s f64 bwd at x=%.17g: got %.17g, finite difference %.17g", psup_op_name(op),
+                x[i], dx[i], fd);
     }
   }
 }
@@ -158,8 +158,8 @@ static int64_t int_ref(int32_t op, int64_t v, int is64) {
 Test(elementwise_unary, integer_forward_wraps_in_twos_complement) {
   const int32_t ops[] = {PARITY_OP_NEG, PARITY_OP_ABS, PARITY_OP_SIGN, PARITY_OP_RELU, PARITY_OP_SQUARE};
   const int64_t v32[] = {0, 1, -1, 7, -7, 46341, -46341, 65536, INT32_MAX, INT32_MIN, INT32_MIN + 1};
-  const int64_t v64[] = {0, 1, -1, 7, -7, 3037000500LL, -3037000500LL, INT64_MAX, INT64_MIN, INT64_MIN + 1,
-                         (int64_t)1 << 40};
+  const int64_t v64[] = {
+      0, 1, -1, 7, -7, 3037000500LL, -3037000500LL, INT64_MAX, INT64_MIN, INT64_MIN + 1, (int64_t)1 << 40};
   enum { K = 11 };
   for (int w = 0; w < 2; w++) {
     int is64 = w == 1;
@@ -176,8 +176,8 @@ Test(elementwise_unary, integer_forward_wraps_in_twos_complement) {
       }
       ewt_write_bytes(&x, in, (uint64_t)K * esz);
       const pt_tensor *pi[1] = {&x}, *po[1] = {&y};
-      cr_assert_eq(pt_run(ewt_dev(), ops[o], PARITY_DIRECTION_FORWARD, pi, 1, po, 1, NULL), PARITY_STATUS_OK,
-                   "%s", parity_last_error());
+      cr_assert_eq(pt_run(ewt_dev(), ops[o], PARITY_DIRECTION_FORWARD, pi, 1, po, 1, NULL), PARITY_STATUS_OK, "%s",
+                   parity_last_error());
       ewt_read_bytes(&y, out, (uint64_t)K * esz);
       for (int i = 0; i < K; i++) {
         int64_t v = is64 ? v64[i] : v32[i], got;
@@ -188,8 +188,8 @@ Test(elementwise_unary, integer_forward_wraps_in_twos_complement) {
           memcpy(&g, out + i * 4, 4);
           got = g;
         }
-        cr_assert_eq(got, int_ref(ops[o], v, is64), "%s %s(%lld) = %lld", psup_dtype_name(dt),
-                     psup_op_name(ops[o]), (long long)v, (long long)got);
+        cr_assert_eq(got, int_ref(ops[o], v, is64), "%s %s(%lld) = %lld", psup_dtype_name(dt), psup_op_name(ops[o]),
+                     (long long)v, (long long)got);
       }
       pt_tensor_free(&x);
       pt_tensor_free(&y);

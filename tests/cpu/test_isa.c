@@ -65,8 +65,8 @@ static void battery(parity_device_t *dev, blob *ex, blob *gm) {
     /* long sums (several thread groups), column and row reductions */
     parity_tensor_t *v = randt(dev, dts[d], 1, (int64_t[]){300007}, 11 + d);
     parity_tensor_t *m = randt(dev, dts[d], 2, (int64_t[]){513, 1031}, 21 + d);
-    const parity_op_t rops[] = {PARITY_OP_SUM, PARITY_OP_MEAN, PARITY_OP_MAX, PARITY_OP_MIN, PARITY_OP_ARGMAX,
-                                PARITY_OP_ARGMIN};
+    const parity_op_t rops[] = {PARITY_OP_SUM, PARITY_OP_MEAN,   PARITY_OP_MAX,
+                                PARITY_OP_MIN, PARITY_OP_ARGMAX, PARITY_OP_ARGMIN};
     for (int r = 0; r < 6; r++) {
       OK(parity_reduce(rops[r], v, 1, 0, &y)), take(ex, y);
       OK(parity_reduce(rops[r], m, 1, 0, &y)), take(ex, y);
@@ -99,8 +99,10 @@ static void battery(parity_device_t *dev, blob *ex, blob *gm) {
     OK(parity_binary(PARITY_OP_ADD, m, m, &y)), take(ex, y);
     for (int c = 0; c < 3; c++) OK(parity_cast(m, dts[c], &y)), take(ex, y);
     /* matmul and conv2d, forward and both backward */
-    parity_tensor_t *a = randt(dev, dts[d], 2, (int64_t[]){200, 300}, 61), *b = randt(dev, dts[d], 2, (int64_t[]){300, 150}, 62);
-    parity_tensor_t *x = randt(dev, dts[d], 4, (int64_t[]){2, 8, 20, 20}, 63), *w = randt(dev, dts[d], 4, (int64_t[]){16, 8, 3, 3}, 64);
+    parity_tensor_t *a = randt(dev, dts[d], 2, (int64_t[]){200, 300}, 61),
+                    *b = randt(dev, dts[d], 2, (int64_t[]){300, 150}, 62);
+    parity_tensor_t *x = randt(dev, dts[d], 4, (int64_t[]){2, 8, 20, 20}, 63),
+                    *w = randt(dev, dts[d], 4, (int64_t[]){16, 8, 3, 3}, 64);
     parity_tensor_t *lead[4] = {a, b, x, w}, *loss, *z;
     for (int k = 0; k < 4; k++) OK(parity_tensor_set_requires_grad(lead[k], 1));
     parity_conv2d_options_t o = {.stride = {1, 1}, .padding = {1, 1, 1, 1}, .dilation = {1, 1}, .groups = 1};
@@ -125,11 +127,14 @@ static void battery(parity_device_t *dev, blob *ex, blob *gm) {
     /* shapes that take the other gemm and conv routes: a long k split into chunks with 600 rows
      * (8 or more tiles of 72 rows, fewer of 144: the split must not depend on the path), a C written in place (rows % 4 == 0, columns % 32 == 0), and a grouped,
      * dilated, asymmetrically padded conv whose weight gradient splits its long k */
-    parity_tensor_t *a2 = randt(dev, dts[d], 2, (int64_t[]){600, 9000}, 71), *b2 = randt(dev, dts[d], 2, (int64_t[]){9000, 64}, 72);
-    parity_tensor_t *a3 = randt(dev, dts[d], 2, (int64_t[]){96, 300}, 73), *b3 = randt(dev, dts[d], 2, (int64_t[]){300, 64}, 74);
+    parity_tensor_t *a2 = randt(dev, dts[d], 2, (int64_t[]){600, 9000}, 71),
+                    *b2 = randt(dev, dts[d], 2, (int64_t[]){9000, 64}, 72);
+    parity_tensor_t *a3 = randt(dev, dts[d], 2, (int64_t[]){96, 300}, 73),
+                    *b3 = randt(dev, dts[d], 2, (int64_t[]){300, 64}, 74);
     OK(parity_matmul(a2, b2, &y)), take(gm, y);
     OK(parity_matmul(a3, b3, &y)), take(gm, y);
-    parity_tensor_t *x2 = randt(dev, dts[d], 4, (int64_t[]){4, 6, 40, 40}, 75), *w2 = randt(dev, dts[d], 4, (int64_t[]){8, 3, 3, 3}, 76);
+    parity_tensor_t *x2 = randt(dev, dts[d], 4, (int64_t[]){4, 6, 40, 40}, 75),
+                    *w2 = randt(dev, dts[d], 4, (int64_t[]){8, 3, 3, 3}, 76);
     OK(parity_tensor_set_requires_grad(x2, 1)), OK(parity_tensor_set_requires_grad(w2, 1));
     parity_conv2d_options_t o2 = {.stride = {1, 1}, .padding = {2, 0, 1, 3}, .dilation = {1, 2}, .groups = 2};
     OK(parity_conv2d(x2, w2, NULL, &o2, &z));
@@ -142,13 +147,15 @@ static void battery(parity_device_t *dev, blob *ex, blob *gm) {
     parity_tensor_release(sq), parity_tensor_release(l2);
     /* a forward conv whose 24 output channels are one block of 16 stored through the transpose
      * and 8 element by element, over 195 origins per image (blocks of 16 that cross images) */
-    parity_tensor_t *x4 = randt(dev, dts[d], 4, (int64_t[]){3, 5, 15, 13}, 77), *w4 = randt(dev, dts[d], 4, (int64_t[]){24, 5, 3, 3}, 78);
+    parity_tensor_t *x4 = randt(dev, dts[d], 4, (int64_t[]){3, 5, 15, 13}, 77),
+                    *w4 = randt(dev, dts[d], 4, (int64_t[]){24, 5, 3, 3}, 78);
     OK(parity_conv2d(x4, w4, NULL, &o, &z)), take(gm, z);
     parity_tensor_release(x4), parity_tensor_release(w4);
     /* convs whose padded image is cut into bands of rows (16 channels × 212 padded columns: 19
      * rows per band): both gradients of a stride-1 conv, a forward with stride 2 and dilation 2;
      * and one image of one band, shared by the threads */
-    parity_tensor_t *x5 = randt(dev, dts[d], 4, (int64_t[]){1, 16, 70, 210}, 79), *w5 = randt(dev, dts[d], 4, (int64_t[]){16, 16, 3, 3}, 80);
+    parity_tensor_t *x5 = randt(dev, dts[d], 4, (int64_t[]){1, 16, 70, 210}, 79),
+                    *w5 = randt(dev, dts[d], 4, (int64_t[]){16, 16, 3, 3}, 80);
     OK(parity_tensor_set_requires_grad(x5, 1)), OK(parity_tensor_set_requires_grad(w5, 1));
     OK(parity_conv2d(x5, w5, NULL, &o, &z));
     OK(parity_unary(PARITY_OP_SQUARE, z, &sq)), OK(parity_reduce(PARITY_OP_SUM, sq, 15, 0, &l2));
@@ -159,11 +166,13 @@ static void battery(parity_device_t *dev, blob *ex, blob *gm) {
     parity_tensor_release(sq), parity_tensor_release(l2);
     parity_conv2d_options_t o5 = {.stride = {2, 2}, .padding = {2, 2, 1, 1}, .dilation = {2, 2}, .groups = 1};
     OK(parity_conv2d(x5, w5, NULL, &o5, &z)), take(gm, z);
-    parity_tensor_t *x6 = randt(dev, dts[d], 4, (int64_t[]){1, 32, 30, 30}, 81), *w6 = randt(dev, dts[d], 4, (int64_t[]){32, 32, 3, 3}, 82);
+    parity_tensor_t *x6 = randt(dev, dts[d], 4, (int64_t[]){1, 32, 30, 30}, 81),
+                    *w6 = randt(dev, dts[d], 4, (int64_t[]){32, 32, 3, 3}, 82);
     OK(parity_conv2d(x6, w6, NULL, &o, &z)), take(gm, z);
     /* a weight gradient whose 56 output channels pack dyᵀ as 32 + 16 through the transpose and 8
      * element by element, over output rows of 23 (16 transposed, 7 not) cut by the k blocks */
-    parity_tensor_t *x7 = randt(dev, dts[d], 4, (int64_t[]){2, 5, 9, 23}, 83), *w7 = randt(dev, dts[d], 4, (int64_t[]){56, 5, 3, 3}, 84);
+    parity_tensor_t *x7 = randt(dev, dts[d], 4, (int64_t[]){2, 5, 9, 23}, 83),
+                    *w7 = randt(dev, dts[d], 4, (int64_t[]){56, 5, 3, 3}, 84);
     OK(parity_tensor_set_requires_grad(w7, 1));
     OK(parity_conv2d(x7, w7, NULL, &o, &z));
     OK(parity_unary(PARITY_OP_SQUARE, z, &sq)), OK(parity_reduce(PARITY_OP_SUM, sq, 15, 0, &l2));
@@ -320,7 +329,8 @@ Test(cpu_isa, the_driver_string_names_the_path_in_use) {
       continue;
     }
     char want[64];
-    snprintf(want, sizeof want, "parity cpu plugin %u.%u, %s kernels", PARITY_ABI_MAJOR, PARITY_ABI_MINOR, isa_names[i]);
+    snprintf(want, sizeof want, "parity cpu plugin %u.%u, %s kernels", PARITY_ABI_MAJOR, PARITY_ABI_MINOR,
+             isa_names[i]);
     cr_assert_eq(rc, 0, "%s: %s", isa_names[i], out);
     cr_assert(strstr(out, want), "%s: %s", isa_names[i], out);
   }

@@ -54,7 +54,8 @@ static void check_against_f64(parity_device_t *dev, int32_t dtype, int64_t batch
   const double *vals[2][3] = {{av, bv, dcv}, {aa, ab, adc}};
   double *ref[2][3];
   for (int s = 0; s < 2; s++) {
-    pt_tensor a64 = dt_from(dev, PARITY_DTYPE_F64, 3, sa, vals[s][0]), b64 = dt_from(dev, PARITY_DTYPE_F64, 3, sb, vals[s][1]);
+    pt_tensor a64 = dt_from(dev, PARITY_DTYPE_F64, 3, sa, vals[s][0]),
+              b64 = dt_from(dev, PARITY_DTYPE_F64, 3, sb, vals[s][1]);
     pt_tensor dc64 = dt_from(dev, PARITY_DTYPE_F64, 3, sc, vals[s][2]);
     pt_tensor c64 = dt_from(dev, PARITY_DTYPE_F64, 3, sc, NULL), da64 = dt_from(dev, PARITY_DTYPE_F64, 3, sa, NULL),
               db64 = dt_from(dev, PARITY_DTYPE_F64, 3, sb, NULL);
@@ -68,7 +69,8 @@ static void check_against_f64(parity_device_t *dev, int32_t dtype, int64_t batch
   }
   char what[96];
   double *got = dt_read(&c);
-  snprintf(what, sizeof what, "matmul c [%lld,%lld,%lld]x[%lld]", (long long)batch, (long long)m, (long long)n, (long long)k);
+  snprintf(what, sizeof what, "matmul c [%lld,%lld,%lld]x[%lld]", (long long)batch, (long long)m, (long long)n,
+           (long long)k);
   dt_assert_close(got, ref[0][0], ref[1][0], dt_numel(&c), dtype, k, what);
   free(got);
   got = dt_read(&da);
@@ -86,11 +88,13 @@ static void check_against_f64(parity_device_t *dev, int32_t dtype, int64_t batch
   for (int i = 0; i < 6; i++) pt_tensor_free(ts[i]);
 }
 
-static const int64_t shapes[][3] = {
-    {1, 1, 1},     {1, 7, 3},     {7, 1, 5},     {3, 5, 1},     {2, 3, 13},    {31, 32, 33},
-    {32, 33, 31},  {33, 31, 32},  {63, 64, 65},  {65, 63, 64},  {64, 65, 63},  {13, 17, 300},
-    {2, 600, 11},  {200, 3, 7},   {255, 256, 257}, {257, 255, 256}, {256, 257, 255},
-    {5, 7, 5000}, /* long k with one output tile: k is split into chunks */
+static const int64_t
+    shapes[]
+          [3] = {
+              {1, 1, 1},       {1, 7, 3},       {7, 1, 5},    {3, 5, 1},    {2, 3, 13},
+              {31, 32, 33},    {32, 33, 31},    {33, 31, 32}, {63, 64, 65}, {65, 63, 64},
+              {64, 65, 63},    {13, 17, 300},   {2, 600, 11}, {200, 3, 7},  {255, 256, 257},
+              {257, 255, 256}, {256, 257, 255}, {5, 7, 5000}, /* long k with one output tile: k is split into chunks */
 };
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 
@@ -100,7 +104,8 @@ Test(matmul, f64_forward_matches_naive_sum_for_every_size) {
   for (size_t s = 0; s < NSHAPES; s++) {
     int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
     int64_t sa[2] = {m, k}, sb[2] = {k, n}, sc[2] = {m, n};
-    pt_tensor a = dt_new(dev, PARITY_DTYPE_F64, 2, sa, NULL, 0, &seed, 0), b = dt_new(dev, PARITY_DTYPE_F64, 2, sb, NULL, 0, &seed, 0);
+    pt_tensor a = dt_new(dev, PARITY_DTYPE_F64, 2, sa, NULL, 0, &seed, 0),
+              b = dt_new(dev, PARITY_DTYPE_F64, 2, sb, NULL, 0, &seed, 0);
     pt_tensor c = dt_from(dev, PARITY_DTYPE_F64, 2, sc, NULL);
     cr_assert_eq(mm_fwd(dev, &a, &b, &c), PARITY_STATUS_OK, "%s", parity_last_error());
     double *av = dt_read(&a), *bv = dt_read(&b), *got = dt_read(&c);
@@ -113,8 +118,8 @@ Test(matmul, f64_forward_matches_naive_sum_for_every_size) {
 }
 
 /* L = sum(c * g); dL/da and dL/db from the backward entry vs central differences. */
-static double mm_loss(parity_device_t *dev, const int64_t *sa, const double *av, const int64_t *sb,
-                      const double *bv, const int64_t *sc, const double *g) {
+static double mm_loss(parity_device_t *dev, const int64_t *sa, const double *av, const int64_t *sb, const double *bv,
+                      const int64_t *sc, const double *g) {
   pt_tensor a = dt_from(dev, PARITY_DTYPE_F64, 3, sa, av), b = dt_from(dev, PARITY_DTYPE_F64, 3, sb, bv);
   pt_tensor c = dt_from(dev, PARITY_DTYPE_F64, 3, sc, NULL);
   cr_assert_eq(mm_fwd(dev, &a, &b, &c), PARITY_STATUS_OK, "%s", parity_last_error());
@@ -165,7 +170,8 @@ Test(matmul, f32_f16_bf16_match_f64_within_tolerance_for_every_size) {
   parity_device_t *dev = pt_device("cpu");
   const int32_t dts[] = {PARITY_DTYPE_F32, PARITY_DTYPE_F16, PARITY_DTYPE_BF16};
   for (int d = 0; d < 3; d++)
-    for (size_t s = 0; s < NSHAPES; s++) check_against_f64(dev, dts[d], 1, shapes[s][0], shapes[s][1], shapes[s][2], 100 + s);
+    for (size_t s = 0; s < NSHAPES; s++)
+      check_against_f64(dev, dts[d], 1, shapes[s][0], shapes[s][1], shapes[s][2], 100 + s);
   check_against_f64(dev, PARITY_DTYPE_F32, 5, 9, 11, 7, 3); /* many small batches */
 }
 
@@ -240,9 +246,9 @@ static void check_layouts(parity_device_t *dev, int32_t dtype) {
   uint64_t seed = 99;
   int64_t B = 2, m = 37, k = 29, n = 41;
   int64_t sa[3] = {B, m, k}, sb[3] = {B, k, n}, sc[3] = {B, m, n};
-  int64_t st_a[3] = {m * k, 1, m};                          /* each batch column-major */
-  int64_t st_b[3] = {k * (n + 3), -(n + 3), 1};             /* rows reversed, padded */
-  int64_t st_c[3] = {m * n + 4, 1, m};                      /* transposed, batch gap */
+  int64_t st_a[3] = {m * k, 1, m};                                      /* each batch column-major */
+  int64_t st_b[3] = {k * (n + 3), -(n + 3), 1};                         /* rows reversed, padded */
+  int64_t st_c[3] = {m * n + 4, 1, m};                                  /* transposed, batch gap */
   int64_t st_da[3] = {m * (k + 2), k + 2, 1}, st_db[3] = {1, n * B, B}; /* batch innermost */
   pt_tensor a = dt_new(dev, dtype, 3, sa, st_a, 3, &seed, 0);
   pt_tensor b = dt_new(dev, dtype, 3, sb, st_b, (k - 1) * (n + 3) + 2, &seed, 0);
@@ -290,7 +296,8 @@ static void check_broadcast(parity_device_t *dev, int32_t dtype) {
   int64_t st_a[4] = {0, m * k, k, 1}, st_b[4] = {k * n, 0, n, 1};
   pt_tensor a = dt_new(dev, dtype, 4, sa, st_a, 0, &seed, 0), b = dt_new(dev, dtype, 4, sb, st_b, 0, &seed, 0);
   pt_tensor dc = dt_new(dev, dtype, 4, sc, NULL, 0, &seed, 0);
-  pt_tensor c = dt_from(dev, dtype, 4, sc, NULL), da = dt_from(dev, dtype, 4, sa, NULL), db = dt_from(dev, dtype, 4, sb, NULL);
+  pt_tensor c = dt_from(dev, dtype, 4, sc, NULL), da = dt_from(dev, dtype, 4, sa, NULL),
+            db = dt_from(dev, dtype, 4, sb, NULL);
   cr_assert_eq(mm_fwd(dev, &a, &b, &c), PARITY_STATUS_OK, "%s", parity_last_error());
   cr_assert_eq(mm_bwd(dev, &a, &b, &dc, &da, &db), PARITY_STATUS_OK, "%s", parity_last_error());
   double *av = dt_read(&a), *bv = dt_read(&b), *dcv = dt_read(&dc);
@@ -347,8 +354,10 @@ Test(matmul, results_are_bitwise_identical_run_to_run_and_for_1_or_2_threads) {
     run_once(dev, dts[d], &a, &b, &dc, r3);
     dt_set_threads(2);
     for (int i = 0; i < 3; i++) {
-      cr_assert(dt_same_bits(&r1[i], &r2[i]), "%s output %d differs between two identical runs", psup_dtype_name(dts[d]), i);
-      cr_assert(dt_same_bits(&r1[i], &r3[i]), "%s output %d differs between 2 threads and 1", psup_dtype_name(dts[d]), i);
+      cr_assert(dt_same_bits(&r1[i], &r2[i]), "%s output %d differs between two identical runs",
+                psup_dtype_name(dts[d]), i);
+      cr_assert(dt_same_bits(&r1[i], &r3[i]), "%s output %d differs between 2 threads and 1", psup_dtype_name(dts[d]),
+                i);
       pt_tensor_free(&r1[i]), pt_tensor_free(&r2[i]), pt_tensor_free(&r3[i]);
     }
     pt_tensor_free(&a), pt_tensor_free(&b), pt_tensor_free(&dc);
@@ -387,7 +396,8 @@ Test(matmul, malformed_descriptors_are_rejected_with_a_message_and_output_untouc
   parity_device_t *dev = pt_device("cpu");
   const int32_t F = PARITY_DTYPE_F32;
   int64_t a34[2] = {3, 4}, b45[2] = {4, 5}, b55[2] = {5, 5}, c35[2] = {3, 5}, c36[2] = {3, 6}, c25[2] = {2, 5};
-  expect_rejected(dev, F, a34, F, b55, F, c35, 2, 0, PARITY_STATUS_INVALID_ARGUMENT, "a has 4 columns but b has 5 rows");
+  expect_rejected(dev, F, a34, F, b55, F, c35, 2, 0, PARITY_STATUS_INVALID_ARGUMENT,
+                  "a has 4 columns but b has 5 rows");
   expect_rejected(dev, F, a34, F, b45, F, c36, 2, 0, PARITY_STATUS_INVALID_ARGUMENT, "c should be [..,3,5]");
   expect_rejected(dev, F, a34, F, b45, F, c25, 2, 0, PARITY_STATUS_INVALID_ARGUMENT, "c should be [..,3,5]");
   int64_t ba[3] = {2, 3, 4}, bb[3] = {3, 4, 5}, bc[3] = {2, 3, 5};
@@ -400,7 +410,8 @@ Test(matmul, malformed_descriptors_are_rejected_with_a_message_and_output_untouc
   expect_rejected(dev, F, a34, PARITY_DTYPE_F64, b45, F, c35, 2, 0, PARITY_STATUS_UNSUPPORTED,
                   "input 1 (b) is f64, expected f32 (no mixed dtypes)");
   int64_t wrong_da[2] = {3, 5};
-  expect_rejected(dev, F, a34, F, b45, F, wrong_da, 2, 1, PARITY_STATUS_INVALID_ARGUMENT, "output 0 (da) has shape [3,5], a has [3,4]");
+  expect_rejected(dev, F, a34, F, b45, F, wrong_da, 2, 1, PARITY_STATUS_INVALID_ARGUMENT,
+                  "output 0 (da) has shape [3,5], a has [3,4]");
 }
 
 /* Small products (at most 4096 multiply-adds, k <= 256) skip packing (gemm.c): each element must

@@ -139,8 +139,9 @@ Test(cpu_parallel, a_malformed_value_is_a_warning_and_the_cost_is_measured) {
   double r[3];
   int omp;
   char *log = log_with("3us", r, &omp);
-  cr_assert(strstr(log, "cpu: PARITY_CPU_FORK_JOIN_NS='3us' is not a whole number of nanoseconds from 0 to "
-                        "1000000000; measuring the cost instead"),
+  cr_assert(strstr(log,
+                   "cpu: PARITY_CPU_FORK_JOIN_NS='3us' is not a whole number of nanoseconds from 0 to "
+                   "1000000000; measuring the cost instead"),
             "%s", log);
   if (omp) cr_assert_eq(count(log, measured), 1, "%s", log);
   cr_assert_eq(r[2], 261999.0, "argmax %g", r[2]); /* the largest i with i % 1000 == 999 */

@@ -7,11 +7,12 @@
 #include "reduce_run.h"
 
 /* f64 forward against the reference: sums within the tolerance rule, the rest exact. */
-static void check_f64(parity_device_t *dev, int32_t op, uint32_t rank, const int64_t *xs, uint32_t mask,
-                      rs_layout xl, rs_layout yl, uint64_t seed) {
+static void check_f64(parity_device_t *dev, int32_t op, uint32_t rank, const int64_t *xs, uint32_t mask, rs_layout xl,
+                      rs_layout yl, uint64_t seed) {
   int64_t n = rs_numel(rank, xs), K = 1, ys[PARITY_MAX_RANK];
   reduced_shape(rank, xs, mask, ys);
-  for (uint32_t a = 0; a < rank; a++) if ((mask >> a) & 1u) K *= xs[a];
+  for (uint32_t a = 0; a < rank; a++)
+    if ((mask >> a) & 1u) K *= xs[a];
   int64_t M = rs_numel(rank, ys);
   double *x = malloc((size_t)n * sizeof *x), *val = calloc((size_t)M, sizeof *val), *S = calloc((size_t)M, 8);
   int64_t *idx = calloc((size_t)M, sizeof *idx);
@@ -23,15 +24,14 @@ static void check_f64(parity_device_t *dev, int32_t op, uint32_t rank, const int
   for (int64_t o = 0; o < M; o++) {
     if (is_arg(op))
       cr_assert_eq((int64_t)y[o], idx[o], "%s rank %u mask 0x%x %s: output %lld index %lld, want %lld",
-                   psup_op_name(op), rank, mask, rs_layout_names[xl], (long long)o, (long long)y[o],
-                   (long long)idx[o]);
+                   psup_op_name(op), rank, mask, rs_layout_names[xl], (long long)o, (long long)y[o], (long long)idx[o]);
     else if (op == PARITY_OP_SUM || op == PARITY_OP_MEAN)
       cr_assert(fabs(y[o] - val[o]) <= psup_accum_bound(PARITY_DTYPE_F64, val[o], S[o], K),
                 "%s rank %u mask 0x%x %s: output %lld = %.17g, want %.17g", psup_op_name(op), rank, mask,
                 rs_layout_names[xl], (long long)o, y[o], val[o]);
     else
-      cr_assert(rs_same(y[o], val[o]), "%s rank %u mask 0x%x %s: output %lld = %g, want %g",
-                psup_op_name(op), rank, mask, rs_layout_names[xl], (long long)o, y[o], val[o]);
+      cr_assert(rs_same(y[o], val[o]), "%s rank %u mask 0x%x %s: output %lld = %g, want %g", psup_op_name(op), rank,
+                mask, rs_layout_names[xl], (long long)o, y[o], val[o]);
   }
   free(x), free(val), free(S), free(idx), free(y);
 }
@@ -44,9 +44,9 @@ typedef struct shape_case {
 Test(reduce, forward_f64_matches_reference_for_every_axis_set_and_layout) {
   parity_device_t *dev = pt_device("cpu");
   static const shape_case cases[] = {
-      {1, {1}},    {1, {3}},         {1, {31}},         {1, {32}},        {1, {33}},
-      {1, {255}},  {1, {256}},       {1, {257}},        {1, {1023}},      {1, {1024}},
-      {1, {1025}}, {2, {3, 1025}},   {2, {1023, 3}},    {2, {33, 31}},    {2, {257, 9}},
+      {1, {1}},       {1, {3}},       {1, {31}},        {1, {32}},         {1, {33}},
+      {1, {255}},     {1, {256}},     {1, {257}},       {1, {1023}},       {1, {1024}},
+      {1, {1025}},    {2, {3, 1025}}, {2, {1023, 3}},   {2, {33, 31}},     {2, {257, 9}},
       {3, {2, 3, 4}}, {3, {5, 1, 7}}, {3, {31, 2, 33}}, {4, {2, 3, 1, 5}}, {4, {3, 2, 4, 2}},
   };
   uint64_t seed = 1;
@@ -60,8 +60,8 @@ Test(reduce, forward_f64_matches_reference_for_every_axis_set_and_layout) {
 
 Test(reduce, forward_f64_matches_reference_on_large_and_split_reductions) {
   parity_device_t *dev = pt_device("cpu");
-  static const shape_case cases[] = {{1, {200003}}, {2, {3, 70001}}, {2, {70001, 9}},
-                                     {3, {300, 3, 701}}, {2, {4099, 67}}};
+  static const shape_case cases[] = {
+      {1, {200003}}, {2, {3, 70001}}, {2, {70001, 9}}, {3, {300, 3, 701}}, {2, {4099, 67}}};
   static const uint32_t masks[] = {1, 2, 2, 5, 1};
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
     for (size_t k = 0; k < sizeof all_ops / sizeof *all_ops; k++) {
@@ -79,10 +79,9 @@ Test(reduce, forward_f64_matches_reference_on_large_and_split_reductions) {
 
 /* ---- backward -------------------------------------------------------------------------- */
 
-
 /* sum_o dy_o * op(x)_o through the plugin's f64 forward */
-static double loss(parity_device_t *dev, int32_t op, uint32_t rank, const int64_t *xs, uint32_t mask,
-                   const double *x, const double *dy, int64_t M) {
+static double loss(parity_device_t *dev, int32_t op, uint32_t rank, const int64_t *xs, uint32_t mask, const double *x,
+                   const double *dy, int64_t M) {
   double *y = forward(dev, op, PARITY_DTYPE_F64, rank, xs, mask, x, RS_CONTIG, RS_CONTIG);
   long double l = 0;
   for (int64_t o = 0; o < M; o++) l += (long double)dy[o] * y[o];
@@ -116,9 +115,10 @@ Test(reduce, backward_f64_matches_central_finite_differences) {
           double down = loss(dev, ops[k], rank, xs, mask, x, dy, M);
           x[i] = keep;
           double fd = (up - down) / (2 * h);
-          cr_assert(fabs(dx[i] - fd) <= 1e-8 + 1e-7 * fabs(fd), "%s rank %u mask 0x%x %s: dx[%lld] = %.12g, "
-                    "finite difference %.12g", psup_op_name(ops[k]), rank, mask, rs_layout_names[lay],
-                    (long long)i, dx[i], fd);
+          cr_assert(fabs(dx[i] - fd) <= 1e-8 + 1e-7 * fabs(fd),
+                    "%s rank %u mask 0x%x %s: dx[%lld] = %.12g, "
+                    "finite difference %.12g",
+                    psup_op_name(ops[k]), rank, mask, rs_layout_names[lay], (long long)i, dx[i], fd);
         }
         free(dx);
       }
@@ -133,7 +133,8 @@ Test(reduce, sum_grad_broadcasts_dy_and_mean_grad_is_dy_over_n) {
   for (uint32_t mask = 0; mask < 8; mask++) {
     int64_t ys[3], K = 1;
     reduced_shape(3, xs, mask, ys);
-    for (int a = 0; a < 3; a++) if ((mask >> a) & 1u) K *= xs[a];
+    for (int a = 0; a < 3; a++)
+      if ((mask >> a) & 1u) K *= xs[a];
     for (int lay = 0; lay < RS_NLAYOUTS; lay++) {
       double *ds = backward(dev, PARITY_OP_SUM, PARITY_DTYPE_F64, 3, xs, mask, x, dy, (rs_layout)lay);
       double *dm = backward(dev, PARITY_OP_MEAN, PARITY_DTYPE_F64, 3, xs, mask, x, dy, (rs_layout)lay);
@@ -141,8 +142,8 @@ Test(reduce, sum_grad_broadcasts_dy_and_mean_grad_is_dy_over_n) {
         int64_t id[3] = {i / 35, i / 7 % 5, i % 7}, o = 0;
         for (int a = 0; a < 3; a++) o = o * ys[a] + ((mask >> a) & 1u ? 0 : id[a]);
         cr_assert(rs_same(ds[i], dy[o]), "sum mask 0x%x: dx[%lld] = %g, want %g", mask, (long long)i, ds[i], dy[o]);
-        cr_assert(rs_same(dm[i], dy[o] / (double)K), "mean mask 0x%x: dx[%lld] = %.17g, want %.17g", mask,
-                  (long long)i, dm[i], dy[o] / (double)K);
+        cr_assert(rs_same(dm[i], dy[o] / (double)K), "mean mask 0x%x: dx[%lld] = %.17g, want %.17g", mask, (long long)i,
+                  dm[i], dy[o] / (double)K);
       }
       free(ds), free(dm);
     }
@@ -154,8 +155,7 @@ Test(reduce, sum_grad_broadcasts_dy_and_mean_grad_is_dy_over_n) {
 Test(reduce, f32_f16_bf16_match_the_f64_oracle_within_tolerance) {
   parity_device_t *dev = pt_device("cpu");
   static const int32_t dts[] = {PARITY_DTYPE_F32, PARITY_DTYPE_F16, PARITY_DTYPE_BF16};
-  static const shape_case cases[] = {{1, {1025}}, {2, {33, 257}}, {3, {31, 4, 33}}, {2, {3000, 40}},
-                                     {1, {100000}}};
+  static const shape_case cases[] = {{1, {1025}}, {2, {33, 257}}, {3, {31, 4, 33}}, {2, {3000, 40}}, {1, {100000}}};
   for (size_t d = 0; d < 3; d++)
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
       for (uint32_t mask = 1; mask < (1u << cases[c].rank); mask++)
@@ -165,7 +165,8 @@ Test(reduce, f32_f16_bf16_match_the_f64_oracle_within_tolerance) {
           const int64_t *xs = cases[c].shape;
           int64_t n = rs_numel(rank, xs), ys[4], K = 1;
           reduced_shape(rank, xs, mask, ys);
-          for (uint32_t a = 0; a < rank; a++) if ((mask >> a) & 1u) K *= xs[a];
+          for (uint32_t a = 0; a < rank; a++)
+            if ((mask >> a) & 1u) K *= xs[a];
           int64_t M = rs_numel(rank, ys);
           double *x = malloc((size_t)n * 8), *ax = malloc((size_t)n * 8), *dy = malloc((size_t)M * 8);
           rs_random(x, n, 11 * c + k + 100 * d, -2, 3);
@@ -175,8 +176,8 @@ Test(reduce, f32_f16_bf16_match_the_f64_oracle_within_tolerance) {
           rs_layout lay = c % 2 ? RS_TRANSPOSED : RS_CONTIG;
           double *got = forward(dev, op, dt, rank, xs, mask, x, lay, RS_CONTIG);
           double *ref = forward(dev, op, PARITY_DTYPE_F64, rank, xs, mask, x, RS_CONTIG, RS_CONTIG);
-          double *S = forward(dev, op == PARITY_OP_MEAN ? op : PARITY_OP_SUM, PARITY_DTYPE_F64, rank, xs, mask,
-                              ax, RS_CONTIG, RS_CONTIG);
+          double *S = forward(dev, op == PARITY_OP_MEAN ? op : PARITY_OP_SUM, PARITY_DTYPE_F64, rank, xs, mask, ax,
+                              RS_CONTIG, RS_CONTIG);
           for (int64_t o = 0; o < M; o++) {
             if (op == PARITY_OP_SUM || op == PARITY_OP_MEAN)
               cr_assert(fabs(got[o] - ref[o]) <= psup_accum_bound(dt, ref[o], S[o], K),
@@ -191,8 +192,8 @@ Test(reduce, f32_f16_bf16_match_the_f64_oracle_within_tolerance) {
             double *rd = backward(dev, op, PARITY_DTYPE_F64, rank, xs, mask, x, dy, RS_CONTIG);
             for (int64_t i = 0; i < n; i++)
               cr_assert(fabs(gd[i] - rd[i]) <= psup_accum_bound(dt, rd[i], rd[i], 1),
-                        "%s backward %s mask 0x%x: dx[%lld] = %.9g, oracle %.9g", psup_op_name(op),
-                        psup_dtype_name(dt), mask, (long long)i, gd[i], rd[i]);
+                        "%s backward %s mask 0x%x: dx[%lld] = %.9g, oracle %.9g", psup_op_name(op), psup_dtype_name(dt),
+                        mask, (long long)i, gd[i], rd[i]);
             free(gd), free(rd);
           }
           free(x), free(ax), free(dy), free(got), free(ref), free(S);
@@ -220,9 +221,9 @@ Test(reduce, results_are_bitwise_identical_for_1_2_and_3_threads) {
         rs_set_threads(t);
         for (int rep = 0; rep < (t == 2 ? 2 : 1); rep++) {
           double *y = forward(dev, all_ops[k], PARITY_DTYPE_F32, rank, xs, masks[c], x, RS_CONTIG, RS_CONTIG);
-          double *g = is_arg(all_ops[k]) ? NULL
-                                         : backward(dev, all_ops[k], PARITY_DTYPE_F32, rank, xs, masks[c], x, dy,
-                                                    RS_CONTIG);
+          double *g = is_arg(all_ops[k])
+                          ? NULL
+                          : backward(dev, all_ops[k], PARITY_DTYPE_F32, rank, xs, masks[c], x, dy, RS_CONTIG);
           if (!ref) {
             ref = y, gref = g;
             continue;
@@ -252,7 +253,8 @@ Test(reduce, malformed_descriptors_are_rejected_with_a_clear_message) {
   pt_tensor y = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, ok, NULL);
   cr_assert_eq(run_fwd(dev, PARITY_OP_SUM, &x, &yb, 2), PARITY_STATUS_INVALID_ARGUMENT);
   cr_assert(strstr(parity_last_error(), "sum") && strstr(parity_last_error(), "input [3,4]") &&
-            strstr(parity_last_error(), "axis 1 should be 1"), "%s", parity_last_error());
+                strstr(parity_last_error(), "axis 1 should be 1"),
+            "%s", parity_last_error());
   /* a y of another dtype is one no kernel takes (the operand contract: UNSUPPORTED) */
   cr_assert_eq(run_fwd(dev, PARITY_OP_MAX, &x, &yd, 2), PARITY_STATUS_UNSUPPORTED);
   cr_assert(strstr(parity_last_error(), "output 0 (y) is f64, expected f32"), "%s", parity_last_error());

@@ -41,9 +41,12 @@ static void ext_ref(int32_t op, int64_t n, const double *x, double *val, int64_t
   for (int64_t i = 1; i < n && !isnan(b); i++) {
     const double v = x[i];
     int better;
-    if (isnan(v)) better = 1;
-    else if (v != b) better = is_min(op) ? v < b : v > b;
-    else better = is_min(op) ? signbit(v) && !signbit(b) : !signbit(v) && signbit(b);
+    if (isnan(v))
+      better = 1;
+    else if (v != b)
+      better = is_min(op) ? v < b : v > b;
+    else
+      better = is_min(op) ? signbit(v) && !signbit(b) : !signbit(v) && signbit(b);
     if (better) b = v, bi = i;
   }
   *val = b;
@@ -62,8 +65,8 @@ static void expect(parity_device_t *dev, int64_t n, const double *x, const char 
         cr_assert_eq((int64_t)got, want_i, "%s %s, %s, n %lld: index %lld, want %lld", psup_dtype_name(dt),
                      psup_op_name(op), what, (long long)n, (long long)got, (long long)want_i);
       else
-        cr_assert(rs_same(got, want), "%s %s, %s, n %lld: %g, want %g", psup_dtype_name(dt), psup_op_name(op),
-                  what, (long long)n, got, want);
+        cr_assert(rs_same(got, want), "%s %s, %s, n %lld: %g, want %g", psup_dtype_name(dt), psup_op_name(op), what,
+                  (long long)n, got, want);
     }
 }
 
@@ -77,13 +80,13 @@ Test(reduce_dense, ties_across_blocks_keep_the_first_index) {
   parity_device_t *dev = pt_device("cpu");
   enum { N = 5 * BLOCK + 77 };
   double *x = malloc(N * sizeof *x);
-  const int64_t pairs[][2] = {{BLOCK - 1, BLOCK}, {BLOCK, 3 * BLOCK + 5}, {10, 4 * BLOCK + 70},
-                              {2 * BLOCK + 3, N - 1}, {0, BLOCK - 1}, {4 * BLOCK, 4 * BLOCK + 1}};
+  const int64_t pairs[][2] = {{BLOCK - 1, BLOCK},     {BLOCK, 3 * BLOCK + 5}, {10, 4 * BLOCK + 70},
+                              {2 * BLOCK + 3, N - 1}, {0, BLOCK - 1},         {4 * BLOCK, 4 * BLOCK + 1}};
   for (size_t k = 0; k < sizeof pairs / sizeof *pairs; k++) {
     char what[64];
     snprintf(what, sizeof what, "ties at %lld and %lld", (long long)pairs[k][0], (long long)pairs[k][1]);
     fill(x, N, 3 + k);
-    x[pairs[k][0]] = x[pairs[k][1]] = 100; /* the max twice */
+    x[pairs[k][0]] = x[pairs[k][1]] = 100;                         /* the max twice */
     x[pairs[k][1] - 1 > pairs[k][0] ? pairs[k][1] - 1 : 2] = -100; /* the min once */
     expect(dev, N, x, what);
     fill(x, N, 3 + k);
@@ -128,8 +131,8 @@ Test(reduce_dense, zero_bests_order_minus_zero_below_plus_zero_across_blocks) {
   parity_device_t *dev = pt_device("cpu");
   enum { N = 3 * BLOCK + 5 };
   double *x = malloc(N * sizeof *x);
-  const int64_t spots[][2] = {{100, BLOCK + 100}, {BLOCK + 100, 100}, {BLOCK - 1, BLOCK}, {BLOCK, BLOCK - 1},
-                              {5, N - 1}, {N - 1, 5}};
+  const int64_t spots[][2] = {{100, BLOCK + 100}, {BLOCK + 100, 100}, {BLOCK - 1, BLOCK},
+                              {BLOCK, BLOCK - 1}, {5, N - 1},         {N - 1, 5}};
   for (size_t k = 0; k < sizeof spots / sizeof *spots; k++) {
     char what[80];
     snprintf(what, sizeof what, "-0 at %lld, +0 at %lld", (long long)spots[k][0], (long long)spots[k][1]);
@@ -145,8 +148,8 @@ Test(reduce_dense, zero_bests_order_minus_zero_below_plus_zero_across_blocks) {
   for (size_t k = 0; k < sizeof trios / sizeof *trios; k++)
     for (int later = 0; later < 2; later++) {
       char what[96];
-      snprintf(what, sizeof what, "-0 at %lld, +0 at %lld, %s0 at %lld", (long long)trios[k][0],
-               (long long)trios[k][1], later ? "-" : "+", (long long)trios[k][2]);
+      snprintf(what, sizeof what, "-0 at %lld, +0 at %lld, %s0 at %lld", (long long)trios[k][0], (long long)trios[k][1],
+               later ? "-" : "+", (long long)trios[k][2]);
       for (int64_t i = 0; i < N; i++) x[i] = -1.0 - (double)(i % 9);
       x[trios[k][0]] = -0.0, x[trios[k][1]] = 0.0, x[trios[k][2]] = later ? -0.0 : 0.0;
       expect(dev, N, x, what);
@@ -159,8 +162,8 @@ Test(reduce_dense, zero_bests_order_minus_zero_below_plus_zero_across_blocks) {
 
 Test(reduce_dense, random_rows_match_the_reference_on_1_2_and_3_threads) {
   parity_device_t *dev = pt_device("cpu");
-  const int64_t lengths[] = {1, 2, 15, 16, 127, 128, 129, 1000, BLOCK - 1, BLOCK, BLOCK + 1,
-                             3 * BLOCK + 129, 70001, 200003};
+  const int64_t lengths[] = {1,     2,     15, 16, 127, 128, 129, 1000, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 129,
+                             70001, 200003};
   double *x = malloc(200003 * sizeof *x);
   for (int threads = 1; threads <= 3; threads++) {
     rs_set_threads(threads);

@@ -14,8 +14,8 @@ Test(reduce, max_grad_splits_evenly_among_ties) {
   for (int d = 0; d < 4; d++) {
     one_bwd(dev, PARITY_OP_MAX, dts[d], 6, x, 1.5, dx);
     for (int i = 0; i < 6; i++)
-      cr_assert(rs_same(dx[i], x[i] == 3 ? rs_round(0.5, dts[d]) : 0.0), "%s: dx[%d] = %g",
-                psup_dtype_name(dts[d]), i, dx[i]);
+      cr_assert(rs_same(dx[i], x[i] == 3 ? rs_round(0.5, dts[d]) : 0.0), "%s: dx[%d] = %g", psup_dtype_name(dts[d]), i,
+                dx[i]);
   }
   /* the same along axis 0 of a column-mode matrix: each column has its own tie count */
   int64_t xs[2] = {4, 16};
@@ -65,7 +65,8 @@ Test(reduce, long_rows_order_plus_zero_above_minus_zero_whichever_lane_holds_the
       x[spots[k][0]] = -0.0, x[spots[k][1]] = 0.0;
       cr_assert(rs_same(one_fwd(dev, PARITY_OP_MAX, dt, N, x), 0.0), "%s max, case %zu", psup_dtype_name(dt), k);
       x[spots[k][1]] = -0.0;
-      cr_assert(rs_same(one_fwd(dev, PARITY_OP_MAX, dt, N, x), -0.0), "%s max of -0s, case %zu", psup_dtype_name(dt), k);
+      cr_assert(rs_same(one_fwd(dev, PARITY_OP_MAX, dt, N, x), -0.0), "%s max of -0s, case %zu", psup_dtype_name(dt),
+                k);
       for (int i = 0; i < N; i++) x[i] = 1.0 + (i % 7);
       x[spots[k][0]] = 0.0, x[spots[k][1]] = -0.0;
       cr_assert(rs_same(one_fwd(dev, PARITY_OP_MIN, dt, N, x), -0.0), "%s min, case %zu", psup_dtype_name(dt), k);
@@ -191,7 +192,8 @@ Test(reduce, max_over_an_empty_axis_is_invalid) {
     pt_tensor y = pt_tensor_new(dev, is_arg(ops[k]) ? PARITY_DTYPE_I64 : PARITY_DTYPE_F32, 2, ys, NULL);
     cr_assert_eq(run_fwd(dev, ops[k], &x, &y, 2), PARITY_STATUS_INVALID_ARGUMENT);
     cr_assert(strstr(parity_last_error(), psup_op_name(ops[k])) && strstr(parity_last_error(), "empty") &&
-              strstr(parity_last_error(), "axis 1 of input [3,0] has size 0"), "%s", parity_last_error());
+                  strstr(parity_last_error(), "axis 1 of input [3,0] has size 0"),
+              "%s", parity_last_error());
     pt_tensor_free(&x), pt_tensor_free(&y);
   }
   /* ... even when y has no elements, as numpy does */
@@ -236,11 +238,14 @@ Test(reduce, size_one_axes_and_an_empty_mask_copy_the_input) {
  * -0 keep their signs), for every dtype, dense (its vector loop) and strided. */
 Test(reduce, one_element_sums_and_means_are_the_input_in_every_dtype_and_layout) {
   parity_device_t *dev = pt_device("cpu");
-  const int32_t dts[] = {PARITY_DTYPE_F64, PARITY_DTYPE_F32, PARITY_DTYPE_F16, PARITY_DTYPE_BF16,
-                         PARITY_DTYPE_I32, PARITY_DTYPE_I64};
+  const int32_t dts[] = {PARITY_DTYPE_F64,  PARITY_DTYPE_F32, PARITY_DTYPE_F16,
+                         PARITY_DTYPE_BF16, PARITY_DTYPE_I32, PARITY_DTYPE_I64};
   const rs_layout lay[][2] = {{RS_CONTIG, RS_CONTIG}, {RS_TRANSPOSED, RS_STEPPED}, {RS_NEGATIVE, RS_OFFSET}};
-  const struct { uint32_t rank; int64_t shape[3]; uint32_t mask; } cases[] = {
-      {3, {5, 1, 7}, 2}, {2, {1, 40}, 1}, {2, {40, 1}, 2}, {3, {1, 1, 9}, 3}};
+  const struct {
+    uint32_t rank;
+    int64_t shape[3];
+    uint32_t mask;
+  } cases[] = {{3, {5, 1, 7}, 2}, {2, {1, 40}, 1}, {2, {40, 1}, 2}, {3, {1, 1, 9}, 3}};
   double x[40];
   for (int i = 0; i < 40; i++) x[i] = (i % 5 - 2) * 1.5 + i;
   x[3] = -0.0, x[4] = 0.0, x[11] = -7.0;
@@ -302,8 +307,8 @@ Test(reduce, integer_sums_wrap_and_bool_sums_count_or_any) {
   double a[3] = {2147483647.0, 1, 0};
   cr_assert_eq(one_fwd(dev, PARITY_OP_SUM, PARITY_DTYPE_I32, 3, a), -2147483648.0);
   int64_t n = 2, big[2] = {INT64_MAX, 2};
-  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_I64, 1, &n, NULL), y = pt_tensor_new(dev, PARITY_DTYPE_I64, 1,
-                                                                                     (int64_t[]){1}, NULL);
+  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_I64, 1, &n, NULL),
+            y = pt_tensor_new(dev, PARITY_DTYPE_I64, 1, (int64_t[]){1}, NULL);
   cr_assert_eq(parity_buffer_write(x.buf, 0, big, 16), PARITY_STATUS_OK);
   cr_assert_eq(run_fwd(dev, PARITY_OP_SUM, &x, &y, 1), PARITY_STATUS_OK, "%s", parity_last_error());
   int64_t got;
@@ -361,4 +366,3 @@ Test(reduce, f32_sum_of_2p24_elements_meets_the_tolerance_rule) {
   pt_tensor_free(&tx), pt_tensor_free(&ty);
   free(x);
 }
-

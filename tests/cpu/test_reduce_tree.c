@@ -33,42 +33,42 @@ Test(reduce, short_f32_sums_follow_the_documented_lane_tree_bitwise) {
  * (binary counter) over each group of 32 leaves, and a cascade over the groups. A reduced set of
  * several rows is the leaves of each row in turn (a group may span rows). f32 and f64, and a row
  * read with stride 2, which takes the lane-array path instead of the whole-vector leaf. */
-#define TREE_REF(T, NAME)                                                                  \
-  static T NAME##_casc(T *lv, uint64_t *cnt, T v, int total) {                              \
-    if (total) {                                                                            \
-      T t = (T)-0.0;                                                                        \
-      unsigned i = 0;                                                                       \
-      for (uint64_t n = *cnt; n; n >>= 1, i++)                                              \
-        if (n & 1u) t = lv[i] + t;                                                          \
-      return t;                                                                             \
-    }                                                                                       \
-    uint64_t n = (*cnt)++;                                                                  \
-    unsigned i = 0;                                                                         \
-    for (; n & 1u; n >>= 1, i++) v = lv[i] + v;                                             \
-    lv[i] = v;                                                                              \
-    return v;                                                                               \
-  }                                                                                         \
-  /* rows r = 0 .. nrows-1 of k terms each, row r starting at x + r * rstride */            \
-  static T NAME##_rows(const T *x, int nrows, int64_t rstride, int64_t k) {                 \
-    T glv[64], llv[64];                                                                     \
-    uint64_t gn = 0, ln = 0, leaf = 0;                                                      \
-    const uint64_t nleaves = (uint64_t)nrows * (uint64_t)((k + 2047) / 2048);               \
-    for (int r = 0; r < nrows; r++)                                                         \
-      for (int64_t l0 = 0; l0 < k; l0 += 2048, leaf++) {                                    \
-        const T *row = x + r * rstride;                                                     \
-        T a[64];                                                                            \
-        for (int j = 0; j < 64; j++) a[j] = (T)-0.0;                                        \
-        for (int64_t i = l0; i < k && i < l0 + 2048; i++) a[(i - l0) % 64] += row[i];       \
-        for (int w = 32; w > 0; w >>= 1)                                                    \
-          for (int j = 0; j < w; j++) a[j] += a[j + w];                                     \
-        NAME##_casc(llv, &ln, a[0], 0);                                                     \
-        if (leaf % 32 == 31 || leaf + 1 == nleaves) {                                       \
-          NAME##_casc(glv, &gn, NAME##_casc(llv, &ln, 0, 1), 0);                            \
-          ln = 0;                                                                           \
-        }                                                                                   \
-      }                                                                                     \
-    return NAME##_casc(glv, &gn, 0, 1);                                                     \
-  }                                                                                         \
+#define TREE_REF(T, NAME)                                                             \
+  static T NAME##_casc(T *lv, uint64_t *cnt, T v, int total) {                        \
+    if (total) {                                                                      \
+      T t = (T)-0.0;                                                                  \
+      unsigned i = 0;                                                                 \
+      for (uint64_t n = *cnt; n; n >>= 1, i++)                                        \
+        if (n & 1u) t = lv[i] + t;                                                    \
+      return t;                                                                       \
+    }                                                                                 \
+    uint64_t n = (*cnt)++;                                                            \
+    unsigned i = 0;                                                                   \
+    for (; n & 1u; n >>= 1, i++) v = lv[i] + v;                                       \
+    lv[i] = v;                                                                        \
+    return v;                                                                         \
+  }                                                                                   \
+  /* rows r = 0 .. nrows-1 of k terms each, row r starting at x + r * rstride */      \
+  static T NAME##_rows(const T *x, int nrows, int64_t rstride, int64_t k) {           \
+    T glv[64], llv[64];                                                               \
+    uint64_t gn = 0, ln = 0, leaf = 0;                                                \
+    const uint64_t nleaves = (uint64_t)nrows * (uint64_t)((k + 2047) / 2048);         \
+    for (int r = 0; r < nrows; r++)                                                   \
+      for (int64_t l0 = 0; l0 < k; l0 += 2048, leaf++) {                              \
+        const T *row = x + r * rstride;                                               \
+        T a[64];                                                                      \
+        for (int j = 0; j < 64; j++) a[j] = (T)-0.0;                                  \
+        for (int64_t i = l0; i < k && i < l0 + 2048; i++) a[(i - l0) % 64] += row[i]; \
+        for (int w = 32; w > 0; w >>= 1)                                              \
+          for (int j = 0; j < w; j++) a[j] += a[j + w];                               \
+        NAME##_casc(llv, &ln, a[0], 0);                                               \
+        if (leaf % 32 == 31 || leaf + 1 == nleaves) {                                 \
+          NAME##_casc(glv, &gn, NAME##_casc(llv, &ln, 0, 1), 0);                      \
+          ln = 0;                                                                     \
+        }                                                                             \
+      }                                                                               \
+    return NAME##_casc(glv, &gn, 0, 1);                                               \
+  }                                                                                   \
   static T NAME(const T *x, int64_t k) { return NAME##_rows(x, 1, 0, k); }
 TREE_REF(float, tree_f32)
 TREE_REF(double, tree_f64)
@@ -77,9 +77,8 @@ Test(reduce, long_sums_follow_the_documented_tree_bitwise) {
   parity_device_t *dev = pt_device("cpu");
   /* leaf counts 1 ... 71: groups of 32 full leaves, and last groups of 1, 2, 3, 5, 7, 14, 31 and
    * 32 leaves (every tree size of the cascade, alone and together), with and without a tail */
-  const int64_t ks[] = {65,        2047,          2048,          2049,          2048 + 70,     3 * 2048,
-                        5 * 2048 + 1, 14 * 2048,  31 * 2048 + 5, 32 * 2048 - 1, 32 * 2048,     32 * 2048 + 1,
-                        35 * 2048, 70 * 2048 + 100};
+  const int64_t ks[] = {65,        2047,          2048,          2049,      2048 + 70,     3 * 2048,  5 * 2048 + 1,
+                        14 * 2048, 31 * 2048 + 5, 32 * 2048 - 1, 32 * 2048, 32 * 2048 + 1, 35 * 2048, 70 * 2048 + 100};
   for (size_t c = 0; c < sizeof ks / sizeof *ks; c++)
     for (int f64 = 0; f64 < 2; f64++)
       for (int stride = 1; stride <= 2; stride++) {
@@ -144,22 +143,23 @@ Test(reduce, sums_over_several_rows_follow_the_documented_tree_bitwise) {
  * outputs, and dense rows of 16 to 2048 terms go straight to the leaf: every output still follows
  * the tree bitwise, f32 and f64, on one and two threads (the threads' shares of the outputs end
  * inside the innermost kept axis), for kept axes [5, 3] and row lengths around each boundary. */
-#define ROWS_TEST(T, DT, TREE)                                                                          \
-  static void rows_##T(parity_device_t *dev, int64_t k) {                                              \
-    const int64_t n = 15 * k;                                                                          \
-    T *x = malloc((size_t)n * sizeof *x), got[15];                                                     \
-    for (int64_t j = 0; j < n; j++) x[j] = (T)((j % 3 == 0 ? 1e8 : 1.0) * (j % 2 ? -1.0 : 1.0) + (double)(j % 1000) * 0.37); \
-    parity_tensor_t *t, *s;                                                                            \
-    cr_assert_eq(parity_tensor_from_host(dev, DT, 3, (int64_t[]){5, 3, k}, x, &t), PARITY_STATUS_OK);  \
-    cr_assert_eq(parity_reduce(PARITY_OP_SUM, t, 0x4, 0, &s), PARITY_STATUS_OK);                       \
-    cr_assert_eq(parity_tensor_to_host(s, got, sizeof got), PARITY_STATUS_OK);                         \
-    for (int o = 0; o < 15; o++) {                                                                     \
-      T want = TREE(x + o * k, k);                                                                     \
-      cr_assert(memcmp(&got[o], &want, sizeof want) == 0, #T " k=%lld output %d: %a, the tree gives %a", \
-                (long long)k, o, (double)got[o], (double)want);                                        \
-    }                                                                                                  \
-    parity_tensor_release(s), parity_tensor_release(t);                                                \
-    free(x);                                                                                           \
+#define ROWS_TEST(T, DT, TREE)                                                                                         \
+  static void rows_##T(parity_device_t *dev, int64_t k) {                                                              \
+    const int64_t n = 15 * k;                                                                                          \
+    T *x = malloc((size_t)n * sizeof *x), got[15];                                                                     \
+    for (int64_t j = 0; j < n; j++)                                                                                    \
+      x[j] = (T)((j % 3 == 0 ? 1e8 : 1.0) * (j % 2 ? -1.0 : 1.0) + (double)(j % 1000) * 0.37);                         \
+    parity_tensor_t *t, *s;                                                                                            \
+    cr_assert_eq(parity_tensor_from_host(dev, DT, 3, (int64_t[]){5, 3, k}, x, &t), PARITY_STATUS_OK);                  \
+    cr_assert_eq(parity_reduce(PARITY_OP_SUM, t, 0x4, 0, &s), PARITY_STATUS_OK);                                       \
+    cr_assert_eq(parity_tensor_to_host(s, got, sizeof got), PARITY_STATUS_OK);                                         \
+    for (int o = 0; o < 15; o++) {                                                                                     \
+      T want = TREE(x + o * k, k);                                                                                     \
+      cr_assert(memcmp(&got[o], &want, sizeof want) == 0, #T " k=%lld output %d: %a, the tree gives %a", (long long)k, \
+                o, (double)got[o], (double)want);                                                                      \
+    }                                                                                                                  \
+    parity_tensor_release(s), parity_tensor_release(t);                                                                \
+    free(x);                                                                                                           \
   }
 ROWS_TEST(float, PARITY_DTYPE_F32, tree_f32)
 ROWS_TEST(double, PARITY_DTYPE_F64, tree_f64)
@@ -206,24 +206,24 @@ Test(reduce, the_cascade_pairs_neighbours_and_adds_its_trees_smallest_first) {
  * of 16 rows, and a cascade (binary counter) combines the leaves, as a long sum's groups do.
  * Narrow tiles, wide tiles (inputs of 4 MB and more read a page of each row at once), tiles cut
  * short at the last columns, leaves cut short at the last rows; f32 and f64, bitwise. */
-#define COLUMN_REF(T, NAME)                                                                 \
-  static T NAME(const T *x, int64_t rows, int64_t cols, int64_t c) {                        \
-    T lv[64], acc = (T)-0.0;                                                                \
-    uint64_t n = 0;                                                                         \
-    for (int64_t r = 0; r < rows; r++) {                                                    \
-      acc += x[r * cols + c];                                                               \
-      if ((r + 1) % 16 && r + 1 < rows) continue;                                           \
-      uint64_t k = n++;                                                                     \
-      unsigned i = 0;                                                                       \
-      for (; k & 1u; k >>= 1, i++) acc = lv[i] + acc;                                       \
-      lv[i] = acc;                                                                          \
-      acc = (T)-0.0;                                                                        \
-    }                                                                                       \
-    T t = (T)-0.0;                                                                          \
-    unsigned i = 0;                                                                         \
-    for (uint64_t k = n; k; k >>= 1, i++)                                                   \
-      if (k & 1u) t = lv[i] + t;                                                            \
-    return t;                                                                               \
+#define COLUMN_REF(T, NAME)                                          \
+  static T NAME(const T *x, int64_t rows, int64_t cols, int64_t c) { \
+    T lv[64], acc = (T)-0.0;                                         \
+    uint64_t n = 0;                                                  \
+    for (int64_t r = 0; r < rows; r++) {                             \
+      acc += x[r * cols + c];                                        \
+      if ((r + 1) % 16 && r + 1 < rows) continue;                    \
+      uint64_t k = n++;                                              \
+      unsigned i = 0;                                                \
+      for (; k & 1u; k >>= 1, i++) acc = lv[i] + acc;                \
+      lv[i] = acc;                                                   \
+      acc = (T)-0.0;                                                 \
+    }                                                                \
+    T t = (T)-0.0;                                                   \
+    unsigned i = 0;                                                  \
+    for (uint64_t k = n; k; k >>= 1, i++)                            \
+      if (k & 1u) t = lv[i] + t;                                     \
+    return t;                                                        \
   }
 COLUMN_REF(float, column_f32)
 COLUMN_REF(double, column_f64)

@@ -14,8 +14,8 @@ static parity_op_params_t axis_params(int32_t axis) {
 }
 
 /* Forward of op over axis on values x (dtype dt, layouts xl, yl); y's values (malloc'ed). */
-static double *forward(parity_device_t *dev, int32_t op, int32_t dt, uint32_t rank, const int64_t *shape,
-                       int32_t axis, const double *x, rs_layout xl, rs_layout yl) {
+static double *forward(parity_device_t *dev, int32_t op, int32_t dt, uint32_t rank, const int64_t *shape, int32_t axis,
+                       const double *x, rs_layout xl, rs_layout yl) {
   pt_tensor tx = rs_tensor(dev, dt, rank, shape, xl, x), ty = rs_tensor(dev, dt, rank, shape, yl, NULL);
   const pt_tensor *in[1] = {&tx}, *out[1] = {&ty};
   parity_op_params_t p = axis_params(axis);
@@ -28,8 +28,8 @@ static double *forward(parity_device_t *dev, int32_t op, int32_t dt, uint32_t ra
 }
 
 /* Backward from stored y and dy; dx's values (malloc'ed). */
-static double *backward(parity_device_t *dev, int32_t op, int32_t dt, uint32_t rank, const int64_t *shape,
-                        int32_t axis, const double *y, const double *dy, rs_layout lay) {
+static double *backward(parity_device_t *dev, int32_t op, int32_t dt, uint32_t rank, const int64_t *shape, int32_t axis,
+                        const double *y, const double *dy, rs_layout lay) {
   pt_tensor ty = rs_tensor(dev, dt, rank, shape, lay, y);
   pt_tensor tdy = rs_tensor(dev, dt, rank, shape, (rs_layout)((lay + 1) % RS_NLAYOUTS), dy);
   pt_tensor tdx = rs_tensor(dev, dt, rank, shape, lay == RS_NEGATIVE ? RS_TRANSPOSED : lay, NULL);
@@ -44,8 +44,7 @@ static double *backward(parity_device_t *dev, int32_t op, int32_t dt, uint32_t r
 }
 
 /* Row-major offsets of row r's first element and the step along axis. */
-static void row_geometry(uint32_t rank, const int64_t *shape, int32_t axis, int64_t r, int64_t *first,
-                         int64_t *step) {
+static void row_geometry(uint32_t rank, const int64_t *shape, int32_t axis, int64_t r, int64_t *first, int64_t *step) {
   int64_t inner = 1;
   for (uint32_t a = (uint32_t)axis + 1; a < rank; a++) inner *= shape[a];
   *step = inner;
@@ -83,8 +82,8 @@ typedef struct shape_case {
 } shape_case;
 
 static const shape_case sweep[] = {
-    {1, {1}},    {1, {3}},      {1, {31}},      {1, {32}},        {1, {33}},         {1, {255}},
-    {1, {257}},  {1, {1023}},   {1, {1025}},    {2, {3, 1025}},   {2, {1024, 3}},    {2, {33, 31}},
+    {1, {1}},       {1, {3}},         {1, {31}},         {1, {32}},       {1, {33}},      {1, {255}},
+    {1, {257}},     {1, {1023}},      {1, {1025}},       {2, {3, 1025}},  {2, {1024, 3}}, {2, {33, 31}},
     {3, {2, 3, 4}}, {3, {31, 2, 33}}, {4, {2, 3, 1, 5}}, {2, {2, 70001}},
 };
 
@@ -138,9 +137,10 @@ Test(softmax, backward_f64_matches_central_finite_differences) {
           }
           x[i] = keep;
           double fd = (double)((l[0] - l[1]) / (2 * h));
-          cr_assert(fabs(dx[i] - fd) <= 1e-8 + 1e-6 * fabs(fd), "%s rank %u axis %d %s: dx[%lld] = %.12g, finite "
-                    "difference %.12g", psup_op_name(both_ops[k]), rank, axis, rs_layout_names[lay], (long long)i,
-                    dx[i], fd);
+          cr_assert(fabs(dx[i] - fd) <= 1e-8 + 1e-6 * fabs(fd),
+                    "%s rank %u axis %d %s: dx[%lld] = %.12g, finite "
+                    "difference %.12g",
+                    psup_op_name(both_ops[k]), rank, axis, rs_layout_names[lay], (long long)i, dx[i], fd);
         }
         free(y), free(dx);
       }
@@ -209,9 +209,10 @@ Test(softmax, f32_f16_bf16_match_the_f64_oracle_within_tolerance) {
             for (int64_t j = 0; j < len; j++) {
               int64_t i = first + j * step;
               double s = op == PARITY_OP_SOFTMAX ? fabs(got[i]) * (fabs(dy[i]) + sa) : fabs(dy[i]) + exp(got[i]) * sa;
-              cr_assert(fabs(gd[i] - rd[i]) <= psup_accum_bound(dt, rd[i], s, len), "%s backward %s axis %d: "
-                        "dx[%lld] = %.9g, oracle %.9g", psup_op_name(op), psup_dtype_name(dt), axis, (long long)i,
-                        gd[i], rd[i]);
+              cr_assert(fabs(gd[i] - rd[i]) <= psup_accum_bound(dt, rd[i], s, len),
+                        "%s backward %s axis %d: "
+                        "dx[%lld] = %.9g, oracle %.9g",
+                        psup_op_name(op), psup_dtype_name(dt), axis, (long long)i, gd[i], rd[i]);
             }
           }
           free(x), free(dy), free(S), free(r64), free(got), free(ref), free(gd), free(rd);
@@ -231,8 +232,8 @@ Test(softmax, any_nan_in_a_row_makes_the_row_nan) {
   for (int dt = PARITY_DTYPE_F32; dt <= PARITY_DTYPE_BF16; dt++)
     for (int k = 0; k < 2; k++) {
       double *y = forward(dev, both_ops[k], dt, 2, shape, 1, x, RS_CONTIG, RS_CONTIG);
-      for (int i = 0; i < 8; i++) cr_assert(i < 4 ? isnan(y[i]) : !isnan(y[i]), "%s y[%d] = %g",
-                                           psup_op_name(both_ops[k]), i, y[i]);
+      for (int i = 0; i < 8; i++)
+        cr_assert(i < 4 ? isnan(y[i]) : !isnan(y[i]), "%s y[%d] = %g", psup_op_name(both_ops[k]), i, y[i]);
       free(y);
     }
 }
@@ -243,8 +244,8 @@ Test(softmax, a_row_of_minus_inf_gives_nan) {
   for (int dt = PARITY_DTYPE_F32; dt <= PARITY_DTYPE_BF16; dt++)
     for (int k = 0; k < 2; k++) {
       double *y = row(dev, both_ops[k], dt, 3, x);
-      for (int i = 0; i < 3; i++) cr_assert(isnan(y[i]), "%s %s y[%d] = %g", psup_op_name(both_ops[k]),
-                                           psup_dtype_name(dt), i, y[i]);
+      for (int i = 0; i < 3; i++)
+        cr_assert(isnan(y[i]), "%s %s y[%d] = %g", psup_op_name(both_ops[k]), psup_dtype_name(dt), i, y[i]);
       free(y);
     }
 }
@@ -256,7 +257,8 @@ Test(softmax, plus_inf_entries_share_the_mass_in_the_limit) {
     double *s = row(dev, PARITY_OP_SOFTMAX, dt, 5, x), *l = row(dev, PARITY_OP_LOG_SOFTMAX, dt, 5, x);
     for (int i = 0; i < 5; i++) {
       int inf = isinf(x[i]) && x[i] > 0;
-      cr_assert(rs_same(s[i], inf ? rs_round(1.0 / 3, dt) : 0.0), "%s softmax y[%d] = %g", psup_dtype_name(dt), i, s[i]);
+      cr_assert(rs_same(s[i], inf ? rs_round(1.0 / 3, dt) : 0.0), "%s softmax y[%d] = %g", psup_dtype_name(dt), i,
+                s[i]);
       cr_assert(inf ? fabs(l[i] + log(3.0)) <= 4 * psup_unit_roundoff(dt) : l[i] == -INFINITY,
                 "%s log_softmax y[%d] = %g", psup_dtype_name(dt), i, l[i]);
     }
@@ -267,7 +269,8 @@ Test(softmax, plus_inf_entries_share_the_mass_in_the_limit) {
 Test(softmax, minus_inf_entries_get_zero_probability) {
   parity_device_t *dev = pt_device("cpu");
   double x[4] = {0, -INFINITY, 0, -INFINITY};
-  double *s = row(dev, PARITY_OP_SOFTMAX, PARITY_DTYPE_F32, 4, x), *l = row(dev, PARITY_OP_LOG_SOFTMAX, PARITY_DTYPE_F32, 4, x);
+  double *s = row(dev, PARITY_OP_SOFTMAX, PARITY_DTYPE_F32, 4, x),
+         *l = row(dev, PARITY_OP_LOG_SOFTMAX, PARITY_DTYPE_F32, 4, x);
   for (int i = 0; i < 4; i++) {
     cr_assert(rs_same(s[i], i % 2 ? 0.0 : 0.5), "softmax y[%d] = %g", i, s[i]);
     cr_assert(i % 2 ? l[i] == -INFINITY : l[i] == (double)-logf(2), "log_softmax y[%d] = %g", i, l[i]);
@@ -278,9 +281,11 @@ Test(softmax, minus_inf_entries_get_zero_probability) {
 Test(softmax, logits_shifted_by_1000_or_1e8_give_bitwise_identical_results) {
   parity_device_t *dev = pt_device("cpu");
   /* values on a grid that stays exact after the shift in each dtype */
-  static const struct { int32_t dt; double shift, grid; } cases[] = {
-      {PARITY_DTYPE_F64, 1000, 0x1p-30}, {PARITY_DTYPE_F64, 1e8, 0x1p-24}, {PARITY_DTYPE_F32, 1000, 0x1p-12},
-      {PARITY_DTYPE_F32, 1e8, 8},        {PARITY_DTYPE_F16, 1000, 0.5},    {PARITY_DTYPE_BF16, 1000, 4}};
+  static const struct {
+    int32_t dt;
+    double shift, grid;
+  } cases[] = {{PARITY_DTYPE_F64, 1000, 0x1p-30}, {PARITY_DTYPE_F64, 1e8, 0x1p-24}, {PARITY_DTYPE_F32, 1000, 0x1p-12},
+               {PARITY_DTYPE_F32, 1e8, 8},        {PARITY_DTYPE_F16, 1000, 0.5},    {PARITY_DTYPE_BF16, 1000, 4}};
   int64_t shape[2] = {4, 37};
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
     for (int k = 0; k < 2; k++) {
@@ -330,8 +335,10 @@ Test(softmax, two_logit_f32_softmax_is_within_4_ulps_of_exact) {
   for (int i = 0; i < N; i++) {
     long double e = expl(x[2 * i + 1]), want[2] = {1 / (1 + e), e / (1 + e)};
     for (int k = 0; k < 2; k++)
-      cr_assert(pt_ulp_diff(y[2 * i + k], (double)want[k], PARITY_DTYPE_F32) <= 4, "softmax(0, %a)[%d] = %a, "
-                "exact %La", x[2 * i + 1], k, y[2 * i + k], want[k]);
+      cr_assert(pt_ulp_diff(y[2 * i + k], (double)want[k], PARITY_DTYPE_F32) <= 4,
+                "softmax(0, %a)[%d] = %a, "
+                "exact %La",
+                x[2 * i + 1], k, y[2 * i + k], want[k]);
   }
   free(x), free(y);
 }
@@ -355,7 +362,8 @@ Test(softmax, a_size_one_axis_gives_one_and_log_zero) {
   for (int dt = PARITY_DTYPE_F32; dt <= PARITY_DTYPE_BF16; dt++) {
     double *s = forward(dev, PARITY_OP_SOFTMAX, dt, 3, shape, 1, x, RS_STEPPED, RS_CONTIG);
     double *l = forward(dev, PARITY_OP_LOG_SOFTMAX, dt, 3, shape, 1, x, RS_STEPPED, RS_CONTIG);
-    for (int i = 0; i < 6; i++) cr_assert(s[i] == 1 && rs_same(l[i], 0.0), "%s: %g %g", psup_dtype_name(dt), s[i], l[i]);
+    for (int i = 0; i < 6; i++)
+      cr_assert(s[i] == 1 && rs_same(l[i], 0.0), "%s: %g %g", psup_dtype_name(dt), s[i], l[i]);
     free(s), free(l);
   }
 }
@@ -403,20 +411,24 @@ Test(softmax, malformed_descriptors_are_rejected_with_a_clear_message) {
   parity_device_t *dev = pt_device("cpu");
   int64_t s[2] = {3, 4}, t[2] = {4, 3};
   pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, s, NULL), y = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, s, NULL);
-  pt_tensor yd = pt_tensor_new(dev, PARITY_DTYPE_F64, 2, s, NULL), yt = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, t, NULL);
+  pt_tensor yd = pt_tensor_new(dev, PARITY_DTYPE_F64, 2, s, NULL),
+            yt = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, t, NULL);
   pt_tensor xi = pt_tensor_new(dev, PARITY_DTYPE_I32, 2, s, NULL);
   const pt_tensor *in[1] = {&x}, *o1[1] = {&y}, *od[1] = {&yd}, *ot[1] = {&yt}, *ii[1] = {&xi};
   parity_op_params_t p = axis_params(2);
-  cr_assert_eq(pt_run(dev, PARITY_OP_SOFTMAX, PARITY_DIRECTION_FORWARD, in, 1, o1, 1, &p), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_assert_eq(pt_run(dev, PARITY_OP_SOFTMAX, PARITY_DIRECTION_FORWARD, in, 1, o1, 1, &p),
+               PARITY_STATUS_INVALID_ARGUMENT);
   cr_assert(strstr(parity_last_error(), "axis 2 outside [0, 2) for input [3,4]"), "%s", parity_last_error());
   p = axis_params(-1);
-  cr_assert_eq(pt_run(dev, PARITY_OP_SOFTMAX, PARITY_DIRECTION_FORWARD, in, 1, o1, 1, &p), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_assert_eq(pt_run(dev, PARITY_OP_SOFTMAX, PARITY_DIRECTION_FORWARD, in, 1, o1, 1, &p),
+               PARITY_STATUS_INVALID_ARGUMENT);
   p = axis_params(1);
   /* a y of another dtype is one no kernel takes (the operand contract: UNSUPPORTED) */
   cr_assert_eq(pt_run(dev, PARITY_OP_LOG_SOFTMAX, PARITY_DIRECTION_FORWARD, in, 1, od, 1, &p),
                PARITY_STATUS_UNSUPPORTED);
   cr_assert(strstr(parity_last_error(), "output 0 (y) is f64, expected f32"), "%s", parity_last_error());
-  cr_assert_eq(pt_run(dev, PARITY_OP_SOFTMAX, PARITY_DIRECTION_FORWARD, in, 1, ot, 1, &p), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_assert_eq(pt_run(dev, PARITY_OP_SOFTMAX, PARITY_DIRECTION_FORWARD, in, 1, ot, 1, &p),
+               PARITY_STATUS_INVALID_ARGUMENT);
   cr_assert(strstr(parity_last_error(), "output 0 (y) has shape [4,3], input 0 has [3,4]"), "%s", parity_last_error());
   cr_assert_eq(pt_run(dev, PARITY_OP_SOFTMAX, PARITY_DIRECTION_FORWARD, ii, 1, o1, 1, &p), PARITY_STATUS_UNSUPPORTED);
   cr_assert(strstr(parity_last_error(), "i32"), "%s", parity_last_error());

@@ -18,10 +18,9 @@ static void ct_report(void *data, int32_t status, const char *message) {
   ct_last_status = status;
   snprintf(ct_last_error, sizeof ct_last_error, "%s", message);
 }
-static void ct_log(void *data, int32_t level, const char *message) {
-  (void)data, (void)level, (void)message;
-}
-static const parity_host_api_t ct_host = {.struct_size = sizeof(parity_host_api_t), .report_error = ct_report, .log = ct_log};
+static void ct_log(void *data, int32_t level, const char *message) { (void)data, (void)level, (void)message; }
+static const parity_host_api_t ct_host = {
+    .struct_size = sizeof(parity_host_api_t), .report_error = ct_report, .log = ct_log};
 
 /* The plugin's function table (the library stays loaded for the test process). */
 static inline const parity_plugin_api_t *ct_plugin(void) {

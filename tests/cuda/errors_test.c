@@ -35,7 +35,8 @@ Test(cuda_errors, statuses_say_what_the_caller_can_do) {
   cr_expect_eq(cu_result_status(CUDA_ERROR_OUT_OF_MEMORY), PARITY_STATUS_OUT_OF_MEMORY);
   cr_expect_eq(cu_result_status(CUDA_ERROR_NO_DEVICE), PARITY_STATUS_UNAVAILABLE);
   cr_expect_eq(cu_result_status(CUDA_ERROR_STUB_LIBRARY), PARITY_STATUS_UNAVAILABLE);
-  cr_expect_eq(cu_result_status(35 /* CUDA_ERROR_INSUFFICIENT_DRIVER, gone from CUDA 13 headers */), PARITY_STATUS_UNAVAILABLE);
+  cr_expect_eq(cu_result_status(35 /* CUDA_ERROR_INSUFFICIENT_DRIVER, gone from CUDA 13 headers */),
+               PARITY_STATUS_UNAVAILABLE);
   cr_expect_eq(cu_result_status(CUDA_ERROR_UNSUPPORTED_PTX_VERSION), PARITY_STATUS_UNAVAILABLE);
   cr_expect_eq(cu_result_status(CUDA_ERROR_NOT_SUPPORTED), PARITY_STATUS_UNSUPPORTED);
   cr_expect_eq(cu_result_status(CUDA_ERROR_INVALID_VALUE), PARITY_STATUS_INTERNAL);
@@ -44,14 +45,16 @@ Test(cuda_errors, statuses_say_what_the_caller_can_do) {
 }
 
 Test(cuda_errors, sticky_errors_are_the_ones_that_corrupt_a_context) {
-  const int sticky[] = {CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_MISALIGNED_ADDRESS,
-                        CUDA_ERROR_ILLEGAL_INSTRUCTION, CUDA_ERROR_HARDWARE_STACK_ERROR, CUDA_ERROR_INVALID_PC,
-                        CUDA_ERROR_INVALID_ADDRESS_SPACE, CUDA_ERROR_ASSERT, CUDA_ERROR_LAUNCH_TIMEOUT,
-                        CUDA_ERROR_ECC_UNCORRECTABLE};
+  const int sticky[] = {CUDA_ERROR_ILLEGAL_ADDRESS,       CUDA_ERROR_LAUNCH_FAILED,
+                        CUDA_ERROR_MISALIGNED_ADDRESS,    CUDA_ERROR_ILLEGAL_INSTRUCTION,
+                        CUDA_ERROR_HARDWARE_STACK_ERROR,  CUDA_ERROR_INVALID_PC,
+                        CUDA_ERROR_INVALID_ADDRESS_SPACE, CUDA_ERROR_ASSERT,
+                        CUDA_ERROR_LAUNCH_TIMEOUT,        CUDA_ERROR_ECC_UNCORRECTABLE};
   for (size_t i = 0; i < sizeof sticky / sizeof sticky[0]; i++)
     cr_expect(cu_result_is_sticky(sticky[i]), "%s", cu_result_name(sticky[i]));
-  const int plain[] = {CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_READY,
-                       CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_NO_DEVICE};
+  const int plain[] = {CUDA_SUCCESS,         CUDA_ERROR_OUT_OF_MEMORY,           CUDA_ERROR_INVALID_VALUE,
+                       CUDA_ERROR_NOT_READY, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+                       CUDA_ERROR_NO_DEVICE};
   for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
     cr_expect_not(cu_result_is_sticky(plain[i]), "%s", cu_result_name(plain[i]));
 }

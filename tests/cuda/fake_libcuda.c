@@ -250,7 +250,8 @@ static CUresult f_cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n,
   int logs = 0;
   for (unsigned i = 0; i < n; i++) logs += o[i] == CU_JIT_ERROR_LOG_BUFFER || o[i] == CU_JIT_INFO_LOG_BUFFER;
   fake_cuda_stats.jit_log_options = logs == 2;
-  if (strncmp((const char *)image, "//", 2) != 0 || !strstr((const char *)image, ".entry")) return CUDA_ERROR_INVALID_PTX;
+  if (strncmp((const char *)image, "//", 2) != 0 || !strstr((const char *)image, ".entry"))
+    return CUDA_ERROR_INVALID_PTX;
   if (is("oldptx")) return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
   if (is("badjit")) { /* what the JIT says goes into the error log buffer the caller passed */
     char *log = NULL;
@@ -339,6 +340,7 @@ static const struct {
   void *fn;
 } table[] = {
 #define F_(n) {#n, (void *)f_##n},
+    // clang-format off
     F_(cuInit) F_(cuDriverGetVersion) F_(cuGetErrorName) F_(cuDeviceGetCount) F_(cuDeviceGet) F_(cuDeviceGetName)
     F_(cuDeviceTotalMem) F_(cuDeviceGetAttribute) F_(cuDevicePrimaryCtxRetain) F_(cuDevicePrimaryCtxRelease)
     F_(cuCtxSetCurrent) F_(cuStreamCreate) F_(cuStreamDestroy) F_(cuStreamSynchronize) F_(cuEventCreate)
@@ -346,6 +348,7 @@ static const struct {
     F_(cuMemFreeAsync) F_(cuDeviceGetDefaultMemPool) F_(cuMemPoolSetAttribute) F_(cuMemcpyHtoDAsync)
     F_(cuMemcpyDtoHAsync) F_(cuMemcpyDtoDAsync) F_(cuMemsetD8Async) F_(cuMemsetD16Async) F_(cuMemsetD32Async)
     F_(cuMemsetD2D32Async) F_(cuModuleLoadDataEx) F_(cuModuleGetFunction) F_(cuModuleUnload) F_(cuLaunchKernel)
+// clang-format on
 #undef F_
 };
 

@@ -103,9 +103,12 @@ static void buffers_round_trip(const char *mode) {
   const uint32_t pat4 = 0xdeadbeefu;
   const uint16_t pat2 = 0xa55au;
   const uint8_t pat1 = 0x7e;
-  struct { uint64_t off, size; const void *p; uint32_t ps; } fills[] = {
-      {0, 64, &pat8, 8}, {4, 24, &pat8, 8}, {8, 16, &pat4, 4}, {2, 8, &pat4, 4},
-      {0, 6, &pat2, 2}, {1, 6, &pat2, 2}, {5, 3, &pat1, 1}};
+  struct {
+    uint64_t off, size;
+    const void *p;
+    uint32_t ps;
+  } fills[] = {{0, 64, &pat8, 8}, {4, 24, &pat8, 8}, {8, 16, &pat4, 4}, {2, 8, &pat4, 4},
+               {0, 6, &pat2, 2},  {1, 6, &pat2, 2},  {5, 3, &pat1, 1}};
   for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++) {
     unsigned char want[64];
     cr_assert_eq(api->buffer_read(dev, b, 0, want, 64), PARITY_STATUS_OK);
@@ -113,8 +116,8 @@ static void buffers_round_trip(const char *mode) {
     cr_assert_eq(api->buffer_fill(dev, b, fills[f].off, fills[f].size, fills[f].p, fills[f].ps), PARITY_STATUS_OK,
                  "fill %zu: %s", f, ct_last_error);
     cr_assert_eq(api->buffer_read(dev, b, 0, out, 64), PARITY_STATUS_OK);
-    cr_expect_arr_eq(out, want, 64, "fill %zu (offset %llu, pattern %u bytes)", f,
-                     (unsigned long long)fills[f].off, fills[f].ps);
+    cr_expect_arr_eq(out, want, 64, "fill %zu (offset %llu, pattern %u bytes)", f, (unsigned long long)fills[f].off,
+                     fills[f].ps);
   }
   cr_expect_eq(api->buffer_fill(dev, b, 0, 6, &pat4, 4), PARITY_STATUS_INVALID_ARGUMENT);
   cr_expect_eq(api->buffer_read(dev, b, 60, out, 8), PARITY_STATUS_OUT_OF_RANGE);
@@ -204,8 +207,9 @@ Test(cuda_fakedriver, a_sticky_error_poisons_every_later_call, .timeout = 30) {
   cr_assert_eq(run_add(api, dev, buf, 64), PARITY_STATUS_DEVICE_ERROR);
   cr_expect(strstr(ct_last_error, "CUDA_ERROR_ILLEGAL_ADDRESS") != NULL, "%s", ct_last_error);
   cr_expect(strstr(ct_last_error, "sticky") != NULL, "%s", ct_last_error);
-  cr_expect(strstr(ct_last_error, "cuda: cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS (700) (ew_binary);") == ct_last_error,
-            "the first report names the call and the kernel: %s", ct_last_error);
+  cr_expect(
+      strstr(ct_last_error, "cuda: cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS (700) (ew_binary);") == ct_last_error,
+      "the first report names the call and the kernel: %s", ct_last_error);
   int launches = stats()->launches;
   unsigned char out[16];
   const int32_t dev_err = PARITY_STATUS_DEVICE_ERROR;

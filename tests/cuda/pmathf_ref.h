@@ -3,8 +3,10 @@
 #ifndef PARITY_PMATHF_REF_H
 #define PARITY_PMATHF_REF_H
 /* every one-argument function */
+// clang-format off
 #define PMATHF_REF_F1(X) \
   X(rcp) X(sqrt) X(rsqrt) X(exp) X(log) X(sin) X(cos) X(tanh) X(sigmoid) X(phi) X(exp_neg_half_sq) X(gelu) X(gelu_grad)
+// clang-format on
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -88,8 +88,8 @@ static long check_dialects(void) {
 /* the kernels' sin/cos: pf_sin/pf_cos, within the library's bounds of libm's double */
 static void check_trig(float x, double *worst) {
   float s = unary_fwd(OP_SIN, x, 0), c = unary_fwd(OP_COS, x, 0);
-  CHECK(same(s, pmathf_ref_sin(x)) && same(c, pmathf_ref_cos(x)), "x %a: kernel sin %a cos %a, pmathf %a %a", x, s,
-        c, pmathf_ref_sin(x), pmathf_ref_cos(x));
+  CHECK(same(s, pmathf_ref_sin(x)) && same(c, pmathf_ref_cos(x)), "x %a: kernel sin %a cos %a, pmathf %a %a", x, s, c,
+        pmathf_ref_sin(x), pmathf_ref_cos(x));
   /* backward: dy cos x, dy (-sin x) */
   CHECK(same(unary_bwd(OP_SIN, x, s, 1.0f, 0), c) && same(unary_bwd(OP_COS, x, c, 1.0f, 0), -s), "x %a: backward", x);
   double es = ulps(s, sin((double)x)), ec = ulps(c, cos((double)x));
@@ -128,8 +128,9 @@ int main(void) {
   long compared = check_dialects();
   double t1 = (double)(clock() - t0) / CLOCKS_PER_SEC;
 
-  const double alphas[] = {0.01, 0.1, 0.2, 1.0 / 3, -0.01, 0.5, 2.0, 1e-30, 1e30, 3e38, 1e-45, 1e-310, 7.1234567890123e-5,
-                           INFINITY, NAN, 0.0, -0.0};
+  const double alphas[] = {
+      0.01,     0.1, 0.2, 1.0 / 3, -0.01, 0.5, 2.0, 1e-30, 1e30, 3e38, 1e-45, 1e-310, 7.1234567890123e-5,
+      INFINITY, NAN, 0.0, -0.0};
   for (double al : alphas)
     for (uint64_t u = 0; u <= 0xffffffffu; u += 4099) check_slope(al, as_float((uint)u));
   for (double al : alphas) {

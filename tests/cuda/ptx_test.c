@@ -22,8 +22,8 @@ static const char *const expected[CU_FAM_COUNT][8] = {
     {"mm_fwd", NULL},
     {"conv_fwd", "conv_bwd_data", "conv_bwd_weight", "conv_bwd_bias", "pool_fwd", "pool_bwd", NULL},
 };
-static const char *const float_only[] = {"ew_unary_bwd", "ew_binary_bwd", "ew_cast", "red_bwd_sum",
-                                         "red_bwd_extreme", NULL};
+static const char *const float_only[] = {"ew_unary_bwd", "ew_binary_bwd",   "ew_cast",
+                                         "red_bwd_sum",  "red_bwd_extreme", NULL};
 
 static int has_entry(const char *ptx, const char *name) {
   char pat[96];
@@ -65,12 +65,14 @@ Test(cuda_ptx, floating_point_promises_hold_in_the_instructions) {
    * compiled with -prec-div=true -prec-sqrt=true); atom./red.: atomics (no deterministic
    * reduction uses them); mma/wmma/tf32: tensor cores; cvt with bf16: an sm_80 instruction */
   const char *banned[] = {"div.approx.f32", "div.full.f32", "sqrt.approx.f32", "div.approx.ftz.f32",
-                          "atom.", "red.global", "red.shared", "mma.", "wmma", ".tf32", ".bf16", NULL};
+                          "atom.",          "red.global",   "red.shared",      "mma.",
+                          "wmma",           ".tf32",        ".bf16",           NULL};
   for (int f = 0; f < CU_FAM_COUNT; f++)
     for (int c = 0; c < CU_CLASS_COUNT; c++) {
       const cu_ptx_t *p = cu_ptx(f, c);
       if (!p) continue;
-      for (int b = 0; banned[b]; b++) cr_expect(strstr(p->text, banned[b]) == NULL, "%s contains %s", p->name, banned[b]);
+      for (int b = 0; banned[b]; b++)
+        cr_expect(strstr(p->text, banned[b]) == NULL, "%s contains %s", p->name, banned[b]);
     }
   /* IEEE division in the float classes */
   cr_expect(strstr(cu_ptx(CU_FAM_EW, CU_CLASS_F)->text, "div.rn.f32") != NULL);
@@ -90,7 +92,8 @@ static const char *f64_token(const char *line, size_t len, size_t *tok_len) {
     }
     if (i + 4 <= len && strncmp(c, "%fd", 3) == 0 && (isdigit((unsigned char)c[3]) || c[3] == '<')) {
       *tok_len = 3;
-      while (i + *tok_len < len && (isdigit((unsigned char)c[*tok_len]) || c[*tok_len] == '<' || c[*tok_len] == '>')) (*tok_len)++;
+      while (i + *tok_len < len && (isdigit((unsigned char)c[*tok_len]) || c[*tok_len] == '<' || c[*tok_len] == '>'))
+        (*tok_len)++;
       return c;
     }
     if (word_start && i + 18 <= len && (c[0] == '0') && (c[1] == 'd' || c[1] == 'D')) {
@@ -138,8 +141,9 @@ Test(cuda_ptx, float_class_modules_have_no_f64) {
     f64_lines(p->name, p->text, 1);
   }
   /* the scanner sees what it looks for: the f64 class has f64 registers, instructions, literals */
-  const char *probe = "\tld.param.f64 \t%fd1, [k_param_0];\n\tmul.rn.f64 \t%fd2, %fd1, 0d3FE0000000000000;\n"
-                      "\tadd.rn.f32 \t%f64, %f1, 0f3F000000;\n\tmov.u64 \t%rd1, 0d;\n";
+  const char *probe =
+      "\tld.param.f64 \t%fd1, [k_param_0];\n\tmul.rn.f64 \t%fd2, %fd1, 0d3FE0000000000000;\n"
+      "\tadd.rn.f32 \t%f64, %f1, 0f3F000000;\n\tmov.u64 \t%rd1, 0d;\n";
   cr_expect_eq(f64_lines("probe", probe, 0), 2, "two f64 lines in the probe (%%f64 is an f32 register)");
   cr_expect_gt(f64_lines("elementwise.f64", cu_ptx(CU_FAM_EW, CU_CLASS_D)->text, 0), 0);
 }

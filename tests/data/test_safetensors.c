@@ -70,7 +70,8 @@ Test(safetensors, round_trip_keeps_names_dtypes_shapes_data_and_metadata) {
   float w[6] = {1, -2, 3.5f, 4, 5, 6};
   uint16_t h[3] = {0x3C00, 0xC000, 0x7BFF};
   uint64_t sw[2] = {2, 3}, sh[1] = {3};
-  parity_st_entry e[3] = {{"layer.weight", "F32", 2, sw, w}, {"layer.bias", "F16", 1, sh, h}, {"scalar", "F32", 0, NULL, w}};
+  parity_st_entry e[3] = {
+      {"layer.weight", "F32", 2, sw, w}, {"layer.bias", "F16", 1, sh, h}, {"scalar", "F32", 0, NULL, w}};
   const char *k[] = {"format", "note"}, *v[] = {"pt", "quote \" and \\ and \n"};
   const char *p = path_of("rt.safetensors");
   char err[512];
@@ -102,9 +103,10 @@ Test(safetensors, round_trip_keeps_names_dtypes_shapes_data_and_metadata) {
 
 Test(safetensors, reads_what_other_writers_write) {
   /* spacing, escapes, field order and an empty tensor as Python's json.dumps may write them */
-  expect_ok(raw_file("py", "{\"__metadata__\": {\"format\": \"pt\"}, \"a\\u00e9\": {\"shape\": [2], \"dtype\": "
-                             "\"BF16\", \"data_offsets\": [0, 4]}, \"e\": {\"dtype\": \"F32\", \"shape\": [0], "
-                             "\"data_offsets\": [4, 4]}}   ",
+  expect_ok(raw_file("py",
+                     "{\"__metadata__\": {\"format\": \"pt\"}, \"a\\u00e9\": {\"shape\": [2], \"dtype\": "
+                     "\"BF16\", \"data_offsets\": [0, 4]}, \"e\": {\"dtype\": \"F32\", \"shape\": [0], "
+                     "\"data_offsets\": [4, 4]}}   ",
                      4));
   expect_ok(raw_file("empty", "{}", 0));
 }
@@ -131,8 +133,9 @@ Test(safetensors, a_header_that_is_not_json_is_refused) {
                "expected an integer");
   expect_error(raw_file("negative", "{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4),
                "expected a non-negative integer");
-  expect_error(raw_file("huge", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,99999999999999999999]}}", 4),
-               "integer too large");
+  expect_error(
+      raw_file("huge", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,99999999999999999999]}}", 4),
+      "integer too large");
   expect_error(raw_file("unknownfield", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"x\":1}}", 4),
                "unknown or repeated field");
   expect_error(raw_file("nodtype", "{\"a\":{\"shape\":[1],\"data_offsets\":[0,4]}}", 4), "lacks a dtype");
@@ -148,8 +151,9 @@ Test(safetensors, a_header_that_is_not_json_is_refused) {
 Test(safetensors, offsets_outside_the_file_are_refused) {
   expect_error(raw_file("out", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}", 8),
                "lie outside the 8-byte data buffer");
-  expect_error(raw_file("wrap", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[18446744073709551615,7]}}", 8),
-               "end before they begin");
+  expect_error(
+      raw_file("wrap", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[18446744073709551615,7]}}", 8),
+      "end before they begin");
 }
 
 Test(safetensors, overlapping_ranges_and_holes_are_refused) {
@@ -182,9 +186,9 @@ Test(safetensors, duplicates_unknown_dtypes_and_wrong_byte_counts_are_refused) {
                "unknown dtype \"F31\"");
   expect_error(raw_file("count", "{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8),
                "8 bytes for 3 elements of F32 (expected 12)");
-  expect_error(raw_file("overflow",
-                        "{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}", 8),
-               "the shape overflows");
+  expect_error(
+      raw_file("overflow", "{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}", 8),
+      "the shape overflows");
 }
 
 /* Every truncation of a valid file is refused, and no single-byte change anywhere in the header
@@ -254,11 +258,15 @@ Test(safetensors, the_checksum_is_verified_when_present) {
   cr_assert_eq(parity_st_read(p, &f, err, sizeof err), 0, "%s", err);
   cr_assert_eq(f.checksum_at, -1);
   parity_st_free(&f);
-  expect_error(raw_file("badsum", "{\"__metadata__\":{\"parity.checksum\":\"12\"},"
-                        "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4),
+  expect_error(raw_file("badsum",
+                        "{\"__metadata__\":{\"parity.checksum\":\"12\"},"
+                        "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+                        4),
                "is not 16 hex digits");
-  expect_error(raw_file("wrongsum", "{\"__metadata__\":{\"parity.checksum\":\"0123456789abcdef\"},"
-                        "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4),
+  expect_error(raw_file("wrongsum",
+                        "{\"__metadata__\":{\"parity.checksum\":\"0123456789abcdef\"},"
+                        "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+                        4),
                "checksum mismatch: the file states 0123456789abcdef");
   /* the header read alone (parity_st_open) does not read or check the data */
   cr_assert_eq(parity_st_open(path_of("wrongsum"), &f, err, sizeof err), 0, "%s", err);
@@ -269,7 +277,8 @@ Test(safetensors, the_checksum_is_verified_when_present) {
   uint64_t s1[1] = {1};
   float one = 1;
   parity_st_entry e[1] = {{"a", "F32", 1, s1, &one}};
-  cr_assert_eq(parity_st_save(path_of("own"), e, 1, k, v, 1, err, sizeof err), -1, "the caller cannot set the checksum");
+  cr_assert_eq(parity_st_save(path_of("own"), e, 1, k, v, 1, err, sizeof err), -1,
+               "the caller cannot set the checksum");
 }
 
 Test(safetensors, nan_and_inf_are_counted_per_tensor) {
@@ -277,7 +286,8 @@ Test(safetensors, nan_and_inf_are_counted_per_tensor) {
   double f64[2] = {0, -NAN};
   uint16_t f16[3] = {0x3C00, 0x7C00, 0x7BFF}, bf16[3] = {0x3F80, 0x7F7F, 0xFFC0};
   uint64_t s5[1] = {5}, s2[1] = {2}, s3[1] = {3};
-  parity_st_entry e[4] = {{"a", "F32", 1, s5, f32}, {"b", "F64", 1, s2, f64}, {"c", "F16", 1, s3, f16}, {"d", "BF16", 1, s3, bf16}};
+  parity_st_entry e[4] = {
+      {"a", "F32", 1, s5, f32}, {"b", "F64", 1, s2, f64}, {"c", "F16", 1, s3, f16}, {"d", "BF16", 1, s3, bf16}};
   const char *p = path_of("nan");
   char err[512];
   cr_assert_eq(parity_st_save(p, e, 4, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
@@ -339,7 +349,11 @@ Test(safetensors, a_fifo_is_refused_without_blocking, .timeout = 10) {
 /* A 3 GB sparse file: a bad header, a header length past PARITY_ST_MAX_HEADER and one past the file are
  * refused from the first bytes, without reading the 3 GB. */
 Test(safetensors, a_sparse_3gb_file_with_a_bad_header_is_refused_without_reading_it, .timeout = 60) {
-  static const struct { const char *header; uint64_t len; const char *want; } c[] = {
+  static const struct {
+    const char *header;
+    uint64_t len;
+    const char *want;
+  } c[] = {
       {"{nope", 5, "not safetensors JSON"},
       {"{", 200u << 20, "exceeds the format's limit"},
       {"{", 99u << 20, "truncated"}, /* within the limit, past the end of a 1000-byte file */
@@ -387,8 +401,10 @@ Test(safetensors, a_header_of_100000_entries_is_read_or_refused_in_linear_time, 
   for (int dup = 0; dup < 2; dup++) {
     const char *p = many_tensors(dup);
     double t0 = now_s();
-    if (dup) expect_error(p, "tensor \"t17\" appears twice");
-    else expect_ok(p);
+    if (dup)
+      expect_error(p, "tensor \"t17\" appears twice");
+    else
+      expect_ok(p);
     double secs = now_s() - t0;
     cr_log_info("100,000-entry header%s: %.3f s", dup ? " with a duplicate" : "", secs);
     /* a complexity guard, not a benchmark: 0.36 s in a release build, 0.6-1.2 s under ASan, 57.6 s

@@ -22,22 +22,22 @@
 
 static int g_rank;
 static int g_fail;
-#define EXPECT(cond, ...)                                           \
-  do {                                                              \
-    if (!(cond)) {                                                  \
+#define EXPECT(cond, ...)                                                 \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
       fprintf(stderr, "dist_check: rank %d: FAILED %s: ", g_rank, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                 \
-      fprintf(stderr, "\n");                                        \
-      g_fail = 1;                                                   \
-    }                                                               \
+      fprintf(stderr, __VA_ARGS__);                                       \
+      fprintf(stderr, "\n");                                              \
+      g_fail = 1;                                                         \
+    }                                                                     \
   } while (0)
-#define OK(expr)                                                    \
-  do {                                                              \
-    if ((expr) != PARITY_STATUS_OK) {                               \
+#define OK(expr)                                                                                     \
+  do {                                                                                               \
+    if ((expr) != PARITY_STATUS_OK) {                                                                \
       fprintf(stderr, "dist_check: rank %d: %s failed: %s %s\n", g_rank, #expr, parity_last_error(), \
-              parity_dist_last_error());                            \
-      exit(1);                                                      \
-    }                                                               \
+              parity_dist_last_error());                                                             \
+      exit(1);                                                                                       \
+    }                                                                                                \
   } while (0)
 
 enum { B = 16, S = 4, IN = 8, HID = 16, OUT = 4, NP = 4 };
@@ -145,7 +145,8 @@ static void mode_grads(parity_dist_t *d, parity_device_t *dev) {
     for (int i = NP - 1; i >= 0; i--) OK(parity_dist_buckets_ready(bk, (uint32_t)i));
     OK(parity_dist_buckets_finish(bk));
     grads_to(buck);
-    EXPECT(!memcmp(buck, sum, sizeof(float) * (size_t)n), "bucketed all-reduce (round %d) differs from the simple one", rep);
+    EXPECT(!memcmp(buck, sum, sizeof(float) * (size_t)n), "bucketed all-reduce (round %d) differs from the simple one",
+           rep);
   }
   parity_dist_buckets_destroy(bk);
   /* MEAN is SUM / size */
@@ -200,7 +201,7 @@ static void mode_grads(parity_dist_t *d, parity_device_t *dev) {
 
 static void mode_bcast(parity_dist_t *d, parity_device_t *dev) {
   int rank = parity_dist_rank(d), size = parity_dist_size(d);
-  for (int root = 0; root < size; root += size > 1 ? size - 1 : 1) {
+  for (int root = 0; root<size; root += size> 1 ? size - 1 : 1) {
     parity_tensor_t *t[3];
     float f[6];
     double dd[5];
@@ -215,7 +216,8 @@ static void mode_bcast(parity_dist_t *d, parity_device_t *dev) {
     OK(parity_tensor_to_host(t[0], f, sizeof f));
     OK(parity_tensor_to_host(t[1], dd, sizeof dd));
     OK(parity_tensor_to_host(t[2], ii, sizeof ii));
-    for (int i = 0; i < 6; i++) EXPECT(f[i] == 0.5f * (float)i + (float)root, "f32[%d] = %g from root %d", i, f[i], root);
+    for (int i = 0; i < 6; i++)
+      EXPECT(f[i] == 0.5f * (float)i + (float)root, "f32[%d] = %g from root %d", i, f[i], root);
     for (int i = 0; i < 5; i++) EXPECT(dd[i] == 1.0 / (i + 3) + root, "f64[%d] = %g from root %d", i, dd[i], root);
     for (int i = 0; i < 4; i++) EXPECT(ii[i] == 100 * i + root, "i32[%d] = %d from root %d", i, ii[i], root);
     for (int i = 0; i < 3; i++) parity_tensor_release(t[i]);
@@ -229,8 +231,8 @@ static void mode_mismatch(parity_dist_t *d, parity_device_t *dev, const char *wh
   int rank = parity_dist_rank(d);
   parity_tensor_t *t[3];
   int odd = rank == 1;
-  OK(parity_tensor_zeros(dev, odd && !strcmp(what, "dtype") ? PARITY_DTYPE_F64 : PARITY_DTYPE_F32, 1,
-                         (int64_t[]){7}, &t[0]));
+  OK(parity_tensor_zeros(dev, odd && !strcmp(what, "dtype") ? PARITY_DTYPE_F64 : PARITY_DTYPE_F32, 1, (int64_t[]){7},
+                         &t[0]));
   OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 2, (int64_t[]){3, odd && !strcmp(what, "shape") ? 5 : 4}, &t[1]));
   OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 1, (int64_t[]){2}, &t[2]));
   uint32_t n = odd && !strcmp(what, "count") ? 2 : 3;
@@ -259,7 +261,8 @@ static void mode_stall(parity_dist_t *d, parity_device_t *dev) {
     for (;;) pause();
   }
   parity_status_t st = parity_dist_allreduce(d, &t, 1, PARITY_DIST_SUM);
-  fprintf(stderr, "dist_check: rank %d: FAILED: the all-reduce returned %d without rank 1\n", parity_dist_rank(d), (int)st);
+  fprintf(stderr, "dist_check: rank %d: FAILED: the all-reduce returned %d without rank 1\n", parity_dist_rank(d),
+          (int)st);
   exit(1);
 }
 
@@ -272,11 +275,14 @@ int main(int argc, char **argv) {
   parity_device_t *dev;
   OK(parity_context_create(NULL, &ctx));
   OK(parity_context_default_device(ctx, &dev));
-  if (!strcmp(mode, "grads")) mode_grads(d, dev);
-  else if (!strcmp(mode, "bcast")) mode_bcast(d, dev);
+  if (!strcmp(mode, "grads"))
+    mode_grads(d, dev);
+  else if (!strcmp(mode, "bcast"))
+    mode_bcast(d, dev);
   else if (!strcmp(mode, "shape") || !strcmp(mode, "dtype") || !strcmp(mode, "count") || !strcmp(mode, "step"))
     mode_mismatch(d, dev, mode);
-  else if (!strcmp(mode, "stall")) mode_stall(d, dev);
+  else if (!strcmp(mode, "stall"))
+    mode_stall(d, dev);
   else {
     fprintf(stderr, "usage: mpirun -np N dist_check grads|bcast|shape|dtype|count|step|stall\n");
     return 2;

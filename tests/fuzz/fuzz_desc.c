@@ -49,8 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (uint32_t i = 0; i < d.num_outputs && nops < PSUP_LAYOUT_MAX_OPS; i++) ops[nops++] = d.outputs[i];
     if (!ops[0]) continue;
     for (uint32_t i = 0; i < nops; i++) { /* the layout is built over operands of one shape */
-      if (ops[i] && (ops[i]->rank != ops[0]->rank ||
-                     memcmp(ops[i]->shape, ops[0]->shape, ops[0]->rank * sizeof(int64_t)) != 0))
+      if (ops[i] &&
+          (ops[i]->rank != ops[0]->rank || memcmp(ops[i]->shape, ops[0]->shape, ops[0]->rank * sizeof(int64_t)) != 0))
         ops[i] = NULL;
     }
     psup_layout_t l;

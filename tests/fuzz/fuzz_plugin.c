@@ -56,7 +56,9 @@ static int32_t f_info(uint32_t index, parity_device_info_t *out) {
   memcpy(out, raw, room); /* within the host's size, as the ABI requires; contents arbitrary */
   return maybe_report(st);
 }
-struct parity_plugin_device_t { int unused; };
+struct parity_plugin_device_t {
+  int unused;
+};
 static struct parity_plugin_device_t dev0;
 static int32_t f_open(uint32_t index, parity_plugin_device_t **out) {
   (void)index;
@@ -65,7 +67,9 @@ static int32_t f_open(uint32_t index, parity_plugin_device_t **out) {
   return maybe_report(st);
 }
 static void f_close(parity_plugin_device_t *d) { (void)d; }
-struct parity_plugin_buffer_t { unsigned char *data; };
+struct parity_plugin_buffer_t {
+  unsigned char *data;
+};
 static int32_t f_alloc(parity_plugin_device_t *d, uint64_t size, parity_plugin_buffer_t **out) {
   (void)d;
   int32_t st = status();
@@ -112,14 +116,23 @@ static int32_t f_supports(parity_plugin_device_t *d, const parity_op_desc_t *des
   return maybe_report(status());
 }
 
-static parity_plugin_api_t table = {
-    .init = f_init, .shutdown = f_shutdown, .get_device_count = f_count, .get_device_info = f_info,
-    .device_open = f_open, .device_close = f_close, .buffer_alloc = f_alloc, .buffer_free = f_free,
-    .buffer_write = f_io, .buffer_read = f_read, .buffer_copy = f_copy, .buffer_fill = f_fill,
-    .synchronize = f_sync, .supports = f_supports};
+static parity_plugin_api_t table = {.init = f_init,
+                                    .shutdown = f_shutdown,
+                                    .get_device_count = f_count,
+                                    .get_device_info = f_info,
+                                    .device_open = f_open,
+                                    .device_close = f_close,
+                                    .buffer_alloc = f_alloc,
+                                    .buffer_free = f_free,
+                                    .buffer_write = f_io,
+                                    .buffer_read = f_read,
+                                    .buffer_copy = f_copy,
+                                    .buffer_fill = f_fill,
+                                    .synchronize = f_sync,
+                                    .supports = f_supports};
 
-PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor,
-                                                 const parity_host_api_t *h, parity_plugin_info_t *out) {
+PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor, const parity_host_api_t *h,
+                                                 parity_plugin_info_t *out) {
   (void)host_major, (void)host_minor;
   host = h;
   int32_t st = status();

@@ -31,7 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.backend = "cpu";
     o.log_level = 0;
     parity_context_t *ctx;
-    if (parity_context_create(&o, &ctx) != PARITY_STATUS_OK || parity_context_default_device(ctx, &dev) != PARITY_STATUS_OK) {
+    if (parity_context_create(&o, &ctx) != PARITY_STATUS_OK ||
+        parity_context_default_device(ctx, &dev) != PARITY_STATUS_OK) {
       fprintf(stderr, "fuzz_shape: no CPU device: %s\n", parity_last_error());
       abort();
     }
@@ -68,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       default: st = parity_contiguous(x, &y); break;
     }
     if (st != PARITY_STATUS_OK) {
-      if (y) abort(); /* *out is NULL on failure */
+      if (y) abort();                       /* *out is NULL on failure */
       if (!parity_last_error()[0]) abort(); /* and there is a message */
       continue;
     }

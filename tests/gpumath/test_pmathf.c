@@ -82,13 +82,27 @@ static long double r_gelu(long double x) { return isinf(x) && x < 0 ? NAN : x * 
 static long double r_gg(long double x) { return isinf(x) ? NAN : Phil(x) + x * expl(-x * x / 2) * RSQRT2PI; }
 
 /* edge inputs every function sees */
-static const uint32_t edges[] = {
-    0x00000000u, 0x80000000u, 0x00000001u, 0x80000001u, 0x007FFFFFu, 0x00800000u, 0x3F7FFFFFu, 0x3F800000u,
-    0x3F800001u, 0xBF800000u, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x42B17217u,
-    0x42B17218u, 0x42B17219u, 0xC2CFF1B4u, 0xC2CFF1B5u, 0xC2D00000u, 0xC2AEAC50u, 0x3FC90FDBu, 0x40490FDBu,
-    0x40C90FDBu, 0x5A82E1E9u /* hard: near multiple of pi/2 */, 0x6A63E0B1u, 0x5922AA80u, 0x4B800001u,
-    0x3F490FDBu, 0x3F490FDAu, 0x3F0CCCCDu, 0x41119999u, 0x3F400000u, 0xBF400000u, 0xBF407569u, 0x416C0000u,
-    0xC1640000u, 0x4162C28Fu, 0x39800000u, 0x397FFFFFu};
+static const uint32_t edges[] = {0x00000000u, 0x80000000u,
+                                 0x00000001u, 0x80000001u,
+                                 0x007FFFFFu, 0x00800000u,
+                                 0x3F7FFFFFu, 0x3F800000u,
+                                 0x3F800001u, 0xBF800000u,
+                                 0x7F7FFFFFu, 0xFF7FFFFFu,
+                                 0x7F800000u, 0xFF800000u,
+                                 0x7FC00000u, 0x42B17217u,
+                                 0x42B17218u, 0x42B17219u,
+                                 0xC2CFF1B4u, 0xC2CFF1B5u,
+                                 0xC2D00000u, 0xC2AEAC50u,
+                                 0x3FC90FDBu, 0x40490FDBu,
+                                 0x40C90FDBu, 0x5A82E1E9u /* hard: near multiple of pi/2 */,
+                                 0x6A63E0B1u, 0x5922AA80u,
+                                 0x4B800001u, 0x3F490FDBu,
+                                 0x3F490FDAu, 0x3F0CCCCDu,
+                                 0x41119999u, 0x3F400000u,
+                                 0xBF400000u, 0xBF407569u,
+                                 0x416C0000u, 0xC1640000u,
+                                 0x4162C28Fu, 0x39800000u,
+                                 0x397FFFFFu};
 
 /* worst error of f over edges + every stride-th bit pattern, fused and unfused */
 static double sweep1(fn1 f, ref1 r, uint32_t stride, float *worst_x) {
@@ -111,13 +125,13 @@ static double sweep1(fn1 f, ref1 r, uint32_t stride, float *worst_x) {
 }
 
 #define STRIDE 16411u /* prime: 2 x 261,700 inputs per function */
-#define CHECK1(name, f, r, bound, conform)                                                         \
-  Test(pmathf, name) {                                                                             \
-    float wx = 0;                                                                                  \
-    double w = sweep1(f, r, STRIDE, &wx);                                                          \
-    cr_log_info(#name ": worst %.3f ulp at %a", w, (double)wx);                                   \
+#define CHECK1(name, f, r, bound, conform)                                                                 \
+  Test(pmathf, name) {                                                                                     \
+    float wx = 0;                                                                                          \
+    double w = sweep1(f, r, STRIDE, &wx);                                                                  \
+    cr_log_info(#name ": worst %.3f ulp at %a", w, (double)wx);                                            \
     cr_expect(w <= (bound), #name ": %.3f ulp at %a > sweep figure %.2f", w, (double)wx, (double)(bound)); \
-    cr_expect(w <= (conform), #name ": %.3f ulp > conformance bound %g", w, (double)(conform));    \
+    cr_expect(w <= (conform), #name ": %.3f ulp > conformance bound %g", w, (double)(conform));            \
   }
 CHECK1(sqrt, pf_sqrt, r_sqrt, PMATHF_ULP_SQRT, 1)
 CHECK1(rcp, pf_rcp, r_rcp, PMATHF_ULP_RCP, 1)
@@ -188,37 +202,99 @@ Test(pmathf, annex_f) {
   const float inf = INFINITY, nan = NAN;
   for (int fused = 0; fused <= 1; fused++) {
     pf_c_fused_fma = fused;
-    SAME(pf_exp(-inf), 0.0f); SAME(pf_exp(inf), inf); SAME(pf_exp(nan), nan); SAME(pf_exp(0.0f), 1.0f);
-    SAME(pf_exp(-0.0f), 1.0f); SAME(pf_exp(89.0f), inf); SAME(pf_exp(-110.0f), 0.0f);
-    SAME(pf_log(0.0f), -inf); SAME(pf_log(-0.0f), -inf); SAME(pf_log(-1.0f), nan); SAME(pf_log(1.0f), 0.0f);
-    SAME(pf_log(inf), inf); SAME(pf_log(-inf), nan); SAME(pf_log(nan), nan);
-    SAME(pf_sqrt(-0.0f), -0.0f); SAME(pf_sqrt(0.0f), 0.0f); SAME(pf_sqrt(-1.0f), nan); SAME(pf_sqrt(inf), inf);
-    SAME(pf_sqrt(-inf), nan); SAME(pf_rsqrt(0.0f), inf); SAME(pf_rsqrt(-0.0f), -inf); SAME(pf_rsqrt(inf), 0.0f);
+    SAME(pf_exp(-inf), 0.0f);
+    SAME(pf_exp(inf), inf);
+    SAME(pf_exp(nan), nan);
+    SAME(pf_exp(0.0f), 1.0f);
+    SAME(pf_exp(-0.0f), 1.0f);
+    SAME(pf_exp(89.0f), inf);
+    SAME(pf_exp(-110.0f), 0.0f);
+    SAME(pf_log(0.0f), -inf);
+    SAME(pf_log(-0.0f), -inf);
+    SAME(pf_log(-1.0f), nan);
+    SAME(pf_log(1.0f), 0.0f);
+    SAME(pf_log(inf), inf);
+    SAME(pf_log(-inf), nan);
+    SAME(pf_log(nan), nan);
+    SAME(pf_sqrt(-0.0f), -0.0f);
+    SAME(pf_sqrt(0.0f), 0.0f);
+    SAME(pf_sqrt(-1.0f), nan);
+    SAME(pf_sqrt(inf), inf);
+    SAME(pf_sqrt(-inf), nan);
+    SAME(pf_rsqrt(0.0f), inf);
+    SAME(pf_rsqrt(-0.0f), -inf);
+    SAME(pf_rsqrt(inf), 0.0f);
     SAME(pf_rsqrt(-2.0f), nan);
-    SAME(pf_div(0.0f, 0.0f), nan); SAME(pf_div(inf, -inf), nan); SAME(pf_div(1.0f, -0.0f), -inf);
-    SAME(pf_div(-1.0f, 0.0f), -inf); SAME(pf_div(-0.0f, 5.0f), -0.0f); SAME(pf_div(3.0f, -inf), -0.0f);
-    SAME(pf_div(-inf, 2.0f), -inf); SAME(pf_div(nan, 1.0f), nan); SAME(pf_div(1.0f, nan), nan);
-    SAME(pf_rcp(-0.0f), -inf); SAME(pf_rcp(inf), 0.0f); SAME(pf_rcp(0x1p-149f), inf);
-    SAME(pf_sin(-0.0f), -0.0f); SAME(pf_sin(inf), nan); SAME(pf_cos(-inf), nan); SAME(pf_cos(-0.0f), 1.0f);
+    SAME(pf_div(0.0f, 0.0f), nan);
+    SAME(pf_div(inf, -inf), nan);
+    SAME(pf_div(1.0f, -0.0f), -inf);
+    SAME(pf_div(-1.0f, 0.0f), -inf);
+    SAME(pf_div(-0.0f, 5.0f), -0.0f);
+    SAME(pf_div(3.0f, -inf), -0.0f);
+    SAME(pf_div(-inf, 2.0f), -inf);
+    SAME(pf_div(nan, 1.0f), nan);
+    SAME(pf_div(1.0f, nan), nan);
+    SAME(pf_rcp(-0.0f), -inf);
+    SAME(pf_rcp(inf), 0.0f);
+    SAME(pf_rcp(0x1p-149f), inf);
+    SAME(pf_sin(-0.0f), -0.0f);
+    SAME(pf_sin(inf), nan);
+    SAME(pf_cos(-inf), nan);
+    SAME(pf_cos(-0.0f), 1.0f);
     SAME(pf_sin(nan), nan);
-    SAME(pf_tanh(-0.0f), -0.0f); SAME(pf_tanh(inf), 1.0f); SAME(pf_tanh(-inf), -1.0f); SAME(pf_tanh(nan), nan);
-    SAME(pf_sigmoid(inf), 1.0f); SAME(pf_sigmoid(-inf), 0.0f); SAME(pf_sigmoid(0.0f), 0.5f);
-    SAME(pf_phi(-inf), 0.0f); SAME(pf_phi(inf), 1.0f); SAME(pf_phi(0.0f), 0.5f); SAME(pf_phi(nan), nan);
-    SAME(pf_exp_neg_half_sq(inf), 0.0f); SAME(pf_exp_neg_half_sq(-0.0f), 1.0f);
-    SAME(pf_gelu(inf), inf); SAME(pf_gelu(-inf), nan); SAME(pf_gelu(-0.0f), -0.0f); SAME(pf_gelu(nan), nan);
-    SAME(pf_gelu_grad(0.0f), 0.5f); SAME(pf_gelu_grad(nan), nan);
+    SAME(pf_tanh(-0.0f), -0.0f);
+    SAME(pf_tanh(inf), 1.0f);
+    SAME(pf_tanh(-inf), -1.0f);
+    SAME(pf_tanh(nan), nan);
+    SAME(pf_sigmoid(inf), 1.0f);
+    SAME(pf_sigmoid(-inf), 0.0f);
+    SAME(pf_sigmoid(0.0f), 0.5f);
+    SAME(pf_phi(-inf), 0.0f);
+    SAME(pf_phi(inf), 1.0f);
+    SAME(pf_phi(0.0f), 0.5f);
+    SAME(pf_phi(nan), nan);
+    SAME(pf_exp_neg_half_sq(inf), 0.0f);
+    SAME(pf_exp_neg_half_sq(-0.0f), 1.0f);
+    SAME(pf_gelu(inf), inf);
+    SAME(pf_gelu(-inf), nan);
+    SAME(pf_gelu(-0.0f), -0.0f);
+    SAME(pf_gelu(nan), nan);
+    SAME(pf_gelu_grad(0.0f), 0.5f);
+    SAME(pf_gelu_grad(nan), nan);
     /* pow: as glibc powf */
-    SAME(pf_pow(nan, 0.0f), 1.0f); SAME(pf_pow(nan, -0.0f), 1.0f); SAME(pf_pow(1.0f, nan), 1.0f);
-    SAME(pf_pow(-1.0f, inf), 1.0f); SAME(pf_pow(-1.0f, -inf), 1.0f); SAME(pf_pow(-2.0f, 0.5f), nan);
-    SAME(pf_pow(-2.0f, 3.0f), -8.0f); SAME(pf_pow(-0.0f, 3.0f), -0.0f); SAME(pf_pow(-0.0f, -3.0f), -inf);
-    SAME(pf_pow(-0.0f, -2.0f), inf); SAME(pf_pow(0.0f, -0.5f), inf); SAME(pf_pow(-0.0f, 0.5f), 0.0f);
-    SAME(pf_pow(-0.0f, -inf), inf); SAME(pf_pow(0.0f, inf), 0.0f); SAME(pf_pow(-inf, 3.0f), -inf);
-    SAME(pf_pow(-inf, -3.0f), -0.0f); SAME(pf_pow(-inf, 2.0f), inf); SAME(pf_pow(-inf, -0.5f), 0.0f);
-    SAME(pf_pow(inf, -1.0f), 0.0f); SAME(pf_pow(0.5f, inf), 0.0f); SAME(pf_pow(0.5f, -inf), inf);
-    SAME(pf_pow(2.0f, inf), inf); SAME(pf_pow(2.0f, -inf), 0.0f); SAME(pf_pow(nan, 1.0f), nan);
-    SAME(pf_pow(2.0f, nan), nan); SAME(pf_pow(-1.0f, 1e30f), 1.0f); SAME(pf_pow(-1.0f, 3.0f), -1.0f);
-    SAME(pf_pow(2.0f, 128.0f), inf); SAME(pf_pow(-2.0f, 129.0f), -inf); SAME(pf_pow(2.0f, -150.0f), 0.0f);
-    SAME(pf_pow(-2.0f, -149.0f), -0x1p-149f); SAME(pf_pow(4.0f, 0.5f), 2.0f); SAME(pf_pow(-8.0f, 1e10f), inf);
+    SAME(pf_pow(nan, 0.0f), 1.0f);
+    SAME(pf_pow(nan, -0.0f), 1.0f);
+    SAME(pf_pow(1.0f, nan), 1.0f);
+    SAME(pf_pow(-1.0f, inf), 1.0f);
+    SAME(pf_pow(-1.0f, -inf), 1.0f);
+    SAME(pf_pow(-2.0f, 0.5f), nan);
+    SAME(pf_pow(-2.0f, 3.0f), -8.0f);
+    SAME(pf_pow(-0.0f, 3.0f), -0.0f);
+    SAME(pf_pow(-0.0f, -3.0f), -inf);
+    SAME(pf_pow(-0.0f, -2.0f), inf);
+    SAME(pf_pow(0.0f, -0.5f), inf);
+    SAME(pf_pow(-0.0f, 0.5f), 0.0f);
+    SAME(pf_pow(-0.0f, -inf), inf);
+    SAME(pf_pow(0.0f, inf), 0.0f);
+    SAME(pf_pow(-inf, 3.0f), -inf);
+    SAME(pf_pow(-inf, -3.0f), -0.0f);
+    SAME(pf_pow(-inf, 2.0f), inf);
+    SAME(pf_pow(-inf, -0.5f), 0.0f);
+    SAME(pf_pow(inf, -1.0f), 0.0f);
+    SAME(pf_pow(0.5f, inf), 0.0f);
+    SAME(pf_pow(0.5f, -inf), inf);
+    SAME(pf_pow(2.0f, inf), inf);
+    SAME(pf_pow(2.0f, -inf), 0.0f);
+    SAME(pf_pow(nan, 1.0f), nan);
+    SAME(pf_pow(2.0f, nan), nan);
+    SAME(pf_pow(-1.0f, 1e30f), 1.0f);
+    SAME(pf_pow(-1.0f, 3.0f), -1.0f);
+    SAME(pf_pow(2.0f, 128.0f), inf);
+    SAME(pf_pow(-2.0f, 129.0f), -inf);
+    SAME(pf_pow(2.0f, -150.0f), 0.0f);
+    SAME(pf_pow(-2.0f, -149.0f), -0x1p-149f);
+    SAME(pf_pow(4.0f, 0.5f), 2.0f);
+    SAME(pf_pow(-8.0f, 1e10f), inf);
     for (int i = 0; i < 40; i++) { /* every float powf of glibc agrees on these too */
       float x = fbits(edges[i]), y = fbits(edges[(i * 7) % 41]);
       float g = powf(x, y), p = pf_pow(x, y);
@@ -251,11 +327,24 @@ Test(pmathf, constants) {
 static void check_readme_table(const char *path) {
   FILE *f = fopen(path, "r");
   cr_assert(f, "cannot open %s", path);
-  static const struct { const char *name; double bound; } want[] = {
-      {"div", PMATHF_ULP_DIV}, {"rcp", PMATHF_ULP_RCP}, {"sqrt", PMATHF_ULP_SQRT}, {"rsqrt", PMATHF_ULP_RSQRT},
-      {"exp", PMATHF_ULP_EXP}, {"log", PMATHF_ULP_LOG}, {"sin", PMATHF_ULP_SIN}, {"cos", PMATHF_ULP_COS},
-      {"tanh", PMATHF_ULP_TANH}, {"sigmoid", PMATHF_ULP_SIGMOID}, {"pow", PMATHF_ULP_POW}, {"phi", PMATHF_ULP_PHI},
-      {"exp_neg_half_sq", PMATHF_ULP_EXP_NEG_HALF_SQ}, {"gelu", PMATHF_ULP_GELU}, {"gelu_grad", PMATHF_ULP_GELU_GRAD}};
+  static const struct {
+    const char *name;
+    double bound;
+  } want[] = {{"div", PMATHF_ULP_DIV},
+              {"rcp", PMATHF_ULP_RCP},
+              {"sqrt", PMATHF_ULP_SQRT},
+              {"rsqrt", PMATHF_ULP_RSQRT},
+              {"exp", PMATHF_ULP_EXP},
+              {"log", PMATHF_ULP_LOG},
+              {"sin", PMATHF_ULP_SIN},
+              {"cos", PMATHF_ULP_COS},
+              {"tanh", PMATHF_ULP_TANH},
+              {"sigmoid", PMATHF_ULP_SIGMOID},
+              {"pow", PMATHF_ULP_POW},
+              {"phi", PMATHF_ULP_PHI},
+              {"exp_neg_half_sq", PMATHF_ULP_EXP_NEG_HALF_SQ},
+              {"gelu", PMATHF_ULP_GELU},
+              {"gelu_grad", PMATHF_ULP_GELU_GRAD}};
   int found[sizeof want / sizeof *want] = {0}, rows = 0;
   char line[512];
   while (fgets(line, sizeof line, f)) {

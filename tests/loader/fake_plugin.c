@@ -57,8 +57,13 @@ static int32_t fail(int32_t st, const char *msg) {
   return st;
 }
 
-struct parity_plugin_buffer_t { uint64_t size; unsigned char *data; };
-struct parity_plugin_device_t { int unused; };
+struct parity_plugin_buffer_t {
+  uint64_t size;
+  unsigned char *data;
+};
+struct parity_plugin_device_t {
+  int unused;
+};
 static struct parity_plugin_device_t dev0;
 
 /* `len` bytes of `c` with no NUL, ending exactly at a page that cannot be read: reading one
@@ -102,7 +107,10 @@ static int32_t f_count(uint32_t *n) {
 }
 
 /* A newer plugin's device info: the 1.0 struct plus a field appended in "1.1". */
-typedef struct { parity_device_info_t base; uint64_t future_field; } info_v1_1;
+typedef struct {
+  parity_device_info_t base;
+  uint64_t future_field;
+} info_v1_1;
 
 static int32_t f_info(uint32_t index, parity_device_info_t *out) {
   if (index != 0) return fail(PARITY_STATUS_OUT_OF_RANGE, "fake: one device only");
@@ -121,9 +129,9 @@ static int32_t f_info(uint32_t index, parity_device_info_t *out) {
   full.base.denormals = PARITY_DENORMALS_PRESERVED;
   if (FAKE_MODE == MODE_NEWER) full.base.flags = PARITY_DEVICE_FLAG_SUPPORTS_BY_CLASS; /* its neg: by dtype */
   full.future_field = 0x5555555555555555ull;
-  uint32_t mine = FAKE_MODE == MODE_OLDER ? (uint32_t)offsetof(parity_device_info_t, denormals)
-                : FAKE_MODE == MODE_NEWER ? (uint32_t)sizeof(info_v1_1)
-                                          : (uint32_t)sizeof(parity_device_info_t);
+  uint32_t mine = FAKE_MODE == MODE_OLDER   ? (uint32_t)offsetof(parity_device_info_t, denormals)
+                  : FAKE_MODE == MODE_NEWER ? (uint32_t)sizeof(info_v1_1)
+                                            : (uint32_t)sizeof(parity_device_info_t);
   uint32_t n = out->struct_size < mine ? out->struct_size : mine; /* never past the host's size */
   full.base.struct_size = n;
   memcpy(out, &full, n);
@@ -138,12 +146,19 @@ static int32_t f_open(uint32_t index, parity_plugin_device_t **out) {
 }
 static void f_close(parity_plugin_device_t *d) { (void)d; }
 
-static void f_free(parity_plugin_device_t *d, parity_plugin_buffer_t *b) { (void)d; if (b) free(b->data); free(b); }
+static void f_free(parity_plugin_device_t *d, parity_plugin_buffer_t *b) {
+  (void)d;
+  if (b) free(b->data);
+  free(b);
+}
 static int32_t f_alloc(parity_plugin_device_t *d, uint64_t size, parity_plugin_buffer_t **out) {
   (void)d;
   parity_plugin_buffer_t *b = calloc(1, sizeof *b);
   if (b) b->data = calloc(1, size ? size : 1);
-  if (!b || !b->data) { free(b); return fail(PARITY_STATUS_OUT_OF_MEMORY, "fake: out of memory"); }
+  if (!b || !b->data) {
+    free(b);
+    return fail(PARITY_STATUS_OUT_OF_MEMORY, "fake: out of memory");
+  }
   b->size = size;
   *out = b;
   if (FAKE_MODE == MODE_NULLHANDLE) {
@@ -152,21 +167,33 @@ static int32_t f_alloc(parity_plugin_device_t *d, uint64_t size, parity_plugin_b
   }
   return PARITY_STATUS_OK;
 }
-static int32_t f_write(parity_plugin_device_t *d, parity_plugin_buffer_t *b, uint64_t off, const void *src, uint64_t n) {
-  (void)d; memcpy(b->data + off, src, n); return PARITY_STATUS_OK;
+static int32_t f_write(parity_plugin_device_t *d, parity_plugin_buffer_t *b, uint64_t off, const void *src,
+                       uint64_t n) {
+  (void)d;
+  memcpy(b->data + off, src, n);
+  return PARITY_STATUS_OK;
 }
 static int32_t f_read(parity_plugin_device_t *d, parity_plugin_buffer_t *b, uint64_t off, void *dst, uint64_t n) {
-  (void)d; memcpy(dst, b->data + off, n); return PARITY_STATUS_OK;
+  (void)d;
+  memcpy(dst, b->data + off, n);
+  return PARITY_STATUS_OK;
 }
 static int32_t f_copy(parity_plugin_device_t *d, parity_plugin_buffer_t *s, uint64_t so, parity_plugin_buffer_t *t,
                       uint64_t to, uint64_t n) {
-  (void)d; memmove(t->data + to, s->data + so, n); return PARITY_STATUS_OK;
+  (void)d;
+  memmove(t->data + to, s->data + so, n);
+  return PARITY_STATUS_OK;
 }
-static int32_t f_fill(parity_plugin_device_t *d, parity_plugin_buffer_t *b, uint64_t off, uint64_t n,
-                      const void *pat, uint32_t ps) {
-  (void)d; for (uint64_t i = 0; i < n; i += ps) memcpy(b->data + off + i, pat, ps); return PARITY_STATUS_OK;
+static int32_t f_fill(parity_plugin_device_t *d, parity_plugin_buffer_t *b, uint64_t off, uint64_t n, const void *pat,
+                      uint32_t ps) {
+  (void)d;
+  for (uint64_t i = 0; i < n; i += ps) memcpy(b->data + off + i, pat, ps);
+  return PARITY_STATUS_OK;
 }
-static int32_t f_sync(parity_plugin_device_t *d) { (void)d; return PARITY_STATUS_OK; }
+static int32_t f_sync(parity_plugin_device_t *d) {
+  (void)d;
+  return PARITY_STATUS_OK;
+}
 
 static int is_contiguous_f32(const parity_tensor_desc_t *t) {
   int64_t expect = 1;
@@ -186,8 +213,8 @@ __attribute__((visibility("default"))) void fake_call_counts(uint64_t *supports,
 }
 
 static int32_t accepts(const parity_op_desc_t *desc) {
-  if (desc->op == PARITY_OP_NEG && desc->direction == PARITY_DIRECTION_FORWARD &&
-      is_contiguous_f32(desc->inputs[0]) && is_contiguous_f32(desc->outputs[0]))
+  if (desc->op == PARITY_OP_NEG && desc->direction == PARITY_DIRECTION_FORWARD && is_contiguous_f32(desc->inputs[0]) &&
+      is_contiguous_f32(desc->outputs[0]))
     return PARITY_STATUS_OK;
   return fail(PARITY_STATUS_UNSUPPORTED, "fake plugin runs contiguous f32 neg only");
 }
@@ -273,24 +300,38 @@ static void f_plan_release(parity_plugin_device_t *d, parity_plugin_plan_t *p) {
 }
 
 /* The newer plugin's table: 1.0's entries plus one appended in "1.1". */
-typedef struct { parity_plugin_api_t base; int32_t (*future_entry)(void); } api_v1_1;
+typedef struct {
+  parity_plugin_api_t base;
+  int32_t (*future_entry)(void);
+} api_v1_1;
 
 static const api_v1_1 table = {
-    .base = {
-        .struct_size = FAKE_MODE == MODE_OLDER ? (uint32_t)offsetof(parity_plugin_api_t, softmax_forward)
-                     : FAKE_MODE == MODE_NEWER ? (uint32_t)sizeof(api_v1_1)
-                                               : (uint32_t)sizeof(parity_plugin_api_t),
-        .init = f_init, .shutdown = f_shutdown, .get_device_count = f_count, .get_device_info = f_info,
-        .device_open = f_open, .device_close = f_close, .buffer_alloc = f_alloc, .buffer_free = f_free,
-        .buffer_write = f_write, .buffer_read = f_read, .buffer_copy = f_copy,
-        .buffer_fill = FAKE_MODE == MODE_NULLFN ? NULL : f_fill,
-        .synchronize = f_sync, .supports = FAKE_MODE == MODE_NULLFN ? NULL : f_supports, .elementwise_forward = f_neg,
-        /* present in the struct, but outside an OLDER plugin's struct_size: must never be used */
-        .softmax_forward = f_neg,
-        .plan_prepare = FAKE_MODE == MODE_NEWER ? f_plan_prepare : NULL,
-        .plan_run = FAKE_MODE == MODE_NEWER ? f_plan_run : NULL,
-        .plan_release = FAKE_MODE == MODE_NEWER ? f_plan_release : NULL,
-    },
+    .base =
+        {
+            .struct_size = FAKE_MODE == MODE_OLDER   ? (uint32_t)offsetof(parity_plugin_api_t, softmax_forward)
+                           : FAKE_MODE == MODE_NEWER ? (uint32_t)sizeof(api_v1_1)
+                                                     : (uint32_t)sizeof(parity_plugin_api_t),
+            .init = f_init,
+            .shutdown = f_shutdown,
+            .get_device_count = f_count,
+            .get_device_info = f_info,
+            .device_open = f_open,
+            .device_close = f_close,
+            .buffer_alloc = f_alloc,
+            .buffer_free = f_free,
+            .buffer_write = f_write,
+            .buffer_read = f_read,
+            .buffer_copy = f_copy,
+            .buffer_fill = FAKE_MODE == MODE_NULLFN ? NULL : f_fill,
+            .synchronize = f_sync,
+            .supports = FAKE_MODE == MODE_NULLFN ? NULL : f_supports,
+            .elementwise_forward = f_neg,
+            /* present in the struct, but outside an OLDER plugin's struct_size: must never be used */
+            .softmax_forward = f_neg,
+            .plan_prepare = FAKE_MODE == MODE_NEWER ? f_plan_prepare : NULL,
+            .plan_run = FAKE_MODE == MODE_NEWER ? f_plan_run : NULL,
+            .plan_release = FAKE_MODE == MODE_NEWER ? f_plan_release : NULL,
+        },
     .future_entry = f_future,
 };
 
@@ -301,8 +342,8 @@ PARITY_PLUGIN_IDENTITY(fake_identity, FAKE_NAME, FAKE_BACKEND, "test");
 #endif
 
 #if FAKE_MODE != MODE_NOSYM
-PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor,
-                                                 const parity_host_api_t *h, parity_plugin_info_t *out) {
+PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor, const parity_host_api_t *h,
+                                                 parity_plugin_info_t *out) {
   (void)host_minor;
   out->name = FAKE_NAME;
   out->backend = FAKE_BACKEND;

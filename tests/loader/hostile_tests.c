@@ -126,8 +126,10 @@ Test(hostile, parity_info_lists_a_device_name_without_nul_and_exits_zero) {
  * (Before, parity-info died with it: no listing, status of SIGSEGV.) */
 Test(hostile, parity_info_names_a_plugin_that_crashes_and_lists_the_others) {
   char cmd[1024], out[32768];
-  snprintf(cmd, sizeof cmd, "env ASAN_OPTIONS=\"$ASAN_OPTIONS:handle_segv=0\" PARITY_LOG=quiet PARITY_BACKEND= "
-           "PARITY_PLUGIN_PATH='%s/initcrash' '%s' 2>&1", FAKE_HOSTILE_DIR, PARITY_INFO_EXE);
+  snprintf(cmd, sizeof cmd,
+           "env ASAN_OPTIONS=\"$ASAN_OPTIONS:handle_segv=0\" PARITY_LOG=quiet PARITY_BACKEND= "
+           "PARITY_PLUGIN_PATH='%s/initcrash' '%s' 2>&1",
+           FAKE_HOSTILE_DIR, PARITY_INFO_EXE);
   FILE *p = popen(cmd, "r");
   cr_assert_not_null(p);
   size_t got = fread(out, 1, sizeof out - 1, p);
@@ -166,7 +168,10 @@ Test(hostile, device_info_never_writes_past_the_host_struct_whatever_struct_size
   parity_context_t *ctx = open_with("manydev");
   uint32_t cpu;
   cr_assert_eq(parity_context_find_plugin(ctx, "cpu", &cpu), PARITY_STATUS_OK);
-  struct { parity_device_info_t info; unsigned char canary[256]; } mem;
+  struct {
+    parity_device_info_t info;
+    unsigned char canary[256];
+  } mem;
   memset(&mem, 0xAB, sizeof mem);
   mem.info.struct_size = 0x80000000u;
   cr_assert_eq(parity_context_device_info(ctx, cpu, 0, &mem.info), PARITY_STATUS_OK, "%s", parity_last_error());
@@ -198,7 +203,8 @@ Test(lazy, selecting_cpu_never_initialises_another_plugin) {
   cr_assert_eq(parity_context_default_device(ctx, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
   cr_assert_str_eq(parity_device_plugin_name(dev), "cpu");
   parity_tensor_t *x, *y;
-  cr_assert_eq(parity_tensor_from_f64(dev, PARITY_DTYPE_F64, 1, (int64_t[]){2}, (double[]){1, 2}, &x), PARITY_STATUS_OK);
+  cr_assert_eq(parity_tensor_from_f64(dev, PARITY_DTYPE_F64, 1, (int64_t[]){2}, (double[]){1, 2}, &x),
+               PARITY_STATUS_OK);
   cr_assert_eq(parity_unary(PARITY_OP_NEG, x, &y), PARITY_STATUS_OK);
   parity_tensor_release(y);
   parity_tensor_release(x);

@@ -56,12 +56,21 @@ static void assert_neg_works(parity_device_t *dev) {
   cr_assert_eq(parity_buffer_alloc(dev, sizeof in, &a), PARITY_STATUS_OK);
   cr_assert_eq(parity_buffer_alloc(dev, sizeof out, &b), PARITY_STATUS_OK);
   cr_assert_eq(parity_buffer_write(a, 0, in, sizeof in), PARITY_STATUS_OK);
-  parity_tensor_desc_t x = {.struct_size = sizeof x, .dtype = PARITY_DTYPE_F32, .rank = 1,
-                            .shape = {3}, .strides = {1}, .buffer = parity_buffer_handle(a)};
+  parity_tensor_desc_t x = {.struct_size = sizeof x,
+                            .dtype = PARITY_DTYPE_F32,
+                            .rank = 1,
+                            .shape = {3},
+                            .strides = {1},
+                            .buffer = parity_buffer_handle(a)};
   parity_tensor_desc_t y = x;
   y.buffer = parity_buffer_handle(b);
-  parity_op_desc_t d = {.struct_size = sizeof d, .op = PARITY_OP_NEG, .direction = PARITY_DIRECTION_FORWARD,
-                        .num_inputs = 1, .num_outputs = 1, .inputs = {&x}, .outputs = {&y}};
+  parity_op_desc_t d = {.struct_size = sizeof d,
+                        .op = PARITY_OP_NEG,
+                        .direction = PARITY_DIRECTION_FORWARD,
+                        .num_inputs = 1,
+                        .num_outputs = 1,
+                        .inputs = {&x},
+                        .outputs = {&y}};
   cr_assert_eq(parity_device_run(dev, &d), PARITY_STATUS_OK, "%s", parity_last_error());
   cr_assert_eq(parity_buffer_read(b, 0, out, sizeof out), PARITY_STATUS_OK);
   cr_assert(out[0] == -1 && out[1] == 2 && out[2] == -3);
@@ -137,10 +146,16 @@ Test(loader, plugin_built_against_smaller_structs_loads_and_works) {
   cr_assert_str_eq(info.name, "fake device fakeolder");
   cr_assert_eq(info.denormals, PARITY_DENORMALS_UNKNOWN);
   /* entries past the plugin's table size are treated as absent, never called */
-  parity_tensor_desc_t x = {.struct_size = sizeof x, .dtype = PARITY_DTYPE_F32, .rank = 1, .shape = {3}, .strides = {1}};
+  parity_tensor_desc_t x = {
+      .struct_size = sizeof x, .dtype = PARITY_DTYPE_F32, .rank = 1, .shape = {3}, .strides = {1}};
   parity_tensor_desc_t y = x;
-  parity_op_desc_t d = {.struct_size = sizeof d, .op = PARITY_OP_SOFTMAX, .direction = PARITY_DIRECTION_FORWARD,
-                        .num_inputs = 1, .num_outputs = 1, .inputs = {&x}, .outputs = {&y}};
+  parity_op_desc_t d = {.struct_size = sizeof d,
+                        .op = PARITY_OP_SOFTMAX,
+                        .direction = PARITY_DIRECTION_FORWARD,
+                        .num_inputs = 1,
+                        .num_outputs = 1,
+                        .inputs = {&x},
+                        .outputs = {&y}};
   cr_assert_eq(parity_device_supports(dev, &d), PARITY_STATUS_UNSUPPORTED);
   cr_assert(strstr(parity_last_error(), "has no softmax forward entry"), "%s", parity_last_error());
   parity_context_destroy(ctx);
@@ -155,7 +170,10 @@ Test(loader, plugin_built_against_larger_structs_loads_and_works) {
   cr_assert_eq(parity_context_default_device(ctx, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
   assert_neg_works(dev);
   /* the newer plugin writes no further than the host's struct_size */
-  struct { parity_device_info_t info; uint64_t guard; } probe;
+  struct {
+    parity_device_info_t info;
+    uint64_t guard;
+  } probe;
   memset(&probe, 0xab, sizeof probe);
   probe.info.struct_size = sizeof probe.info;
   uint32_t p;
@@ -252,8 +270,8 @@ Test(loader, environment_selects_backend_and_device) {
 Test(loader, missing_plugin_path_folder_is_noted_and_not_fatal) {
   parity_context_t *ctx = open_ctx("cpu", 0, "/nonexistent/parity-plugins:" FAKE_DIR);
   cr_assert_geq(parity_context_note_count(ctx), 1);
-  cr_assert(strstr(parity_context_note(ctx, 0), "'/nonexistent/parity-plugins' does not exist"),
-            "%s", parity_context_note(ctx, 0));
+  cr_assert(strstr(parity_context_note(ctx, 0), "'/nonexistent/parity-plugins' does not exist"), "%s",
+            parity_context_note(ctx, 0));
   record(ctx, "fakenormal"); /* the next folder was still searched */
   assert_cpu_usable(ctx);
   parity_context_destroy(ctx);

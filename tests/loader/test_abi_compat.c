@@ -36,7 +36,10 @@ Test(abi_compat, a_1_0_plugin_serves_a_simulated_1_1_host) {
   host.base.struct_size = sizeof host;
   host.base.report_error = on_error;
   host.base.log = on_log;
-  struct { parity_plugin_info_t base; uint64_t future_field; } info;
+  struct {
+    parity_plugin_info_t base;
+    uint64_t future_field;
+  } info;
   memset(&info, 0, sizeof info);
   info.base.struct_size = sizeof info;
   cr_assert_eq(query(PARITY_ABI_MAJOR, PARITY_ABI_MINOR + 1, &host.base, &info.base), PARITY_STATUS_OK);
@@ -115,12 +118,16 @@ Test(abi_compat, the_cpu_plan_entries_rerun_fills_and_kernels_and_refuse_bad_com
   cr_assert_eq(api->device_open(0, &dev), PARITY_STATUS_OK);
   parity_plugin_buffer_t *buf;
   cr_assert_eq(api->buffer_alloc(dev, 64, &buf), PARITY_STATUS_OK);
-  parity_tensor_desc_t tx = {.struct_size = sizeof tx, .dtype = PARITY_DTYPE_F32, .rank = 1, .shape = {4},
-                             .strides = {1}, .buffer = buf};
+  parity_tensor_desc_t tx = {
+      .struct_size = sizeof tx, .dtype = PARITY_DTYPE_F32, .rank = 1, .shape = {4}, .strides = {1}, .buffer = buf};
   parity_tensor_desc_t ty = tx;
   ty.offset_bytes = 32;
-  parity_op_desc_t op = {.struct_size = sizeof op, .op = PARITY_OP_NEG, .num_inputs = 1, .num_outputs = 1,
-                         .inputs = {&tx}, .outputs = {&ty}};
+  parity_op_desc_t op = {.struct_size = sizeof op,
+                         .op = PARITY_OP_NEG,
+                         .num_inputs = 1,
+                         .num_outputs = 1,
+                         .inputs = {&tx},
+                         .outputs = {&ty}};
   float two = 2.0f;
   parity_plan_command_t cmds[2];
   memset(cmds, 0, sizeof cmds);
@@ -140,7 +147,8 @@ Test(abi_compat, the_cpu_plan_entries_rerun_fills_and_kernels_and_refuse_bad_com
     cr_assert_eq(api->buffer_write(dev, buf, 0, junk, sizeof junk), PARITY_STATUS_OK);
     cr_assert_eq(api->plan_run(dev, plan), PARITY_STATUS_OK);
     cr_assert_eq(api->buffer_read(dev, buf, 32, y, sizeof y), PARITY_STATUS_OK);
-    for (int i = 0; i < 4; i++) cr_assert_eq(y[i], -2.0f, "run %d element %d: %g (the fill did not rerun)", run, i, y[i]);
+    for (int i = 0; i < 4; i++)
+      cr_assert_eq(y[i], -2.0f, "run %d element %d: %g (the fill did not rerun)", run, i, y[i]);
   }
   api->plan_release(dev, plan);
 

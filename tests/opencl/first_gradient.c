@@ -26,12 +26,12 @@ static double now_ms(void) {
   return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
 
-#define CK(x)                                                                   \
-  do {                                                                          \
-    if ((x) != PARITY_STATUS_OK) {                                              \
+#define CK(x)                                                                          \
+  do {                                                                                 \
+    if ((x) != PARITY_STATUS_OK) {                                                     \
       fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, parity_last_error()); \
-      return 1;                                                                 \
-    }                                                                           \
+      return 1;                                                                        \
+    }                                                                                  \
   } while (0)
 
 int main(int argc, char **argv) {
@@ -77,10 +77,11 @@ int main(int argc, char **argv) {
   }
   CK(parity_device_synchronize(dev));
   double t4 = now_ms(), c4 = cpu_ms();
-  printf("open %.1f ms, first gradient %.1f ms, total %.1f ms (CPU %.0f ms), small add %.2f us/op (CPU %.2f us/op) "
-         "(g[0] %.6g)\n",
-         t1 - t0, t2 - t1, t2 - t0, c2, adds ? (t4 - t3) * 1e3 / adds : 0.0, adds ? (c4 - c3) * 1e3 / adds : 0.0,
-         (double)g[0]);
+  printf(
+      "open %.1f ms, first gradient %.1f ms, total %.1f ms (CPU %.0f ms), small add %.2f us/op (CPU %.2f us/op) "
+      "(g[0] %.6g)\n",
+      t1 - t0, t2 - t1, t2 - t0, c2, adds ? (t4 - t3) * 1e3 / adds : 0.0, adds ? (c4 - c3) * 1e3 / adds : 0.0,
+      (double)g[0]);
   parity_tensor_t *all[] = {x, w1, b1, w2, b2, h, hb, a, o, ob, ls, loss, p, q};
   for (int i = 0; i < 14; i++) parity_tensor_release(all[i]);
   parity_context_destroy(ctx);

@@ -32,7 +32,8 @@ static inline ot_case conv_case(int32_t dt, const geom *g, int dir, int bias) {
   c.op = PARITY_OP_CONV2D;
   c.direction = dir;
   c.params = params_of(g);
-  int64_t oh = out_size(g->h, g->pt, g->pb, g->kh, g->dh, g->sh), ow = out_size(g->w, g->pl, g->pr, g->kw, g->dw, g->sw);
+  int64_t oh = out_size(g->h, g->pt, g->pb, g->kh, g->dh, g->sh),
+          ow = out_size(g->w, g->pl, g->pr, g->kw, g->dw, g->sw);
   int64_t xs[4] = {g->n, g->c, g->h, g->w}, ws[4] = {g->o, g->c / g->groups, g->kh, g->kw};
   int64_t ys[4] = {g->n, g->o, oh, ow}, bs[1] = {g->o};
   int64_t xst[4] = {g->c * g->h * g->w, 1, g->w * g->c, g->c}; /* NHWC storage */

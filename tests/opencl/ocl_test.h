@@ -89,8 +89,10 @@ static inline int64_t ot_span(const ot_view *v) {
   for (uint32_t i = 0; i < v->rank; i++) {
     if (v->shape[i] == 0) return v->offset + 1;
     int64_t r = (v->shape[i] - 1) * v->strides[i];
-    if (r < 0) lo += r;
-    else hi += r;
+    if (r < 0)
+      lo += r;
+    else
+      hi += r;
   }
   cr_assert_geq(lo, 0, "view reaches below its buffer");
   return hi + 1;
@@ -134,14 +136,14 @@ typedef struct ot_case {
   parity_op_params_t params;
   uint32_t nin, nout;
   ot_view in[PARITY_MAX_INPUTS], out[PARITY_MAX_OUTPUTS];
-  double lo, hi;              /* random inputs in [lo, hi) (integers: whole numbers) */
+  double lo, hi; /* random inputs in [lo, hi) (integers: whole numbers) */
   uint64_t seed;
-  const double *specials;     /* placed at the start of every floating input's backing buffer */
+  const double *specials; /* placed at the start of every floating input's backing buffer */
   int nspecials;
   const double *values[PARITY_MAX_INPUTS]; /* explicit backing values (NULL: random) */
-  int64_t k;                  /* terms per output (accumulating ops); 0 for elementwise */
-  int oracle_same_dtype;      /* 1: the oracle runs in the tested dtypes (cast) */
-  int whole;                  /* 1: random values are whole numbers (ties for max/min) */
+  int64_t k;                               /* terms per output (accumulating ops); 0 for elementwise */
+  int oracle_same_dtype;                   /* 1: the oracle runs in the tested dtypes (cast) */
+  int whole;                               /* 1: random values are whole numbers (ties for max/min) */
   /* Optional: S for every element of output 0 (row-major), where "the op on absolute values"
    * is no bound (softmax backward subtracts); `in` are the inputs' rounded backing values. */
   void (*s_of)(const struct ot_case *c, double *const *in, double *s);
@@ -155,8 +157,8 @@ static inline double ot_at(const ot_view *v, const double *backing, const int64_
 }
 
 typedef struct ot_result {
-  double max_ulp;     /* rounded elementwise ops */
-  double max_ratio;   /* |err| / bound for accumulating ops and backward */
+  double max_ulp;   /* rounded elementwise ops */
+  double max_ratio; /* |err| / bound for accumulating ops and backward */
   int64_t checked;
 } ot_result;
 
@@ -241,8 +243,7 @@ static inline ot_result ot_check(parity_device_t *ocl, parity_device_t *cpu, con
     pt_tensor_read(&co[i], ref);
     if (accum) pt_tensor_read(&ao[i], s);
     if (accum && i == 0 && c->s_of) c->s_of(c, backing, s);
-    int exact = !ot_is_float(dt) || c->oracle_same_dtype ||
-                (!accum && psup_op_is_exact(c->op, dt));
+    int exact = !ot_is_float(dt) || c->oracle_same_dtype || (!accum && psup_op_is_exact(c->op, dt));
     for (int64_t j = 0; j < n; j++) {
       double want = ot_round(ref[j], dt);
       res.checked++;
@@ -260,9 +261,11 @@ static inline ot_result ot_check(parity_device_t *ocl, parity_device_t *cpu, con
         double sv = fmax(fabs(s[j]), fabs(ref[j]));
         double bound = psup_accum_bound(dt, ref[j], sv, c->k > 0 ? c->k : 1), err = fabs(got[j] - ref[j]);
         if (bound > 0 && err / bound > res.max_ratio) res.max_ratio = err / bound;
-        cr_assert(err <= bound, "%s %s %s: output %u element %lld: got %.17g, ref %.17g (S %.3g): error %.3g > "
-                  "bound %.3g", c->name, psup_direction_name(c->direction), psup_dtype_name(dt), i, (long long)j,
-                  got[j], ref[j], sv, err, bound);
+        cr_assert(err <= bound,
+                  "%s %s %s: output %u element %lld: got %.17g, ref %.17g (S %.3g): error %.3g > "
+                  "bound %.3g",
+                  c->name, psup_direction_name(c->direction), psup_dtype_name(dt), i, (long long)j, got[j], ref[j], sv,
+                  err, bound);
       }
     }
     /* no stray writes: positions outside the view keep the sentinel */

@@ -35,7 +35,8 @@ static ot_case pool_case(int32_t op, int32_t dt, const geom *g, int dir, int inc
   c.params = params_of(g);
   c.params.conv2d.groups = 0;
   c.params.conv2d.count_include_pad = include_pad;
-  int64_t oh = out_size(g->h, g->pt, g->pb, g->kh, g->dh, g->sh), ow = out_size(g->w, g->pl, g->pr, g->kw, g->dw, g->sw);
+  int64_t oh = out_size(g->h, g->pt, g->pb, g->kh, g->dh, g->sh),
+          ow = out_size(g->w, g->pl, g->pr, g->kw, g->dw, g->sw);
   int64_t xs[4] = {g->n, g->c, g->h, g->w}, ys[4] = {g->n, g->c, oh, ow};
   int64_t xst[4] = {g->c * g->h * g->w, 1, g->w * g->c, g->c};
   ot_view x = ot_strided(dt, 4, xs, xst, 0), y = ot_contig(dt, 4, ys);

@@ -42,8 +42,8 @@ Test(ocl_device, every_opencl_error_code_has_its_name_and_a_status) {
 Test(ocl_device, without_any_platform_the_plugin_is_unavailable_with_a_remedy) {
   char dir[] = "/tmp/parity-no-icd-XXXXXX";
   cr_assert_not_null(mkdtemp(dir));
-  setenv("OCL_ICD_VENDORS", dir, 1);     /* ocl-icd */
-  setenv("OPENCL_VENDOR_PATH", dir, 1);  /* Khronos loader */
+  setenv("OCL_ICD_VENDORS", dir, 1);    /* ocl-icd */
+  setenv("OPENCL_VENDOR_PATH", dir, 1); /* Khronos loader */
   setenv("OCL_ICD_FILENAMES", "", 1);
   parity_context_t *ctx = pt_fresh_context();
   int seen = 0;
@@ -82,13 +82,16 @@ Test(ocl_device, capabilities_are_truthful) {
   /* denormals: 2^-70 * 2^-70 = 2^-140 is an f32 subnormal */
   int64_t shape[1] = {1};
   double a = 0x1p-70;
-  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, &a), y = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, &a),
+            y = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
   const pt_tensor *in[] = {&x, &x}, *out[] = {&y};
   cr_assert_eq(pt_run(dev, PARITY_OP_MUL, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
   double got;
   pt_tensor_read(&y, &got);
-  if (info.denormals == PARITY_DENORMALS_PRESERVED) cr_assert_eq(got, 0x1p-140);
-  else cr_assert_eq(got, 0.0);
+  if (info.denormals == PARITY_DENORMALS_PRESERVED)
+    cr_assert_eq(got, 0x1p-140);
+  else
+    cr_assert_eq(got, 0.0);
 
   /* f64 runs iff declared */
   parity_tensor_desc_t t;
@@ -147,7 +150,8 @@ Test(ocl_device, a_build_failure_names_the_opencl_call_and_error) {
   /* opening compiles nothing, so it succeeds; the first op builds its kernel and fails */
   cr_assert_eq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
   int64_t shape[1] = {3};
-  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL), c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL),
+            c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
   const pt_tensor *in[] = {&a, &a}, *out[] = {&c};
   cr_assert_neq(pt_run(dev, PARITY_OP_ADD, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK);
   cr_assert(strstr(parity_last_error(), "clBuildProgram: CL_"), "%s", parity_last_error());
@@ -236,7 +240,8 @@ static void check_big_add_and_sum(parity_device_t *dev, int64_t n) {
   int64_t shape[1] = {n}, one[1] = {1};
   double *v = malloc(sizeof(double) * (size_t)n), *got = malloc(sizeof(double) * (size_t)n);
   for (int64_t i = 0; i < n; i++) v[i] = (double)(i % 1000);
-  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v), c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v),
+            c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
   pt_tensor s = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, one, NULL);
   const pt_tensor *in[] = {&a, &a}, *out[] = {&c}, *rin[] = {&a}, *rout[] = {&s};
   cr_assert_eq(pt_run(dev, PARITY_OP_ADD, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
@@ -284,7 +289,8 @@ Test(ocl_device, tiny_grids_and_the_strided_layout_loop_over_everything) {
 Test(ocl_device, every_knob_refuses_a_bad_value_as_written) {
   static const char *const cases[][3] = {
       {"PARITY_OPENCL_MAX_GROUPS", "lots", "PARITY_OPENCL_MAX_GROUPS='lots' is not a whole number"},
-      {"PARITY_OPENCL_WORK_LAYOUT", "diagonal", "PARITY_OPENCL_WORK_LAYOUT='diagonal' is not one of auto, contiguous, strided"},
+      {"PARITY_OPENCL_WORK_LAYOUT", "diagonal",
+       "PARITY_OPENCL_WORK_LAYOUT='diagonal' is not one of auto, contiguous, strided"},
       {"PARITY_OPENCL_EXACT_DIV", "exact", "PARITY_OPENCL_EXACT_DIV='exact' is not one of auto, lib, builtin"},
       {"PARITY_OPENCL_NO_FP64", "maybe", "PARITY_OPENCL_NO_FP64='maybe' is not one of 0, 1"},
       {"PARITY_OPENCL_TIER", "fast", "PARITY_OPENCL_TIER='fast' is not one of auto, tiered, full, quick"},
@@ -306,7 +312,8 @@ Test(ocl_device, every_knob_refuses_a_bad_value_as_written) {
 Test(ocl_device, zero_element_tensors_launch_nothing_and_write_nothing) {
   parity_device_t *dev = ot_device();
   int64_t zs[2] = {0, 5}, ones[2] = {1, 5};
-  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, zs, NULL), c = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, zs, NULL);
+  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, zs, NULL),
+            c = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, zs, NULL);
   const pt_tensor *in[] = {&a, &a}, *out[] = {&c};
   cr_assert_eq(pt_run(dev, PARITY_OP_ADD, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
   parity_op_params_t p;
@@ -325,7 +332,8 @@ Test(ocl_device, zero_element_tensors_launch_nothing_and_write_nothing) {
   /* matmul with k = 0 gives zeros */
   int64_t as[2] = {2, 0}, bs[2] = {0, 3}, cs[2] = {2, 3};
   double cinit[6] = {7, 7, 7, 7, 7, 7}, cg[6];
-  pt_tensor ma = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, as, NULL), mb = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, bs, NULL);
+  pt_tensor ma = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, as, NULL),
+            mb = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, bs, NULL);
   pt_tensor mc = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, cs, cinit);
   const pt_tensor *min[] = {&ma, &mb}, *mout[] = {&mc};
   cr_assert_eq(pt_run(dev, PARITY_OP_MATMUL, 0, min, 2, mout, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
@@ -339,7 +347,8 @@ Test(ocl_device, large_reductions_are_bitwise_reproducible) {
   double *v = malloc(sizeof(double) * (size_t)n);
   uint64_t seed = 42;
   for (int64_t i = 0; i < n; i++) v[i] = ot_rand(&seed) * 2 - 1;
-  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v), y = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, one, NULL);
+  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v),
+            y = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, one, NULL);
   parity_op_params_t p;
   memset(&p, 0, sizeof p);
   p.reduce.axes_mask = 1;
@@ -491,8 +500,22 @@ Test(ocl_device, without_fp64_the_float_paths_still_run_within_the_rule) {
     ot_check(dev, cpu, &c);
     /* i64 -> f32/f16/bf16: exact, ties and one past them, where rounding twice (through f32)
      * would land on the wrong side: 2^24 + 2^16 + 1 is a tie in f32 and one past a tie in bf16 */
-    static const double iv[] = {0, 1, -1, 2049, 2051, -2049, 65519, 65520, 16842753, -16842753, 16842752,
-                                4294967297.0, 1099511627777.0, 9007199254740991.0, -9007199254740991.0, 12345};
+    static const double iv[] = {0,
+                                1,
+                                -1,
+                                2049,
+                                2051,
+                                -2049,
+                                65519,
+                                65520,
+                                16842753,
+                                -16842753,
+                                16842752,
+                                4294967297.0,
+                                1099511627777.0,
+                                9007199254740991.0,
+                                -9007199254740991.0,
+                                12345};
     int64_t ni[1] = {16};
     memset(&c, 0, sizeof c);
     c.name = "cast from i64";

@@ -18,7 +18,7 @@ static int op_takes(int32_t op, int32_t dt) {
 static void range_for(int32_t op, int32_t dt, double *lo, double *hi) {
   *lo = -4, *hi = 4;
   if (op == PARITY_OP_LOG || op == PARITY_OP_SQRT || op == PARITY_OP_RSQRT || op == PARITY_OP_POW) *lo = 0.05;
-  if (dt == PARITY_DTYPE_I32) *lo = -3e9, *hi = 3e9;    /* wraps in mul and square */
+  if (dt == PARITY_DTYPE_I32) *lo = -3e9, *hi = 3e9; /* wraps in mul and square */
   if (dt == PARITY_DTYPE_I64) *lo = -1e19, *hi = 1e19;
 }
 
@@ -213,7 +213,8 @@ Test(ocl_elementwise, where_reads_any_nonzero_condition_byte_as_true) {
   pt_tensor cond = pt_tensor_new(ocl, PARITY_DTYPE_BOOL, 1, shape, NULL);
   unsigned char bytes[4] = {0, 2, 255, 0x80};
   cr_assert_eq(parity_buffer_write(cond.buf, 0, bytes, 4), PARITY_STATUS_OK);
-  pt_tensor a = pt_tensor_new(ocl, PARITY_DTYPE_F32, 1, shape, av), b = pt_tensor_new(ocl, PARITY_DTYPE_F32, 1, shape, bv);
+  pt_tensor a = pt_tensor_new(ocl, PARITY_DTYPE_F32, 1, shape, av),
+            b = pt_tensor_new(ocl, PARITY_DTYPE_F32, 1, shape, bv);
   pt_tensor c = pt_tensor_new(ocl, PARITY_DTYPE_F32, 1, shape, NULL);
   const pt_tensor *in[] = {&cond, &a, &b}, *out[] = {&c};
   cr_assert_eq(pt_run(ocl, PARITY_OP_WHERE, PARITY_DIRECTION_FORWARD, in, 3, out, 1, NULL), PARITY_STATUS_OK, "%s",
@@ -222,7 +223,8 @@ Test(ocl_elementwise, where_reads_any_nonzero_condition_byte_as_true) {
   pt_tensor_read(&c, got);
   cr_assert(got[0] == -1 && got[1] == 2 && got[2] == 3 && got[3] == 4, "%g %g %g %g", got[0], got[1], got[2], got[3]);
   /* a bool result is stored as 0/1 even when the selected byte is another non-zero value */
-  pt_tensor ba = pt_tensor_new(ocl, PARITY_DTYPE_BOOL, 1, shape, NULL), bc = pt_tensor_new(ocl, PARITY_DTYPE_BOOL, 1, shape, NULL);
+  pt_tensor ba = pt_tensor_new(ocl, PARITY_DTYPE_BOOL, 1, shape, NULL),
+            bc = pt_tensor_new(ocl, PARITY_DTYPE_BOOL, 1, shape, NULL);
   cr_assert_eq(parity_buffer_write(ba.buf, 0, bytes, 4), PARITY_STATUS_OK);
   const pt_tensor *bin[] = {&cond, &ba, &ba}, *bout[] = {&bc};
   cr_assert_eq(pt_run(ocl, PARITY_OP_WHERE, PARITY_DIRECTION_FORWARD, bin, 3, bout, 1, NULL), PARITY_STATUS_OK);
@@ -233,8 +235,9 @@ Test(ocl_elementwise, where_reads_any_nonzero_condition_byte_as_true) {
 
 Test(ocl_elementwise, casts_between_every_pair_of_dtypes_are_exact) {
   parity_device_t *ocl = ot_device(), *cpu = pt_device("cpu");
-  static const double vals[] = {NAN, INFINITY, -INFINITY, -0.0, 0.5, -1.5, 2.5, 1e-40, 3e9, -3e9, 4e19, -4e19,
-                                65519.99, 65520, 16809985, 9007199254740993.0, 1.0000001, 255, 256, -7, 1, 0};
+  static const double vals[] = {NAN,       INFINITY, -INFINITY, -0.0,  0.5,      -1.5,  2.5,      1e-40,
+                                3e9,       -3e9,     4e19,      -4e19, 65519.99, 65520, 16809985, 9007199254740993.0,
+                                1.0000001, 255,      256,       -7,    1,        0};
   int64_t shape[1] = {(int64_t)(sizeof vals / sizeof *vals)};
   for (size_t s = 0; s < 7; s++)
     for (size_t d = 0; d < 7; d++) {
@@ -255,7 +258,8 @@ Test(ocl_elementwise, integer_arithmetic_wraps) {
   parity_device_t *ocl = ot_device();
   int64_t shape[1] = {3};
   static const double a[] = {2147483647.0, -2147483648.0, 65536}, b[] = {1, -1, 65536};
-  pt_tensor ta = pt_tensor_new(ocl, PARITY_DTYPE_I32, 1, shape, a), tb = pt_tensor_new(ocl, PARITY_DTYPE_I32, 1, shape, b);
+  pt_tensor ta = pt_tensor_new(ocl, PARITY_DTYPE_I32, 1, shape, a),
+            tb = pt_tensor_new(ocl, PARITY_DTYPE_I32, 1, shape, b);
   pt_tensor tc = pt_tensor_new(ocl, PARITY_DTYPE_I32, 1, shape, NULL);
   const pt_tensor *in[] = {&ta, &tb}, *out[] = {&tc};
   double got[3];

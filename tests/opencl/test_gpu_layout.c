@@ -67,7 +67,8 @@ static void log_smx_fwd_s(const ot_case *c, double *const *in, double *s) {
     double mx = -INFINITY, sum = 0;
     for (int64_t r = 0; r < len; r++) mx = fmax(mx, ot_at(x, in[0], (int64_t[]){m, r}));
     for (int64_t r = 0; r < len; r++) sum += exp(ot_at(x, in[0], (int64_t[]){m, r}) - mx);
-    for (int64_t r = 0; r < len; r++) s[m * len + r] = fabs(ot_at(x, in[0], (int64_t[]){m, r}) - mx) + fabs(log(sum)) + 1;
+    for (int64_t r = 0; r < len; r++)
+      s[m * len + r] = fabs(ot_at(x, in[0], (int64_t[]){m, r}) - mx) + fabs(log(sum)) + 1;
   }
 }
 
@@ -139,7 +140,7 @@ Test(ocl_gpu_layout, softmax_special_rows_reach_the_whole_work_group) {
   x[2 * LEN + 70] = INFINITY;
   x[3 * LEN + 70] = INFINITY, x[3 * LEN + 590] = INFINITY;
   x[4 * LEN + 599] = 1000; /* a large finite max in the last lane */
-  x[5 * LEN + 590] = NAN;   /* a NaN in the scalar tail */
+  x[5 * LEN + 590] = NAN;  /* a NaN in the scalar tail */
   int64_t shape[2] = {ROWS, LEN};
   for (int32_t op = PARITY_OP_SOFTMAX; op <= PARITY_OP_LOG_SOFTMAX; op++)
     for (size_t k = 0; k < 4; k++) {
@@ -197,7 +198,7 @@ Test(ocl_gpu_layout, conv2d_tiles_keep_the_padding_semantics_of_non_finite_value
   geom g = {1, 2, 5, 5, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1};
   static double w[3 * 2 * 3 * 3], x[1 * 2 * 5 * 5 + 8];
   for (int i = 0; i < 54; i++) w[i] = (i % 5) * 0.25 - 0.5;
-  w[4] = INFINITY; /* o 0, c 0, tap (1, 1) */
+  w[4] = INFINITY;       /* o 0, c 0, tap (1, 1) */
   w[27 + 0] = -INFINITY; /* o 1, c 1, tap (0, 0): lands on padding for the first output row */
   for (int i = 0; i < 58; i++) x[i] = (i % 7) * 0.5 - 1.5;
   for (int dir = 0; dir < 2; dir++)

@@ -51,7 +51,8 @@ Test(ocl_matmul, a_long_inner_dimension_stays_accurate) {
     c.name = "matmul k=20000";
     c.op = PARITY_OP_MATMUL;
     c.nin = 2, c.nout = 1;
-    c.in[0] = ot_contig(dtypes[k], 2, as), c.in[1] = ot_contig(dtypes[k], 2, bs), c.out[0] = ot_contig(dtypes[k], 2, cs);
+    c.in[0] = ot_contig(dtypes[k], 2, as), c.in[1] = ot_contig(dtypes[k], 2, bs),
+    c.out[0] = ot_contig(dtypes[k], 2, cs);
     c.lo = 0, c.hi = 1; /* all positive: no cancellation to hide accumulation error */
     c.k = 20000;
     ot_check(ocl, cpu, &c);

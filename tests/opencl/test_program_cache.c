@@ -56,7 +56,8 @@ static void open_and_add(void) {
   cr_assert_eq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
   int64_t shape[1] = {3};
   double v[3] = {1, 2, 3}, got[3];
-  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v), c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v),
+            c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
   const pt_tensor *in[] = {&a, &a}, *out[] = {&c};
   static const int32_t ops[3] = {PARITY_OP_ADD, PARITY_OP_MUL, PARITY_OP_SUB};
   static const double want[3][3] = {{2, 4, 6}, {1, 4, 9}, {0, 0, 0}};
@@ -97,12 +98,14 @@ Test(ocl_device, opening_compiles_nothing_kernels_build_alone_on_first_use_and_l
   parity_device_t *dev = NULL;
   cr_assert_eq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
   cache_file files[8];
-  cr_assert_eq(count_builds(log, "source", NULL) + count_builds(log, "cache", NULL), 0, "opening the device built a program");
+  cr_assert_eq(count_builds(log, "source", NULL) + count_builds(log, "cache", NULL), 0,
+               "opening the device built a program");
   cr_assert_eq(list_cache(dir, files, 8), 0);
 
   int64_t shape[1] = {5};
   double v[5] = {1, 2, 3, 4, 5}, got[5];
-  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v), c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v),
+            c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
   const pt_tensor *in[] = {&a, &a}, *out[] = {&c};
   add_nosync(dev, &a, &c);
   /* the add built its own kernel and nothing else */
@@ -195,7 +198,6 @@ static void expect_values(const pt_tensor *t, const double *want, int n, const c
   for (int i = 0; i < n; i++) cr_assert_eq(got[i], want[i], "%s element %d: %.9g, want %.9g", what, i, got[i], want[i]);
 }
 
-
 /* What a gradient builds: a forward kernel and the backward one of the same variant share one
  * program, sum and mean one variant (with sum's backward in it), and dense same-dtype copies (a
  * cast to the same dtype, add's backward) need no program at all. Fails if any of these builds
@@ -211,58 +213,72 @@ Test(ocl_device, a_gradient_builds_few_programs_pairs_share_one_and_dense_copies
   cr_assert_eq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
   int64_t shape[1] = {6}, one[1] = {1};
   double va[6] = {-2.5, -1, 0, 0.5, 1, 3}, vb[6] = {4, 3, 2, 1, -1, -2}, vd[6] = {1, 2, 3, 4, 5, 6}, want[6];
-  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, va), b = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vb);
-  pt_tensor c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL), dc = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vd);
-  pt_tensor da = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL), db = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, va),
+            b = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vb);
+  pt_tensor c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL),
+            dc = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vd);
+  pt_tensor da = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL),
+            db = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
   const pt_tensor *in2[] = {&a, &b}, *out1[] = {&c}, *bin[] = {&a, &b, &c, &dc}, *bout[] = {&da, &db};
 
   /* add forward: one program (ew_binary with ew_binary_bwd, add's variant) */
-  cr_assert_eq(pt_run(dev, PARITY_OP_ADD, PARITY_DIRECTION_FORWARD, in2, 2, out1, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(pt_run(dev, PARITY_OP_ADD, PARITY_DIRECTION_FORWARD, in2, 2, out1, 1, NULL), PARITY_STATUS_OK, "%s",
+               parity_last_error());
   for (int i = 0; i < 6; i++) want[i] = va[i] + vb[i];
   expect_values(&c, want, 6, "a + b");
   cr_assert_eq(count_builds(log, "source", NULL), 1);
   /* add backward: da = db = dc, buffer copies */
-  cr_assert_eq(pt_run(dev, PARITY_OP_ADD, PARITY_DIRECTION_BACKWARD, bin, 4, bout, 2, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(pt_run(dev, PARITY_OP_ADD, PARITY_DIRECTION_BACKWARD, bin, 4, bout, 2, NULL), PARITY_STATUS_OK, "%s",
+               parity_last_error());
   expect_values(&da, vd, 6, "add da");
   expect_values(&db, vd, 6, "add db");
   cr_assert_eq(count_builds(log, "source", NULL), 1, "add's backward built a program");
   /* mul backward builds mul's program, which holds mul forward too */
-  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, PARITY_DIRECTION_BACKWARD, bin, 4, bout, 2, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, PARITY_DIRECTION_BACKWARD, bin, 4, bout, 2, NULL), PARITY_STATUS_OK, "%s",
+               parity_last_error());
   for (int i = 0; i < 6; i++) want[i] = vd[i] * vb[i];
   expect_values(&da, want, 6, "mul da");
   cr_assert_eq(count_builds(log, "source", "ew_binary_bwd"), 1);
-  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, PARITY_DIRECTION_FORWARD, in2, 2, out1, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, PARITY_DIRECTION_FORWARD, in2, 2, out1, 1, NULL), PARITY_STATUS_OK, "%s",
+               parity_last_error());
   for (int i = 0; i < 6; i++) want[i] = va[i] * vb[i];
   expect_values(&c, want, 6, "a * b");
   cr_assert_eq(count_builds(log, "source", NULL), 2, "mul forward was not in mul backward's program");
   /* a same-dtype dense cast is a copy; to f16 it is a kernel */
   const pt_tensor *cin[] = {&a}, *cout[] = {&c};
-  cr_assert_eq(pt_run(dev, PARITY_OP_CAST, PARITY_DIRECTION_FORWARD, cin, 1, cout, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(pt_run(dev, PARITY_OP_CAST, PARITY_DIRECTION_FORWARD, cin, 1, cout, 1, NULL), PARITY_STATUS_OK, "%s",
+               parity_last_error());
   expect_values(&c, va, 6, "cast f32 -> f32");
   cr_assert_eq(count_builds(log, "source", NULL), 2, "a same-dtype cast built a program");
   pt_tensor h = pt_tensor_new(dev, PARITY_DTYPE_F16, 1, shape, NULL);
   const pt_tensor *hout[] = {&h};
-  cr_assert_eq(pt_run(dev, PARITY_OP_CAST, PARITY_DIRECTION_FORWARD, cin, 1, hout, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(pt_run(dev, PARITY_OP_CAST, PARITY_DIRECTION_FORWARD, cin, 1, hout, 1, NULL), PARITY_STATUS_OK, "%s",
+               parity_last_error());
   expect_values(&h, va, 6, "cast f32 -> f16");
   cr_assert_eq(count_builds(log, "source", "ew_cast"), 1);
   /* sum and mean: one red_pass; sum's and mean's backward are in its program */
-  pt_tensor s = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, one, NULL), ds = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, one, (double[]){3});
+  pt_tensor s = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, one, NULL),
+            ds = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, one, (double[]){3});
   const pt_tensor *rin[] = {&a}, *rout[] = {&s}, *rbin[] = {&a, &s, &ds}, *rbout[] = {&da};
   parity_op_params_t rp;
   memset(&rp, 0, sizeof rp);
   rp.reduce.axes_mask = 1;
   double total = 0;
   for (int i = 0; i < 6; i++) total += va[i];
-  cr_assert_eq(pt_run(dev, PARITY_OP_SUM, PARITY_DIRECTION_FORWARD, rin, 1, rout, 1, &rp), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(pt_run(dev, PARITY_OP_SUM, PARITY_DIRECTION_FORWARD, rin, 1, rout, 1, &rp), PARITY_STATUS_OK, "%s",
+               parity_last_error());
   expect_values(&s, &total, 1, "sum");
   double mean = (double)((float)total / 6.0f);
-  cr_assert_eq(pt_run(dev, PARITY_OP_MEAN, PARITY_DIRECTION_FORWARD, rin, 1, rout, 1, &rp), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(pt_run(dev, PARITY_OP_MEAN, PARITY_DIRECTION_FORWARD, rin, 1, rout, 1, &rp), PARITY_STATUS_OK, "%s",
+               parity_last_error());
   expect_values(&s, &mean, 1, "mean");
   cr_assert_eq(count_builds(log, "source", "red_pass"), 1, "sum and mean built two programs");
-  cr_assert_eq(pt_run(dev, PARITY_OP_SUM, PARITY_DIRECTION_BACKWARD, rbin, 3, rbout, 1, &rp), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(pt_run(dev, PARITY_OP_SUM, PARITY_DIRECTION_BACKWARD, rbin, 3, rbout, 1, &rp), PARITY_STATUS_OK, "%s",
+               parity_last_error());
   for (int i = 0; i < 6; i++) want[i] = 3;
   expect_values(&da, want, 6, "sum dx");
-  cr_assert_eq(pt_run(dev, PARITY_OP_MEAN, PARITY_DIRECTION_BACKWARD, rbin, 3, rbout, 1, &rp), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(pt_run(dev, PARITY_OP_MEAN, PARITY_DIRECTION_BACKWARD, rbin, 3, rbout, 1, &rp), PARITY_STATUS_OK, "%s",
+               parity_last_error());
   for (int i = 0; i < 6; i++) want[i] = (double)(3.0f / 6.0f);
   expect_values(&da, want, 6, "mean dx");
   cr_assert_eq(count_builds(log, "source", NULL), 4, "the reduction's backward built a program of its own");
@@ -278,8 +294,10 @@ Test(ocl_device, a_gradient_builds_few_programs_pairs_share_one_and_dense_copies
   a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, va), b = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vb);
   c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL), dc = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vd);
   da = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL), db = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
-  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, PARITY_DIRECTION_BACKWARD, bin, 4, bout, 2, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
-  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, PARITY_DIRECTION_FORWARD, in2, 2, out1, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, PARITY_DIRECTION_BACKWARD, bin, 4, bout, 2, NULL), PARITY_STATUS_OK, "%s",
+               parity_last_error());
+  cr_assert_eq(pt_run(dev, PARITY_OP_MUL, PARITY_DIRECTION_FORWARD, in2, 2, out1, 1, NULL), PARITY_STATUS_OK, "%s",
+               parity_last_error());
   for (int i = 0; i < 6; i++) want[i] = va[i] * vb[i];
   expect_values(&c, want, 6, "a * b from the cache");
   cr_assert_eq(count_builds(log, "source", NULL), 4, "the second open compiled again");
@@ -326,7 +344,8 @@ Test(ocl_device, a_cache_file_of_another_program_or_with_a_rejected_binary_is_re
   unsigned char garbage[4096];
   for (int i = 0; i < 4096; i++) garbage[i] = (unsigned char)(i * 131 + 7);
   const char *werr = NULL;
-  cr_assert_eq(psup_cache_write(before[2].path, "PARITYC3", key, garbage, sizeof garbage, &werr), 0, "%s", werr ? werr : "");
+  cr_assert_eq(psup_cache_write(before[2].path, "PARITYC3", key, garbage, sizeof garbage, &werr), 0, "%s",
+               werr ? werr : "");
   setenv("PARITY_OPENCL_BUILD_LOG", log, 1);
   open_and_add(); /* right results, from source for the two bad files */
   unsetenv("PARITY_OPENCL_BUILD_LOG");
@@ -360,7 +379,8 @@ static void run_three_ops(void) {
   cr_assert_eq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
   int64_t shape[1] = {5};
   double v[5] = {1, -2, 0.5, 4, -0.25}, got[5];
-  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v), c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v),
+            c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
   const pt_tensor *in[] = {&a, &a}, *out[] = {&c};
   cr_assert_eq(pt_run(dev, PARITY_OP_ADD, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
   pt_tensor_read(&c, got);
@@ -399,8 +419,10 @@ Test(ocl_device, pocl_programs_declare_their_builtins_and_fall_back_to_the_heade
   unsetenv("PARITY_OPENCL_BUILTINS");
   run_three_ops();
   cr_assert_eq(count_decl(log, "builtins") + count_decl(log, "header"), 3, "three programs");
-  if (pocl) cr_assert_eq(count_decl(log, "builtins"), 3, "PoCL parsed its header");
-  else cr_assert_eq(count_decl(log, "header"), 3, "not PoCL: the driver's header");
+  if (pocl)
+    cr_assert_eq(count_decl(log, "builtins"), 3, "PoCL parsed its header");
+  else
+    cr_assert_eq(count_decl(log, "header"), 3, "not PoCL: the driver's header");
   unlink(log);
 
   setenv("PARITY_OPENCL_BUILTINS", empty, 1); /* every program fails with it: the header builds them */

@@ -8,7 +8,8 @@ static const int32_t dtypes[] = {PARITY_DTYPE_F32, PARITY_DTYPE_F64, PARITY_DTYP
 static const double specials[] = {NAN, 0.0, -0.0, INFINITY, 1e-40};
 
 static int takes(int32_t op, int32_t dt, int dir) {
-  if (dir == PARITY_DIRECTION_BACKWARD) return psup_dtype_is_float(dt) && op != PARITY_OP_ARGMAX && op != PARITY_OP_ARGMIN;
+  if (dir == PARITY_DIRECTION_BACKWARD)
+    return psup_dtype_is_float(dt) && op != PARITY_OP_ARGMAX && op != PARITY_OP_ARGMIN;
   if (op == PARITY_OP_MEAN) return psup_dtype_is_float(dt);
   return 1;
 }
@@ -147,7 +148,8 @@ Test(ocl_reduce, argmax_picks_the_first_index_across_partials) {
   cr_assert_eq(extreme_of(ocl, PARITY_OP_ARGMIN, PARITY_DTYPE_F32, v, n), 5);
   v[120000] = NAN;
   v[180000] = NAN;
-  cr_assert_eq(extreme_of(ocl, PARITY_OP_ARGMIN, PARITY_DTYPE_F32, v, n), 120000, "NaN is the extreme; the first one wins");
+  cr_assert_eq(extreme_of(ocl, PARITY_OP_ARGMIN, PARITY_DTYPE_F32, v, n), 120000,
+               "NaN is the extreme; the first one wins");
   free(v);
 }
 
@@ -202,7 +204,8 @@ Test(ocl_reduce, column_sums_in_vectors_equal_row_sums_bitwise) {
     cr_assert_eq(pt_run(ocl, PARITY_OP_SUM, 0, int_, 1, outt, 1, &p), PARITY_STATUS_OK, "%s", parity_last_error());
     pt_tensor_read(&y, a), pt_tensor_read(&yt, b);
     for (int c = 0; c < W; c++)
-      cr_assert(memcmp(&a[c], &b[c], sizeof a[c]) == 0, "%s column %d: %a, its row sum %a", d ? "f64" : "f32", c, a[c], b[c]);
+      cr_assert(memcmp(&a[c], &b[c], sizeof a[c]) == 0, "%s column %d: %a, its row sum %a", d ? "f64" : "f32", c, a[c],
+                b[c]);
     pt_tensor_free(&x), pt_tensor_free(&xt), pt_tensor_free(&y), pt_tensor_free(&yt);
   }
   free(v), free(vt), free(a), free(b);
@@ -221,7 +224,8 @@ Test(ocl_reduce, bool_sums_are_any_or_counts) {
 Test(ocl_reduce, empty_extents_sum_to_zero_mean_nan_and_max_is_invalid) {
   parity_device_t *ocl = ot_device();
   int64_t xs[2] = {3, 0}, ys[2] = {3, 1};
-  pt_tensor x = pt_tensor_new(ocl, PARITY_DTYPE_F32, 2, xs, NULL), y = pt_tensor_new(ocl, PARITY_DTYPE_F32, 2, ys, NULL);
+  pt_tensor x = pt_tensor_new(ocl, PARITY_DTYPE_F32, 2, xs, NULL),
+            y = pt_tensor_new(ocl, PARITY_DTYPE_F32, 2, ys, NULL);
   parity_op_params_t p;
   memset(&p, 0, sizeof p);
   p.reduce.axes_mask = 2;

@@ -94,9 +94,8 @@ Test(ocl_softmax, every_axis_and_dtype_matches_the_oracle) {
 Test(ocl_softmax, special_rows_follow_the_written_semantics) {
   parity_device_t *ocl = ot_device(), *cpu = pt_device("cpu");
   /* rows: all -inf; a NaN; two +inf; finite with a -inf; offset by +1000 */
-  static const double x[] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, 1, NAN, 2, 3,
-                             INFINITY, 1, INFINITY, -INFINITY, 1, -INFINITY, 2, 3,
-                             1001, 1002, 1000, 999};
+  static const double x[] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, 1, NAN, 2,    3,    INFINITY, 1,
+                             INFINITY,  -INFINITY, 1,         -INFINITY, 2, 3,   1001, 1002, 1000,     999};
   int64_t shape[2] = {5, 4};
   for (int32_t op = PARITY_OP_SOFTMAX; op <= PARITY_OP_LOG_SOFTMAX; op++)
     for (size_t k = 0; k < 4; k++) {
@@ -118,8 +117,10 @@ Test(ocl_softmax, offset_logits_give_the_unshifted_result) {
   int64_t shape[2] = {1, 5};
   double base[5] = {0.5, -1, 2, 0.25, 1}, shifted[5], a[5], b[5];
   for (int i = 0; i < 5; i++) shifted[i] = base[i] + 1000;
-  pt_tensor x0 = pt_tensor_new(ocl, PARITY_DTYPE_F32, 2, shape, base), x1 = pt_tensor_new(ocl, PARITY_DTYPE_F32, 2, shape, shifted);
-  pt_tensor y0 = pt_tensor_new(ocl, PARITY_DTYPE_F32, 2, shape, NULL), y1 = pt_tensor_new(ocl, PARITY_DTYPE_F32, 2, shape, NULL);
+  pt_tensor x0 = pt_tensor_new(ocl, PARITY_DTYPE_F32, 2, shape, base),
+            x1 = pt_tensor_new(ocl, PARITY_DTYPE_F32, 2, shape, shifted);
+  pt_tensor y0 = pt_tensor_new(ocl, PARITY_DTYPE_F32, 2, shape, NULL),
+            y1 = pt_tensor_new(ocl, PARITY_DTYPE_F32, 2, shape, NULL);
   parity_op_params_t p;
   memset(&p, 0, sizeof p);
   p.softmax.axis = 1;
@@ -152,18 +153,21 @@ Test(ocl_softmax, long_unit_stride_rows_are_accurate_reproducible_and_keep_the_s
     double *again = malloc(sizeof(double) * (size_t)(3 * R));
     cr_assert(v && got && again);
     for (int64_t i = 0; i < 3 * R; i++) v[i] = (double)(float)(sin((double)i * 0.37) * 8.0);
-    v[R + R / 2] = NAN;                        /* row 1: a NaN in the middle */
+    v[R + R / 2] = NAN;                         /* row 1: a NaN in the middle */
     v[2 * R + 3] = v[2 * R + R - 1] = INFINITY; /* row 2: two +inf, one in the tail */
     for (int k = 0; k < 2; k++) {
       int32_t op = k ? PARITY_OP_LOG_SOFTMAX : PARITY_OP_SOFTMAX;
-      pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, shape, v), y = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, shape, NULL);
+      pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, shape, v),
+                y = pt_tensor_new(dev, PARITY_DTYPE_F32, 2, shape, NULL);
       const pt_tensor *in[] = {&x}, *out[] = {&y};
       parity_op_params_t p;
       memset(&p, 0, sizeof p);
       p.softmax.axis = 1;
-      cr_assert_eq(pt_run(dev, op, PARITY_DIRECTION_FORWARD, in, 1, out, 1, &p), PARITY_STATUS_OK, "%s", parity_last_error());
+      cr_assert_eq(pt_run(dev, op, PARITY_DIRECTION_FORWARD, in, 1, out, 1, &p), PARITY_STATUS_OK, "%s",
+                   parity_last_error());
       pt_tensor_read(&y, got);
-      cr_assert_eq(pt_run(dev, op, PARITY_DIRECTION_FORWARD, in, 1, out, 1, &p), PARITY_STATUS_OK, "%s", parity_last_error());
+      cr_assert_eq(pt_run(dev, op, PARITY_DIRECTION_FORWARD, in, 1, out, 1, &p), PARITY_STATUS_OK, "%s",
+                   parity_last_error());
       pt_tensor_read(&y, again);
       cr_assert_eq(memcmp(got, again, sizeof(double) * (size_t)(3 * R)), 0, "R %lld: not reproducible", (long long)R);
       /* row 0 against float64 */
@@ -173,10 +177,11 @@ Test(ocl_softmax, long_unit_stride_rows_are_accurate_reproducible_and_keep_the_s
       for (int64_t r = 0; r < R; r++) {
         double want = k ? (v[r] - m) - log(sum) : exp(v[r] - m) / sum;
         double tol = k ? 1e-5 * (fabs(v[r] - m) + fabs(log(sum)) + 1) : 1e-5 * fabs(want) + 1e-30;
-        cr_assert(fabs(got[r] - want) <= tol, "R %lld op %d element %lld: %.9g vs %.9g", (long long)R, op,
-                  (long long)r, got[r], want);
+        cr_assert(fabs(got[r] - want) <= tol, "R %lld op %d element %lld: %.9g vs %.9g", (long long)R, op, (long long)r,
+                  got[r], want);
       }
-      for (int64_t r = 0; r < R; r++) cr_assert(isnan(got[R + r]), "R %lld: NaN row element %lld is %g", (long long)R, (long long)r, got[R + r]);
+      for (int64_t r = 0; r < R; r++)
+        cr_assert(isnan(got[R + r]), "R %lld: NaN row element %lld is %g", (long long)R, (long long)r, got[R + r]);
       for (int64_t r = 0; r < R; r++) {
         int inf = r == 3 || r == R - 1;
         double want = k ? (inf ? -log(2.0) : -INFINITY) : (inf ? 0.5 : 0.0);

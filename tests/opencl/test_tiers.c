@@ -73,8 +73,18 @@ static void run_net(float out[NOUT][MAXN], int64_t count[NOUT]) {
   CK(parity_binary(PARITY_OP_DIV, y, e, &dv));
   parity_pool2d_options_t avg = {.struct_size = sizeof avg, .kernel = {3, 3}, .stride = {1, 1}};
   CK(parity_pool2d(PARITY_OP_AVG_POOL2D, y, &avg, &ap));
-  parity_tensor_t *res[NOUT] = {loss, ob, parity_tensor_grad(x), parity_tensor_grad(w), parity_tensor_grad(b),
-                                parity_tensor_grad(w2), s, sm, mx, hf, dv, ap};
+  parity_tensor_t *res[NOUT] = {loss,
+                                ob,
+                                parity_tensor_grad(x),
+                                parity_tensor_grad(w),
+                                parity_tensor_grad(b),
+                                parity_tensor_grad(w2),
+                                s,
+                                sm,
+                                mx,
+                                hf,
+                                dv,
+                                ap};
   for (int k = 0; k < NOUT; k++) {
     cr_assert_not_null(res[k], "result %d", k);
     count[k] = parity_tensor_numel(res[k]);

@@ -8,42 +8,42 @@
 #include "cpu_internal.h"
 
 /* X(ENUM, "name"): every fault the plugin can inject. */
-#define FAULT_LIST(X)                                                                           \
-  X(COMPARE_EPS, "compare-eps")                   /* comparisons evaluated on a + eps */       \
-  X(SOFTMAX_BWD_UNROUNDED, "softmax-bwd-unrounded") /* f16/bf16 backward from unrounded y */   \
-  X(TIE_FIRST, "tie-first")                       /* ties get the whole gradient, first wins */ \
-  X(CONV_PAD, "conv-pad")                         /* conv2d padding off by one */              \
-  X(RELU_GRAD_AT_ZERO, "relu-grad-at-zero")       /* relu'(0) = 1 */                           \
-  X(SUM_F16, "sum-f16")                           /* sums accumulated in f16 */                \
-  X(NONDETERMINISTIC_REDUCE, "nondeterministic-reduce") /* start of the sum rotates per call */ \
-  X(WRITE_PAST_END, "write-past-end")             /* one element written past the output */    \
-  X(FALSE_F64, "false-f64")                       /* claims float64, computes f64 in f32 */    \
-  X(MAX_DROPS_NAN, "max-drops-nan")               /* max/maximum ignore NaN */                 \
-  X(INDUCTOR_RECOMPUTE, "inductor-recompute")     /* see fault_inductor_* below */            \
-  X(REFUSE_ALL, "refuse-all")                     /* supports() refuses every op; claims none */ \
-  X(REFUSE_ALL_CLAIMS, "refuse-all-claims")       /* refuses every op; claims the CPU's dtypes and float64 */ \
-  X(LIE_DTYPES, "lie-dtypes")                     /* runs f32 add, mul, sum only; claims all */ \
-  X(CRASH_SUM, "crash-sum")                       /* SIGSEGV inside the f32 sum kernel */      \
-  /* kernel mutants (fault_mutants.c): the bug classes GPU backends ship */                      \
-  X(NAIVE_SUM, "naive-sum")                       /* one sequential f32 accumulator per sum */ \
-  X(DROP_PARTIAL, "drop-partial")                 /* long sums: one of 512 partials lost */    \
-  X(ARRIVAL_ORDER, "arrival-order")               /* long sums: partials in another order on every 4th call */ \
-  X(POSITIVE_ZERO_SUM, "positive-zero-sum")       /* sums start from +0: a sum of -0s is +0 */ \
-  X(BF16_TRUNCATE, "bf16-truncate")               /* bf16 sums stored by truncation */         \
-  X(LOWP_TRUNCATE, "lowp-truncate")               /* f16/bf16 add, sub, mul stored by truncation */ \
-  X(BCAST_CONTIGUOUS, "bcast-contiguous")         /* wide binary ops read a broadcast operand as contiguous */ \
-  X(SIGMOID_UNDERFLOW, "sigmoid-underflow")       /* f32 sigmoid 1/(1+exp(-x)): 0 below -88.7 */ \
-  X(EXP_FLUSH, "exp-flush")                       /* f32 exp flushes subnormal results (undeclared) */ \
-  X(POW_GRAD_NAN, "pow-grad-nan")                 /* pow backward without the a = 0 / b = 0 rules */ \
-  X(CAST_RTZ, "cast-rtz")                         /* f32/f64 -> f16/bf16 casts truncate */      \
-  X(CAST_DOUBLE_ROUND, "cast-double-round")       /* f64 -> f16/bf16 through f32: rounds twice */ \
-  X(MATMUL_DROP_KTILE, "matmul-drop-ktile")       /* K >= 4096: the last 256-wide K tile is lost */ \
-  X(MAXIMUM_NAN_SECOND, "maximum-nan-second")     /* maximum/minimum check NaN in a only */ \
-  X(STRIDED_WIDE, "strided-wide")                 /* wide unary ops read a strided input as contiguous */ \
-  X(SOFTMAX_MEAN_SHIFT, "softmax-mean-shift")     /* softmax subtracts the row mean, not the max */ \
-  /* NaN signs that change from call to call: allowed (any NaN equals any NaN) */                 \
-  X(NAN_SIGN_FLIPS, "nan-sign-flips")             /* every other elementwise call flips NaN signs */ \
-  X(NAN_SIGN_UNWRITTEN, "nan-sign-unwritten")     /* same, and f16 add leaves its last element unwritten */
+#define FAULT_LIST(X)                                                                                               \
+  X(COMPARE_EPS, "compare-eps")                         /* comparisons evaluated on a + eps */                      \
+  X(SOFTMAX_BWD_UNROUNDED, "softmax-bwd-unrounded")     /* f16/bf16 backward from unrounded y */                    \
+  X(TIE_FIRST, "tie-first")                             /* ties get the whole gradient, first wins */               \
+  X(CONV_PAD, "conv-pad")                               /* conv2d padding off by one */                             \
+  X(RELU_GRAD_AT_ZERO, "relu-grad-at-zero")             /* relu'(0) = 1 */                                          \
+  X(SUM_F16, "sum-f16")                                 /* sums accumulated in f16 */                               \
+  X(NONDETERMINISTIC_REDUCE, "nondeterministic-reduce") /* start of the sum rotates per call */                     \
+  X(WRITE_PAST_END, "write-past-end")                   /* one element written past the output */                   \
+  X(FALSE_F64, "false-f64")                             /* claims float64, computes f64 in f32 */                   \
+  X(MAX_DROPS_NAN, "max-drops-nan")                     /* max/maximum ignore NaN */                                \
+  X(INDUCTOR_RECOMPUTE, "inductor-recompute")           /* see fault_inductor_* below */                            \
+  X(REFUSE_ALL, "refuse-all")                           /* supports() refuses every op; claims none */              \
+  X(REFUSE_ALL_CLAIMS, "refuse-all-claims")             /* refuses every op; claims the CPU's dtypes and float64 */ \
+  X(LIE_DTYPES, "lie-dtypes")                           /* runs f32 add, mul, sum only; claims all */               \
+  X(CRASH_SUM, "crash-sum")                             /* SIGSEGV inside the f32 sum kernel */                     \
+  /* kernel mutants (fault_mutants.c): the bug classes GPU backends ship */                                         \
+  X(NAIVE_SUM, "naive-sum")                   /* one sequential f32 accumulator per sum */                          \
+  X(DROP_PARTIAL, "drop-partial")             /* long sums: one of 512 partials lost */                             \
+  X(ARRIVAL_ORDER, "arrival-order")           /* long sums: partials in another order on every 4th call */          \
+  X(POSITIVE_ZERO_SUM, "positive-zero-sum")   /* sums start from +0: a sum of -0s is +0 */                          \
+  X(BF16_TRUNCATE, "bf16-truncate")           /* bf16 sums stored by truncation */                                  \
+  X(LOWP_TRUNCATE, "lowp-truncate")           /* f16/bf16 add, sub, mul stored by truncation */                     \
+  X(BCAST_CONTIGUOUS, "bcast-contiguous")     /* wide binary ops read a broadcast operand as contiguous */          \
+  X(SIGMOID_UNDERFLOW, "sigmoid-underflow")   /* f32 sigmoid 1/(1+exp(-x)): 0 below -88.7 */                        \
+  X(EXP_FLUSH, "exp-flush")                   /* f32 exp flushes subnormal results (undeclared) */                  \
+  X(POW_GRAD_NAN, "pow-grad-nan")             /* pow backward without the a = 0 / b = 0 rules */                    \
+  X(CAST_RTZ, "cast-rtz")                     /* f32/f64 -> f16/bf16 casts truncate */                              \
+  X(CAST_DOUBLE_ROUND, "cast-double-round")   /* f64 -> f16/bf16 through f32: rounds twice */                       \
+  X(MATMUL_DROP_KTILE, "matmul-drop-ktile")   /* K >= 4096: the last 256-wide K tile is lost */                     \
+  X(MAXIMUM_NAN_SECOND, "maximum-nan-second") /* maximum/minimum check NaN in a only */                             \
+  X(STRIDED_WIDE, "strided-wide")             /* wide unary ops read a strided input as contiguous */               \
+  X(SOFTMAX_MEAN_SHIFT, "softmax-mean-shift") /* softmax subtracts the row mean, not the max */                     \
+  /* NaN signs that change from call to call: allowed (any NaN equals any NaN) */                                   \
+  X(NAN_SIGN_FLIPS, "nan-sign-flips")         /* every other elementwise call flips NaN signs */                    \
+  X(NAN_SIGN_UNWRITTEN, "nan-sign-unwritten") /* same, and f16 add leaves its last element unwritten */
 
 typedef enum fault_t {
   FAULT_NONE = 0,

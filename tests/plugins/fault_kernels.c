@@ -9,9 +9,7 @@
 #include "fault.h"
 
 static uint32_t esz(const parity_tensor_desc_t *t) { return psup_dtype_size(t->dtype); }
-static unsigned char *at(const parity_tensor_desc_t *t, int64_t off) {
-  return cpu_base(t) + off * (int64_t)esz(t);
-}
+static unsigned char *at(const parity_tensor_desc_t *t, int64_t off) { return cpu_base(t) + off * (int64_t)esz(t); }
 static double ld(const parity_tensor_desc_t *t, int64_t off) { return psup_load_f64(at(t, off), t->dtype); }
 static void st(const parity_tensor_desc_t *t, int64_t off, double v) { psup_store_f64(at(t, off), t->dtype, v); }
 
@@ -58,7 +56,9 @@ static struct {
   float *y; /* the f32 forward values before rounding, logical order */
 } remembered;
 
-typedef struct rows_t { int64_t outer, n, inner; } rows_t;
+typedef struct rows_t {
+  int64_t outer, n, inner;
+} rows_t;
 
 static rows_t rows_of(const parity_tensor_desc_t *t, int32_t axis) {
   rows_t r = {1, t->shape[axis], 1};
@@ -298,8 +298,10 @@ void fault_retype_f64(const parity_op_desc_t *d, parity_op_desc_t *out, parity_t
     if (!t || (is_out ? i >= d->num_outputs : i >= d->num_inputs) || t->dtype != PARITY_DTYPE_F64) continue;
     tensors[k] = *t;
     tensors[k].dtype = PARITY_DTYPE_F32;
-    if (is_out) out->outputs[i] = &tensors[k];
-    else out->inputs[i] = &tensors[k];
+    if (is_out)
+      out->outputs[i] = &tensors[k];
+    else
+      out->inputs[i] = &tensors[k];
   }
 }
 
@@ -335,8 +337,10 @@ int32_t fault_via_f32_dtypes(parity_kernel_fn fn, parity_plugin_device_t *dev, c
       float v = (float)ld(src, offset_of(src, j));
       memcpy(bufs[k].data + j * 4, &v, 4);
     }
-    if (is_out) d32.outputs[i] = &t[k];
-    else d32.inputs[i] = &t[k];
+    if (is_out)
+      d32.outputs[i] = &t[k];
+    else
+      d32.inputs[i] = &t[k];
   }
   if (status == PARITY_STATUS_OK) status = fn(dev, &d32);
   for (uint32_t k = 0; k < SLOTS; k++) {

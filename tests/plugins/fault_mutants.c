@@ -81,8 +81,10 @@ int32_t fault_mutant_reduce(const parity_op_desc_t *d, int *handled) {
   uint64_t call = atomic_fetch_add(&sum_calls, 1);
   for (int64_t g = 0; g < groups; g++) {
     double s = mutant_sum(vals + g * per, per, y->dtype, call);
-    if (fault_active == FAULT_BF16_TRUNCATE) store_truncated(y, g, (float)s);
-    else fault_store(y, g, s);
+    if (fault_active == FAULT_BF16_TRUNCATE)
+      store_truncated(y, g, (float)s);
+    else
+      fault_store(y, g, s);
   }
   free(vals);
   free(fill);

@@ -166,7 +166,8 @@ static int32_t reduce_forward(parity_plugin_device_t *dev, const parity_op_desc_
     return st != PARITY_STATUS_OK ? st : fault_sum(d, fault_active == FAULT_SUM_F16, fault_active != FAULT_SUM_F16);
   }
   int32_t st = fault_cpu->reduce_forward(dev, d);
-  if (st == PARITY_STATUS_OK && fault_active == FAULT_MAX_DROPS_NAN && d->op == PARITY_OP_MAX) return fault_max_drop_nan(d);
+  if (st == PARITY_STATUS_OK && fault_active == FAULT_MAX_DROPS_NAN && d->op == PARITY_OP_MAX)
+    return fault_max_drop_nan(d);
   return st;
 }
 
@@ -193,9 +194,12 @@ static int32_t matmul_backward(parity_plugin_device_t *dev, const parity_op_desc
 /* conv-pad: shift the padding by one row (or column) so the output keeps its shape. */
 static void shift_padding(parity_op_desc_t *d) {
   int32_t *p = d->params.conv2d.padding;
-  if (p[1] > 0) p[0]++, p[1]--;
-  else if (p[3] > 0) p[2]++, p[3]--;
-  else p[0]++;
+  if (p[1] > 0)
+    p[0]++, p[1]--;
+  else if (p[3] > 0)
+    p[2]++, p[3]--;
+  else
+    p[0]++;
 }
 
 static int is_low(const parity_tensor_desc_t *t) {
@@ -269,10 +273,9 @@ static int32_t softmax_backward(parity_plugin_device_t *dev, const parity_op_des
   return fault_cpu->softmax_backward(dev, d);
 }
 
-static const char *fault_names[] = {
-    "none",
+static const char *fault_names[] = {"none",
 #define FAULT_X_(E, s) s,
-    FAULT_LIST(FAULT_X_)
+                                    FAULT_LIST(FAULT_X_)
 #undef FAULT_X_
 };
 

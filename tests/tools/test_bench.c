@@ -98,8 +98,10 @@ static void check_figure(const json *f) {
   for (const json *r = refs->child; r; r = r->next) {
     const json *rv = json_get(r, "value");
     cr_assert_not_null(json_str(r, "name", NULL));
-    if (rv->type == JSON_NUMBER) cr_assert(isfinite(rv->number) && rv->number > 0, "%s: reference value", name);
-    else cr_assert_not_null(json_str(r, "unavailable", NULL), "%s: a reference without value says why", name);
+    if (rv->type == JSON_NUMBER)
+      cr_assert(isfinite(rv->number) && rv->number > 0, "%s: reference value", name);
+    else
+      cr_assert_not_null(json_str(r, "unavailable", NULL), "%s: a reference without value says why", name);
   }
 }
 
@@ -111,7 +113,8 @@ Test(bench, json_has_the_documented_keys_and_finite_numbers, .timeout = 120) {
   json *j = load(path);
   cr_assert_str_eq(json_str(j, "format", ""), "parity-bench/1");
   const json *h = json_get(j, "header");
-  static const char *keys[] = {"date", "cpu", "parity_version", "git_rev", "build_type", "openblas", "torch", "command"};
+  static const char *keys[] = {"date",       "cpu",      "parity_version", "git_rev",
+                               "build_type", "openblas", "torch",          "command"};
   for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
     cr_assert_not_null(json_str(h, keys[k], NULL), "header lacks \"%s\"", keys[k]);
   cr_assert_eq(json_num(h, "threads", 0), 1, "--threads 1 reached the plugin");
@@ -148,7 +151,8 @@ Test(bench, missing_references_are_reported_not_fatal, .timeout = 60) {
   tmp_path(path, sizeof path, "norefs.json");
   snprintf(args, sizeof args,
            "env PARITY_BENCH_PYTHON=/nonexistent/python3 PARITY_BENCH_OPENBLAS=/nonexistent/libopenblas.so.0 "
-           "./parity-bench --quick --backend cpu --section kernels --op matmul --json %s", path);
+           "./parity-bench --quick --backend cpu --section kernels --op matmul --json %s",
+           path);
   cr_assert_eq(run(args), 0, "%s", out);
   cr_assert(strstr(out, "OpenBLAS sgemm unavailable"), "%s", out);
   cr_assert(strstr(out, "torch.matmul unavailable"), "%s", out);
@@ -170,7 +174,8 @@ static json *run_with_fake_torch(const char *what, char *path, size_t n, const c
   *strrchr(dir, '/') = 0;
   snprintf(args, sizeof args,
            "env PARITY_BENCH_PYTHON='%s/fake_torch.sh' ./parity-bench --quick --backend cpu --threads 1 "
-           "%s --json %s", dir, what, path);
+           "%s --json %s",
+           dir, what, path);
   cr_assert_eq(run(args), 0, "%s", out);
   return load(path);
 }
@@ -204,9 +209,12 @@ Test(bench, torch_is_timed_one_repetition_at_a_time, .timeout = 60) {
   char line[512];
   int prepare = 0, reps = 0, release = 0, order_ok = 1;
   while (fgets(line, sizeof line, f)) {
-    if (strstr(line, "\"op\"")) prepare++, order_ok &= reps == 0 && release == 0;
-    else if (strstr(line, "\"rep\"")) reps++, order_ok &= prepare == 1 && release == 0;
-    else if (strstr(line, "\"release\"")) release++, order_ok &= reps == 3;
+    if (strstr(line, "\"op\""))
+      prepare++, order_ok &= reps == 0 && release == 0;
+    else if (strstr(line, "\"rep\""))
+      reps++, order_ok &= prepare == 1 && release == 0;
+    else if (strstr(line, "\"release\""))
+      release++, order_ok &= reps == 3;
   }
   fclose(f);
   cr_assert(prepare == 1 && reps == 3 && release == 1 && order_ok,
@@ -256,11 +264,12 @@ static void inflate(const char *from, const char *to, double factor) {
   for (const json *g = json_get(j, "figures")->child; g; g = g->next, first = 0) {
     int lower = !strcmp(json_str(g, "better", ""), "lower");
     double v = json_num(g, "value", 0), ratio = json_num(g, "ratio", NAN);
-    fprintf(f, "%s{\"section\": \"%s\", \"name\": \"%s\", \"backend\": \"%s\", \"dtype\": \"%s\", \"shape\": \"%s\", "
-               "\"threads\": %g, \"value\": %.6g, \"unit\": \"%s\", \"better\": \"%s\"",
+    fprintf(f,
+            "%s{\"section\": \"%s\", \"name\": \"%s\", \"backend\": \"%s\", \"dtype\": \"%s\", \"shape\": \"%s\", "
+            "\"threads\": %g, \"value\": %.6g, \"unit\": \"%s\", \"better\": \"%s\"",
             first ? "" : ",", json_str(g, "section", ""), json_str(g, "name", ""), json_str(g, "backend", ""),
-            json_str(g, "dtype", ""), json_str(g, "shape", ""), json_num(g, "threads", 0), lower ? v / factor : v * factor,
-            json_str(g, "unit", ""), lower ? "lower" : "higher");
+            json_str(g, "dtype", ""), json_str(g, "shape", ""), json_num(g, "threads", 0),
+            lower ? v / factor : v * factor, json_str(g, "unit", ""), lower ? "lower" : "higher");
     if (isfinite(ratio))
       fprintf(f, ", \"reference\": \"%s\", \"ratio\": %.6g", json_str(g, "reference", ""), ratio * factor);
     fputs("}", f);

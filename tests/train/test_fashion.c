@@ -59,8 +59,9 @@ static run_out *run(const char *backend, const char *args) {
 static void need_dataset(void) {
   struct stat s;
   if (stat(DATA_DIR "/train-images-idx3-ubyte.gz", &s) != 0)
-    cr_assert_fail("Fashion-MNIST is not installed in " DATA_DIR ": apt-get install dataset-fashion-mnist "
-            "(make test and tools/install-deps.sh install it)");
+    cr_assert_fail("Fashion-MNIST is not installed in " DATA_DIR
+                   ": apt-get install dataset-fashion-mnist "
+                   "(make test and tools/install-deps.sh install it)");
 }
 
 static void expect_exit(const char *backend, const char *args, int status, const char *message) {
@@ -193,15 +194,18 @@ Test(fashion, weight_files_that_do_not_fit_the_model_are_refused) {
   /* the right names, one wrong shape */
   static float zeros[256 * 784];
   uint64_t s0[2] = {256, 783}, s1[1] = {256}, s2[2] = {10, 256}, s3[1] = {10};
-  parity_st_entry e[4] = {{"fc1.weight", "F32", 2, s0, zeros}, {"fc1.bias", "F32", 1, s1, zeros},
-                   {"fc2.weight", "F32", 2, s2, zeros}, {"fc2.bias", "F32", 1, s3, zeros}};
+  parity_st_entry e[4] = {{"fc1.weight", "F32", 2, s0, zeros},
+                          {"fc1.bias", "F32", 1, s1, zeros},
+                          {"fc2.weight", "F32", 2, s2, zeros},
+                          {"fc2.bias", "F32", 1, s3, zeros}};
   snprintf(bad, sizeof bad, "%s/shape.safetensors", dir);
   char err[256];
   cr_assert_eq(parity_st_save(bad, e, 4, NULL, NULL, 0, err, sizeof err), 0, "%s", err);
   snprintf(args, sizeof args, "--data fashion-mnist --test-images 10 --epochs 0 --load %s", bad);
   expect_exit("cpu", args, 1, "tensor \"fc1.weight\" has shape [256, 783]; the mlp model needs [256, 784]");
   /* not a safetensors file at all, and a truncated one */
-  snprintf(args, sizeof args, "--data fashion-mnist --test-images 10 --epochs 0 --load " DATA_DIR "/t10k-labels-idx1-ubyte.gz");
+  snprintf(args, sizeof args,
+           "--data fashion-mnist --test-images 10 --epochs 0 --load " DATA_DIR "/t10k-labels-idx1-ubyte.gz");
   expect_exit("cpu", args, 1, "--load " DATA_DIR "/t10k-labels-idx1-ubyte.gz");
   cr_assert_eq(truncate(w, 1000), 0);
   snprintf(args, sizeof args, "--data fashion-mnist --test-images 10 --epochs 0 --load %s", w);

@@ -77,8 +77,7 @@ static run_out *run_limited(const char *env, const char *args, long long fsize) 
   while (used + 1 < sizeof r->text && (k = read(pfd[0], r->text + used, sizeof r->text - 1 - used)) > 0)
     used += (size_t)k;
   char sink[4096];
-  while (read(pfd[0], sink, sizeof sink) > 0) {
-  }
+  while (read(pfd[0], sink, sizeof sink) > 0) {}
   r->text[used] = 0;
   close(pfd[0]);
   int st;
@@ -129,11 +128,13 @@ static int path_unavailable(const run_out *r) { return r->status != 0 && strstr(
 Test(predictions, one_mlp_epoch_on_cpu_gives_the_pinned_hash_and_the_file_hashes_to_it, .timeout = 300) {
   struct stat s;
   if (stat(DATA_DIR "/train-images-idx3-ubyte.gz", &s) != 0)
-    cr_assert_fail("Fashion-MNIST is not installed in " DATA_DIR ": apt-get install dataset-fashion-mnist "
+    cr_assert_fail("Fashion-MNIST is not installed in " DATA_DIR
+                   ": apt-get install dataset-fashion-mnist "
                    "(make test and tools/install-deps.sh install it)");
   /* the documented thread count on the avx2 path (the bits of the avx512 path, which the CPU plugin
      picks where the CPU has it), then avx512 on one thread: the thread count changes nothing */
-  static const char *const envs[] = {"OMP_NUM_THREADS=2 PARITY_CPU_ISA=avx2", "OMP_NUM_THREADS=1 PARITY_CPU_ISA=avx512"};
+  static const char *const envs[] = {"OMP_NUM_THREADS=2 PARITY_CPU_ISA=avx2",
+                                     "OMP_NUM_THREADS=1 PARITY_CPU_ISA=avx512"};
   int ran = 0;
   for (int i = 0; i < 2; i++) {
     const char *p = path_of(i ? "p-avx512.txt" : "p-avx2.txt");
@@ -177,7 +178,8 @@ Test(predictions, a_bad_target_is_refused_before_any_work, .timeout = 60) {
     cr_assert_eq(r->status, 2, "--predictions %s: exit %d, expected 2:\n%s", targets[i], r->status, r->text);
     char want[256];
     snprintf(want, sizeof want, "--predictions: cannot write '%s'", targets[i]);
-    cr_assert_not_null(strstr(r->text, want), "--predictions %s: the message lacks '%s':\n%s", targets[i], want, r->text);
+    cr_assert_not_null(strstr(r->text, want), "--predictions %s: the message lacks '%s':\n%s", targets[i], want,
+                       r->text);
     cr_assert_not_null(strstr(r->text, why[i]), "--predictions %s: the message says '%s':\n%s", targets[i], why[i],
                        r->text);
     cr_assert_null(strstr(r->text, "nonexistent-parity-data"), "--predictions %s: refused before the data:\n%s",

@@ -129,7 +129,8 @@ static void expect_refused(const char *args, const char *want, const char *want2
   cr_assert(r.status != 0 && r.status < 1000, "parity-train %s: exit %d, expected a refusal:\n%s", args, r.status,
             r.text);
   cr_assert_not_null(strstr(r.text, want), "parity-train %s: the message lacks '%s':\n%s", args, want, r.text);
-  if (want2) cr_assert_not_null(strstr(r.text, want2), "parity-train %s: the message lacks '%s':\n%s", args, want2, r.text);
+  if (want2)
+    cr_assert_not_null(strstr(r.text, want2), "parity-train %s: the message lacks '%s':\n%s", args, want2, r.text);
 }
 
 /* Save seed 1's and seed 2's initial MLP weights: *old_b in W, *new_b as the reference. */
@@ -158,8 +159,10 @@ static int old_or_new(const char *w, const uint8_t *old_b, const uint8_t *new_b,
   if (which < 0)
     while (first < n && first < size && b[first] == new_b[first]) first++;
   free(b);
-  cr_assert_neq(which, -1, "%s: the file (%zu bytes) is neither the old nor the new one (%zu bytes): the new one's "
-                "first %zu bytes, then other bytes", what, n, size, first);
+  cr_assert_neq(which, -1,
+                "%s: the file (%zu bytes) is neither the old nor the new one (%zu bytes): the new one's "
+                "first %zu bytes, then other bytes",
+                what, n, size, first);
   char args[512];
   snprintf(args, sizeof args, "--epochs 0 --load %s", w);
   run_out r = run(args);
@@ -331,16 +334,21 @@ Test(save, load_refuses_the_other_model_naming_both, .timeout = 120) {
 
 /* An MLP file without parity's metadata, as another tool writes it, with one value set. */
 static const char *foreign_file(uint32_t bits_at_fc2_bias_3) {
-  static const struct { const char *name; uint32_t n, rows; } t[] = {
-      {"fc1.weight", 256 * 784, 256}, {"fc1.bias", 256, 0}, {"fc2.weight", 10 * 256, 10}, {"fc2.bias", 10, 0}};
+  static const struct {
+    const char *name;
+    uint32_t n, rows;
+  } t[] = {{"fc1.weight", 256 * 784, 256}, {"fc1.bias", 256, 0}, {"fc2.weight", 10 * 256, 10}, {"fc2.bias", 10, 0}};
   char h[1024] = "{";
   uint64_t off = 0;
   for (int i = 0; i < 4; i++) {
     char shape[32];
-    if (t[i].rows) snprintf(shape, sizeof shape, "%u,%u", t[i].rows, t[i].n / t[i].rows);
-    else snprintf(shape, sizeof shape, "%u", t[i].n);
-    snprintf(h + strlen(h), sizeof h - strlen(h), "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%s],\"data_offsets\":[%llu,%llu]}",
-             i ? "," : "", t[i].name, shape, (unsigned long long)off, (unsigned long long)(off + 4ull * t[i].n));
+    if (t[i].rows)
+      snprintf(shape, sizeof shape, "%u,%u", t[i].rows, t[i].n / t[i].rows);
+    else
+      snprintf(shape, sizeof shape, "%u", t[i].n);
+    snprintf(h + strlen(h), sizeof h - strlen(h),
+             "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%s],\"data_offsets\":[%llu,%llu]}", i ? "," : "", t[i].name, shape,
+             (unsigned long long)off, (unsigned long long)(off + 4ull * t[i].n));
     off += 4ull * t[i].n;
   }
   strcat(h, "}");

@@ -38,8 +38,10 @@ static double eval(parity_device_t *dev, const char *name, pt_fn f, void *ctx, c
     for (uint32_t i = 0; i < n; i++) {
       if (!inputs[i].differentiable) continue;
       parity_tensor_t *g = parity_tensor_grad(t[i]);
-      if (!g) memset(grads[i], 0, (size_t)numel(&inputs[i]) * sizeof(double));
-      else cr_assert_eq(parity_tensor_to_f64(g, grads[i], (uint64_t)numel(&inputs[i])), PARITY_STATUS_OK);
+      if (!g)
+        memset(grads[i], 0, (size_t)numel(&inputs[i]) * sizeof(double));
+      else
+        cr_assert_eq(parity_tensor_to_f64(g, grads[i], (uint64_t)numel(&inputs[i])), PARITY_STATUS_OK);
     }
   }
   free(wv);

@@ -77,8 +77,7 @@ void pt_tensor_free(pt_tensor *t) {
 }
 
 parity_status_t pt_run(parity_device_t *dev, int32_t op, int32_t direction, const pt_tensor *const *inputs,
-                       uint32_t nin, const pt_tensor *const *outputs, uint32_t nout,
-                       const parity_op_params_t *params) {
+                       uint32_t nin, const pt_tensor *const *outputs, uint32_t nout, const parity_op_params_t *params) {
   parity_op_desc_t d;
   memset(&d, 0, sizeof d);
   d.struct_size = sizeof d;

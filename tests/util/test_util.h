@@ -27,16 +27,14 @@ typedef struct pt_tensor {
 } pt_tensor;
 
 /* Contiguous tensor of `dtype` holding values (converted with psup_store_f64; NULL = zeros). */
-pt_tensor pt_tensor_new(parity_device_t *dev, int32_t dtype, uint32_t rank, const int64_t *shape,
-                        const double *values);
+pt_tensor pt_tensor_new(parity_device_t *dev, int32_t dtype, uint32_t rank, const int64_t *shape, const double *values);
 /* Read all elements (following the descriptor's strides) as doubles into out. */
 void pt_tensor_read(const pt_tensor *t, double *out);
 void pt_tensor_free(pt_tensor *t);
 
 /* Run one op; inputs/outputs may contain NULL (optional operands). params may be NULL. */
 parity_status_t pt_run(parity_device_t *dev, int32_t op, int32_t direction, const pt_tensor *const *inputs,
-                       uint32_t nin, const pt_tensor *const *outputs, uint32_t nout,
-                       const parity_op_params_t *params);
+                       uint32_t nin, const pt_tensor *const *outputs, uint32_t nout, const parity_op_params_t *params);
 
 /* Units in the last place between a and b at the precision of dtype (0 when both NaN or equal). */
 double pt_ulp_diff(double a, double b, int32_t dtype);

@@ -14,13 +14,27 @@ static const parity_host_api_t host = {.struct_size = sizeof host, .report_error
 psup_kit_t vkp_kit = {.backend = "vulkan", .host = &host};
 
 Test(vk_errors, every_vkresult_has_its_name_and_a_status) {
-  const VkResult codes[] = {VK_NOT_READY, VK_TIMEOUT, VK_INCOMPLETE, VK_ERROR_OUT_OF_HOST_MEMORY,
-                            VK_ERROR_OUT_OF_DEVICE_MEMORY, VK_ERROR_INITIALIZATION_FAILED, VK_ERROR_DEVICE_LOST,
-                            VK_ERROR_MEMORY_MAP_FAILED, VK_ERROR_LAYER_NOT_PRESENT, VK_ERROR_EXTENSION_NOT_PRESENT,
-                            VK_ERROR_FEATURE_NOT_PRESENT, VK_ERROR_INCOMPATIBLE_DRIVER, VK_ERROR_TOO_MANY_OBJECTS,
-                            VK_ERROR_FORMAT_NOT_SUPPORTED, VK_ERROR_FRAGMENTED_POOL, VK_ERROR_UNKNOWN,
-                            VK_ERROR_OUT_OF_POOL_MEMORY, VK_ERROR_INVALID_EXTERNAL_HANDLE, VK_ERROR_FRAGMENTATION,
-                            VK_ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS, VK_PIPELINE_COMPILE_REQUIRED,
+  const VkResult codes[] = {VK_NOT_READY,
+                            VK_TIMEOUT,
+                            VK_INCOMPLETE,
+                            VK_ERROR_OUT_OF_HOST_MEMORY,
+                            VK_ERROR_OUT_OF_DEVICE_MEMORY,
+                            VK_ERROR_INITIALIZATION_FAILED,
+                            VK_ERROR_DEVICE_LOST,
+                            VK_ERROR_MEMORY_MAP_FAILED,
+                            VK_ERROR_LAYER_NOT_PRESENT,
+                            VK_ERROR_EXTENSION_NOT_PRESENT,
+                            VK_ERROR_FEATURE_NOT_PRESENT,
+                            VK_ERROR_INCOMPATIBLE_DRIVER,
+                            VK_ERROR_TOO_MANY_OBJECTS,
+                            VK_ERROR_FORMAT_NOT_SUPPORTED,
+                            VK_ERROR_FRAGMENTED_POOL,
+                            VK_ERROR_UNKNOWN,
+                            VK_ERROR_OUT_OF_POOL_MEMORY,
+                            VK_ERROR_INVALID_EXTERNAL_HANDLE,
+                            VK_ERROR_FRAGMENTATION,
+                            VK_ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS,
+                            VK_PIPELINE_COMPILE_REQUIRED,
                             VK_ERROR_VALIDATION_FAILED_EXT};
   for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
     cr_assert_not_null(vkp_result_name(codes[i]), "VkResult %d has no name", (int)codes[i]);

@@ -31,7 +31,8 @@ Test(vk_device, capabilities_are_truthful_and_auto_never_prefers_a_software_gpu)
   memset(&info, 0, sizeof info);
   info.struct_size = sizeof info;
   cr_assert_eq(parity_device_get_info(dev, &info), PARITY_STATUS_OK);
-  if (strstr(info.name, "llvmpipe")) cr_assert_eq(info.type, PARITY_DEVICE_TYPE_SOFTWARE_GPU, "lavapipe is a software GPU");
+  if (strstr(info.name, "llvmpipe"))
+    cr_assert_eq(info.type, PARITY_DEVICE_TYPE_SOFTWARE_GPU, "lavapipe is a software GPU");
   cr_assert(info.flags & PARITY_DEVICE_FLAG_DETERMINISTIC);
   cr_assert(info.dtype_mask & PARITY_DTYPE_BIT(PARITY_DTYPE_F32));
   cr_assert(info.max_buffer_bytes > 0);
@@ -40,7 +41,8 @@ Test(vk_device, capabilities_are_truthful_and_auto_never_prefers_a_software_gpu)
   /* 2^-70 * 2^-70 = 2^-140, an f32 subnormal: kept where declared preserved */
   int64_t shape[1] = {1};
   double a = 0x1p-70, got;
-  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, &a), y = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, &a),
+            y = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
   const pt_tensor *in[] = {&x, &x}, *out[] = {&y};
   cr_assert_eq(pt_run(dev, PARITY_OP_MUL, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
   pt_tensor_read(&y, &got);
@@ -112,7 +114,8 @@ static void check_add(parity_device_t *dev, int64_t n) {
   int64_t shape[1] = {n};
   double *v = malloc(sizeof(double) * (size_t)n), *got = malloc(sizeof(double) * (size_t)n);
   for (int64_t i = 0; i < n; i++) v[i] = (double)(i % 4099) - 2000.5;
-  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v), c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  pt_tensor a = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v),
+            c = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
   const pt_tensor *in[] = {&a, &a}, *out[] = {&c};
   cr_assert_eq(pt_run(dev, PARITY_OP_ADD, 0, in, 2, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
   pt_tensor_read(&c, got);
@@ -143,7 +146,7 @@ Test(vk_device, views_at_offsets_the_binding_alignment_does_not_allow) {
   cr_assert_eq(parity_buffer_alloc(dev, 4096, &buf), PARITY_STATUS_OK);
   int64_t shape[1] = {37};
   parity_tensor_desc_t x, y, d, e;
-  psup_tensor_init(&x, PARITY_DTYPE_F16, 1, shape, parity_buffer_handle(buf), 2);   /* f16 at element 1 */
+  psup_tensor_init(&x, PARITY_DTYPE_F16, 1, shape, parity_buffer_handle(buf), 2);    /* f16 at element 1 */
   psup_tensor_init(&y, PARITY_DTYPE_F64, 1, shape, parity_buffer_handle(buf), 1032); /* f64, 8 mod 16 */
   psup_tensor_init(&d, PARITY_DTYPE_F32, 1, shape, parity_buffer_handle(buf), 2068); /* f32, 4 mod 16 */
   psup_tensor_init(&e, PARITY_DTYPE_F16, 1, shape, parity_buffer_handle(buf), 3006); /* f16, 14 mod 16 */
@@ -210,7 +213,8 @@ static void run_fresh(uint32_t *bits, int n) {
   int64_t shape[1] = {n};
   double *v = malloc(sizeof(double) * (size_t)n);
   for (int i = 0; i < n; i++) v[i] = -9.0 + 18.0 * i / n;
-  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v), y = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
+  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, v),
+            y = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
   const pt_tensor *in[] = {&x}, *out[] = {&y};
   cr_assert_eq(pt_run(dev, PARITY_OP_GELU, 0, in, 1, out, 1, NULL), PARITY_STATUS_OK, "%s", parity_last_error());
   cr_assert_eq(parity_buffer_read(y.buf, 0, bits, sizeof(uint32_t) * (size_t)n), PARITY_STATUS_OK);
@@ -253,7 +257,8 @@ Test(vk_device, the_pipeline_cache_is_checked_before_use_and_rebuilt_results_are
     FILE *f = fopen(path, k == 3 ? "r+b" : "wb");
     cr_assert_not_null(f);
     if (k == 0) fwrite("PARITYVK", 1, 8, f);
-    if (k == 1) for (int i = 0; i < 4096; i++) fputc(i * 7 + 1, f);
+    if (k == 1)
+      for (int i = 0; i < 4096; i++) fputc(i * 7 + 1, f);
     if (k == 3) { /* a valid parity header but another device in the Vulkan header: checksum catches it */
       fseek(f, 32 + 8, SEEK_SET);
       fputc(0x5a, f);
@@ -268,8 +273,8 @@ Test(vk_device, the_pipeline_cache_is_checked_before_use_and_rebuilt_results_are
     cr_assert_not_null(g);
     cr_assert_eq(fread(magic, 1, 8, g), 8u);
     fclose(g);
-    cr_assert(memcmp(magic, "PARITYVK", 8) == 0 && s1.st_size >= 64, "the %s cache was not rewritten whole (%lld bytes)",
-              kinds[k], (long long)s1.st_size);
+    cr_assert(memcmp(magic, "PARITYVK", 8) == 0 && s1.st_size >= 64,
+              "the %s cache was not rewritten whole (%lld bytes)", kinds[k], (long long)s1.st_size);
   }
   /* deleted: rebuilt from scratch, same bits */
   unlink(path);
@@ -291,9 +296,11 @@ Test(vk_device, the_pipeline_cache_is_checked_before_use_and_rebuilt_results_are
  * suppression (tools/lsan.supp) cannot match them — the policy tools/ci-extra.sh states. */
 static int conform_under_sync_validation(const char *extra_env, int *hazard) {
   char cmd[1024];
-  snprintf(cmd, sizeof cmd, "env PARITY_LOG=quiet PARITY_PLUGIN_PATH= PARITY_VULKAN_VALIDATION=sync "
+  snprintf(cmd, sizeof cmd,
+           "env PARITY_LOG=quiet PARITY_PLUGIN_PATH= PARITY_VULKAN_VALIDATION=sync "
            "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" %s '%s/parity-conform' "
-           "--backend vulkan --op add,exp --dtype f32 --direction forward 2>&1", extra_env, PARITY_BIN_DIR);
+           "--backend vulkan --op add,exp --dtype f32 --direction forward 2>&1",
+           extra_env, PARITY_BIN_DIR);
   FILE *p = popen(cmd, "r");
   cr_assert_not_null(p);
   char line[4096];
@@ -329,7 +336,8 @@ static parity_status_t write_after_read(double *y_out, double *x_out) {
   int64_t shape[1] = {1000};
   double vx[1000], vz[1000];
   for (int i = 0; i < 1000; i++) vx[i] = (i % 17) * 0.25 - 2, vz[i] = i * 0.5 - 7;
-  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vx), z = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vz),
+  pt_tensor x = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vx),
+            z = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, vz),
             y = pt_tensor_new(dev, PARITY_DTYPE_F32, 1, shape, NULL);
   cr_assert_eq(parity_device_synchronize(dev), PARITY_STATUS_OK, "%s", parity_last_error());
   parity_op_desc_t op;
@@ -350,7 +358,8 @@ static parity_status_t write_after_read(double *y_out, double *x_out) {
     pt_tensor_read(&x, x_out);
     for (int i = 0; i < 1000; i++) {
       cr_assert_eq(x_out[i], -vz[i], "x[%d]", i);
-      cr_assert(fabs(y_out[i] - exp(vx[i])) <= 1e-6 * exp(vx[i]), "y[%d] = %g, exp(%g) = %g", i, y_out[i], vx[i], exp(vx[i]));
+      cr_assert(fabs(y_out[i] - exp(vx[i])) <= 1e-6 * exp(vx[i]), "y[%d] = %g, exp(%g) = %g", i, y_out[i], vx[i],
+                exp(vx[i]));
     }
   }
   return st;

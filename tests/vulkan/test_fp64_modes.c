@@ -35,7 +35,8 @@ Test(vk_fp64_modes, off_reports_no_float64_and_keeps_every_other_float_dtype, .t
   cr_assert_eq(info.flags & PARITY_DEVICE_FLAG_FLOAT64, 0u, "%s claims float64 with PARITY_VULKAN_FP64=off", info.name);
   cr_assert_eq(info.dtype_mask & PARITY_DTYPE_BIT(PARITY_DTYPE_F64), 0u);
   cr_assert(info.dtype_mask & PARITY_DTYPE_BIT(PARITY_DTYPE_F32));
-  cr_assert(strstr(info.math, "f32 f16 bf16: float32 library") && strstr(info.math, "f64: none"), "math: %s", info.math);
+  cr_assert(strstr(info.math, "f32 f16 bf16: float32 library") && strstr(info.math, "f64: none"), "math: %s",
+            info.math);
   double y = 0;
   /* exp(1) and gelu(1) in f32: the float32 library, within the conformance bounds */
   cr_assert_eq(unary1(dev, PARITY_OP_EXP, PARITY_DTYPE_F32, 1.0, &y), PARITY_STATUS_OK, "%s", parity_last_error());
@@ -52,7 +53,8 @@ Test(vk_fp64_modes, off_refuses_f64_naming_the_reason, .timeout = 300) {
   setenv("PARITY_VULKAN_FP64", "off", 1);
   parity_device_t *dev = vt_device();
   double y = 0;
-  cr_assert_neq(unary1(dev, PARITY_OP_EXP, PARITY_DTYPE_F64, 1.0, &y), PARITY_STATUS_OK, "f64 exp ran with float64 off");
+  cr_assert_neq(unary1(dev, PARITY_OP_EXP, PARITY_DTYPE_F64, 1.0, &y), PARITY_STATUS_OK,
+                "f64 exp ran with float64 off");
   cr_assert(strstr(parity_last_error(), "PARITY_VULKAN_FP64=off"), "%s", parity_last_error());
 }
 

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static int g_hw_steps;     /* ulps to move the hardware result (+ up, - down) */
-static uint64_t g_hw_rng;  /* when nonzero: random perturbation in [-3, 3] */
+static int g_hw_steps;    /* ulps to move the hardware result (+ up, - down) */
+static uint64_t g_hw_rng; /* when nonzero: random perturbation in [-3, 3] */
 
 static uint64_t rng_next(uint64_t *s) {
   uint64_t x = *s;
@@ -145,7 +145,7 @@ static void float_check(const char *name, fn1 f, ref1 r, float lo, float hi) {
 
 static double rnd_any(void) { /* any bit pattern, biased to interesting ones */
   switch (rnd() % 8) {
-    case 0: return from_bits(rnd() & 0x800FFFFFFFFFFFFFULL);      /* subnormal */
+    case 0: return from_bits(rnd() & 0x800FFFFFFFFFFFFFULL); /* subnormal */
     case 1: return rnd_sign(rnd_logu(-1074, -1000));
     case 2: return rnd_sign(rnd_logu(1000, 1024));
     case 3: return rnd_sign(ldexp((double)(rnd() % 1000 + 1), (int)(rnd() % 200) - 100)); /* exact */
@@ -161,17 +161,27 @@ static void check_div_sqrt(const char *mode) {
     if (i % 4 == 1) { /* b = 1 + j 2^-52: a/b = a - a j 2^-52 + O(2^-104), often just off a midpoint */
       int j = (int)(rnd() % 64) - 32;
       b = ldexp(1.0 + (double)j * ((j < 0) ? 0x1p-53 : 0x1p-52), (int)(rnd() % 200) - 100);
-      if (rnd() & 1) { double t = a; a = b; b = t; } /* and 1/(1 + j 2^-52) ~ 1 - j 2^-52 + j^2 2^-104 */
+      if (rnd() & 1) {
+        double t = a;
+        a = b;
+        b = t;
+      } /* and 1/(1 + j 2^-52) ~ 1 - j 2^-52 + j^2 2^-104 */
     }
-    if (i % 4 == 2) a = b * rnd_logu(-1100, -1000);                        /* subnormal q */
-    if (i % 4 == 3) a = b * (double)(rnd() % 4096);                         /* exact q */
+    if (i % 4 == 2) a = b * rnd_logu(-1100, -1000); /* subnormal q */
+    if (i % 4 == 3) a = b * (double)(rnd() % 4096); /* exact q */
     double q = pm_div(a, b);
     if (!same(q, a / b)) {
-      if (!bad_div) { wa = a; wb = b; }
+      if (!bad_div) {
+        wa = a;
+        wb = b;
+      }
       bad_div++;
     }
     double x = (i & 1) ? fabs(a) : a;
-    if (i % 8 == 5) { double s = rnd_logu(-540, 512); x = s * s; } /* exact squares */
+    if (i % 8 == 5) {
+      double s = rnd_logu(-540, 512);
+      x = s * s;
+    }               /* exact squares */
     if (i % 8 == 3) /* sqrt(1 + j 2^-52) = (1 + j 2^-53) - j^2 2^-107 + ...: just below a midpoint */
       x = ldexp(1.0 + (double)(rnd() % 4096) * 0x1p-52, 2 * ((int)(rnd() % 1000) - 500));
     if (i % 8 == 7) /* (2 + j 2^-51): sqrt near sqrt2 (1 + j 2^-53): midpoints again */
@@ -183,15 +193,16 @@ static void check_div_sqrt(const char *mode) {
     }
     n++;
   }
-  fprintf(stderr, "pmath div/sqrt [%s]: %ld inputs, %ld div and %ld sqrt not correctly rounded\n", mode, n,
-          bad_div, bad_sqrt);
+  fprintf(stderr, "pmath div/sqrt [%s]: %ld inputs, %ld div and %ld sqrt not correctly rounded\n", mode, n, bad_div,
+          bad_sqrt);
   cr_expect(bad_div == 0, "[%s] pm_div(%a, %a) = %a, want %a", mode, wa, wb, pm_div(wa, wb), wa / wb);
   cr_expect(bad_sqrt == 0, "[%s] pm_sqrt(%a) = %a, want %a", mode, wx, pm_sqrt(wx), sqrt(wx));
 }
 
 Test(pmath, literals_float_exact) {
   /* exercise every branch that holds a literal, then check none was inexact */
-  const double v[] = {0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 5.0, 10.0, 0.25, 1e-300, 1e300, 1e-310, 700.0, -740.0, 30.0, -30.0, 1e6, 1e20};
+  const double v[] = {0.0,    -0.0,  1.0,    -1.0,  0.5,    3.0,  5.0,   10.0, 0.25,
+                      1e-300, 1e300, 1e-310, 700.0, -740.0, 30.0, -30.0, 1e6,  1e20};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
     volatile double r = pm_div(v[i], 3.0) + pm_sqrt(fabs(v[i])) + pm_exp(v[i]) + pm_expm1(v[i]) + pm_log(fabs(v[i])) +
                         pm_log1p(fabs(v[i])) + pm_sin(v[i]) + pm_cos(v[i]) + pm_tanh(v[i]) + pm_erfc(v[i]) +
@@ -208,8 +219,8 @@ Test(pmath, fma_probe) {
 }
 
 Test(pmath, div_sqrt_special) {
-  const double v[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN, 0x1p-1074, -0x1p-1074, DBL_MAX, -DBL_MAX,
-                      0x1p-1022, 3.0, 0x1.fffffffffffffp-1};
+  const double v[] = {0.0,       -0.0,       1.0,     -1.0,     INFINITY,  -INFINITY, NAN,
+                      0x1p-1074, -0x1p-1074, DBL_MAX, -DBL_MAX, 0x1p-1022, 3.0,       0x1.fffffffffffffp-1};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
     for (size_t j = 0; j < sizeof v / sizeof v[0]; j++)
       cr_expect(same(pm_div(v[i], v[j]), v[i] / v[j]), "pm_div(%a, %a) = %a", v[i], v[j], pm_div(v[i], v[j]));
@@ -247,9 +258,26 @@ Test(pmath, div_sqrt_hw_random3) {
 
 Test(pmath, exp) {
   struct stat1 s = {0};
-  const double edge[] = {0.0, -0.0, 0x1p-1074, -0x1p-1074, 0x1p-40, -0x1p-40, 1.0, -1.0, 709.78, 709.782712893384,
-                         709.7827128933841, -708.39, -708.3964185322641, -744.44, -745.13, -745.1332191019411,
-                         -745.1332191019412, 0.34657359027997264, -0.34657359027997264, 0x1p-1022};
+  const double edge[] = {0.0,
+                         -0.0,
+                         0x1p-1074,
+                         -0x1p-1074,
+                         0x1p-40,
+                         -0x1p-40,
+                         1.0,
+                         -1.0,
+                         709.78,
+                         709.782712893384,
+                         709.7827128933841,
+                         -708.39,
+                         -708.3964185322641,
+                         -744.44,
+                         -745.13,
+                         -745.1332191019411,
+                         -745.1332191019412,
+                         0.34657359027997264,
+                         -0.34657359027997264,
+                         0x1p-1022};
   for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) acc1(&s, pm_exp, expl, edge[i]);
   for (long i = 0; i < N_RANDOM; i++) {
     double x = (i & 1) ? rnd_uniform(-745.2, 709.8) : rnd_sign(rnd_logu(-60, 10));
@@ -265,8 +293,9 @@ Test(pmath, exp) {
 
 Test(pmath, expm1) {
   struct stat1 s = {0};
-  const double edge[] = {0.0, -0.0, 0x1p-1074, -0x1p-1074, 0x1p-54, -0x1p-54, 0x1p-30, 1e-10, -1e-10, 0.3465,
-                         -0.3466, 0.35, 1.0, -1.0, 40.0, -40.0, 41.0, 709.78, 709.782712893384, -37.0, -38.5};
+  const double edge[] = {0.0,    -0.0,   0x1p-1074,        -0x1p-1074, 0x1p-54, -0x1p-54, 0x1p-30, 1e-10,
+                         -1e-10, 0.3465, -0.3466,          0.35,       1.0,     -1.0,     40.0,    -40.0,
+                         41.0,   709.78, 709.782712893384, -37.0,      -38.5};
   for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) acc1(&s, pm_expm1, expm1l, edge[i]);
   for (long i = 0; i < N_RANDOM; i++) {
     double x = (i & 1) ? rnd_uniform(-50.0, 709.78) : rnd_sign(rnd_logu(-1074, 6));
@@ -280,8 +309,19 @@ Test(pmath, expm1) {
 
 Test(pmath, log) {
   struct stat1 s = {0};
-  const double edge[] = {0x1p-1074, 0x1p-1022, 0x1.fffffffffffffp-1023, DBL_MAX, 1.0, 0x1.0000000000001p0,
-                         0x1.fffffffffffffp-1, 0.6875, 1.375, 2.0, 0.5, 10.0, 0.1};
+  const double edge[] = {0x1p-1074,
+                         0x1p-1022,
+                         0x1.fffffffffffffp-1023,
+                         DBL_MAX,
+                         1.0,
+                         0x1.0000000000001p0,
+                         0x1.fffffffffffffp-1,
+                         0.6875,
+                         1.375,
+                         2.0,
+                         0.5,
+                         10.0,
+                         0.1};
   for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) acc1(&s, pm_log, logl, edge[i]);
   for (long i = 0; i < N_RANDOM; i++) {
     double x;
@@ -302,8 +342,9 @@ Test(pmath, log) {
 
 Test(pmath, log1p) {
   struct stat1 s = {0};
-  const double edge[] = {0.0, -0.0, 0x1p-1074, -0x1p-1074, 0x1p-54, -0x1p-54, 0x1p-53, 1e-300, -0.5, -0.9999999999999999,
-                         -0.3125, 0.375, 1.0, DBL_MAX, 0x1p-30, -0x1p-30};
+  const double edge[] = {0.0,     -0.0,    0x1p-1074,           -0x1p-1074, 0x1p-54, -0x1p-54, 0x1p-53,
+                         1e-300,  -0.5,    -0.9999999999999999, -0.3125,    0.375,   1.0,      DBL_MAX,
+                         0x1p-30, -0x1p-30};
   for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) acc1(&s, pm_log1p, log1pl, edge[i]);
   for (long i = 0; i < N_RANDOM; i++) {
     double x;
@@ -336,10 +377,31 @@ static double rnd_trig_arg(long i) {
     default: return rnd_sign(rnd_logu(19, 60));
   }
 }
-static const double trig_edge[] = {0.0, -0.0, 0x1p-1074, -0x1p-1074, 0x1p-1022, 0x1p-28, 0x1p-27, 0x1.921fb54442d18p0,
-                                   0x1.921fb54442d18p1, 0x1.921fb54442d18p-1, 0x1.921fb54442d19p-1, 1048575.9,
-                                   1048576.0, 0x1.6ac5b262ca1ffp+849, 0x1.8a8df4a4d7d6cp+52, DBL_MAX, -DBL_MAX, 1e308,
-                                   1e22, 0x1p1023, 0x1.921fb54442d18p+20, 710.0, 355.0, 103993.0, 104348.0};
+static const double trig_edge[] = {0.0,
+                                   -0.0,
+                                   0x1p-1074,
+                                   -0x1p-1074,
+                                   0x1p-1022,
+                                   0x1p-28,
+                                   0x1p-27,
+                                   0x1.921fb54442d18p0,
+                                   0x1.921fb54442d18p1,
+                                   0x1.921fb54442d18p-1,
+                                   0x1.921fb54442d19p-1,
+                                   1048575.9,
+                                   1048576.0,
+                                   0x1.6ac5b262ca1ffp+849,
+                                   0x1.8a8df4a4d7d6cp+52,
+                                   DBL_MAX,
+                                   -DBL_MAX,
+                                   1e308,
+                                   1e22,
+                                   0x1p1023,
+                                   0x1.921fb54442d18p+20,
+                                   710.0,
+                                   355.0,
+                                   103993.0,
+                                   104348.0};
 
 Test(pmath, sin) {
   struct stat1 s = {0};
@@ -371,8 +433,8 @@ Test(pmath, cos) {
 
 Test(pmath, tanh) {
   struct stat1 s = {0};
-  const double edge[] = {0.0, -0.0, 0x1p-1074, -0x1p-1074, 0x1p-28, 0x1.fffffffffffffp-29, 0x1p-27, 0.17, 0.35, 0.55,
-                         1.0, 5.0, 19.0, 22.0, 22.000000000000004, -22.0, 30.0, 710.0};
+  const double edge[] = {0.0,  -0.0, 0x1p-1074, -0x1p-1074, 0x1p-28, 0x1.fffffffffffffp-29, 0x1p-27, 0.17, 0.35,
+                         0.55, 1.0,  5.0,       19.0,       22.0,    22.000000000000004,    -22.0,   30.0, 710.0};
   for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
     acc1(&s, pm_tanh, tanhl, edge[i]);
     acc1(&s, pm_tanh, tanhl, -edge[i]);
@@ -389,9 +451,40 @@ Test(pmath, tanh) {
 
 Test(pmath, erfc) {
   struct stat1 s = {0};
-  const double edge[] = {0.0, -0.0, 0x1p-1074, 0x1p-57, 0x1p-30, 0.25, 0.4999999999999999, 0.5, 0.84375, 1.0, 1.25,
-                         2.857142857142857, 3.9999999999999996, 4.0, 6.0, 7.999999999999999, 8.0, 10.0, 20.0, 26.0,
-                         26.5, 26.55, 26.6, 27.0, 27.2, 27.3, 27.9, 28.0, 30.0, -0.5, -1.0, -6.0, -27.0, -30.0};
+  const double edge[] = {0.0,
+                         -0.0,
+                         0x1p-1074,
+                         0x1p-57,
+                         0x1p-30,
+                         0.25,
+                         0.4999999999999999,
+                         0.5,
+                         0.84375,
+                         1.0,
+                         1.25,
+                         2.857142857142857,
+                         3.9999999999999996,
+                         4.0,
+                         6.0,
+                         7.999999999999999,
+                         8.0,
+                         10.0,
+                         20.0,
+                         26.0,
+                         26.5,
+                         26.55,
+                         26.6,
+                         27.0,
+                         27.2,
+                         27.3,
+                         27.9,
+                         28.0,
+                         30.0,
+                         -0.5,
+                         -1.0,
+                         -6.0,
+                         -27.0,
+                         -30.0};
   for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
     acc1(&s, pm_erfc, erfcl, edge[i]);
     acc1(&s, pm_erfc, erfcl, -edge[i]);
@@ -459,14 +552,17 @@ Test(pmath, pow) {
   cr_expect(s.max_ulp <= 2.0, "pow: max error %.4f ulp at x=%a y=%a", s.max_ulp, s.worst_x, wy);
   cr_expect(same(pm_pow(-2.0, 3.0), -8.0) && isnan(pm_pow(-8.0, 1.0 / 3.0)) && same(pm_pow(0.0, -1.0), INFINITY));
   cr_expect(same(pm_pow(-0.0, -1.0), -INFINITY) && same(pm_pow(-0.0, 3.0), -0.0) && same(pm_pow(3.0, 4.0), 81.0));
-  cr_expect(same(pm_pow(10.0, 308.0), 1e308) && same(pm_pow(10.0, 309.0), INFINITY) && same(pm_pow(2.0, -1074.0), 0x1p-1074));
-  cr_expect(same(pm_pow(2.0, -1075.0), 0.0) && same(pm_pow(-2.0, -1075.0), -0.0) && same(pm_pow(0.5, 1024.0), 0x1p-1024));
+  cr_expect(same(pm_pow(10.0, 308.0), 1e308) && same(pm_pow(10.0, 309.0), INFINITY) &&
+            same(pm_pow(2.0, -1074.0), 0x1p-1074));
+  cr_expect(same(pm_pow(2.0, -1075.0), 0.0) && same(pm_pow(-2.0, -1075.0), -0.0) &&
+            same(pm_pow(0.5, 1024.0), 0x1p-1024));
 }
 
 /* Annex F: every special combination must match glibc pow bit for bit. */
 Test(pmath, pow_special) {
-  const double v[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5, 0x1p53, -0x1p53, 0x1p-1074,
-                      -0x1p-1074, DBL_MAX, -DBL_MAX, INFINITY, -INFINITY, NAN, 1e300, -1e300, 1025.0, -1025.0};
+  const double v[] = {0.0,      -0.0,      1.0,  -1.0,   0.5,     -0.5,      2.0,        -2.0,    3.0,
+                      -3.0,     2.5,       -2.5, 0x1p53, -0x1p53, 0x1p-1074, -0x1p-1074, DBL_MAX, -DBL_MAX,
+                      INFINITY, -INFINITY, NAN,  1e300,  -1e300,  1025.0,    -1025.0};
   const size_t n = sizeof v / sizeof v[0];
   long bad = 0;
   for (size_t i = 0; i < n; i++)

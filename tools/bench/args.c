@@ -92,8 +92,15 @@ bad:
 }
 
 int bench_parse_args(int argc, char **argv, bench_options *o) {
-  *o = (bench_options){.reps = 5, .log2n = 24, .lo = 10, .hi = 26, .step = 1, .train_steps = 50,
-                       .tolerance = 0.10, .torch = 1, .min_rep_s = 0.02};
+  *o = (bench_options){.reps = 5,
+                       .log2n = 24,
+                       .lo = 10,
+                       .hi = 26,
+                       .step = 1,
+                       .train_steps = 50,
+                       .tolerance = 0.10,
+                       .torch = 1,
+                       .min_rep_s = 0.02};
   unsigned chosen = 0, added = 0;
   int sizes_given = 0, reps_given = 0, log2n_given = 0;
   for (int i = 1; i < argc; i++) {
@@ -103,31 +110,37 @@ int bench_parse_args(int argc, char **argv, bench_options *o) {
       fputs(usage, stdout);
       return 1;
     }
-    if (!strcmp(a, "--scaling")) added |= SEC_SCALING;
-    else if (!strcmp(a, "--prepared")) added |= SEC_PREPARED;
-    else if (!strcmp(a, "--train")) added |= SEC_TRAIN;
-    else if (!strcmp(a, "--quick")) o->quick = 1;
-    else if (!strcmp(a, "--no-torch")) o->torch = 0;
-    else if (!v && (!strcmp(a, "--backend") || !strcmp(a, "--op") || !strcmp(a, "--reps") || !strcmp(a, "--log2n") ||
-                    !strcmp(a, "--sizes") || !strcmp(a, "--section") || !strcmp(a, "--train-steps") ||
-                    !strcmp(a, "--threads") || !strcmp(a, "--json") || !strcmp(a, "--compare") ||
-                    !strcmp(a, "--tolerance")))
+    if (!strcmp(a, "--scaling"))
+      added |= SEC_SCALING;
+    else if (!strcmp(a, "--prepared"))
+      added |= SEC_PREPARED;
+    else if (!strcmp(a, "--train"))
+      added |= SEC_TRAIN;
+    else if (!strcmp(a, "--quick"))
+      o->quick = 1;
+    else if (!strcmp(a, "--no-torch"))
+      o->torch = 0;
+    else if (!v &&
+             (!strcmp(a, "--backend") || !strcmp(a, "--op") || !strcmp(a, "--reps") || !strcmp(a, "--log2n") ||
+              !strcmp(a, "--sizes") || !strcmp(a, "--section") || !strcmp(a, "--train-steps") ||
+              !strcmp(a, "--threads") || !strcmp(a, "--json") || !strcmp(a, "--compare") || !strcmp(a, "--tolerance")))
       return bad("%s needs a value%s", a, "");
     else if (!strcmp(a, "--backend")) {
       if (o->nb == 8) return bad("at most 8 --backend options, not more (at '%s')%s", v, "");
       o->backends[o->nb++] = v, i++;
     } else if (!strcmp(a, "--op")) {
-      static const char *ops[] = {"add", "exp", "tanh", "gelu", "sum", "sum-replayed", "rowsum", "colsum", "max", "argmax", "softmax", "log_softmax",
-                                  "matmul", "conv2d",
-                                  "conv2d-fwd", "conv2d-fwd-bwd", "prepared", "train"};
+      static const char *ops[] = {"add",    "exp",    "tanh",       "gelu",           "sum",      "sum-replayed",
+                                  "rowsum", "colsum", "max",        "argmax",         "softmax",  "log_softmax",
+                                  "matmul", "conv2d", "conv2d-fwd", "conv2d-fwd-bwd", "prepared", "train"};
       int known = 0;
       for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) known |= !strcmp(v, ops[k]);
       if (!known)
-        return bad("unknown op '%s'; known: add exp tanh gelu sum (with sum-replayed) sum-replayed rowsum colsum max argmax softmax log_softmax matmul conv2d (both), conv2d-fwd "
-                   "conv2d-fwd-bwd prepared train%s", v, "");
+        return bad(
+            "unknown op '%s'; known: add exp tanh gelu sum (with sum-replayed) sum-replayed rowsum colsum max argmax softmax log_softmax matmul conv2d (both), conv2d-fwd "
+            "conv2d-fwd-bwd prepared train%s",
+            v, "");
       o->only = v, i++;
-    }
-    else if (!strcmp(a, "--reps")) {
+    } else if (!strcmp(a, "--reps")) {
       if (parse_int(a, v, 1, 64, &x)) return 2;
       o->reps = (int)x, i++, reps_given = 1;
     } else if (!strcmp(a, "--log2n")) {
@@ -146,8 +159,10 @@ int bench_parse_args(int argc, char **argv, bench_options *o) {
       unsigned s = 0;
       if (parse_sections(v, &s)) return 2;
       chosen |= s, i++;
-    } else if (!strcmp(a, "--json")) o->json_path = v, i++;
-    else if (!strcmp(a, "--compare")) o->compare_path = v, i++;
+    } else if (!strcmp(a, "--json"))
+      o->json_path = v, i++;
+    else if (!strcmp(a, "--compare"))
+      o->compare_path = v, i++;
     else if (!strcmp(a, "--tolerance")) {
       char *end;
       errno = 0;

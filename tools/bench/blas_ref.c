@@ -54,8 +54,13 @@ blas_gemm *blas_gemm_create(int m, int n, int k, int threads, char *why, size_t 
            get_threads ? get_threads() : threads);
   blas_gemm *g = calloc(1, sizeof *g);
   if (g) {
-    *g = (blas_gemm){fn, m, n, k, malloc(sizeof(float) * (size_t)m * (size_t)k),
-                     malloc(sizeof(float) * (size_t)k * (size_t)n), malloc(sizeof(float) * (size_t)m * (size_t)n)};
+    *g = (blas_gemm){fn,
+                     m,
+                     n,
+                     k,
+                     malloc(sizeof(float) * (size_t)m * (size_t)k),
+                     malloc(sizeof(float) * (size_t)k * (size_t)n),
+                     malloc(sizeof(float) * (size_t)m * (size_t)n)};
   }
   if (!g || !g->a || !g->b || !g->c) {
     snprintf(why, whylen, "out of memory");

@@ -13,11 +13,13 @@
 #include <string.h>
 
 /* the calls it makes, by name */
+// clang-format off
 #define CL_REF_CALLS(X)                                                                                  \
   X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext) X(clCreateCommandQueue) \
   X(clCreateProgramWithSource) X(clBuildProgram) X(clCreateKernel) X(clCreateBuffer) X(clSetKernelArg) \
   X(clEnqueueNDRangeKernel) X(clFinish) X(clReleaseKernel) X(clReleaseProgram) X(clReleaseMemObject)   \
   X(clReleaseCommandQueue) X(clReleaseContext)
+// clang-format on
 
 struct cl_ref {
 #define CL_REF_FIELD(name) __typeof__(&name) name;
@@ -68,11 +70,11 @@ cl_ref *cl_ref_create(const char *device_name, char *why, size_t whylen) {
     snprintf(why, whylen, "out of memory");
     return NULL;
   }
-#define CL_REF_LOAD(name)                                                        \
-  if (!(r->name = (__typeof__(&name))(void (*)(void))dlsym(lib, #name))) {     \
-    snprintf(why, whylen, "libOpenCL.so.1 has no %s", #name);                    \
-    free(r);                                                                     \
-    return NULL;                                                                 \
+#define CL_REF_LOAD(name)                                                  \
+  if (!(r->name = (__typeof__(&name))(void (*)(void))dlsym(lib, #name))) { \
+    snprintf(why, whylen, "libOpenCL.so.1 has no %s", #name);              \
+    free(r);                                                               \
+    return NULL;                                                           \
   }
   CL_REF_CALLS(CL_REF_LOAD)
   cl_device_id dev = find_device(r, device_name);

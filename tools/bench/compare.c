@@ -14,8 +14,10 @@ json *bench_baseline_load(const char *path) {
   const char *format = json_str(j, "format", "");
   const json *figs = json_get(j, "figures");
   if (strncmp(format, "parity-bench/", 13) || !figs || figs->type != JSON_ARRAY) {
-    fprintf(stderr, "parity-bench: --compare: '%s' is not a parity-bench --json file (no \"format\": "
-                    "\"parity-bench/1\" and \"figures\" list)\n", path);
+    fprintf(stderr,
+            "parity-bench: --compare: '%s' is not a parity-bench --json file (no \"format\": "
+            "\"parity-bench/1\" and \"figures\" list)\n",
+            path);
     json_free(j);
     return NULL;
   }
@@ -46,7 +48,8 @@ int bench_compare(FILE *out, const json *baseline, const bench_results *r, doubl
       if (!strcmp(key, bkey)) b = e;
     }
     if (!b) {
-      fprintf(out, "  %-52s %11s %11.4g %8s  %-22s %8s  new (not in the baseline)\n", key, "-", f->value, "-", "-", "-");
+      fprintf(out, "  %-52s %11s %11.4g %8s  %-22s %8s  new (not in the baseline)\n", key, "-", f->value, "-", "-",
+              "-");
       continue;
     }
     matched++;
@@ -67,9 +70,12 @@ int bench_compare(FILE *out, const json *baseline, const bench_results *r, doubl
     if (f->spread > spread) spread = f->spread;
     if (spread > allowed) allowed = spread < 0.5 ? spread : (tolerance > 0.5 ? tolerance : 0.5);
     const char *verdict = "ok";
-    if (!(change >= 1 - allowed)) verdict = "REGRESSION", regressions++;
-    else if (change < 1 - tolerance) verdict = "worse, within its noise", noisy_worse++;
-    else if (change > 1 + tolerance) verdict = "better";
+    if (!(change >= 1 - allowed))
+      verdict = "REGRESSION", regressions++;
+    else if (change < 1 - tolerance)
+      verdict = "worse, within its noise", noisy_worse++;
+    else if (change > 1 + tolerance)
+      verdict = "better";
     char noisy[64] = "";
     if (spread > tolerance) snprintf(noisy, sizeof noisy, " (repetitions spread %.0f %%)", spread * 100);
     fprintf(out, "  %-52s %11.4g %11.4g %8.3f  %-22s %8.3f  %s%s%s\n", key, bv, f->value, speed, ratio_text, change,
@@ -87,8 +93,10 @@ int bench_compare(FILE *out, const json *baseline, const bench_results *r, doubl
     if (!found) fprintf(out, "  %-52s not measured in this run\n", bkey);
   }
   if (!matched) {
-    fprintf(stderr, "parity-bench: --compare: no figure of this run is in the baseline (run it with the options of "
-                    "the baseline: %s)\n", json_str(hdr, "command", "?"));
+    fprintf(stderr,
+            "parity-bench: --compare: no figure of this run is in the baseline (run it with the options of "
+            "the baseline: %s)\n",
+            json_str(hdr, "command", "?"));
     return -1;
   }
   fprintf(out, "%d figures compared, %d regression%s beyond %.0f %% (or a noisy figure's own spread, up to 50 %%)",

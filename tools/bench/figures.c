@@ -6,12 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void copy(char *dst, size_t n, const char *src) {
-  snprintf(dst, n, "%s", src ? src : "");
-}
+static void copy(char *dst, size_t n, const char *src) { snprintf(dst, n, "%s", src ? src : ""); }
 
-bench_figure *bench_add(bench_results *r, const char *section, const char *name, const char *backend,
-                        const char *shape, double size, int threads, double value, const char *unit) {
+bench_figure *bench_add(bench_results *r, const char *section, const char *name, const char *backend, const char *shape,
+                        double size, int threads, double value, const char *unit) {
   if (r->n == r->cap) {
     size_t cap = r->cap ? 2 * r->cap : 64;
     bench_figure *m = realloc(r->fig, cap * sizeof *m);
@@ -81,16 +79,20 @@ void bench_key(char *out, size_t n, const char *section, const char *name, const
 }
 
 static const char *fmt_value(char *buf, size_t n, double v) {
-  if (v >= 100) snprintf(buf, n, "%.1f", v);
-  else if (v >= 1) snprintf(buf, n, "%.2f", v);
-  else snprintf(buf, n, "%.4f", v);
+  if (v >= 100)
+    snprintf(buf, n, "%.1f", v);
+  else if (v >= 1)
+    snprintf(buf, n, "%.2f", v);
+  else
+    snprintf(buf, n, "%.4f", v);
   return buf;
 }
 
 void bench_print_row(void *file, const bench_figure *f) {
   FILE *out = file;
   char v[32], rv[32];
-  fprintf(out, "  %-16s %-7s %-24s %10s %-8s", f->name, f->backend, f->shape, fmt_value(v, sizeof v, f->value), f->unit);
+  fprintf(out, "  %-16s %-7s %-24s %10s %-8s", f->name, f->backend, f->shape, fmt_value(v, sizeof v, f->value),
+          f->unit);
   if (!f->nrefs) fputs(" (no reference)", out);
   for (int k = 0; k < f->nrefs; k++) {
     const bench_ref *ref = &f->refs[k];

@@ -8,10 +8,10 @@
 enum { BENCH_MAX_REFS = 4 };
 
 typedef struct bench_ref {
-  char name[40];    /* "read loop", "OpenBLAS sgemm", "torch.sum" */
-  double value;     /* same unit as the figure; 0 when unavailable */
+  char name[40]; /* "read loop", "OpenBLAS sgemm", "torch.sum" */
+  double value;  /* same unit as the figure; 0 when unavailable */
   int available;
-  char note[120];   /* why unavailable */
+  char note[120]; /* why unavailable */
 } bench_ref;
 
 typedef struct bench_figure {
@@ -19,14 +19,14 @@ typedef struct bench_figure {
   char name[32];    /* add, sum, matmul, conv2d-fwd-bwd, dense22-replayed, ... */
   char backend[32];
   char dtype[8];
-  char shape[64];   /* "16777216", "1024x1024x1024", "8x64x56x56 * 64x64x3x3" */
-  double size;      /* elements of the main operand (for sorting and plotting) */
+  char shape[64]; /* "16777216", "1024x1024x1024", "8x64x56x56 * 64x64x3x3" */
+  double size;    /* elements of the main operand (for sorting and plotting) */
   int threads;
   double value;
   const char *unit; /* GB/s, GFLOP/s, images/s (higher is better) or us (lower is better) */
   int lower_better;
-  double work;      /* bytes or flops per run: references timed in seconds become work / s / 1e9 */
-  double spread;    /* bench_spread (timing.h) of parity's repetitions; 0: not known */
+  double work;   /* bytes or flops per run: references timed in seconds become work / s / 1e9 */
+  double spread; /* bench_spread (timing.h) of parity's repetitions; 0: not known */
   bench_ref refs[BENCH_MAX_REFS];
   int nrefs;
 } bench_figure;
@@ -37,8 +37,8 @@ typedef struct bench_results {
 } bench_results;
 
 /* A new figure (zeroed refs), or NULL when out of memory. Pointers stay valid until the next add. */
-bench_figure *bench_add(bench_results *r, const char *section, const char *name, const char *backend,
-                        const char *shape, double size, int threads, double value, const char *unit);
+bench_figure *bench_add(bench_results *r, const char *section, const char *name, const char *backend, const char *shape,
+                        double size, int threads, double value, const char *unit);
 /* Attach a reference with its value, or unavailable with a note. */
 void bench_ref_value(bench_figure *f, const char *name, double value);
 void bench_ref_missing(bench_figure *f, const char *name, const char *note);

@@ -14,7 +14,8 @@ typedef struct parser {
 } parser;
 
 static json *fail(parser *ps, const char *what) {
-  if (ps->err && !ps->err[0]) snprintf(ps->err, ps->errlen, "bad JSON at offset %ld: expected %s", (long)(ps->p - ps->s), what);
+  if (ps->err && !ps->err[0])
+    snprintf(ps->err, ps->errlen, "bad JSON at offset %ld: expected %s", (long)(ps->p - ps->s), what);
   return NULL;
 }
 
@@ -45,7 +46,9 @@ static char *parse_string_raw(parser *ps) {
     if (c == '\\') {
       char e = *ps->p++;
       switch (e) {
-        case '"': case '\\': case '/': c = e; break;
+        case '"':
+        case '\\':
+        case '/': c = e; break;
         case 'b': c = '\b'; break;
         case 'f': c = '\f'; break;
         case 'n': c = '\n'; break;
@@ -64,9 +67,7 @@ static char *parse_string_raw(parser *ps) {
           c = v < 0x80 ? (char)v : '?';
           break;
         }
-        default:
-          free(out);
-          return (char *)fail(ps, "a valid escape");
+        default: free(out); return (char *)fail(ps, "a valid escape");
       }
     }
     if (n + 2 > cap) {
@@ -137,11 +138,14 @@ static json *parse_value(parser *ps) {
   if (++ps->depth > 64) return fail(ps, "less nesting (at most 64 levels)");
   json *j = NULL;
   const char *p = ps->p;
-  if (*p == '{' || *p == '[') j = parse_container(ps, *p == '{');
+  if (*p == '{' || *p == '[')
+    j = parse_container(ps, *p == '{');
   else if (*p == '"') {
     char *s = parse_string_raw(ps);
-    if (s && (j = node(JSON_STRING))) j->string = s;
-    else free(s);
+    if (s && (j = node(JSON_STRING)))
+      j->string = s;
+    else
+      free(s);
   } else if (!strncmp(p, "true", 4) || !strncmp(p, "false", 5)) {
     j = node(JSON_BOOL);
     j->number = *p == 't';
@@ -237,10 +241,14 @@ void json_write_string(void *file, const char *s) {
   FILE *f = file;
   fputc('"', f);
   for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-    else if (*p == '\n') fputs("\\n", f);
-    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-    else fputc(*p, f);
+    if (*p == '"' || *p == '\\')
+      fprintf(f, "\\%c", *p);
+    else if (*p == '\n')
+      fputs("\\n", f);
+    else if (*p < 0x20)
+      fprintf(f, "\\u%04x", *p);
+    else
+      fputc(*p, f);
   }
   fputc('"', f);
 }

@@ -10,9 +10,9 @@ typedef enum { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_
 
 typedef struct json {
   json_type type;
-  double number;   /* JSON_NUMBER, JSON_BOOL (0 or 1) */
-  char *string;    /* JSON_STRING */
-  char *key;       /* member name when inside an object */
+  double number;             /* JSON_NUMBER, JSON_BOOL (0 or 1) */
+  char *string;              /* JSON_STRING */
+  char *key;                 /* member name when inside an object */
   struct json *child, *next; /* first element / member; next sibling */
 } json;
 

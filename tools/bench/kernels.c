@@ -7,20 +7,42 @@
 #include "blas_ref.h"
 #include "sections.h"
 
-static parity_status_t b_add(parity_tensor_t **in, parity_tensor_t **out) { return parity_binary(PARITY_OP_ADD, in[0], in[1], out); }
-static parity_status_t b_exp(parity_tensor_t **in, parity_tensor_t **out) { return parity_unary(PARITY_OP_EXP, in[0], out); }
-static parity_status_t b_tanh(parity_tensor_t **in, parity_tensor_t **out) { return parity_unary(PARITY_OP_TANH, in[0], out); }
-static parity_status_t b_gelu(parity_tensor_t **in, parity_tensor_t **out) { return parity_unary(PARITY_OP_GELU, in[0], out); }
-static parity_status_t b_sum(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_SUM, in[0], 0, 0, out); }
-static parity_status_t b_max(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_MAX, in[0], 0, 0, out); }
-static parity_status_t b_argmax(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_ARGMAX, in[0], 0, 0, out); }
-static parity_status_t b_rowsum(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_SUM, in[0], 2, 0, out); }
-static parity_status_t b_colsum(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_SUM, in[0], 1, 0, out); }
-static parity_status_t b_softmax(parity_tensor_t **in, parity_tensor_t **out) { return parity_softmax(PARITY_OP_SOFTMAX, in[0], 1, out); }
+static parity_status_t b_add(parity_tensor_t **in, parity_tensor_t **out) {
+  return parity_binary(PARITY_OP_ADD, in[0], in[1], out);
+}
+static parity_status_t b_exp(parity_tensor_t **in, parity_tensor_t **out) {
+  return parity_unary(PARITY_OP_EXP, in[0], out);
+}
+static parity_status_t b_tanh(parity_tensor_t **in, parity_tensor_t **out) {
+  return parity_unary(PARITY_OP_TANH, in[0], out);
+}
+static parity_status_t b_gelu(parity_tensor_t **in, parity_tensor_t **out) {
+  return parity_unary(PARITY_OP_GELU, in[0], out);
+}
+static parity_status_t b_sum(parity_tensor_t **in, parity_tensor_t **out) {
+  return parity_reduce(PARITY_OP_SUM, in[0], 0, 0, out);
+}
+static parity_status_t b_max(parity_tensor_t **in, parity_tensor_t **out) {
+  return parity_reduce(PARITY_OP_MAX, in[0], 0, 0, out);
+}
+static parity_status_t b_argmax(parity_tensor_t **in, parity_tensor_t **out) {
+  return parity_reduce(PARITY_OP_ARGMAX, in[0], 0, 0, out);
+}
+static parity_status_t b_rowsum(parity_tensor_t **in, parity_tensor_t **out) {
+  return parity_reduce(PARITY_OP_SUM, in[0], 2, 0, out);
+}
+static parity_status_t b_colsum(parity_tensor_t **in, parity_tensor_t **out) {
+  return parity_reduce(PARITY_OP_SUM, in[0], 1, 0, out);
+}
+static parity_status_t b_softmax(parity_tensor_t **in, parity_tensor_t **out) {
+  return parity_softmax(PARITY_OP_SOFTMAX, in[0], 1, out);
+}
 static parity_status_t b_log_softmax(parity_tensor_t **in, parity_tensor_t **out) {
   return parity_softmax(PARITY_OP_LOG_SOFTMAX, in[0], 1, out);
 }
-static parity_status_t b_matmul(parity_tensor_t **in, parity_tensor_t **out) { return parity_matmul(in[0], in[1], out); }
+static parity_status_t b_matmul(parity_tensor_t **in, parity_tensor_t **out) {
+  return parity_matmul(in[0], in[1], out);
+}
 static parity_status_t b_conv(parity_tensor_t **in, parity_tensor_t **out) {
   parity_conv2d_options_t o = {.stride = {1, 1}, .padding = {1, 1, 1, 1}, .dilation = {1, 1}, .groups = 1};
   return parity_conv2d(in[0], in[1], NULL, &o, out);
@@ -72,7 +94,16 @@ void section_kernels(bench_run *run, parity_device_t *dev, const char *backend) 
       {"log_softmax", "log_softmax", b_log_softmax, 1, {2}, {{sr, sc}}, 8.0 * (double)(sr * sc), 0, 0, REF_NONE},
       {"matmul", "matmul", b_matmul, 2, {2, 2}, {{mm, mm}, {mm, mm}}, 2.0 * (double)(mm * mm * mm), 1, 0, REF_GEMM},
       {"conv2d-fwd", "conv2d-fwd", b_conv, 2, {4, 4}, {{cb, cc, hw, hw}, {cc, cc, 3, 3}}, conv, 1, 0, REF_NONE},
-      {"conv2d-fwd-bwd", "conv2d-fwd-bwd", b_conv, 2, {4, 4}, {{cb, cc, hw, hw}, {cc, cc, 3, 3}}, 3 * conv, 1, 1, REF_NONE},
+      {"conv2d-fwd-bwd",
+       "conv2d-fwd-bwd",
+       b_conv,
+       2,
+       {4, 4},
+       {{cb, cc, hw, hw}, {cc, cc, 3, 3}},
+       3 * conv,
+       1,
+       1,
+       REF_NONE},
   };
   bench_print_header(run->log, "kernels");
   for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
@@ -114,10 +145,15 @@ void section_kernels(bench_run *run, parity_device_t *dev, const char *backend) 
     f->spread = jobs[0].spread;
     if (!ok) bench_ref_missing(f, nloops == 1 ? "read loop" : "STREAM add", "out of memory");
     for (int l = 0; l < nloops && ok; l++)
-      bench_ref_value(f, loops[l].kind == LOOP_READ ? "read loop" : loops[l].kind == LOOP_ADD ? "STREAM add" : "STREAM triad",
+      bench_ref_value(f,
+                      loops[l].kind == LOOP_READ  ? "read loop"
+                      : loops[l].kind == LOOP_ADD ? "STREAM add"
+                                                  : "STREAM triad",
                       bench_loop_bytes(&loops[l]) / jobs[1 + l].seconds / 1e9);
-    if (gemm) bench_ref_value(f, "OpenBLAS sgemm", k->work / jobs[1].seconds / 1e9);
-    else if (k->ref == REF_GEMM) bench_ref_missing(f, "OpenBLAS sgemm", why);
+    if (gemm)
+      bench_ref_value(f, "OpenBLAS sgemm", k->work / jobs[1].seconds / 1e9);
+    else if (k->ref == REF_GEMM)
+      bench_ref_missing(f, "OpenBLAS sgemm", why);
     torch_ref_attach(&torch, f);
     bench_print_row(run->log, f);
   }

@@ -154,7 +154,8 @@ static void write_json(const bench_options *o, bench_run *run, const bench_heade
     bench_write_json(f, h, results);
     if (!to_stdout && psup_atomic_commit(&af, msg, sizeof msg) != 0)
       fprintf(stderr, "parity-bench: %s\n", msg), run->failures++;
-    else if (!to_stdout) fprintf(run->log, "\nwrote %s\n", o->json_path);
+    else if (!to_stdout)
+      fprintf(run->log, "\nwrote %s\n", o->json_path);
   }
 }
 
@@ -199,8 +200,10 @@ int main(int argc, char **argv) {
   int exit_code = run.failures ? 1 : 0;
   if (baseline) {
     int regressions = bench_compare(run.log, baseline, &results, o.tolerance);
-    if (regressions < 0) exit_code = 2;
-    else if (regressions > 0) exit_code = 3;
+    if (regressions < 0)
+      exit_code = 2;
+    else if (regressions > 0)
+      exit_code = 3;
     json_free(baseline);
   }
   bench_results_free(&results);

@@ -26,17 +26,16 @@ static int op_once(void *p) {
   int ok = c->fn(c->in, &out) == PARITY_STATUS_OK;
   if (ok && c->backward) {
     for (int i = 0; i < c->nin; i++) parity_tensor_zero_grad(c->in[i]);
-    if (!c->seed) ok = parity_tensor_ones(c->dev, PARITY_DTYPE_F32, parity_tensor_rank(out), parity_tensor_shape(out),
-                                          &c->seed) == PARITY_STATUS_OK;
+    if (!c->seed)
+      ok = parity_tensor_ones(c->dev, PARITY_DTYPE_F32, parity_tensor_rank(out), parity_tensor_shape(out), &c->seed) ==
+           PARITY_STATUS_OK;
     ok = ok && parity_backward(out, c->seed, 0) == PARITY_STATUS_OK;
   }
   parity_tensor_release(out);
   return ok;
 }
 
-static int op_sync(void *p) {
-  return parity_device_synchronize(((bench_op *)p)->dev) == PARITY_STATUS_OK;
-}
+static int op_sync(void *p) { return parity_device_synchronize(((bench_op *)p)->dev) == PARITY_STATUS_OK; }
 
 int bench_op_init(bench_run *run, bench_op *c, parity_device_t *dev, const char *name, bench_op_fn fn, int nin,
                   const int *rank, const int64_t (*shape)[4], int backward) {
@@ -84,9 +83,12 @@ static volatile float sink;
 
 static int loop_once(void *p) {
   bench_loop *l = p;
-  if (l->kind == LOOP_READ) sink += ref_read(l->a, l->n);
-  else if (l->kind == LOOP_ADD) ref_add(l->c, l->a, l->b, l->n);
-  else ref_triad(l->a, l->b, l->c, 0.5f, l->n);
+  if (l->kind == LOOP_READ)
+    sink += ref_read(l->a, l->n);
+  else if (l->kind == LOOP_ADD)
+    ref_add(l->c, l->a, l->b, l->n);
+  else
+    ref_triad(l->a, l->b, l->c, 0.5f, l->n);
   return 1;
 }
 
@@ -102,8 +104,7 @@ static float *bench_alloc(size_t n) {
 
 int bench_loop_init(bench_loop *l, size_t n, int kind) {
   int three = kind != LOOP_READ;
-  *l = (bench_loop){bench_alloc(n), three ? bench_alloc(n) : NULL,
-                    three ? bench_alloc(n) : NULL, n, kind};
+  *l = (bench_loop){bench_alloc(n), three ? bench_alloc(n) : NULL, three ? bench_alloc(n) : NULL, n, kind};
   if (!l->a || (three && (!l->b || !l->c))) {
     bench_loop_release(l);
     return 0;

@@ -40,7 +40,8 @@ static int eager_grad(dense *d) {
   parity_tensor_zero_grad(d->b);
   parity_tensor_t *y = NULL, *s = NULL;
   int ok = parity_linear(d->x, d->w, d->b, &y) == PARITY_STATUS_OK &&
-           parity_reduce(PARITY_OP_SUM, y, 3, 0, &s) == PARITY_STATUS_OK && parity_backward(s, NULL, 0) == PARITY_STATUS_OK;
+           parity_reduce(PARITY_OP_SUM, y, 3, 0, &s) == PARITY_STATUS_OK &&
+           parity_backward(s, NULL, 0) == PARITY_STATUS_OK;
   parity_tensor_release(y);
   parity_tensor_release(s);
   return ok;
@@ -74,7 +75,8 @@ static double one_run(int k, dense *d, parity_plan_t *plan, parity_device_t *dev
   for (int i = 0; i < iters && ok; i++) {
     xv[0] = (float)i;
     if (k == 0) ok = parity_tensor_write(d->x, xv, sizeof xv) == PARITY_STATUS_OK && eager_grad(d);
-    if (k == 1) ok = parity_tensor_write(d->x, xv, sizeof xv) == PARITY_STATUS_OK && parity_plan_replay(plan) == PARITY_STATUS_OK;
+    if (k == 1)
+      ok = parity_tensor_write(d->x, xv, sizeof xv) == PARITY_STATUS_OK && parity_plan_replay(plan) == PARITY_STATUS_OK;
     if (k == 2) { /* one 2-element add, eager, result released */
       parity_tensor_t *y = NULL;
       ok = parity_binary(PARITY_OP_ADD, d->b, d->b, &y) == PARITY_STATUS_OK;
@@ -90,11 +92,13 @@ void section_prepared(bench_run *run, parity_device_t *dev, const char *backend)
   iters = run->o->quick ? 100 : 2000;
   dense d = {0};
   float xv[2] = {0.5f, -1.5f};
-  int ok = parity_tensor_from_host(dev, PARITY_DTYPE_F32, 2, (int64_t[]){1, 2}, xv, &d.x) == PARITY_STATUS_OK &&
-           parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 2, (int64_t[]){2, 2}, 0, 1, 1, 0, &d.w) == PARITY_STATUS_OK &&
-           parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 1, (int64_t[]){2}, 0, 1, 1, 1ull << 32, &d.b) == PARITY_STATUS_OK &&
-           parity_tensor_set_requires_grad(d.w, 1) == PARITY_STATUS_OK &&
-           parity_tensor_set_requires_grad(d.b, 1) == PARITY_STATUS_OK;
+  int ok =
+      parity_tensor_from_host(dev, PARITY_DTYPE_F32, 2, (int64_t[]){1, 2}, xv, &d.x) == PARITY_STATUS_OK &&
+      parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 2, (int64_t[]){2, 2}, 0, 1, 1, 0, &d.w) == PARITY_STATUS_OK &&
+      parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 1, (int64_t[]){2}, 0, 1, 1, 1ull << 32, &d.b) ==
+          PARITY_STATUS_OK &&
+      parity_tensor_set_requires_grad(d.w, 1) == PARITY_STATUS_OK &&
+      parity_tensor_set_requires_grad(d.b, 1) == PARITY_STATUS_OK;
   double eager[RUNS], replay[RUNS], add[RUNS], host[RUNS], raw[RUNS], *runs[5] = {eager, replay, add, host, raw};
   parity_plan_t *plan = NULL;
   ok = ok && eager_grad(&d) && parity_plan_begin(dev, &plan) == PARITY_STATUS_OK && eager_grad(&d) &&
@@ -121,8 +125,10 @@ void section_prepared(bench_run *run, parity_device_t *dev, const char *backend)
       f->spread = bench_spread(runs[k], RUNS);
       bench_ref_value(f, "host C loop", floor);
       if (k == 1) bench_ref_value(f, "dense22-eager", v[0]);
-      if (k == 2 && cl) bench_ref_value(f, "raw OpenCL add", median(raw));
-      else if (k == 2 && why[0]) bench_ref_missing(f, "raw OpenCL add", why);
+      if (k == 2 && cl)
+        bench_ref_value(f, "raw OpenCL add", median(raw));
+      else if (k == 2 && why[0])
+        bench_ref_missing(f, "raw OpenCL add", why);
     }
     bench_print_header(run->log, "prepared");
     for (size_t k = run->results->n - 3; k < run->results->n; k++) bench_print_row(run->log, &run->results->fig[k]);

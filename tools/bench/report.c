@@ -78,8 +78,10 @@ static void str_field(FILE *f, const char *indent, const char *key, const char *
 }
 
 static void num(FILE *f, double v) {
-  if (isfinite(v)) fprintf(f, "%.6g", v);
-  else fputs("null", f);
+  if (isfinite(v))
+    fprintf(f, "%.6g", v);
+  else
+    fputs("null", f);
 }
 
 void bench_write_json(FILE *f, const bench_header *h, const bench_results *r) {
@@ -93,8 +95,10 @@ void bench_write_json(FILE *f, const bench_header *h, const bench_results *r) {
   str_field(f, "    ", "parity_version", h->version, 1);
   str_field(f, "    ", "git_rev", h->git_rev, 1);
   str_field(f, "    ", "build_type", h->build_type, 1);
-  fprintf(f, "    \"threads\": %d,\n    \"threads_requested\": %d,\n    \"reps\": %d,\n    \"min_rep_s\": %g,\n"
-             "    \"quick\": %s,\n", h->threads, h->threads_requested, h->reps, h->min_rep_s, h->quick ? "true" : "false");
+  fprintf(f,
+          "    \"threads\": %d,\n    \"threads_requested\": %d,\n    \"reps\": %d,\n    \"min_rep_s\": %g,\n"
+          "    \"quick\": %s,\n",
+          h->threads, h->threads_requested, h->reps, h->min_rep_s, h->quick ? "true" : "false");
   fputs("    \"load_start\": ", f), num(f, h->load_start);
   fputs(",\n    \"load_end\": ", f), num(f, h->load_end);
   fputs(",\n", f);
@@ -117,14 +121,20 @@ void bench_write_json(FILE *f, const bench_header *h, const bench_results *r) {
     fputs(", \"unit\": ", f), json_write_string(f, g->unit);
     if (g->spread > 0) fputs(", \"spread\": ", f), num(f, g->spread);
     fprintf(f, ", \"better\": \"%s\",\n     \"reference\": ", g->lower_better ? "lower" : "higher");
-    if (p) json_write_string(f, p->name);
-    else fputs("null", f);
+    if (p)
+      json_write_string(f, p->name);
+    else
+      fputs("null", f);
     fputs(", \"reference_value\": ", f);
-    if (p) num(f, p->value);
-    else fputs("null", f);
+    if (p)
+      num(f, p->value);
+    else
+      fputs("null", f);
     fputs(", \"ratio\": ", f);
-    if (p) num(f, bench_ratio(g, p));
-    else fputs("null", f);
+    if (p)
+      num(f, bench_ratio(g, p));
+    else
+      fputs("null", f);
     fputs(", \"references\": [", f);
     for (int k = 0; k < g->nrefs; k++) {
       const bench_ref *ref = &g->refs[k];

@@ -8,10 +8,18 @@
 
 #include "sections.h"
 
-static parity_status_t s_sum(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_SUM, in[0], 0, 0, out); }
-static parity_status_t s_max(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_MAX, in[0], 0, 0, out); }
-static parity_status_t s_argmax(parity_tensor_t **in, parity_tensor_t **out) { return parity_reduce(PARITY_OP_ARGMAX, in[0], 0, 0, out); }
-static parity_status_t s_add(parity_tensor_t **in, parity_tensor_t **out) { return parity_binary(PARITY_OP_ADD, in[0], in[1], out); }
+static parity_status_t s_sum(parity_tensor_t **in, parity_tensor_t **out) {
+  return parity_reduce(PARITY_OP_SUM, in[0], 0, 0, out);
+}
+static parity_status_t s_max(parity_tensor_t **in, parity_tensor_t **out) {
+  return parity_reduce(PARITY_OP_MAX, in[0], 0, 0, out);
+}
+static parity_status_t s_argmax(parity_tensor_t **in, parity_tensor_t **out) {
+  return parity_reduce(PARITY_OP_ARGMAX, in[0], 0, 0, out);
+}
+static parity_status_t s_add(parity_tensor_t **in, parity_tensor_t **out) {
+  return parity_binary(PARITY_OP_ADD, in[0], in[1], out);
+}
 
 void section_scaling(bench_run *run, parity_device_t *dev, const char *backend) {
   const bench_options *o = run->o;

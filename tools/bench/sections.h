@@ -15,8 +15,8 @@ typedef struct bench_run {
   const bench_options *o;
   bench_timing timing;
   bench_results *results;
-  int threads;        /* the CPU plugin's OpenMP threads, as measured */
-  FILE *log;          /* progress lines */
+  int threads; /* the CPU plugin's OpenMP threads, as measured */
+  FILE *log;   /* progress lines */
   int failures;
 } bench_run;
 

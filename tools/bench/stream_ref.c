@@ -10,7 +10,6 @@ typedef float v16 __attribute__((vector_size(64)));
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #define PAR_MIN ((size_t)1 << 16)
 
-
 CLONES static float read_chunk(const float *a, size_t n) {
   v16 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
   size_t i = 0;
@@ -56,10 +55,10 @@ const char *ref_isa(void) {
 }
 
 /* Split [0, n) into equal 64-element-aligned chunks, one per thread. */
-#define CHUNK(n, t, nt, lo, len)                                         \
-  size_t per_ = (((n) + (size_t)(nt) - 1) / (size_t)(nt) + 63) & ~(size_t)63; \
-  size_t lo = per_ * (size_t)(t) < (n) ? per_ * (size_t)(t) : (n);       \
-  size_t len = (n) - lo < per_ ? (n) - lo : per_
+#define CHUNK(n, t, nt, lo, len)                                            \
+  size_t per_ = (((n) + (size_t)(nt)-1) / (size_t)(nt) + 63) & ~(size_t)63; \
+  size_t lo = per_ * (size_t)(t) < (n) ? per_ * (size_t)(t) : (n);          \
+  size_t len = (n)-lo < per_ ? (n)-lo : per_
 
 float ref_read(const float *a, size_t n) {
 #ifdef _OPENMP

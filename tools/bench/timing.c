@@ -63,8 +63,10 @@ void bench_time_jobs(bench_job *jobs, int n, const bench_timing *t) {
       if (!inner[k]) continue;
       if (jobs[k].rep) {
         double s = jobs[k].rep(jobs[k].ctx);
-        if (s > 0) times[k][r] = s;
-        else inner[k] = 0;
+        if (s > 0)
+          times[k][r] = s;
+        else
+          inner[k] = 0;
         continue;
       }
       double t0 = bench_now_s();

@@ -115,8 +115,10 @@ static void start(void) {
       json_free(j);
       return;
     }
-    if (j) snprintf(why, sizeof why, "%s: %s", pythons[p], json_str(j, "reason", "torch unavailable"));
-    else snprintf(why, sizeof why, "%.60s did not run %.200s", pythons[p], script);
+    if (j)
+      snprintf(why, sizeof why, "%s: %s", pythons[p], json_str(j, "reason", "torch unavailable"));
+    else
+      snprintf(why, sizeof why, "%.60s did not run %.200s", pythons[p], script);
     json_free(j);
     stop();
   }
@@ -179,8 +181,10 @@ int torch_ref_job(torch_ref *r, bench_job *job, const char *op, int ra, const in
     return 0;
   }
   const json *err = json_get(j, "error");
-  if (err) snprintf(r->why, sizeof r->why, "%s", json_str(j, "error", "failed"));
-  else r->prepared = 1;
+  if (err)
+    snprintf(r->why, sizeof r->why, "%s", json_str(j, "error", "failed"));
+  else
+    r->prepared = 1;
   json_free(j);
   *job = (bench_job){NULL, NULL, r, -1, 0, rep};
   return r->prepared;
@@ -198,8 +202,10 @@ void torch_ref_done(torch_ref *r, const bench_job *job) {
 }
 
 void torch_ref_attach(const torch_ref *r, bench_figure *f) {
-  if (r->seconds > 0) bench_ref_value(f, r->name, f->work / r->seconds / 1e9);
-  else bench_ref_missing(f, r->name, r->why[0] ? r->why : "no time");
+  if (r->seconds > 0)
+    bench_ref_value(f, r->name, f->work / r->seconds / 1e9);
+  else
+    bench_ref_missing(f, r->name, r->why[0] ? r->why : "no time");
 }
 
 const char *torch_ref_finish(void) {

@@ -25,10 +25,10 @@ void torch_ref_config(int enabled, int threads, const bench_timing *t);
  * why it is missing. */
 typedef struct torch_ref {
   long id;
-  int prepared;  /* the subprocess holds the op (until torch_ref_done) */
+  int prepared;   /* the subprocess holds the op (until torch_ref_done) */
   double seconds; /* torch_ref_done: the median seconds per call, or -1 */
-  char name[40]; /* "torch.<op>" */
-  char why[400]; /* why there is no figure */
+  char name[40];  /* "torch.<op>" */
+  char why[400];  /* why there is no figure */
 } torch_ref;
 
 /* Prepare torch's op on inputs of shapes a (rank ra) and b (rank rb, 0 for none); op: add exp

@@ -31,10 +31,10 @@ void section_train(bench_run *run, parity_device_t *dev, const char *backend) {
   if (ok) ok = parity_device_synchronize(dev) == PARITY_STATUS_OK;
   if (ok) {
     double t = bench_now_s() - t0, ips = (double)(steps * BATCH) / t;
-    bench_figure *f =
-        bench_add(run->results, "train", "train-cnn", backend, "64x1x28x28", BATCH * 784.0, run->threads, ips, "images/s");
-    fprintf(run->log, "%s: train-cnn %.1f images/s, %ld steps of %d (one %d-image epoch: %.1f s)\n", backend, ips, steps,
-            BATCH, EPOCH, EPOCH / ips);
+    bench_figure *f = bench_add(run->results, "train", "train-cnn", backend, "64x1x28x28", BATCH * 784.0, run->threads,
+                                ips, "images/s");
+    fprintf(run->log, "%s: train-cnn %.1f images/s, %ld steps of %d (one %d-image epoch: %.1f s)\n", backend, ips,
+            steps, BATCH, EPOCH, EPOCH / ips);
     if (f) { /* torch's images/s = work / seconds per step / 1e9, the scale of every reference */
       f->work = BATCH * 1e9;
       torch_ref torch;

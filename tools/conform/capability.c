@@ -31,8 +31,8 @@ static int run_simple(cf_env_t *env, int32_t op, int32_t dtype, uint32_t nin, co
   if (nin > 1) cf_host_from_values(&in[1], dtype, 1, shape, b);
   int reduce = psup_kind_family(psup_op_info(op)->kind) == PARITY_FAMILY_REDUCE;
   cf_spec_t ys = cf_spec_make(dtype, 1, reduce ? one : shape);
-  cf_op_t o = {.op = op, .direction = PARITY_DIRECTION_FORWARD, .nin = nin, .nout = 1, .in = {&in[0], &in[1]},
-               .out = {&ys}};
+  cf_op_t o = {
+      .op = op, .direction = PARITY_DIRECTION_FORWARD, .nin = nin, .nout = 1, .in = {&in[0], &in[1]}, .out = {&ys}};
   if (reduce) o.params.reduce.axes_mask = 1u;
   char msg[512];
   *unsupported = 0;
@@ -54,7 +54,12 @@ static int run_simple(cf_env_t *env, int32_t op, int32_t dtype, uint32_t nin, co
 
 static void check_float64(cf_env_t *env, cf_result_t *r) {
   int claims = (env->info.flags & PARITY_DEVICE_FLAG_FLOAT64) != 0;
-  static const struct { int32_t op; uint32_t nin; int64_t n; double a[2], b[2], want[2]; } probes[] = {
+  static const struct {
+    int32_t op;
+    uint32_t nin;
+    int64_t n;
+    double a[2], b[2], want[2];
+  } probes[] = {
       {PARITY_OP_ADD, 2, 2, {1.0, 0x1p52}, {0x1p-40, 0.5}, {1.0 + 0x1p-40, 0x1p52 + 0.5}},
       {PARITY_OP_MUL, 2, 1, {1.0 + 0x1p-30}, {1.0 + 0x1p-30}, {1.0 + 0x1p-29}},
       {PARITY_OP_DIV, 2, 1, {1.0}, {3.0}, {1.0 / 3.0}},
@@ -67,9 +72,11 @@ static void check_float64(cf_env_t *env, cf_result_t *r) {
     int uns, uns32;
     if (!run_simple(env, probes[i].op, PARITY_DTYPE_F64, probes[i].nin, probes[i].a, probes[i].b, probes[i].n, got, r,
                     &uns)) {
-      if (uns && claims && run_simple(env, probes[i].op, PARITY_DTYPE_F32, probes[i].nin, probes[i].a, probes[i].b,
-                                      probes[i].n, f32, r, &uns32))
-        cf_result_fail(r, "claims float64 but refuses f64 %s, which it runs in f32", psup_op_name(probes[i].op)), refused++;
+      if (uns && claims &&
+          run_simple(env, probes[i].op, PARITY_DTYPE_F32, probes[i].nin, probes[i].a, probes[i].b, probes[i].n, f32, r,
+                     &uns32))
+        cf_result_fail(r, "claims float64 but refuses f64 %s, which it runs in f32", psup_op_name(probes[i].op)),
+            refused++;
       continue;
     }
     ran++;
@@ -86,8 +93,9 @@ static void check_float64(cf_env_t *env, cf_result_t *r) {
     r->status = ran ? CF_PASS : CF_SKIPPED;
     cf_result_note(r, "device does not claim float64%s", ran ? " (its f64 probes are f64-accurate anyway)" : "");
   } else if (!ran && !refused) {
-    cf_result_fail(r, "claims float64 (PARITY_DEVICE_FLAG_FLOAT64) but supports none of the f64 probe ops "
-                      "(add, mul, div, exp, sum)");
+    cf_result_fail(r,
+                   "claims float64 (PARITY_DEVICE_FLAG_FLOAT64) but supports none of the f64 probe ops "
+                   "(add, mul, div, exp, sum)");
   } else {
     cf_result_note(r, "claims float64; %d probe op(s) f64-accurate", ran);
   }
@@ -118,7 +126,9 @@ static void check_denormals(cf_env_t *env, cf_result_t *r) {
     cf_result_fail(r, "flushes f32 subnormals (%s) without declaring PARITY_DENORMALS_FLUSHED", how);
   } else {
     cf_result_note(r, "declares %s; observed %s",
-                   claim == PARITY_DENORMALS_PRESERVED ? "preserved" : claim == PARITY_DENORMALS_FLUSHED ? "flushed" : "unknown",
+                   claim == PARITY_DENORMALS_PRESERVED ? "preserved"
+                   : claim == PARITY_DENORMALS_FLUSHED ? "flushed"
+                                                       : "unknown",
                    preserved ? "preserved" : "flushed");
   }
 }
@@ -130,7 +140,8 @@ static void check_max_buffer(cf_env_t *env, cf_result_t *r) {
     return;
   }
   if (mem && mb > mem) {
-    cf_result_fail(r, "max_buffer_bytes %llu exceeds memory_bytes %llu", (unsigned long long)mb, (unsigned long long)mem);
+    cf_result_fail(r, "max_buffer_bytes %llu exceeds memory_bytes %llu", (unsigned long long)mb,
+                   (unsigned long long)mem);
     return;
   }
   if (mb < (1u << 20)) {
@@ -190,7 +201,10 @@ enum { DET_PROBES = sizeof det_probes / sizeof det_probes[0] };
 /* Launch configurations of each plugin (its own knobs, read when a device opens; CPU: the OpenMP
  * thread count, with reductions split over threads from the smallest size on). A plugin not listed
  * is checked by repeated runs only. */
-static const struct { const char *backend; const char *configs[4]; } det_configs[] = {
+static const struct {
+  const char *backend;
+  const char *configs[4];
+} det_configs[] = {
     {"opencl", {"PARITY_OPENCL_MAX_GROUPS=1", "PARITY_OPENCL_MAX_GROUPS=3", "PARITY_OPENCL_WORK_LAYOUT=strided", NULL}},
     {"vulkan", {"PARITY_VULKAN_MAX_GROUPS=1", "PARITY_VULKAN_MAX_GROUPS=3", NULL}},
     {"cuda", {"PARITY_CUDA_MAX_BLOCKS=1", "PARITY_CUDA_MAX_BLOCKS=3", NULL}},
@@ -223,12 +237,15 @@ static int det_run(cf_env_t *env, uint64_t *hashes, cf_result_t *r) {
       cf_host_set(&x, i, v);
     }
     cf_op_t o = {.op = d->op, .direction = PARITY_DIRECTION_FORWARD, .nin = 1, .nout = 1, .in = {&x}, .out = {&ys}};
-    if (reduce) o.params.reduce.axes_mask = 1u << (d->rank - 1);
-    else o.params.softmax.axis = (int32_t)d->rank - 1;
+    if (reduce)
+      o.params.reduce.axes_mask = 1u << (d->rank - 1);
+    else
+      o.params.softmax.axis = (int32_t)d->rank - 1;
     char msg[512];
     cf_exec_status_t st = cf_exec(env->dev, &o, 0xff, &y, msg, sizeof msg);
     hashes[p] = 0;
-    if (st == CF_EXEC_OK) hashes[p] = fnv(y.data, (size_t)y.count * psup_dtype_size(ys.dtype), 0xcbf29ce484222325ull) | 1u;
+    if (st == CF_EXEC_OK)
+      hashes[p] = fnv(y.data, (size_t)y.count * psup_dtype_size(ys.dtype), 0xcbf29ce484222325ull) | 1u;
     cf_host_free(&x);
     cf_host_free(&y);
     if (st != CF_EXEC_OK && st != CF_EXEC_UNSUPPORTED) return cf_result_fail(r, "%s: %s", d->name, msg), -1;
@@ -292,8 +309,8 @@ static int det_child(cf_env_t *env, const char *config, uint64_t *h, char *why, 
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || seen != DET_PROBES) {
     char *nl = strchr(buf, '\n');
     if (nl) *nl = 0;
-    snprintf(why, n, "the probe under %s %s%s%s", config,
-             WIFSIGNALED(status) ? "crashed" : "failed", buf[0] ? ": " : "", buf);
+    snprintf(why, n, "the probe under %s %s%s%s", config, WIFSIGNALED(status) ? "crashed" : "failed",
+             buf[0] ? ": " : "", buf);
     return -1;
   }
   return 0;
@@ -337,12 +354,15 @@ static void check_determinism(cf_env_t *env, cf_result_t *r) {
       }
       for (size_t p = 0; p < DET_PROBES; p++)
         if (det_probes[p].any_launch && again[p] != first[p]) {
-          cf_result_fail(r, "%s: output bits hash to %016llx here, then to %016llx under %s (the device claims "
-                         "determinism)", det_probes[p].name, (unsigned long long)first[p], (unsigned long long)again[p], cfg);
+          cf_result_fail(r,
+                         "%s: output bits hash to %016llx here, then to %016llx under %s (the device claims "
+                         "determinism)",
+                         det_probes[p].name, (unsigned long long)first[p], (unsigned long long)again[p], cfg);
           return;
         }
       configs++;
-      used += (size_t)snprintf(tried + used, used < sizeof tried ? sizeof tried - used : 0, "%s%s", used ? ", " : "", cfg);
+      used +=
+          (size_t)snprintf(tried + used, used < sizeof tried ? sizeof tried - used : 0, "%s%s", used ? ", " : "", cfg);
     }
   }
   cf_result_note(r, "%zu reductions bitwise identical over %d runs in this process%s%s%s", ran, REPEATS,
@@ -353,7 +373,8 @@ static void dtype_names(uint32_t mask, char *buf, size_t n) {
   size_t used = 0;
   buf[0] = 0;
   for (int32_t dt = 1; dt <= PARITY_DTYPE_BOOL && used < n; dt++)
-    if (mask & PARITY_DTYPE_BIT(dt)) used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "", psup_dtype_name(dt));
+    if (mask & PARITY_DTYPE_BIT(dt))
+      used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "", psup_dtype_name(dt));
 }
 
 static void check_dtypes(cf_env_t *env, cf_result_t *r) {
@@ -398,10 +419,8 @@ static void check_dtypes(cf_env_t *env, cf_result_t *r) {
 }
 
 const cf_check_t cf_capability_checks[] = {
-    {"cap.float64", "(device)", check_float64},
-    {"cap.denormals", "(device)", check_denormals},
-    {"cap.max-buffer", "(device)", check_max_buffer},
-    {"cap.determinism", "(device)", check_determinism},
+    {"cap.float64", "(device)", check_float64},       {"cap.denormals", "(device)", check_denormals},
+    {"cap.max-buffer", "(device)", check_max_buffer}, {"cap.determinism", "(device)", check_determinism},
     {"cap.dtypes", "(device)", check_dtypes},
 };
 const size_t cf_capability_check_count = sizeof cf_capability_checks / sizeof cf_capability_checks[0];

@@ -99,13 +99,12 @@ cf_case_t *cf_case_push(cf_case_list_t *list) {
 
 void cf_case_name(cf_case_t *c, const char *variant) {
   if (c->kind == PARITY_OP_KIND_CAST)
-    snprintf(c->dtype_label, sizeof c->dtype_label, "%s->%s", psup_dtype_name(c->dtype),
-             psup_dtype_name(c->out_dtype));
+    snprintf(c->dtype_label, sizeof c->dtype_label, "%s->%s", psup_dtype_name(c->dtype), psup_dtype_name(c->out_dtype));
   else
     snprintf(c->dtype_label, sizeof c->dtype_label, "%s", psup_dtype_name(c->dtype));
   snprintf(c->variant, sizeof c->variant, "%s", variant);
-  snprintf(c->id, sizeof c->id, "%s.%s.%s.%s", psup_op_name(c->op), c->dtype_label,
-           psup_direction_name(c->direction), variant);
+  snprintf(c->id, sizeof c->id, "%s.%s.%s.%s", psup_op_name(c->op), c->dtype_label, psup_direction_name(c->direction),
+           variant);
 }
 
 static void set_spec(cf_spec_t *s, int32_t dtype, const ew_variant_t *v, int32_t layout, uint32_t bcast) {
@@ -114,8 +113,8 @@ static void set_spec(cf_spec_t *s, int32_t dtype, const ew_variant_t *v, int32_t
   s->bcast = bcast;
 }
 
-static int push_ew(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flags, int32_t dtype,
-                   int32_t out_dtype, int32_t dir, const ew_variant_t *v) {
+static int push_ew(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flags, int32_t dtype, int32_t out_dtype,
+                   int32_t dir, const ew_variant_t *v) {
   cf_case_t *c = cf_case_push(list);
   if (!c) return -1;
   c->op = op;
@@ -131,7 +130,8 @@ static int push_ew(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flag
   /* the output never carries the misaligned element of a broadcast or reversed input */
   set_spec(&c->out[0], out_dtype, v, v->layout_out == CF_LAYOUT_REVERSED ? CF_LAYOUT_CONTIG : v->layout_out, 0);
   switch (kind) {
-    case PARITY_OP_KIND_UNARY: case PARITY_OP_KIND_CAST:
+    case PARITY_OP_KIND_UNARY:
+    case PARITY_OP_KIND_CAST:
       c->nin = 1;
       set_spec(&c->in[0], dtype, v, v->layout0, v->bcast0 ? v->bcast0 : v->bcast1);
       break;
@@ -167,9 +167,16 @@ static int push_fd(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flag
  * the semantics do not fix one answer; those run the edge values forward only. */
 static int edge_backward(int32_t op) {
   switch (op) {
-    case PARITY_OP_EXP: case PARITY_OP_SIGMOID: case PARITY_OP_TANH: case PARITY_OP_GELU: case PARITY_OP_LOG:
-    case PARITY_OP_SQRT: case PARITY_OP_RSQRT: case PARITY_OP_POW: case PARITY_OP_SIN: case PARITY_OP_COS:
-      return 1;
+    case PARITY_OP_EXP:
+    case PARITY_OP_SIGMOID:
+    case PARITY_OP_TANH:
+    case PARITY_OP_GELU:
+    case PARITY_OP_LOG:
+    case PARITY_OP_SQRT:
+    case PARITY_OP_RSQRT:
+    case PARITY_OP_POW:
+    case PARITY_OP_SIN:
+    case PARITY_OP_COS: return 1;
     default: return 0;
   }
 }
@@ -201,7 +208,10 @@ int cf_cases_elementwise(cf_case_list_t *list, int32_t op, int32_t kind, uint32_
 
 int cf_cases_build(cf_case_list_t *list) {
   memset(list, 0, sizeof *list);
-  static const struct { int32_t op, kind; uint32_t flags; } ops[] = {
+  static const struct {
+    int32_t op, kind;
+    uint32_t flags;
+  } ops[] = {
 #define PARITY_OP(id, N, s, K, f) {PARITY_OP_##N, PARITY_OP_KIND_##K, f},
 #include "parity_ops.def"
 #undef PARITY_OP

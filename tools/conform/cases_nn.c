@@ -11,8 +11,8 @@ enum { FWD = 1, BWD = 2, BOTH = 3 };
 #define T CF_LAYOUT_TRANSPOSED
 #define R CF_LAYOUT_REVERSED
 
-static cf_case_t *start(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flags, int32_t dtype,
-                        int32_t dir, uint32_t when, int32_t values) {
+static cf_case_t *start(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flags, int32_t dtype, int32_t dir,
+                        uint32_t when, int32_t values) {
   cf_case_t *c = cf_case_push(list);
   if (!c) return NULL;
   c->op = op;
@@ -128,7 +128,8 @@ int cf_cases_reduce(cf_case_list_t *list, int32_t op, uint32_t flags) {
       int sum_or_mean = op == PARITY_OP_SUM || op == PARITY_OP_MEAN;
       if (!strncmp(v->name, "large", 5)) {
         if (dt != PARITY_DTYPE_F32 || !(sum_or_mean || op == PARITY_OP_MAX)) continue;
-        if (op == PARITY_OP_SUM && !strcmp(v->name, "large")) when = W_DEFAULT; /* the one 2^24 case of the quick subset */
+        if (op == PARITY_OP_SUM && !strcmp(v->name, "large"))
+          when = W_DEFAULT; /* the one 2^24 case of the quick subset */
       }
       /* values that only sums can be judged on: spikes and all-positive data make a dropped partial
        * or a stagnating sequential sum exceed the bound; -0 everywhere must sum to -0 */

@@ -36,8 +36,8 @@ int cf_hist_bin(double ratio) {
 }
 
 const char *cf_hist_label(int bin) {
-  static const char *const labels[CF_HIST_BINS] = {"0", "<1e-7", "1e-7", "1e-6", "1e-5", "1e-4", "1e-3", "0.01",
-                                                   "0.1", "1", "10", "100", "1e3", "1e4", ">=1e5", "inf"};
+  static const char *const labels[CF_HIST_BINS] = {"0",   "<1e-7", "1e-7", "1e-6", "1e-5", "1e-4", "1e-3",  "0.01",
+                                                   "0.1", "1",     "10",   "100",  "1e3",  "1e4",  ">=1e5", "inf"};
   return bin >= 0 && bin < CF_HIST_BINS ? labels[bin] : "?";
 }
 
@@ -114,8 +114,8 @@ static double store_rounded_ratio(double g, double r, double s, const cf_compare
   return span > 0 ? fabs(g - r) / span : 0;
 }
 
-static void record(cf_compare_t *cmp, const char *name, const cf_host_t *got, int64_t i, double g,
-                   double r, double ratio, const char *detail) {
+static void record(cf_compare_t *cmp, const char *name, const cf_host_t *got, int64_t i, double g, double r,
+                   double ratio, const char *detail) {
   if (!(ratio <= 1.0)) {
     if (cmp->bad++ == 0) {
       char idx[96];
@@ -128,8 +128,7 @@ static void record(cf_compare_t *cmp, const char *name, const cf_host_t *got, in
   cmp->hist[cf_hist_bin(ratio)]++;
 }
 
-void cf_compare(cf_compare_t *cmp, const char *name, const cf_host_t *got, const cf_host_t *ref,
-                const cf_host_t *S) {
+void cf_compare(cf_compare_t *cmp, const char *name, const cf_host_t *got, const cf_host_t *ref, const cf_host_t *S) {
   int32_t gd = got->spec.dtype, rd = ref->spec.dtype;
   uint32_t gsz = psup_dtype_size(gd);
   for (int64_t i = 0; i < got->count && i < ref->count; i++) {
@@ -143,8 +142,10 @@ void cf_compare(cf_compare_t *cmp, const char *name, const cf_host_t *got, const
       bad_bool = 1;
     } else if (cmp->rule == CF_RULE_EXACT) {
       unsigned char want[8];
-      if (rd == gd) memcpy(want, ref->data + (size_t)i * gsz, gsz);
-      else psup_store_f64(want, gd, r);
+      if (rd == gd)
+        memcpy(want, ref->data + (size_t)i * gsz, gsz);
+      else
+        psup_store_f64(want, gd, r);
       if (!same_bits(gp, want, gd) && !flushed_ok(cmp, g, r)) ratio = INFINITY;
     } else if (cmp->rule == CF_RULE_ULP) {
       u = flushed_ok(cmp, g, r) ? 0 : ulp_error(g, r, gd);
@@ -172,13 +173,15 @@ void cf_compare(cf_compare_t *cmp, const char *name, const cf_host_t *got, const
       else if (cmp->rule == CF_RULE_EXACT)
         snprintf(detail, sizeof detail, " (must match bit for bit%s)", g == r ? "; sign of zero differs" : "");
       else if (exact32)
-        snprintf(detail, sizeof detail, " (exact in f32: must be the correctly rounded %s result)", psup_dtype_name(gd));
+        snprintf(detail, sizeof detail, " (exact in f32: must be the correctly rounded %s result)",
+                 psup_dtype_name(gd));
       else if (cmp->rule == CF_RULE_ULP)
         snprintf(detail, sizeof detail, " (%.3g ulp, bound %.3g ulp)", u, cmp->ulp_bound);
       else if (zero_sign)
         snprintf(detail, sizeof detail, " (sign of zero: a sum of -0s is -0)");
       else if (hi != lo || (hi != 0 && bound == 0 && s != 0))
-        snprintf(detail, sizeof detail, " (not a correctly rounded %s store of an f32 result: allowed [%.9g, %.9g]; S %.3g, k %lld)",
+        snprintf(detail, sizeof detail,
+                 " (not a correctly rounded %s store of an f32 result: allowed [%.9g, %.9g]; S %.3g, k %lld)",
                  psup_dtype_name(gd), lo, hi, s, (long long)cmp->k);
       else if (bound == 0)
         snprintf(detail, sizeof detail, " (special values must match)");

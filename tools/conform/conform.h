@@ -27,11 +27,11 @@
 /* Memory layouts of an operand. Every layout places the tensor after guard bytes, so every
  * tensor the suite hands a device has a non-zero byte offset. */
 typedef enum cf_layout_t {
-  CF_LAYOUT_CONTIG = 0,  /* row-major */
-  CF_LAYOUT_TRANSPOSED,  /* the last two axes swapped in memory */
-  CF_LAYOUT_STEP,        /* every other element of the last axis (a slice with step 2) */
-  CF_LAYOUT_REVERSED,    /* last axis with a negative stride (inputs only) */
-  CF_LAYOUT_MISALIGNED   /* row-major, one element off the guard's 64-byte alignment */
+  CF_LAYOUT_CONTIG = 0, /* row-major */
+  CF_LAYOUT_TRANSPOSED, /* the last two axes swapped in memory */
+  CF_LAYOUT_STEP,       /* every other element of the last axis (a slice with step 2) */
+  CF_LAYOUT_REVERSED,   /* last axis with a negative stride (inputs only) */
+  CF_LAYOUT_MISALIGNED  /* row-major, one element off the guard's 64-byte alignment */
 } cf_layout_t;
 
 typedef struct cf_spec_t {
@@ -48,8 +48,8 @@ typedef struct cf_host_t {
   unsigned char *data; /* count elements of spec.dtype, row-major */
 } cf_host_t;
 
-int64_t cf_spec_numel(const cf_spec_t *s);   /* logical elements */
-int64_t cf_spec_stored(const cf_spec_t *s);  /* stored elements */
+int64_t cf_spec_numel(const cf_spec_t *s);  /* logical elements */
+int64_t cf_spec_stored(const cf_spec_t *s); /* stored elements */
 cf_spec_t cf_spec_make(int32_t dtype, uint32_t rank, const int64_t *shape);
 int cf_host_alloc(cf_host_t *h, const cf_spec_t *spec);
 void cf_host_free(cf_host_t *h);
@@ -75,8 +75,8 @@ typedef struct cf_op_t {
   int32_t op, direction;
   parity_op_params_t params;
   uint32_t nin, nout;
-  const cf_host_t *in[PARITY_MAX_INPUTS];     /* NULL: absent operand */
-  const cf_spec_t *out[PARITY_MAX_OUTPUTS];   /* NULL: output not requested */
+  const cf_host_t *in[PARITY_MAX_INPUTS];   /* NULL: absent operand */
+  const cf_spec_t *out[PARITY_MAX_OUTPUTS]; /* NULL: output not requested */
 } cf_op_t;
 
 /* Bytes of the guarded buffer the suite allocates for an operand of this spec. */
@@ -86,8 +86,8 @@ cf_exec_status_t cf_supports(parity_device_t *dev, const cf_op_t *op, char *msg,
 /* Allocate guarded buffers, write inputs, fill outputs with `sentinel`, run, read back, check
  * every byte that is not an output element. outputs[i] receives logical row-major values
  * (left empty for absent outputs). */
-cf_exec_status_t cf_exec(parity_device_t *dev, const cf_op_t *op, uint8_t sentinel,
-                         cf_host_t *outputs, char *msg, size_t msg_size);
+cf_exec_status_t cf_exec(parity_device_t *dev, const cf_op_t *op, uint8_t sentinel, cf_host_t *outputs, char *msg,
+                         size_t msg_size);
 
 /* ---- cases -------------------------------------------------------------------------------- */
 typedef enum cf_values_t {
@@ -121,12 +121,12 @@ typedef enum cf_values_t {
 } cf_values_t;
 
 typedef enum cf_mode_t {
-  CF_MODE_COMPARE = 0,  /* run on the device and the oracle, compare */
-  CF_MODE_FD            /* f64 backward against central finite differences of the forward */
+  CF_MODE_COMPARE = 0, /* run on the device and the oracle, compare */
+  CF_MODE_FD           /* f64 backward against central finite differences of the forward */
 } cf_mode_t;
 
 typedef struct cf_case_t {
-  char id[112];      /* "<op>.<dtype>.<direction>.<variant>", unique */
+  char id[112]; /* "<op>.<dtype>.<direction>.<variant>", unique */
   char variant[40];
   char dtype_label[16]; /* "f32", or "f32->f16" for casts */
   int32_t op, kind;
@@ -134,15 +134,15 @@ typedef struct cf_case_t {
   int32_t dtype;     /* dtype under test (floating inputs) */
   int32_t out_dtype; /* forward output dtype */
   int32_t direction;
-  int32_t mode;      /* cf_mode_t */
-  uint32_t nin, nout;               /* forward operand counts */
-  int has_in[PARITY_MAX_INPUTS];    /* conv2d bias may be absent */
-  cf_spec_t in[PARITY_MAX_INPUTS];  /* forward inputs */
-  cf_spec_t out[PARITY_MAX_OUTPUTS];/* forward outputs */
+  int32_t mode;                      /* cf_mode_t */
+  uint32_t nin, nout;                /* forward operand counts */
+  int has_in[PARITY_MAX_INPUTS];     /* conv2d bias may be absent */
+  cf_spec_t in[PARITY_MAX_INPUTS];   /* forward inputs */
+  cf_spec_t out[PARITY_MAX_OUTPUTS]; /* forward outputs */
   parity_op_params_t params;
-  int32_t values, dy_values;        /* cf_values_t */
-  int expect_error;                 /* the forward must be refused (max over an empty axis) */
-  int full_only;                    /* only with --full */
+  int32_t values, dy_values; /* cf_values_t */
+  int expect_error;          /* the forward must be refused (max over an empty axis) */
+  int full_only;             /* only with --full */
 } cf_case_t;
 
 typedef struct cf_case_list_t {
@@ -175,16 +175,11 @@ uint64_t cf_mix(uint64_t key, uint64_t counter); /* counter-based: splitmix64 of
 double cf_unit(uint64_t bits);                   /* [0, 1) from the top 53 bits */
 /* Fill `h` (already allocated) for operand `slot` of case `c`; `stream` separates the operands
  * and uses of one case (inputs, gradients, directions). Values are rounded to h's dtype. */
-void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int32_t values,
-                    uint64_t stream, cf_host_t *h);
+void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int32_t values, uint64_t stream,
+                    cf_host_t *h);
 
 /* ---- results ------------------------------------------------------------------------------ */
-typedef enum cf_status_t {
-  CF_PASS = 0,
-  CF_FAIL,
-  CF_UNSUPPORTED,
-  CF_SKIPPED
-} cf_status_t;
+typedef enum cf_status_t { CF_PASS = 0, CF_FAIL, CF_UNSUPPORTED, CF_SKIPPED } cf_status_t;
 
 const char *cf_status_name(int32_t status);
 
@@ -196,26 +191,26 @@ int cf_hist_bin(double ratio);
 const char *cf_hist_label(int bin);
 
 typedef struct cf_result_t {
-  char backend[64];  /* plugin name */
+  char backend[64]; /* plugin name */
   char device[128];
   char id[112], op[32], dtype[16], direction[12], variant[40];
-  int is_case;              /* a row of the case table (not a capability or hazard check) */
-  int refusal;              /* is_case: a case that passes by being refused (cf_case_t.expect_error):
+  int is_case;             /* a row of the case table (not a capability or hazard check) */
+  int refusal;             /* is_case: a case that passes by being refused (cf_case_t.expect_error):
                              * it shows no computation, so it covers no op or dtype */
-  int32_t op_id, dtype_id;  /* is_case: the op and the dtype under test (a cast's source) */
+  int32_t op_id, dtype_id; /* is_case: the op and the dtype under test (a cast's source) */
   int32_t status;
-  double worst_ratio; /* error / bound; NAN when not applicable, INFINITY for an exact mismatch */
-  double max_ulp;     /* NAN when the rule is not in ULPs */
+  double worst_ratio;        /* error / bound; NAN when not applicable, INFINITY for an exact mismatch */
+  double max_ulp;            /* NAN when the rule is not in ULPs */
   double cosine, norm_ratio; /* backward cases; NAN otherwise */
   double seconds;
   int full_only;
   char message[640];
-  char operands[512];             /* failures: every operand's dtype, shape, strides, offset, broadcast */
-  uint32_t hist[CF_HIST_BINS];    /* compared elements per error/bound band */
+  char operands[512];          /* failures: every operand's dtype, shape, strides, offset, broadcast */
+  uint32_t hist[CF_HIST_BINS]; /* compared elements per error/bound band */
 } cf_result_t;
 
-void cf_result_init(cf_result_t *r, const char *id, const char *op, const char *dtype,
-                    const char *direction, const char *variant);
+void cf_result_init(cf_result_t *r, const char *id, const char *op, const char *dtype, const char *direction,
+                    const char *variant);
 /* Append text to r->message (separated by "; "). */
 void cf_result_note(cf_result_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cf_result_fail(cf_result_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -231,8 +226,8 @@ typedef struct cf_compare_t {
   int64_t k;           /* CF_RULE_ACCUM: terms per output element */
   int flushes;         /* the device declares flushed denormals */
   int32_t op;
-  int zero_sign;       /* CF_RULE_ACCUM: an exact zero result must carry the oracle's sign (sums) */
-  int store_rounded;   /* CF_RULE_ACCUM in f16/bf16: the result must be a correctly rounded store of
+  int zero_sign;     /* CF_RULE_ACCUM: an exact zero result must carry the oracle's sign (sums) */
+  int store_rounded; /* CF_RULE_ACCUM in f16/bf16: the result must be a correctly rounded store of
                           a value within the f32 accumulation bound (no truncating stores) */
   /* results, accumulated over calls */
   double worst_ratio, max_ulp;
@@ -244,8 +239,7 @@ typedef struct cf_compare_t {
 void cf_compare_init(cf_compare_t *cmp, int32_t rule, int32_t dtype, int32_t op, int64_t k, int flushes);
 /* Compare got (device output) against ref (oracle output: f64 or the same dtype) and, for
  * CF_RULE_ACCUM, the absolute-value bound S (NULL: |ref|). `name` labels messages ("dx"). */
-void cf_compare(cf_compare_t *cmp, const char *name, const cf_host_t *got, const cf_host_t *ref,
-                const cf_host_t *S);
+void cf_compare(cf_compare_t *cmp, const char *name, const cf_host_t *got, const cf_host_t *ref, const cf_host_t *S);
 /* Cosine similarity and norm ratio ||got|| / ||ref|| over finite element pairs. */
 void cf_cosine(const cf_host_t *got, const cf_host_t *ref, double *out_cos, double *out_ratio);
 /* "x f32[5,7] strides (7,-1) at +64 B, broadcast axes {0}": one operand as the device sees it. */
@@ -256,14 +250,14 @@ const char *cf_index_str(const cf_spec_t *s, int64_t i, char *buf, size_t n);
 /* ---- the run ------------------------------------------------------------------------------ */
 typedef struct cf_env_t {
   parity_context_t *ctx;
-  parity_device_t *dev;     /* under test */
-  parity_device_t *oracle;  /* the CPU plugin; NULL when it is missing */
+  parity_device_t *dev;    /* under test */
+  parity_device_t *oracle; /* the CPU plugin; NULL when it is missing */
   parity_device_info_t info;
-  const char *backend;      /* plugin name of dev */
+  const char *backend; /* plugin name of dev */
   cf_values_ctx_t values;
   int full;
-  uint64_t max_buffer_cap;  /* capability check: largest allocation tried */
-  uint32_t device_index;    /* of dev within its plugin */
+  uint64_t max_buffer_cap;     /* capability check: largest allocation tried */
+  uint32_t device_index;       /* of dev within its plugin */
   const cf_case_list_t *cases; /* every case (default and --full): capability checks ask supports() */
 } cf_env_t;
 
@@ -281,8 +275,8 @@ void cf_run_fd(cf_env_t *env, const cf_case_t *c, cf_result_t *r);
 int cf_grad_input(int32_t kind, uint32_t slot);
 /* The backward op of case c from forward inputs x, the stored forward output y and dy; grads
  * receives the gradient specs (no broadcast, no negative strides). */
-void cf_backward_op(const cf_case_t *c, const cf_host_t *x, const cf_host_t *y, const cf_host_t *dy,
-                    cf_spec_t *grads, cf_op_t *op);
+void cf_backward_op(const cf_case_t *c, const cf_host_t *x, const cf_host_t *y, const cf_host_t *dy, cf_spec_t *grads,
+                    cf_op_t *op);
 /* Run op on the device with the runner's sentinel; 1 when outputs were produced (a guard
  * failure is recorded in r and still counts), 0 when the run failed or is unsupported. */
 int cf_device_run(cf_env_t *env, const cf_op_t *op, int second, cf_host_t *out, cf_result_t *r, const char *what);
@@ -291,20 +285,20 @@ int cf_device_run(cf_env_t *env, const cf_op_t *op, int second, cf_host_t *out, 
  * unchanged for integers and bool (their ops are exact; the CPU plugin is the reference). */
 int32_t cf_oracle_dtype(int32_t dtype);
 /* Convert every present input to the oracle dtype (absval: |x|) with contiguous layout. */
-int cf_oracle_inputs(const cf_op_t *op, int absval, cf_host_t *conv, cf_op_t *out_op,
-                     cf_spec_t *out_specs, int force_f64_outputs);
+int cf_oracle_inputs(const cf_op_t *op, int absval, cf_host_t *conv, cf_op_t *out_op, cf_spec_t *out_specs,
+                     int force_f64_outputs);
 /* S for softmax and log_softmax (forward from x, backward from y and dy), as an
  * absolute-value evaluation of the same computation. */
-void cf_softmax_abs_bound(int32_t op, int32_t direction, int32_t axis, const cf_host_t *a,
-                          const cf_host_t *b, const cf_host_t *ref, cf_host_t *S);
+void cf_softmax_abs_bound(int32_t op, int32_t direction, int32_t axis, const cf_host_t *a, const cf_host_t *b,
+                          const cf_host_t *ref, cf_host_t *S);
 /* Terms accumulated per output element of output `slot`. */
 int64_t cf_terms(const cf_case_t *c, int direction, int slot);
 
 /* ---- capability checks and hazards ------------------------------------------------------- */
 typedef void (*cf_check_fn)(cf_env_t *env, cf_result_t *r);
 typedef struct cf_check_t {
-  const char *id;   /* "cap.float64", "hazard.mask-under-gradient" */
-  const char *op;   /* what it exercises, for the op column */
+  const char *id; /* "cap.float64", "hazard.mask-under-gradient" */
+  const char *op; /* what it exercises, for the op column */
   cf_check_fn fn;
 } cf_check_t;
 
@@ -330,7 +324,7 @@ typedef struct cf_backend_summary_t {
   size_t pass, fail, unsupported, skipped;
   double seconds;
   uint32_t dtype_mask, flags; /* what the device claims (parity_device_info_t) */
-  char note[256];      /* e.g. "oracle missing" */
+  char note[256];             /* e.g. "oracle missing" */
 } cf_backend_summary_t;
 
 typedef struct cf_report_t {
@@ -360,17 +354,17 @@ int cf_write_html(const cf_report_t *rep, const char *path);
 typedef enum cf_verdict_t { CF_VERDICT_PASS = 0, CF_VERDICT_FAIL, CF_VERDICT_NOTHING } cf_verdict_t;
 
 typedef struct cf_coverage_t {
-  size_t total, ran;              /* every row (cases and checks); ran = pass + FAIL */
-  size_t cases, cases_ran;        /* rows of the case table */
+  size_t total, ran;       /* every row (cases and checks); ran = pass + FAIL */
+  size_t cases, cases_ran; /* rows of the case table */
   size_t checks, checks_ran;
-  size_t ops_total, ops_ran;      /* distinct ops selected / with a case that ran */
-  uint32_t dtypes_ran;            /* PARITY_DTYPE_BIT of dtypes with a case that ran */
-  uint32_t claimed_not_run;       /* dtype_mask bits with no case that ran (among those selected) */
-  uint32_t dtypes_unsupported;    /* selected dtypes every case of which the device refused */
-  size_t unsupported_other;       /* unsupported cases outside those dtypes */
-  int32_t verdict;                /* cf_verdict_t */
-  char ops[400];                  /* "add, mul, sum" or "all 42 ops" */
-  char dtypes[96];                /* "f32, f64" */
+  size_t ops_total, ops_ran;   /* distinct ops selected / with a case that ran */
+  uint32_t dtypes_ran;         /* PARITY_DTYPE_BIT of dtypes with a case that ran */
+  uint32_t claimed_not_run;    /* dtype_mask bits with no case that ran (among those selected) */
+  uint32_t dtypes_unsupported; /* selected dtypes every case of which the device refused */
+  size_t unsupported_other;    /* unsupported cases outside those dtypes */
+  int32_t verdict;             /* cf_verdict_t */
+  char ops[400];               /* "add, mul, sum" or "all 42 ops" */
+  char dtypes[96];             /* "f32, f64" */
 } cf_coverage_t;
 
 void cf_coverage(const cf_report_t *rep, const cf_backend_summary_t *b, cf_coverage_t *cov);
@@ -382,9 +376,9 @@ const char *cf_thousands(size_t v, char *buf, size_t n);
 
 /* ---- console (console.c) ------------------------------------------------------------------ */
 typedef struct cf_console_t {
-  int verbose;        /* the per-case table as it runs */
-  int failures_only;  /* with verbose: failing rows only */
-  int progress;       /* one self-overwriting progress line (stdout is a terminal) */
+  int verbose;       /* the per-case table as it runs */
+  int failures_only; /* with verbose: failing rows only */
+  int progress;      /* one self-overwriting progress line (stdout is a terminal) */
 } cf_console_t;
 
 void cf_console_begin(const cf_console_t *con, const cf_report_t *rep, const cf_backend_summary_t *b);

@@ -9,8 +9,8 @@
 
 #include "conform.h"
 
-static const char *const families[] = {"unary", "binary", "compare", "where", "cast", "reduce",
-                                       "matmul", "conv2d", "pool2d", "softmax", "checks"};
+static const char *const families[] = {"unary",  "binary", "compare", "where",   "cast",  "reduce",
+                                       "matmul", "conv2d", "pool2d",  "softmax", "checks"};
 enum { FAMILY_COUNT = sizeof families / sizeof families[0], DTYPE_COLUMNS = PARITY_DTYPE_BOOL + 1 };
 
 static int family_index(const cf_result_t *r) {
@@ -32,10 +32,14 @@ static int family_index(const cf_result_t *r) {
 const char *cf_result_family(const cf_result_t *r) { return families[family_index(r)]; }
 
 static const char *num(double v, char *buf, size_t n) {
-  if (isnan(v)) snprintf(buf, n, "-");
-  else if (isinf(v)) snprintf(buf, n, "inf");
-  else if (v == 0) snprintf(buf, n, "0");
-  else snprintf(buf, n, "%.3g", v);
+  if (isnan(v))
+    snprintf(buf, n, "-");
+  else if (isinf(v))
+    snprintf(buf, n, "inf");
+  else if (v == 0)
+    snprintf(buf, n, "0");
+  else
+    snprintf(buf, n, "%.3g", v);
   return buf;
 }
 
@@ -90,8 +94,10 @@ static void print_cell(const cell_t *c) {
   char txt[64] = "", fails[24] = "";
   if (c && !c->rows) snprintf(txt, sizeof txt, ".");
   if (c && c->fail) snprintf(fails, sizeof fails, "%zuF ", c->fail);
-  if (c && c->rows && c->ran == c->rows) snprintf(txt, sizeof txt, "%s%zu", fails, c->ran);
-  else if (c && c->rows) snprintf(txt, sizeof txt, "%s%zu/%zu", fails, c->ran, c->rows);
+  if (c && c->rows && c->ran == c->rows)
+    snprintf(txt, sizeof txt, "%s%zu", fails, c->ran);
+  else if (c && c->rows)
+    snprintf(txt, sizeof txt, "%s%zu/%zu", fails, c->ran, c->rows);
   printf(" %10s", txt);
 }
 
@@ -157,8 +163,10 @@ static void print_collapsed(const cf_report_t *rep, const cf_backend_summary_t *
                 !strcmp(rep->results[j].dtype, q->dtype);
         if (dup) continue;
         size_t len = strlen(dtypes);
-        if (listed++ < 8) snprintf(dtypes + len, sizeof dtypes - len, "%s%s", len ? " " : "", q->dtype);
-        else if (listed == 9) snprintf(dtypes + len, sizeof dtypes - len, " ...");
+        if (listed++ < 8)
+          snprintf(dtypes + len, sizeof dtypes - len, "%s%s", len ? " " : "", q->dtype);
+        else if (listed == 9)
+          snprintf(dtypes + len, sizeof dtypes - len, " ...");
       }
       if (limit && lines >= limit) {
         more++;

@@ -111,16 +111,22 @@ void cf_coverage(const cf_report_t *rep, const cf_backend_summary_t *b, cf_cover
       append(cov->ops, sizeof cov->ops, cov->ops[0] ? ", %s" : "%s", psup_op_name(all_ops[i]));
     }
   }
-  if (b->fail) cov->verdict = CF_VERDICT_FAIL;
-  else if (cov->cases ? cov->cases_ran == 0 : cov->checks_ran == 0) cov->verdict = CF_VERDICT_NOTHING;
-  else cov->verdict = CF_VERDICT_PASS;
+  if (b->fail)
+    cov->verdict = CF_VERDICT_FAIL;
+  else if (cov->cases ? cov->cases_ran == 0 : cov->checks_ran == 0)
+    cov->verdict = CF_VERDICT_NOTHING;
+  else
+    cov->verdict = CF_VERDICT_PASS;
 }
 
 static const char *share(size_t part, size_t whole, char *buf, size_t n) {
   double p = whole ? 100.0 * (double)part / (double)whole : 0;
-  if (part == whole) snprintf(buf, n, "100 %%");
-  else if (part && p < 0.1) snprintf(buf, n, "<0.1 %%");
-  else snprintf(buf, n, "%.1f %%", p);
+  if (part == whole)
+    snprintf(buf, n, "100 %%");
+  else if (part && p < 0.1)
+    snprintf(buf, n, "<0.1 %%");
+  else
+    snprintf(buf, n, "%.1f %%", p);
   return buf;
 }
 
@@ -131,8 +137,9 @@ void cf_verdict_text(const cf_backend_summary_t *b, const cf_coverage_t *cov, ch
   share(cov->ran, cov->total, pct, sizeof pct);
   size_t used;
   if (cov->verdict == CF_VERDICT_NOTHING) {
-    used = (size_t)snprintf(buf, n, "NOTHING CHECKED: %s of %s %s ran", cf_thousands(cov->cases ? cov->cases_ran : cov->checks_ran, k, sizeof k),
-                            total, cov->cases ? "cases" : "checks");
+    used = (size_t)snprintf(buf, n, "NOTHING CHECKED: %s of %s %s ran",
+                            cf_thousands(cov->cases ? cov->cases_ran : cov->checks_ran, k, sizeof k), total,
+                            cov->cases ? "cases" : "checks");
     if (cov->cases) {
       char c[32];
       used += (size_t)snprintf(buf + used, used < n ? n - used : 0, " (%s of the op table; %zu device check(s) ran)",
@@ -144,8 +151,7 @@ void cf_verdict_text(const cf_backend_summary_t *b, const cf_coverage_t *cov, ch
                               total, ran, pct);
     else
       used = (size_t)snprintf(buf, n, "PASS on %s of %s cases (%s)", ran, total, pct);
-    if (cov->cases_ran && used < n)
-      used += (size_t)snprintf(buf + used, n - used, ": %s in %s", cov->ops, cov->dtypes);
+    if (cov->cases_ran && used < n) used += (size_t)snprintf(buf + used, n - used, ": %s in %s", cov->ops, cov->dtypes);
   }
   if (b->unsupported && used < n) {
     used += (size_t)snprintf(buf + used, n - used, "; %s unsupported", cf_thousands(b->unsupported, k, sizeof k));
@@ -154,7 +160,8 @@ void cf_verdict_text(const cf_backend_summary_t *b, const cf_coverage_t *cov, ch
       dtype_list(cov->dtypes_unsupported, d, sizeof d);
       used += (size_t)snprintf(buf + used, n - used, " (every %s case", d);
       if (cov->unsupported_other && used < n)
-        used += (size_t)snprintf(buf + used, n - used, ", and %s more", cf_thousands(cov->unsupported_other, k, sizeof k));
+        used +=
+            (size_t)snprintf(buf + used, n - used, ", and %s more", cf_thousands(cov->unsupported_other, k, sizeof k));
       if (used < n) used += (size_t)snprintf(buf + used, n - used, ")");
     }
   }

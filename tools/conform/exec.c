@@ -62,7 +62,8 @@ const char *cf_spec_describe(const char *name, const cf_spec_t *s, char *buf, si
   for (uint32_t a = 0; a < s->rank && used < n; a++)
     used += (size_t)snprintf(buf + used, n - used, "%s%lld", a ? "," : "", (long long)strides[a]);
   if (used < n)
-    used += (size_t)snprintf(buf + used, n - used, ") %s, offset %llu B", s->layout >= 0 && s->layout <= 4 ? layouts[s->layout] : "?",
+    used += (size_t)snprintf(buf + used, n - used, ") %s, offset %llu B",
+                             s->layout >= 0 && s->layout <= 4 ? layouts[s->layout] : "?",
                              (unsigned long long)(GUARD + (uint64_t)base * psup_dtype_size(s->dtype)));
   if (s->bcast && used < n) {
     used += (size_t)snprintf(buf + used, n - used, ", broadcast axes {");
@@ -73,8 +74,7 @@ const char *cf_spec_describe(const char *name, const cf_spec_t *s, char *buf, si
   return buf;
 }
 
-static void desc_of(const cf_spec_t *s, parity_plugin_buffer_t *buf, parity_tensor_desc_t *d,
-                    uint64_t *out_bytes) {
+static void desc_of(const cf_spec_t *s, parity_plugin_buffer_t *buf, parity_tensor_desc_t *d, uint64_t *out_bytes) {
   int64_t strides[PARITY_MAX_RANK], base, span;
   layout_of(s, strides, &base, &span);
   psup_tensor_init(d, s->dtype, s->rank, s->shape, buf, 0);
@@ -99,8 +99,7 @@ static int dense(const cf_spec_t *s) { return s->layout == CF_LAYOUT_CONTIG && s
  * run, so that a 2 GiB operand does not need a second 2 GiB copy on the host. */
 #define READBACK_PIECE ((uint64_t)64 << 20)
 
-static void fill_desc(parity_op_desc_t *d, const cf_op_t *op, parity_tensor_desc_t *ins,
-                      parity_tensor_desc_t *outs) {
+static void fill_desc(parity_op_desc_t *d, const cf_op_t *op, parity_tensor_desc_t *ins, parity_tensor_desc_t *outs) {
   memset(d, 0, sizeof *d);
   d->struct_size = sizeof *d;
   d->op = op->op;
@@ -127,9 +126,7 @@ cf_exec_status_t cf_supports(parity_device_t *dev, const cf_op_t *op, char *msg,
   return st == PARITY_STATUS_UNSUPPORTED ? CF_EXEC_UNSUPPORTED : CF_EXEC_ERROR;
 }
 
-static uint8_t guard_byte(uint64_t i, uint32_t which) {
-  return (uint8_t)(0xA5u + 0x3Bu * (uint32_t)i + 0x61u * which);
-}
+static uint8_t guard_byte(uint64_t i, uint32_t which) { return (uint8_t)(0xA5u + 0x3Bu * (uint32_t)i + 0x61u * which); }
 
 typedef struct slot_t {
   parity_buffer_t *buf;
@@ -147,8 +144,7 @@ static void each_element(const parity_tensor_desc_t *d, void (*fn)(void *, int64
   psup_iter_t it;
   psup_iter_init(&it, d->rank, d->shape, 1, arr);
   uint32_t esz = psup_dtype_size(d->dtype);
-  for (int64_t i = 0; i < n; i++, psup_iter_next(&it))
-    fn(u, i, d->offset_bytes + (uint64_t)(it.off[0] * (int64_t)esz));
+  for (int64_t i = 0; i < n; i++, psup_iter_next(&it)) fn(u, i, d->offset_bytes + (uint64_t)(it.off[0] * (int64_t)esz));
 }
 
 typedef struct scatter_t {
@@ -201,15 +197,22 @@ static void describe_corruption(const slot_t *s, uint32_t index, char *msg, size
   if (hi == 0) lo = hi = (int64_t)s->desc.offset_bytes;
   const char *where;
   long long dist = 0;
-  if ((int64_t)first < lo) where = "before its first element", dist = lo - (int64_t)first;
-  else if ((int64_t)first >= hi) where = "past its last element", dist = (int64_t)first - hi + 1;
-  else where = s->is_output ? "inside a gap of the strided view" : "inside its elements";
+  if ((int64_t)first < lo)
+    where = "before its first element", dist = lo - (int64_t)first;
+  else if ((int64_t)first >= hi)
+    where = "past its last element", dist = (int64_t)first - hi + 1;
+  else
+    where = s->is_output ? "inside a gap of the strided view" : "inside its elements";
   if (!s->is_output)
-    snprintf(msg, n, "input %u was modified: %llu byte(s) changed, the first %s (byte %llu of "
-             "its buffer)", index, (unsigned long long)changed, where, (unsigned long long)first);
+    snprintf(msg, n,
+             "input %u was modified: %llu byte(s) changed, the first %s (byte %llu of "
+             "its buffer)",
+             index, (unsigned long long)changed, where, (unsigned long long)first);
   else if (dist)
-    snprintf(msg, n, "out-of-bounds write: output %u changed %llu guard byte(s), the first %lld "
-             "byte(s) %s", index, (unsigned long long)changed, dist, where);
+    snprintf(msg, n,
+             "out-of-bounds write: output %u changed %llu guard byte(s), the first %lld "
+             "byte(s) %s",
+             index, (unsigned long long)changed, dist, where);
   else
     snprintf(msg, n, "out-of-bounds write: output %u changed %llu byte(s) %s (byte %llu)", index,
              (unsigned long long)changed, where, (unsigned long long)first);
@@ -239,8 +242,8 @@ static void scatter_input(const cf_spec_t *spec, const parity_tensor_desc_t *des
 
 /* Operand k (inputs first, then outputs) of op into its slot: the guarded image on the host (guard
  * pattern, then the input's elements or the outputs' sentinel), copied into a device buffer. */
-static cf_exec_status_t stage_slot(parity_device_t *dev, const cf_op_t *op, uint32_t k, uint8_t sentinel,
-                                   slot_t *s, char *msg, size_t n) {
+static cf_exec_status_t stage_slot(parity_device_t *dev, const cf_op_t *op, uint32_t k, uint8_t sentinel, slot_t *s,
+                                   char *msg, size_t n) {
   int out = k >= op->nin;
   const cf_spec_t *spec = out ? op->out[k - op->nin] : (op->in[k] ? &op->in[k]->spec : NULL);
   if (!spec) return CF_EXEC_OK;
@@ -278,8 +281,7 @@ static cf_exec_status_t stage_slot(parity_device_t *dev, const cf_op_t *op, uint
 }
 
 /* Run op on the staged slots and wait for it. */
-static cf_exec_status_t run_slots(parity_device_t *dev, const cf_op_t *op, const slot_t *slots, char *msg,
-                                  size_t n) {
+static cf_exec_status_t run_slots(parity_device_t *dev, const cf_op_t *op, const slot_t *slots, char *msg, size_t n) {
   parity_tensor_desc_t ins[PARITY_MAX_INPUTS], outs[PARITY_MAX_OUTPUTS];
   for (uint32_t i = 0; i < op->nin; i++) ins[i] = slots[i].desc;
   for (uint32_t i = 0; i < op->nout; i++) outs[i] = slots[op->nin + i].desc;
@@ -347,8 +349,8 @@ static cf_exec_status_t read_back_slot(const cf_op_t *op, uint32_t k, slot_t *s,
   return result;
 }
 
-cf_exec_status_t cf_exec(parity_device_t *dev, const cf_op_t *op, uint8_t sentinel, cf_host_t *outputs,
-                         char *msg, size_t n) {
+cf_exec_status_t cf_exec(parity_device_t *dev, const cf_op_t *op, uint8_t sentinel, cf_host_t *outputs, char *msg,
+                         size_t n) {
   slot_t slots[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
   memset(slots, 0, sizeof slots);
   uint32_t total = op->nin + op->nout;

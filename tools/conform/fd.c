@@ -26,8 +26,8 @@ void cf_run_fd(cf_env_t *env, const cf_case_t *c, cf_result_t *r) {
   cf_host_t x[PARITY_MAX_INPUTS] = {0}, xs[PARITY_MAX_INPUTS] = {0}, v[PARITY_MAX_INPUTS] = {0};
   cf_host_t dy = {0}, y[PARITY_MAX_OUTPUTS] = {0}, g[PARITY_MAX_OUTPUTS] = {0}, yp[PARITY_MAX_OUTPUTS] = {0};
   cf_spec_t grads[PARITY_MAX_OUTPUTS];
-  cf_op_t fwd = {.op = c->op, .direction = PARITY_DIRECTION_FORWARD, .params = c->params, .nin = c->nin,
-                 .nout = c->nout};
+  cf_op_t fwd = {
+      .op = c->op, .direction = PARITY_DIRECTION_FORWARD, .params = c->params, .nin = c->nin, .nout = c->nout};
   cf_op_t bop;
   char msg[512];
   for (uint32_t i = 0; i < c->nin; i++) {
@@ -37,7 +37,8 @@ void cf_run_fd(cf_env_t *env, const cf_case_t *c, cf_result_t *r) {
       goto oom;
     cf_values_fill(&env->values, c, (int)i, c->values, 0, &x[i]);
     for (int64_t j = 0; j < v[i].count; j++)
-      cf_host_set(&v[i], j, 2.0 * cf_unit(cf_mix(cf_hash(c->id, env->values.seed), 1000u * (i + 2) + (uint64_t)j)) - 1.0);
+      cf_host_set(&v[i], j,
+                  2.0 * cf_unit(cf_mix(cf_hash(c->id, env->values.seed), 1000u * (i + 2) + (uint64_t)j)) - 1.0);
     fwd.in[i] = &x[i];
   }
   for (uint32_t i = 0; i < c->nout; i++) fwd.out[i] = &c->out[i];
@@ -78,7 +79,8 @@ void cf_run_fd(cf_env_t *env, const cf_case_t *c, cf_result_t *r) {
       int differentiable = 0;
       for (uint32_t k = 0; k < bop.nout; k++) differentiable |= cf_grad_input(c->kind, k) == (int)i;
       for (int64_t j = 0; j < x[i].count; j++)
-        cf_host_set(&xs[i], j, cf_host_get(&x[i], j) + (differentiable ? (side ? -FD_STEP : FD_STEP) * cf_host_get(&v[i], j) : 0));
+        cf_host_set(&xs[i], j,
+                    cf_host_get(&x[i], j) + (differentiable ? (side ? -FD_STEP : FD_STEP) * cf_host_get(&v[i], j) : 0));
       fwd.in[i] = &xs[i];
     }
     if (!cf_device_run(env, &fwd, side, yp, r, "forward at x + h v")) goto done;
@@ -91,8 +93,10 @@ void cf_run_fd(cf_env_t *env, const cf_case_t *c, cf_result_t *r) {
   double tol = FD_REL * scale + FD_ROUND * mag + 1e-300;
   r->worst_ratio = fabs(fd - analytic) / tol;
   if (!(r->worst_ratio <= 1))
-    cf_result_fail(r, "backward disagrees with finite differences of forward: <grad, v> = %.12g, "
-                   "(L(x+hv) - L(x-hv)) / 2h = %.12g (h %g, tolerance %.3g)", analytic, fd, FD_STEP, tol);
+    cf_result_fail(r,
+                   "backward disagrees with finite differences of forward: <grad, v> = %.12g, "
+                   "(L(x+hv) - L(x-hv)) / 2h = %.12g (h %g, tolerance %.3g)",
+                   analytic, fd, FD_STEP, tol);
   else
     cf_result_note(r, "<grad, v> = %.12g, finite difference %.12g", analytic, fd);
   goto done;

@@ -18,15 +18,18 @@ typedef struct zoo_layer {
   zoo_fn fn; /* writes temporaries into t[0..15], the output last; returns the output index */
 } zoo_layer;
 
-#define Z(expr)                                  \
-  do {                                           \
-    parity_status_t s_ = (expr);                 \
-    if (s_ != PARITY_STATUS_OK) return s_;       \
+#define Z(expr)                            \
+  do {                                     \
+    parity_status_t s_ = (expr);           \
+    if (s_ != PARITY_STATUS_OK) return s_; \
   } while (0)
 
-static const parity_conv2d_options_t pad1 = {.stride = {1, 1}, .padding = {1, 1, 1, 1}, .dilation = {1, 1}, .groups = 1};
+static const parity_conv2d_options_t pad1 = {
+    .stride = {1, 1}, .padding = {1, 1, 1, 1}, .dilation = {1, 1}, .groups = 1};
 
-static parity_status_t dense(parity_tensor_t **p, parity_tensor_t **t) { return parity_linear(p[0], p[1], p[2], &t[0]); }
+static parity_status_t dense(parity_tensor_t **p, parity_tensor_t **t) {
+  return parity_linear(p[0], p[1], p[2], &t[0]);
+}
 static parity_status_t chain(parity_tensor_t **p, parity_tensor_t **t) {
   Z(parity_linear(p[0], p[1], p[2], &t[0]));
   Z(parity_unary(PARITY_OP_TANH, t[0], &t[1]));
@@ -36,7 +39,9 @@ static parity_status_t scale(parity_tensor_t **p, parity_tensor_t **t) {
   Z(parity_binary(PARITY_OP_MUL, p[0], p[1], &t[0]));
   return parity_binary(PARITY_OP_ADD, t[0], p[2], &t[1]);
 }
-static parity_status_t conv(parity_tensor_t **p, parity_tensor_t **t) { return parity_conv2d(p[0], p[1], p[2], &pad1, &t[0]); }
+static parity_status_t conv(parity_tensor_t **p, parity_tensor_t **t) {
+  return parity_conv2d(p[0], p[1], p[2], &pad1, &t[0]);
+}
 static parity_status_t conv_conv(parity_tensor_t **p, parity_tensor_t **t) {
   Z(parity_conv2d(p[0], p[1], p[2], &pad1, &t[0]));
   return parity_conv2d(t[0], p[3], p[4], NULL, &t[1]);
@@ -47,9 +52,9 @@ static parity_status_t conv_meanpool(parity_tensor_t **p, parity_tensor_t **t) {
   return parity_pool2d(PARITY_OP_AVG_POOL2D, t[0], &same, &t[1]);
 }
 static parity_status_t maxout(parity_tensor_t **p, parity_tensor_t **t) {
-  Z(parity_linear(p[0], p[1], p[2], &t[0]));                          /* [4, 6] */
+  Z(parity_linear(p[0], p[1], p[2], &t[0])); /* [4, 6] */
   Z(parity_reshape(t[0], 3, (int64_t[]){4, 3, 2}, &t[1]));
-  return parity_reduce(PARITY_OP_MAX, t[1], 1u << 2, 0, &t[2]);       /* [4, 3] */
+  return parity_reduce(PARITY_OP_MAX, t[1], 1u << 2, 0, &t[2]); /* [4, 3] */
 }
 static parity_status_t skip(parity_tensor_t **p, parity_tensor_t **t) {
   Z(parity_linear(p[0], p[1], p[2], &t[0]));
@@ -70,8 +75,8 @@ static parity_status_t batch_norm(parity_tensor_t **p, parity_tensor_t **t) {
   return parity_batch_norm(p[0], p[1], p[2], NULL, NULL, 1, 0.1, 1e-5, &t[0]);
 }
 static parity_status_t mha(parity_tensor_t **p, parity_tensor_t **t) {
-  parity_mha_weights_t w = {.w_q = p[1], .w_k = p[2], .w_v = p[3], .w_o = p[4], .b_q = p[5], .b_k = p[6],
-                            .b_v = p[7], .num_heads = 2};
+  parity_mha_weights_t w = {
+      .w_q = p[1], .w_k = p[2], .w_v = p[3], .w_o = p[4], .b_q = p[5], .b_k = p[6], .b_v = p[7], .num_heads = 2};
   return parity_multi_head_attention(p[0], p[0], p[0], &w, NULL, &t[0]);
 }
 
@@ -90,7 +95,12 @@ static const zoo_layer layers[] = {
     {"conv-transpose", F32, 3, {4, 4, 1}, {{2, 3, 4, 4}, {3, 2, 3, 3}, {2}}, conv_transpose},
     {"layer-norm", F32, 3, {2, 1, 1}, {{4, 6}, {6}, {6}}, layer_norm},
     {"batch-norm", F32, 3, {4, 1, 1}, {{4, 3, 2, 2}, {3}, {3}}, batch_norm},
-    {"multi-head-attention", F32, 8, {3, 2, 2, 2, 2, 1, 1, 1}, {{2, 3, 4}, {4, 4}, {4, 4}, {4, 4}, {4, 4}, {4}, {4}, {4}}, mha},
+    {"multi-head-attention",
+     F32,
+     8,
+     {3, 2, 2, 2, 2, 1, 1, 1},
+     {{2, 3, 4}, {4, 4}, {4, 4}, {4, 4}, {4, 4}, {4}, {4}, {4}},
+     mha},
 };
 
 static int64_t numel(const zoo_layer *l, uint32_t i) {
@@ -146,7 +156,8 @@ static void zoo_check(cf_env_t *env, cf_result_t *r, const zoo_layer *l) {
   }
   const char *what;
   parity_status_t st = run_layer(env->dev, l, l->dtype, values, got, &what);
-  if (st != PARITY_STATUS_OK) ht_call_failed(r, st, what);
+  if (st != PARITY_STATUS_OK)
+    ht_call_failed(r, st, what);
   else if ((st = run_layer(env->oracle, l, PARITY_DTYPE_F64, values, ref, &what)) != PARITY_STATUS_OK)
     cf_result_fail(r, "oracle %s failed: %s", what, parity_last_error());
   else {
@@ -158,7 +169,8 @@ static void zoo_check(cf_env_t *env, cf_result_t *r, const zoo_layer *l) {
     double *ga = malloc((size_t)total * sizeof *ga), *ra = malloc((size_t)total * sizeof *ra);
     for (uint32_t i = 0, off = 0; i < l->n; off += (uint32_t)numel(l, i), i++) {
       double w = ht_compare(got[i], ref[i], numel(l, i), 1e-4, 1e-4, NULL, NULL);
-      if (w > 1) cf_result_fail(r, "gradient of %s %u off by %.3g x the rtol=atol=1e-4 bound", i ? "parameter" : "input", i, w);
+      if (w > 1)
+        cf_result_fail(r, "gradient of %s %u off by %.3g x the rtol=atol=1e-4 bound", i ? "parameter" : "input", i, w);
       if (w > worst) worst = w;
       memcpy(ga + off, got[i], (size_t)numel(l, i) * sizeof *ga);
       memcpy(ra + off, ref[i], (size_t)numel(l, i) * sizeof *ra);

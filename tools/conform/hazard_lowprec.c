@@ -120,8 +120,10 @@ void cf_hazard_lowprec_logsoftmax_after_conv(cf_env_t *env, cf_result_t *r) {
     parity_status_t st = run(env->dev, dt, x, w, b, t, 1, &dev);
     if (st == PARITY_STATUS_OK) st = run(env->dev, dt, x, w, b, t, 0, &plain);
     if (st != PARITY_STATUS_OK) {
-      if (st != PARITY_STATUS_UNSUPPORTED) ht_call_failed(r, st, psup_dtype_name(dt));
-      else cf_result_note(r, "%s unsupported: %s", psup_dtype_name(dt), parity_last_error());
+      if (st != PARITY_STATUS_UNSUPPORTED)
+        ht_call_failed(r, st, psup_dtype_name(dt));
+      else
+        cf_result_note(r, "%s unsupported: %s", psup_dtype_name(dt), parity_last_error());
       lp_free(&dev), lp_free(&plain);
       continue;
     }
@@ -138,11 +140,14 @@ void cf_hazard_lowprec_logsoftmax_after_conv(cf_env_t *env, cf_result_t *r) {
         if (c < worst_cos) worst_cos = c;
         if (fabs(nr - 1) > fabs(worst_ratio - 1)) worst_ratio = nr;
         if (c < COS_MIN || fabs(nr - 1) > NORM_TOL)
-          cf_result_fail(r, "%s %s: cosine %.4f, norm ratio %.4f against f64 from the stored logits (need cosine >= "
-                         "%.2f, norm ratio 1 +- %.2f)", psup_dtype_name(dt), names[i], c, nr, COS_MIN, NORM_TOL);
+          cf_result_fail(r,
+                         "%s %s: cosine %.4f, norm ratio %.4f against f64 from the stored logits (need cosine >= "
+                         "%.2f, norm ratio 1 +- %.2f)",
+                         psup_dtype_name(dt), names[i], c, nr, COS_MIN, NORM_TOL);
       }
       /* the detached term changes the loss, never the gradient */
-      if (memcmp(dev.dx, plain.dx, sizeof(double) * (size_t)nx) || memcmp(dev.dw, plain.dw, sizeof(double) * (size_t)nw))
+      if (memcmp(dev.dx, plain.dx, sizeof(double) * (size_t)nx) ||
+          memcmp(dev.dw, plain.dw, sizeof(double) * (size_t)nw))
         cf_result_fail(r, "%s: adding a detached term to the loss changed the gradient", psup_dtype_name(dt));
       if (dev.loss == plain.loss)
         cf_result_fail(r, "%s: the detached term did not reach the loss value", psup_dtype_name(dt));
@@ -152,7 +157,9 @@ void cf_hazard_lowprec_logsoftmax_after_conv(cf_env_t *env, cf_result_t *r) {
   r->cosine = worst_cos;
   r->norm_ratio = worst_ratio;
   r->worst_ratio = fmax((1 - worst_cos) / (1 - COS_MIN), fabs(worst_ratio - 1) / NORM_TOL);
-  if (!ran && r->status != CF_FAIL) r->status = CF_UNSUPPORTED;
+  if (!ran && r->status != CF_FAIL)
+    r->status = CF_UNSUPPORTED;
   else if (r->status == CF_PASS)
-    cf_result_note(r, "gradient cosine >= %.4f, norm ratio %.4f against f64 from the stored values", worst_cos, worst_ratio);
+    cf_result_note(r, "gradient cosine >= %.4f, norm ratio %.4f against f64 from the stored values", worst_cos,
+                   worst_ratio);
 }

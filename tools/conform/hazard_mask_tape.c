@@ -75,7 +75,8 @@ static int count_case(cf_env_t *env, cf_result_t *r, int32_t dt) {
       worst = fmax(worst, ulp);
     }
     /* pow, a sum, a division and their gradients: a few ulps; dividing by anything but 6 is off by >= 14% */
-    if (worst > 64) cf_result_fail(r, "%s: gradient of sum(x^3)/count(x > 3) is %.3g ulps from x^2/2", psup_dtype_name(dt), worst);
+    if (worst > 64)
+      cf_result_fail(r, "%s: gradient of sum(x^3)/count(x > 3) is %.3g ulps from x^2/2", psup_dtype_name(dt), worst);
     r->max_ulp = isnan(r->max_ulp) ? worst : fmax(r->max_ulp, worst);
   } else if (st != PARITY_STATUS_UNSUPPORTED) {
     cf_result_fail(r, "%s: count case failed: %s", psup_dtype_name(dt), parity_last_error());

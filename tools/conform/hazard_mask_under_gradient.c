@@ -28,8 +28,8 @@ void cf_hazard_mask_under_gradient(cf_env_t *env, cf_result_t *r) {
     cf_host_from_values(&b, dt, 1, shape, one);
     cf_host_from_values(&dc, dt, 1, shape, one);
     cf_spec_t ms = cf_spec_make(PARITY_DTYPE_BOOL, 1, shape), gs = cf_spec_make(dt, 1, shape);
-    cf_op_t eq = {.op = PARITY_OP_EQ, .direction = PARITY_DIRECTION_FORWARD, .nin = 2, .nout = 1,
-                  .in = {&a, &b}, .out = {&ms}};
+    cf_op_t eq = {
+        .op = PARITY_OP_EQ, .direction = PARITY_DIRECTION_FORWARD, .nin = 2, .nout = 1, .in = {&a, &b}, .out = {&ms}};
     cf_result_t probe;
     cf_result_init(&probe, r->id, r->op, r->dtype, r->direction, r->variant);
     char got[64], label[48];
@@ -40,8 +40,12 @@ void cf_hazard_mask_under_gradient(cf_env_t *env, cf_result_t *r) {
         fmt3(&mask, got, sizeof got);
         cf_result_fail(r, "%s: eq([0,1,2], 1) gave %s, must be [1 at index 1 only]", psup_dtype_name(dt), got);
       } else {
-        cf_op_t wb = {.op = PARITY_OP_WHERE, .direction = PARITY_DIRECTION_BACKWARD, .nin = 2, .nout = 2,
-                      .in = {&mask, &dc}, .out = {&gs, &gs}};
+        cf_op_t wb = {.op = PARITY_OP_WHERE,
+                      .direction = PARITY_DIRECTION_BACKWARD,
+                      .nin = 2,
+                      .nout = 2,
+                      .in = {&mask, &dc},
+                      .out = {&gs, &gs}};
         snprintf(label, sizeof label, "where backward %s", psup_dtype_name(dt));
         if (cf_check_run(env->dev, &wb, grads, &probe, label)) {
           if (!exact(&grads[0], mask_want, 3)) {
@@ -55,8 +59,10 @@ void cf_hazard_mask_under_gradient(cf_env_t *env, cf_result_t *r) {
         }
       }
     }
-    if (probe.status == CF_FAIL) cf_result_fail(r, "%s", probe.message);
-    else if (probe.status == CF_UNSUPPORTED && checked) cf_result_note(r, "%s", probe.message);
+    if (probe.status == CF_FAIL)
+      cf_result_fail(r, "%s", probe.message);
+    else if (probe.status == CF_UNSUPPORTED && checked)
+      cf_result_note(r, "%s", probe.message);
     cf_host_free(&a), cf_host_free(&b), cf_host_free(&dc), cf_host_free(&mask);
     cf_host_free(&grads[0]), cf_host_free(&grads[1]);
   }

@@ -12,6 +12,7 @@ void cf_hazard_trajectory_convergent(cf_env_t *env, cf_result_t *r);
 void cf_hazard_trajectory_divergent(cf_env_t *env, cf_result_t *r);
 #define ZOO_DECL(fn) void fn(cf_env_t *env, cf_result_t *r);
 /* the layer zoo: each case's name (a string, so that no formatter can respace it) and function */
+// clang-format off
 #define ZOO_LIST(X) \
   X("dense", cf_hazard_zoo_dense) \
   X("chain-dense-tanh-dense", cf_hazard_zoo_chain) \
@@ -27,6 +28,7 @@ void cf_hazard_trajectory_divergent(cf_env_t *env, cf_result_t *r);
   X("layer-norm", cf_hazard_zoo_layer_norm) \
   X("batch-norm", cf_hazard_zoo_batch_norm) \
   X("multi-head-attention", cf_hazard_zoo_mha)
+// clang-format on
 #define ZOO_D(name, fn) ZOO_DECL(fn)
 ZOO_LIST(ZOO_D)
 #define ZOO_ENTRY(name, fn) {"hazard.layer-zoo." name, "tape", fn},
@@ -38,6 +40,5 @@ const cf_check_t cf_hazard_checks[] = {
     {"hazard.eager-vs-replay", "plan", cf_hazard_eager_vs_replay},
     {"hazard.trajectory.convergent", "adam", cf_hazard_trajectory_convergent},
     {"hazard.trajectory.divergent", "adam", cf_hazard_trajectory_divergent},
-    ZOO_LIST(ZOO_ENTRY)
-};
+    ZOO_LIST(ZOO_ENTRY)};
 const size_t cf_hazard_check_count = sizeof cf_hazard_checks / sizeof cf_hazard_checks[0];

@@ -14,8 +14,8 @@ void ht_values(double *v, int64_t n, uint64_t seed, double scale, int32_t dtype)
   }
 }
 
-parity_tensor_t *ht_tensor(parity_device_t *dev, int32_t dtype, uint32_t rank, const int64_t *shape,
-                           const double *v, int requires_grad, parity_status_t *st) {
+parity_tensor_t *ht_tensor(parity_device_t *dev, int32_t dtype, uint32_t rank, const int64_t *shape, const double *v,
+                           int requires_grad, parity_status_t *st) {
   parity_tensor_t *t = NULL;
   *st = parity_tensor_from_f64(dev, (parity_dtype_t)dtype, rank, shape, v, &t);
   if (*st == PARITY_STATUS_OK && requires_grad) *st = parity_tensor_set_requires_grad(t, 1);

@@ -10,8 +10,8 @@
  * same numbers). */
 void ht_values(double *v, int64_t n, uint64_t seed, double scale, int32_t dtype);
 /* Tensor of dtype on dev with the given values; NULL (status in *st) on failure. */
-parity_tensor_t *ht_tensor(parity_device_t *dev, int32_t dtype, uint32_t rank, const int64_t *shape,
-                           const double *v, int requires_grad, parity_status_t *st);
+parity_tensor_t *ht_tensor(parity_device_t *dev, int32_t dtype, uint32_t rank, const int64_t *shape, const double *v,
+                           int requires_grad, parity_status_t *st);
 /* All values of t as doubles (malloc'ed, *n elements); NULL on failure. */
 double *ht_read(parity_tensor_t *t, int64_t *n);
 /* Worst |got - ref| / (atol + rtol |ref|) over n elements (NaN pairs match); cosine and norm

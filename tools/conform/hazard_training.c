@@ -97,7 +97,8 @@ static void trajectory(cf_env_t *env, cf_result_t *r, double lr, int convergent)
   make_data(dp, 1);
   const char *what;
   parity_status_t st = train(env->dev, d, lr, dev, &what);
-  if (st != PARITY_STATUS_OK) ht_call_failed(r, st, what);
+  if (st != PARITY_STATUS_OK)
+    ht_call_failed(r, st, what);
   else if (train(env->oracle, d, lr, cpu, &what) != PARITY_STATUS_OK ||
            train(env->oracle, dp, lr, base, &what) != PARITY_STATUS_OK)
     cf_result_fail(r, "CPU reference %s failed: %s", what, parity_last_error());
@@ -115,10 +116,13 @@ static void trajectory(cf_env_t *env, cf_result_t *r, double lr, int convergent)
     }
     r->worst_ratio = convergent ? worst / 10.0 : worst;
     if (convergent && worst > 10)
-      cf_result_fail(r, "parameter divergence %.3g x the one-ulp baseline at step %d (limit 10x): a backend "
-                     "difference, not chaos", worst, worst_step);
+      cf_result_fail(r,
+                     "parameter divergence %.3g x the one-ulp baseline at step %d (limit 10x): a backend "
+                     "difference, not chaos",
+                     worst, worst_step);
     else if (convergent)
-      cf_result_note(r, "divergence at most %.3g x the one-ulp baseline (max %.3g vs baseline %.3g)", worst, dmax, bmax);
+      cf_result_note(r, "divergence at most %.3g x the one-ulp baseline (max %.3g vs baseline %.3g)", worst, dmax,
+                     bmax);
     else
       cf_result_note(r, "divergent run: divergence %.3g x the one-ulp baseline (max %.3g vs %.3g): %s", worst, dmax,
                      bmax, worst <= 10 ? "chaos, not a backend bug" : "larger than chaos explains; inspect");
@@ -157,11 +161,17 @@ void cf_hazard_eager_vs_replay(cf_env_t *env, cf_result_t *r) {
     p[k] = ht_tensor(env->dev, PARITY_DTYPE_F32, prank[k], pshape[k], d->p[k], 1, &st);
   if (st == PARITY_STATUS_OK) x = ht_tensor(env->dev, PARITY_DTYPE_F32, 2, (int64_t[]){32, 4}, d->x, 0, &st);
   if (st == PARITY_STATUS_OK) y = ht_tensor(env->dev, PARITY_DTYPE_F32, 2, (int64_t[]){32, 1}, d->y, 0, &st);
-  if (st == PARITY_STATUS_OK) { what = "capture"; st = parity_plan_begin(env->dev, &plan); }
+  if (st == PARITY_STATUS_OK) {
+    what = "capture";
+    st = parity_plan_begin(env->dev, &plan);
+  }
   if (st == PARITY_STATUS_OK) st = step(p, x, y, &loss_cap);
   if (plan && parity_plan_end(plan) != PARITY_STATUS_OK && st == PARITY_STATUS_OK) st = PARITY_STATUS_INTERNAL;
   for (int k = 0; k < NP && st == PARITY_STATUS_OK; k++) g_cap[k] = parity_tensor_retain(parity_tensor_grad(p[k]));
-  if (st == PARITY_STATUS_OK) { what = "replay"; st = parity_tensor_write(x, x2f, sizeof x2f); }
+  if (st == PARITY_STATUS_OK) {
+    what = "replay";
+    st = parity_tensor_write(x, x2f, sizeof x2f);
+  }
   if (st == PARITY_STATUS_OK) st = parity_plan_replay(plan);
   double *rep[NP + 1] = {0}, *eag[NP + 1] = {0};
   int64_t n[NP + 1];
@@ -172,7 +182,8 @@ void cf_hazard_eager_vs_replay(cf_env_t *env, cf_result_t *r) {
     what = "eager step";
     st = step(p, x, y, &loss_e);
   }
-  if (st != PARITY_STATUS_OK) ht_call_failed(r, st, what);
+  if (st != PARITY_STATUS_OK)
+    ht_call_failed(r, st, what);
   else {
     eag[0] = ht_read(loss_e, &n[0]);
     for (int k = 0; k < NP; k++) eag[k + 1] = ht_read(parity_tensor_grad(p[k]), &n[k + 1]);
@@ -181,9 +192,11 @@ void cf_hazard_eager_vs_replay(cf_env_t *env, cf_result_t *r) {
       for (int64_t i = 0; rep[k] && eag[k] && i < n[k]; i++)
         if (memcmp(&rep[k][i], &eag[k][i], sizeof(double)) != 0) mismatches++;
     r->worst_ratio = mismatches ? INFINITY : 0;
-    if (mismatches) cf_result_fail(r, "%lld loss/gradient values differ between replay and eager", (long long)mismatches);
-    else cf_result_note(r, "loss and %d gradients bitwise equal after replay on new inputs (%llu commands)", NP,
-                        (unsigned long long)parity_plan_command_count(plan));
+    if (mismatches)
+      cf_result_fail(r, "%lld loss/gradient values differ between replay and eager", (long long)mismatches);
+    else
+      cf_result_note(r, "loss and %d gradients bitwise equal after replay on new inputs (%llu commands)", NP,
+                     (unsigned long long)parity_plan_command_count(plan));
   }
   for (int k = 0; k <= NP; k++) free(rep[k]), free(eag[k]);
   parity_plan_destroy(plan);

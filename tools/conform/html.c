@@ -43,7 +43,8 @@ typedef struct hm_cell_t {
 } hm_cell_t;
 
 static void heatmap(FILE *f, const cf_report_t *rep, const cf_backend_summary_t *b) {
-  fprintf(f, "<h3>Worst error / bound per op, direction and dtype</h3>\n<table class=hm><tr><th>op</th><th>direction</th>");
+  fprintf(
+      f, "<h3>Worst error / bound per op, direction and dtype</h3>\n<table class=hm><tr><th>op</th><th>direction</th>");
   for (int dt = 1; dt < DTYPES; dt++) fprintf(f, "<th>%s</th>", psup_dtype_name(dt));
   fprintf(f, "</tr>\n");
   for (size_t i = b->first; i < b->first + b->count; i++) {
@@ -51,7 +52,8 @@ static void heatmap(FILE *f, const cf_report_t *rep, const cf_backend_summary_t 
     if (!r->is_case) continue;
     int seen = 0;
     for (size_t k = b->first; k < i && !seen; k++)
-      seen = rep->results[k].is_case && rep->results[k].op_id == r->op_id && !strcmp(rep->results[k].direction, r->direction);
+      seen = rep->results[k].is_case && rep->results[k].op_id == r->op_id &&
+             !strcmp(rep->results[k].direction, r->direction);
     if (seen) continue;
     hm_cell_t cells[DTYPES];
     memset(cells, 0, sizeof cells);
@@ -71,9 +73,12 @@ static void heatmap(FILE *f, const cf_report_t *rep, const cf_backend_summary_t 
       const hm_cell_t *c = &cells[dt];
       char color[16], title[96];
       snprintf(title, sizeof title, "%zu of %zu cases ran, %zu failed", c->ran, c->rows, c->fail);
-      if (!c->rows) fprintf(f, "<td class=none></td>");
-      else if (!c->ran) fprintf(f, "<td class=unsup title=\"%s\">unsupported</td>", title);
-      else if (c->fail) fprintf(f, "<td class=fail title=\"%s\">%zu FAIL</td>", title, c->fail);
+      if (!c->rows)
+        fprintf(f, "<td class=none></td>");
+      else if (!c->ran)
+        fprintf(f, "<td class=unsup title=\"%s\">unsupported</td>", title);
+      else if (c->fail)
+        fprintf(f, "<td class=fail title=\"%s\">%zu FAIL</td>", title, c->fail);
       else {
         ratio_color(c->worst, color, sizeof color);
         fprintf(f, "<td style=\"background:%s\" title=\"%s\">%.2g</td>", color, title, c->worst);
@@ -81,8 +86,9 @@ static void heatmap(FILE *f, const cf_report_t *rep, const cf_backend_summary_t 
     }
     fprintf(f, "</tr>\n");
   }
-  fprintf(f, "</table>\n<p class=legend>Cell: the largest error/bound ratio of any element of any case "
-             "(pass ≤ 1); green = far inside the bound, orange = close to it; grey = unsupported.</p>\n");
+  fprintf(f,
+          "</table>\n<p class=legend>Cell: the largest error/bound ratio of any element of any case "
+          "(pass ≤ 1); green = far inside the bound, orange = close to it; grey = unsupported.</p>\n");
 }
 
 /* Bar chart of r->hist: compared elements per error/bound band, log-scaled heights, the bands at
@@ -92,24 +98,27 @@ static void histogram_svg(FILE *f, const cf_result_t *r) {
   uint32_t peak = 1;
   for (int b = 0; b < CF_HIST_BINS; b++) peak = r->hist[b] > peak ? r->hist[b] : peak;
   double top = log10((double)peak + 1);
-  fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\" "
-             "aria-label=\"error distribution\">\n", W, H);
+  fprintf(f,
+          "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\" "
+          "aria-label=\"error distribution\">\n",
+          W, H);
   fprintf(f, "<text x=\"4\" y=\"12\" font-size=\"11\">elements (log scale) per band of |error| / bound</text>\n");
   int plot_h = H - bottom - 20;
   for (int b = 0; b < CF_HIST_BINS; b++) {
     double h = r->hist[b] ? plot_h * log10((double)r->hist[b] + 1) / top : 0;
     int x = left + b * bw;
-    fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\"><title>%s: %u</title></rect>\n", x + 2,
-            (double)(H - bottom) - h, bw - 4, h, b >= CF_HIST_FIRST_BAD ? "#d73027" : "#4575b4", cf_hist_label(b),
-            r->hist[b]);
+    fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\"><title>%s: %u</title></rect>\n",
+            x + 2, (double)(H - bottom) - h, bw - 4, h, b >= CF_HIST_FIRST_BAD ? "#d73027" : "#4575b4",
+            cf_hist_label(b), r->hist[b]);
     if (r->hist[b])
       fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"9\" text-anchor=\"middle\">%u</text>\n", x + bw / 2,
               (double)(H - bottom) - h - 2, r->hist[b]);
-    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\" text-anchor=\"middle\">%s</text>\n", x + bw / 2, H - bottom + 12,
-            cf_hist_label(b));
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\" text-anchor=\"middle\">%s</text>\n", x + bw / 2,
+            H - bottom + 12, cf_hist_label(b));
   }
   int xb = left + CF_HIST_FIRST_BAD * bw;
-  fprintf(f, "<line x1=\"%d\" y1=\"16\" x2=\"%d\" y2=\"%d\" stroke=\"#000\" stroke-dasharray=\"4 3\"/>\n", xb, xb, H - bottom);
+  fprintf(f, "<line x1=\"%d\" y1=\"16\" x2=\"%d\" y2=\"%d\" stroke=\"#000\" stroke-dasharray=\"4 3\"/>\n", xb, xb,
+          H - bottom);
   fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\">bound</text>\n", xb + 3, 26);
   fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n", left, H - bottom, W - 10, H - bottom);
   fprintf(f, "</svg>\n");
@@ -138,8 +147,10 @@ static void failures(FILE *f, const cf_report_t *rep, const cf_backend_summary_t
     fprintf(f, "</pre>\n");
     uint32_t total = 0;
     for (int k = 0; k < CF_HIST_BINS; k++) total += r->hist[k];
-    if (total) histogram_svg(f, r);
-    else fprintf(f, "<p class=legend>no element comparison (the run itself failed)</p>\n");
+    if (total)
+      histogram_svg(f, r);
+    else
+      fprintf(f, "<p class=legend>no element comparison (the run itself failed)</p>\n");
     fprintf(f, "</div>\n");
   }
 }
@@ -165,17 +176,20 @@ int cf_write_html(const cf_report_t *rep, const char *path) {
   psup_atomic_file af; /* a crash or a full disk leaves the previous report */
   if (psup_atomic_open(&af, path, 0, NULL, 0) != 0) return -1;
   FILE *f = af.f;
-  fprintf(f, "<!DOCTYPE html>\n<html lang=en><head><meta charset=\"utf-8\"><title>parity conformance report</title>\n"
-             "<style>body{font:14px sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:.5em 0}"
-             "td,th{border:1px solid #ccc;padding:2px 6px;font-size:12px}th{background:#f3f3f3}"
-             ".hm td{text-align:center;min-width:4.5em}.none{background:#fafafa}.unsup{background:#ddd;color:#666}"
-             ".fail{background:#d73027;color:#fff;font-weight:bold}.verdict{font-size:15px;padding:.4em;border-left:6px solid}"
-             ".PASS{border-color:#1a9850}.FAIL{border-color:#d73027}.NOTHING{border-color:#888}"
-             "pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap}.legend{color:#666;font-size:12px}"
-             ".failure{border-top:1px solid #ddd;margin-top:1em}.ops{font-family:monospace;font-size:12px}</style>\n"
-             "</head><body>\n<h1>parity conformance report</h1>\n");
-  fprintf(f, "<p>Oracle: the CPU plugin in float64, fed the inputs after rounding to the tested dtype. Seed "
-             "<b>%llu</b> (<code>--seed</code> overrides); %s. Rules: docs/conformance.md.</p>\n",
+  fprintf(
+      f,
+      "<!DOCTYPE html>\n<html lang=en><head><meta charset=\"utf-8\"><title>parity conformance report</title>\n"
+      "<style>body{font:14px sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:.5em 0}"
+      "td,th{border:1px solid #ccc;padding:2px 6px;font-size:12px}th{background:#f3f3f3}"
+      ".hm td{text-align:center;min-width:4.5em}.none{background:#fafafa}.unsup{background:#ddd;color:#666}"
+      ".fail{background:#d73027;color:#fff;font-weight:bold}.verdict{font-size:15px;padding:.4em;border-left:6px solid}"
+      ".PASS{border-color:#1a9850}.FAIL{border-color:#d73027}.NOTHING{border-color:#888}"
+      "pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap}.legend{color:#666;font-size:12px}"
+      ".failure{border-top:1px solid #ddd;margin-top:1em}.ops{font-family:monospace;font-size:12px}</style>\n"
+      "</head><body>\n<h1>parity conformance report</h1>\n");
+  fprintf(f,
+          "<p>Oracle: the CPU plugin in float64, fed the inputs after rounding to the tested dtype. Seed "
+          "<b>%llu</b> (<code>--seed</code> overrides); %s. Rules: docs/conformance.md.</p>\n",
           (unsigned long long)rep->seed, rep->full ? "full sweep (<code>--full</code>)" : "default subset");
   for (size_t i = 0; i < rep->backend_count; i++) {
     const cf_backend_summary_t *b = &rep->backends[i];
@@ -188,7 +202,9 @@ int cf_write_html(const cf_report_t *rep, const char *path) {
     fprintf(f, ": ");
     esc(f, b->device);
     fprintf(f, " [%s]</h2>\n<p class=\"verdict %s\">", b->type,
-            cov.verdict == CF_VERDICT_FAIL ? "FAIL" : cov.verdict == CF_VERDICT_NOTHING ? "NOTHING" : "PASS");
+            cov.verdict == CF_VERDICT_FAIL      ? "FAIL"
+            : cov.verdict == CF_VERDICT_NOTHING ? "NOTHING"
+                                                : "PASS");
     esc(f, text);
     if (b->note[0]) {
       fprintf(f, "; ");

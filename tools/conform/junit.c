@@ -19,8 +19,10 @@ static void xml_text(FILE *f, const char *s) {
       case '"': fputs("&quot;", f); break;
       case '\'': fputs("&apos;", f); break;
       default:
-        if (ch < 0x20 && ch != '\n' && ch != '\t') fputc(' ', f);
-        else fputc(ch, f);
+        if (ch < 0x20 && ch != '\n' && ch != '\t')
+          fputc(' ', f);
+        else
+          fputc(ch, f);
     }
   }
 }
@@ -37,8 +39,10 @@ int cf_write_junit(const cf_report_t *rep, const char *path) {
     failures += rep->backends[i].fail + (cov.verdict == CF_VERDICT_NOTHING);
     skipped += rep->backends[i].unsupported + rep->backends[i].skipped;
   }
-  fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"parity-conform\" tests=\"%zu\" "
-             "failures=\"%zu\" skipped=\"%zu\">\n", tests, failures, skipped);
+  fprintf(f,
+          "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"parity-conform\" tests=\"%zu\" "
+          "failures=\"%zu\" skipped=\"%zu\">\n",
+          tests, failures, skipped);
   for (size_t i = 0; i < rep->backend_count; i++) {
     const cf_backend_summary_t *b = &rep->backends[i];
     cf_coverage_t cov;
@@ -50,8 +54,10 @@ int cf_write_junit(const cf_report_t *rep, const char *path) {
     xml_text(f, b->device);
     fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\" time=\"%.3f\">\n", b->count + (size_t)nothing,
             b->fail + (size_t)nothing, b->unsupported + b->skipped, b->seconds);
-    fprintf(f, "    <properties><property name=\"seed\" value=\"%llu\"/><property name=\"full\" value=\"%d\"/>"
-               "</properties>\n", (unsigned long long)rep->seed, rep->full);
+    fprintf(f,
+            "    <properties><property name=\"seed\" value=\"%llu\"/><property name=\"full\" value=\"%d\"/>"
+            "</properties>\n",
+            (unsigned long long)rep->seed, rep->full);
     char text[1024];
     cf_verdict_text(b, &cov, text, sizeof text);
     if (nothing) {

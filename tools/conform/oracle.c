@@ -20,8 +20,7 @@ int cf_oracle_inputs(const cf_op_t *op, int absval, cf_host_t *conv, cf_op_t *ou
     memset(&conv[i], 0, sizeof conv[i]);
     if (!op->in[i]) continue;
     int32_t dt = op->in[i]->spec.dtype;
-    if (cf_host_convert(op->in[i], cf_oracle_dtype(dt), absval && psup_dtype_is_float(dt), &conv[i]) != 0)
-      return -1;
+    if (cf_host_convert(op->in[i], cf_oracle_dtype(dt), absval && psup_dtype_is_float(dt), &conv[i]) != 0) return -1;
     out_op->in[i] = &conv[i];
   }
   for (uint32_t i = 0; i < op->nout; i++) {
@@ -33,7 +32,6 @@ int cf_oracle_inputs(const cf_op_t *op, int absval, cf_host_t *conv, cf_op_t *ou
   }
   return 0;
 }
-
 
 /* k from the shared statement (parity_support/tolerance.c), on descriptors of the case's shapes */
 int64_t cf_terms(const cf_case_t *c, int direction, int slot) {

@@ -93,10 +93,14 @@ void cf_report_free(cf_report_t *rep) {
 }
 
 static const char *num(double v, char *buf, size_t n) {
-  if (isnan(v)) snprintf(buf, n, "-");
-  else if (isinf(v)) snprintf(buf, n, "inf");
-  else if (v == 0) snprintf(buf, n, "0");
-  else snprintf(buf, n, "%.3g", v);
+  if (isnan(v))
+    snprintf(buf, n, "-");
+  else if (isinf(v))
+    snprintf(buf, n, "inf");
+  else if (v == 0)
+    snprintf(buf, n, "0");
+  else
+    snprintf(buf, n, "%.3g", v);
   return buf;
 }
 
@@ -116,26 +120,32 @@ static void json_str(FILE *f, const char *s) {
   fputc('"', f);
   for (; s && *s; s++) {
     unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-    else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-    else fputc(ch, f);
+    if (ch == '"' || ch == '\\')
+      fprintf(f, "\\%c", ch);
+    else if (ch < 0x20)
+      fprintf(f, "\\u%04x", ch);
+    else
+      fputc(ch, f);
   }
   fputc('"', f);
 }
 
 /* Numbers JSON can hold; NaN (not applicable) is null, infinity the string "inf". */
 static void json_num(FILE *f, double v) {
-  if (isnan(v)) fputs("null", f);
-  else if (isinf(v)) fputs(v > 0 ? "\"inf\"" : "\"-inf\"", f);
-  else fprintf(f, "%.17g", v);
+  if (isnan(v))
+    fputs("null", f);
+  else if (isinf(v))
+    fputs(v > 0 ? "\"inf\"" : "\"-inf\"", f);
+  else
+    fprintf(f, "%.17g", v);
 }
 
 int cf_write_json(const cf_report_t *rep, const char *path) {
   psup_atomic_file af; /* a crash or a full disk leaves the previous report */
   if (psup_atomic_open(&af, path, 0, NULL, 0) != 0) return -1;
   FILE *f = af.f;
-  fprintf(f, "{\"tool\":\"parity-conform\",\"seed\":%llu,\"full\":%s,\"backends\":[",
-          (unsigned long long)rep->seed, rep->full ? "true" : "false");
+  fprintf(f, "{\"tool\":\"parity-conform\",\"seed\":%llu,\"full\":%s,\"backends\":[", (unsigned long long)rep->seed,
+          rep->full ? "true" : "false");
   for (size_t i = 0; i < rep->backend_count; i++) {
     const cf_backend_summary_t *b = &rep->backends[i];
     fprintf(f, "%s{\"backend\":", i ? "," : "");
@@ -146,9 +156,12 @@ int cf_write_json(const cf_report_t *rep, const char *path) {
     cf_coverage(rep, b, &cov);
     char text[1024];
     cf_verdict_text(b, &cov, text, sizeof text);
-    fprintf(f, ",\"verdict\":\"%s\",\"pass\":%zu,\"fail\":%zu,\"unsupported\":%zu,\"skipped\":%zu,\"seconds\":%.3f,"
+    fprintf(f,
+            ",\"verdict\":\"%s\",\"pass\":%zu,\"fail\":%zu,\"unsupported\":%zu,\"skipped\":%zu,\"seconds\":%.3f,"
             "\"ran\":%zu,\"total\":%zu,\"ops_ran\":%zu,\"ops_selected\":%zu,\"dtype_mask\":%u,\"summary\":",
-            cov.verdict == CF_VERDICT_FAIL ? "fail" : cov.verdict == CF_VERDICT_NOTHING ? "nothing checked" : "pass",
+            cov.verdict == CF_VERDICT_FAIL      ? "fail"
+            : cov.verdict == CF_VERDICT_NOTHING ? "nothing checked"
+                                                : "pass",
             b->pass, b->fail, b->unsupported, b->skipped, b->seconds, cov.ran, cov.total, cov.ops_ran, cov.ops_total,
             b->dtype_mask);
     json_str(f, text);
@@ -198,9 +211,12 @@ int cf_write_json(const cf_report_t *rep, const char *path) {
 /* ---- Markdown ----------------------------------------------------------------------------- */
 static void md_text(FILE *f, const char *s) {
   for (; s && *s; s++) {
-    if (*s == '|') fputs("\\|", f);
-    else if (*s == '\n') fputc(' ', f);
-    else fputc(*s, f);
+    if (*s == '|')
+      fputs("\\|", f);
+    else if (*s == '\n')
+      fputc(' ', f);
+    else
+      fputc(*s, f);
   }
 }
 
@@ -208,10 +224,13 @@ int cf_write_markdown(const cf_report_t *rep, const char *path) {
   psup_atomic_file af; /* a crash or a full disk leaves the previous report */
   if (psup_atomic_open(&af, path, 0, NULL, 0) != 0) return -1;
   FILE *f = af.f;
-  fprintf(f, "# parity conformance report\n\nOracle: the CPU plugin in float64, fed the inputs after rounding "
-             "to the tested dtype. Seed %llu; %s sweep. Rules: docs/conformance.md.\n\n",
+  fprintf(f,
+          "# parity conformance report\n\nOracle: the CPU plugin in float64, fed the inputs after rounding "
+          "to the tested dtype. Seed %llu; %s sweep. Rules: docs/conformance.md.\n\n",
           (unsigned long long)rep->seed, rep->full ? "full" : "default (quick)");
-  fprintf(f, "| backend | device | verdict | pass | FAIL | unsupported | skipped | seconds |\n|---|---|---|---|---|---|---|---|\n");
+  fprintf(
+      f,
+      "| backend | device | verdict | pass | FAIL | unsupported | skipped | seconds |\n|---|---|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < rep->backend_count; i++) {
     const cf_backend_summary_t *b = &rep->backends[i];
     fprintf(f, "| %s | ", b->backend);
@@ -219,7 +238,9 @@ int cf_write_markdown(const cf_report_t *rep, const char *path) {
     cf_coverage_t cov;
     cf_coverage(rep, b, &cov);
     fprintf(f, " | %s | %zu | %zu | %zu | %zu | %.1f |\n",
-            cov.verdict == CF_VERDICT_FAIL ? "**FAIL**" : cov.verdict == CF_VERDICT_NOTHING ? "**NOTHING CHECKED**" : "pass",
+            cov.verdict == CF_VERDICT_FAIL      ? "**FAIL**"
+            : cov.verdict == CF_VERDICT_NOTHING ? "**NOTHING CHECKED**"
+                                                : "pass",
             b->pass, b->fail, b->unsupported, b->skipped, b->seconds);
   }
   for (size_t i = 0; i < rep->backend_count; i++) {
@@ -250,8 +271,10 @@ int cf_write_markdown(const cf_report_t *rep, const char *path) {
       fprintf(f, "\n");
     }
     /* worst ratio and max ULP per op and dtype, over every case that ran */
-    fprintf(f, "### Per op and dtype\n\n| op | dtype | pass | FAIL | unsupported | skipped | worst ratio | max ULP | min cosine |\n"
-               "|---|---|---|---|---|---|---|---|---|\n");
+    fprintf(
+        f,
+        "### Per op and dtype\n\n| op | dtype | pass | FAIL | unsupported | skipped | worst ratio | max ULP | min cosine |\n"
+        "|---|---|---|---|---|---|---|---|---|\n");
     for (size_t j = b->first; j < b->first + b->count; j++) {
       const cf_result_t *r = &rep->results[j];
       int seen = 0;

@@ -31,10 +31,10 @@ int cf_check_run(parity_device_t *dev, const cf_op_t *op, cf_host_t *outputs, cf
 }
 
 static const char *const out_names[][3] = {
-    [PARITY_OP_KIND_UNARY] = {"dx"},         [PARITY_OP_KIND_BINARY] = {"da", "db"},
-    [PARITY_OP_KIND_SELECT] = {"da", "db"},  [PARITY_OP_KIND_REDUCE] = {"dx"},
-    [PARITY_OP_KIND_MATMUL] = {"da", "db"},  [PARITY_OP_KIND_CONV2D] = {"dx", "dw", "dbias"},
-    [PARITY_OP_KIND_POOL2D] = {"dx"},        [PARITY_OP_KIND_SOFTMAX] = {"dx"},
+    [PARITY_OP_KIND_UNARY] = {"dx"},        [PARITY_OP_KIND_BINARY] = {"da", "db"},
+    [PARITY_OP_KIND_SELECT] = {"da", "db"}, [PARITY_OP_KIND_REDUCE] = {"dx"},
+    [PARITY_OP_KIND_MATMUL] = {"da", "db"}, [PARITY_OP_KIND_CONV2D] = {"dx", "dw", "dbias"},
+    [PARITY_OP_KIND_POOL2D] = {"dx"},       [PARITY_OP_KIND_SOFTMAX] = {"dx"},
 };
 
 static const char *out_name(const cf_case_t *c, uint32_t i) {
@@ -61,13 +61,15 @@ typedef struct case_state_t {
 int cf_grad_input(int32_t kind, uint32_t slot) {
   switch (kind) {
     case PARITY_OP_KIND_SELECT: return (int)slot + 1;
-    case PARITY_OP_KIND_BINARY: case PARITY_OP_KIND_MATMUL: case PARITY_OP_KIND_CONV2D: return (int)slot;
+    case PARITY_OP_KIND_BINARY:
+    case PARITY_OP_KIND_MATMUL:
+    case PARITY_OP_KIND_CONV2D: return (int)slot;
     default: return slot == 0 ? 0 : -1;
   }
 }
 
-void cf_backward_op(const cf_case_t *c, const cf_host_t *x, const cf_host_t *y, const cf_host_t *dy,
-                    cf_spec_t *grads, cf_op_t *op) {
+void cf_backward_op(const cf_case_t *c, const cf_host_t *x, const cf_host_t *y, const cf_host_t *dy, cf_spec_t *grads,
+                    cf_op_t *op) {
   memset(op, 0, sizeof *op);
   op->op = c->op;
   op->direction = PARITY_DIRECTION_BACKWARD;
@@ -76,18 +78,10 @@ void cf_backward_op(const cf_case_t *c, const cf_host_t *x, const cf_host_t *y, 
     case PARITY_OP_KIND_BINARY:
       op->nin = 4, op->in[0] = &x[0], op->in[1] = &x[1], op->in[2] = y, op->in[3] = dy, op->nout = 2;
       break;
-    case PARITY_OP_KIND_SELECT:
-      op->nin = 2, op->in[0] = &x[0], op->in[1] = dy, op->nout = 2;
-      break;
-    case PARITY_OP_KIND_MATMUL:
-      op->nin = 3, op->in[0] = &x[0], op->in[1] = &x[1], op->in[2] = dy, op->nout = 2;
-      break;
-    case PARITY_OP_KIND_CONV2D:
-      op->nin = 3, op->in[0] = &x[0], op->in[1] = &x[1], op->in[2] = dy, op->nout = 3;
-      break;
-    case PARITY_OP_KIND_SOFTMAX:
-      op->nin = 2, op->in[0] = y, op->in[1] = dy, op->nout = 1;
-      break;
+    case PARITY_OP_KIND_SELECT: op->nin = 2, op->in[0] = &x[0], op->in[1] = dy, op->nout = 2; break;
+    case PARITY_OP_KIND_MATMUL: op->nin = 3, op->in[0] = &x[0], op->in[1] = &x[1], op->in[2] = dy, op->nout = 2; break;
+    case PARITY_OP_KIND_CONV2D: op->nin = 3, op->in[0] = &x[0], op->in[1] = &x[1], op->in[2] = dy, op->nout = 3; break;
+    case PARITY_OP_KIND_SOFTMAX: op->nin = 2, op->in[0] = y, op->in[1] = dy, op->nout = 1; break;
     default: /* unary, reduce, pool: {x, y, dy} -> {dx} */
       op->nin = 3, op->in[0] = &x[0], op->in[1] = y, op->in[2] = dy, op->nout = 1;
       break;
@@ -165,9 +159,8 @@ static int check_same(const cf_case_t *c, const cf_host_t *a, const cf_host_t *b
     for (int64_t i = 0; i < a[k].count; i++)
       if (!same_element(&a[k], &b[k], i, esz)) {
         char idx[96];
-        cf_result_fail(r, "nondeterministic: %s[%s] was %.17g in run 1 and %.17g in run %d",
-                       out_name(c, k), cf_index_str(&a[k].spec, i, idx, sizeof idx), cf_host_get(&a[k], i),
-                       cf_host_get(&b[k], i), run);
+        cf_result_fail(r, "nondeterministic: %s[%s] was %.17g in run 1 and %.17g in run %d", out_name(c, k),
+                       cf_index_str(&a[k].spec, i, idx, sizeof idx), cf_host_get(&a[k], i), cf_host_get(&b[k], i), run);
         return 0;
       }
   }
@@ -193,8 +186,8 @@ int cf_device_run(cf_env_t *env, const cf_op_t *op, int second, cf_host_t *out, 
 
 /* Oracle outputs of op (and S when want_S) into ref / S. Returns 0 and marks the result skipped
  * when the oracle cannot run it. */
-static int oracle_run(cf_env_t *env, const cf_case_t *c, const cf_op_t *op, cf_host_t *ref, cf_host_t *S,
-                      int want_S, cf_result_t *r) {
+static int oracle_run(cf_env_t *env, const cf_case_t *c, const cf_op_t *op, cf_host_t *ref, cf_host_t *S, int want_S,
+                      cf_result_t *r) {
   char msg[512];
   if (!env->oracle) {
     if (r->status != CF_FAIL) r->status = CF_SKIPPED;
@@ -349,8 +342,8 @@ static void run_backward(cf_env_t *env, const cf_case_t *c, case_state_t *s, cf_
 cf_exec_status_t cf_case_supports(cf_env_t *env, const cf_case_t *c, char *msg, size_t msg_size) {
   cf_host_t x[PARITY_MAX_INPUTS], y = {.spec = c->out[0]}, dy = {.spec = c->out[0]};
   memset(x, 0, sizeof x);
-  cf_op_t fwd = {.op = c->op, .direction = PARITY_DIRECTION_FORWARD, .params = c->params, .nin = c->nin,
-                 .nout = c->nout};
+  cf_op_t fwd = {
+      .op = c->op, .direction = PARITY_DIRECTION_FORWARD, .params = c->params, .nin = c->nin, .nout = c->nout};
   for (uint32_t i = 0; i < c->nin; i++) {
     x[i].spec = c->in[i];
     fwd.in[i] = c->has_in[i] ? &x[i] : NULL;
@@ -366,11 +359,11 @@ cf_exec_status_t cf_case_supports(cf_env_t *env, const cf_case_t *c, char *msg, 
 }
 
 static const char *const operand_names[][3] = {
-    [PARITY_OP_KIND_UNARY] = {"x"},          [PARITY_OP_KIND_BINARY] = {"a", "b"},
-    [PARITY_OP_KIND_COMPARE] = {"a", "b"},   [PARITY_OP_KIND_SELECT] = {"cond", "a", "b"},
-    [PARITY_OP_KIND_CAST] = {"x"},           [PARITY_OP_KIND_REDUCE] = {"x"},
-    [PARITY_OP_KIND_MATMUL] = {"a", "b"},    [PARITY_OP_KIND_CONV2D] = {"x", "w", "bias"},
-    [PARITY_OP_KIND_POOL2D] = {"x"},         [PARITY_OP_KIND_SOFTMAX] = {"x"},
+    [PARITY_OP_KIND_UNARY] = {"x"},        [PARITY_OP_KIND_BINARY] = {"a", "b"},
+    [PARITY_OP_KIND_COMPARE] = {"a", "b"}, [PARITY_OP_KIND_SELECT] = {"cond", "a", "b"},
+    [PARITY_OP_KIND_CAST] = {"x"},         [PARITY_OP_KIND_REDUCE] = {"x"},
+    [PARITY_OP_KIND_MATMUL] = {"a", "b"},  [PARITY_OP_KIND_CONV2D] = {"x", "w", "bias"},
+    [PARITY_OP_KIND_POOL2D] = {"x"},       [PARITY_OP_KIND_SOFTMAX] = {"x"},
 };
 
 void cf_case_operands(const cf_case_t *c, char *buf, size_t n) {
@@ -449,7 +442,8 @@ void cf_run_case(cf_env_t *env, const cf_case_t *c, cf_result_t *r) {
   } else {
     char msg[512];
     cf_exec_status_t st = CF_EXEC_OK;
-    if (!c->expect_error && c->direction == PARITY_DIRECTION_FORWARD) st = cf_supports(env->dev, &s.fwd, msg, sizeof msg);
+    if (!c->expect_error && c->direction == PARITY_DIRECTION_FORWARD)
+      st = cf_supports(env->dev, &s.fwd, msg, sizeof msg);
     if (st == CF_EXEC_UNSUPPORTED) {
       r->status = CF_UNSUPPORTED;
       cf_result_note(r, "%s", msg);

@@ -26,26 +26,34 @@ typedef enum domain_t {
   D_ACCUM,   /* [-2, 2]: sums and products over many terms stay in f16 range */
   D_POSITIVE,
   D_NONZERO,
-  D_EXP,     /* [-10, 10] */
-  D_ACT,     /* [-6, 6] */
+  D_EXP, /* [-10, 10] */
+  D_ACT, /* [-6, 6] */
   D_POW_BASE,
   D_POW_EXP,
-  D_LOGITS   /* [-4, 4] */
+  D_LOGITS /* [-4, 4] */
 } domain_t;
 
 static domain_t domain_of(const cf_case_t *c, int slot) {
   switch (c->kind) {
-    case PARITY_OP_KIND_REDUCE: case PARITY_OP_KIND_MATMUL: case PARITY_OP_KIND_CONV2D:
+    case PARITY_OP_KIND_REDUCE:
+    case PARITY_OP_KIND_MATMUL:
+    case PARITY_OP_KIND_CONV2D:
     case PARITY_OP_KIND_POOL2D: return D_ACCUM;
     case PARITY_OP_KIND_SOFTMAX: return D_LOGITS;
     default: break;
   }
   switch (c->op) {
-    case PARITY_OP_LOG: case PARITY_OP_SQRT: case PARITY_OP_RSQRT: return D_POSITIVE;
+    case PARITY_OP_LOG:
+    case PARITY_OP_SQRT:
+    case PARITY_OP_RSQRT: return D_POSITIVE;
     case PARITY_OP_RECIPROCAL: return D_NONZERO;
     case PARITY_OP_DIV: return slot == 1 ? D_NONZERO : D_GENERAL;
-    case PARITY_OP_EXP: case PARITY_OP_SIN: case PARITY_OP_COS: return D_EXP;
-    case PARITY_OP_TANH: case PARITY_OP_SIGMOID: case PARITY_OP_GELU: return D_ACT;
+    case PARITY_OP_EXP:
+    case PARITY_OP_SIN:
+    case PARITY_OP_COS: return D_EXP;
+    case PARITY_OP_TANH:
+    case PARITY_OP_SIGMOID:
+    case PARITY_OP_GELU: return D_ACT;
     case PARITY_OP_POW: return slot == 1 ? D_POW_EXP : D_POW_BASE;
     default: return D_GENERAL;
   }
@@ -74,10 +82,12 @@ static double tie_value(domain_t d, uint64_t r) {
   static const double pow_exp[] = {-2, -1, 0, 0.5, 1, 2, 3};
   static const double accum[] = {-1, 0, 1, 2, 2};
   switch (d) {
-    case D_POSITIVE: case D_POW_BASE: return positive[r % 5];
+    case D_POSITIVE:
+    case D_POW_BASE: return positive[r % 5];
     case D_NONZERO: return nonzero[r % 6];
     case D_POW_EXP: return pow_exp[r % 7];
-    case D_ACCUM: case D_LOGITS: return accum[r % 5];
+    case D_ACCUM:
+    case D_LOGITS: return accum[r % 5];
     default: return general[r % 8];
   }
 }
@@ -108,10 +118,30 @@ static double max_finite(int32_t dt) {
 static int float_specials(int32_t dt, double *v) {
   double sub_min = min_normal(dt) * ldexp(1.0, -mantissa_bits(dt));
   double sub_max = min_normal(dt) - sub_min;
-  double list[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0, 0.5, -2.5, 3.0,
-                   sub_min, -sub_min, sub_max, min_normal(dt), -min_normal(dt), max_finite(dt),
-                   -max_finite(dt), max_finite(dt) / 4, 4 * min_normal(dt), 1e-3, 100.0,
-                   3.141592653589793, -7.0, 0.1};
+  double list[] = {0.0,
+                   -0.0,
+                   INFINITY,
+                   -INFINITY,
+                   NAN,
+                   1.0,
+                   -1.0,
+                   0.5,
+                   -2.5,
+                   3.0,
+                   sub_min,
+                   -sub_min,
+                   sub_max,
+                   min_normal(dt),
+                   -min_normal(dt),
+                   max_finite(dt),
+                   -max_finite(dt),
+                   max_finite(dt) / 4,
+                   4 * min_normal(dt),
+                   1e-3,
+                   100.0,
+                   3.141592653589793,
+                   -7.0,
+                   0.1};
   int n = (int)(sizeof list / sizeof list[0]);
   memcpy(v, list, sizeof list);
   return n;
@@ -141,8 +171,10 @@ static void store_int_bits(cf_host_t *h, int64_t i, uint64_t r) {
 static double ulp_step(double v, int32_t dt, int steps) {
   for (int k = 0; k < (steps < 0 ? -steps : steps); k++) {
     double dir = steps < 0 ? -INFINITY : INFINITY;
-    if (dt == PARITY_DTYPE_F64) v = nextafter(v, dir);
-    else if (dt == PARITY_DTYPE_F32) v = nextafterf((float)v, (float)dir);
+    if (dt == PARITY_DTYPE_F64)
+      v = nextafter(v, dir);
+    else if (dt == PARITY_DTYPE_F32)
+      v = nextafterf((float)v, (float)dir);
     else { /* f16 / bf16: the neighbour in f32 steps of the dtype's ulp */
       int e;
       frexp(v, &e);
@@ -189,12 +221,14 @@ static int64_t int_cast_tie(int32_t src, int32_t target, int64_t i, uint64_t r) 
   int tm = mantissa_bits(target), emax = src == PARITY_DTYPE_I64 ? 62 : 30;
   int side = (int)(i % 3) - 1, negative = (int)((i / 3) % 2);
   if (target == PARITY_DTYPE_F16 && emax > 15) emax = 15; /* 2^16 and up overflow f16 */
-  if (tm + 1 > emax) return (int64_t)(r % 2001) - 1000; /* every value is exact in the target */
+  if (tm + 1 > emax) return (int64_t)(r % 2001) - 1000;   /* every value is exact in the target */
   int64_t v;
   switch (i % 8) {
     case 6: /* f16: halfway between 65504 and the overflow; others: the source's largest values */
-      if (target == PARITY_DTYPE_F16) v = 65520 + side;
-      else v = (src == PARITY_DTYPE_I64 ? INT64_MAX : INT32_MAX) - (side + 1);
+      if (target == PARITY_DTYPE_F16)
+        v = 65520 + side;
+      else
+        v = (src == PARITY_DTYPE_I64 ? INT64_MAX : INT32_MAX) - (side + 1);
       break;
     case 7: /* the tie in the source's (or f16's) top binade, or far past f16's range */
       if (target == PARITY_DTYPE_F16 && src == PARITY_DTYPE_I64) {
@@ -222,11 +256,14 @@ static double edge_value(const cf_case_t *c, int slot, int32_t dt, int64_t i, in
   double pow2 = ldexp(1.0 + (double)(r % 8) / 8.0, e0 + (int)((double)(e1 - e0) * t));
   if (pow2 > big) pow2 = big;
   switch (c->op) {
-    case PARITY_OP_EXP: return lo - 2 + t * (hi - lo + 4);         /* underflow .. overflow */
-    case PARITY_OP_SIGMOID: return lo - 2 + t * (42 - lo);         /* f32: -106 .. 40 */
-    case PARITY_OP_TANH: case PARITY_OP_GELU:
-      return i % 2 ? sign * ldexp(1.0, -(int)(i % 40)) : -110 + t * 220;
-    case PARITY_OP_LOG: case PARITY_OP_SQRT: case PARITY_OP_RSQRT: case PARITY_OP_RECIPROCAL:
+    case PARITY_OP_EXP: return lo - 2 + t * (hi - lo + 4); /* underflow .. overflow */
+    case PARITY_OP_SIGMOID: return lo - 2 + t * (42 - lo); /* f32: -106 .. 40 */
+    case PARITY_OP_TANH:
+    case PARITY_OP_GELU: return i % 2 ? sign * ldexp(1.0, -(int)(i % 40)) : -110 + t * 220;
+    case PARITY_OP_LOG:
+    case PARITY_OP_SQRT:
+    case PARITY_OP_RSQRT:
+    case PARITY_OP_RECIPROCAL:
       if (i < 2) return i ? -0.0 : 0.0;
       return i % 5 == 2 ? ulp_step(1.0, dt, (int)(i % 3) - 1) : pow2;
     case PARITY_OP_POW: {
@@ -235,7 +272,8 @@ static double edge_value(const cf_case_t *c, int slot, int32_t dt, int64_t i, in
       size_t k = (size_t)i % (sizeof a / sizeof a[0]);
       return slot == 0 ? a[k] : b[k];
     }
-    case PARITY_OP_SIN: case PARITY_OP_COS: return -10 + 20 * t;
+    case PARITY_OP_SIN:
+    case PARITY_OP_COS: return -10 + 20 * t;
     default: /* the other unary and binary ops: magnitudes across the whole range, both signs */
       return sign * (slot == 1 ? ldexp(1.0 + (double)((r >> 3) % 8) / 8.0, e1 + e0 - (int)floor(log2(pow2))) : pow2);
   }
@@ -284,13 +322,31 @@ static void fill_softmax_special(const cf_values_ctx_t *vc, const cf_case_t *c, 
     uint64_t r = cf_mix(key, (uint64_t)i);
     double v = random_in(D_LOGITS, r);
     switch (row % 8) {
-      case 0: if (pos == 1) v = -INFINITY; break;
+      case 0:
+        if (pos == 1) v = -INFINITY;
+        break;
       case 1: v = -INFINITY; break;
-      case 2: if (pos == 2) v = INFINITY; break;
-      case 3: if (pos == 0 || pos == n - 1) v = INFINITY; break;
-      case 4: if (pos == 0) v = INFINITY; else if (pos == 1) v = -INFINITY; break;
-      case 5: if (pos == 3) v = NAN; break;
-      case 6: if (pos == 0) v = max_finite(dt); else if (pos == 1) v = -max_finite(dt); break;
+      case 2:
+        if (pos == 2) v = INFINITY;
+        break;
+      case 3:
+        if (pos == 0 || pos == n - 1) v = INFINITY;
+        break;
+      case 4:
+        if (pos == 0)
+          v = INFINITY;
+        else if (pos == 1)
+          v = -INFINITY;
+        break;
+      case 5:
+        if (pos == 3) v = NAN;
+        break;
+      case 6:
+        if (pos == 0)
+          v = max_finite(dt);
+        else if (pos == 1)
+          v = -max_finite(dt);
+        break;
       default: v = (pos % 4 == 0) ? sub : (pos % 4 == 1) ? -sub : (pos % 4 == 2) ? 0.0 : -0.0; break;
     }
     if (vc->no_denormals && v != 0 && fabs(v) < min_normal(dt)) v = copysign(0.0, v);
@@ -343,18 +399,38 @@ static void fill_reduce_nan(uint64_t key, cf_host_t *h) {
     int64_t pos = i % n, row = i / n;
     double v = random_in(D_ACCUM, cf_mix(key, (uint64_t)i));
     switch (row % 6) {
-      case 0: if (pos == n / 2) v = NAN; break;
+      case 0:
+        if (pos == n / 2) v = NAN;
+        break;
       case 1: /* two NaNs, the first negative, and +inf between them */
-        if (pos == 5) v = -NAN; else if (pos == n - 7) v = NAN; else if (pos == 10) v = INFINITY;
+        if (pos == 5)
+          v = -NAN;
+        else if (pos == n - 7)
+          v = NAN;
+        else if (pos == 10)
+          v = INFINITY;
         break;
       case 2: /* NaN first, -inf, and a tied maximum after it */
-        if (pos == 0) v = NAN; else if (pos == 3) v = -INFINITY; else if (pos == 8 || pos == 20) v = 5.0;
+        if (pos == 0)
+          v = NAN;
+        else if (pos == 3)
+          v = -INFINITY;
+        else if (pos == 8 || pos == 20)
+          v = 5.0;
         break;
       case 3: /* ties of both extremes, NaN last */
-        if (pos == n - 1) v = NAN; else if (pos == 2 || pos == 9) v = 5.0; else if (pos == 4 || pos == 11) v = -5.0;
+        if (pos == n - 1)
+          v = NAN;
+        else if (pos == 2 || pos == 9)
+          v = 5.0;
+        else if (pos == 4 || pos == 11)
+          v = -5.0;
         break;
       case 4: /* no NaN: three tied maxima, two tied -inf minima */
-        if (pos == 6 || pos == 19 || pos == n - 4) v = 5.0; else if (pos == 1 || pos == 2) v = -INFINITY;
+        if (pos == 6 || pos == 19 || pos == n - 4)
+          v = 5.0;
+        else if (pos == 1 || pos == 2)
+          v = -INFINITY;
         break;
       default: v = NAN; break; /* every element NaN */
     }
@@ -372,12 +448,44 @@ static void fill_softmax_naninf(const cf_case_t *c, uint64_t key, cf_host_t *h) 
     softmax_row(c, &h->spec, i, &pos, &row);
     double v = random_in(D_LOGITS, cf_mix(key, (uint64_t)i));
     switch (row % 8) {
-      case 0: if (pos == 3) v = NAN; else if (pos == 10) v = INFINITY; break;
-      case 1: if (pos == 0) v = INFINITY; else if (pos == n - 1) v = NAN; break;
-      case 2: if (pos == 5) v = NAN; else if (pos == 6) v = INFINITY; else if (pos == 7) v = -INFINITY; break;
-      case 3: if (pos == 2 || pos == n - 5) v = INFINITY; else if (pos == 4 || pos == n - 2) v = -INFINITY; break;
-      case 4: if (pos == 1) v = NAN; else if (pos == 9 || pos == 10) v = -INFINITY; break;
-      case 5: if (pos == 12) v = -NAN; else if (pos == 13 || pos == 14) v = INFINITY; break;
+      case 0:
+        if (pos == 3)
+          v = NAN;
+        else if (pos == 10)
+          v = INFINITY;
+        break;
+      case 1:
+        if (pos == 0)
+          v = INFINITY;
+        else if (pos == n - 1)
+          v = NAN;
+        break;
+      case 2:
+        if (pos == 5)
+          v = NAN;
+        else if (pos == 6)
+          v = INFINITY;
+        else if (pos == 7)
+          v = -INFINITY;
+        break;
+      case 3:
+        if (pos == 2 || pos == n - 5)
+          v = INFINITY;
+        else if (pos == 4 || pos == n - 2)
+          v = -INFINITY;
+        break;
+      case 4:
+        if (pos == 1)
+          v = NAN;
+        else if (pos == 9 || pos == 10)
+          v = -INFINITY;
+        break;
+      case 5:
+        if (pos == 12)
+          v = -NAN;
+        else if (pos == 13 || pos == 14)
+          v = INFINITY;
+        break;
       case 6: v = pos == 1 ? INFINITY : -INFINITY; break;
       default: break;
     }
@@ -430,8 +538,8 @@ static int fill_whole(const cf_values_ctx_t *vc, const cf_case_t *c, int32_t val
   return 0;
 }
 
-void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int32_t values,
-                    uint64_t stream, cf_host_t *h) {
+void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int32_t values, uint64_t stream,
+                    cf_host_t *h) {
   int32_t dt = h->spec.dtype;
   uint64_t key = cf_mix(cf_hash(c->id, vc->seed), stream * 16u + (uint64_t)slot);
   domain_t dom = domain_of(c, slot);
@@ -439,13 +547,16 @@ void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int
   double specials[32];
   int ns = 0;
   if (values == CF_VALUES_SPECIAL)
-    ns = psup_dtype_is_float(dt) ? float_specials(dt, specials) : dt == PARITY_DTYPE_BOOL ? 0 : int_specials(dt, specials);
+    ns = psup_dtype_is_float(dt)   ? float_specials(dt, specials)
+         : dt == PARITY_DTYPE_BOOL ? 0
+                                   : int_specials(dt, specials);
   for (int64_t i = 0; i < h->count; i++) {
     uint64_t r = cf_mix(key, (uint64_t)i);
     if (dt == PARITY_DTYPE_BOOL) {
       static const uint8_t truthy[] = {1, 1, 1, 2, 0x80, 0xff};
       uint8_t b = values == CF_VALUES_MASK ? (uint8_t)(slot == 0 ? i % 3 : 1)
-                  : (r >> 60) & 1u ? truthy[(r >> 32) % 6] : 0;
+                  : (r >> 60) & 1u         ? truthy[(r >> 32) % 6]
+                                           : 0;
       h->data[i] = b;
       continue;
     }
@@ -470,8 +581,8 @@ void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int
       continue;
     } else if (values == CF_VALUES_TIES && c->kind == PARITY_OP_KIND_CAST) {
       v = cast_tie(c->dtype, c->out_dtype, r);
-    } else if (values == CF_VALUES_TIES && c->kind == PARITY_OP_KIND_BINARY && psup_dtype_is_float(dt) &&
-               i % 4 == 3 && (c->op == PARITY_OP_ADD || c->op == PARITY_OP_SUB)) {
+    } else if (values == CF_VALUES_TIES && c->kind == PARITY_OP_KIND_BINARY && psup_dtype_is_float(dt) && i % 4 == 3 &&
+               (c->op == PARITY_OP_ADD || c->op == PARITY_OP_SUB)) {
       /* a + b exactly halfway between two neighbours: round-half-even must pick one */
       double ulp1 = ldexp(1.0, -mantissa_bits(dt));
       v = slot == 0 ? 1.0 + (double)(i % 8 / 4) * ulp1 : ulp1 / 2;

@@ -57,7 +57,8 @@ int idx_read(const char *path, const idx_want *want, idx_array *out, char *err, 
   uint64_t item = 1; /* bytes per item: the product of dims[1..], kept <= max_bytes */
   out->ndim = ndim;
   for (uint32_t d = 0; d < ndim; d++) {
-    uint32_t v = (uint32_t)be[4 * d] << 24 | (uint32_t)be[4 * d + 1] << 16 | (uint32_t)be[4 * d + 2] << 8 | be[4 * d + 3];
+    uint32_t v =
+        (uint32_t)be[4 * d] << 24 | (uint32_t)be[4 * d + 1] << 16 | (uint32_t)be[4 * d + 2] << 8 | be[4 * d + 3];
     out->dims[d] = v;
     if (v == 0) {
       fail(err, errlen, "%s: dimension %u has size 0", path, d);
@@ -69,9 +70,10 @@ int idx_read(const char *path, const idx_want *want, idx_array *out, char *err, 
     }
     if (d > 0) {
       if (v > max_bytes / item) {
-        fail(err, errlen, "%s: sizes in the header are too large (dimension %u = %u): one item alone exceeds the %llu "
-             "bytes (%llu MiB) this reader accepts", path, d, v, (unsigned long long)max_bytes,
-             (unsigned long long)(max_bytes >> 20));
+        fail(err, errlen,
+             "%s: sizes in the header are too large (dimension %u = %u): one item alone exceeds the %llu "
+             "bytes (%llu MiB) this reader accepts",
+             path, d, v, (unsigned long long)max_bytes, (unsigned long long)(max_bytes >> 20));
         goto bad;
       }
       item *= v;
@@ -112,8 +114,10 @@ int idx_read(const char *path, const idx_want *want, idx_array *out, char *err, 
   if (r != 0) {
     int zerr;
     const char *msg = gzerror(f, &zerr);
-    if (r > 0) fail(err, errlen, "%s: size mismatch: more bytes follow the %zu the header announces", path, total);
-    else fail(err, errlen, "%s: corrupt gzip data at the end of the stream: %s", path, msg);
+    if (r > 0)
+      fail(err, errlen, "%s: size mismatch: more bytes follow the %zu the header announces", path, total);
+    else
+      fail(err, errlen, "%s: corrupt gzip data at the end of the stream: %s", path, msg);
     goto bad;
   }
   {

@@ -14,16 +14,16 @@ typedef struct idx_array {
   uint32_t ndim;
   uint32_t dims[IDX_MAX_DIMS]; /* as the header states them */
   uint32_t items;              /* items read: dims[0], or fewer under idx_want.max_items */
-  uint8_t *data; /* items * dims[1] * ... * dims[ndim-1] bytes, row-major; free with idx_free */
+  uint8_t *data;               /* items * dims[1] * ... * dims[ndim-1] bytes, row-major; free with idx_free */
   size_t size;
 } idx_array;
 
 /* What the caller accepts, checked on the header before any data is read or allocated. */
 typedef struct idx_want {
-  uint32_t ndim;                 /* 1 .. IDX_MAX_DIMS */
-  uint32_t inner[IDX_MAX_DIMS];  /* dims[1 .. ndim-1] required (0: any) */
-  uint64_t max_items;            /* read only the first N items (0: all) */
-  uint64_t max_bytes;            /* refuse a header implying more data to read (0: IDX_MAX_BYTES) */
+  uint32_t ndim;                /* 1 .. IDX_MAX_DIMS */
+  uint32_t inner[IDX_MAX_DIMS]; /* dims[1 .. ndim-1] required (0: any) */
+  uint64_t max_items;           /* read only the first N items (0: all) */
+  uint64_t max_bytes;           /* refuse a header implying more data to read (0: IDX_MAX_BYTES) */
 } idx_want;
 
 /* Read `path`, which must hold an unsigned-byte IDX array of want->ndim dimensions (magic

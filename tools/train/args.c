@@ -40,7 +40,7 @@ int parse_name(const char *opt, const char *v, const char *const *names, int *ou
       return 0;
     }
   char list[128] = "";
-  for (int i = 0; names[i]; i++) snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+  for (int i = 0; names[i]; i++)
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
   return bad("%s must be one of %s, not '%s'", opt, list, v);
 }
-

@@ -28,7 +28,8 @@ int ckpt_dir_check(const char *dir, char *err, size_t errlen) {
   struct stat sb;
   if (stat(dir, &sb) != 0) return snprintf(err, errlen, "'%s': %s", dir, strerror(errno)), -1;
   if (!S_ISDIR(sb.st_mode)) return snprintf(err, errlen, "'%s' is not a folder", dir), -1;
-  if (access(dir, W_OK | X_OK) != 0) return snprintf(err, errlen, "'%s' cannot be written: %s", dir, strerror(errno)), -1;
+  if (access(dir, W_OK | X_OK) != 0)
+    return snprintf(err, errlen, "'%s' cannot be written: %s", dir, strerror(errno)), -1;
   return 0;
 }
 

@@ -25,9 +25,9 @@ static inline double train_now_ms(void) {
 
 /* A tensor from the counter-based generator (stream in the high half of the offset), a parameter
  * when param: the same values on every backend and in every mode of parity-train. */
-static inline parity_status_t train_randn(parity_device_t *dev, parity_dtype_t dt, uint32_t rank,
-                                          const int64_t *shape, double std, uint64_t seed, uint64_t stream,
-                                          int param, parity_tensor_t **out) {
+static inline parity_status_t train_randn(parity_device_t *dev, parity_dtype_t dt, uint32_t rank, const int64_t *shape,
+                                          double std, uint64_t seed, uint64_t stream, int param,
+                                          parity_tensor_t **out) {
   parity_status_t st = parity_tensor_rand_normal(dev, dt, rank, shape, 0, std, seed, stream << 32, out);
   if (st == PARITY_STATUS_OK && param) st = parity_tensor_set_requires_grad(*out, 1);
   return st;

@@ -57,13 +57,13 @@ static void die(const char *what, const char *msg) {
   exit(1);
 }
 
-#define CHECK(expr)                                        \
-  do {                                                     \
+#define CHECK(expr)                                                  \
+  do {                                                               \
     if ((expr) != PARITY_STATUS_OK) die(#expr, parity_last_error()); \
   } while (0)
-#define DCHECK(expr)                                       \
-  do {                                                     \
-    if ((expr) != PARITY_STATUS_OK) dist_die(#expr);       \
+#define DCHECK(expr)                                 \
+  do {                                               \
+    if ((expr) != PARITY_STATUS_OK) dist_die(#expr); \
   } while (0)
 
 #ifdef PARITY_HAVE_DIST
@@ -75,10 +75,9 @@ static void dist_die(const char *what) {
 }
 #endif
 
-
 /* The same generator calls as tools/train/synthetic.c, so the models start from the same values. */
-static parity_tensor_t *randn(parity_device_t *dev, parity_dtype_t dt, uint32_t rank, const int64_t *shape,
-                              double std, uint64_t seed, uint64_t stream, int param) {
+static parity_tensor_t *randn(parity_device_t *dev, parity_dtype_t dt, uint32_t rank, const int64_t *shape, double std,
+                              uint64_t seed, uint64_t stream, int param) {
   parity_tensor_t *t;
   CHECK(train_randn(dev, dt, rank, shape, std, seed, stream, param, &t));
   return t;
@@ -145,7 +144,9 @@ static void maybe_fault(const dopts_t *o, int step) {
 static uint64_t params_hash(const dopts_t *o, parity_tensor_t **p, uint64_t extra) {
   uint64_t h = 1469598103934665603ull;
   for (int i = 0; i < 4; i++) {
-    size_t bytes = (size_t)parity_tensor_numel(p[i]) * (o->dt == PARITY_DTYPE_F64 ? 8 : o->dt == PARITY_DTYPE_F32 ? 4 : 2);
+    size_t bytes = (size_t)parity_tensor_numel(p[i]) * (o->dt == PARITY_DTYPE_F64   ? 8
+                                                        : o->dt == PARITY_DTYPE_F32 ? 4
+                                                                                    : 2);
     unsigned char *b = malloc(bytes);
     if (!b) die("params_hash", "out of memory");
     CHECK(parity_tensor_to_host(p[i], b, bytes));
@@ -209,8 +210,8 @@ typedef struct trainer_t {
   int64_t numel[5], total; /* elements of each gradient (and of the loss share), and in all */
   char *parts;             /* the k slices' gradients and loss shares, total elements each */
   parity_optimizer_t *opt;
-  ckpt_meta meta;          /* what a resumed run must share with the run it resumes */
-  int overlap;             /* the all-reduce starts from inside backward (grad hooks) */
+  ckpt_meta meta; /* what a resumed run must share with the run it resumes */
+  int overlap;    /* the all-reduce starts from inside backward (grad hooks) */
 #ifdef PARITY_HAVE_DIST
   parity_dist_buckets_t *buckets;
   ready_hook hooks[4];
@@ -225,13 +226,15 @@ static uint64_t resume_step(trainer_t *t) {
   dopts_t *o = t->o;
   uint64_t start = 0;
   char note[2200], err[2600];
-  int rc = ckpt_load(o->resume, t->name, pnames, t->m->p, 4, t->opt, &t->meta, &start, note, sizeof note, err,
-                     sizeof err);
+  int rc =
+      ckpt_load(o->resume, t->name, pnames, t->m->p, 4, t->opt, &t->meta, &start, note, sizeof note, err, sizeof err);
   if (rc < 0) die("--resume", err);
   if (note[0] && o->rank == 0) fprintf(stderr, "parity-train: %s: %s\n", t->name, note);
   if (o->rank == 0) {
-    if (rc == 1) printf("%s: no checkpoint in %s: starting at step 0\n", t->name, o->resume);
-    else printf("%s: resumed from %s at step %llu\n", t->name, o->resume, (unsigned long long)start);
+    if (rc == 1)
+      printf("%s: no checkpoint in %s: starting at step 0\n", t->name, o->resume);
+    else
+      printf("%s: resumed from %s at step %llu\n", t->name, o->resume, (unsigned long long)start);
   }
 #ifdef PARITY_HAVE_DIST
   if (o->dist && o->size > 1) check_replicas(o, t->dev, t->m->p, t->name, start, "checkpoints");
@@ -307,8 +310,8 @@ static void sum_slices(trainer_t *t) {
  * gradients summed over the ranks. */
 static parity_tensor_t *reduce_over_ranks(trainer_t *t) {
   parity_tensor_t *loss_t;
-  CHECK(parity_tensor_from_host(t->dev, t->o->dt, 1, (int64_t[]){1}, t->parts + t->es * (size_t)(t->total - 1),
-                                &loss_t));
+  CHECK(
+      parity_tensor_from_host(t->dev, t->o->dt, 1, (int64_t[]){1}, t->parts + t->es * (size_t)(t->total - 1), &loss_t));
 #ifdef PARITY_HAVE_DIST
   dopts_t *o = t->o;
   model_t *m = t->m;
@@ -318,8 +321,8 @@ static parity_tensor_t *reduce_over_ranks(trainer_t *t) {
       DCHECK(parity_dist_buckets_finish(t->buckets));
       DCHECK(parity_dist_allreduce(o->dist, &loss_t, 1, PARITY_DIST_SUM));
     } else {
-      parity_tensor_t *all[5] = {parity_tensor_grad(m->p[0]), parity_tensor_grad(m->p[1]),
-                                 parity_tensor_grad(m->p[2]), parity_tensor_grad(m->p[3]), loss_t};
+      parity_tensor_t *all[5] = {parity_tensor_grad(m->p[0]), parity_tensor_grad(m->p[1]), parity_tensor_grad(m->p[2]),
+                                 parity_tensor_grad(m->p[3]), loss_t};
       DCHECK(parity_dist_allreduce(o->dist, all, 5, PARITY_DIST_SUM));
     }
   }
@@ -380,8 +383,7 @@ static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name
         die("checkpoint", err);
     }
   }
-  if (o->rank == 0)
-    printf("%s final parameters fnv1a %016llx\n", name, (unsigned long long)params_hash(o, m->p, 0));
+  if (o->rank == 0) printf("%s final parameters fnv1a %016llx\n", name, (unsigned long long)params_hash(o, m->p, 0));
   end_sync(&t);
   parity_optimizer_destroy(t.opt);
   free(t.parts);
@@ -434,19 +436,20 @@ int train_distributed_wanted(int argc, char **argv) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: mpirun -np N parity-train --distributed [--slices S] [--bucket-kb K [--no-overlap]] [--model mlp|cnn|both]\n"
-          "                 [--steps N] [--seed S] [--dtype f32|f64|f16|bf16] [--lr LR]\n"
-          "                 [--checkpoint-every N --checkpoint-dir D] [--resume D]\n"
-          "       parity-train --slices S [...]   one process, the same S slices in sequence\n"
-          "  the global batch (mlp 64, cnn 16) is cut into S slices (default 4; S divides 16, N divides S);\n"
-          "  1, 2, 4 ranks give bitwise the same curve when S/N is a power of two. --bucket-kb: bucketed\n"
-          "  asynchronous all-reduce with buckets of K KiB, each started from inside backward as soon as its\n"
-          "  gradients are final (one slice per rank; --no-overlap: after backward).\n"
-          "  --checkpoint-every N --checkpoint-dir D: every N steps rank 0 writes D/<model>.safetensors\n"
-          "  (weights, Adam's state, the step; the one before kept as .prev); --resume D: every rank loads\n"
-          "  the newest good one and the ranks compare what they loaded; the run ends bitwise as if never\n"
-          "  stopped. Environment: PARITY_DIST_TIMEOUT (s, default 60).\n");
+  fprintf(
+      f,
+      "usage: mpirun -np N parity-train --distributed [--slices S] [--bucket-kb K [--no-overlap]] [--model mlp|cnn|both]\n"
+      "                 [--steps N] [--seed S] [--dtype f32|f64|f16|bf16] [--lr LR]\n"
+      "                 [--checkpoint-every N --checkpoint-dir D] [--resume D]\n"
+      "       parity-train --slices S [...]   one process, the same S slices in sequence\n"
+      "  the global batch (mlp 64, cnn 16) is cut into S slices (default 4; S divides 16, N divides S);\n"
+      "  1, 2, 4 ranks give bitwise the same curve when S/N is a power of two. --bucket-kb: bucketed\n"
+      "  asynchronous all-reduce with buckets of K KiB, each started from inside backward as soon as its\n"
+      "  gradients are final (one slice per rank; --no-overlap: after backward).\n"
+      "  --checkpoint-every N --checkpoint-dir D: every N steps rank 0 writes D/<model>.safetensors\n"
+      "  (weights, Adam's state, the step; the one before kept as .prev); --resume D: every rank loads\n"
+      "  the newest good one and the ranks compare what they loaded; the run ends bitwise as if never\n"
+      "  stopped. Environment: PARITY_DIST_TIMEOUT (s, default 60).\n");
 }
 
 /* parse_dist_args' result when the run goes on (otherwise: the exit status, 0 after --help). */
@@ -456,20 +459,34 @@ static void usage(FILE *f) {
 static int parse_dist_args(int argc, char **argv, dopts_t *o) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help")) { usage(stdout); return 0; }
-    if (!strcmp(a, "--distributed")) { o->distributed = 1; continue; }
-    if (!strcmp(a, "--no-overlap")) { o->no_overlap = 1; continue; }
-    if (!v) { usage(stderr); return 2; }
+    if (!strcmp(a, "--help")) {
+      usage(stdout);
+      return 0;
+    }
+    if (!strcmp(a, "--distributed")) {
+      o->distributed = 1;
+      continue;
+    }
+    if (!strcmp(a, "--no-overlap")) {
+      o->no_overlap = 1;
+      continue;
+    }
+    if (!v) {
+      usage(stderr);
+      return 2;
+    }
     long n = 0;
     double x = 0;
-    if (!strcmp(a, "--model")) o->model = v;
+    if (!strcmp(a, "--model"))
+      o->model = v;
     else if (!strcmp(a, "--steps")) {
       if (parse_long(a, v, 0, 1000000, &n)) return 2;
       o->steps = (int)n;
     } else if (!strcmp(a, "--seed")) {
       if (parse_long(a, v, 0, 1L << 62, &n)) return 2;
       o->seed = (uint64_t)n;
-    } else if (!strcmp(a, "--dtype")) o->dtype = v;
+    } else if (!strcmp(a, "--dtype"))
+      o->dtype = v;
     else if (!strcmp(a, "--lr")) {
       if (parse_double(a, v, 0, 1e6, &o->lr)) return 2;
     } else if (!strcmp(a, "--slices")) {
@@ -485,22 +502,26 @@ static int parse_dist_args(int argc, char **argv, dopts_t *o) {
       char err[512];
       if (ckpt_dir_check(v, err, sizeof err)) return bad("%s: %s", a, err);
       *(!strcmp(a, "--resume") ? &o->resume : &o->ckpt_dir) = v;
-    } else if (!strcmp(a, "--fault")) o->fault = v;
+    } else if (!strcmp(a, "--fault"))
+      o->fault = v;
     else if (!strcmp(a, "--fault-rank")) {
       if (parse_long(a, v, -1, 1 << 20, &n)) return 2;
       o->fault_rank = (int)n;
     } else if (!strcmp(a, "--fault-step")) {
       if (parse_long(a, v, 0, 1000000, &n)) return 2;
       o->fault_step = (int)n;
-    } else return bad("unknown argument '%s'", a);
+    } else
+      return bad("unknown argument '%s'", a);
     i++;
   }
   if ((o->ckpt_every || o->ckpt_dir) && !o->ckpt_dir && !o->resume)
     return bad("--checkpoint-every needs --checkpoint-dir D (or --resume D, which then also receives them)");
   if (o->ckpt_dir && !o->ckpt_every) return bad("--checkpoint-dir needs --checkpoint-every N");
-  o->dt = !strcmp(o->dtype, "f64") ? PARITY_DTYPE_F64 : !strcmp(o->dtype, "f16") ? PARITY_DTYPE_F16
-        : !strcmp(o->dtype, "bf16") ? PARITY_DTYPE_BF16 : !strcmp(o->dtype, "f32") ? PARITY_DTYPE_F32
-        : PARITY_DTYPE_INVALID;
+  o->dt = !strcmp(o->dtype, "f64")    ? PARITY_DTYPE_F64
+          : !strcmp(o->dtype, "f16")  ? PARITY_DTYPE_F16
+          : !strcmp(o->dtype, "bf16") ? PARITY_DTYPE_BF16
+          : !strcmp(o->dtype, "f32")  ? PARITY_DTYPE_F32
+                                      : PARITY_DTYPE_INVALID;
   if (o->dt == PARITY_DTYPE_INVALID || o->steps < 0 ||
       (strcmp(o->model, "mlp") && strcmp(o->model, "cnn") && strcmp(o->model, "both"))) {
     usage(stderr);
@@ -549,8 +570,15 @@ static int join_ranks(dopts_t *o, int *argc, char ***argv) {
 
 int train_distributed_main(int argc, char **argv) {
   static dopts_t o; /* static: die() reads it through g_o whichever function fails */
-  o = (dopts_t){.model = "both", .dtype = "f32", .steps = 20, .slices = 0, .seed = 1, .lr = 0.02,
-                .fault_rank = -1, .fault_step = 0, .size = 1};
+  o = (dopts_t){.model = "both",
+                .dtype = "f32",
+                .steps = 20,
+                .slices = 0,
+                .seed = 1,
+                .lr = 0.02,
+                .fault_rank = -1,
+                .fault_step = 0,
+                .size = 1};
   g_o = &o;
   int r = parse_dist_args(argc, argv, &o);
   if (r != ARGS_GO_ON) return r;
@@ -567,7 +595,7 @@ int train_distributed_main(int argc, char **argv) {
            parity_device_plugin_name(dev), o.dtype, (unsigned long long)o.seed, o.size, o.slices,
            (k & (k - 1)) == 0 ? "bitwise the same for any rank count with a power-of-two slices per rank"
                               : "slices per rank not a power of two: rounding may differ from other rank counts",
-           !o.bucket_bytes ? "deterministic"
+           !o.bucket_bytes                           ? "deterministic"
            : o.slices / o.size == 1 && !o.no_overlap ? "bucketed asynchronous, overlapped with backward"
                                                      : "bucketed asynchronous");
   fflush(stdout);

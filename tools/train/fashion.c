@@ -34,7 +34,9 @@ static int load_split(const char *dir, const char *prefix, split *s, long limit)
   snprintf(ip, sizeof ip, "%s/%s-images-idx3-ubyte.gz", dir, prefix);
   snprintf(lp, sizeof lp, "%s/%s-labels-idx1-ubyte.gz", dir, prefix);
   /* the header is checked before the data is read; only the first `limit` items are inflated */
-  idx_want wi = {.ndim = 3, .inner = {0, MODEL_IMAGE_SIDE, MODEL_IMAGE_SIDE}, .max_items = limit > 0 ? (uint64_t)limit : 0,
+  idx_want wi = {.ndim = 3,
+                 .inner = {0, MODEL_IMAGE_SIDE, MODEL_IMAGE_SIDE},
+                 .max_items = limit > 0 ? (uint64_t)limit : 0,
                  .max_bytes = FASHION_MAX_BYTES};
   idx_want wl = {.ndim = 1, .max_items = wi.max_items, .max_bytes = FASHION_MAX_BYTES};
   if (idx_read(ip, &wi, &s->images, err, sizeof err) || idx_read(lp, &wl, &s->labels, err, sizeof err)) {
@@ -42,8 +44,9 @@ static int load_split(const char *dir, const char *prefix, split *s, long limit)
     if (strstr(err, "read fewer items"))
       fprintf(stderr, "parity-train: --train-images N / --test-images N read only the first N images of a file\n");
     if (!strstr(err, "cannot open")) return -1;
-    fprintf(stderr, "parity-train: the dataset comes with the Debian package dataset-fashion-mnist (make test or "
-                    "tools/install-deps.sh installs it), or point --data-dir at a folder of the four IDX files\n");
+    fprintf(stderr,
+            "parity-train: the dataset comes with the Debian package dataset-fashion-mnist (make test or "
+            "tools/install-deps.sh installs it), or point --data-dir at a folder of the four IDX files\n");
     return -1;
   }
   if (s->images.dims[0] != s->labels.dims[0]) {
@@ -168,8 +171,10 @@ static int write_predictions(const char *path, const uint8_t *classes, size_t n)
 
 static void fmt_time(char *buf, size_t len, double s) {
   long t = (long)(s + 0.5);
-  if (t >= 3600) snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-  else snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
+  if (t >= 3600)
+    snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+  else
+    snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
 }
 
 /* One Fashion-MNIST run: the data, the model, its optimizer and buffers, and where it stands. */
@@ -264,8 +269,10 @@ static int resume_run(fashion_state *r) {
     return -1;
   }
   if (cnote[0]) fprintf(stderr, "parity-train: note: --resume: %s\n", cnote);
-  if (c == 1) printf("no checkpoint in %s: starting at step 0\n", o->resume);
-  else printf("resumed from %s at step %llu\n", o->resume, (unsigned long long)at);
+  if (c == 1)
+    printf("no checkpoint in %s: starting at step 0\n", o->resume);
+  else
+    printf("resumed from %s at step %llu\n", o->resume, (unsigned long long)at);
   r->step = (long)at;
   return 0;
 }
@@ -345,13 +352,17 @@ static int write_results(const fashion_state *r) {
 static int train_and_evaluate(fashion_state *r) {
   const fashion_opts *o = r->o;
   int rc = 1;
-  if (o->optimizer == OPT_ADAM) CHECK(parity_adam_create(r->m.param, r->m.count, o->lr, 0.9, 0.999, 1e-8, &r->opt));
-  else CHECK(parity_sgd_create(r->m.param, r->m.count, o->lr, o->momentum, &r->opt));
+  if (o->optimizer == OPT_ADAM)
+    CHECK(parity_adam_create(r->m.param, r->m.count, o->lr, 0.9, 0.999, 1e-8, &r->opt));
+  else
+    CHECK(parity_sgd_create(r->m.param, r->m.count, o->lr, o->momentum, &r->opt));
   checkpoint_identity(r);
   r->step = 0;
   if (o->resume && resume_run(r)) goto done;
   if (r->total_steps == 0 || r->step >= r->total_steps) /* nothing to train: evaluate what there is */
-    print_eval(r->step ? "resumed weights" : o->load ? "loaded weights" : "initial weights",
+    print_eval(r->step   ? "resumed weights"
+               : o->load ? "loaded weights"
+                         : "initial weights",
                evaluate(r->dev, &r->m, &r->test, r->xb, r->yb, r->classes));
   r->first_step = r->step;
   r->run_start = train_now_ms();

@@ -29,7 +29,8 @@ static void usage(FILE *f) {
           "  --steps N                  synthetic: steps (default 20); fashion-mnist: stop after N steps\n"
           "  --verify                   shadow mode: every op also runs on the CPU plugin in float64\n"
           " fashion-mnist only:\n"
-          "  --data-dir DIR             the IDX files (default " FASHION_DEFAULT_DIR ")\n"
+          "  --data-dir DIR             the IDX files (default " FASHION_DEFAULT_DIR
+          ")\n"
           "  --epochs N                 passes over the training set (default 1; 0: only evaluate)\n"
           "  --batch N                  mini-batch size (default 64)\n"
           "  --optimizer sgd|adam       default sgd with momentum; adam: beta 0.9, 0.999, eps 1e-8\n"
@@ -83,10 +84,25 @@ static int parse_args(int argc, char **argv, train_args *t) {
   static const char *const opt_names[] = {"adam", "sgd", NULL};
   static const char *const onoff[] = {"off", "on", NULL};
   static const char *const sched_names[] = {"constant", "cosine", NULL};
-  *t = (train_args){.data = 0, .model = -1, .dtype = 0, .optimizer = OPT_SGD, .shuffle = 1, .verify = 0,
-                    .schedule = -1, .allow_nonfinite = 0, .steps = -1, .epochs = 1, .batch = 64,
-                    .train_images = 0, .test_images = 0, .log_every = 100, .ckpt_every = 0, .lr = NAN,
-                    .momentum = 0.9, .seed = 1, .dir = FASHION_DEFAULT_DIR};
+  *t = (train_args){.data = 0,
+                    .model = -1,
+                    .dtype = 0,
+                    .optimizer = OPT_SGD,
+                    .shuffle = 1,
+                    .verify = 0,
+                    .schedule = -1,
+                    .allow_nonfinite = 0,
+                    .steps = -1,
+                    .epochs = 1,
+                    .batch = 64,
+                    .train_images = 0,
+                    .test_images = 0,
+                    .log_every = 100,
+                    .ckpt_every = 0,
+                    .lr = NAN,
+                    .momentum = 0.9,
+                    .seed = 1,
+                    .dir = FASHION_DEFAULT_DIR};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -102,10 +118,29 @@ static int parse_args(int argc, char **argv, train_args *t) {
       t->fashion_only = t->fashion_only ? t->fashion_only : a;
       continue;
     }
-    static const char *const known[] = {"--data", "--model", "--dtype", "--seed", "--lr", "--steps", "--data-dir",
-                                        "--epochs", "--batch", "--optimizer", "--momentum", "--shuffle",
-                                        "--train-images", "--test-images", "--log-every", "--save", "--load", "--schedule",
-                                        "--predictions", "--checkpoint-every", "--checkpoint-dir", "--resume", NULL};
+    static const char *const known[] = {"--data",
+                                        "--model",
+                                        "--dtype",
+                                        "--seed",
+                                        "--lr",
+                                        "--steps",
+                                        "--data-dir",
+                                        "--epochs",
+                                        "--batch",
+                                        "--optimizer",
+                                        "--momentum",
+                                        "--shuffle",
+                                        "--train-images",
+                                        "--test-images",
+                                        "--log-every",
+                                        "--save",
+                                        "--load",
+                                        "--schedule",
+                                        "--predictions",
+                                        "--checkpoint-every",
+                                        "--checkpoint-dir",
+                                        "--resume",
+                                        NULL};
     int k = -1;
     for (int j = 0; known[j]; j++)
       if (!strcmp(a, known[j])) k = j;
@@ -115,32 +150,35 @@ static int parse_args(int argc, char **argv, train_args *t) {
     int r = 0;
     if (k >= 6) t->fashion_only = t->fashion_only ? t->fashion_only : known[k];
     switch (k) {
-    case 0: r = parse_name(a, v, data_names, &t->data); break;
-    case 1: r = parse_name(a, v, model_names, &t->model); break;
-    case 2: r = parse_name(a, v, dtype_names, &t->dtype); break;
-    case 3: r = parse_long(a, v, 0, 0x7fffffffffffffffL, &t->seed); break;
-    case 4: r = parse_double(a, v, 1e-12, 100, &t->lr); break;
-    case 5: r = parse_long(a, v, 0, 100000000, &t->steps); break;
-    case 6: t->dir = *v ? v : (r = bad("--data-dir needs a folder"), t->dir); break;
-    case 7: r = parse_long(a, v, 0, 1000, &t->epochs); break;
-    case 8: r = parse_long(a, v, 1, 60000, &t->batch); break;
-    case 9: r = parse_name(a, v, opt_names, &t->optimizer); break;
-    case 10: r = parse_double(a, v, 0, 0.999999, &t->momentum); break;
-    case 11: r = parse_name(a, v, onoff, &t->shuffle); break;
-    case 12: r = parse_long(a, v, 1, 100000000, &t->train_images); break;
-    case 13: r = parse_long(a, v, 1, 100000000, &t->test_images); break;
-    case 14: r = parse_long(a, v, 1, 100000000, &t->log_every); break;
-    case 15: t->save = *v ? v : (r = bad("--save needs a file name"), t->save); break;
-    case 16: t->load = *v ? v : (r = bad("--load needs a file name"), t->load); break;
-    case 17: r = parse_name(a, v, sched_names, &t->schedule); break;
-    case 18: t->predictions = *v ? v : (r = bad("--predictions needs a file name"), t->predictions); break;
-    case 19: r = parse_long(a, v, 1, 100000000, &t->ckpt_every); break;
-    case 20: case 21: {
-      char cerr[600];
-      if (ckpt_dir_check(v, cerr, sizeof cerr)) r = bad("%s: %s", a, cerr);
-      else *(k == 21 ? &t->resume : &t->ckpt_dir) = v;
-      break;
-    }
+      case 0: r = parse_name(a, v, data_names, &t->data); break;
+      case 1: r = parse_name(a, v, model_names, &t->model); break;
+      case 2: r = parse_name(a, v, dtype_names, &t->dtype); break;
+      case 3: r = parse_long(a, v, 0, 0x7fffffffffffffffL, &t->seed); break;
+      case 4: r = parse_double(a, v, 1e-12, 100, &t->lr); break;
+      case 5: r = parse_long(a, v, 0, 100000000, &t->steps); break;
+      case 6: t->dir = *v ? v : (r = bad("--data-dir needs a folder"), t->dir); break;
+      case 7: r = parse_long(a, v, 0, 1000, &t->epochs); break;
+      case 8: r = parse_long(a, v, 1, 60000, &t->batch); break;
+      case 9: r = parse_name(a, v, opt_names, &t->optimizer); break;
+      case 10: r = parse_double(a, v, 0, 0.999999, &t->momentum); break;
+      case 11: r = parse_name(a, v, onoff, &t->shuffle); break;
+      case 12: r = parse_long(a, v, 1, 100000000, &t->train_images); break;
+      case 13: r = parse_long(a, v, 1, 100000000, &t->test_images); break;
+      case 14: r = parse_long(a, v, 1, 100000000, &t->log_every); break;
+      case 15: t->save = *v ? v : (r = bad("--save needs a file name"), t->save); break;
+      case 16: t->load = *v ? v : (r = bad("--load needs a file name"), t->load); break;
+      case 17: r = parse_name(a, v, sched_names, &t->schedule); break;
+      case 18: t->predictions = *v ? v : (r = bad("--predictions needs a file name"), t->predictions); break;
+      case 19: r = parse_long(a, v, 1, 100000000, &t->ckpt_every); break;
+      case 20:
+      case 21: {
+        char cerr[600];
+        if (ckpt_dir_check(v, cerr, sizeof cerr))
+          r = bad("%s: %s", a, cerr);
+        else
+          *(k == 21 ? &t->resume : &t->ckpt_dir) = v;
+        break;
+      }
     }
     if (r) return r;
   }
@@ -189,15 +227,32 @@ static int run_training(parity_device_t *dev, const train_args *t) {
     return 0;
   }
   const int optimizer = t->optimizer, model = t->model;
-  fashion_opts o = {.dir = t->dir, .model = model == 1 ? MODEL_CNN : MODEL_MLP, .dtype = dtypes[t->dtype],
-                    .dtype_name = dtype_names[t->dtype], .epochs = t->epochs, .batch = t->batch, .steps = t->steps,
-                    .train_images = t->train_images, .test_images = t->test_images, .log_every = t->log_every,
+  fashion_opts o = {.dir = t->dir,
+                    .model = model == 1 ? MODEL_CNN : MODEL_MLP,
+                    .dtype = dtypes[t->dtype],
+                    .dtype_name = dtype_names[t->dtype],
+                    .epochs = t->epochs,
+                    .batch = t->batch,
+                    .steps = t->steps,
+                    .train_images = t->train_images,
+                    .test_images = t->test_images,
+                    .log_every = t->log_every,
                     .optimizer = (optimizer_kind)optimizer,
-                    .lr = isnan(t->lr) ? (optimizer == OPT_ADAM ? 0.001 : model == 1 ? 0.02 : 0.05) : t->lr,
-                    .momentum = t->momentum, .seed = (uint64_t)t->seed, .shuffle = t->shuffle,
-                    .cosine = t->schedule == 1, .load = t->load, .save = t->save, .predictions = t->predictions,
-                    .allow_nonfinite = t->allow_nonfinite, .ckpt_every = t->ckpt_every,
-                    .ckpt_dir = t->ckpt_dir ? t->ckpt_dir : t->resume, .resume = t->resume};
+                    .lr = isnan(t->lr) ? (optimizer == OPT_ADAM ? 0.001
+                                          : model == 1          ? 0.02
+                                                                : 0.05)
+                                       : t->lr,
+                    .momentum = t->momentum,
+                    .seed = (uint64_t)t->seed,
+                    .shuffle = t->shuffle,
+                    .cosine = t->schedule == 1,
+                    .load = t->load,
+                    .save = t->save,
+                    .predictions = t->predictions,
+                    .allow_nonfinite = t->allow_nonfinite,
+                    .ckpt_every = t->ckpt_every,
+                    .ckpt_dir = t->ckpt_dir ? t->ckpt_dir : t->resume,
+                    .resume = t->resume};
   return fashion_run(dev, &o);
 }
 

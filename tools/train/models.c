@@ -19,8 +19,10 @@ typedef struct pspec {
 } pspec;
 
 static const pspec mlp_spec[] = {
-    {"fc1.weight", 2, {256, 784}, 2}, {"fc1.bias", 1, {256}, 0},
-    {"fc2.weight", 2, {10, 256}, 1},  {"fc2.bias", 1, {10}, 0},
+    {"fc1.weight", 2, {256, 784}, 2},
+    {"fc1.bias", 1, {256}, 0},
+    {"fc2.weight", 2, {10, 256}, 1},
+    {"fc2.bias", 1, {10}, 0},
 };
 static const pspec cnn_spec[] = {
     {"conv1.weight", 4, {16, 1, 5, 5}, 2},  {"conv1.bias", 1, {16}, 0},
@@ -56,14 +58,14 @@ void model_release(model *m) {
   memset(m, 0, sizeof *m);
 }
 
-#define TRY(expr)                                    \
-  do {                                               \
-    parity_status_t st_ = (expr);                    \
-    if (st_ != PARITY_STATUS_OK) {                   \
+#define TRY(expr)                                                   \
+  do {                                                              \
+    parity_status_t st_ = (expr);                                   \
+    if (st_ != PARITY_STATUS_OK) {                                  \
       for (int k_ = 0; k_ < nt; k_++) parity_tensor_release(t[k_]); \
-      return st_;                                    \
-    }                                                \
-    nt++;                                            \
+      return st_;                                                   \
+    }                                                               \
+    nt++;                                                           \
   } while (0)
 
 parity_status_t model_forward(const model *m, parity_tensor_t *x, parity_tensor_t **logits) {
@@ -80,16 +82,16 @@ parity_status_t model_forward(const model *m, parity_tensor_t *x, parity_tensor_
   } else {
     parity_conv2d_options_t conv = {.stride = {1, 1}, .padding = {2, 2, 2, 2}, .dilation = {1, 1}, .groups = 1};
     parity_pool2d_options_t pool = {.kernel = {2, 2}, .stride = {2, 2}, .dilation = {1, 1}};
-    TRY(parity_conv2d(x, p[0], p[1], &conv, &t[nt]));          /* [n,16,28,28] */
+    TRY(parity_conv2d(x, p[0], p[1], &conv, &t[nt])); /* [n,16,28,28] */
     TRY(parity_unary(PARITY_OP_RELU, t[0], &t[nt]));
     TRY(parity_pool2d(PARITY_OP_MAX_POOL2D, t[1], &pool, &t[nt])); /* [n,16,14,14] */
-    TRY(parity_conv2d(t[2], p[2], p[3], &conv, &t[nt]));       /* [n,32,14,14] */
+    TRY(parity_conv2d(t[2], p[2], p[3], &conv, &t[nt]));           /* [n,32,14,14] */
     TRY(parity_unary(PARITY_OP_RELU, t[3], &t[nt]));
     TRY(parity_pool2d(PARITY_OP_MAX_POOL2D, t[4], &pool, &t[nt])); /* [n,32,7,7] */
     TRY(parity_reshape(t[5], 2, (int64_t[]){n, 1568}, &t[nt]));
-    TRY(parity_linear(t[6], p[4], p[5], &t[nt]));              /* [n,128] */
+    TRY(parity_linear(t[6], p[4], p[5], &t[nt])); /* [n,128] */
     TRY(parity_unary(PARITY_OP_RELU, t[7], &t[nt]));
-    TRY(parity_linear(t[8], p[6], p[7], logits));              /* [n,10] */
+    TRY(parity_linear(t[8], p[6], p[7], logits)); /* [n,10] */
   }
   for (int k = 0; k < nt; k++) parity_tensor_release(t[k]);
   return PARITY_STATUS_OK;
@@ -122,8 +124,8 @@ static int check_tensors(const model *m, const parity_st_file *f, const char *pa
   const char *dt = parity_st_dtype_name(m->dtype);
   const char *saved = parity_st_metadata(f, "parity.model"), *mine = model_kind_name(m->kind);
   if (saved && strcmp(saved, mine)) {
-    snprintf(err, errlen, "%s: holds the weights of the %.40s model (metadata parity.model); this is the %s model", path,
-             saved, mine);
+    snprintf(err, errlen, "%s: holds the weights of the %.40s model (metadata parity.model); this is the %s model",
+             path, saved, mine);
     return -1;
   }
   if (f->count != m->count) {
@@ -154,7 +156,8 @@ static int check_tensors(const model *m, const parity_st_file *f, const char *pa
       if (!same) {
         char got[96] = "", want[96] = "";
         for (uint32_t d = 0; d < t->rank; d++)
-          snprintf(got + strlen(got), sizeof got - strlen(got), "%s%llu", d ? ", " : "", (unsigned long long)t->shape[d]);
+          snprintf(got + strlen(got), sizeof got - strlen(got), "%s%llu", d ? ", " : "",
+                   (unsigned long long)t->shape[d]);
         for (uint32_t d = 0; d < m->rank[i]; d++)
           snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", d ? ", " : "", (long long)m->shape[i][d]);
         snprintf(err, errlen, "%s: tensor \"%s\" has shape [%s]; the %s model needs [%s]", path, t->name, got,
@@ -174,15 +177,19 @@ int model_load(model *m, const char *path, int allow_nonfinite, char *note, size
   int rc = check_tensors(m, &f, path, err, errlen);
   if (!rc) rc = parity_st_load(&f, err, errlen);
   if (!rc && f.checksum_at < 0 && note)
-    snprintf(note, notelen, "%s has no " PARITY_ST_CHECKSUM_KEY " (not written by parity-train): its integrity cannot be "
-             "checked", path);
+    snprintf(note, notelen,
+             "%s has no " PARITY_ST_CHECKSUM_KEY
+             " (not written by parity-train): its integrity cannot be "
+             "checked",
+             path);
   for (uint32_t i = 0; i < m->count && !rc && !allow_nonfinite; i++) {
     const parity_st_tensor *t = parity_st_find(&f, m->name[i]);
     uint64_t first = 0, bad = parity_st_nonfinite(&f, t, &first);
     if (bad)
-      rc = -1, snprintf(err, errlen, "%s: tensor \"%s\" holds %llu NaN or infinite values (the first at element %llu); "
-                        "--allow-nonfinite loads them anyway", path, t->name, (unsigned long long)bad,
-                        (unsigned long long)first);
+      rc = -1, snprintf(err, errlen,
+                        "%s: tensor \"%s\" holds %llu NaN or infinite values (the first at element %llu); "
+                        "--allow-nonfinite loads them anyway",
+                        path, t->name, (unsigned long long)bad, (unsigned long long)first);
   }
   for (uint32_t i = 0; i < m->count && !rc; i++) {
     const parity_st_tensor *t = parity_st_find(&f, m->name[i]);

@@ -6,8 +6,8 @@
 
 #include "common.h"
 
-static parity_tensor_t *randn(parity_device_t *dev, parity_dtype_t dt, uint32_t rank, const int64_t *shape,
-                              double std, uint64_t seed, uint64_t stream, int param) {
+static parity_tensor_t *randn(parity_device_t *dev, parity_dtype_t dt, uint32_t rank, const int64_t *shape, double std,
+                              uint64_t seed, uint64_t stream, int param) {
   parity_tensor_t *t;
   CHECK(train_randn(dev, dt, rank, shape, std, seed, stream, param, &t));
   return t;
@@ -19,10 +19,9 @@ void synthetic_train_mlp(parity_device_t *dev, parity_dtype_t dt, int steps, uin
   parity_tensor_t *teacher = randn(dev, dt, 2, (int64_t[]){4, 8}, 0.5, seed, 2, 0), *proj, *target;
   CHECK(parity_linear(x, teacher, NULL, &proj));
   CHECK(parity_unary(PARITY_OP_SIN, proj, &target));
-  parity_tensor_t *p[4] = {randn(dev, dt, 2, (int64_t[]){32, 8}, 0.35, seed, 3, 1),
-                           randn(dev, dt, 1, (int64_t[]){32}, 0.1, seed, 4, 1),
-                           randn(dev, dt, 2, (int64_t[]){4, 32}, 0.18, seed, 5, 1),
-                           randn(dev, dt, 1, (int64_t[]){4}, 0.1, seed, 6, 1)};
+  parity_tensor_t *p[4] = {
+      randn(dev, dt, 2, (int64_t[]){32, 8}, 0.35, seed, 3, 1), randn(dev, dt, 1, (int64_t[]){32}, 0.1, seed, 4, 1),
+      randn(dev, dt, 2, (int64_t[]){4, 32}, 0.18, seed, 5, 1), randn(dev, dt, 1, (int64_t[]){4}, 0.1, seed, 6, 1)};
   parity_optimizer_t *opt;
   CHECK(parity_adam_create(p, 4, lr, 0.9, 0.999, 1e-8, &opt));
   for (int s = 0; s < steps; s++) {
@@ -54,10 +53,9 @@ void synthetic_train_cnn(parity_device_t *dev, parity_dtype_t dt, int steps, uin
   CHECK(parity_reshape(x, 2, (int64_t[]){16, 64}, &flat));
   CHECK(parity_linear(flat, teacher, NULL, &tl));
   CHECK(parity_softmax(PARITY_OP_SOFTMAX, tl, 1, &target));
-  parity_tensor_t *p[4] = {randn(dev, dt, 4, (int64_t[]){4, 1, 3, 3}, 0.3, seed, 13, 1),
-                           randn(dev, dt, 1, (int64_t[]){4}, 0.1, seed, 14, 1),
-                           randn(dev, dt, 2, (int64_t[]){3, 64}, 0.12, seed, 15, 1),
-                           randn(dev, dt, 1, (int64_t[]){3}, 0.1, seed, 16, 1)};
+  parity_tensor_t *p[4] = {
+      randn(dev, dt, 4, (int64_t[]){4, 1, 3, 3}, 0.3, seed, 13, 1), randn(dev, dt, 1, (int64_t[]){4}, 0.1, seed, 14, 1),
+      randn(dev, dt, 2, (int64_t[]){3, 64}, 0.12, seed, 15, 1), randn(dev, dt, 1, (int64_t[]){3}, 0.1, seed, 16, 1)};
   parity_optimizer_t *opt;
   CHECK(parity_adam_create(p, 4, lr, 0.9, 0.999, 1e-8, &opt));
   parity_conv2d_options_t conv = {.stride = {1, 1}, .padding = {1, 1, 1, 1}, .dilation = {1, 1}, .groups = 1};

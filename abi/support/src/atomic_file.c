@@ -14,21 +14,29 @@
 #define fail psup_errorf
 
 static const char *kind_of(mode_t m) {
-  return S_ISDIR(m) ? "a folder" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) || S_ISBLK(m) ? "a device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+  return S_ISDIR(m)                 ? "a folder"
+         : S_ISFIFO(m)              ? "a FIFO"
+         : S_ISCHR(m) || S_ISBLK(m) ? "a device"
+         : S_ISSOCK(m)              ? "a socket"
+                                    : "not a regular file";
 }
 
 /* the folder part of path into dir ("." when there is none) */
 static void folder_of(const char *path, char *dir, size_t n) {
   const char *slash = strrchr(path, '/');
-  if (!slash) snprintf(dir, n, ".");
-  else if (slash == path) snprintf(dir, n, "/");
-  else snprintf(dir, n, "%.*s", (int)(slash - path), path);
+  if (!slash)
+    snprintf(dir, n, ".");
+  else if (slash == path)
+    snprintf(dir, n, "/");
+  else
+    snprintf(dir, n, "%.*s", (int)(slash - path), path);
 }
 
 /* the target itself, or the file a symbolic link names, into out; its stat in *st (exists = 1) */
 static int resolve(const char *target, unsigned flags, char *out, struct stat *st, int *exists, char *err, size_t n) {
   if (!target || !*target) return fail(err, n, "no file name given");
-  if (strlen(target) >= PSUP_PATH_MAX) return fail(err, n, "path is longer than %d characters: '%.60s...'", PSUP_PATH_MAX - 1, target);
+  if (strlen(target) >= PSUP_PATH_MAX)
+    return fail(err, n, "path is longer than %d characters: '%.60s...'", PSUP_PATH_MAX - 1, target);
   snprintf(out, PSUP_PATH_MAX, "%s", target);
   struct stat ls;
   *exists = 0;
@@ -43,7 +51,8 @@ static int resolve(const char *target, unsigned flags, char *out, struct stat *s
       if (errno != ENOENT) return fail(err, n, "cannot write '%s': %s", target, strerror(errno));
       return 0; /* a dangling link: the link itself is replaced */
     }
-    if (strlen(real) >= PSUP_PATH_MAX) return fail(err, n, "'%s' names a path longer than %d characters", target, PSUP_PATH_MAX - 1);
+    if (strlen(real) >= PSUP_PATH_MAX)
+      return fail(err, n, "'%s' names a path longer than %d characters", target, PSUP_PATH_MAX - 1);
     snprintf(out, PSUP_PATH_MAX, "%s", real);
   }
   if (stat(out, st) != 0) return fail(err, n, "cannot write '%s': %s", target, strerror(errno));
@@ -137,7 +146,8 @@ int psup_atomic_write(const char *target, const void *data, size_t size, char *e
   if (size && fwrite(data, 1, size, af.f) != size) {
     int e = errno;
     psup_atomic_abort(&af);
-    return fail(err, n, "cannot write '%s': %s; the previous file, if any, is unchanged", target, strerror(e ? e : EIO));
+    return fail(err, n, "cannot write '%s': %s; the previous file, if any, is unchanged", target,
+                strerror(e ? e : EIO));
   }
   return psup_atomic_commit(&af, err, n);
 }

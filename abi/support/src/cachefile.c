@@ -33,15 +33,20 @@ const char *psup_cache_dir(const char *backend, char *out, size_t n) {
   const char *env = psup_getenv("PARITY_CACHE_DIR"), *xdg = psup_getenv("XDG_CACHE_HOME"), *home = psup_getenv("HOME");
   int len = -1;
   const char *from = "PARITY_CACHE_DIR";
-  if (env && *env) len = snprintf(out, n, "%s/%s", env, backend);
-  else if (xdg && *xdg) from = "XDG_CACHE_HOME", len = snprintf(out, n, "%s/parity/%s", xdg, backend);
-  else if (home && *home) from = "HOME", len = snprintf(out, n, "%s/.cache/parity/%s", home, backend);
+  if (env && *env)
+    len = snprintf(out, n, "%s/%s", env, backend);
+  else if (xdg && *xdg)
+    from = "XDG_CACHE_HOME", len = snprintf(out, n, "%s/parity/%s", xdg, backend);
+  else if (home && *home)
+    from = "HOME", len = snprintf(out, n, "%s/.cache/parity/%s", home, backend);
   if (len >= 0 && (size_t)len < n && (size_t)len + 64 < PSUP_CACHE_PATH_MAX) return NULL;
   if (n) out[0] = 0;
   if (len < 0) return "no cache folder (none of PARITY_CACHE_DIR, XDG_CACHE_HOME, HOME is set)";
-  return !strcmp(from, "PARITY_CACHE_DIR") ? "PARITY_CACHE_DIR is too long (the cache folder's path must stay under 900 characters); caching is off"
-         : !strcmp(from, "HOME") ? "HOME is too long for a cache folder path (900 characters at most); caching is off"
-                                  : "XDG_CACHE_HOME is too long for a cache folder path (900 characters at most); caching is off";
+  return !strcmp(from, "PARITY_CACHE_DIR")
+             ? "PARITY_CACHE_DIR is too long (the cache folder's path must stay under 900 characters); caching is off"
+         : !strcmp(from, "HOME")
+             ? "HOME is too long for a cache folder path (900 characters at most); caching is off"
+             : "XDG_CACHE_HOME is too long for a cache folder path (900 characters at most); caching is off";
 }
 
 /* Where a cache file may be trusted: a regular file (never a FIFO, device or symlink: opened
@@ -51,8 +56,10 @@ static FILE *open_trusted(const char *path, const char **why) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
-  if (slash && slash != dir) *slash = 0;
-  else snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
+  if (slash && slash != dir)
+    *slash = 0;
+  else
+    snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
   struct stat ds, fs;
   if (stat(dir, &ds) != 0) {
     *why = "no file";
@@ -67,7 +74,8 @@ static FILE *open_trusted(const char *path, const char **why) {
     *why = errno == ELOOP ? "a symbolic link; not trusted" : "no file";
     return NULL;
   }
-  if (fstat(fd, &fs) != 0 || !S_ISREG(fs.st_mode)) *why = "not a regular file";
+  if (fstat(fd, &fs) != 0 || !S_ISREG(fs.st_mode))
+    *why = "not a regular file";
   else if (fs.st_uid != geteuid() || (fs.st_mode & (S_IWGRP | S_IWOTH)))
     *why = "writable by others or owned by another user; not trusted";
   else {
@@ -139,13 +147,20 @@ void *psup_cache_read(const char *path, const char *magic, uint64_t key, size_t 
   header_t h;
   void *data = NULL;
   *why = NULL;
-  if (fread(&h, sizeof h, 1, f) != 1) *why = "truncated header";
-  else if (memcmp(h.magic, magic, 8) != 0) *why = "not a parity cache file";
-  else if (h.key != key) *why = "written for another device, driver or source";
-  else if (h.size == 0 || h.size > max_size) *why = "implausible size";
-  else if (!(data = malloc((size_t)h.size))) *why = "out of host memory";
-  else if (fread(data, 1, (size_t)h.size, f) != h.size) *why = "truncated payload";
-  else if (folder_key(path, 0, secret, why) != 0) {} /* *why says it */
+  if (fread(&h, sizeof h, 1, f) != 1)
+    *why = "truncated header";
+  else if (memcmp(h.magic, magic, 8) != 0)
+    *why = "not a parity cache file";
+  else if (h.key != key)
+    *why = "written for another device, driver or source";
+  else if (h.size == 0 || h.size > max_size)
+    *why = "implausible size";
+  else if (!(data = malloc((size_t)h.size)))
+    *why = "out of host memory";
+  else if (fread(data, 1, (size_t)h.size, f) != h.size)
+    *why = "truncated payload";
+  else if (folder_key(path, 0, secret, why) != 0) {
+  } /* *why says it */
   else if (mac_of(secret, &h, data, (size_t)h.size) != h.mac)
     *why = "MAC mismatch: not written by parity on this account (or damaged)";
   fclose(f);

@@ -160,8 +160,7 @@ static int32_t reduce(const chk_t *c) {
   if (is_arg) {
     if (y->dtype != PARITY_DTYPE_I64)
       return failf(c, PARITY_STATUS_UNSUPPORTED, "output must be i64, got %s", psup_dtype_name(y->dtype));
-    if (!(c->caps->dtype_mask & PARITY_DTYPE_BIT(PARITY_DTYPE_I64)))
-      return check_dtype(c, PARITY_DTYPE_I64, 1, 0);
+    if (!(c->caps->dtype_mask & PARITY_DTYPE_BIT(PARITY_DTYPE_I64))) return check_dtype(c, PARITY_DTYPE_I64, 1, 0);
   } else if (bool_count) {
     if ((st = check_dtype(c, PARITY_DTYPE_I64, 1, 0)) != PARITY_STATUS_OK) return st;
   } else if ((st = check_same_dtype(c, x->dtype, -1, -1)) != PARITY_STATUS_OK) {
@@ -205,7 +204,8 @@ static int32_t matmul(const chk_t *c) {
     snprintf(why, sizeof why, "a has %lld columns but b has %lld rows", (long long)a->shape[r - 1],
              (long long)b->shape[r - 2]);
   } else if (out->shape[r - 2] != a->shape[r - 2] || out->shape[r - 1] != b->shape[r - 1]) {
-    snprintf(why, sizeof why, "%s should be [..,%lld,%lld]", cn, (long long)a->shape[r - 2], (long long)b->shape[r - 1]);
+    snprintf(why, sizeof why, "%s should be [..,%lld,%lld]", cn, (long long)a->shape[r - 2],
+             (long long)b->shape[r - 1]);
   } else {
     for (uint32_t i = 0; !why[0] && i + 2 < r; i++)
       if (a->shape[i] != out->shape[i] || b->shape[i] != out->shape[i])
@@ -214,8 +214,9 @@ static int32_t matmul(const chk_t *c) {
                  (long long)(a->shape[i] != out->shape[i] ? a->shape[i] : b->shape[i]), cn, (long long)out->shape[i]);
   }
   if (why[0])
-    return failf(c, PARITY_STATUS_INVALID_ARGUMENT, "a %s times b %s cannot give %s %s: %s", psup_shape_str(a, sa, sizeof sa),
-                 psup_shape_str(b, sb, sizeof sb), cn, psup_shape_str(out, sc, sizeof sc), why);
+    return failf(c, PARITY_STATUS_INVALID_ARGUMENT, "a %s times b %s cannot give %s %s: %s",
+                 psup_shape_str(a, sa, sizeof sa), psup_shape_str(b, sb, sizeof sb), cn,
+                 psup_shape_str(out, sc, sizeof sc), why);
   if (!fwd && d->outputs[0]) st = check_shape(c, d->outputs[0], "output", 0, a, "a");
   if (!fwd && st == PARITY_STATUS_OK && d->outputs[1]) st = check_shape(c, d->outputs[1], "output", 1, b, "b");
   return st;
@@ -242,8 +243,8 @@ static int32_t pool_window(const chk_t *c, const parity_conv2d_params_t *p, cons
   if (p->padding[0] > p->kernel[0] / 2 || p->padding[1] > p->kernel[0] / 2 || p->padding[2] > p->kernel[1] / 2 ||
       p->padding[3] > p->kernel[1] / 2)
     return failf(c, PARITY_STATUS_INVALID_ARGUMENT,
-                 "padding %d,%d,%d,%d (top, bottom, left, right) must be at most half the %dx%d window",
-                 p->padding[0], p->padding[1], p->padding[2], p->padding[3], p->kernel[0], p->kernel[1]);
+                 "padding %d,%d,%d,%d (top, bottom, left, right) must be at most half the %dx%d window", p->padding[0],
+                 p->padding[1], p->padding[2], p->padding[3], p->kernel[0], p->kernel[1]);
   if (c->d->op == PARITY_OP_AVG_POOL2D && p->count_include_pad != 0 && p->count_include_pad != 1)
     return failf(c, PARITY_STATUS_INVALID_ARGUMENT, "count_include_pad %d must be 0 or 1", p->count_include_pad);
   for (int axis = 0; axis < 2; axis++) {
@@ -316,7 +317,8 @@ static int32_t conv2d(const chk_t *c) {
   if ((st = pool ? pool_window(c, p, x) : conv_weight(c, x, w)) != PARITY_STATUS_OK) return st;
   int64_t O = pool ? x->shape[1] : w->shape[0], KH = pool ? p->kernel[0] : w->shape[2];
   int64_t KW = pool ? p->kernel[1] : w->shape[3];
-  if (!pool && !fwd && d->outputs[1] && (st = check_shape(c, d->outputs[1], "output", 1, w, "the weight")) != PARITY_STATUS_OK)
+  if (!pool && !fwd && d->outputs[1] &&
+      (st = check_shape(c, d->outputs[1], "output", 1, w, "the weight")) != PARITY_STATUS_OK)
     return st;
   char a[160];
   int64_t OH = psup_conv_out_extent(x->shape[2], p->padding[0], p->padding[1], KH, p->dilation[0], p->stride[0]);
@@ -324,15 +326,19 @@ static int32_t conv2d(const chk_t *c) {
   if (OH < 0 || OW < 0)
     return failf(c, PARITY_STATUS_INVALID_ARGUMENT,
                  "window %lldx%lld (dilation %dx%d) larger than the padded input %lldx%lld (input %s)", (long long)KH,
-                 (long long)KW, p->dilation[0], p->dilation[1], (long long)(x->shape[2] + p->padding[0] + p->padding[1]),
+                 (long long)KW, p->dilation[0], p->dilation[1],
+                 (long long)(x->shape[2] + p->padding[0] + p->padding[1]),
                  (long long)(x->shape[3] + p->padding[2] + p->padding[3]), psup_shape_str(x, a, sizeof a));
   const parity_tensor_desc_t *y = fwd ? d->outputs[0] : pool ? d->inputs[1] : d->inputs[2];
   int64_t want[4] = {x->shape[0], O, OH, OW};
   for (int i = 0; i < 4; i++)
     if (y->rank != 4 || y->shape[i] != want[i])
       return failf(c, PARITY_STATUS_INVALID_ARGUMENT, "%s %s should be [%lld,%lld,%lld,%lld]",
-                   fwd ? "output" : pool ? "y" : "dy", psup_shape_str(y, a, sizeof a), (long long)want[0],
-                   (long long)want[1], (long long)want[2], (long long)want[3]);
+                   fwd    ? "output"
+                   : pool ? "y"
+                          : "dy",
+                   psup_shape_str(y, a, sizeof a), (long long)want[0], (long long)want[1], (long long)want[2],
+                   (long long)want[3]);
   if (!fwd && pool && (st = check_shape(c, d->inputs[2], "input", 2, y, "y")) != PARITY_STATUS_OK) return st;
   if (!fwd && d->outputs[0]) st = check_shape(c, d->outputs[0], "output", 0, x, "x");
   return st;

@@ -53,7 +53,10 @@ int psup_byte_extent(const parity_tensor_desc_t *t, int64_t *out_lo, int64_t *ou
   __int128 lo = 0, hi = 0;
   for (uint32_t i = 0; i < t->rank; i++) {
     __int128 span = (__int128)(t->shape[i] - 1) * t->strides[i];
-    if (span < 0) lo += span; else hi += span;
+    if (span < 0)
+      lo += span;
+    else
+      hi += span;
   }
   lo = lo * esz + (__int128)t->offset_bytes;
   hi = (hi + 1) * esz + (__int128)t->offset_bytes;
@@ -69,11 +72,11 @@ int psup_byte_extent(const parity_tensor_desc_t *t, int64_t *out_lo, int64_t *ou
 #define PSUP_TENSOR_DESC_1_0 (offsetof(parity_tensor_desc_t, offset_bytes) + sizeof(uint64_t))
 #define PSUP_OP_DESC_1_0 (offsetof(parity_op_desc_t, params) + sizeof(parity_op_params_t))
 
-static int32_t check_tensor(const parity_tensor_desc_t *t, const char *role, uint32_t slot,
-                            int need_buffers, char *msg, size_t n) {
+static int32_t check_tensor(const parity_tensor_desc_t *t, const char *role, uint32_t slot, int need_buffers, char *msg,
+                            size_t n) {
   if (t->struct_size < PSUP_TENSOR_DESC_1_0) {
-    snprintf(msg, n, "%s %u: tensor descriptor struct_size %u is smaller than ABI 1.0's %zu", role,
-             slot, t->struct_size, (size_t)PSUP_TENSOR_DESC_1_0);
+    snprintf(msg, n, "%s %u: tensor descriptor struct_size %u is smaller than ABI 1.0's %zu", role, slot,
+             t->struct_size, (size_t)PSUP_TENSOR_DESC_1_0);
     return PARITY_STATUS_INVALID_ARGUMENT;
   }
   if (psup_dtype_size(t->dtype) == 0) {
@@ -104,9 +107,7 @@ int32_t psup_check_op_desc(const parity_op_desc_t *d, int need_buffers, char *ms
   return check_desc(d, need_buffers, 1, msg, n);
 }
 
-int32_t psup_check_op_structure(const parity_op_desc_t *d, char *msg, size_t n) {
-  return check_desc(d, 0, 0, msg, n);
-}
+int32_t psup_check_op_structure(const parity_op_desc_t *d, char *msg, size_t n) { return check_desc(d, 0, 0, msg, n); }
 
 static int32_t check_desc(const parity_op_desc_t *d, int need_buffers, int tensors, char *msg, size_t n) {
   if (!d) {
@@ -134,8 +135,7 @@ static int32_t check_desc(const parity_op_desc_t *d, int need_buffers, int tenso
   }
   if (d->num_inputs != ops->num_inputs || d->num_outputs != ops->num_outputs) {
     snprintf(msg, n, "%s %s takes %u inputs and %u outputs, descriptor has %u and %u", info->name,
-             psup_direction_name(d->direction), ops->num_inputs, ops->num_outputs, d->num_inputs,
-             d->num_outputs);
+             psup_direction_name(d->direction), ops->num_inputs, ops->num_outputs, d->num_inputs, d->num_outputs);
     return PARITY_STATUS_INVALID_ARGUMENT;
   }
   uint32_t rank = UINT32_MAX;
@@ -159,15 +159,15 @@ static int32_t check_desc(const parity_op_desc_t *d, int need_buffers, int tenso
       if (rank == UINT32_MAX) rank = t->rank;
       /* conv bias and dbias are rank 1; everything else shares the rank */
       if (!(flags & PSUP_OPERAND_RANK1) && t->rank != rank) {
-        snprintf(msg, n, "%s %s: %s %u has rank %u, expected %u", info->name,
-                 psup_direction_name(d->direction), role, i, t->rank, rank);
+        snprintf(msg, n, "%s %s: %s %u has rank %u, expected %u", info->name, psup_direction_name(d->direction), role,
+                 i, t->rank, rank);
         return PARITY_STATUS_INVALID_ARGUMENT;
       }
       if (pass == 1)
         for (uint32_t a = 0; a < t->rank; a++)
           if (t->strides[a] == 0 && t->shape[a] > 1) {
-            snprintf(msg, n, "%s %s: output %u has stride 0 on axis %u", info->name,
-                     psup_direction_name(d->direction), i, a);
+            snprintf(msg, n, "%s %s: output %u has stride 0 on axis %u", info->name, psup_direction_name(d->direction),
+                     i, a);
             return PARITY_STATUS_INVALID_ARGUMENT;
           }
     }
@@ -223,8 +223,10 @@ void psup_log(const parity_host_api_t *host, int32_t level, const char *fmt, ...
   va_start(ap, fmt);
   size_t n = format_into(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  if (PARITY_HAS_FIELD(host, parity_host_api_t, log_n) && host->log_n) host->log_n(host->host_data, level, buf, n);
-  else host->log(host->host_data, level, buf);
+  if (PARITY_HAS_FIELD(host, parity_host_api_t, log_n) && host->log_n)
+    host->log_n(host->host_data, level, buf, n);
+  else
+    host->log(host->host_data, level, buf);
 }
 
 const char *psup_tensor_str(const parity_tensor_desc_t *t, char *buf, size_t size) {
@@ -238,8 +240,7 @@ const char *psup_tensor_str(const parity_tensor_desc_t *t, char *buf, size_t siz
   return buf;
 }
 
-int32_t psup_check_extents(const parity_op_desc_t *d, psup_buffer_size_fn buffer_size, char *msg,
-                           size_t n) {
+int32_t psup_check_extents(const parity_op_desc_t *d, psup_buffer_size_fn buffer_size, char *msg, size_t n) {
   for (int pass = 0; pass < 2; pass++) {
     uint32_t count = pass ? d->num_outputs : d->num_inputs;
     for (uint32_t i = 0; i < count; i++) {
@@ -249,9 +250,9 @@ int32_t psup_check_extents(const parity_op_desc_t *d, psup_buffer_size_fn buffer
       uint64_t size = buffer_size(t->buffer);
       if (psup_byte_extent(t, &lo, &hi) != 0 || (uint64_t)hi > size) {
         char desc[160];
-        snprintf(msg, n, "%s %s: %s %u (%s) reaches byte %lld of a %llu-byte buffer",
-                 psup_op_name(d->op), psup_direction_name(d->direction), pass ? "output" : "input",
-                 i, psup_tensor_str(t, desc, sizeof desc), (long long)hi, (unsigned long long)size);
+        snprintf(msg, n, "%s %s: %s %u (%s) reaches byte %lld of a %llu-byte buffer", psup_op_name(d->op),
+                 psup_direction_name(d->direction), pass ? "output" : "input", i, psup_tensor_str(t, desc, sizeof desc),
+                 (long long)hi, (unsigned long long)size);
         return PARITY_STATUS_INVALID_ARGUMENT;
       }
     }
@@ -259,16 +260,14 @@ int32_t psup_check_extents(const parity_op_desc_t *d, psup_buffer_size_fn buffer
   return PARITY_STATUS_OK;
 }
 
-int32_t psup_check_kernel_entry(const parity_op_desc_t *d, int32_t family, int32_t direction, char *msg,
-                                size_t n) {
+int32_t psup_check_kernel_entry(const parity_op_desc_t *d, int32_t family, int32_t direction, char *msg, size_t n) {
   if (!d) {
     snprintf(msg, n, "descriptor is NULL");
     return PARITY_STATUS_INVALID_ARGUMENT;
   }
   const psup_op_info_t *info = psup_op_info(d->op);
   if (!info || d->num_inputs > PARITY_MAX_INPUTS || d->num_outputs > PARITY_MAX_OUTPUTS) {
-    snprintf(msg, n, "malformed descriptor (op %d, %u inputs, %u outputs)", (int)d->op, d->num_inputs,
-             d->num_outputs);
+    snprintf(msg, n, "malformed descriptor (op %d, %u inputs, %u outputs)", (int)d->op, d->num_inputs, d->num_outputs);
     return PARITY_STATUS_INVALID_ARGUMENT;
   }
   if (psup_kind_family(info->kind) != family || d->direction != direction) {

@@ -6,7 +6,8 @@
 
 const char *psup_dtype_name(int32_t dtype) {
   switch (dtype) {
-#define PARITY_X_(v, N, s, sz) case v: return s;
+#define PARITY_X_(v, N, s, sz) \
+  case v: return s;
     PARITY_DTYPE_LIST(PARITY_X_)
 #undef PARITY_X_
     default: return "invalid";
@@ -14,7 +15,8 @@ const char *psup_dtype_name(int32_t dtype) {
 }
 
 int32_t psup_dtype_from_name(const char *name) {
-#define PARITY_X_(v, N, s, sz) if (name && strcmp(name, s) == 0) return v;
+#define PARITY_X_(v, N, s, sz) \
+  if (name && strcmp(name, s) == 0) return v;
   PARITY_DTYPE_LIST(PARITY_X_)
 #undef PARITY_X_
   return PARITY_DTYPE_INVALID;
@@ -27,12 +29,36 @@ int psup_dtype_is_float(int32_t dtype) {
 
 double psup_load_f64(const void *p, int32_t dtype) {
   switch (dtype) {
-    case PARITY_DTYPE_F32: { float v; memcpy(&v, p, 4); return v; }
-    case PARITY_DTYPE_F64: { double v; memcpy(&v, p, 8); return v; }
-    case PARITY_DTYPE_F16: { uint16_t v; memcpy(&v, p, 2); return psup_f16_to_f32(v); }
-    case PARITY_DTYPE_BF16: { uint16_t v; memcpy(&v, p, 2); return psup_bf16_to_f32(v); }
-    case PARITY_DTYPE_I32: { int32_t v; memcpy(&v, p, 4); return v; }
-    case PARITY_DTYPE_I64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
+    case PARITY_DTYPE_F32: {
+      float v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    case PARITY_DTYPE_F64: {
+      double v;
+      memcpy(&v, p, 8);
+      return v;
+    }
+    case PARITY_DTYPE_F16: {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      return psup_f16_to_f32(v);
+    }
+    case PARITY_DTYPE_BF16: {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      return psup_bf16_to_f32(v);
+    }
+    case PARITY_DTYPE_I32: {
+      int32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    case PARITY_DTYPE_I64: {
+      int64_t v;
+      memcpy(&v, p, 8);
+      return (double)v;
+    }
     case PARITY_DTYPE_BOOL: return *(const uint8_t *)p != 0;
     default: return NAN;
   }
@@ -47,11 +73,27 @@ static double sat(double v, double lo, double hi) {
 
 void psup_store_f64(void *p, int32_t dtype, double v) {
   switch (dtype) {
-    case PARITY_DTYPE_F32: { float f = (float)v; memcpy(p, &f, 4); break; }
+    case PARITY_DTYPE_F32: {
+      float f = (float)v;
+      memcpy(p, &f, 4);
+      break;
+    }
     case PARITY_DTYPE_F64: memcpy(p, &v, 8); break;
-    case PARITY_DTYPE_F16: { uint16_t h = psup_f64_to_f16(v); memcpy(p, &h, 2); break; }
-    case PARITY_DTYPE_BF16: { uint16_t h = psup_f64_to_bf16(v); memcpy(p, &h, 2); break; }
-    case PARITY_DTYPE_I32: { int32_t x = (int32_t)sat(v, -2147483648.0, 2147483647.0); memcpy(p, &x, 4); break; }
+    case PARITY_DTYPE_F16: {
+      uint16_t h = psup_f64_to_f16(v);
+      memcpy(p, &h, 2);
+      break;
+    }
+    case PARITY_DTYPE_BF16: {
+      uint16_t h = psup_f64_to_bf16(v);
+      memcpy(p, &h, 2);
+      break;
+    }
+    case PARITY_DTYPE_I32: {
+      int32_t x = (int32_t)sat(v, -2147483648.0, 2147483647.0);
+      memcpy(p, &x, 4);
+      break;
+    }
     case PARITY_DTYPE_I64: {
       /* 2^63 is not representable in i64: compare against it before converting */
       double t = sat(v, -9223372036854775808.0, 9223372036854775808.0);

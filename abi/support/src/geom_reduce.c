@@ -72,6 +72,4 @@ int64_t psup_reduce_index_offset(const psup_reduce_plan_t *p, uint64_t tsize, ui
   return (int64_t)((part_off + count * tsize + 7u) & ~(uint64_t)7u);
 }
 
-uint64_t psup_reduce_count_bytes(const psup_reduce_plan_t *p) {
-  return ((uint64_t)p->M * 8u + 255u) & ~(uint64_t)255u;
-}
+uint64_t psup_reduce_count_bytes(const psup_reduce_plan_t *p) { return ((uint64_t)p->M * 8u + 255u) & ~(uint64_t)255u; }

@@ -41,8 +41,8 @@ void psup_kit_log(const psup_kit_t *k, int32_t level, const char *fmt, ...) {
   psup_log(k->host, level, "%s", buf);
 }
 
-int32_t psup_kit_driver_fail(const psup_kit_t *k, int32_t status, const char *call, const char *name,
-                             const char *api, long long code, const char *what) {
+int32_t psup_kit_driver_fail(const psup_kit_t *k, int32_t status, const char *call, const char *name, const char *api,
+                             long long code, const char *what) {
   char unknown[64];
   if (!name) {
     snprintf(unknown, sizeof unknown, "unknown %s %lld", api, code);
@@ -181,14 +181,14 @@ static int32_t host_transfer(const psup_kit_t *k, parity_plugin_device_t *dev, c
   return st != PARITY_STATUS_OK ? st : enter(k, dev);
 }
 
-int32_t psup_kit_buffer_write(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
-                              uint64_t off, const void *src, uint64_t size) {
+int32_t psup_kit_buffer_write(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
+                              const void *src, uint64_t size) {
   int32_t st = host_transfer(k, dev, b, off, size, src, "buffer_write", "source");
   return st != PARITY_STATUS_OK ? st : k->buffers.write(dev, b, off, src, size);
 }
 
-int32_t psup_kit_buffer_read(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
-                             uint64_t off, void *dst, uint64_t size) {
+int32_t psup_kit_buffer_read(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
+                             void *dst, uint64_t size) {
   int32_t st = host_transfer(k, dev, b, off, size, dst, "buffer_read", "destination");
   return st != PARITY_STATUS_OK ? st : k->buffers.read(dev, b, off, dst, size);
 }
@@ -201,8 +201,8 @@ int32_t psup_kit_buffer_copy(const psup_kit_t *k, parity_plugin_device_t *dev, p
   return st != PARITY_STATUS_OK ? st : k->buffers.copy(dev, src, src_off, dst, dst_off, size);
 }
 
-int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
-                             uint64_t off, uint64_t size, const void *pattern, uint32_t psize) {
+int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
+                             uint64_t size, const void *pattern, uint32_t psize) {
   int32_t st = range(k, b, off, size, "buffer_fill");
   if (st != PARITY_STATUS_OK) return st;
   char msg[64];

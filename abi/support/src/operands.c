@@ -10,24 +10,20 @@
 
 /* [kind][direction]; a zero entry (num_outputs 0) is a direction the kind lacks */
 static const psup_operands_t table[PARITY_OP_KIND_SOFTMAX + 1][2] = {
-  [PARITY_OP_KIND_UNARY] = {{1, 1, {{"x", 0}}, {{"y", 0}}},
-                            {3, 1, {{"x", 0}, {"y", 0}, {"dy", 0}}, {{"dx", BO}}}},
-  [PARITY_OP_KIND_BINARY] = {{2, 1, {{"a", 0}, {"b", 0}}, {{"c", 0}}},
-                             {4, 2, {{"a", 0}, {"b", 0}, {"c", 0}, {"dc", 0}}, {{"da", BO}, {"db", BO}}}},
-  [PARITY_OP_KIND_COMPARE] = {{2, 1, {{"a", 0}, {"b", 0}}, {{"c", 0}}}},
-  [PARITY_OP_KIND_SELECT] = {{3, 1, {{"cond", 0}, {"a", 0}, {"b", 0}}, {{"c", 0}}},
-                             {2, 2, {{"cond", 0}, {"dc", 0}}, {{"da", BO}, {"db", BO}}}},
-  [PARITY_OP_KIND_CAST] = {{1, 1, {{"x", 0}}, {{"y", 0}}}},
-  [PARITY_OP_KIND_REDUCE] = {{1, 1, {{"x", 0}}, {{"y", 0}}},
-                             {3, 1, {{"x", 0}, {"y", 0}, {"dy", 0}}, {{"dx", BO}}}},
-  [PARITY_OP_KIND_MATMUL] = {{2, 1, {{"a", 0}, {"b", 0}}, {{"c", 0}}},
-                             {3, 2, {{"a", 0}, {"b", 0}, {"dc", 0}}, {{"da", BO}, {"db", BO}}}},
-  [PARITY_OP_KIND_CONV2D] = {{3, 1, {{"x", 0}, {"w", 0}, {"bias", OPT | R1}}, {{"y", 0}}},
-                             {3, 3, {{"x", 0}, {"w", 0}, {"dy", 0}}, {{"dx", BO}, {"dw", BO}, {"dbias", BO | R1}}}},
-  [PARITY_OP_KIND_POOL2D] = {{1, 1, {{"x", 0}}, {{"y", 0}}},
-                             {3, 1, {{"x", 0}, {"y", 0}, {"dy", 0}}, {{"dx", BO}}}},
-  [PARITY_OP_KIND_SOFTMAX] = {{1, 1, {{"x", 0}}, {{"y", 0}}},
-                              {2, 1, {{"y", 0}, {"dy", 0}}, {{"dx", BO}}}},
+    [PARITY_OP_KIND_UNARY] = {{1, 1, {{"x", 0}}, {{"y", 0}}}, {3, 1, {{"x", 0}, {"y", 0}, {"dy", 0}}, {{"dx", BO}}}},
+    [PARITY_OP_KIND_BINARY] = {{2, 1, {{"a", 0}, {"b", 0}}, {{"c", 0}}},
+                               {4, 2, {{"a", 0}, {"b", 0}, {"c", 0}, {"dc", 0}}, {{"da", BO}, {"db", BO}}}},
+    [PARITY_OP_KIND_COMPARE] = {{2, 1, {{"a", 0}, {"b", 0}}, {{"c", 0}}}},
+    [PARITY_OP_KIND_SELECT] = {{3, 1, {{"cond", 0}, {"a", 0}, {"b", 0}}, {{"c", 0}}},
+                               {2, 2, {{"cond", 0}, {"dc", 0}}, {{"da", BO}, {"db", BO}}}},
+    [PARITY_OP_KIND_CAST] = {{1, 1, {{"x", 0}}, {{"y", 0}}}},
+    [PARITY_OP_KIND_REDUCE] = {{1, 1, {{"x", 0}}, {{"y", 0}}}, {3, 1, {{"x", 0}, {"y", 0}, {"dy", 0}}, {{"dx", BO}}}},
+    [PARITY_OP_KIND_MATMUL] = {{2, 1, {{"a", 0}, {"b", 0}}, {{"c", 0}}},
+                               {3, 2, {{"a", 0}, {"b", 0}, {"dc", 0}}, {{"da", BO}, {"db", BO}}}},
+    [PARITY_OP_KIND_CONV2D] = {{3, 1, {{"x", 0}, {"w", 0}, {"bias", OPT | R1}}, {{"y", 0}}},
+                               {3, 3, {{"x", 0}, {"w", 0}, {"dy", 0}}, {{"dx", BO}, {"dw", BO}, {"dbias", BO | R1}}}},
+    [PARITY_OP_KIND_POOL2D] = {{1, 1, {{"x", 0}}, {{"y", 0}}}, {3, 1, {{"x", 0}, {"y", 0}, {"dy", 0}}, {{"dx", BO}}}},
+    [PARITY_OP_KIND_SOFTMAX] = {{1, 1, {{"x", 0}}, {{"y", 0}}}, {2, 1, {{"y", 0}, {"dy", 0}}, {{"dx", BO}}}},
 };
 
 const psup_operands_t *psup_operands(int32_t kind, int32_t direction) {

@@ -13,7 +13,7 @@ const psup_op_info_t psup_ops[] = {
 
 enum {
   PSUP_OP_COUNT_ = 0
-#define PARITY_OP(id, N, s, K, f) + 1
+#define PARITY_OP(id, N, s, K, f) +1
 #include "parity_ops.def"
 #undef PARITY_OP
 };
@@ -32,7 +32,8 @@ enum {
 const psup_op_info_t *psup_op_info(int32_t op) {
   switch (op) {
 #define PARITY_OP(id, N, s, K, f) \
-  case id: return &psup_ops[PSUP_AT_##N];
+  case id:                        \
+    return &psup_ops[PSUP_AT_##N];
 #include "parity_ops.def"
 #undef PARITY_OP
     default: return NULL;
@@ -79,7 +80,8 @@ const char *psup_family_name(int32_t family) {
 
 const char *psup_status_name(int32_t status) {
   switch (status) {
-#define PARITY_X_(v, N, s) case v: return s;
+#define PARITY_X_(v, N, s) \
+  case v: return s;
     PARITY_STATUS_LIST(PARITY_X_)
 #undef PARITY_X_
     default: return "unknown status";

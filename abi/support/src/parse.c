@@ -32,7 +32,8 @@ int psup_parse_double(const char *what, const char *text, double lo, double hi, 
   double v = *text ? strtod(text, &end) : 0;
   if (!*text || !end || *end || end == text || isspace((unsigned char)*text))
     return fail(err, n, "%s='%.*s%s' is not a number; expected %s in [%g, %g]", what, QUOTE(text), u, lo, hi);
-  if (!isfinite(v)) return fail(err, n, "%s='%.*s%s' is not a finite number; expected %s in [%g, %g]", what, QUOTE(text), u, lo, hi);
+  if (!isfinite(v))
+    return fail(err, n, "%s='%.*s%s' is not a finite number; expected %s in [%g, %g]", what, QUOTE(text), u, lo, hi);
   if (v < lo || v > hi || (errno == ERANGE && v == 0 && lo > 0))
     return fail(err, n, "%s='%.*s%s' is out of range; expected %s in [%g, %g]", what, QUOTE(text), u, lo, hi);
   *out = v;
@@ -45,7 +46,9 @@ int psup_parse_int(const char *what, const char *text, long long lo, long long h
   const char *p = text + (*text == '-' || *text == '+');
   int digits = *p != 0;
   for (const char *q = p; *q; q++) digits &= *q >= '0' && *q <= '9';
-  if (!digits) return fail(err, n, "%s='%.*s%s' is not a whole number; expected an integer in [%lld, %lld]", what, QUOTE(text), lo, hi);
+  if (!digits)
+    return fail(err, n, "%s='%.*s%s' is not a whole number; expected an integer in [%lld, %lld]", what, QUOTE(text), lo,
+                hi);
   errno = 0;
   long long v = strtoll(text, NULL, 10);
   if (errno == ERANGE || v < lo || v > hi)
@@ -67,7 +70,8 @@ static int distance(const char *a, const char *b) {
       int v = d[i - 1][j] + 1;
       if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
       if (d[i - 1][j - 1] + cost < v) v = d[i - 1][j - 1] + cost;
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v) v = d[i - 2][j - 2] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+        v = d[i - 2][j - 2] + 1;
       d[i][j] = v;
     }
   return d[la][lb];
@@ -85,8 +89,7 @@ const char *psup_closest(const char *word, const char *const *choices, size_t co
   return best;
 }
 
-int psup_parse_choice(const char *what, const char *text, const char *const *choices, int *out, char *err,
-                      size_t n) {
+int psup_parse_choice(const char *what, const char *text, const char *const *choices, int *out, char *err, size_t n) {
   if (!text) text = "";
   for (int i = 0; choices[i]; i++)
     if (strcmp(text, choices[i]) == 0) {

@@ -6,8 +6,7 @@
 int psup_mul_i64(int64_t a, int64_t b, int64_t *out) { return __builtin_mul_overflow(a, b, out) ? -1 : 0; }
 int psup_add_i64(int64_t a, int64_t b, int64_t *out) { return __builtin_add_overflow(a, b, out) ? -1 : 0; }
 
-int32_t psup_shape_check(const char *what, uint32_t rank, const int64_t *shape, int64_t *numel,
-                         char *msg, size_t n) {
+int32_t psup_shape_check(const char *what, uint32_t rank, const int64_t *shape, int64_t *numel, char *msg, size_t n) {
   if (rank > PARITY_MAX_RANK) {
     snprintf(msg, n, "%s: rank %u exceeds the maximum %d", what, rank, PARITY_MAX_RANK);
     return PARITY_STATUS_INVALID_ARGUMENT;
@@ -28,8 +27,10 @@ int32_t psup_shape_check(const char *what, uint32_t rank, const int64_t *shape, 
       continue;
     }
     if (psup_mul_i64(nonzero, shape[i], &nonzero) != 0 || nonzero > PSUP_MAX_NUMEL) {
-      snprintf(msg, n, "%s: the shape holds more than the maximum of 2^48 elements (size %lld on "
-               "axis %u overflows it)", what, (long long)shape[i], i);
+      snprintf(msg, n,
+               "%s: the shape holds more than the maximum of 2^48 elements (size %lld on "
+               "axis %u overflows it)",
+               what, (long long)shape[i], i);
       return PARITY_STATUS_INVALID_ARGUMENT;
     }
   }

@@ -10,7 +10,7 @@
 
 /* ---- buckets ----------------------------------------------------------------------------------- */
 typedef struct bucket_t {
-  uint32_t first, count;   /* into b->order */
+  uint32_t first, count; /* into b->order */
   uint32_t ready;
   uint64_t elems;
   char *buf;
@@ -49,20 +49,22 @@ void parity_dist_buckets_destroy(parity_dist_buckets_t *b) {
 
 parity_status_t parity_dist_buckets_create(parity_dist_t *d, parity_tensor_t *const *params, uint32_t n,
                                            uint64_t bucket_bytes, parity_dist_op_t op, parity_dist_buckets_t **out) {
-  if (!d || !out || !n) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_buckets_create: no context, output or parameters");
+  if (!d || !out || !n)
+    return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_buckets_create: no context, output or parameters");
   *out = NULL;
   desc_t *dd;
   parity_status_t st = dist_describe_all(params, n, &dd, "buckets_create");
   if (st) return st;
   st = dist_check_signature(d, KIND_BUCKETS, 0, op, dd, n,
-                       bucket_bytes > 0xffffffffu ? 0xffffffffu : (uint32_t)bucket_bytes);
+                            bucket_bytes > 0xffffffffu ? 0xffffffffu : (uint32_t)bucket_bytes);
   free(dd);
   if (st) return st;
   parity_dtype_t dt = parity_tensor_dtype(params[0]);
   for (uint32_t i = 0; i < n; i++)
     if (parity_tensor_dtype(params[i]) != dt || !dsum_is_float(dt))
-      return dist_fail(PARITY_STATUS_UNSUPPORTED, "buckets_create: parameter %u is %s, parameter 0 is %s: one float dtype",
-                  i, psup_dtype_name(parity_tensor_dtype(params[i])), psup_dtype_name(dt));
+      return dist_fail(PARITY_STATUS_UNSUPPORTED,
+                       "buckets_create: parameter %u is %s, parameter 0 is %s: one float dtype", i,
+                       psup_dtype_name(parity_tensor_dtype(params[i])), psup_dtype_name(dt));
   parity_dist_buckets_t *b = calloc(1, sizeof *b);
   if (!b) return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "buckets_create: out of memory");
   b->d = d;
@@ -108,8 +110,13 @@ parity_status_t parity_dist_buckets_create(parity_dist_t *d, parity_tensor_t *co
       parity_dist_buckets_destroy(b);
       return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "buckets_create: out of memory");
     }
-    bk->ar = (ar_t){.dt = dt, .es = es, .count = bk->elems, .buf = bk->buf, .tag1 = TAG_BUCKET0 + 2 * (int)j,
-                    .tag2 = TAG_BUCKET0 + 2 * (int)j + 1, .op = op};
+    bk->ar = (ar_t){.dt = dt,
+                    .es = es,
+                    .count = bk->elems,
+                    .buf = bk->buf,
+                    .tag1 = TAG_BUCKET0 + 2 * (int)j,
+                    .tag2 = TAG_BUCKET0 + 2 * (int)j + 1,
+                    .op = op};
   }
   *out = b;
   return PARITY_STATUS_OK;
@@ -135,7 +142,8 @@ static parity_status_t bucket_launch(parity_dist_buckets_t *b, uint32_t j) {
     parity_tensor_t *g = parity_tensor_grad(b->params[i]);
     uint64_t bytes = (uint64_t)parity_tensor_numel(b->params[i]) * es;
     bk->grads[k] = g;
-    if (!g) memset(bk->buf + off, 0, bytes); /* an unused parameter contributes zeros */
+    if (!g)
+      memset(bk->buf + off, 0, bytes); /* an unused parameter contributes zeros */
     else if (parity_tensor_to_host(g, bk->buf + off, bytes) != PARITY_STATUS_OK) {
       char msg[900];
       snprintf(msg, sizeof msg, "bucket %u: reading the gradient of parameter %u: %s", j, i, parity_last_error());
@@ -150,7 +158,8 @@ static parity_status_t bucket_launch(parity_dist_buckets_t *b, uint32_t j) {
 
 parity_status_t parity_dist_buckets_ready(parity_dist_buckets_t *b, uint32_t i) {
   if (!b || i >= b->count) return dist_fail(PARITY_STATUS_OUT_OF_RANGE, "buckets_ready: parameter %u out of range", i);
-  if (b->is_ready[i]) return dist_fail(PARITY_STATUS_FAILED_PRECONDITION, "buckets_ready: parameter %u marked twice", i);
+  if (b->is_ready[i])
+    return dist_fail(PARITY_STATUS_FAILED_PRECONDITION, "buckets_ready: parameter %u marked twice", i);
   b->is_ready[i] = 1;
   bucket_t *bk = &b->b[b->bucket_of[i]];
   parity_status_t st = PARITY_STATUS_OK;
@@ -183,7 +192,7 @@ parity_status_t parity_dist_buckets_finish(parity_dist_buckets_t *b) {
         uint64_t bytes = (uint64_t)parity_tensor_numel(b->params[i]) * es;
         if (bk->grads[k] && parity_tensor_write(bk->grads[k], bk->buf + off, bytes) != PARITY_STATUS_OK)
           st = dist_fail(PARITY_STATUS_DEVICE_ERROR, "bucket %u: writing the gradient of parameter %u: %s", j, i,
-                    parity_last_error());
+                         parity_last_error());
         off += bytes;
       }
       done[j] = 1;

@@ -22,8 +22,11 @@
 #include "parity_support/env.h"
 
 static const char *kind_name(int k) {
-  return k == KIND_BARRIER ? "barrier" : k == KIND_BCAST ? "broadcast" : k == KIND_ALLREDUCE ? "allreduce"
-       : k == KIND_BUCKETS ? "buckets_create" : "unknown call";
+  return k == KIND_BARRIER     ? "barrier"
+         : k == KIND_BCAST     ? "broadcast"
+         : k == KIND_ALLREDUCE ? "allreduce"
+         : k == KIND_BUCKETS   ? "buckets_create"
+                               : "unknown call";
 }
 
 /* Grow-only scratch buffer. */
@@ -60,8 +63,7 @@ void parity_dist_options_init(parity_dist_options_t *o) {
   o->abort_on_fault = -1;
 }
 
-parity_status_t parity_dist_init(int *argc, char ***argv, const parity_dist_options_t *opts,
-                                 parity_dist_t **out) {
+parity_status_t parity_dist_init(int *argc, char ***argv, const parity_dist_options_t *opts, parity_dist_t **out) {
   if (!out) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_init: out is NULL");
   *out = NULL;
   parity_dist_options_t o;
@@ -71,11 +73,15 @@ parity_status_t parity_dist_init(int *argc, char ***argv, const parity_dist_opti
   double timeout_s = o.timeout_s;
   char msg[200];
   if (timeout_s != timeout_s || timeout_s > 86400)
-    return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_init: timeout_s %g is not in [0.001, 86400] seconds "
-                     "(<= 0: PARITY_DIST_TIMEOUT, else 60)", timeout_s);
+    return dist_fail(PARITY_STATUS_INVALID_ARGUMENT,
+                     "parity_dist_init: timeout_s %g is not in [0.001, 86400] seconds "
+                     "(<= 0: PARITY_DIST_TIMEOUT, else 60)",
+                     timeout_s);
   if (timeout_s > 0 && timeout_s < 0.001)
-    return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_init: timeout_s %g is not in [0.001, 86400] seconds", timeout_s);
-  if (timeout_s <= 0 && psup_env_double("PARITY_DIST_TIMEOUT", 0.001, 86400, "seconds", 60, &timeout_s, msg, sizeof msg) != 0)
+    return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_init: timeout_s %g is not in [0.001, 86400] seconds",
+                     timeout_s);
+  if (timeout_s <= 0 &&
+      psup_env_double("PARITY_DIST_TIMEOUT", 0.001, 86400, "seconds", 60, &timeout_s, msg, sizeof msg) != 0)
     return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_init: %s", msg);
   parity_dist_t *d = calloc(1, sizeof *d);
   if (!d) return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "parity_dist_init: out of memory");
@@ -162,11 +168,11 @@ static void reqset_free(reqset_t *s) {
   memset(s, 0, sizeof *s);
 }
 
-static parity_status_t post(parity_dist_t *d, reqset_t *s, int is_recv, void *buf, uint64_t bytes, int peer,
-                            int tag, const char *what) {
+static parity_status_t post(parity_dist_t *d, reqset_t *s, int is_recv, void *buf, uint64_t bytes, int peer, int tag,
+                            const char *what) {
   if (bytes > (uint64_t)0x7fffffff)
     return dist_fail(PARITY_STATUS_OUT_OF_RANGE, "%s: a message of %llu bytes is larger than MPI's int count", what,
-                (unsigned long long)bytes);
+                     (unsigned long long)bytes);
   int i = reqset_add(s, peer, is_recv);
   if (i < 0) return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
   int rc = is_recv ? MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, d->comm, &s->req[i])
@@ -201,7 +207,8 @@ static parity_status_t test_all(parity_dist_t *d, reqset_t *s, const char *what,
 }
 
 void dist_relax(double started) {
-  if (dist_now_s() - started < 0.05) sched_yield();
+  if (dist_now_s() - started < 0.05)
+    sched_yield();
   else {
     struct timespec ts = {0, 50000};
     nanosleep(&ts, NULL);
@@ -217,7 +224,8 @@ parity_status_t dist_timed_out(parity_dist_t *d, reqset_t *s, const char *what) 
     for (int i = 0; i < s->n; i++) {
       if (s->req[i] == MPI_REQUEST_NULL || s->is_recv[i] != !pass) continue;
       int seen = 0;
-      for (int j = 0; j < i; j++) seen |= s->req[j] != MPI_REQUEST_NULL && s->is_recv[j] == !pass && s->peer[j] == s->peer[i];
+      for (int j = 0; j < i; j++)
+        seen |= s->req[j] != MPI_REQUEST_NULL && s->is_recv[j] == !pass && s->peer[j] == s->peer[i];
       if (seen) continue;
       size_t len = strlen(list);
       if (len < sizeof list - 16) snprintf(list + len, sizeof list - len, found ? ", %d" : "%d", s->peer[i]);
@@ -245,9 +253,8 @@ typedef struct sig_t {
   uint32_t count;
   int32_t root, op;
   uint32_t extra; /* buckets_create: the bucket size in bytes (saturated) */
-  uint64_t hash; /* of every tensor's descriptor */
+  uint64_t hash;  /* of every tensor's descriptor */
 } sig_t;
-
 
 static void describe(parity_tensor_t *t, desc_t *o) {
   memset(o, 0, sizeof *o);
@@ -273,13 +280,13 @@ static void desc_str(const desc_t *x, char *out, size_t cap) {
 
 /* Exchange (kind, seq, count, descriptors) with every rank; identical verdict on every rank.
  * descs may be NULL when count == 0. */
-parity_status_t dist_check_signature(parity_dist_t *d, int kind, int root, int op, const desc_t *descs,
-                                       uint32_t count, uint32_t extra) {
+parity_status_t dist_check_signature(parity_dist_t *d, int kind, int root, int op, const desc_t *descs, uint32_t count,
+                                     uint32_t extra) {
   const char *what = kind_name(kind);
   uint64_t seq = ++d->seq;
   if (d->size == 1) return PARITY_STATUS_OK;
-  sig_t mine = {.magic = 0x50445331u, .kind = (uint32_t)kind, .seq = seq, .count = count, .root = root, .op = op,
-                 .extra = extra};
+  sig_t mine = {
+      .magic = 0x50445331u, .kind = (uint32_t)kind, .seq = seq, .count = count, .root = root, .op = op, .extra = extra};
   mine.hash = fnv(1469598103934665603ull, descs, sizeof *descs * count);
   sig_t *all = calloc((size_t)d->size, sizeof *all);
   if (!all) return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "%s: out of memory", what);
@@ -304,21 +311,21 @@ parity_status_t dist_check_signature(parity_dist_t *d, int kind, int root, int o
   for (int r = 1; r < d->size && !st; r++) {
     const sig_t *x = &all[r];
     if (x->magic != ref->magic || x->kind != ref->kind || x->seq != ref->seq)
-      st = dist_fail(PARITY_STATUS_INVALID_ARGUMENT,
-                "ranks out of step: rank %d is in %s #%llu while rank 0 is in %s #%llu", r, kind_name((int)x->kind),
-                (unsigned long long)x->seq, kind_name((int)ref->kind), (unsigned long long)ref->seq);
+      st = dist_fail(
+          PARITY_STATUS_INVALID_ARGUMENT, "ranks out of step: rank %d is in %s #%llu while rank 0 is in %s #%llu", r,
+          kind_name((int)x->kind), (unsigned long long)x->seq, kind_name((int)ref->kind), (unsigned long long)ref->seq);
     else if (x->count != ref->count)
       st = dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %d passed %u tensors, rank 0 passed %u", what, r,
-                x->count, ref->count);
+                     x->count, ref->count);
     else if (x->root != ref->root)
       st = dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %d names root %d, rank 0 names root %d", what, r,
-                x->root, ref->root);
+                     x->root, ref->root);
     else if (x->op != ref->op)
       st = dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %d asks for %s, rank 0 for %s", what, r,
-                x->op ? "mean" : "sum", ref->op ? "mean" : "sum");
+                     x->op ? "mean" : "sum", ref->op ? "mean" : "sum");
     else if (x->extra != ref->extra)
       st = dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: rank %d uses buckets of %u bytes, rank 0 of %u", what, r,
-                x->extra, ref->extra);
+                     x->extra, ref->extra);
     else if (x->hash != ref->hash)
       need_descs = 1;
   }
@@ -341,8 +348,8 @@ parity_status_t dist_check_signature(parity_dist_t *d, int kind, int root, int o
         char sa[160], sb[160];
         desc_str(a, sa, sizeof sa);
         desc_str(b, sb, sizeof sb);
-        st = dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s: tensor %u differs across ranks: rank %d has %s, rank 0 has %s",
-                  what, i, r, sa, sb);
+        st = dist_fail(PARITY_STATUS_INVALID_ARGUMENT,
+                       "%s: tensor %u differs across ranks: rank %d has %s, rank 0 has %s", what, i, r, sa, sb);
         break;
       }
     }
@@ -353,7 +360,8 @@ parity_status_t dist_check_signature(parity_dist_t *d, int kind, int root, int o
 
 parity_status_t parity_dist_tree_sum(parity_dtype_t dt, uint64_t count, const void *const *parts, uint32_t n,
                                      void *out) {
-  if (!dsum_is_float(dt)) return dist_fail(PARITY_STATUS_UNSUPPORTED, "parity_dist_tree_sum: %s is not a float dtype", psup_dtype_name(dt));
+  if (!dsum_is_float(dt))
+    return dist_fail(PARITY_STATUS_UNSUPPORTED, "parity_dist_tree_sum: %s is not a float dtype", psup_dtype_name(dt));
   if (!n || !parts || !out) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_tree_sum: no parts");
   size_t es = psup_dtype_size(dt);
   if (n == 1) {
@@ -382,7 +390,9 @@ parity_status_t parity_dist_tree_sum(parity_dtype_t dt, uint64_t count, const vo
 
 /* ---- the all-reduce state machine (shared by the simple and the bucketed path) ------------------ */
 
-static uint64_t chunk_lo(uint64_t count, int c, int n) { return (uint64_t)((unsigned __int128)count * (unsigned)c / (unsigned)n); }
+static uint64_t chunk_lo(uint64_t count, int c, int n) {
+  return (uint64_t)((unsigned __int128)count * (unsigned)c / (unsigned)n);
+}
 
 parity_status_t dist_ar_start(parity_dist_t *d, ar_t *a) {
   int n = d->size, me = d->rank;
@@ -524,7 +534,8 @@ parity_status_t parity_dist_broadcast(parity_dist_t *d, parity_tensor_t *const *
   uint64_t total = 0;
   for (uint32_t i = 0; i < n; i++) total += tensor_bytes(ts[i]);
   char *buf = malloc(total + 1);
-  if (!buf) return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "broadcast: out of memory for %llu bytes", (unsigned long long)total);
+  if (!buf)
+    return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "broadcast: out of memory for %llu bytes", (unsigned long long)total);
   char what[64];
   snprintf(what, sizeof what, "broadcast #%llu from rank %d", (unsigned long long)d->seq, root);
   reqset_t s = {0};
@@ -547,8 +558,15 @@ parity_status_t parity_dist_broadcast(parity_dist_t *d, parity_tensor_t *const *
 
 static parity_status_t allreduce_buf(parity_dist_t *d, void *data, uint64_t count, parity_dtype_t dt,
                                      parity_dist_op_t op) {
-  ar_t a = {.dt = dt, .es = psup_dtype_size(dt), .count = count, .buf = data, .tag1 = TAG_P1, .tag2 = TAG_P2, .op = op,
-            .slots = d->slots, .slots_cap = d->slots_cap};
+  ar_t a = {.dt = dt,
+            .es = psup_dtype_size(dt),
+            .count = count,
+            .buf = data,
+            .tag1 = TAG_P1,
+            .tag2 = TAG_P2,
+            .op = op,
+            .slots = d->slots,
+            .slots_cap = d->slots_cap};
   snprintf(a.what, sizeof a.what, "allreduce #%llu", (unsigned long long)d->seq);
   parity_status_t st = dist_ar_start(d, &a);
   if (!st) st = ar_wait(d, &a);
@@ -561,9 +579,12 @@ static parity_status_t allreduce_buf(parity_dist_t *d, void *data, uint64_t coun
 
 parity_status_t parity_dist_allreduce_host(parity_dist_t *d, void *data, uint64_t count, parity_dtype_t dt,
                                            parity_dist_op_t op) {
-  if (!d || (!data && count)) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_allreduce_host: no context or data");
-  if (op != PARITY_DIST_SUM && op != PARITY_DIST_MEAN) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "allreduce: unknown op %d", (int)op);
-  if (!dsum_is_float(dt)) return dist_fail(PARITY_STATUS_UNSUPPORTED, "allreduce: %s is not a float dtype", psup_dtype_name(dt));
+  if (!d || (!data && count))
+    return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_allreduce_host: no context or data");
+  if (op != PARITY_DIST_SUM && op != PARITY_DIST_MEAN)
+    return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "allreduce: unknown op %d", (int)op);
+  if (!dsum_is_float(dt))
+    return dist_fail(PARITY_STATUS_UNSUPPORTED, "allreduce: %s is not a float dtype", psup_dtype_name(dt));
   desc_t one = {.dtype = dt, .rank = 1, .dims = {(int64_t)count}};
   parity_status_t st = dist_check_signature(d, KIND_ALLREDUCE, 0, op, &one, 1, 0);
   if (st) return st;
@@ -572,7 +593,8 @@ parity_status_t parity_dist_allreduce_host(parity_dist_t *d, void *data, uint64_
 
 parity_status_t parity_dist_allreduce(parity_dist_t *d, parity_tensor_t *const *ts, uint32_t n, parity_dist_op_t op) {
   if (!d) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "parity_dist_allreduce: no context");
-  if (op != PARITY_DIST_SUM && op != PARITY_DIST_MEAN) return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "allreduce: unknown op %d", (int)op);
+  if (op != PARITY_DIST_SUM && op != PARITY_DIST_MEAN)
+    return dist_fail(PARITY_STATUS_INVALID_ARGUMENT, "allreduce: unknown op %d", (int)op);
   desc_t *dd;
   parity_status_t st = dist_describe_all(ts, n, &dd, "allreduce");
   if (st) return st;
@@ -584,15 +606,17 @@ parity_status_t parity_dist_allreduce(parity_dist_t *d, parity_tensor_t *const *
   parity_dtype_t dt = parity_tensor_dtype(ts[0]);
   for (uint32_t i = 0; i < n; i++)
     if (parity_tensor_dtype(ts[i]) != dt || !dsum_is_float(dt))
-      return dist_fail(PARITY_STATUS_UNSUPPORTED, "allreduce: tensor %u is %s, tensor 0 is %s: one float dtype per call", i,
-                  psup_dtype_name(parity_tensor_dtype(ts[i])), psup_dtype_name(dt));
+      return dist_fail(PARITY_STATUS_UNSUPPORTED,
+                       "allreduce: tensor %u is %s, tensor 0 is %s: one float dtype per call", i,
+                       psup_dtype_name(parity_tensor_dtype(ts[i])), psup_dtype_name(dt));
   uint64_t total = 0, count = 0;
   for (uint32_t i = 0; i < n; i++) {
     total += tensor_bytes(ts[i]);
     count += (uint64_t)parity_tensor_numel(ts[i]);
   }
   char *buf = scratch(&d->stage, &d->stage_cap, total + 1);
-  if (!buf) return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "allreduce: out of memory for %llu bytes", (unsigned long long)total);
+  if (!buf)
+    return dist_fail(PARITY_STATUS_OUT_OF_MEMORY, "allreduce: out of memory for %llu bytes", (unsigned long long)total);
   st = stage_out(ts, n, buf, "allreduce");
   /* The signature matched everywhere, so peers are already sending: a local failure cannot be
    * taken back consistently. */

@@ -11,8 +11,7 @@
 #include "host_sum.h"
 #include "parity/dist.h"
 
-enum { TAG_SIG = 11, TAG_SIGDESC = 12, TAG_BCAST = 13, TAG_P1 = 14, TAG_P2 = 15, TAG_BARRIER = 16,
-       TAG_BUCKET0 = 100 };
+enum { TAG_SIG = 11, TAG_SIGDESC = 12, TAG_BCAST = 13, TAG_P1 = 14, TAG_P2 = 15, TAG_BARRIER = 16, TAG_BUCKET0 = 100 };
 enum { KIND_BARRIER = 1, KIND_BCAST = 2, KIND_ALLREDUCE = 3, KIND_BUCKETS = 4 };
 
 #define MAX_DIMS 8
@@ -28,7 +27,7 @@ struct parity_dist_t {
 
 typedef struct reqset_t {
   MPI_Request *req;
-  int *peer;   /* the rank at the other end */
+  int *peer; /* the rank at the other end */
   int *is_recv;
   int n, cap;
 } reqset_t;
@@ -42,8 +41,8 @@ typedef struct ar_t {
   parity_dtype_t dt;
   size_t es;
   uint64_t count;
-  char *buf;     /* count elements: input, then the result */
-  char *slots;   /* size * my-chunk elements: phase-1 contributions (kept between calls) */
+  char *buf;   /* count elements: input, then the result */
+  char *slots; /* size * my-chunk elements: phase-1 contributions (kept between calls) */
   uint64_t slots_cap;
   int tag1, tag2, phase; /* phase 0 idle, 1 scatter in flight, 2 gather in flight, 3 done */
   parity_dist_op_t op;

@@ -12,59 +12,57 @@ int dsum_is_float(parity_dtype_t dt) {
 /* a[i] += b[i], rounded to the dtype once per addition. */
 void dsum_add_into(parity_dtype_t dt, void *a, const void *b, uint64_t n) {
   switch (dt) {
-  case PARITY_DTYPE_F32: {
-    float *x = a;
-    const float *y = b;
-    for (uint64_t i = 0; i < n; i++) x[i] = x[i] + y[i];
-    break;
-  }
-  case PARITY_DTYPE_F64: {
-    double *x = a;
-    const double *y = b;
-    for (uint64_t i = 0; i < n; i++) x[i] = x[i] + y[i];
-    break;
-  }
-  case PARITY_DTYPE_F16: {
-    uint16_t *x = a;
-    const uint16_t *y = b;
-    for (uint64_t i = 0; i < n; i++) x[i] = psup_f32_to_f16(psup_f16_to_f32(x[i]) + psup_f16_to_f32(y[i]));
-    break;
-  }
-  case PARITY_DTYPE_BF16: {
-    uint16_t *x = a;
-    const uint16_t *y = b;
-    for (uint64_t i = 0; i < n; i++) x[i] = psup_f32_to_bf16(psup_bf16_to_f32(x[i]) + psup_bf16_to_f32(y[i]));
-    break;
-  }
-  default:
-    break;
+    case PARITY_DTYPE_F32: {
+      float *x = a;
+      const float *y = b;
+      for (uint64_t i = 0; i < n; i++) x[i] = x[i] + y[i];
+      break;
+    }
+    case PARITY_DTYPE_F64: {
+      double *x = a;
+      const double *y = b;
+      for (uint64_t i = 0; i < n; i++) x[i] = x[i] + y[i];
+      break;
+    }
+    case PARITY_DTYPE_F16: {
+      uint16_t *x = a;
+      const uint16_t *y = b;
+      for (uint64_t i = 0; i < n; i++) x[i] = psup_f32_to_f16(psup_f16_to_f32(x[i]) + psup_f16_to_f32(y[i]));
+      break;
+    }
+    case PARITY_DTYPE_BF16: {
+      uint16_t *x = a;
+      const uint16_t *y = b;
+      for (uint64_t i = 0; i < n; i++) x[i] = psup_f32_to_bf16(psup_bf16_to_f32(x[i]) + psup_bf16_to_f32(y[i]));
+      break;
+    }
+    default: break;
   }
 }
 
 void dsum_divide(parity_dtype_t dt, void *a, uint64_t n, int by) {
   switch (dt) {
-  case PARITY_DTYPE_F32: {
-    float *x = a;
-    for (uint64_t i = 0; i < n; i++) x[i] = x[i] / (float)by;
-    break;
-  }
-  case PARITY_DTYPE_F64: {
-    double *x = a;
-    for (uint64_t i = 0; i < n; i++) x[i] = x[i] / (double)by;
-    break;
-  }
-  case PARITY_DTYPE_F16: {
-    uint16_t *x = a;
-    for (uint64_t i = 0; i < n; i++) x[i] = psup_f32_to_f16(psup_f16_to_f32(x[i]) / (float)by);
-    break;
-  }
-  case PARITY_DTYPE_BF16: {
-    uint16_t *x = a;
-    for (uint64_t i = 0; i < n; i++) x[i] = psup_f32_to_bf16(psup_bf16_to_f32(x[i]) / (float)by);
-    break;
-  }
-  default:
-    break;
+    case PARITY_DTYPE_F32: {
+      float *x = a;
+      for (uint64_t i = 0; i < n; i++) x[i] = x[i] / (float)by;
+      break;
+    }
+    case PARITY_DTYPE_F64: {
+      double *x = a;
+      for (uint64_t i = 0; i < n; i++) x[i] = x[i] / (double)by;
+      break;
+    }
+    case PARITY_DTYPE_F16: {
+      uint16_t *x = a;
+      for (uint64_t i = 0; i < n; i++) x[i] = psup_f32_to_f16(psup_f16_to_f32(x[i]) / (float)by);
+      break;
+    }
+    case PARITY_DTYPE_BF16: {
+      uint16_t *x = a;
+      for (uint64_t i = 0; i < n; i++) x[i] = psup_f32_to_bf16(psup_bf16_to_f32(x[i]) / (float)by);
+      break;
+    }
+    default: break;
   }
 }
 

@@ -32,12 +32,12 @@ PARITY_API parity_status_t parity_layer_norm(parity_tensor_t *x, uint32_t axes, 
  * as (1 - momentum) * running + momentum * batch (unbiased variance); otherwise the running
  * statistics. gamma/beta [C] may be NULL; running_* [C] may be NULL in training. */
 PARITY_API parity_status_t parity_batch_norm(parity_tensor_t *x, parity_tensor_t *gamma, parity_tensor_t *beta,
-                                             parity_tensor_t *running_mean, parity_tensor_t *running_var,
-                                             int training, double momentum, double eps, parity_tensor_t **out);
+                                             parity_tensor_t *running_mean, parity_tensor_t *running_var, int training,
+                                             double momentum, double eps, parity_tensor_t **out);
 /* training: zero each element with probability p (counter-based: same seed/offset, same mask on
  * every backend) and scale the rest by 1/(1-p); otherwise x itself. */
-PARITY_API parity_status_t parity_dropout(parity_tensor_t *x, double p, int training, uint64_t seed,
-                                          uint64_t offset, parity_tensor_t **out);
+PARITY_API parity_status_t parity_dropout(parity_tensor_t *x, double p, int training, uint64_t seed, uint64_t offset,
+                                          parity_tensor_t **out);
 
 typedef struct parity_mha_weights_t {
   parity_tensor_t *w_q, *w_k, *w_v, *w_o; /* [E, E] */
@@ -69,16 +69,15 @@ PARITY_API parity_status_t parity_cross_entropy(parity_tensor_t *logits, parity_
 /* ---- optimizers ---------------------------------------------------------------------------- */
 typedef struct parity_optimizer_t parity_optimizer_t;
 /* v = momentum * v + g; p -= lr * v (momentum 0: plain SGD). */
-PARITY_API parity_status_t parity_sgd_create(parity_tensor_t *const *params, uint32_t count, double lr,
-                                             double momentum, parity_optimizer_t **out);
+PARITY_API parity_status_t parity_sgd_create(parity_tensor_t *const *params, uint32_t count, double lr, double momentum,
+                                             parity_optimizer_t **out);
 /* Adam (Kingma & Ba) with bias correction. */
-PARITY_API parity_status_t parity_adam_create(parity_tensor_t *const *params, uint32_t count, double lr,
-                                              double beta1, double beta2, double eps, parity_optimizer_t **out);
+PARITY_API parity_status_t parity_adam_create(parity_tensor_t *const *params, uint32_t count, double lr, double beta1,
+                                              double beta2, double eps, parity_optimizer_t **out);
 /* AdamW (Loshchilov & Hutter): Adam with decoupled weight decay, p *= 1 - lr * weight_decay before
  * each Adam update (PyTorch's torch.optim.AdamW). weight_decay >= 0. */
-PARITY_API parity_status_t parity_adamw_create(parity_tensor_t *const *params, uint32_t count, double lr,
-                                               double beta1, double beta2, double eps, double weight_decay,
-                                               parity_optimizer_t **out);
+PARITY_API parity_status_t parity_adamw_create(parity_tensor_t *const *params, uint32_t count, double lr, double beta1,
+                                               double beta2, double eps, double weight_decay, parity_optimizer_t **out);
 /* The learning rate from now on (it lives on the device: a plan that recorded a step uses it). */
 PARITY_API parity_status_t parity_optimizer_set_lr(parity_optimizer_t *opt, double lr);
 /* Update every parameter in place from its .grad (parameters without a gradient are skipped).
@@ -129,8 +128,8 @@ typedef struct parity_generator_t {
 } parity_generator_t;
 
 typedef enum parity_init_t {
-  PARITY_INIT_XAVIER_UNIFORM = 0, /* U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out)) */
-  PARITY_INIT_XAVIER_NORMAL = 1,  /* N(0, std), std = gain * sqrt(2 / (fan_in + fan_out)) */
+  PARITY_INIT_XAVIER_UNIFORM = 0,  /* U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out)) */
+  PARITY_INIT_XAVIER_NORMAL = 1,   /* N(0, std), std = gain * sqrt(2 / (fan_in + fan_out)) */
   PARITY_INIT_KAIMING_UNIFORM = 2, /* U(-a, a), a = gain * sqrt(3 / fan_in) */
   PARITY_INIT_KAIMING_NORMAL = 3   /* N(0, std), std = gain / sqrt(fan_in) */
 } parity_init_t;

@@ -52,11 +52,11 @@ PARITY_API const char *parity_status_string(parity_status_t status);
 
 /* ---- context ---------------------------------------------------------------------------- */
 typedef struct parity_context_options_t {
-  uint32_t struct_size;     /* sizeof(parity_context_options_t) */
-  const char *backend;      /* NULL: PARITY_BACKEND, else "auto" */
-  int32_t device_index;     /* < 0: PARITY_DEVICE, else 0 */
-  const char *plugin_path;  /* NULL: PARITY_PLUGIN_PATH */
-  int32_t log_level;        /* -1: PARITY_LOG; 0 quiet, 1 warnings (default), 2 debug */
+  uint32_t struct_size;         /* sizeof(parity_context_options_t) */
+  const char *backend;          /* NULL: PARITY_BACKEND, else "auto" */
+  int32_t device_index;         /* < 0: PARITY_DEVICE, else 0 */
+  const char *plugin_path;      /* NULL: PARITY_PLUGIN_PATH */
+  int32_t log_level;            /* -1: PARITY_LOG; 0 quiet, 1 warnings (default), 2 debug */
   uint32_t search_default_dirs; /* 1 (default): also search the build tree and install prefix */
 } parity_context_options_t;
 
@@ -65,8 +65,7 @@ PARITY_API void parity_context_options_init(parity_context_options_t *opts);
 
 /* Discover and load every plugin. Plugins that fail are recorded as skipped (never fatal);
  * this fails only on out-of-memory or bad arguments. opts may be NULL. */
-PARITY_API parity_status_t parity_context_create(const parity_context_options_t *opts,
-                                                 parity_context_t **out_ctx);
+PARITY_API parity_status_t parity_context_create(const parity_context_options_t *opts, parity_context_t **out_ctx);
 PARITY_API void parity_context_destroy(parity_context_t *ctx);
 
 /* ---- plugins ---------------------------------------------------------------------------- */
@@ -78,12 +77,12 @@ typedef enum parity_plugin_state_t {
 } parity_plugin_state_t;
 
 typedef struct parity_plugin_record_t {
-  const char *path;     /* file it came from */
-  const char *name;     /* plugin's own name ("" when it never answered) */
-  const char *backend;  /* "cpu", "opencl", ... ("" when unknown) */
+  const char *path;    /* file it came from */
+  const char *name;    /* plugin's own name ("" when it never answered) */
+  const char *backend; /* "cpu", "opencl", ... ("" when unknown) */
   const char *version;
-  int32_t state;        /* parity_plugin_state_t */
-  const char *reason;   /* why skipped/unavailable (also device-open failures); "" when none */
+  int32_t state;                 /* parity_plugin_state_t */
+  const char *reason;            /* why skipped/unavailable (also device-open failures); "" when none */
   uint32_t abi_major, abi_minor; /* what the plugin speaks (0.0 when unknown) */
   uint32_t device_count;
 } parity_plugin_record_t;
@@ -103,8 +102,7 @@ PARITY_API uint32_t parity_context_note_count(const parity_context_t *ctx);
 PARITY_API const char *parity_context_note(const parity_context_t *ctx, uint32_t index);
 /* Info of device `device` of plugin `plugin` (without opening it). out_info->struct_size must be
  * set by the caller; fields the plugin does not report are left zero. */
-PARITY_API parity_status_t parity_context_device_info(const parity_context_t *ctx, uint32_t plugin,
-                                                      uint32_t device,
+PARITY_API parity_status_t parity_context_device_info(const parity_context_t *ctx, uint32_t plugin, uint32_t device,
                                                       parity_device_info_t *out_info);
 /* The selection the context was configured with ("auto", "cpu", ...); NULL for a NULL context. */
 PARITY_API const char *parity_context_backend_request(const parity_context_t *ctx);
@@ -117,14 +115,12 @@ PARITY_API const char *parity_context_available(parity_context_t *ctx);
  * (CUDA, then Vulkan, then OpenCL, then others), then the native CPU plugin; software devices
  * only when named. Unknown backends and out-of-range indices are errors naming the value and
  * listing what is available. The device is opened once and owned by the context. */
-PARITY_API parity_status_t parity_context_default_device(parity_context_t *ctx,
-                                                         parity_device_t **out_dev);
+PARITY_API parity_status_t parity_context_default_device(parity_context_t *ctx, parity_device_t **out_dev);
 /* Open device `device` of the plugin at `plugin` (index into the plugin list). */
-PARITY_API parity_status_t parity_context_open_device(parity_context_t *ctx, uint32_t plugin,
-                                                      uint32_t device, parity_device_t **out_dev);
+PARITY_API parity_status_t parity_context_open_device(parity_context_t *ctx, uint32_t plugin, uint32_t device,
+                                                      parity_device_t **out_dev);
 /* Find a loaded plugin by its name or backend; PARITY_STATUS_NOT_FOUND lists what exists. */
-PARITY_API parity_status_t parity_context_find_plugin(parity_context_t *ctx, const char *name,
-                                                      uint32_t *out_plugin);
+PARITY_API parity_status_t parity_context_find_plugin(parity_context_t *ctx, const char *name, uint32_t *out_plugin);
 
 /* Device accessors answer NULL (names, context) or 0 (index) for a NULL device. */
 PARITY_API const char *parity_device_plugin_name(const parity_device_t *dev);
@@ -133,8 +129,7 @@ PARITY_API uint32_t parity_device_index(const parity_device_t *dev);
 /* The context the device belongs to. */
 PARITY_API parity_context_t *parity_device_context(const parity_device_t *dev);
 /* Copy the device info (caller sets out_info->struct_size). */
-PARITY_API parity_status_t parity_device_get_info(const parity_device_t *dev,
-                                                  parity_device_info_t *out_info);
+PARITY_API parity_status_t parity_device_get_info(const parity_device_t *dev, parity_device_info_t *out_info);
 /* Wait until every command enqueued on dev has finished. */
 PARITY_API parity_status_t parity_device_synchronize(parity_device_t *dev);
 

@@ -36,12 +36,13 @@ extern "C" {
  * anything is written. */
 PARITY_API parity_status_t parity_save_safetensors(const char *path, const char *const *names,
                                                    parity_tensor_t *const *tensors, size_t n,
-                                                   const char *const *meta_keys,
-                                                   const char *const *meta_values, size_t nmeta);
+                                                   const char *const *meta_keys, const char *const *meta_values,
+                                                   size_t nmeta);
 
 /* flags of parity_load_safetensors */
 #define PARITY_LOAD_ALLOW_NONFINITE 1u /* load NaN and infinite values (refused by default) */
-#define PARITY_LOAD_ALLOW_EXTRA 2u     /* the file may hold tensors not asked for (by default it
+#define PARITY_LOAD_ALLOW_EXTRA \
+  2u /* the file may hold tensors not asked for (by default it
                                           must hold exactly the names given) */
 
 /* Read the file (strictly: see parity_st_open) and write the tensor stored under names[i] into
@@ -49,8 +50,7 @@ PARITY_API parity_status_t parity_save_safetensors(const char *path, const char 
  * before any tensor is written, so a refused file leaves every tensor as it was. A file that
  * states parity's checksum is verified; one without it (another writer's) is read unchecked. */
 PARITY_API parity_status_t parity_load_safetensors(const char *path, const char *const *names,
-                                                   parity_tensor_t *const *tensors, size_t n,
-                                                   uint32_t flags);
+                                                   parity_tensor_t *const *tensors, size_t n, uint32_t flags);
 
 /* ---- checkpoints: parameters and optimizer state in one file ------------------------------ */
 /* Write params[i] under names[i] and the whole state of opt (may be NULL) in one safetensors file,
@@ -62,8 +62,7 @@ PARITY_API parity_status_t parity_load_safetensors(const char *path, const char 
  * Resuming from it with the same program gives bit for bit the steps of a run never stopped. */
 PARITY_API parity_status_t parity_checkpoint_save(const char *path, const char *const *names,
                                                   parity_tensor_t *const *params, size_t n,
-                                                  const parity_optimizer_t *opt,
-                                                  const char *const *meta_keys,
+                                                  const parity_optimizer_t *opt, const char *const *meta_keys,
                                                   const char *const *meta_values, size_t nmeta);
 /* Load a checkpoint into params and opt (NULL: the file must hold no optimizer state), which must
  * be made the same way: the same optimizer kind and hyper-parameters, the parameters' names, dtypes
@@ -72,8 +71,8 @@ PARITY_API parity_status_t parity_checkpoint_save(const char *path, const char *
  * written; flags as parity_load_safetensors (PARITY_LOAD_ALLOW_EXTRA: other tensors may be in the
  * file). */
 PARITY_API parity_status_t parity_checkpoint_load(const char *path, const char *const *names,
-                                                  parity_tensor_t *const *params, size_t n,
-                                                  parity_optimizer_t *opt, uint32_t flags);
+                                                  parity_tensor_t *const *params, size_t n, parity_optimizer_t *opt,
+                                                  uint32_t flags);
 
 /* The safetensors name of a parity dtype ("F32", ...), NULL for none; and back (INVALID). */
 PARITY_API const char *parity_st_dtype_name(parity_dtype_t dtype);
@@ -87,10 +86,10 @@ PARITY_API parity_dtype_t parity_st_dtype_parse(const char *name);
 
 typedef struct parity_st_tensor {
   char name[PARITY_ST_MAX_NAME];
-  char dtype[8];                 /* "F32", "BF16", ... */
+  char dtype[8]; /* "F32", "BF16", ... */
   uint32_t rank;
   uint64_t shape[PARITY_ST_MAX_RANK];
-  uint64_t begin, end;           /* byte offsets into the data buffer */
+  uint64_t begin, end; /* byte offsets into the data buffer */
 } parity_st_tensor;
 
 /* The checksum parity writes into __metadata__: FNV-1a 64 (parity_support/cachefile.h) of the
@@ -149,8 +148,9 @@ typedef struct parity_st_entry {
  * through the atomic writer (parity_support/atomic_file.h: a temporary file beside it, fsynced,
  * renamed over it): killed or failing at any point, `path` is the old file or the new one.
  * 0, or -1 with the reason in err. */
-PARITY_API int parity_st_save(const char *path, const parity_st_entry *entries, uint32_t n, const char *const *meta_keys,
-            const char *const *meta_values, uint32_t nmeta, char *err, size_t errlen);
+PARITY_API int parity_st_save(const char *path, const parity_st_entry *entries, uint32_t n,
+                              const char *const *meta_keys, const char *const *meta_values, uint32_t nmeta, char *err,
+                              size_t errlen);
 
 #ifdef __cplusplus
 }

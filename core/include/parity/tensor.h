@@ -32,36 +32,28 @@ typedef struct parity_tensor_t parity_tensor_t;
 
 /* ---- creation --------------------------------------------------------------------------- */
 /* Copy `data` (contiguous, row-major, elements of `dtype`) to a new tensor on `dev`. */
-PARITY_API parity_status_t parity_tensor_from_host(parity_device_t *dev, parity_dtype_t dtype,
-                                                   uint32_t rank, const int64_t *shape,
-                                                   const void *data, parity_tensor_t **out);
+PARITY_API parity_status_t parity_tensor_from_host(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
+                                                   const int64_t *shape, const void *data, parity_tensor_t **out);
 /* Same, from doubles converted with the cast rules of docs/semantics.md. */
-PARITY_API parity_status_t parity_tensor_from_f64(parity_device_t *dev, parity_dtype_t dtype,
-                                                  uint32_t rank, const int64_t *shape,
-                                                  const double *data, parity_tensor_t **out);
-PARITY_API parity_status_t parity_tensor_full(parity_device_t *dev, parity_dtype_t dtype,
-                                              uint32_t rank, const int64_t *shape, double value,
-                                              parity_tensor_t **out);
-PARITY_API parity_status_t parity_tensor_zeros(parity_device_t *dev, parity_dtype_t dtype,
-                                               uint32_t rank, const int64_t *shape,
-                                               parity_tensor_t **out);
-PARITY_API parity_status_t parity_tensor_ones(parity_device_t *dev, parity_dtype_t dtype,
-                                              uint32_t rank, const int64_t *shape,
-                                              parity_tensor_t **out);
+PARITY_API parity_status_t parity_tensor_from_f64(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
+                                                  const int64_t *shape, const double *data, parity_tensor_t **out);
+PARITY_API parity_status_t parity_tensor_full(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
+                                              const int64_t *shape, double value, parity_tensor_t **out);
+PARITY_API parity_status_t parity_tensor_zeros(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
+                                               const int64_t *shape, parity_tensor_t **out);
+PARITY_API parity_status_t parity_tensor_ones(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
+                                              const int64_t *shape, parity_tensor_t **out);
 /* 1-D [start, start+step, ...) below stop (above stop for a negative step). */
-PARITY_API parity_status_t parity_tensor_arange(parity_device_t *dev, parity_dtype_t dtype,
-                                                double start, double stop, double step,
-                                                parity_tensor_t **out);
+PARITY_API parity_status_t parity_tensor_arange(parity_device_t *dev, parity_dtype_t dtype, double start, double stop,
+                                                double step, parity_tensor_t **out);
 /* Counter-based (Philox4x32-10) random numbers: the same (seed, offset) gives the same values
  * on every backend. `offset` selects the stream position, so successive calls can use
  * offset += numel. */
-PARITY_API parity_status_t parity_tensor_rand_uniform(parity_device_t *dev, parity_dtype_t dtype,
-                                                      uint32_t rank, const int64_t *shape,
-                                                      double low, double high, uint64_t seed,
+PARITY_API parity_status_t parity_tensor_rand_uniform(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
+                                                      const int64_t *shape, double low, double high, uint64_t seed,
                                                       uint64_t offset, parity_tensor_t **out);
-PARITY_API parity_status_t parity_tensor_rand_normal(parity_device_t *dev, parity_dtype_t dtype,
-                                                     uint32_t rank, const int64_t *shape,
-                                                     double mean, double stddev, uint64_t seed,
+PARITY_API parity_status_t parity_tensor_rand_normal(parity_device_t *dev, parity_dtype_t dtype, uint32_t rank,
+                                                     const int64_t *shape, double mean, double stddev, uint64_t seed,
                                                      uint64_t offset, parity_tensor_t **out);
 
 PARITY_API parity_tensor_t *parity_tensor_retain(parity_tensor_t *t);
@@ -69,17 +61,14 @@ PARITY_API void parity_tensor_release(parity_tensor_t *t);
 
 /* ---- data and queries --------------------------------------------------------------------- */
 /* Copy all elements, row-major, in the tensor's dtype into dst (dst_bytes must be enough). */
-PARITY_API parity_status_t parity_tensor_to_host(const parity_tensor_t *t, void *dst,
-                                                 uint64_t dst_bytes);
+PARITY_API parity_status_t parity_tensor_to_host(const parity_tensor_t *t, void *dst, uint64_t dst_bytes);
 /* The value of a one-element tensor (any shape with one element), as a double. */
 PARITY_API parity_status_t parity_tensor_item(const parity_tensor_t *t, double *out);
 /* Copy all elements converted to double into dst (count must be >= numel). */
-PARITY_API parity_status_t parity_tensor_to_f64(const parity_tensor_t *t, double *dst,
-                                                uint64_t count);
+PARITY_API parity_status_t parity_tensor_to_f64(const parity_tensor_t *t, double *dst, uint64_t count);
 /* Overwrite the tensor's elements in place from contiguous host data of its dtype (used to feed
  * new inputs to a captured plan). */
-PARITY_API parity_status_t parity_tensor_write(parity_tensor_t *t, const void *src,
-                                               uint64_t src_bytes);
+PARITY_API parity_status_t parity_tensor_write(parity_tensor_t *t, const void *src, uint64_t src_bytes);
 /* Accessors. Given NULL they answer a neutral value and set no error: dtype PARITY_DTYPE_INVALID,
  * rank, dim and numel 0, shape, strides and device NULL, is_contiguous and shares_storage 0. */
 PARITY_API parity_dtype_t parity_tensor_dtype(const parity_tensor_t *t);
@@ -99,13 +88,11 @@ PARITY_API int parity_tensor_shares_storage(const parity_tensor_t *a, const pari
 PARITY_API parity_status_t parity_reshape(parity_tensor_t *x, uint32_t rank, const int64_t *shape,
                                           parity_tensor_t **out); /* one -1 allowed; copies when
                                                                      the view is impossible */
-PARITY_API parity_status_t parity_permute(parity_tensor_t *x, const int32_t *axes,
-                                          parity_tensor_t **out);
-PARITY_API parity_status_t parity_transpose(parity_tensor_t *x, int32_t axis0, int32_t axis1,
-                                            parity_tensor_t **out);
+PARITY_API parity_status_t parity_permute(parity_tensor_t *x, const int32_t *axes, parity_tensor_t **out);
+PARITY_API parity_status_t parity_transpose(parity_tensor_t *x, int32_t axis0, int32_t axis1, parity_tensor_t **out);
 /* Elements start, start+step, ... below stop on `axis` (step >= 1; stop clamped to the size). */
-PARITY_API parity_status_t parity_slice(parity_tensor_t *x, int32_t axis, int64_t start,
-                                        int64_t stop, int64_t step, parity_tensor_t **out);
+PARITY_API parity_status_t parity_slice(parity_tensor_t *x, int32_t axis, int64_t start, int64_t stop, int64_t step,
+                                        parity_tensor_t **out);
 /* Broadcast size-1 axes (and new leading axes) to `shape` with zero strides. */
 PARITY_API parity_status_t parity_expand(parity_tensor_t *x, uint32_t rank, const int64_t *shape,
                                          parity_tensor_t **out);
@@ -121,21 +108,20 @@ PARITY_API parity_status_t parity_contiguous(parity_tensor_t *x, parity_tensor_t
  * float type (docs/semantics.md). */
 PARITY_API parity_status_t parity_unary(parity_op_t op, parity_tensor_t *x, parity_tensor_t **out);
 PARITY_API parity_status_t parity_leaky_relu(parity_tensor_t *x, double slope, parity_tensor_t **out);
-PARITY_API parity_status_t parity_binary(parity_op_t op, parity_tensor_t *a, parity_tensor_t *b,
-                                         parity_tensor_t **out);
+PARITY_API parity_status_t parity_binary(parity_op_t op, parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out);
 /* eq, ne, lt, le, gt, ge -> bool; never differentiable. */
 PARITY_API parity_status_t parity_compare(parity_op_t op, parity_tensor_t *a, parity_tensor_t *b,
                                           parity_tensor_t **out);
-PARITY_API parity_status_t parity_where(parity_tensor_t *cond, parity_tensor_t *a,
-                                        parity_tensor_t *b, parity_tensor_t **out);
+PARITY_API parity_status_t parity_where(parity_tensor_t *cond, parity_tensor_t *a, parity_tensor_t *b,
+                                        parity_tensor_t **out);
 PARITY_API parity_status_t parity_cast(parity_tensor_t *x, parity_dtype_t dtype, parity_tensor_t **out);
 /* sum, mean, max, min, argmax, argmin over the axes in axes_mask (bit k = axis k; 0 = all). */
-PARITY_API parity_status_t parity_reduce(parity_op_t op, parity_tensor_t *x, uint32_t axes_mask,
-                                         int keepdim, parity_tensor_t **out);
+PARITY_API parity_status_t parity_reduce(parity_op_t op, parity_tensor_t *x, uint32_t axes_mask, int keepdim,
+                                         parity_tensor_t **out);
 /* The same over a list of axes (negative ones count from the end; each at most once; naxes 0 =
  * all). argmax/argmin take exactly one axis or all. */
-PARITY_API parity_status_t parity_reduce_axes(parity_op_t op, parity_tensor_t *x, uint32_t naxes,
-                                              const int32_t *axes, int keepdim, parity_tensor_t **out);
+PARITY_API parity_status_t parity_reduce_axes(parity_op_t op, parity_tensor_t *x, uint32_t naxes, const int32_t *axes,
+                                              int keepdim, parity_tensor_t **out);
 /* Batched [.., m, k] x [.., k, n] with broadcast batch axes (both ranks >= 2). */
 PARITY_API parity_status_t parity_matmul(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out);
 /* Option structs: struct_size first (set by the _init function, or 0 for the layout in this
@@ -157,10 +143,8 @@ PARITY_API parity_status_t parity_conv2d(parity_tensor_t *x, parity_tensor_t *w,
                                          const parity_conv2d_options_t *opts, parity_tensor_t **out);
 /* Transposed convolution (the adjoint of conv2d): w is [C_in, C_out/groups, KH, KW]; the output
  * is (H - 1) * stride - pad_top - pad_bottom + dilation * (KH - 1) + 1 + output_padding rows. */
-PARITY_API parity_status_t parity_conv_transpose2d(parity_tensor_t *x, parity_tensor_t *w,
-                                                   parity_tensor_t *bias,
-                                                   const parity_conv2d_options_t *opts,
-                                                   parity_tensor_t **out);
+PARITY_API parity_status_t parity_conv_transpose2d(parity_tensor_t *x, parity_tensor_t *w, parity_tensor_t *bias,
+                                                   const parity_conv2d_options_t *opts, parity_tensor_t **out);
 typedef struct parity_pool2d_options_t {
   uint32_t struct_size;
   int32_t kernel[2];         /* required, >= 1 */
@@ -170,12 +154,10 @@ typedef struct parity_pool2d_options_t {
   int32_t count_include_pad; /* avg_pool2d: padding counts in the divisor when non-zero */
 } parity_pool2d_options_t;
 PARITY_API void parity_pool2d_options_init(parity_pool2d_options_t *opts);
-PARITY_API parity_status_t parity_pool2d(parity_op_t op /* max_pool2d | avg_pool2d */,
-                                         parity_tensor_t *x, const parity_pool2d_options_t *opts,
-                                         parity_tensor_t **out);
+PARITY_API parity_status_t parity_pool2d(parity_op_t op /* max_pool2d | avg_pool2d */, parity_tensor_t *x,
+                                         const parity_pool2d_options_t *opts, parity_tensor_t **out);
 /* softmax | log_softmax over `axis`. */
-PARITY_API parity_status_t parity_softmax(parity_op_t op, parity_tensor_t *x, int32_t axis,
-                                          parity_tensor_t **out);
+PARITY_API parity_status_t parity_softmax(parity_op_t op, parity_tensor_t *x, int32_t axis, parity_tensor_t **out);
 
 /* ---- scopes ------------------------------------------------------------------------------------
  * Every tensor a call on this thread hands out between parity_scope_begin and the matching
@@ -217,8 +199,7 @@ PARITY_API parity_status_t parity_detach(parity_tensor_t *x, parity_tensor_t **o
 /* Fill .grad of every leaf reachable from loss. seed may be NULL only for a one-element loss
  * (seed = 1). The graph's saved tensors are freed afterwards unless retain_graph is set; a second
  * backward through a freed graph is an error. */
-PARITY_API parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed,
-                                           int retain_graph);
+PARITY_API parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed, int retain_graph);
 /* Grad mode is per thread. set returns the previous mode: `int was = parity_grad_mode_set(0);
  * ... parity_grad_mode_set(was);` turns recording off for a block and nests. */
 PARITY_API int parity_grad_mode_set(int enabled);

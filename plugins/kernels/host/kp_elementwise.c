@@ -12,7 +12,7 @@ static void set_operands(kp_ew_t *e, const parity_tensor_desc_t *const *t, uint3
   for (uint32_t k = 0; k < n; k++) e->t[k] = t[k];
 }
 /* e's operands, in the kernel's order */
-#define OPERANDS(...)                                                   \
+#define OPERANDS(...)                                                 \
   set_operands(e, (const parity_tensor_desc_t *const[]){__VA_ARGS__}, \
                sizeof((const parity_tensor_desc_t *const[]){__VA_ARGS__}) / sizeof(void *))
 

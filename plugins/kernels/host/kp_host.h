@@ -31,13 +31,13 @@ const char *kp_kernel_name(int kid);
  * the iteration's and the kernel's pointer arguments, in the same order; op, dt and dt2 are what
  * the OpenCL iteration carries (kp_iter_cl_t) and CUDA passes as int arguments (kp_ew_ints). */
 typedef struct kp_ew_t {
-  int kid;        /* KP_K_ew_* */
-  int cls;        /* KP_CLASS_* */
-  int alpha;      /* the kernel takes the scalar alpha (leaky_relu's slope) after the ints */
-  int32_t op;     /* the op; select: the element size; cast: 0 */
-  int32_t dt;     /* the dtype; cast: the source dtype; select: 0 */
-  int32_t dt2;    /* cast: the destination dtype; else 0 */
-  int64_t n;      /* items */
+  int kid;     /* KP_K_ew_* */
+  int cls;     /* KP_CLASS_* */
+  int alpha;   /* the kernel takes the scalar alpha (leaky_relu's slope) after the ints */
+  int32_t op;  /* the op; select: the element size; cast: 0 */
+  int32_t dt;  /* the dtype; cast: the source dtype; select: 0 */
+  int32_t dt2; /* cast: the destination dtype; else 0 */
+  int64_t n;   /* items */
   uint32_t nops;
   const parity_tensor_desc_t *t[KP_MAX_OPS]; /* NULL: an absent gradient (pointer 0) */
 } kp_ew_t;
@@ -53,17 +53,17 @@ uint32_t kp_ew_ints(const kp_ew_t *e, int32_t out[2]);
 uint64_t kp_red_value_bytes(int32_t dt);
 /* red_pass / red_final's struct from the plan (partials interleaved or in chunks), and the byte
  * offsets of the partials' values and indices when they start at byte part_off. */
-void kp_red_pack(kp_red_t *r, int64_t off[2], const psup_reduce_plan_t *p, int32_t op, int32_t dt,
-                 int32_t odt, int interleave, uint64_t part_off);
+void kp_red_pack(kp_red_t *r, int64_t off[2], const psup_reduce_plan_t *p, int32_t op, int32_t dt, int32_t odt,
+                 int interleave, uint64_t part_off);
 
 /* Backward: sum/mean broadcast dy back (red_bwd_sum over dy, dx); max/min count each output's
  * ties first (red_pass with KP_RED_COUNT_TIES over `ties` into i64 counts at the scratch's start,
  * partials after count_bytes) and share dy (red_bwd_extreme over x, y, dy, counts, dx). */
 typedef struct kp_red_bwd_t {
-  int kid;              /* KP_K_red_bwd_sum or KP_K_red_bwd_extreme */
-  int64_t n;            /* items: x's elements */
-  int64_t divisor;      /* mean: the terms per output; sum: 0 */
-  uint32_t nops;        /* the iteration's operands, over x's shape: */
+  int kid;         /* KP_K_red_bwd_sum or KP_K_red_bwd_extreme */
+  int64_t n;       /* items: x's elements */
+  int64_t divisor; /* mean: the terms per output; sum: 0 */
+  uint32_t nops;   /* the iteration's operands, over x's shape: */
   const int64_t *strides[5];
   int64_t bases[5];
   psup_reduce_plan_t ties; /* max/min: the tie count's plan (before its partials are cut) */

@@ -16,6 +16,7 @@
 #ifndef PARITY_KERNELS_KP_KERNELS_H
 #define PARITY_KERNELS_KP_KERNELS_H
 
+// clang-format off
 #define KP_KERNEL_TABLE(E, X)                                                                         \
   E(X, ew_unary, EW, ALL, 0) E(X, ew_unary_bwd, EW, FLOAT, 0) E(X, ew_binary, EW, ALL, 0)             \
   E(X, ew_binary_bwd, EW, FLOAT, 0) E(X, ew_compare, EW, ALL, 0) E(X, ew_select, EW, F, 0)            \
@@ -29,6 +30,7 @@
   E(X, conv_tile_fwd, CONV, NONE, 1) E(X, conv_tile_bwd_data, CONV, NONE, 1)                          \
   E(X, conv_tile_bwd_weight, CONV, NONE, 1) E(X, conv_bwd_data_blk, CONV, NONE, 0)                    \
   E(X, conv_bwd_weight_blk, CONV, NONE, 0)
+// clang-format on
 
 /* X(name, family) for every kernel: the plugins' OCL_KERNEL_LIST and CU_KERNEL_LIST */
 #define KP_NAME_FAMILY_(X, name, family, cuda, barrier) X(name, family)

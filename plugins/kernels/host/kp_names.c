@@ -5,7 +5,8 @@
 int kp_class_of(int32_t dtype) {
   switch (dtype) {
     case PARITY_DTYPE_F64: return KP_CLASS_D;
-    case PARITY_DTYPE_I32: case PARITY_DTYPE_BOOL: return KP_CLASS_I;
+    case PARITY_DTYPE_I32:
+    case PARITY_DTYPE_BOOL: return KP_CLASS_I;
     case PARITY_DTYPE_I64: return KP_CLASS_L;
     default: return KP_CLASS_F;
   }

@@ -10,8 +10,8 @@ uint64_t kp_red_value_bytes(int32_t dt) {
   return (cls == KP_CLASS_F || cls == KP_CLASS_I) ? 4 : 8;
 }
 
-void kp_red_pack(kp_red_t *r, int64_t off[2], const psup_reduce_plan_t *p, int32_t op, int32_t dt,
-                 int32_t odt, int interleave, uint64_t part_off) {
+void kp_red_pack(kp_red_t *r, int64_t off[2], const psup_reduce_plan_t *p, int32_t op, int32_t dt, int32_t odt,
+                 int interleave, uint64_t part_off) {
   memset(r, 0, sizeof *r);
   memcpy(r->oshape, p->kept.shape, sizeof r->oshape);
   memcpy(r->ostride, p->kept.strides, sizeof r->ostride);

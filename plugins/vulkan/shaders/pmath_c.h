@@ -36,14 +36,16 @@ typedef unsigned int uint; /* GLSL's uint; identical to glibc's <sys/types.h> ty
 #define PM_ISINF(x) isinf(x)
 #define PM_FREXP(x, e) frexp((x), &(e))
 #define PM_LDEXP(x, e) ldexp((x), (e))
-#define PM_UMULEXT(a, b, hi, lo)                                  \
-  do {                                                            \
-    uint64_t pm_umul_t_ = (uint64_t)(a) * (uint64_t)(b);          \
-    (hi) = (uint)(pm_umul_t_ >> 32);                              \
-    (lo) = (uint)pm_umul_t_;                                      \
+#define PM_UMULEXT(a, b, hi, lo)                         \
+  do {                                                   \
+    uint64_t pm_umul_t_ = (uint64_t)(a) * (uint64_t)(b); \
+    (hi) = (uint)(pm_umul_t_ >> 32);                     \
+    (lo) = (uint)pm_umul_t_;                             \
   } while (0)
 #define PM_TABLE_BEGIN(T, name, n) static const T name[n] = {
-#define PM_TABLE_END };
+#define PM_TABLE_END \
+  }                  \
+  ;
 #ifndef PM_HW_DIV
 #define PM_HW_DIV(a, b) ((a) / (b))
 #endif

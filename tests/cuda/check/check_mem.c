@@ -151,8 +151,14 @@ int chk_mem_describe(uintptr_t a, uintptr_t *start, size_t *size, unsigned *seri
 }
 
 static void out_of_bounds(uintptr_t a, unsigned size, int write, const void *pc) {
-  chk_report_t r = {.kind = CHK_OOB, .space = CHK_GLOBAL, .write = write, .block = chk_now.block,
-                    .thread = chk_now.thread, .pc = chk_pc(pc), .addr = a, .size = size};
+  chk_report_t r = {.kind = CHK_OOB,
+                    .space = CHK_GLOBAL,
+                    .write = write,
+                    .block = chk_now.block,
+                    .thread = chk_now.thread,
+                    .pc = chk_pc(pc),
+                    .addr = a,
+                    .size = size};
   chk_report(&r);
 }
 
@@ -166,7 +172,8 @@ void chk_global_access(uintptr_t a, unsigned size, int write, const void *pc) {
   }
   if (al->size > CHK_SHADOW_MAX) return;
   if (!al->shadow) {
-    void *m = mmap(NULL, shadow_bytes(al->span), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *m =
+        mmap(NULL, shadow_bytes(al->span), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) return; /* unchecked rather than a crash */
     al->shadow = m;
   }

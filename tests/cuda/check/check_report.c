@@ -27,7 +27,8 @@ void chk_report(const chk_report_t *r) {
   total++;
   chk_stats.reports++;
   for (unsigned i = 0; i < nkept; i++)
-    if (kept[i].kind == r->kind && kept[i].pc == r->pc && kept[i].other_pc == r->other_pc && kept[i].write == r->write) {
+    if (kept[i].kind == r->kind && kept[i].pc == r->pc && kept[i].other_pc == r->other_pc &&
+        kept[i].write == r->write) {
       kept[i].count++;
       return;
     }
@@ -91,8 +92,10 @@ static void lookup(int32_t pc, char *out, size_t n) {
     const char *base = strrchr(loc, '/');
     base = base ? base + 1 : loc;
     if (!strncmp(base, "emu_shim.h", 10) && frame > 0) break;
-    if (frame == 0) used += (size_t)snprintf(out + used, used < n ? n - used : 0, "%s", base);
-    else used += (size_t)snprintf(out + used, used < n ? n - used : 0, " <- %s (%s)", base, fn);
+    if (frame == 0)
+      used += (size_t)snprintf(out + used, used < n ? n - used : 0, "%s", base);
+    else
+      used += (size_t)snprintf(out + used, used < n ? n - used : 0, " <- %s (%s)", base, fn);
   }
   pclose(p);
   if (!out[0]) snprintf(out, n, "%p", addr);
@@ -100,8 +103,10 @@ static void lookup(int32_t pc, char *out, size_t n) {
 
 static void thread_name(uint32_t t, char *out, size_t n) {
   const unsigned *d = chk_now.block_dim;
-  if (d[1] == 1 && d[2] == 1) snprintf(out, n, "thread %u", t);
-  else snprintf(out, n, "thread (%u,%u,%u)", t % d[0], t / d[0] % d[1], t / (d[0] * d[1]));
+  if (d[1] == 1 && d[2] == 1)
+    snprintf(out, n, "thread %u", t);
+  else
+    snprintf(out, n, "thread (%u,%u,%u)", t % d[0], t / d[0] % d[1], t / (d[0] * d[1]));
 }
 
 /* the kernel argument whose buffer is the allocation at start */
@@ -125,11 +130,13 @@ static void where(const chk_report_t *r, char *out, size_t n) {
   unsigned serial;
   if (r->space == CHK_SHARED) {
     const char *name = chk_shared_name(r->addr, &start, &size);
-    if (!name) snprintf(out, n, "shared memory at %#lx", (unsigned long)r->addr);
+    if (!name)
+      snprintf(out, n, "shared memory at %#lx", (unsigned long)r->addr);
     else if (r->addr + r->size <= start + size)
       snprintf(out, n, "shared %s + byte %lu (of %zu)", name, (unsigned long)(r->addr - start), size);
     else
-      snprintf(out, n, "shared %s + byte %lu, past the end of its %zu bytes", name, (unsigned long)(r->addr - start), size);
+      snprintf(out, n, "shared %s + byte %lu, past the end of its %zu bytes", name, (unsigned long)(r->addr - start),
+               size);
     return;
   }
   if (chk_mem_describe(r->addr, &start, &size, &serial) != 0) {
@@ -138,8 +145,10 @@ static void where(const chk_report_t *r, char *out, size_t n) {
   }
   int arg = argument_of(start);
   char buf[64];
-  if (arg >= 0) snprintf(buf, sizeof buf, "argument %d", arg);
-  else snprintf(buf, sizeof buf, "allocation #%u", serial);
+  if (arg >= 0)
+    snprintf(buf, sizeof buf, "argument %d", arg);
+  else
+    snprintf(buf, sizeof buf, "allocation #%u", serial);
   if (r->addr + r->size <= start + size)
     snprintf(out, n, "%s + byte %lu (a buffer of %zu bytes)", buf, (unsigned long)(r->addr - start), size);
   else
@@ -154,30 +163,34 @@ static void format(const chk_report_t *r, char *out, size_t n) {
   if (r->kind == CHK_DIVERGENT) {
     thread_name(r->other_thread, other, sizeof other);
     if (r->other_write < 0)
-      snprintf(out, n, "divergent barrier in %s, block %u: %s waits at the barrier at %s; %s exited without reaching it", k,
+      snprintf(out, n,
+               "divergent barrier in %s, block %u: %s waits at the barrier at %s; %s exited without reaching it", k,
                r->block, me, at, other);
     else {
       source_line(r->other_pc, other_at, sizeof other_at);
-      snprintf(out, n, "divergent barrier in %s, block %u: %s waits at the barrier at %s, %s at another one at %s", k, r->block,
-               me, at, other, other_at);
+      snprintf(out, n, "divergent barrier in %s, block %u: %s waits at the barrier at %s, %s at another one at %s", k,
+               r->block, me, at, other, other_at);
     }
     return;
   }
   where(r, place, sizeof place);
   const char *verb = r->write ? "write" : "read";
   if (r->kind == CHK_OOB)
-    snprintf(out, n, "out-of-bounds %s in %s, block %u, %s: %u bytes at %s, at %s", verb, k, r->block, me, r->size, place, at);
+    snprintf(out, n, "out-of-bounds %s in %s, block %u, %s: %u bytes at %s, at %s", verb, k, r->block, me, r->size,
+             place, at);
   else if (r->kind == CHK_UNINIT)
-    snprintf(out, n, "uninitialised shared read in %s, block %u, %s: %s, at %s: no thread of the block wrote it before", k,
-             r->block, me, place, at);
+    snprintf(out, n, "uninitialised shared read in %s, block %u, %s: %s, at %s: no thread of the block wrote it before",
+             k, r->block, me, place, at);
   else {
     char ot[64];
     thread_name(r->other_thread, ot, sizeof ot);
-    if (r->other_block != r->block) snprintf(other, sizeof other, "%s of block %u", ot, r->other_block);
-    else snprintf(other, sizeof other, "%s", ot);
+    if (r->other_block != r->block)
+      snprintf(other, sizeof other, "%s of block %u", ot, r->other_block);
+    else
+      snprintf(other, sizeof other, "%s", ot);
     source_line(r->other_pc, other_at, sizeof other_at);
-    snprintf(out, n, "data race in %s, block %u: %s %ss %s at %s; %s %s it at %s, %s", k, r->block, me, verb, place, at, other,
-             r->other_write ? "wrote" : "read", other_at,
+    snprintf(out, n, "data race in %s, block %u: %s %ss %s at %s; %s %s it at %s, %s", k, r->block, me, verb, place, at,
+             other, r->other_write ? "wrote" : "read", other_at,
              r->other_block != r->block ? "and blocks of one launch are not ordered" : "with no barrier between");
   }
 }
@@ -211,7 +224,7 @@ int chk_reports_end(void) {
                              i ? "\n" : "", line);
   }
   if (total > 1 && used < sizeof message)
-    snprintf(message + used, sizeof message - used, "\ncuda-check: %u reports in this launch of %s (%u distinct)", total,
-             chk_now.kernel->name, nkept);
+    snprintf(message + used, sizeof message - used, "\ncuda-check: %u reports in this launch of %s (%u distinct)",
+             total, chk_now.kernel->name, nkept);
   return (int)total;
 }

@@ -90,8 +90,14 @@ void chk_maybe_switch(void) {
 }
 
 static void divergent(int waiting, int other, int exited) {
-  chk_report_t r = {.kind = CHK_DIVERGENT, .space = CHK_SHARED, .block = chk_now.block, .thread = (uint32_t)waiting, .other_block = chk_now.block,
-                    .other_thread = (uint32_t)other, .pc = bar_pc[waiting], .other_pc = exited ? 0 : bar_pc[other],
+  chk_report_t r = {.kind = CHK_DIVERGENT,
+                    .space = CHK_SHARED,
+                    .block = chk_now.block,
+                    .thread = (uint32_t)waiting,
+                    .other_block = chk_now.block,
+                    .other_thread = (uint32_t)other,
+                    .pc = bar_pc[waiting],
+                    .other_pc = exited ? 0 : bar_pc[other],
                     .other_write = exited ? -1 : 0};
   chk_report(&r);
 }
@@ -101,7 +107,8 @@ static void release(void) {
   int first = -1;
   for (int f = 0; f < nthreads; f++) {
     if (state[f] != F_WAIT) continue;
-    if (first < 0) first = f;
+    if (first < 0)
+      first = f;
     else if (bar_pc[f] != bar_pc[first]) {
       divergent(first, f, 0);
       break;

@@ -47,9 +47,17 @@ static inline int same(const chk_cell_t *c, int space) {
 static void race(const chk_cell_t *other, int other_write, int write, int space, int32_t pc, uintptr_t a,
                  unsigned mask) {
   unsigned lo = (unsigned)__builtin_ctz(mask);
-  chk_report_t r = {.kind = CHK_RACE, .space = space, .write = write, .other_write = other_write,
-                    .block = chk_now.block, .thread = chk_now.thread, .other_block = other->block,
-                    .other_thread = cell_thread(other), .pc = pc, .other_pc = other->pc, .addr = a + lo,
+  chk_report_t r = {.kind = CHK_RACE,
+                    .space = space,
+                    .write = write,
+                    .other_write = other_write,
+                    .block = chk_now.block,
+                    .thread = chk_now.thread,
+                    .other_block = other->block,
+                    .other_thread = cell_thread(other),
+                    .pc = pc,
+                    .other_pc = other->pc,
+                    .addr = a + lo,
                     .size = (unsigned)__builtin_popcount(mask)};
   chk_report(&r);
 }
@@ -67,8 +75,10 @@ static void record_read(chk_word_t *w, unsigned mask, int space, int32_t pc) {
    * thread's in this interval; an older interval's read of this block is ordered before */
   int keep1 = live(&w->r1, space) && (w->r1.block != chk_now.block || w->r1.epoch == chk_now.epoch);
   int keep2 = live(&w->r2, space) && (w->r2.block != chk_now.block || w->r2.epoch == chk_now.epoch);
-  if (!keep1) set(&w->r1, mask, pc);
-  else if (!keep2) set(&w->r2, mask, pc);
+  if (!keep1)
+    set(&w->r1, mask, pc);
+  else if (!keep2)
+    set(&w->r2, mask, pc);
 }
 
 void chk_word(chk_word_t *w, unsigned mask, int write, int space, int32_t pc, uintptr_t a) {
@@ -78,9 +88,13 @@ void chk_word(chk_word_t *w, unsigned mask, int write, int space, int32_t pc, ui
     record_read(w, mask, space, pc);
     return;
   }
-  if (concurrent(&w->r1, space, mask)) race(&w->r1, 0, 1, space, pc, a, mask & cell_mask(&w->r1));
-  else if (concurrent(&w->r2, space, mask)) race(&w->r2, 0, 1, space, pc, a, mask & cell_mask(&w->r2));
-  if (same(&w->w, space)) w->w.thread |= (uint16_t)(mask << MASK_SHIFT);
-  else set(&w->w, mask, pc);
+  if (concurrent(&w->r1, space, mask))
+    race(&w->r1, 0, 1, space, pc, a, mask & cell_mask(&w->r1));
+  else if (concurrent(&w->r2, space, mask))
+    race(&w->r2, 0, 1, space, pc, a, mask & cell_mask(&w->r2));
+  if (same(&w->w, space))
+    w->w.thread |= (uint16_t)(mask << MASK_SHIFT);
+  else
+    set(&w->w, mask, pc);
   w->r1.launch = w->r2.launch = 0; /* reads before this write are ordered before it, or reported */
 }

@@ -37,8 +37,8 @@ int chk_shared_init(char *msg, size_t n) {
     snprintf(msg, n, "out of memory for the shadow of %zu bytes of shared memory", size);
     return -1;
   }
-  if (chk_elf_arrays((uintptr_t)__start_emu_shared, (uintptr_t)__stop_emu_shared, &arrays, &narrays) != 0 ||
-      !narrays || narrays > 65535) {
+  if (chk_elf_arrays((uintptr_t)__start_emu_shared, (uintptr_t)__stop_emu_shared, &arrays, &narrays) != 0 || !narrays ||
+      narrays > 65535) {
     /* no symbols: the section as one array (out-of-bounds then only past its ends) */
     narrays = 1;
     arrays = calloc(1, sizeof *arrays);
@@ -46,7 +46,8 @@ int chk_shared_init(char *msg, size_t n) {
     arrays[0] = (chk_elf_array_t){(uintptr_t)__start_emu_shared, size, strdup("shared memory")};
   }
   for (size_t i = 0; i < narrays; i++)
-    for (size_t b = 0; b < arrays[i].size; b++) owner[arrays[i].start - (uintptr_t)__start_emu_shared + b] = (uint16_t)(i + 1);
+    for (size_t b = 0; b < arrays[i].size; b++)
+      owner[arrays[i].start - (uintptr_t)__start_emu_shared + b] = (uint16_t)(i + 1);
   chk_shared_lo = (uintptr_t)__start_emu_shared;
   chk_shared_hi = (uintptr_t)__stop_emu_shared;
   return 0;
@@ -63,8 +64,14 @@ const char *chk_shared_name(uintptr_t a, uintptr_t *start, size_t *size) {
 }
 
 static void report(int kind, uintptr_t a, unsigned size, int write, const void *pc) {
-  chk_report_t r = {.kind = kind, .space = CHK_SHARED, .write = write, .block = chk_now.block,
-                    .thread = chk_now.thread, .pc = chk_pc(pc), .addr = a, .size = size};
+  chk_report_t r = {.kind = kind,
+                    .space = CHK_SHARED,
+                    .write = write,
+                    .block = chk_now.block,
+                    .thread = chk_now.thread,
+                    .pc = chk_pc(pc),
+                    .addr = a,
+                    .size = size};
   chk_report(&r);
 }
 

@@ -15,7 +15,7 @@
 #define CHK_CAT2(a, b) a##b
 #define CHK_CAT(a, b) CHK_CAT2(a, b)
 #undef __shared__
-#define __shared__                                                                                         \
+#define __shared__                                                                                                \
   static __attribute__((section("emu_shared"), used)) char CHK_CAT(emu_shared_pad_, __COUNTER__)[CHK_SHARED_PAD]; \
   static __attribute__((section("emu_shared")))
 

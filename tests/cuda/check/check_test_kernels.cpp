@@ -104,6 +104,8 @@ static void order(int *out) {
 }
 
 extern "C" const chk_kernel_t chk_test_kernels[] = {
+    // clang-format off
     EMU_ENTRY(rotate_ok, 1) EMU_ENTRY(rotate_no_barrier, 1) EMU_ENTRY(tree_sum, 1) EMU_ENTRY(copy_widened, 0)
     EMU_ENTRY(shift_oob, 1) EMU_ENTRY(read_unwritten, 1) EMU_ENTRY(early_exit, 1) EMU_ENTRY(blocks_write_one, 0)
     EMU_ENTRY(overlapping_partials, 0) EMU_ENTRY(order, 0){nullptr, nullptr, 0, 0, 0}};
+// clang-format on

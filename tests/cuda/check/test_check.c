@@ -77,8 +77,8 @@ Test(check, a_missing_barrier_is_a_race_between_two_threads) {
   float *out = dev(2 * N * sizeof(float));
   void *a[] = {&out};
   cr_assert_gt(run("rotate_no_barrier", 2, a), 0);
-  const char *parts[] = {"data race in rotate_no_barrier", "block ", "shared rotate_no_barrier::s + byte ", "with no barrier between",
-                         NULL};
+  const char *parts[] = {"data race in rotate_no_barrier", "block ", "shared rotate_no_barrier::s + byte ",
+                         "with no barrier between", NULL};
   expect("rotate_no_barrier", chk_test_lines[L_RACE], parts);
   expect("rotate_no_barrier", chk_test_lines[L_RACE_READ], parts);
 }
@@ -89,9 +89,10 @@ Test(check, a_widened_loop_bound_reads_past_the_buffer) {
   float *in = dev((size_t)n * sizeof(float)), *out = dev(N * sizeof(float));
   void *a[] = {&in, &out, &n};
   cr_assert_gt(run("copy_widened", 1, a), 0);
-  const char *parts[] = {"out-of-bounds read in copy_widened, block 0, thread 36: 4 bytes at argument 0 + byte 400, past "
-                         "the end of its 400 bytes",
-                         NULL};
+  const char *parts[] = {
+      "out-of-bounds read in copy_widened, block 0, thread 36: 4 bytes at argument 0 + byte 400, past "
+      "the end of its 400 bytes",
+      NULL};
   expect("copy_widened", chk_test_lines[L_OOB_GLOBAL], parts);
 }
 
@@ -100,9 +101,10 @@ Test(check, a_shared_index_past_the_array_is_out_of_bounds) {
   float *out = dev(N * sizeof(float));
   void *a[] = {&out};
   cr_assert_gt(run("shift_oob", 1, a), 0);
-  const char *parts[] = {"out-of-bounds write in shift_oob, block 0, thread 63: 4 bytes at shared shift_oob::s + byte 256, "
-                         "past the end of its 256 bytes",
-                         NULL};
+  const char *parts[] = {
+      "out-of-bounds write in shift_oob, block 0, thread 63: 4 bytes at shared shift_oob::s + byte 256, "
+      "past the end of its 256 bytes",
+      NULL};
   expect("shift_oob", chk_test_lines[L_OOB_SHARED], parts);
 }
 
@@ -111,8 +113,8 @@ Test(check, a_read_of_an_unwritten_shared_word_is_uninitialised) {
   float *out = dev(2 * N * sizeof(float));
   void *a[] = {&out};
   cr_assert_gt(run("read_unwritten", 2, a), 0);
-  const char *parts[] = {"uninitialised shared read in read_unwritten, block 0, thread 62: shared read_unwritten::s + byte 252",
-                         NULL};
+  const char *parts[] = {
+      "uninitialised shared read in read_unwritten, block 0, thread 62: shared read_unwritten::s + byte 252", NULL};
   expect("read_unwritten", chk_test_lines[L_UNINIT], parts);
 }
 
@@ -130,8 +132,9 @@ Test(check, blocks_of_one_launch_are_not_ordered) {
   float *out = dev(sizeof(float));
   void *a[] = {&out};
   cr_assert_gt(run("blocks_write_one", 3, a), 0);
-  const char *parts[] = {"data race in blocks_write_one, block 1: thread 0 writes argument 0 + byte 0 (a buffer of 4 bytes)",
-                         "thread 0 of block 0 wrote it", "blocks of one launch are not ordered", NULL};
+  const char *parts[] = {
+      "data race in blocks_write_one, block 1: thread 0 writes argument 0 + byte 0 (a buffer of 4 bytes)",
+      "thread 0 of block 0 wrote it", "blocks of one launch are not ordered", NULL};
   expect("blocks_write_one", chk_test_lines[L_BLOCKS], parts);
 }
 

@@ -36,8 +36,11 @@ static CUmodule emu_module(const char *ptx) {
   c += 20;
   int cls = strncmp(c, " = ", 3) == 0 ? atoi(c + 3) : 0;
   e += 7;
-  int fam = strncmp(e, "ew_", 3) == 0 ? 0 : strncmp(e, "red_", 4) == 0 ? 1 : strncmp(e, "smx_", 4) == 0 ? 2
-            : strncmp(e, "mm_", 3) == 0 ? 3 : 4;
+  int fam = strncmp(e, "ew_", 3) == 0    ? 0
+            : strncmp(e, "red_", 4) == 0 ? 1
+            : strncmp(e, "smx_", 4) == 0 ? 2
+            : strncmp(e, "mm_", 3) == 0  ? 3
+                                         : 4;
   if (cls < 0 || cls > 3 || !emu_tables[fam][cls]) return NULL;
   return (CUmodule)&emu_tables[fam][cls];
 }

@@ -19,7 +19,7 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline /* pmathf.h (PF_FN): static, unused ones without a warning */
-#define __shared__ static /* blocks run one at a time; a block's threads are fibers of one thread */
+#define __shared__ static      /* blocks run one at a time; a block's threads are fibers of one thread */
 #define __launch_bounds__(x)
 #define KERNEL static void
 /* internal linkage: the four compute classes define helpers with the same signatures and different

@@ -20,7 +20,7 @@
 #define PSUP_ATOMIC_NO_FOLLOW 1u
 
 typedef struct psup_atomic_file {
-  FILE *f; /* write the content here */
+  FILE *f;                    /* write the content here */
   char target[PSUP_PATH_MAX]; /* the file replaced at commit (a link resolved) */
   char temp[PSUP_PATH_MAX + 32];
   unsigned mode; /* permissions of the new file: the old file's, else 0644 */

@@ -15,9 +15,9 @@
 
 /* What a device can run, for the shared checks. */
 typedef struct psup_caps_t {
-  const char *backend;  /* message prefix, e.g. "vulkan" */
-  const char *device;   /* device name, for "... which <device> lacks" */
-  uint32_t dtype_mask;  /* PARITY_DTYPE_BIT() of every dtype the device stores and computes */
+  const char *backend; /* message prefix, e.g. "vulkan" */
+  const char *device;  /* device name, for "... which <device> lacks" */
+  uint32_t dtype_mask; /* PARITY_DTYPE_BIT() of every dtype the device stores and computes */
   /* Per dtype (indexed by parity_dtype_t), why it is missing, e.g. "shaderFloat64"; may be NULL. */
   const char *missing[8];
 } psup_caps_t;

@@ -78,13 +78,10 @@ void psup_log(const parity_host_api_t *host, int32_t level, const char *fmt, ...
 /* Describe a tensor as "f32[2,3] strides [3,1] +0" into buf. */
 const char *psup_tensor_str(const parity_tensor_desc_t *t, char *buf, size_t size);
 
-
-
 /* Check that every operand of `desc` lies inside its buffer; buffer_size(buf) gives each
  * buffer's size in bytes. Writes a message and returns INVALID_ARGUMENT when one reaches out. */
 typedef uint64_t (*psup_buffer_size_fn)(const parity_plugin_buffer_t *buf);
-int32_t psup_check_extents(const parity_op_desc_t *d, psup_buffer_size_fn buffer_size, char *msg,
-                           size_t msg_size);
+int32_t psup_check_extents(const parity_op_desc_t *d, psup_buffer_size_fn buffer_size, char *msg, size_t msg_size);
 /* What a kernel entry checks: only what is cheap. The host validated the whole descriptor
  * (psup_check_op_desc; operands inside live buffers) and asked supports() before calling the
  * entry (parity_plugin.h), so an entry checks that the descriptor is there, well-formed in its

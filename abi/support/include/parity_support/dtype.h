@@ -13,7 +13,8 @@
 /* Size in bytes of one element, 0 for an invalid dtype. */
 static inline uint32_t psup_dtype_size(int32_t dtype) { /* on every op's path: inline */
   switch (dtype) {
-#define PARITY_X_(v, N, s, sz) case v: return sz;
+#define PARITY_X_(v, N, s, sz) \
+  case v: return sz;
     PARITY_DTYPE_LIST(PARITY_X_)
 #undef PARITY_X_
     default: return 0;

@@ -10,12 +10,12 @@
 #include "parity_plugin.h"
 
 typedef struct psup_conv_plan_t {
-  int64_t N, C, H, W;   /* x */
-  int64_t O, KH, KW;    /* output channels and window (pooling: O = C, groups = 1) */
-  int64_t OH, OW;       /* output extents (psup_conv_out_extent) */
+  int64_t N, C, H, W; /* x */
+  int64_t O, KH, KW;  /* output channels and window (pooling: O = C, groups = 1) */
+  int64_t OH, OW;     /* output extents (psup_conv_out_extent) */
   int32_t sh, sw, pt, pl, dh, dw, groups;
-  int32_t include_pad;  /* avg pooling counts padding */
-  int32_t pool;         /* 1 for the pooling ops, 0 for conv2d */
+  int32_t include_pad; /* avg pooling counts padding */
+  int32_t pool;        /* 1 for the pooling ops, 0 for conv2d */
 } psup_conv_plan_t;
 
 /* The geometry of a conv2d or pooling op (forward or backward) from its descriptor. */

@@ -12,10 +12,10 @@
 #include "parity_support/geom_axes.h"
 
 typedef struct psup_reduce_plan_t {
-  psup_axes_t kept;    /* operands x, y (contiguous over the kept axes when absent), ref */
-  psup_axes_t reduced; /* x only (operand 0); rank >= 1 */
-  int64_t base[3];     /* element bases of x, y, ref (0 when absent) */
-  int64_t M, K;        /* outputs, terms per output */
+  psup_axes_t kept;     /* operands x, y (contiguous over the kept axes when absent), ref */
+  psup_axes_t reduced;  /* x only (operand 0); rank >= 1 */
+  int64_t base[3];      /* element bases of x, y, ref (0 when absent) */
+  int64_t M, K;         /* outputs, terms per output */
   int64_t chunk, parts; /* terms per partial, partials per output (K and 1 before the cut) */
 } psup_reduce_plan_t;
 

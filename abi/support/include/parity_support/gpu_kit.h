@@ -83,8 +83,8 @@ int32_t psup_kit_fail(const psup_kit_t *k, int32_t status, const char *fmt, ...)
 void psup_kit_log(const psup_kit_t *k, int32_t level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A driver call that failed: "<backend>: <call>: <name> (<what>)", name NULL giving "unknown
  * <api> error <code>" (api: "OpenCL", "VkResult", ...); status OK is turned into INTERNAL. */
-int32_t psup_kit_driver_fail(const psup_kit_t *k, int32_t status, const char *call, const char *name,
-                             const char *api, long long code, const char *what);
+int32_t psup_kit_driver_fail(const psup_kit_t *k, int32_t status, const char *call, const char *name, const char *api,
+                             long long code, const char *what);
 
 /* ---- device slots ---------------------------------------------------------------------------- */
 /* Empty the table (init and shutdown). */
@@ -116,144 +116,146 @@ int32_t psup_kit_launch(const psup_kit_t *k, parity_plugin_device_t *dev, const 
                         int32_t direction);
 
 /* ---- buffers ------------------------------------------------------------------------------ */
-int32_t psup_kit_buffer_write(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
-                              uint64_t off, const void *src, uint64_t size);
-int32_t psup_kit_buffer_read(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
-                             uint64_t off, void *dst, uint64_t size);
+int32_t psup_kit_buffer_write(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
+                              const void *src, uint64_t size);
+int32_t psup_kit_buffer_read(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
+                             void *dst, uint64_t size);
 int32_t psup_kit_buffer_copy(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *src,
                              uint64_t src_off, parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size);
-int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b,
-                             uint64_t off, uint64_t size, const void *pattern, uint32_t psize);
+int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
+                             uint64_t size, const void *pattern, uint32_t psize);
 
 /* A driver call's result: return fail (an expression that may use r_, the result) unless it is ok. */
 #define PSUP_KIT_CHECK(type, expr, ok, fail) \
-  do {                                        \
-    type r_ = (expr);                         \
-    if (r_ != (ok)) return (fail);            \
+  do {                                       \
+    type r_ = (expr);                        \
+    if (r_ != (ok)) return (fail);           \
   } while (0)
 
 /* The plugin's own entries the kit does not write, declared for prefix_ (cl_internal.h ...). */
-#define PSUP_KIT_DECLARE_PLUGIN(prefix)                                                                    \
-  int32_t prefix##_device_init(parity_plugin_device_t *dev, uint32_t index);                               \
-  void prefix##_device_close(parity_plugin_device_t *dev);                                                 \
-  int32_t prefix##_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out); \
-  void prefix##_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b);                       \
-  int32_t prefix##_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,      \
-                                const void *src, uint64_t size);                                           \
-  int32_t prefix##_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,       \
-                               void *dst, uint64_t size);                                                  \
-  int32_t prefix##_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_off, \
-                               parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size);              \
-  int32_t prefix##_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,       \
-                               uint64_t size, const void *pattern, uint32_t psize);                        \
-  int32_t prefix##_synchronize(parity_plugin_device_t *dev);                                               \
+#define PSUP_KIT_DECLARE_PLUGIN(prefix)                                                                                \
+  int32_t prefix##_device_init(parity_plugin_device_t *dev, uint32_t index);                                           \
+  void prefix##_device_close(parity_plugin_device_t *dev);                                                             \
+  int32_t prefix##_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out);             \
+  void prefix##_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b);                                   \
+  int32_t prefix##_buffer_write(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, const void *src, \
+                                uint64_t size);                                                                        \
+  int32_t prefix##_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, void *dst,        \
+                               uint64_t size);                                                                         \
+  int32_t prefix##_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src, uint64_t src_off,             \
+                               parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size);                          \
+  int32_t prefix##_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, uint64_t size,    \
+                               const void *pattern, uint32_t psize);                                                   \
+  int32_t prefix##_synchronize(parity_plugin_device_t *dev);                                                           \
   const parity_plugin_api_t *prefix##_plugin_api(void)
 /* psup_kit_t's device fields for a plugin whose functions are named prefix_device_init/_close. */
-#define PSUP_KIT_DEVICES(prefix) \
-  .device_size = sizeof(parity_plugin_device_t), .device_init = prefix##_device_init, .device_close = prefix##_device_close
+#define PSUP_KIT_DEVICES(prefix)                                                      \
+  .device_size = sizeof(parity_plugin_device_t), .device_init = prefix##_device_init, \
+  .device_close = prefix##_device_close
 /* psup_kit_t's slot fields for a static array of slots. */
 #define PSUP_KIT_SLOTS(array) \
   .slots = (array), .slot_size = sizeof(array)[0], .max_slots = (uint32_t)(sizeof(array) / sizeof(array)[0])
 /* psup_kit_t's family table for all five families, functions named prefix_<family>_forward and
  * _backward, with each family's supports (NULL: the contract is enough). */
-#define PSUP_KIT_FAMILIES(prefix, ew, red, mm, conv, smx)                                                   \
+#define PSUP_KIT_FAMILIES(prefix, ew, red, mm, conv, smx)                                                         \
   .family = {PSUP_KIT_FAMILY(ELEMENTWISE, prefix, elementwise, ew), PSUP_KIT_FAMILY(REDUCE, prefix, reduce, red), \
-             PSUP_KIT_FAMILY(MATMUL, prefix, matmul, mm), PSUP_KIT_FAMILY(CONV2D, prefix, conv2d, conv),           \
+             PSUP_KIT_FAMILY(MATMUL, prefix, matmul, mm), PSUP_KIT_FAMILY(CONV2D, prefix, conv2d, conv),          \
              PSUP_KIT_FAMILY(SOFTMAX, prefix, softmax, smx)}
 /* The five families' forward and backward entries, named prefix_<family>_forward/_backward. */
-#define PSUP_KIT_DECLARE_FAMILY_(prefix, name)                                                 \
+#define PSUP_KIT_DECLARE_FAMILY_(prefix, name)                                               \
   int32_t prefix##_##name##_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d); \
   int32_t prefix##_##name##_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d)
-#define PSUP_KIT_DECLARE_FAMILIES(prefix)                                                     \
-  PSUP_KIT_DECLARE_FAMILY_(prefix, elementwise);                                              \
-  PSUP_KIT_DECLARE_FAMILY_(prefix, reduce);                                                   \
-  PSUP_KIT_DECLARE_FAMILY_(prefix, matmul);                                                   \
-  PSUP_KIT_DECLARE_FAMILY_(prefix, conv2d);                                                   \
+#define PSUP_KIT_DECLARE_FAMILIES(prefix)        \
+  PSUP_KIT_DECLARE_FAMILY_(prefix, elementwise); \
+  PSUP_KIT_DECLARE_FAMILY_(prefix, reduce);      \
+  PSUP_KIT_DECLARE_FAMILY_(prefix, matmul);      \
+  PSUP_KIT_DECLARE_FAMILY_(prefix, conv2d);      \
   PSUP_KIT_DECLARE_FAMILY_(prefix, softmax)
 /* A family's row of psup_kit_t.family for functions named prefix_name_forward/_backward. */
 #define PSUP_KIT_FAMILY(FAMILY, prefix, name, supports) \
   [PARITY_FAMILY_##FAMILY] = {prefix##_##name##_forward, prefix##_##name##_backward, supports}
 /* The transfer table for functions named prefix_buffer_write/read/copy/fill. */
 #define PSUP_KIT_TRANSFERS(prefix, size) \
-  {size, prefix##_buffer_write, prefix##_buffer_read, prefix##_buffer_copy, prefix##_buffer_fill}
+  { size, prefix##_buffer_write, prefix##_buffer_read, prefix##_buffer_copy, prefix##_buffer_fill }
 
 /* ---- the ABI entries of one plugin ----------------------------------------------------------- */
 /* Expanded once in a plugin's table file, after its psup_kit_t `kit` is declared: static
  * functions with the ABI's signatures that call the kit with &kit. */
-#define PSUP_KIT_ENTRY_(kit, name, FAMILY, dir, DIR)                                                       \
-  static int32_t psup_kit_##name##_##dir(parity_plugin_device_t *dev, const parity_op_desc_t *d) {         \
-    return psup_kit_launch(&(kit), dev, d, PARITY_FAMILY_##FAMILY, PARITY_DIRECTION_##DIR);              \
+#define PSUP_KIT_ENTRY_(kit, name, FAMILY, dir, DIR)                                               \
+  static int32_t psup_kit_##name##_##dir(parity_plugin_device_t *dev, const parity_op_desc_t *d) { \
+    return psup_kit_launch(&(kit), dev, d, PARITY_FAMILY_##FAMILY, PARITY_DIRECTION_##DIR);        \
   }
+// clang-format off
 #define PSUP_KIT_FAMILY_(kit, name, FAMILY)                                                                \
   PSUP_KIT_ENTRY_(kit, name, FAMILY, forward, FORWARD) PSUP_KIT_ENTRY_(kit, name, FAMILY, backward, BACKWARD)
-#define PSUP_KIT_ENTRIES(kit)                                                                              \
-  static int32_t psup_kit_count_(uint32_t *out) { return psup_kit_device_count(&(kit), out); }             \
-  static int32_t psup_kit_info_(uint32_t i, parity_device_info_t *out) {                                   \
-    return psup_kit_device_info(&(kit), i, out);                                                           \
-  }                                                                                                        \
-  static int32_t psup_kit_open_(uint32_t index, parity_plugin_device_t **out) {                           \
-    return psup_kit_device_open(&(kit), index, out);                                                       \
-  }                                                                                                        \
-  static int32_t psup_kit_supports_(parity_plugin_device_t *dev, const parity_op_desc_t *d) {              \
-    return psup_kit_supports(&(kit), dev, d);                                                              \
-  }                                                                                                        \
-  static int32_t psup_kit_write_(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,     \
-                                 const void *src, uint64_t size) {                                         \
-    return psup_kit_buffer_write(&(kit), dev, b, off, src, size);                                          \
-  }                                                                                                        \
-  static int32_t psup_kit_read_(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,      \
-                                void *dst, uint64_t size) {                                                \
-    return psup_kit_buffer_read(&(kit), dev, b, off, dst, size);                                           \
-  }                                                                                                        \
-  static int32_t psup_kit_copy_(parity_plugin_device_t *dev, parity_plugin_buffer_t *s, uint64_t so,       \
-                                parity_plugin_buffer_t *t, uint64_t to, uint64_t size) {                   \
-    return psup_kit_buffer_copy(&(kit), dev, s, so, t, to, size);                                          \
-  }                                                                                                        \
-  static int32_t psup_kit_fill_(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,      \
-                                uint64_t size, const void *pattern, uint32_t psize) {                      \
-    return psup_kit_buffer_fill(&(kit), dev, b, off, size, pattern, psize);                                \
-  }                                                                                                        \
-  PSUP_KIT_FAMILY_(kit, elementwise, ELEMENTWISE)                                                          \
-  PSUP_KIT_FAMILY_(kit, reduce, REDUCE)                                                                    \
-  PSUP_KIT_FAMILY_(kit, matmul, MATMUL)                                                                    \
-  PSUP_KIT_FAMILY_(kit, conv2d, CONV2D)                                                                    \
+// clang-format on
+#define PSUP_KIT_ENTRIES(kit)                                                                                        \
+  static int32_t psup_kit_count_(uint32_t *out) { return psup_kit_device_count(&(kit), out); }                       \
+  static int32_t psup_kit_info_(uint32_t i, parity_device_info_t *out) {                                             \
+    return psup_kit_device_info(&(kit), i, out);                                                                     \
+  }                                                                                                                  \
+  static int32_t psup_kit_open_(uint32_t index, parity_plugin_device_t **out) {                                      \
+    return psup_kit_device_open(&(kit), index, out);                                                                 \
+  }                                                                                                                  \
+  static int32_t psup_kit_supports_(parity_plugin_device_t *dev, const parity_op_desc_t *d) {                        \
+    return psup_kit_supports(&(kit), dev, d);                                                                        \
+  }                                                                                                                  \
+  static int32_t psup_kit_write_(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,               \
+                                 const void *src, uint64_t size) {                                                   \
+    return psup_kit_buffer_write(&(kit), dev, b, off, src, size);                                                    \
+  }                                                                                                                  \
+  static int32_t psup_kit_read_(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, void *dst,     \
+                                uint64_t size) {                                                                     \
+    return psup_kit_buffer_read(&(kit), dev, b, off, dst, size);                                                     \
+  }                                                                                                                  \
+  static int32_t psup_kit_copy_(parity_plugin_device_t *dev, parity_plugin_buffer_t *s, uint64_t so,                 \
+                                parity_plugin_buffer_t *t, uint64_t to, uint64_t size) {                             \
+    return psup_kit_buffer_copy(&(kit), dev, s, so, t, to, size);                                                    \
+  }                                                                                                                  \
+  static int32_t psup_kit_fill_(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, uint64_t size, \
+                                const void *pattern, uint32_t psize) {                                               \
+    return psup_kit_buffer_fill(&(kit), dev, b, off, size, pattern, psize);                                          \
+  }                                                                                                                  \
+  PSUP_KIT_FAMILY_(kit, elementwise, ELEMENTWISE)                                                                    \
+  PSUP_KIT_FAMILY_(kit, reduce, REDUCE)                                                                              \
+  PSUP_KIT_FAMILY_(kit, matmul, MATMUL)                                                                              \
+  PSUP_KIT_FAMILY_(kit, conv2d, CONV2D)                                                                              \
   PSUP_KIT_FAMILY_(kit, softmax, SOFTMAX)
 
 /* The plugin's function table `name` (static): PSUP_KIT_ENTRIES' entries, and the plugin's own
  * init, shutdown, device_open/close, buffer_alloc/free and synchronize named prefix_... */
-#define PSUP_KIT_API(name, prefix)                                                                         \
-  static const parity_plugin_api_t name = {.struct_size = sizeof(parity_plugin_api_t),                     \
-                                           .init = prefix##_init,                                          \
-                                           .shutdown = prefix##_shutdown,                                  \
-                                           .device_close = prefix##_device_close,                          \
-                                           .buffer_alloc = prefix##_buffer_alloc,                          \
-                                           .buffer_free = prefix##_buffer_free,                            \
-                                           .synchronize = prefix##_synchronize,                            \
+#define PSUP_KIT_API(name, prefix)                                                     \
+  static const parity_plugin_api_t name = {.struct_size = sizeof(parity_plugin_api_t), \
+                                           .init = prefix##_init,                      \
+                                           .shutdown = prefix##_shutdown,              \
+                                           .device_close = prefix##_device_close,      \
+                                           .buffer_alloc = prefix##_buffer_alloc,      \
+                                           .buffer_free = prefix##_buffer_free,        \
+                                           .synchronize = prefix##_synchronize,        \
                                            PSUP_KIT_API_FIELDS}
 
 /* The plugin's one exported symbol: version negotiation with the identity note `identity`
  * (PARITY_PLUGIN_IDENTITY), the host kept in `kit`, the function table api_expr. */
-#define PSUP_KIT_QUERY(kit, identity, api_expr)                                                            \
-  PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor,               \
+#define PSUP_KIT_QUERY(kit, identity, api_expr)                                                                \
+  PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t host_minor,                   \
                                                    const parity_host_api_t *host, parity_plugin_info_t *out) { \
-    (void)host_minor;                                                                                      \
-    int32_t st = psup_negotiate(host_major, out, identity.name, identity.backend, identity.version);        \
-    if (st != PARITY_STATUS_OK) return st;                                                                 \
-    psup_kit_set_host(&(kit), host);                                                                       \
-    out->api = (api_expr);                                                                                 \
-    return PARITY_STATUS_OK;                                                                               \
+    (void)host_minor;                                                                                          \
+    int32_t st = psup_negotiate(host_major, out, identity.name, identity.backend, identity.version);           \
+    if (st != PARITY_STATUS_OK) return st;                                                                     \
+    psup_kit_set_host(&(kit), host);                                                                           \
+    out->api = (api_expr);                                                                                     \
+    return PARITY_STATUS_OK;                                                                                   \
   }
 
 /* The parity_plugin_api_t fields PSUP_KIT_ENTRIES defines (PSUP_KIT_API adds the plugin's own). */
-#define PSUP_KIT_API_FIELDS                                                                                \
-  .get_device_count = psup_kit_count_, .get_device_info = psup_kit_info_, .device_open = psup_kit_open_,    \
-  .supports = psup_kit_supports_,                                                                            \
-  .buffer_write = psup_kit_write_, .buffer_read = psup_kit_read_, .buffer_copy = psup_kit_copy_,           \
-  .buffer_fill = psup_kit_fill_, .elementwise_forward = psup_kit_elementwise_forward,                      \
-  .elementwise_backward = psup_kit_elementwise_backward, .reduce_forward = psup_kit_reduce_forward,        \
-  .reduce_backward = psup_kit_reduce_backward, .matmul_forward = psup_kit_matmul_forward,                  \
-  .matmul_backward = psup_kit_matmul_backward, .conv2d_forward = psup_kit_conv2d_forward,                  \
-  .conv2d_backward = psup_kit_conv2d_backward, .softmax_forward = psup_kit_softmax_forward,                \
+#define PSUP_KIT_API_FIELDS                                                                                          \
+  .get_device_count = psup_kit_count_, .get_device_info = psup_kit_info_, .device_open = psup_kit_open_,             \
+  .supports = psup_kit_supports_, .buffer_write = psup_kit_write_, .buffer_read = psup_kit_read_,                    \
+  .buffer_copy = psup_kit_copy_, .buffer_fill = psup_kit_fill_, .elementwise_forward = psup_kit_elementwise_forward, \
+  .elementwise_backward = psup_kit_elementwise_backward, .reduce_forward = psup_kit_reduce_forward,                  \
+  .reduce_backward = psup_kit_reduce_backward, .matmul_forward = psup_kit_matmul_forward,                            \
+  .matmul_backward = psup_kit_matmul_backward, .conv2d_forward = psup_kit_conv2d_forward,                            \
+  .conv2d_backward = psup_kit_conv2d_backward, .softmax_forward = psup_kit_softmax_forward,                          \
   .softmax_backward = psup_kit_softmax_backward
 
 #endif

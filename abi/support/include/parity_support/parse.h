@@ -13,11 +13,9 @@
 int psup_parse_double(const char *what, const char *text, double lo, double hi, const char *unit, double *out,
                       char *err, size_t n);
 /* Decimal integers only (no hex, no fraction, no exponent). */
-int psup_parse_int(const char *what, const char *text, long long lo, long long hi, long long *out, char *err,
-                   size_t n);
+int psup_parse_int(const char *what, const char *text, long long lo, long long hi, long long *out, char *err, size_t n);
 /* `choices` is NULL-terminated; *out is the index of the matching word (exact, case-sensitive). */
-int psup_parse_choice(const char *what, const char *text, const char *const *choices, int *out, char *err,
-                      size_t n);
+int psup_parse_choice(const char *what, const char *text, const char *const *choices, int *out, char *err, size_t n);
 /* 0/1, off/on, no/yes, false/true into *out = 0 or 1. */
 int psup_parse_flag(const char *what, const char *text, int *out, char *err, size_t n);
 

@@ -25,8 +25,8 @@ int psup_add_i64(int64_t a, int64_t b, int64_t *out);
  * product of the non-zero sizes <= PSUP_MAX_NUMEL. On success stores the element count (0 when
  * any size is 0) and returns PARITY_STATUS_OK; otherwise writes "<what>: <reason>" into msg and
  * returns PARITY_STATUS_INVALID_ARGUMENT. */
-int32_t psup_shape_check(const char *what, uint32_t rank, const int64_t *shape, int64_t *numel,
-                         char *msg, size_t msg_size);
+int32_t psup_shape_check(const char *what, uint32_t rank, const int64_t *shape, int64_t *numel, char *msg,
+                         size_t msg_size);
 /* Row-major contiguous strides of a checked shape (size-0 axes count as 1). */
 void psup_contiguous_strides(uint32_t rank, const int64_t *shape, int64_t *strides);
 /* Number of elements of range(start, stop, step) for 0 <= start <= stop and step >= 1, without

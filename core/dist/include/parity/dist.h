@@ -40,10 +40,7 @@ extern "C" {
 
 typedef struct parity_dist_t parity_dist_t;
 
-typedef enum parity_dist_op_t {
-  PARITY_DIST_SUM = 0,
-  PARITY_DIST_MEAN = 1
-} parity_dist_op_t;
+typedef enum parity_dist_op_t { PARITY_DIST_SUM = 0, PARITY_DIST_MEAN = 1 } parity_dist_op_t;
 
 typedef struct parity_dist_options_t {
   uint32_t struct_size;   /* sizeof(parity_dist_options_t) */
@@ -70,20 +67,20 @@ PARITY_API void parity_dist_abort(parity_dist_t *d, int exit_code, const char *m
 /* Collective: every rank waits for every other (bounded by the timeout). */
 PARITY_API parity_status_t parity_dist_barrier(parity_dist_t *d);
 /* Collective: overwrite tensors on every rank with root's (any dtype, any backend). */
-PARITY_API parity_status_t parity_dist_broadcast(parity_dist_t *d, parity_tensor_t *const *tensors,
-                                                 uint32_t count, int root);
+PARITY_API parity_status_t parity_dist_broadcast(parity_dist_t *d, parity_tensor_t *const *tensors, uint32_t count,
+                                                 int root);
 /* Collective: replace every tensor by the deterministic sum (or mean) over ranks. The tensors must
  * share one floating dtype (f32, f64, f16, bf16; f16/bf16 add in f32 and round once per add). */
-PARITY_API parity_status_t parity_dist_allreduce(parity_dist_t *d, parity_tensor_t *const *tensors,
-                                                 uint32_t count, parity_dist_op_t op);
+PARITY_API parity_status_t parity_dist_allreduce(parity_dist_t *d, parity_tensor_t *const *tensors, uint32_t count,
+                                                 parity_dist_op_t op);
 /* Same, on a host buffer of `count` elements. */
 PARITY_API parity_status_t parity_dist_allreduce_host(parity_dist_t *d, void *data, uint64_t count,
                                                       parity_dtype_t dtype, parity_dist_op_t op);
 
 /* Not collective: out = the rank-order tree sum (above) of parts[0..n-1], each `count` elements
  * of `dtype`; out may be parts[0]. The same tree the all-reduce applies across ranks. */
-PARITY_API parity_status_t parity_dist_tree_sum(parity_dtype_t dtype, uint64_t count,
-                                                const void *const *parts, uint32_t n, void *out);
+PARITY_API parity_status_t parity_dist_tree_sum(parity_dtype_t dtype, uint64_t count, const void *const *parts,
+                                                uint32_t n, void *out);
 
 /* ---- bucketed, asynchronous all-reduce of gradients (as PyTorch DDP does) -------------------
  * The parameters' gradients are grouped into buckets of about bucket_bytes in reverse parameter
@@ -95,9 +92,9 @@ PARITY_API parity_status_t parity_dist_tree_sum(parity_dtype_t dtype, uint64_t c
  * create is collective (checks the parameter list on every rank); ready and finish must be
  * called for the same buckets on every rank. */
 typedef struct parity_dist_buckets_t parity_dist_buckets_t;
-PARITY_API parity_status_t parity_dist_buckets_create(parity_dist_t *d, parity_tensor_t *const *params,
-                                                      uint32_t count, uint64_t bucket_bytes,
-                                                      parity_dist_op_t op, parity_dist_buckets_t **out);
+PARITY_API parity_status_t parity_dist_buckets_create(parity_dist_t *d, parity_tensor_t *const *params, uint32_t count,
+                                                      uint64_t bucket_bytes, parity_dist_op_t op,
+                                                      parity_dist_buckets_t **out);
 PARITY_API parity_status_t parity_dist_buckets_ready(parity_dist_buckets_t *b, uint32_t index);
 /* Marks every parameter not yet marked ready, then waits for every bucket. */
 PARITY_API parity_status_t parity_dist_buckets_finish(parity_dist_buckets_t *b);
