@@ -3,7 +3,8 @@
  * struct_size; supports() checks alignment, the operand contract, the plugin's shared check and the
  * family's, in that order, and declares a missing family unsupported; an entry refuses the wrong
  * family, enters the device, then runs; buffer entries refuse bad arguments before the plugin's
- * transfer function is called. */
+ * transfer function is called; a prepared plan records its commands through those same entries
+ * between the plugin's begin and end, and a failing command discards the recording. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,10 @@ struct parity_plugin_buffer_t {
 struct parity_plugin_device_t {
   psup_kit_slot_t *slot;
   int entered, enter_status;
+  int recording, recorded, fail_at; /* plans: launches and fills recorded; fail the n-th (1-based) */
+};
+struct parity_plugin_plan_t {
+  int commands;
 };
 
 static char last_error[600], last_log[600];
@@ -38,6 +43,7 @@ static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   (void)d;
   ran++;
   cr_expect(dev->entered, "the family ran before the device was entered");
+  if (dev->recording && ++dev->recorded == dev->fail_at) return PARITY_STATUS_DEVICE_ERROR;
   return PARITY_STATUS_OK;
 }
 static int32_t family_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
@@ -88,7 +94,35 @@ static int32_t fill_fn(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, u
                        const void *pattern, uint32_t psize) {
   (void)dev, (void)b, (void)off, (void)size, (void)pattern, (void)psize;
   transfers++;
+  if (dev->recording && ++dev->recorded == dev->fail_at) return PARITY_STATUS_DEVICE_ERROR;
   return PARITY_STATUS_OK;
+}
+
+static int discarded, plan_runs, released;
+static int32_t plan_begin(parity_plugin_device_t *dev) {
+  dev->recording = 1;
+  dev->recorded = 0;
+  return PARITY_STATUS_OK;
+}
+static int32_t plan_end(parity_plugin_device_t *dev, int ok, parity_plugin_plan_t **out) {
+  dev->recording = 0;
+  if (!ok) {
+    discarded++;
+    return PARITY_STATUS_OK;
+  }
+  *out = calloc(1, sizeof **out);
+  (*out)->commands = dev->recorded;
+  return PARITY_STATUS_OK;
+}
+static int32_t plan_run(parity_plugin_device_t *dev, parity_plugin_plan_t *p) {
+  cr_expect(dev->entered, "a plan ran before the device was entered");
+  plan_runs += p->commands;
+  return PARITY_STATUS_OK;
+}
+static void plan_release(parity_plugin_device_t *dev, parity_plugin_plan_t *p) {
+  (void)dev;
+  released++;
+  free(p);
 }
 
 static psup_kit_t kit = {
@@ -266,4 +300,60 @@ Test(gpu_kit, device_open_checks_the_slot_and_closes_a_device_that_failed_to_ope
   cr_expect_eq(dev->slot, &slots[0]);
   cr_expect_eq(dev->entered, 0, "the device was not zeroed");
   device_close(dev);
+}
+
+Test(gpu_kit, a_plan_records_its_commands_through_the_entries_and_a_failure_discards_it) {
+  parity_plugin_buffer_t b = {64};
+  parity_plugin_device_t dev = {.slot = &slots[0]};
+  parity_tensor_desc_t x = f32_vec(&b, 0), y = f32_vec(&b, 16);
+  parity_op_desc_t relu = {.struct_size = sizeof relu,
+                           .op = PARITY_OP_RELU,
+                           .direction = PARITY_DIRECTION_FORWARD,
+                           .num_inputs = 1,
+                           .num_outputs = 1,
+                           .inputs = {&x},
+                           .outputs = {&y}};
+  parity_plan_command_t cmds[3] = {
+      {.struct_size = sizeof cmds[0],
+       .kind = PARITY_PLAN_COMMAND_FILL,
+       .buffer = &b,
+       .size_bytes = 16,
+       .pattern_size = 4},
+      {.struct_size = sizeof cmds[0], .kind = PARITY_PLAN_COMMAND_KERNEL, .op = &relu},
+      {.struct_size = sizeof cmds[0], .kind = PARITY_PLAN_COMMAND_KERNEL, .op = &relu},
+  };
+  parity_plugin_plan_t *plan = (parity_plugin_plan_t *)&b; /* must be cleared */
+  cr_expect_eq(psup_kit_plan_prepare(&kit, &dev, cmds, 3, &plan), PARITY_STATUS_UNSUPPORTED, "a kit without plans");
+  cr_expect_str_eq(last_error, "fake: plan_prepare: this plugin has no prepared plans");
+  psup_kit_t k = kit;
+  k.plans = (psup_kit_plans_t){plan_begin, plan_end, plan_run, plan_release};
+  discarded = plan_runs = released = 0;
+  cr_assert_eq(psup_kit_plan_prepare(&k, &dev, cmds, 3, &plan), PARITY_STATUS_OK, "%s", last_error);
+  cr_assert_not_null(plan);
+  cr_expect_eq(plan->commands, 3, "the fill and both launches went through the entries");
+  cr_expect_eq(ran, 2);
+  cr_expect_eq(transfers, 1);
+  cr_expect_eq(dev.recording, 0);
+  cr_expect_eq(psup_kit_plan_run(&k, &dev, plan), PARITY_STATUS_OK);
+  cr_expect_eq(plan_runs, 3);
+  psup_kit_plan_release(&k, &dev, plan);
+  cr_expect_eq(released, 1);
+  /* the second launch fails: the recording is discarded, no plan comes back */
+  dev.fail_at = 3;
+  plan = NULL;
+  cr_expect_eq(psup_kit_plan_prepare(&k, &dev, cmds, 3, &plan), PARITY_STATUS_DEVICE_ERROR);
+  cr_expect_null(plan);
+  cr_expect_eq(discarded, 1);
+  cr_expect_eq(dev.recording, 0, "a failed recording was left open");
+  /* a fill out of the buffer and an unknown kind never reach the plugin */
+  dev.fail_at = 0;
+  cmds[0].size_bytes = 128;
+  cr_expect_eq(psup_kit_plan_prepare(&k, &dev, cmds, 3, &plan), PARITY_STATUS_OUT_OF_RANGE);
+  cr_expect(strstr(last_error, "fake: buffer_fill") != NULL, "%s", last_error);
+  cmds[0].size_bytes = 16;
+  cmds[1].kind = 77;
+  cr_expect_eq(psup_kit_plan_prepare(&k, &dev, cmds, 3, &plan), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_expect_str_eq(last_error, "fake: unknown command kind 77");
+  cr_expect_eq(discarded, 3);
+  cr_expect_eq(psup_kit_plan_run(&k, &dev, NULL), PARITY_STATUS_INVALID_ARGUMENT);
 }

@@ -211,3 +211,55 @@ int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, p
   if ((st = enter(k, dev)) != PARITY_STATUS_OK) return st;
   return k->buffers.fill(dev, b, off, size, pattern, psize);
 }
+
+/* ---- prepared plans ------------------------------------------------------------------------- */
+static int32_t issue(const psup_kit_t *k, parity_plugin_device_t *dev, const parity_plan_command_t *c) {
+  if (c->kind == PARITY_PLAN_COMMAND_KERNEL) {
+    const parity_op_desc_t *d = c->op;
+    const psup_op_info_t *info = d ? psup_op_info(d->op) : NULL;
+    if (!info) return psup_kit_fail(k, PARITY_STATUS_INVALID_ARGUMENT, "a kernel command without a known op");
+    return psup_kit_launch(k, dev, d, psup_kind_family(info->kind), d->direction);
+  }
+  if (c->kind == PARITY_PLAN_COMMAND_FILL)
+    return psup_kit_buffer_fill(k, dev, c->buffer, c->offset_bytes, c->size_bytes, c->pattern, c->pattern_size);
+  return psup_kit_fail(k, PARITY_STATUS_INVALID_ARGUMENT, "unknown command kind %d", (int)c->kind);
+}
+
+int32_t psup_kit_plan_prepare(const psup_kit_t *k, parity_plugin_device_t *dev, const parity_plan_command_t *cmds,
+                              uint32_t count, parity_plugin_plan_t **out) {
+  if (!k->plans.begin || !k->plans.end || !k->plans.run || !k->plans.release)
+    return psup_kit_fail(k, PARITY_STATUS_UNSUPPORTED, "plan_prepare: this plugin has no prepared plans");
+  if (!out || (!cmds && count)) return psup_kit_fail(k, PARITY_STATUS_INVALID_ARGUMENT, "plan_prepare: NULL argument");
+  *out = NULL;
+  int32_t st = enter(k, dev);
+  if (st == PARITY_STATUS_OK) st = k->plans.begin(dev);
+  if (st != PARITY_STATUS_OK) return st;
+  for (uint32_t i = 0; i < count; i++) {
+    const parity_plan_command_t *c = &cmds[i];
+    st = c->struct_size < sizeof *c
+             ? psup_kit_fail(k, PARITY_STATUS_INVALID_ARGUMENT, "struct_size %u is too small", (unsigned)c->struct_size)
+             : issue(k, dev, c);
+    if (st != PARITY_STATUS_OK) {
+      parity_plugin_plan_t *none = NULL;
+      k->plans.end(dev, 0, &none);
+      return st; /* the failing entry reported its message (UNSUPPORTED: the host replays eagerly) */
+    }
+  }
+  st = k->plans.end(dev, 1, out);
+  if (st == PARITY_STATUS_OK && !*out)
+    return psup_kit_fail(k, PARITY_STATUS_INTERNAL, "plan_prepare: the recording produced no plan");
+  return st;
+}
+
+int32_t psup_kit_plan_run(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_plan_t *plan) {
+  if (!plan) return psup_kit_fail(k, PARITY_STATUS_INVALID_ARGUMENT, "plan_run: NULL plan");
+  int32_t st = enter(k, dev);
+  return st != PARITY_STATUS_OK ? st : k->plans.run(dev, plan);
+}
+
+void psup_kit_plan_release(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_plan_t *plan) {
+  if (plan && k->plans.release) {
+    enter(k, dev);
+    k->plans.release(dev, plan);
+  }
+}

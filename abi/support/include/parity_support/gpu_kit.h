@@ -51,6 +51,22 @@ typedef struct psup_kit_buffers_t {
 
 #define PSUP_KIT_FAMILY_SLOTS 6 /* indexed by parity_family_t (1..5) */
 
+/* Optional: prepared plans (the ABI 1.1 plan entries). The kit prepares a plan by issuing its
+ * commands through the same entries as eager execution (psup_kit_launch, psup_kit_buffer_fill)
+ * between begin and end, while the plugin records instead of enqueueing: every launch and fill
+ * (and any scratch memory they take) from begin on goes into the recording, which end turns into
+ * the plugin's replayable form (an OpenCL launch list, Vulkan command buffers, a CUDA graph). A
+ * replay therefore issues exactly what eager execution issued, with the same arguments: the same
+ * bits. */
+typedef struct psup_kit_plans_t {
+  int32_t (*begin)(parity_plugin_device_t *dev); /* start recording on dev */
+  /* stop recording; ok 0: a command failed, discard the recording (*out untouched); else build
+   * the plan into *out */
+  int32_t (*end)(parity_plugin_device_t *dev, int ok, parity_plugin_plan_t **out);
+  int32_t (*run)(parity_plugin_device_t *dev, parity_plugin_plan_t *plan);
+  void (*release)(parity_plugin_device_t *dev, parity_plugin_plan_t *plan);
+} psup_kit_plans_t;
+
 typedef struct psup_kit_t {
   const char *backend;           /* "opencl": every message's prefix */
   const parity_host_api_t *host; /* set by psup_kit_set_host at query */
@@ -73,6 +89,7 @@ typedef struct psup_kit_t {
   int32_t (*enter)(parity_plugin_device_t *dev);
   psup_kit_family_t family[PSUP_KIT_FAMILY_SLOTS];
   psup_kit_buffers_t buffers;
+  psup_kit_plans_t plans; /* all NULL: the plugin uses PSUP_KIT_API (no plan entries) */
 } psup_kit_t;
 
 /* ---- messages ------------------------------------------------------------------------------ */
@@ -124,6 +141,18 @@ int32_t psup_kit_buffer_copy(const psup_kit_t *k, parity_plugin_device_t *dev, p
                              uint64_t src_off, parity_plugin_buffer_t *dst, uint64_t dst_off, uint64_t size);
 int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
                              uint64_t size, const void *pattern, uint32_t psize);
+
+/* ---- prepared plans ------------------------------------------------------------------------- */
+/* The ABI's plan_prepare: k->plans.begin, each command through its entry (a KERNEL through
+ * psup_kit_launch, a FILL through psup_kit_buffer_fill), then k->plans.end. A command that fails
+ * ends the recording with ok 0 and returns its status and message (a family that cannot record
+ * a launch returns UNSUPPORTED: the host then replays the plan eagerly). UNSUPPORTED when the
+ * plugin has no plans. */
+int32_t psup_kit_plan_prepare(const psup_kit_t *k, parity_plugin_device_t *dev, const parity_plan_command_t *cmds,
+                              uint32_t count, parity_plugin_plan_t **out);
+/* The ABI's plan_run (k->enter, then k->plans.run) and plan_release. */
+int32_t psup_kit_plan_run(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_plan_t *plan);
+void psup_kit_plan_release(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_plan_t *plan);
 
 /* A driver call's result: return fail (an expression that may use r_, the result) unless it is ok. */
 #define PSUP_KIT_CHECK(type, expr, ok, fail) \
@@ -232,6 +261,32 @@ int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, p
                                            .buffer_alloc = prefix##_buffer_alloc,      \
                                            .buffer_free = prefix##_buffer_free,        \
                                            .synchronize = prefix##_synchronize,        \
+                                           PSUP_KIT_API_FIELDS}
+
+/* PSUP_KIT_API with the ABI 1.1 plan entries (the kit's psup_kit_plans_t filled): expand
+ * PSUP_KIT_PLAN_ENTRIES(kit) after PSUP_KIT_ENTRIES(kit). */
+#define PSUP_KIT_PLAN_ENTRIES(kit)                                                                                  \
+  static int32_t psup_kit_plan_prepare_(parity_plugin_device_t *dev, const parity_plan_command_t *cmds, uint32_t n, \
+                                        parity_plugin_plan_t **out) {                                               \
+    return psup_kit_plan_prepare(&(kit), dev, cmds, n, out);                                                        \
+  }                                                                                                                 \
+  static int32_t psup_kit_plan_run_(parity_plugin_device_t *dev, parity_plugin_plan_t *p) {                         \
+    return psup_kit_plan_run(&(kit), dev, p);                                                                       \
+  }                                                                                                                 \
+  static void psup_kit_plan_release_(parity_plugin_device_t *dev, parity_plugin_plan_t *p) {                        \
+    psup_kit_plan_release(&(kit), dev, p);                                                                          \
+  }
+#define PSUP_KIT_API_PLANS(name, prefix)                                               \
+  static const parity_plugin_api_t name = {.struct_size = sizeof(parity_plugin_api_t), \
+                                           .init = prefix##_init,                      \
+                                           .shutdown = prefix##_shutdown,              \
+                                           .device_close = prefix##_device_close,      \
+                                           .buffer_alloc = prefix##_buffer_alloc,      \
+                                           .buffer_free = prefix##_buffer_free,        \
+                                           .synchronize = prefix##_synchronize,        \
+                                           .plan_prepare = psup_kit_plan_prepare_,     \
+                                           .plan_run = psup_kit_plan_run_,             \
+                                           .plan_release = psup_kit_plan_release_,     \
                                            PSUP_KIT_API_FIELDS}
 
 /* The plugin's one exported symbol: version negotiation with the identity note `identity`
