@@ -121,15 +121,23 @@ static int32_t set_args(ocl_prog_t *p, int kid, uint32_t first, uint32_t n, cons
   return PARITY_STATUS_OK;
 }
 
-int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims, const size_t *global,
-                const size_t *local, uint32_t nargs, const ocl_arg_t *args) {
-  ocl_prog_t *p;
-  int32_t st = ocl_program(dev, v, kid, 0, &p); /* explicit geometry: no tier change under it */
-  if (st == PARITY_STATUS_OK) st = set_args(p, kid, 0, nargs, args);
+/* Set every argument and enqueue p's kernel, or record the launch while a plan records
+ * (cl_plan.c: a kernel object of the plan's own with these arguments). */
+static int32_t launch(parity_plugin_device_t *dev, ocl_prog_t *p, int kid, uint32_t dims, const size_t *global,
+                      const size_t *local, uint32_t nargs, const ocl_arg_t *args) {
+  if (dev->rec) return ocl_rec_launch(dev, p, kid, dims, global, local, nargs, args);
+  int32_t st = set_args(p, kid, 0, nargs, args);
   if (st != PARITY_STATUS_OK) return st;
   OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, dims, NULL, global, local, 0, NULL, NULL),
             "clEnqueueNDRangeKernel", kp_kernel_name(kid));
   return PARITY_STATUS_OK;
+}
+
+int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims, const size_t *global,
+                const size_t *local, uint32_t nargs, const ocl_arg_t *args) {
+  ocl_prog_t *p;
+  int32_t st = ocl_program(dev, v, kid, 0, &p); /* explicit geometry: no tier change under it */
+  return st != PARITY_STATUS_OK ? st : launch(dev, p, kid, dims, global, local, nargs, args);
 }
 
 /* 1-D launch geometry over `items`: global and local sizes, and items per work-item (0: strided). */
@@ -153,17 +161,17 @@ int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t
   ocl_prog_t *p;
   int32_t st = ocl_program(dev, v, kid, work, &p);
   if (st != PARITY_STATUS_OK) return st;
+  if (nargs == 0 || nargs + 2 > OCL_MAX_ARGS)
+    return ocl_fail(PARITY_STATUS_INTERNAL, "%s: %u arguments", kp_kernel_name(kid), (unsigned)nargs);
   size_t g, l;
   cl_long n = items, per;
   items_geometry(dev, p, kid, items, &g, &l, &per);
-  st = set_args(p, kid, 0, 1, args);
-  if (st == PARITY_STATUS_OK) st = set_args(p, kid, 1, 1, &OCL_ARG(n));
-  if (st == PARITY_STATUS_OK) st = set_args(p, kid, 2, 1, &OCL_ARG(per));
-  if (st == PARITY_STATUS_OK && nargs > 1) st = set_args(p, kid, 3, nargs - 1, args + 1);
-  if (st != PARITY_STATUS_OK) return st;
-  OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, 1, NULL, &g, &l, 0, NULL, NULL), "clEnqueueNDRangeKernel",
-            kp_kernel_name(kid));
-  return PARITY_STATUS_OK;
+  ocl_arg_t all[OCL_MAX_ARGS]; /* args[0], then n and per, then args[1..] */
+  all[0] = args[0];
+  all[1] = OCL_ARG(n);
+  all[2] = OCL_ARG(per);
+  for (uint32_t i = 1; i < nargs; i++) all[i + 2] = args[i];
+  return launch(dev, p, kid, 1, &g, &l, nargs + 2, all);
 }
 
 int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_iter_t *it, int64_t items, uint32_t nargs,
@@ -171,21 +179,22 @@ int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_iter
   ocl_prog_t *p;
   int32_t st = ocl_program(dev, v, kid, (uint64_t)items, &p);
   if (st != PARITY_STATUS_OK) return st;
+  if (nargs + 1 > OCL_MAX_ARGS)
+    return ocl_fail(PARITY_STATUS_INTERNAL, "%s: %u arguments", kp_kernel_name(kid), (unsigned)nargs);
   size_t g, l;
   cl_long per;
   items_geometry(dev, p, kid, items, &g, &l, &per);
   it->n = items;
   it->per = per;
-  st = set_args(p, kid, 0, 1, &OCL_ARG(*it));
-  if (st == PARITY_STATUS_OK && nargs) st = set_args(p, kid, 1, nargs, args);
-  if (st != PARITY_STATUS_OK) return st;
-  OCL_CHECK(clEnqueueNDRangeKernel(dev->queue, p->kern, 1, NULL, &g, &l, 0, NULL, NULL), "clEnqueueNDRangeKernel",
-            kp_kernel_name(kid));
-  return PARITY_STATUS_OK;
+  ocl_arg_t all[OCL_MAX_ARGS]; /* the iteration, then args */
+  all[0] = OCL_ARG(*it);
+  for (uint32_t i = 0; i < nargs; i++) all[i + 1] = args[i];
+  return launch(dev, p, kid, 1, &g, &l, nargs + 1, all);
 }
 
 int32_t ocl_scratch(parity_plugin_device_t *dev, uint64_t bytes, cl_mem *out) {
   if (bytes == 0) bytes = 1;
+  if (dev->rec) return ocl_rec_scratch(dev, bytes, out); /* the plan's own, alive until its release */
   if (dev->scratch && dev->scratch_size >= bytes) {
     *out = dev->scratch;
     return PARITY_STATUS_OK;

@@ -155,7 +155,8 @@ struct parity_plugin_device_t {
   int tier;               /* OCL_TIER_*: which programs launches get (cl_programs.c) */
   cl_mem scratch;         /* grows on demand; in-order queue makes reuse safe */
   uint64_t scratch_size;
-  void **staging; /* host copies of queued writes, freed once the queue has drained */
+  struct ocl_rec_t *rec; /* non-NULL while a plan records (cl_plan.c): launches are recorded, not enqueued */
+  void **staging;        /* host copies of queued writes, freed once the queue has drained */
   uint32_t staging_count, staging_cap;
   uint64_t staging_bytes;
 };
@@ -223,6 +224,28 @@ int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims
 
 /* A device scratch buffer of at least `bytes` (contents undefined). */
 int32_t ocl_scratch(parity_plugin_device_t *dev, uint64_t bytes, cl_mem *out);
+
+/* A copy between buffers (clEnqueueCopyBuffer), or recorded while a plan records. */
+int32_t ocl_copy(parity_plugin_device_t *dev, cl_mem src, size_t src_off, cl_mem dst, size_t dst_off, size_t bytes,
+                 const char *what);
+
+/* ---- prepared plans (cl_plan.c) --------------------------------------------------------------- */
+/* While dev->rec is set (between the kit's plans.begin and plans.end) the launch functions record
+ * instead of enqueueing: a launch of p's kernel (a kernel object of the plan's own, created from
+ * p->prog with every argument set once), a fill, a copy, a write of bytes the plan keeps, and
+ * scratch memory the plan owns. */
+int32_t ocl_rec_launch(parity_plugin_device_t *dev, const ocl_prog_t *p, int kid, uint32_t dims, const size_t *global,
+                       const size_t *local, uint32_t nargs, const ocl_arg_t *args);
+int32_t ocl_rec_fill(parity_plugin_device_t *dev, cl_mem m, size_t off, size_t size, const void *pattern,
+                     uint32_t psize);
+int32_t ocl_rec_copy(parity_plugin_device_t *dev, cl_mem src, size_t src_off, cl_mem dst, size_t dst_off, size_t bytes);
+int32_t ocl_rec_write(parity_plugin_device_t *dev, cl_mem m, size_t off, const void *src, size_t size);
+int32_t ocl_rec_scratch(parity_plugin_device_t *dev, uint64_t bytes, cl_mem *out);
+/* The kit's plan functions (psup_kit_plans_t). */
+int32_t ocl_plan_begin(parity_plugin_device_t *dev);
+int32_t ocl_plan_end(parity_plugin_device_t *dev, int ok, parity_plugin_plan_t **out);
+int32_t ocl_plan_run(parity_plugin_device_t *dev, parity_plugin_plan_t *plan);
+void ocl_plan_release(parity_plugin_device_t *dev, parity_plugin_plan_t *plan);
 
 /* The entries the kit does not write: device open/close (cl_device.c), buffers, transfers and
  * synchronize (cl_memory.c, called by the kit after its argument checks), the function table

@@ -114,9 +114,18 @@ int32_t ocl_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src
   return PARITY_STATUS_OK;
 }
 
+int32_t ocl_copy(parity_plugin_device_t *dev, cl_mem src, size_t src_off, cl_mem dst, size_t dst_off, size_t bytes,
+                 const char *what) {
+  if (dev->rec) return ocl_rec_copy(dev, src, src_off, dst, dst_off, bytes);
+  OCL_CHECK(clEnqueueCopyBuffer(dev->queue, src, dst, src_off, dst_off, bytes, 0, NULL, NULL), "clEnqueueCopyBuffer",
+            what);
+  return PARITY_STATUS_OK;
+}
+
 int32_t ocl_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, uint64_t size,
                         const void *pattern, uint32_t psize) {
   if (size == 0) return PARITY_STATUS_OK;
+  if (dev->rec && off % psize == 0) return ocl_rec_fill(dev, b->mem, (size_t)off, (size_t)size, pattern, psize);
   if (off % psize == 0) {
     OCL_CHECK(clEnqueueFillBuffer(dev->queue, b->mem, pattern, psize, (size_t)off, (size_t)size, 0, NULL, NULL),
               "clEnqueueFillBuffer", "buffer_fill");
@@ -126,7 +135,8 @@ int32_t ocl_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
   unsigned char *host = malloc((size_t)size);
   if (!host) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "buffer_fill: out of host memory");
   psup_fill_repeat(host, pattern, psize, size);
-  int32_t st = ocl_buffer_write(dev, b, off, host, size);
+  int32_t st = dev->rec ? ocl_rec_write(dev, b->mem, (size_t)off, host, (size_t)size)
+                        : ocl_buffer_write(dev, b, off, host, size);
   free(host);
   return st;
 }

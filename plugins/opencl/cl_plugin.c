@@ -164,9 +164,11 @@ psup_kit_t ocl_kit = {
     PSUP_KIT_DEVICES(ocl),
     PSUP_KIT_FAMILIES(ocl, NULL, NULL, ocl_matmul_supports, NULL, NULL),
     .buffers = PSUP_KIT_TRANSFERS(ocl, buffer_size),
+    .plans = {ocl_plan_begin, ocl_plan_end, ocl_plan_run, ocl_plan_release}, /* cl_plan.c */
 };
 
 PSUP_KIT_ENTRIES(ocl_kit)
-PSUP_KIT_API(ocl_api, ocl);
+PSUP_KIT_PLAN_ENTRIES(ocl_kit)
+PSUP_KIT_API_PLANS(ocl_api, ocl);
 
 const parity_plugin_api_t *ocl_plugin_api(void) { return &ocl_api; }

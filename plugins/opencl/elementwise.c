@@ -51,10 +51,8 @@ static int32_t copy_cast(parity_plugin_device_t *dev, const kp_ew_t *e, const oc
   size_t es = (size_t)psup_dtype_size(sdt), so = (size_t)it->base[0] * es, dof = (size_t)it->base[1] * es;
   size_t bytes = (size_t)e->n * es;
   if (x == y && so + bytes > dof && dof + bytes > so) return PARITY_STATUS_OK; /* overlapping: the kernel */
-  OCL_CHECK(clEnqueueCopyBuffer(dev->queue, x, y, so, dof, bytes, 0, NULL, NULL), "clEnqueueCopyBuffer",
-            "cast (same dtype, dense)");
   *done = 1;
-  return PARITY_STATUS_OK;
+  return ocl_copy(dev, x, so, y, dof, bytes, "cast (same dtype, dense)");
 }
 
 /* add backward: da = db = dc; dense f32/f64 ones are buffer copies, no kernel. Sets *done. */
@@ -73,8 +71,8 @@ static int32_t copy_add_grad(parity_plugin_device_t *dev, const parity_op_desc_t
   }
   for (int k = 1; dense && k < 3; k++) {
     if (!t[k]) continue;
-    OCL_CHECK(clEnqueueCopyBuffer(dev->queue, dc, ocl_mem_of(t[k]), so, (size_t)it.base[k] * es, bytes, 0, NULL, NULL),
-              "clEnqueueCopyBuffer", "add backward (dense)");
+    int32_t st = ocl_copy(dev, dc, so, ocl_mem_of(t[k]), (size_t)it.base[k] * es, bytes, "add backward (dense)");
+    if (st != PARITY_STATUS_OK) return st;
   }
   *done = dense;
   return PARITY_STATUS_OK;
