@@ -241,8 +241,7 @@ int32_t ocl_rec_scratch(parity_plugin_device_t *dev, uint64_t bytes, cl_mem *out
 static cl_int enqueue(cl_command_queue q, const ocl_cmd_t *c) {
   switch (c->kind) {
     case CMD_KERNEL:
-      return clEnqueueNDRangeKernel(q, c->kern, c->dims, NULL, c->global, c->local[0] ? c->local : NULL, 0, NULL,
-                                    NULL);
+      return clEnqueueNDRangeKernel(q, c->kern, c->dims, NULL, c->global, c->local[0] ? c->local : NULL, 0, NULL, NULL);
     case CMD_FILL: return clEnqueueFillBuffer(q, c->a, c->pattern, c->psize, c->off, c->size, 0, NULL, NULL);
     case CMD_COPY: return clEnqueueCopyBuffer(q, c->a, c->b, c->off, c->off2, c->size, 0, NULL, NULL);
     default: return clEnqueueWriteBuffer(q, c->a, CL_FALSE, c->off, c->size, c->host, 0, NULL, NULL);
