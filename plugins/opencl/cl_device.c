@@ -9,6 +9,8 @@
 #include "parity_support/desc.h"
 #include "cl_internal.h"
 
+_Atomic uint64_t ocl_mem_epoch;
+
 /* Fewest items per work-item on the contiguous layout: kernels whose items are single elements
  * (elementwise) start a second work-item only past this many. */
 static const uint32_t kernel_grain[OCL_K_COUNT] = {
@@ -52,7 +54,7 @@ void ocl_device_close(parity_plugin_device_t *dev) {
   /* if the queue did not drain, a queued write may still read its staging copy: leave it */
   free(dev->staging);
   ocl_programs_release(dev);
-  if (dev->scratch) clReleaseMemObject(dev->scratch);
+  if (dev->scratch) ocl_mem_release(dev->scratch);
   if (dev->queue) clReleaseCommandQueue(dev->queue);
   if (dev->ctx) clReleaseContext(dev->ctx);
   free(dev);
@@ -101,14 +103,20 @@ int32_t ocl_device_init(parity_plugin_device_t *dev, uint32_t index) {
   return open_objects(dev);
 }
 
-/* Set args[0..n) as arguments first.. of p's kernel, skipping values it already holds. */
+/* Set args[0..n) as arguments first.. of p's kernel, skipping values it already holds (cl_mem
+ * handles too, while no buffer of the device has been released since they were set). */
 static int32_t set_args(ocl_prog_t *p, int kid, uint32_t first, uint32_t n, const ocl_arg_t *args) {
   if (!p->args) p->args = calloc(1, sizeof *p->args); /* without it every argument is set */
   ocl_argcache_t *c = p->args;
+  uint64_t epoch = __atomic_load_n(&ocl_mem_epoch, __ATOMIC_RELAXED);
+  if (c && c->epoch != epoch) {
+    memset(c->size, 0, sizeof c->size);
+    c->epoch = epoch;
+  }
   for (uint32_t i = 0; i < n; i++) {
     uint32_t a = first + i;
     size_t size = args[i].size;
-    int cacheable = c && !args[i].mem && a < OCL_MAX_ARGS && size <= OCL_ARG_CACHE_BYTES;
+    int cacheable = c && a < OCL_MAX_ARGS && size <= OCL_ARG_CACHE_BYTES;
     if (cacheable && c->size[a] == size && memcmp(c->value[a], args[i].value, size) == 0) continue;
     cl_int e = clSetKernelArg(p->kern, a, size, args[i].value);
     if (c && a < OCL_MAX_ARGS) c->size[a] = 0;
@@ -205,7 +213,7 @@ int32_t ocl_scratch(parity_plugin_device_t *dev, uint64_t bytes, cl_mem *out) {
   cl_mem m = clCreateBuffer(dev->ctx, CL_MEM_READ_WRITE, (size_t)size, NULL, &e);
   OCL_CHECK(e, "clCreateBuffer", "scratch for partial results");
   /* the old buffer lives until the queued work that uses it has finished */
-  if (dev->scratch) clReleaseMemObject(dev->scratch);
+  if (dev->scratch) ocl_mem_release(dev->scratch);
   dev->scratch = m;
   dev->scratch_size = size;
   *out = m;

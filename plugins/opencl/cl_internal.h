@@ -110,10 +110,14 @@ struct parity_plugin_buffer_t {
 };
 
 /* The argument values last set on a kernel, so that a launch sets only what changed
- * (clSetKernelArg copies and allocates in some drivers: PoCL). */
+ * (clSetKernelArg copies and allocates in some drivers: PoCL). A cl_mem argument is a handle: the
+ * same value names the same buffer only while no buffer has been released since it was set (a
+ * released handle's address may come back as another buffer, and a driver may resolve the handle
+ * when the argument is set), so the cache forgets everything when ocl_mem_epoch moves. */
 #define OCL_MAX_ARGS 12
 #define OCL_ARG_CACHE_BYTES 528
 typedef struct ocl_argcache_t {
+  uint64_t epoch;              /* ocl_mem_epoch when these values were set */
   uint16_t size[OCL_MAX_ARGS]; /* 0: not known */
   unsigned char value[OCL_MAX_ARGS][OCL_ARG_CACHE_BYTES];
 } ocl_argcache_t;
@@ -199,8 +203,7 @@ int32_t ocl_tier_mode(const ocl_slot_t *s, int *out);
 void ocl_programs_release(parity_plugin_device_t *dev);
 
 /* A kernel argument: size and address of the value (cl_mem handles by address too); `mem` marks
- * a cl_mem, which is set on every launch (a freed handle's address may come back as another
- * buffer, and a driver may resolve the handle when the argument is set). */
+ * a cl_mem (set again once any buffer has been released: ocl_argcache_t). */
 typedef struct ocl_arg_t {
   size_t size;
   const void *value;
@@ -221,6 +224,14 @@ int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, kp_iter_
 /* Set args and enqueue with explicit geometry. */
 int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims, const size_t *global,
                 const size_t *local, uint32_t nargs, const ocl_arg_t *args);
+
+/* Every cl_mem the plugin releases goes through ocl_mem_release, which moves ocl_mem_epoch (process
+ * wide: a buffer may be freed without its device): cached cl_mem kernel arguments expire. */
+extern _Atomic uint64_t ocl_mem_epoch;
+static inline void ocl_mem_release(cl_mem m) {
+  __atomic_fetch_add(&ocl_mem_epoch, 1, __ATOMIC_RELAXED);
+  clReleaseMemObject(m);
+}
 
 /* A device scratch buffer of at least `bytes` (contents undefined). */
 int32_t ocl_scratch(parity_plugin_device_t *dev, uint64_t bytes, cl_mem *out);

@@ -37,7 +37,7 @@ int32_t ocl_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plug
 void ocl_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) {
   (void)dev;
   if (!b) return;
-  clReleaseMemObject(b->mem); /* deferred by OpenCL until queued work using it has finished */
+  ocl_mem_release(b->mem); /* deferred by OpenCL until queued work using it has finished */
   free(b);
 }
 

@@ -78,7 +78,7 @@ static void free_plan(parity_plugin_plan_t *p, int keep_host) {
       free(c->host);
     }
   }
-  for (uint32_t i = 0; i < p->nmem; i++) clReleaseMemObject(p->mems[i]);
+  for (uint32_t i = 0; i < p->nmem; i++) ocl_mem_release(p->mems[i]);
   atomic_fetch_sub(&live, (long)p->nmem + 1);
   free(p->cmds);
   free(p->mems);

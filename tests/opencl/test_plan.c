@@ -62,7 +62,7 @@ static parity_tensor_t *step(model *m) {
   parity_tensor_t *c, *p, *t, *f, *h, *s, *mx, *mn, *vmax, *vmin, *l1, *l2, *l3, *l4, *a, *b, *loss;
   parity_pool2d_options_t po = {.kernel = {2, 2}};
   OK(parity_conv2d(m->leaf[0], m->leaf[1], m->leaf[2], NULL, &c)); /* [2,3,4,4] */
-  OK(parity_pool2d(PARITY_OP_MAX_POOL2D, c, &po, &p));              /* [2,3,2,2] */
+  OK(parity_pool2d(PARITY_OP_MAX_POOL2D, c, &po, &p));             /* [2,3,2,2] */
   OK(parity_unary(PARITY_OP_TANH, p, &t));
   OK(parity_reshape(t, 2, (int64_t[]){2, 12}, &f));
   OK(parity_matmul(f, m->leaf[3], &h)); /* [2,5] */
