@@ -141,13 +141,34 @@ static int32_t next_cmd(parity_plugin_device_t *dev, int kind, ocl_cmd_t **out) 
   return PARITY_STATUS_OK;
 }
 
+/* A plan is replayed many times: a launch recorded on a quick program (tiered mode,
+ * cl_programs.c) gets the optimised one now, as the eager launches would after a few more calls
+ * (the same bits: tests/opencl/test_tiers.c), when the optimised kernel keeps the launch's
+ * work-group size; else, or if that build fails (logged), the quick program. Returns the program
+ * to create the kernel from, retained (the caller releases it). */
+static cl_program program_for(parity_plugin_device_t *dev, const ocl_prog_t *p, uint32_t dims, const size_t *local) {
+  cl_program quick = p->prog;
+  if (clRetainProgram(quick) != CL_SUCCESS) return NULL;
+  if (!p->quick || p->tier_failed || dev->tier != OCL_TIER_TIERED || dims != 1 || !local || p->local != local[0])
+    return quick;
+  ocl_prog_t *q; /* the same table entry, swapped to the optimised program */
+  if (ocl_program(dev, p->var, p->kid, OCL_TIER_BIG, &q) != PARITY_STATUS_OK || q->quick || q->local != local[0] ||
+      clRetainProgram(q->prog) != CL_SUCCESS)
+    return quick;
+  clReleaseProgram(quick);
+  return q->prog;
+}
+
 int32_t ocl_rec_launch(parity_plugin_device_t *dev, const ocl_prog_t *p, int kid, uint32_t dims, const size_t *global,
                        const size_t *local, uint32_t nargs, const ocl_arg_t *args) {
   ocl_cmd_t *c;
   int32_t st = next_cmd(dev, CMD_KERNEL, &c);
   if (st != PARITY_STATUS_OK) return st;
+  cl_program prog = program_for(dev, p, dims, local);
+  if (!prog) return ocl_fail(PARITY_STATUS_INTERNAL, "plan_prepare: %s: clRetainProgram failed", kp_kernel_name(kid));
   cl_int e;
-  cl_kernel k = clCreateKernel(p->prog, kp_kernel_name(kid), &e);
+  cl_kernel k = clCreateKernel(prog, kp_kernel_name(kid), &e);
+  clReleaseProgram(prog); /* the kernel holds its program */
   OCL_CHECK(e, "clCreateKernel", kp_kernel_name(kid));
   for (uint32_t i = 0; i < nargs; i++) {
     e = clSetKernelArg(k, i, args[i].size, args[i].value);
