@@ -87,6 +87,10 @@ static void free_plan(parity_plugin_plan_t *p, int keep_host) {
 
 int32_t ocl_plan_begin(parity_plugin_device_t *dev) {
   if (dev->rec) return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "plan_prepare: a plan is already recording");
+  long long fail_at = 0;
+  char msg[200];
+  if (psup_env_int("PARITY_OPENCL_PLAN_FAIL_AT", 0, 1ll << 40, 0, &fail_at, msg, sizeof msg) != 0)
+    return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "plan_prepare: %s", msg);
   ocl_rec_t *r = calloc(1, sizeof *r);
   parity_plugin_plan_t *p = calloc(1, sizeof *p);
   if (!r || !p) {
@@ -96,8 +100,8 @@ int32_t ocl_plan_begin(parity_plugin_device_t *dev) {
   }
   atomic_fetch_add(&live, 1);
   r->plan = p;
-  const char *fail = psup_getenv("PARITY_OPENCL_PLAN_FAIL_AT"), *log = psup_getenv("PARITY_OPENCL_PLAN_LOG");
-  if (fail && *fail) r->fail_at = strtol(fail, NULL, 10);
+  r->fail_at = (long)fail_at;
+  const char *log = psup_getenv("PARITY_OPENCL_PLAN_LOG");
   if (log && *log) snprintf(r->log, sizeof r->log, "%s", log);
   dev->rec = r;
   return PARITY_STATUS_OK;
