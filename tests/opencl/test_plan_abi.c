@@ -18,7 +18,8 @@ static void report(void *data, int32_t status, const char *message) {
   snprintf(last_error, sizeof last_error, "%s", message);
 }
 static void log_msg(void *data, int32_t level, const char *message) { (void)data, (void)level, (void)message; }
-static const parity_host_api_t host = {.struct_size = sizeof(parity_host_api_t), .report_error = report, .log = log_msg};
+static const parity_host_api_t host = {
+    .struct_size = sizeof(parity_host_api_t), .report_error = report, .log = log_msg};
 
 #define OK(x) cr_assert_eq((x), PARITY_STATUS_OK, "%s: %s", #x, last_error)
 
