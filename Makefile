@@ -32,7 +32,7 @@ build: configure
 conform: configure
 	@echo "building $(BUILD) for conformance (-j $(JOBS))"
 	@cmake --build $(BUILD) -j $(JOBS) --target conform-ready $(call QUIET_TO,build)
-	@if [ -x $(BUILD)/bin/parity-conform ]; then $(BUILD)/bin/parity-conform; \
+	@if [ -x $(BUILD)/bin/parity-conform ]; then $(BUILD)/bin/parity-conform --jobs $(JOBS); \
 	else $(BUILD)/bin/parity-info; fi
 
 test: build
