@@ -83,11 +83,15 @@ static int32_t check_same_dtype(const chk_t *c, int32_t dtype, int skip_input, i
   return PARITY_STATUS_OK;
 }
 
-static int32_t check_shape(const chk_t *c, const parity_tensor_desc_t *t, const char *role, uint32_t slot,
-                           const parity_tensor_desc_t *ref, const char *ref_name) {
+static int same_shape(const parity_tensor_desc_t *t, const parity_tensor_desc_t *ref) {
   int same = t->rank == ref->rank;
   for (uint32_t i = 0; same && i < t->rank; i++) same = t->shape[i] == ref->shape[i];
-  if (same) return PARITY_STATUS_OK;
+  return same;
+}
+
+static int32_t check_shape(const chk_t *c, const parity_tensor_desc_t *t, const char *role, uint32_t slot,
+                           const parity_tensor_desc_t *ref, const char *ref_name) {
+  if (same_shape(t, ref)) return PARITY_STATUS_OK;
   char a[160], b[160];
   /* the operand's name from the one operand table: "input 2 (dy) has shape ..." */
   return failf(c, PARITY_STATUS_INVALID_ARGUMENT, "%s %u (%s) has shape %s, %s has %s", role, slot,
@@ -131,14 +135,17 @@ static int32_t elementwise(const chk_t *c) {
   if (st != PARITY_STATUS_OK) return st;
   /* forward: everything has the output's shape; backward: the incoming gradient's */
   const parity_tensor_desc_t *ref = fwd ? d->outputs[0] : d->inputs[d->num_inputs - 1];
-  char ref_name[64]; /* "output 0 (y)", "the gradient, input 2 (dy)" */
-  snprintf(ref_name, sizeof ref_name, "%s %u (%s)", fwd ? "output" : "the gradient, input", fwd ? 0 : d->num_inputs - 1,
-           operand_name(c, fwd, fwd ? 0 : d->num_inputs - 1));
   for (int pass = 0; pass < 2; pass++) {
     uint32_t n = pass ? d->num_outputs : d->num_inputs;
     for (uint32_t i = 0; i < n; i++) {
       const parity_tensor_desc_t *t = pass ? d->outputs[i] : d->inputs[i];
-      if (t && (st = check_shape(c, t, pass ? "output" : "input", i, ref, ref_name)) != PARITY_STATUS_OK) return st;
+      if (!t || same_shape(t, ref)) continue;
+      /* the reference's name is formatted only for the message (this runs on every elementwise op) */
+      char ref_name[64]; /* "output 0 (y)", "the gradient, input 2 (dy)" */
+      uint32_t ref_slot = fwd ? 0 : d->num_inputs - 1;
+      snprintf(ref_name, sizeof ref_name, "%s %u (%s)", fwd ? "output" : "the gradient, input", ref_slot,
+               operand_name(c, fwd, ref_slot));
+      return check_shape(c, t, pass ? "output" : "input", i, ref, ref_name);
     }
   }
   return PARITY_STATUS_OK;
