@@ -246,15 +246,15 @@ int32_t vkp_dispatch(parity_plugin_device_t *dev, const vkp_launch_t *l) {
   if (st != PARITY_STATUS_OK) return st;
   VkDescriptorSet set;
   if ((st = vkp_descriptor_set(dev, &set)) != PARITY_STATUS_OK) return st;
-  VkWriteDescriptorSet w[VKP_MAX_BINDINGS];
-  for (uint32_t i = 0; i < VKP_MAX_BINDINGS; i++)
-    w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                  .dstSet = set,
-                                  .dstBinding = i,
-                                  .descriptorCount = 1,
-                                  .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                  .pBufferInfo = &bi[i]};
-  vkUpdateDescriptorSets(dev->dev, VKP_MAX_BINDINGS, w, 0, NULL);
+  /* one write for all the bindings: an update past a binding's one descriptor rolls over into the
+   * next binding (all of one type and stage) */
+  VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                            .dstSet = set,
+                            .dstBinding = 0,
+                            .descriptorCount = VKP_MAX_BINDINGS,
+                            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                            .pBufferInfo = bi};
+  vkUpdateDescriptorSets(dev->dev, 1, &w, 0, NULL);
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, dev->pipe_layout, 0, 1, &set, 0, NULL);
   if (l->push_size)

@@ -155,8 +155,13 @@ struct parity_plugin_device_t {
   int fused_fma64;                 /* fma() on doubles rounds once (probed at open, vk_probe.c) */
   int fused_fma32;                 /* fma() on floats rounds once */
   int unsafe_no_barriers;          /* test knob PARITY_VULKAN_UNSAFE_NO_BARRIERS: omit in-batch barriers */
-  parity_plugin_plan_t *rec;       /* the plan being recorded (vk_plan.c), NULL when eager */
-  uint32_t plans_live;             /* plans prepared or being recorded and not yet released */
+  struct {
+    const char *kernel, *suffix; /* static strings (elementwise.c) */
+    int32_t op, dtype;
+    int spv;
+  } spv_cache[128];          /* elementwise variants found by name, per op and dtype */
+  parity_plugin_plan_t *rec; /* the plan being recorded (vk_plan.c), NULL when eager */
+  uint32_t plans_live;       /* plans prepared or being recorded and not yet released */
 };
 
 /* The entries the kit does not write: device open/close (vk_device.c), buffers, transfers and

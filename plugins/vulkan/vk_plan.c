@@ -15,7 +15,7 @@
 
 #include "vk_internal.h"
 
-#define PLAN_POOL_SETS 64u             /* descriptor sets per plan pool */
+#define PLAN_POOL_SETS 64u            /* descriptor sets per plan pool */
 #define PLAN_HOST_CHUNK (64u * 1024u) /* bytes per plan host-visible buffer (or the request) */
 
 struct parity_plugin_plan_t {
@@ -26,7 +26,7 @@ struct parity_plugin_plan_t {
   uint32_t nhosts;
   uint64_t host_used; /* bytes taken from the last host buffer */
   parity_plugin_buffer_t **scratch;
-  uint32_t nscratch; /* the last one is the current scratch */
+  uint32_t nscratch;             /* the last one is the current scratch */
   parity_plugin_buffer_t **bufs; /* every buffer the commands use (last_use after each run) */
   uint32_t nbufs, capbufs;
   uint32_t commands; /* dispatches and transfers recorded (PARITY_VULKAN_PLAN_FAIL_AT) */
@@ -104,8 +104,9 @@ int32_t vkp_plan_end(parity_plugin_device_t *dev, int ok, parity_plugin_plan_t *
     plan_free(dev, p); /* nothing of it was submitted */
     return st;
   }
-  vkp_log(PARITY_LOG_DEBUG, "plan prepared: %u dispatches and uploads, %u descriptor sets, %u scratch buffers, %u buffers",
-          p->commands, (p->npools ? p->npools - 1 : 0) * PLAN_POOL_SETS + p->pool_used, p->nscratch, p->nbufs);
+  vkp_log(PARITY_LOG_DEBUG,
+          "plan prepared: %u dispatches and uploads, %u descriptor sets, %u scratch buffers, %u buffers", p->commands,
+          (p->npools ? p->npools - 1 : 0) * PLAN_POOL_SETS + p->pool_used, p->nscratch, p->nbufs);
   *out = p;
   return PARITY_STATUS_OK;
 }
@@ -130,8 +131,8 @@ void vkp_plan_release(parity_plugin_device_t *dev, parity_plugin_plan_t *p) {
 static int32_t count_command(parity_plugin_device_t *dev) {
   parity_plugin_plan_t *p = dev->rec;
   if (++p->commands == vkp_knobs.plan_fail_at)
-    return vkp_fail(PARITY_STATUS_UNSUPPORTED, "plan_prepare: recording stopped at command %u (PARITY_VULKAN_PLAN_FAIL_AT)",
-                    p->commands);
+    return vkp_fail(PARITY_STATUS_UNSUPPORTED,
+                    "plan_prepare: recording stopped at command %u (PARITY_VULKAN_PLAN_FAIL_AT)", p->commands);
   return PARITY_STATUS_OK;
 }
 
