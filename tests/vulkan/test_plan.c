@@ -184,7 +184,8 @@ static void step(const fcase *c, copy *m, parity_tensor_t **loss) {
 /* the loss and every input's gradient, bit for bit */
 static void expect_same(const fcase *c, copy *e, parity_tensor_t *le, copy *r, parity_tensor_t *lr, int it) {
   float a, b;
-  cr_assert_eq(parity_tensor_to_host(le, &a, sizeof a), PARITY_STATUS_OK, "%s, eager: %s", c->name, parity_last_error());
+  cr_assert_eq(parity_tensor_to_host(le, &a, sizeof a), PARITY_STATUS_OK, "%s, eager: %s", c->name,
+               parity_last_error());
   cr_assert_eq(parity_tensor_to_host(lr, &b, sizeof b), PARITY_STATUS_OK, "%s, replay %d: %s", c->name, it,
                parity_last_error());
   cr_assert_eq(memcmp(&a, &b, sizeof a), 0, "%s, replay %d: eager loss %.9g, replayed %.9g", c->name, it, a, b);

@@ -201,7 +201,7 @@ vk_ref *vk_ref_create(const char *device_name, char *why, size_t whylen) {
     snprintf(why, whylen, "out of memory");
     return NULL;
   }
-#define VK_REF_LOAD(name)                                          \
+#define VK_REF_LOAD(name)                                           \
   if (!(r->name = (PFN_##name)(void (*)(void))dlsym(lib, #name))) { \
     snprintf(why, whylen, "libvulkan.so.1 has no %s", #name);       \
     free(r);                                                        \
