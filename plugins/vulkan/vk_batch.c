@@ -118,6 +118,7 @@ int32_t vkp_cmd(parity_plugin_device_t *dev, VkCommandBuffer *out) {
     b->sets = 0;
     b->param_used = b->staging_used = 0;
     dev->nwritten = dev->nread = 0;
+    dev->need_barrier_all = 0;
   }
   *out = b->cmd;
   return PARITY_STATUS_OK;
@@ -175,15 +176,16 @@ int32_t vkp_hazard(parity_plugin_device_t *dev, const VkBuffer *reads, uint32_t 
   VkCommandBuffer cmd;
   int32_t st = vkp_cmd(dev, &cmd);
   if (st != PARITY_STATUS_OK) return st;
-  int need = dev->nwritten + nwrites > VKP_TRACK || dev->nread + nreads > VKP_TRACK, war = 0;
+  int need = dev->nwritten + nwrites > VKP_TRACK || dev->nread + nreads > VKP_TRACK || dev->need_barrier_all, war = 0;
   for (uint32_t i = 0; i < nreads && !need; i++) need = tracked(dev->written, dev->nwritten, reads[i]);
   for (uint32_t i = 0; i < nwrites && !need; i++) need = tracked(dev->written, dev->nwritten, writes[i]);
   for (uint32_t i = 0; i < nwrites && !need && !war; i++) war = tracked(dev->read, dev->nread, writes[i]);
   /* test knob: 1 drops every barrier inside a batch, 2 only those a write after a read alone needs */
   if (war && dev->unsafe_no_barriers != 2) need = 1;
-  if (need && dev->unsafe_no_barriers != 1) {
+  if (need && (dev->unsafe_no_barriers != 1 || dev->need_barrier_all)) {
     vkp_full_barrier(cmd);
     dev->nwritten = dev->nread = 0;
+    dev->need_barrier_all = 0;
   }
   for (uint32_t i = 0; i < nreads; i++)
     if (!tracked(dev->read, dev->nread, reads[i])) dev->read[dev->nread++] = reads[i];

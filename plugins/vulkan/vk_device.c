@@ -120,6 +120,11 @@ int32_t vkp_device_init(parity_plugin_device_t *dev, uint32_t index) {
   /* test only: drop the barriers between dependent commands of a batch, so that the validation
    * layer's synchronization checks can be shown to catch a missing one */
   dev->unsafe_no_barriers = vkp_knobs.unsafe_no_barriers;
+  /* a replayed plan: a submission of its own on GPUs (the device starts at once); on CPU
+   * implementations, where a submission costs as much as several launches (lavapipe: a context
+   * flush, a fence and the timeline signal per submission), inside the current batch
+   * (PARITY_VULKAN_PLAN_SUBMIT) */
+  dev->plan_in_batch = vkp_knobs.plan_submit == 2 || (vkp_knobs.plan_submit == 0 && dev->slot->cpu_like);
   int32_t st = create_device(dev);
   if (st == PARITY_STATUS_OK) st = vkp_batch_init(dev);
   if (st == PARITY_STATUS_OK) st = vkp_mathtab_create(dev);

@@ -71,6 +71,8 @@ typedef struct vkp_knobs_t {
   uint32_t fold_groups;   /* PARITY_VULKAN_FOLD_GROUPS: work-groups in x before folding into y; 0 by device */
   int lane_order;         /* PARITY_VULKAN_LANE_ORDER (+ _SEED): specialization constant 5 of the
                              shared-memory kernels: 0 natural, 1 reverse, 2 + seed shuffled */
+  int plan_submit;        /* PARITY_VULKAN_PLAN_SUBMIT: 0 auto, 1 own (a submission per replay), 2 batch
+                             (a secondary command buffer executed in the current batch) */
   uint32_t plan_fail_at;  /* PARITY_VULKAN_PLAN_FAIL_AT (tests): recording a plan fails at its Nth
                              command (0: never) */
 } vkp_knobs_t;
@@ -145,7 +147,7 @@ struct parity_plugin_device_t {
   /* hazard tracking since the last barrier: buffers written / read */
   VkBuffer written[VKP_TRACK], read[VKP_TRACK];
   uint32_t nwritten, nread;
-  int need_barrier_all;
+  int need_barrier_all;            /* a full barrier before the next command of the batch (after a replayed plan) */
   uint32_t max_groups;             /* cap on work-groups per dispatch; shaders loop past it */
   uint32_t fold_x;                 /* work-groups in x before the rest fold into y (maxComputeWorkGroupCount[0],
                           or PARITY_VULKAN_FOLD_GROUPS) */
@@ -161,6 +163,7 @@ struct parity_plugin_device_t {
     int spv;
   } spv_cache[128];          /* elementwise variants found by name, per op and dtype */
   parity_plugin_plan_t *rec; /* the plan being recorded (vk_plan.c), NULL when eager */
+  int plan_in_batch;         /* replays run in the current batch (vk_plan.c), not submitted alone */
   uint32_t plans_live;       /* plans prepared or being recorded and not yet released */
 };
 

@@ -12,6 +12,7 @@ int32_t vkp_read_knobs(void) {
   static const char *const tiled[] = {"auto", "0", "1", NULL};
   static const char *const lanes[] = {"natural", "reverse", "shuffle", NULL};
   static const char *const unsafe[] = {"0", "1", "war", NULL};
+  static const char *const submit[] = {"auto", "own", "batch", NULL};
   vkp_knobs_t k;
   long long groups, rows, fold, seed, fail_at;
   char msg[200];
@@ -25,7 +26,8 @@ int32_t vkp_read_knobs(void) {
       psup_env_int("PARITY_VULKAN_FOLD_GROUPS", 0, 65535, 0, &fold, msg, sizeof msg) != 0 ||
       psup_env_choice("PARITY_VULKAN_LANE_ORDER", lanes, 0, &k.lane_order, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_VULKAN_LANE_SEED", 0, 1 << 20, 1, &seed, msg, sizeof msg) != 0 ||
-      psup_env_int("PARITY_VULKAN_PLAN_FAIL_AT", 0, 1 << 30, 0, &fail_at, msg, sizeof msg) != 0)
+      psup_env_int("PARITY_VULKAN_PLAN_FAIL_AT", 0, 1 << 30, 0, &fail_at, msg, sizeof msg) != 0 ||
+      psup_env_choice("PARITY_VULKAN_PLAN_SUBMIT", submit, 0, &k.plan_submit, msg, sizeof msg) != 0)
     return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", msg);
   k.matmul_tiled -= 1; /* -1 auto, 0 simple, 1 tiled */
   k.max_groups = (uint32_t)groups;

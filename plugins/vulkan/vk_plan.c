@@ -8,8 +8,10 @@
  *   - descriptor sets come from plan-owned pools, bound to the plan's buffers once;
  *   - scratch buffers (reduce partials, tie counts) are plan-owned, grown as eager grows its own.
  * A run is one vkQueueSubmit of the current batch (the host's writes of new inputs) and the plan's
- * command buffer, signalling the timeline; like an eager launch it does not wait. Release waits
- * for the last run, then frees everything the plan owns. */
+ * command buffer, signalling the timeline; like an eager launch it does not wait. On CPU
+ * implementations (dev->plan_in_batch) the plan is a secondary command buffer instead, executed in
+ * the current batch and submitted with it. Release waits for the last run, then frees everything
+ * the plan owns. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,10 +68,11 @@ int32_t vkp_plan_begin(parity_plugin_device_t *dev) {
   parity_plugin_plan_t *p = calloc(1, sizeof *p);
   if (!p) return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_prepare: out of host memory");
   dev->plans_live++;
-  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                    .commandPool = dev->cmd_pool,
-                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                    .commandBufferCount = 1};
+  VkCommandBufferAllocateInfo ai = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+      .commandPool = dev->cmd_pool,
+      .level = dev->plan_in_batch ? VK_COMMAND_BUFFER_LEVEL_SECONDARY : VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+      .commandBufferCount = 1};
   VkResult r = vkAllocateCommandBuffers(dev->dev, &ai, &p->cmd);
   if (r != VK_SUCCESS) {
     p->cmd = VK_NULL_HANDLE;
@@ -78,8 +81,10 @@ int32_t vkp_plan_begin(parity_plugin_device_t *dev) {
   }
   /* simultaneous use: a run may be submitted while the previous one is still pending (queue
    * order and the barrier the buffer begins with keep them in order; nothing in it changes) */
+  VkCommandBufferInheritanceInfo inh = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                 .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT};
+                                 .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT,
+                                 .pInheritanceInfo = dev->plan_in_batch ? &inh : NULL};
   r = vkBeginCommandBuffer(p->cmd, &bi);
   if (r != VK_SUCCESS) {
     plan_free(dev, p);
@@ -111,8 +116,24 @@ int32_t vkp_plan_end(parity_plugin_device_t *dev, int ok, parity_plugin_plan_t *
   return PARITY_STATUS_OK;
 }
 
+/* A replay inside the current batch: the plan begins with a full barrier, and the batch's next
+ * command gets one; the batch is submitted once it holds as many dispatches as a full one. */
+static int32_t run_in_batch(parity_plugin_device_t *dev, parity_plugin_plan_t *p) {
+  VkCommandBuffer cmd;
+  int32_t st = vkp_cmd(dev, &cmd);
+  if (st != PARITY_STATUS_OK) return st;
+  vkCmdExecuteCommands(cmd, 1, &p->cmd);
+  dev->need_barrier_all = 1;
+  p->serial = dev->submitted + 1; /* this batch's value */
+  for (uint32_t i = 0; i < p->nbufs; i++) p->bufs[i]->last_use = p->serial;
+  vkp_batch_t *b = &dev->batch[dev->cur];
+  b->sets += p->commands;
+  return b->sets >= VKP_BATCH_DISPATCHES ? vkp_flush(dev, 0) : PARITY_STATUS_OK;
+}
+
 int32_t vkp_plan_run(parity_plugin_device_t *dev, parity_plugin_plan_t *p) {
   if (dev->rec) return vkp_fail(PARITY_STATUS_INTERNAL, "plan_run: called while a plan is being recorded");
+  if (dev->plan_in_batch) return run_in_batch(dev, p);
   uint64_t serial;
   int32_t st = vkp_submit(dev, p->cmd, &serial);
   if (st != PARITY_STATUS_OK) return st;
@@ -122,7 +143,8 @@ int32_t vkp_plan_run(parity_plugin_device_t *dev, parity_plugin_plan_t *p) {
 }
 
 void vkp_plan_release(parity_plugin_device_t *dev, parity_plugin_plan_t *p) {
-  if (p->serial) vkp_wait(dev, p->serial); /* its last run may still be executing */
+  if (p->serial > dev->submitted) vkp_flush(dev, 0); /* its last run is still in the batch */
+  if (p->serial) vkp_wait(dev, p->serial);           /* or may still be executing */
   plan_free(dev, p);
 }
 

@@ -2,7 +2,8 @@
  * command buffer, one submission per replay): a replay gives bit for bit what the same step gives
  * eagerly, in every kernel family (elementwise, reduce with max/min ties in backward, matmul,
  * conv2d, pooling, softmax), with new inputs written before each replay, many times over, under
- * the validation layer's synchronization checks and with float64 off; a recording that fails half
+ * the validation layer's synchronization checks, with float64 off, and replayed inside the batch
+ * (CPU implementations) or submitted alone (GPUs); a recording that fails half
  * way leaves nothing behind (the validation layer names any Vulkan object still alive when the
  * device is destroyed); a plan released while its last run may still execute frees what it owns. */
 #define _XOPEN_SOURCE 700 /* setenv, mkstemp */
@@ -216,8 +217,21 @@ static void replay_matches_eager(parity_device_t *dev, const fcase *c, int repla
     feed(c, &e, it);
     feed(c, &r, it);
     step(c, &e, &le);
+    OK(parity_device_synchronize(dev)); /* the replay begins a batch: nothing tracked before it */
     OK(parity_plan_replay(plan));
+    /* an eager op right after the replay reads what the plan wrote (ordered by the barrier a
+     * replay leaves for the next command) */
+    parity_tensor_t *de = NULL, *dr = NULL;
+    OK(parity_binary(PARITY_OP_ADD, parity_tensor_grad(r.in[0]), parity_tensor_grad(r.in[0]), &dr));
+    OK(parity_binary(PARITY_OP_ADD, parity_tensor_grad(e.in[0]), parity_tensor_grad(e.in[0]), &de));
     expect_same(c, &e, le, &r, lr, it);
+    float ve[256], vr[256];
+    uint64_t bytes = (uint64_t)numel(c, 0) * sizeof(float);
+    OK(parity_tensor_to_host(de, ve, bytes));
+    OK(parity_tensor_to_host(dr, vr, bytes));
+    cr_assert_eq(memcmp(ve, vr, bytes), 0, "%s, replay %d: an op after the replay read other values", c->name, it);
+    parity_tensor_release(de);
+    parity_tensor_release(dr);
     parity_tensor_release(le);
   }
   parity_tensor_release(lr);
@@ -235,6 +249,14 @@ static void all_families(int replays) {
 Test(vk_plan, replay_is_bitwise_eager_in_every_family, .timeout = 600) { all_families(3); }
 
 Test(vk_plan, replay_is_bitwise_eager_under_synchronization_validation, .timeout = 600) {
+  setenv("PARITY_VULKAN_VALIDATION", "sync", 1);
+  all_families(2);
+}
+
+/* lavapipe runs replays inside the current batch (a CPU implementation): the path of GPUs, a
+ * submission per replay, forced */
+Test(vk_plan, replay_is_bitwise_eager_with_a_submission_per_replay, .timeout = 600) {
+  setenv("PARITY_VULKAN_PLAN_SUBMIT", "own", 1);
   setenv("PARITY_VULKAN_VALIDATION", "sync", 1);
   all_families(2);
 }
