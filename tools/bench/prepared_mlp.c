@@ -129,10 +129,10 @@ void section_prepared_mlp(bench_run *run, parity_device_t *dev, const char *back
   if (ok) ok = same_loss(&e, &r, why, sizeof why);
   if (ok) {
     double ve = median(eager), vr = median(replay);
-    bench_figure *fe = bench_add(run->results, "prepared", "mlp-eager", backend, "64x784", BATCH, run->threads,
-                                 ve, "us");
-    bench_figure *fr = bench_add(run->results, "prepared", "mlp-replayed", backend, "64x784", BATCH,
-                                 run->threads, vr, "us");
+    bench_figure *fe =
+        bench_add(run->results, "prepared", "mlp-eager", backend, "64x784", BATCH, run->threads, ve, "us");
+    bench_figure *fr =
+        bench_add(run->results, "prepared", "mlp-replayed", backend, "64x784", BATCH, run->threads, vr, "us");
     if (fe) fe->spread = bench_spread(eager, RUNS);
     if (fr) {
       fr->spread = bench_spread(replay, RUNS);
