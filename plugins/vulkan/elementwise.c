@@ -18,19 +18,40 @@ int32_t vkp_elementwise_supports(parity_plugin_device_t *dev, const parity_op_de
   return PARITY_STATUS_OK;
 }
 
+/* The variant of kernel (a static string) for op on t0's dtype with suffix: found by name once per
+ * device, op and dtype, then from the device's cache when suffix is a static string (not ew_cast's). */
+static int variant(parity_plugin_device_t *dev, const char *kernel, const char *suffix, int32_t op, int32_t dtype) {
+  int cacheable = strcmp(kernel, "ew_cast") != 0;
+  uint32_t h = (uint32_t)(((uintptr_t)kernel >> 3) * 31u + ((uintptr_t)suffix >> 3) * 17u + (uint32_t)op * 7u +
+                          (uint32_t)dtype) &
+               (sizeof dev->spv_cache / sizeof dev->spv_cache[0] - 1);
+  if (cacheable && dev->spv_cache[h].kernel == kernel && dev->spv_cache[h].suffix == suffix &&
+      dev->spv_cache[h].op == op && dev->spv_cache[h].dtype == dtype)
+    return dev->spv_cache[h].spv;
+  int spv, kind = psup_op_info(op)->kind;
+  if ((kind == PARITY_OP_KIND_UNARY || kind == PARITY_OP_KIND_BINARY) && psup_dtype_is_float(dtype)) {
+    char per_op[48]; /* floating unary/binary kernels: one variant per op, "<dtype>_<op>" */
+    snprintf(per_op, sizeof per_op, "%s_%s", suffix, psup_op_name(op));
+    spv = vkp_spv_find_math(dev, kernel, per_op, dtype);
+  } else {
+    spv = vkp_spv_find(kernel, suffix);
+  }
+  if (cacheable && spv >= 0) {
+    dev->spv_cache[h].kernel = kernel;
+    dev->spv_cache[h].suffix = suffix;
+    dev->spv_cache[h].op = op;
+    dev->spv_cache[h].dtype = dtype;
+    dev->spv_cache[h].spv = spv;
+  }
+  return spv;
+}
+
 /* Fill the launch: operands in kernel order, geometry from the layout of those tensors. */
 static int32_t launch(parity_plugin_device_t *dev, const char *kernel, const char *suffix, int32_t op, int32_t extra,
                       uint32_t nops, const parity_tensor_desc_t *const *t, const int *written, double alpha) {
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
-  char per_op[48]; /* floating unary/binary kernels: one variant per op, "<dtype>_<op>" */
-  int kind = psup_op_info(op)->kind;
-  if ((kind == PARITY_OP_KIND_UNARY || kind == PARITY_OP_KIND_BINARY) && psup_dtype_is_float(t[0]->dtype)) {
-    snprintf(per_op, sizeof per_op, "%s_%s", suffix, psup_op_name(op));
-    l.spv = vkp_spv_find_math(dev, kernel, per_op, t[0]->dtype);
-  } else {
-    l.spv = vkp_spv_find(kernel, suffix);
-  }
+  l.spv = variant(dev, kernel, suffix, op, t[0]->dtype);
   if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
   l.op = op;
   l.extra = extra;

@@ -74,7 +74,7 @@ void vkp_batch_destroy(parity_plugin_device_t *dev) {
 }
 
 /* Wait until `serial` has completed on the device. */
-static int32_t wait_serial(parity_plugin_device_t *dev, uint64_t serial) {
+int32_t vkp_wait(parity_plugin_device_t *dev, uint64_t serial) {
   if (serial <= dev->completed) return PARITY_STATUS_OK;
   VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
                             .semaphoreCount = 1,
@@ -88,7 +88,7 @@ static int32_t wait_serial(parity_plugin_device_t *dev, uint64_t serial) {
   return PARITY_STATUS_OK;
 }
 
-static void full_barrier(VkCommandBuffer cmd) {
+void vkp_full_barrier(VkCommandBuffer cmd) {
   VkMemoryBarrier mb = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
       .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT,
@@ -100,46 +100,69 @@ static void full_barrier(VkCommandBuffer cmd) {
 }
 
 int32_t vkp_cmd(parity_plugin_device_t *dev, VkCommandBuffer *out) {
+  if (dev->rec) { /* a plan is being recorded: its command buffer */
+    *out = vkp_rec_cmd(dev);
+    return PARITY_STATUS_OK;
+  }
   vkp_batch_t *b = &dev->batch[dev->cur];
   if (!b->recording) {
-    int32_t st = wait_serial(dev, b->serial); /* the slot's previous submission */
+    int32_t st = vkp_wait(dev, b->serial); /* the slot's previous submission */
     if (st != PARITY_STATUS_OK) return st;
     VKP_CHECK(vkResetCommandBuffer(b->cmd, 0), "vkResetCommandBuffer", "");
     VKP_CHECK(vkResetDescriptorPool(dev->dev, b->pool, 0), "vkResetDescriptorPool", "");
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
     VKP_CHECK(vkBeginCommandBuffer(b->cmd, &bi), "vkBeginCommandBuffer", "");
-    full_barrier(b->cmd);
+    vkp_full_barrier(b->cmd);
     b->recording = 1;
     b->sets = 0;
     b->param_used = b->staging_used = 0;
     dev->nwritten = dev->nread = 0;
+    dev->need_barrier_all = 0;
   }
   *out = b->cmd;
   return PARITY_STATUS_OK;
 }
 
-int32_t vkp_flush(parity_plugin_device_t *dev, int wait) {
+int32_t vkp_submit(parity_plugin_device_t *dev, VkCommandBuffer extra, uint64_t *out_serial) {
   vkp_batch_t *b = &dev->batch[dev->cur];
+  VkCommandBuffer cmds[2];
+  uint32_t n = 0;
   if (b->recording) {
     b->recording = 0;
     VKP_CHECK(vkEndCommandBuffer(b->cmd), "vkEndCommandBuffer", "");
-    uint64_t value = dev->submitted + 1;
-    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                        .signalSemaphoreValueCount = 1,
-                                        .pSignalSemaphoreValues = &value};
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                       .pNext = &ts,
-                       .commandBufferCount = 1,
-                       .pCommandBuffers = &b->cmd,
-                       .signalSemaphoreCount = 1,
-                       .pSignalSemaphores = &dev->timeline};
-    VKP_CHECK(vkQueueSubmit(dev->queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit", "");
-    dev->submitted = value;
+    cmds[n++] = b->cmd;
+  }
+  if (extra) cmds[n++] = extra;
+  if (n == 0) {
+    *out_serial = dev->submitted;
+    return PARITY_STATUS_OK;
+  }
+  uint64_t value = dev->submitted + 1;
+  VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                      .signalSemaphoreValueCount = 1,
+                                      .pSignalSemaphoreValues = &value};
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                     .pNext = &ts,
+                     .commandBufferCount = n,
+                     .pCommandBuffers = cmds,
+                     .signalSemaphoreCount = 1,
+                     .pSignalSemaphores = &dev->timeline};
+  VKP_CHECK(vkQueueSubmit(dev->queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit", extra ? "a prepared plan" : "");
+  dev->submitted = value;
+  if (n == 2 || !extra) { /* the batch went: its slot is reused once this value is reached */
     b->serial = value;
     dev->cur = (dev->cur + 1) % VKP_SLOTS;
   }
-  return wait ? wait_serial(dev, dev->submitted) : PARITY_STATUS_OK;
+  *out_serial = value;
+  return PARITY_STATUS_OK;
+}
+
+int32_t vkp_flush(parity_plugin_device_t *dev, int wait) {
+  uint64_t serial;
+  int32_t st = vkp_submit(dev, VK_NULL_HANDLE, &serial);
+  if (st != PARITY_STATUS_OK) return st;
+  return wait ? vkp_wait(dev, dev->submitted) : PARITY_STATUS_OK;
 }
 
 static int tracked(const VkBuffer *set, uint32_t n, VkBuffer b) {
@@ -153,15 +176,16 @@ int32_t vkp_hazard(parity_plugin_device_t *dev, const VkBuffer *reads, uint32_t 
   VkCommandBuffer cmd;
   int32_t st = vkp_cmd(dev, &cmd);
   if (st != PARITY_STATUS_OK) return st;
-  int need = dev->nwritten + nwrites > VKP_TRACK || dev->nread + nreads > VKP_TRACK, war = 0;
+  int need = dev->nwritten + nwrites > VKP_TRACK || dev->nread + nreads > VKP_TRACK || dev->need_barrier_all, war = 0;
   for (uint32_t i = 0; i < nreads && !need; i++) need = tracked(dev->written, dev->nwritten, reads[i]);
   for (uint32_t i = 0; i < nwrites && !need; i++) need = tracked(dev->written, dev->nwritten, writes[i]);
   for (uint32_t i = 0; i < nwrites && !need && !war; i++) war = tracked(dev->read, dev->nread, writes[i]);
   /* test knob: 1 drops every barrier inside a batch, 2 only those a write after a read alone needs */
   if (war && dev->unsafe_no_barriers != 2) need = 1;
-  if (need && dev->unsafe_no_barriers != 1) {
-    full_barrier(cmd);
+  if (need && (dev->unsafe_no_barriers != 1 || dev->need_barrier_all)) {
+    vkp_full_barrier(cmd);
     dev->nwritten = dev->nread = 0;
+    dev->need_barrier_all = 0;
   }
   for (uint32_t i = 0; i < nreads; i++)
     if (!tracked(dev->read, dev->nread, reads[i])) dev->read[dev->nread++] = reads[i];
@@ -179,6 +203,7 @@ static int32_t ring(parity_plugin_device_t *dev, int which, uint64_t bytes, uint
     return vkp_fail(PARITY_STATUS_INTERNAL, "%llu bytes exceed the %llu-byte ring", (unsigned long long)bytes,
                     (unsigned long long)cap);
   if (align < 1) align = 1;
+  if (dev->rec) return vkp_rec_host(dev, bytes, align, out_buf, out_off); /* the plan's own */
   for (int attempt = 0; attempt < 2; attempt++) {
     VkCommandBuffer cmd;
     int32_t st = vkp_cmd(dev, &cmd);
@@ -213,4 +238,19 @@ int32_t vkp_staging(parity_plugin_device_t *dev, uint64_t bytes, uint64_t align,
 int32_t vkp_params(parity_plugin_device_t *dev, uint64_t bytes, vkp_host_buf_t **out_buf, uint64_t *out_off) {
   uint64_t align = dev->slot->min_align > 16 ? dev->slot->min_align : 16;
   return ring(dev, 0, bytes ? bytes : 16, align, out_buf, out_off);
+}
+
+int32_t vkp_descriptor_set(parity_plugin_device_t *dev, VkDescriptorSet *out) {
+  if (dev->rec) return vkp_rec_set(dev, out);
+  VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                    .descriptorPool = dev->batch[dev->cur].pool,
+                                    .descriptorSetCount = 1,
+                                    .pSetLayouts = &dev->set_layout};
+  VKP_CHECK(vkAllocateDescriptorSets(dev->dev, &ai, out), "vkAllocateDescriptorSets", "");
+  return PARITY_STATUS_OK;
+}
+
+void vkp_mark_used(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) {
+  b->last_use = dev->submitted + 1;
+  if (dev->rec) vkp_rec_track(dev, b);
 }

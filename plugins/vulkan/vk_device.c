@@ -18,6 +18,8 @@ static int find_memory(const VkPhysicalDeviceMemoryProperties *mp, VkMemoryPrope
 
 void vkp_device_close(parity_plugin_device_t *dev) {
   if (!dev) return;
+  if (dev->plans_live) /* the host releases every plan first (tests/vulkan/test_plan.c looks for this) */
+    vkp_log(PARITY_LOG_WARNING, "device_close: %u prepared plans not released", dev->plans_live);
   if (dev->dev) {
     vkDeviceWaitIdle(dev->dev);
     vkp_pipeline_cache_save(dev);
@@ -29,8 +31,6 @@ void vkp_device_close(parity_plugin_device_t *dev) {
     vkp_buffer_free(dev, dev->scratch);
     vkp_buffer_free(dev, dev->mathtab);
     vkp_batch_destroy(dev);
-    if (dev->dummy) vkDestroyBuffer(dev->dev, dev->dummy, NULL);
-    if (dev->dummy_mem) vkFreeMemory(dev->dev, dev->dummy_mem, NULL);
     if (dev->pipe_layout) vkDestroyPipelineLayout(dev->dev, dev->pipe_layout, NULL);
     if (dev->set_layout) vkDestroyDescriptorSetLayout(dev->dev, dev->set_layout, NULL);
     if (dev->timeline) vkDestroySemaphore(dev->dev, dev->timeline, NULL);
@@ -100,19 +100,6 @@ static int32_t create_device(parity_plugin_device_t *dev) {
                                     .pushConstantRangeCount = 1,
                                     .pPushConstantRanges = &pcr};
   VKP_CHECK(vkCreatePipelineLayout(dev->dev, &pli, NULL, &dev->pipe_layout), "vkCreatePipelineLayout", "");
-
-  /* a 16-byte buffer bound to operand slots a kernel does not use */
-  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                            .size = 16,
-                            .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-                            .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
-  VKP_CHECK(vkCreateBuffer(dev->dev, &bci, NULL, &dev->dummy), "vkCreateBuffer", "placeholder binding");
-  VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(dev->dev, dev->dummy, &req);
-  VkMemoryAllocateInfo ai = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = dev->mem_device};
-  VKP_CHECK(vkAllocateMemory(dev->dev, &ai, NULL, &dev->dummy_mem), "vkAllocateMemory", "placeholder binding");
-  VKP_CHECK(vkBindBufferMemory(dev->dev, dev->dummy, dev->dummy_mem, 0), "vkBindBufferMemory", "placeholder binding");
   return PARITY_STATUS_OK;
 }
 
@@ -133,6 +120,11 @@ int32_t vkp_device_init(parity_plugin_device_t *dev, uint32_t index) {
   /* test only: drop the barriers between dependent commands of a batch, so that the validation
    * layer's synchronization checks can be shown to catch a missing one */
   dev->unsafe_no_barriers = vkp_knobs.unsafe_no_barriers;
+  /* a replayed plan: a submission of its own on GPUs (the device starts at once); on CPU
+   * implementations, where a submission costs as much as several launches (lavapipe: a context
+   * flush, a fence and the timeline signal per submission), inside the current batch
+   * (PARITY_VULKAN_PLAN_SUBMIT) */
+  dev->plan_in_batch = vkp_knobs.plan_submit == 2 || (vkp_knobs.plan_submit == 0 && dev->slot->cpu_like);
   int32_t st = create_device(dev);
   if (st == PARITY_STATUS_OK) st = vkp_batch_init(dev);
   if (st == PARITY_STATUS_OK) st = vkp_mathtab_create(dev);

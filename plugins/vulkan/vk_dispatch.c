@@ -211,15 +211,20 @@ int32_t vkp_dispatch(parity_plugin_device_t *dev, const vkp_launch_t *l) {
   if (st != PARITY_STATUS_OK) return st;
   vkp_host_buf_t *ph;
   uint64_t poff;
-  st = vkp_params(dev, l->params_size, &ph, &poff); /* may start a new batch: first */
+  /* the parameter block, then a 16-byte placeholder window of this dispatch alone for the operand
+   * slots it does not use (shaders may declare them writable: a window shared by every dispatch
+   * would look, to the validation layer's synchronization checks, like writes that race) */
+  uint64_t align = dev->slot->min_align > 16 ? dev->slot->min_align : 16;
+  uint64_t psize = l->params_size ? l->params_size : 16, spare = (psize + align - 1) / align * align;
+  st = vkp_params(dev, spare + 16, &ph, &poff); /* may start a new batch: first */
   if (st != PARITY_STATUS_OK) return st;
   if (l->params_size) memcpy(ph->map + poff, l->params, l->params_size);
 
   VkBuffer reads[VKP_MAX_OPERANDS + 1], writes[VKP_MAX_OPERANDS];
   uint32_t nr = 0, nw = 0;
   VkDescriptorBufferInfo bi[VKP_MAX_BINDINGS];
-  bi[0] = (VkDescriptorBufferInfo){ph->buf, poff, l->params_size ? l->params_size : 16};
-  for (uint32_t i = 1; i < VKP_MAX_BINDINGS; i++) bi[i] = (VkDescriptorBufferInfo){dev->dummy, 0, VK_WHOLE_SIZE};
+  bi[0] = (VkDescriptorBufferInfo){ph->buf, poff, psize};
+  for (uint32_t i = 1; i < VKP_MAX_BINDINGS; i++) bi[i] = (VkDescriptorBufferInfo){ph->buf, poff + spare, 16};
   bi[VKP_MAX_BINDINGS - 1] = (VkDescriptorBufferInfo){dev->mathtab->buf, 0, VK_WHOLE_SIZE};
   for (uint32_t i = 0; i < l->noperands; i++) {
     const parity_tensor_desc_t *t = l->operands[i].t;
@@ -232,7 +237,7 @@ int32_t vkp_dispatch(parity_plugin_device_t *dev, const vkp_launch_t *l) {
       writes[nw++] = t->buffer->buf;
     else
       reads[nr++] = t->buffer->buf;
-    t->buffer->last_use = dev->submitted + 1;
+    vkp_mark_used(dev, t->buffer);
   }
   reads[nr++] = dev->mathtab->buf;
   st = vkp_hazard(dev, reads, nr, writes, nw);
@@ -240,20 +245,16 @@ int32_t vkp_dispatch(parity_plugin_device_t *dev, const vkp_launch_t *l) {
   if (st == PARITY_STATUS_OK) st = vkp_cmd(dev, &cmd);
   if (st != PARITY_STATUS_OK) return st;
   VkDescriptorSet set;
-  VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                    .descriptorPool = dev->batch[dev->cur].pool,
-                                    .descriptorSetCount = 1,
-                                    .pSetLayouts = &dev->set_layout};
-  VKP_CHECK(vkAllocateDescriptorSets(dev->dev, &ai, &set), "vkAllocateDescriptorSets", vk_spirv[l->spv].name);
-  VkWriteDescriptorSet w[VKP_MAX_BINDINGS];
-  for (uint32_t i = 0; i < VKP_MAX_BINDINGS; i++)
-    w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                  .dstSet = set,
-                                  .dstBinding = i,
-                                  .descriptorCount = 1,
-                                  .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                  .pBufferInfo = &bi[i]};
-  vkUpdateDescriptorSets(dev->dev, VKP_MAX_BINDINGS, w, 0, NULL);
+  if ((st = vkp_descriptor_set(dev, &set)) != PARITY_STATUS_OK) return st;
+  /* one write for all the bindings: an update past a binding's one descriptor rolls over into the
+   * next binding (all of one type and stage) */
+  VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                            .dstSet = set,
+                            .dstBinding = 0,
+                            .descriptorCount = VKP_MAX_BINDINGS,
+                            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                            .pBufferInfo = bi};
+  vkUpdateDescriptorSets(dev->dev, 1, &w, 0, NULL);
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, dev->pipe_layout, 0, 1, &set, 0, NULL);
   if (l->push_size)
@@ -264,6 +265,7 @@ int32_t vkp_dispatch(parity_plugin_device_t *dev, const vkp_launch_t *l) {
 
 int32_t vkp_scratch(parity_plugin_device_t *dev, uint64_t bytes, parity_plugin_buffer_t **out) {
   if (bytes == 0) bytes = 16;
+  if (dev->rec) return vkp_rec_scratch(dev, bytes, out); /* owned by the plan being recorded */
   if (dev->scratch && dev->scratch->size >= bytes) {
     *out = dev->scratch;
     return PARITY_STATUS_OK;

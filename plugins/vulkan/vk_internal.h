@@ -7,7 +7,9 @@
  * that starts at or below the tensor's lowest byte, aligned to minStorageBufferOffsetAlignment
  * and to the element size; shaders index it in elements from base = (offset - bind_off)/esize,
  * with 32-bit arithmetic (windows are at most 2^31 bytes). Binding 0 is the dispatch's parameter
- * block (geometry), in a host-visible ring; small scalars travel in push constants. */
+ * block (geometry), in a host-visible ring, followed there by a 16-byte window of the dispatch's
+ * own that the operand slots it does not use are bound to; small scalars travel in push
+ * constants. */
 #ifndef PARITY_VK_INTERNAL_H
 #define PARITY_VK_INTERNAL_H
 
@@ -69,6 +71,10 @@ typedef struct vkp_knobs_t {
   uint32_t fold_groups;   /* PARITY_VULKAN_FOLD_GROUPS: work-groups in x before folding into y; 0 by device */
   int lane_order;         /* PARITY_VULKAN_LANE_ORDER (+ _SEED): specialization constant 5 of the
                              shared-memory kernels: 0 natural, 1 reverse, 2 + seed shuffled */
+  int plan_submit;        /* PARITY_VULKAN_PLAN_SUBMIT: 0 auto, 1 own (a submission per replay), 2 batch
+                             (a secondary command buffer executed in the current batch) */
+  uint32_t plan_fail_at;  /* PARITY_VULKAN_PLAN_FAIL_AT (tests): recording a plan fails at its Nth
+                             command (0: never) */
 } vkp_knobs_t;
 extern vkp_knobs_t vkp_knobs;
 int32_t vkp_read_knobs(void);
@@ -138,12 +144,10 @@ struct parity_plugin_device_t {
   VkShaderModule modules[VK_SPV_COUNT];
   vkp_pipe_t *pipes;
   uint32_t pipe_cap, pipe_count;
-  VkBuffer dummy; /* bound to unused operand slots */
-  VkDeviceMemory dummy_mem;
   /* hazard tracking since the last barrier: buffers written / read */
   VkBuffer written[VKP_TRACK], read[VKP_TRACK];
   uint32_t nwritten, nread;
-  int need_barrier_all;
+  int need_barrier_all;            /* a full barrier before the next command of the batch (after a replayed plan) */
   uint32_t max_groups;             /* cap on work-groups per dispatch; shaders loop past it */
   uint32_t fold_x;                 /* work-groups in x before the rest fold into y (maxComputeWorkGroupCount[0],
                           or PARITY_VULKAN_FOLD_GROUPS) */
@@ -153,6 +157,14 @@ struct parity_plugin_device_t {
   int fused_fma64;                 /* fma() on doubles rounds once (probed at open, vk_probe.c) */
   int fused_fma32;                 /* fma() on floats rounds once */
   int unsafe_no_barriers;          /* test knob PARITY_VULKAN_UNSAFE_NO_BARRIERS: omit in-batch barriers */
+  struct {
+    const char *kernel, *suffix; /* static strings (elementwise.c) */
+    int32_t op, dtype;
+    int spv;
+  } spv_cache[128];          /* elementwise variants found by name, per op and dtype */
+  parity_plugin_plan_t *rec; /* the plan being recorded (vk_plan.c), NULL when eager */
+  int plan_in_batch;         /* replays run in the current batch (vk_plan.c), not submitted alone */
+  uint32_t plans_live;       /* plans prepared or being recorded and not yet released */
 };
 
 /* The entries the kit does not write: device open/close (vk_device.c), buffers, transfers and
@@ -168,6 +180,18 @@ void vkp_host_buf_destroy(parity_plugin_device_t *dev, vkp_host_buf_t *h);
 int32_t vkp_cmd(parity_plugin_device_t *dev, VkCommandBuffer *out);
 /* Submit the current batch (if it has commands); with wait, wait until everything completed. */
 int32_t vkp_flush(parity_plugin_device_t *dev, int wait);
+/* Submit the current batch (if it has commands) and then `extra` (a plan's command buffer, may be
+ * VK_NULL_HANDLE) in one vkQueueSubmit that signals the timeline; *out_serial is its value. */
+int32_t vkp_submit(parity_plugin_device_t *dev, VkCommandBuffer extra, uint64_t *out_serial);
+/* Wait until timeline value `serial` has been reached. */
+int32_t vkp_wait(parity_plugin_device_t *dev, uint64_t serial);
+/* A descriptor set of the shared layout for one dispatch: from the current batch's pool, or the
+ * recording plan's. */
+int32_t vkp_descriptor_set(parity_plugin_device_t *dev, VkDescriptorSet *out);
+/* A buffer a recorded command uses: its last_use, and the recording plan's list. */
+void vkp_mark_used(parity_plugin_device_t *dev, parity_plugin_buffer_t *b);
+/* The full barrier each batch (and each plan) starts with. */
+void vkp_full_barrier(VkCommandBuffer cmd);
 /* Record a barrier before a command that reads `reads` and writes `writes` if it depends on
  * earlier commands of this batch (RAW, WAR, WAW on the same buffer). */
 int32_t vkp_hazard(parity_plugin_device_t *dev, const VkBuffer *reads, uint32_t nreads, const VkBuffer *writes,
@@ -252,6 +276,20 @@ int32_t vkp_probe(parity_plugin_device_t *dev);
 int32_t vkp_mathtab_create(parity_plugin_device_t *dev);
 int32_t vkp_pipeline_cache_load(parity_plugin_device_t *dev);
 void vkp_pipeline_cache_save(parity_plugin_device_t *dev);
+
+/* ---- prepared plans (vk_plan.c): the kit's psup_kit_plans_t, and the recording side of the
+ * batch functions above (while dev->rec is set, vkp_cmd, the rings, descriptor sets and scratch
+ * come from the plan) ---------------------------------------------------------------------- */
+int32_t vkp_plan_begin(parity_plugin_device_t *dev);
+int32_t vkp_plan_end(parity_plugin_device_t *dev, int ok, parity_plugin_plan_t **out);
+int32_t vkp_plan_run(parity_plugin_device_t *dev, parity_plugin_plan_t *plan);
+void vkp_plan_release(parity_plugin_device_t *dev, parity_plugin_plan_t *plan);
+VkCommandBuffer vkp_rec_cmd(parity_plugin_device_t *dev);
+int32_t vkp_rec_host(parity_plugin_device_t *dev, uint64_t bytes, uint64_t align, vkp_host_buf_t **out_buf,
+                     uint64_t *out_off);
+int32_t vkp_rec_set(parity_plugin_device_t *dev, VkDescriptorSet *out);
+int32_t vkp_rec_scratch(parity_plugin_device_t *dev, uint64_t bytes, parity_plugin_buffer_t **out);
+int32_t vkp_rec_track(parity_plugin_device_t *dev, parity_plugin_buffer_t *b);
 
 /* ---- kernel families ------------------------------------------------------------------------- */
 PSUP_KIT_DECLARE_FAMILIES(vkp);

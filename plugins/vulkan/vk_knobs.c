@@ -12,8 +12,9 @@ int32_t vkp_read_knobs(void) {
   static const char *const tiled[] = {"auto", "0", "1", NULL};
   static const char *const lanes[] = {"natural", "reverse", "shuffle", NULL};
   static const char *const unsafe[] = {"0", "1", "war", NULL};
+  static const char *const submit[] = {"auto", "own", "batch", NULL};
   vkp_knobs_t k;
-  long long groups, rows, fold, seed;
+  long long groups, rows, fold, seed, fail_at;
   char msg[200];
   if (psup_env_choice("PARITY_VULKAN_FP64", fp64, VKP_FP64_AUTO, &k.fp64, msg, sizeof msg) != 0 ||
       psup_env_choice("PARITY_VULKAN_VALIDATION", validation, 0, &k.validation, msg, sizeof msg) != 0 ||
@@ -24,12 +25,15 @@ int32_t vkp_read_knobs(void) {
       psup_env_int("PARITY_VULKAN_SOFTMAX_ROWS", 0, 1 << 20, 0, &rows, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_VULKAN_FOLD_GROUPS", 0, 65535, 0, &fold, msg, sizeof msg) != 0 ||
       psup_env_choice("PARITY_VULKAN_LANE_ORDER", lanes, 0, &k.lane_order, msg, sizeof msg) != 0 ||
-      psup_env_int("PARITY_VULKAN_LANE_SEED", 0, 1 << 20, 1, &seed, msg, sizeof msg) != 0)
+      psup_env_int("PARITY_VULKAN_LANE_SEED", 0, 1 << 20, 1, &seed, msg, sizeof msg) != 0 ||
+      psup_env_int("PARITY_VULKAN_PLAN_FAIL_AT", 0, 1 << 30, 0, &fail_at, msg, sizeof msg) != 0 ||
+      psup_env_choice("PARITY_VULKAN_PLAN_SUBMIT", submit, 0, &k.plan_submit, msg, sizeof msg) != 0)
     return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", msg);
   k.matmul_tiled -= 1; /* -1 auto, 0 simple, 1 tiled */
   k.max_groups = (uint32_t)groups;
   k.softmax_rows = (uint32_t)rows;
   k.fold_groups = (uint32_t)fold;
+  k.plan_fail_at = (uint32_t)fail_at;
   /* specialization constant 5 of the shared-memory kernels: 0 natural, 1 reverse, 2 + seed a
    * seeded shuffle */
   if (k.lane_order == 2) k.lane_order = 2 + (int)seed;

@@ -56,8 +56,6 @@ void vkp_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) {
   free(b);
 }
 
-static void mark_used(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) { b->last_use = dev->submitted + 1; }
-
 /* Copy host bytes into b through the staging ring, chunk by chunk. */
 static int32_t upload(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off, const void *src,
                       uint64_t size, uint32_t pattern_size) {
@@ -80,7 +78,7 @@ static int32_t upload(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, ui
     if (st != PARITY_STATUS_OK) return st;
     VkBufferCopy region = {.srcOffset = hoff, .dstOffset = off + done, .size = n};
     vkCmdCopyBuffer(cmd, h->buf, b->buf, 1, &region);
-    mark_used(dev, b);
+    vkp_mark_used(dev, b);
     done += n;
   }
   return PARITY_STATUS_OK;
@@ -112,7 +110,7 @@ int32_t vkp_buffer_read(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
                           .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
     vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
-    mark_used(dev, b);
+    vkp_mark_used(dev, b);
     st = vkp_flush(dev, 1);
     if (st != PARITY_STATUS_OK) return st;
     memcpy(p + done, h->map + hoff, n);
@@ -155,8 +153,8 @@ int32_t vkp_buffer_copy(parity_plugin_device_t *dev, parity_plugin_buffer_t *src
     vkCmdCopyBuffer(cmd, h->buf, dst->buf, 1, &r2);
     done += n;
   }
-  mark_used(dev, src);
-  mark_used(dev, dst);
+  vkp_mark_used(dev, src);
+  vkp_mark_used(dev, dst);
   return PARITY_STATUS_OK;
 }
 
@@ -174,7 +172,7 @@ int32_t vkp_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, 
     if (st == PARITY_STATUS_OK) st = vkp_cmd(dev, &cmd);
     if (st != PARITY_STATUS_OK) return st;
     vkCmdFillBuffer(cmd, b->buf, off, size, data);
-    mark_used(dev, b);
+    vkp_mark_used(dev, b);
     return PARITY_STATUS_OK;
   }
   return upload(dev, b, off, pattern, size, psize);

@@ -315,9 +315,11 @@ psup_kit_t vkp_kit = {
     PSUP_KIT_FAMILIES(vkp, vkp_elementwise_supports, vkp_reduce_supports, vkp_matmul_supports, vkp_conv2d_supports,
                       vkp_softmax_supports),
     .buffers = PSUP_KIT_TRANSFERS(vkp, buffer_size),
+    .plans = {vkp_plan_begin, vkp_plan_end, vkp_plan_run, vkp_plan_release}, /* vk_plan.c */
 };
 
 PSUP_KIT_ENTRIES(vkp_kit)
-PSUP_KIT_API(vkp_api, vkp);
+PSUP_KIT_PLAN_ENTRIES(vkp_kit)
+PSUP_KIT_API_PLANS(vkp_api, vkp);
 
 const parity_plugin_api_t *vkp_plugin_api(void) { return &vkp_api; }

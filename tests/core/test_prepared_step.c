@@ -202,6 +202,7 @@ Test(prepared_step, mlp_step_replays_bitwise_with_no_host_allocation_on_cpu, .ti
   prepared_step_matches_eager("cpu", 1);
 }
 Test(prepared_step, mlp_step_replays_bitwise_on_opencl, .timeout = 600) { prepared_step_matches_eager("opencl", 0); }
+Test(prepared_step, mlp_step_replays_bitwise_on_vulkan, .timeout = 600) { prepared_step_matches_eager("vulkan", 0); }
 
 /* The reductions that read wide tiles (column sums of 4 MB and more: docs/cpu-kernels.md) keep
  * their working space on the stack: replayed, they allocate nothing either, and give the eager

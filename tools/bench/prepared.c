@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cl_ref.h"
+#include "vk_ref.h"
 #include "sections.h"
 
 static double now_us(void) {
@@ -54,11 +55,11 @@ static double median(double *t) {
 
 /* One run of `iters` iterations of kind k (0 eager gradient, 1 replayed, 2 add, 3 host loop, 4 raw
  * OpenCL add); us per iteration, or negative on failure. */
-static double one_run(int k, dense *d, parity_plan_t *plan, parity_device_t *dev, cl_ref *cl) {
+static double one_run(int k, dense *d, parity_plan_t *plan, parity_device_t *dev, cl_ref *cl, vk_ref *vk) {
   float xv[2] = {0.5f, -1.5f};
   int ok = 1;
   double t0 = now_us();
-  if (k == 4) return cl_ref_run(cl, iters) == 0 ? (now_us() - t0) / iters : -1;
+  if (k == 4) return (cl ? cl_ref_run(cl, iters) : vk_ref_run(vk, iters)) == 0 ? (now_us() - t0) / iters : -1;
   if (k == 3) { /* the floor: the same gradient as a C loop, run 100 times longer to span as much time */
     float w[4] = {0.1f, 0.2f, 0.3f, 0.4f}, gw[4], gb[2];
     for (int i = 0; i < 100 * iters; i++) {
@@ -108,10 +109,16 @@ void section_prepared(bench_run *run, parity_device_t *dev, const char *backend)
   cl_ref *cl = NULL;
   if (ok && !strcmp(parity_device_backend(dev), "opencl") && parity_device_get_info(dev, &info) == PARITY_STATUS_OK)
     cl = cl_ref_create(info.name, why, sizeof why);
+  /* on a Vulkan device: the same add dispatched straight through Vulkan (vk_ref.h) */
+  int is_vk = !strcmp(parity_device_backend(dev), "vulkan");
+  vk_ref *vk = NULL;
+  if (ok && is_vk && parity_device_get_info(dev, &info) == PARITY_STATUS_OK)
+    vk = vk_ref_create(info.name, why, sizeof why);
+  const char *raw_name = is_vk ? "raw Vulkan add" : "raw OpenCL add";
   /* the kinds interleaved, run by run, after one warm-up run of each */
   for (int r = -1; r < RUNS && ok; r++)
-    for (int k = 0; k < (cl ? 5 : 4) && ok; k++) {
-      double us = one_run(k, &d, plan, dev, cl);
+    for (int k = 0; k < (cl || vk ? 5 : 4) && ok; k++) {
+      double us = one_run(k, &d, plan, dev, cl, vk);
       ok = us >= 0;
       if (r >= 0) runs[k][r] = us;
     }
@@ -125,10 +132,10 @@ void section_prepared(bench_run *run, parity_device_t *dev, const char *backend)
       f->spread = bench_spread(runs[k], RUNS);
       bench_ref_value(f, "host C loop", floor);
       if (k == 1) bench_ref_value(f, "dense22-eager", v[0]);
-      if (k == 2 && cl)
-        bench_ref_value(f, "raw OpenCL add", median(raw));
+      if (k == 2 && (cl || vk))
+        bench_ref_value(f, raw_name, median(raw));
       else if (k == 2 && why[0])
-        bench_ref_missing(f, "raw OpenCL add", why);
+        bench_ref_missing(f, raw_name, why);
     }
     bench_print_header(run->log, "prepared");
     for (size_t k = run->results->n - 3; k < run->results->n; k++) bench_print_row(run->log, &run->results->fig[k]);
@@ -137,6 +144,7 @@ void section_prepared(bench_run *run, parity_device_t *dev, const char *backend)
     run->failures++;
   }
   cl_ref_destroy(cl);
+  vk_ref_destroy(vk);
   parity_plan_destroy(plan);
   parity_tensor_release(d.x);
   parity_tensor_release(d.w);
