@@ -152,6 +152,8 @@ static parity_status_t offer_plan(parity_plan_t *p) {
   p->prepared = h;
   p->run = api->plan_run;
   p->handle = p->dev->handle;
+  parity__log(p->dev->ctx, 2, "plan: '%s' prepared a plan of %llu commands; replays run it whole", name,
+              (unsigned long long)p->count);
   return PARITY_STATUS_OK;
 }
 
