@@ -45,15 +45,11 @@ static void plan_free(parity_plugin_device_t *dev, parity_plugin_plan_t *p, int 
   if (!p) return;
   if (!cu_poisoned(&dev->slot->poison)) { /* a poisoned context fails every call: skip them */
     CUresult r;
-    if (wait && (r = cu_drv.cuStreamSynchronize(dev->stream)) != CUDA_SUCCESS)
-      warn("cuStreamSynchronize", r);
-    if (p->exec && (r = cu_drv.cuGraphExecDestroy(p->exec)) != CUDA_SUCCESS)
-      warn("cuGraphExecDestroy", r);
-    if (p->graph && (r = cu_drv.cuGraphDestroy(p->graph)) != CUDA_SUCCESS)
-      warn("cuGraphDestroy", r);
+    if (wait && (r = cu_drv.cuStreamSynchronize(dev->stream)) != CUDA_SUCCESS) warn("cuStreamSynchronize", r);
+    if (p->exec && (r = cu_drv.cuGraphExecDestroy(p->exec)) != CUDA_SUCCESS) warn("cuGraphExecDestroy", r);
+    if (p->graph && (r = cu_drv.cuGraphDestroy(p->graph)) != CUDA_SUCCESS) warn("cuGraphDestroy", r);
     for (uint32_t i = 0; i < p->nmem; i++)
-      if ((r = cu_drv.cuMemFree(p->mem[i])) != CUDA_SUCCESS)
-        warn("cuMemFree", r);
+      if ((r = cu_drv.cuMemFree(p->mem[i])) != CUDA_SUCCESS) warn("cuMemFree", r);
   }
   free(p->mem);
   free(p);

@@ -63,7 +63,8 @@ static int capture_of(CUstream s) {
 
 static int failing(const char *entry) {
   (void)is(""); /* reads FAKE_CUDA_MODE on first use */
-  return strncmp(mode, "fail:", 5) == 0 && strcmp(mode + 5, entry) == 0; }
+  return strncmp(mode, "fail:", 5) == 0 && strcmp(mode + 5, entry) == 0;
+}
 
 static void graph_free(fake_graph_t *g) {
   if (!g) return;
@@ -250,14 +251,16 @@ static CUresult f_cuGraphDestroy(CUgraph graph) {
   return CUDA_SUCCESS;
 }
 
-#define FAKE_GRAPH_ENTRIES(F_)                                                                              \
+// clang-format off
+#define FAKE_GRAPH_ENTRIES(F_)                                                                    \
   F_(cuStreamBeginCapture) F_(cuStreamEndCapture) F_(cuGraphInstantiateWithFlags) F_(cuGraphLaunch) \
-      F_(cuGraphExecDestroy) F_(cuGraphDestroy)
+  F_(cuGraphExecDestroy) F_(cuGraphDestroy)
+// clang-format on
 
 static int hidden(const char *symbol) {
-  static const char *const graph_entries[] = {"cuStreamBeginCapture", "cuStreamEndCapture",
+  static const char *const graph_entries[] = {"cuStreamBeginCapture",        "cuStreamEndCapture",
                                               "cuGraphInstantiateWithFlags", "cuGraphLaunch",
-                                              "cuGraphExecDestroy", "cuGraphDestroy"};
+                                              "cuGraphExecDestroy",          "cuGraphDestroy"};
   is("ok"); /* reads FAKE_CUDA_MODE on first use */
   if (strncmp(mode, "hide:", 5) == 0) return strcmp(mode + 5, symbol) == 0;
   if (strcmp(mode, "nographs") != 0) return 0;

@@ -65,15 +65,15 @@ static parity_tensor_t *step(net *n, parity_tensor_t **avg) {
   parity_pool2d_options_init(&po);
   po.kernel[0] = po.kernel[1] = 2;
   parity_tensor_t *t[16] = {0}, *total;
-  OK(parity_conv2d(n->in[0], n->in[1], NULL, &co, &t[0]));          /* [2,4,5,5] */
-  OK(parity_pool2d(PARITY_OP_MAX_POOL2D, t[0], &po, &t[1]));        /* [2,4,2,2] */
-  OK(parity_softmax(PARITY_OP_SOFTMAX, t[1], -1, &t[2]));           /* softmax over the last axis */
-  OK(parity_matmul(n->in[2], n->in[3], &t[3]));                     /* [2,7,6] */
-  OK(parity_unary(PARITY_OP_TANH, t[3], &t[4]));                    /* elementwise */
-  OK(parity_reduce(PARITY_OP_SUM, t[2], 0x3, 1, &t[5]));            /* [1,1,2,2] */
-  OK(parity_reduce(PARITY_OP_MEAN, t[4], 0x7, 0, &t[6]));           /* scalar */
-  OK(parity_reduce(PARITY_OP_MAX, n->in[4], 0x2, 0, &t[7]));        /* [6]: max backward */
-  OK(parity_reduce(PARITY_OP_MIN, n->in[4], 0x1, 0, &t[8]));        /* [10]: min backward */
+  OK(parity_conv2d(n->in[0], n->in[1], NULL, &co, &t[0]));   /* [2,4,5,5] */
+  OK(parity_pool2d(PARITY_OP_MAX_POOL2D, t[0], &po, &t[1])); /* [2,4,2,2] */
+  OK(parity_softmax(PARITY_OP_SOFTMAX, t[1], -1, &t[2]));    /* softmax over the last axis */
+  OK(parity_matmul(n->in[2], n->in[3], &t[3]));              /* [2,7,6] */
+  OK(parity_unary(PARITY_OP_TANH, t[3], &t[4]));             /* elementwise */
+  OK(parity_reduce(PARITY_OP_SUM, t[2], 0x3, 1, &t[5]));     /* [1,1,2,2] */
+  OK(parity_reduce(PARITY_OP_MEAN, t[4], 0x7, 0, &t[6]));    /* scalar */
+  OK(parity_reduce(PARITY_OP_MAX, n->in[4], 0x2, 0, &t[7])); /* [6]: max backward */
+  OK(parity_reduce(PARITY_OP_MIN, n->in[4], 0x1, 0, &t[8])); /* [10]: min backward */
   OK(parity_reduce(PARITY_OP_SUM, t[5], 0xf, 0, &t[9]));
   OK(parity_reduce(PARITY_OP_SUM, t[7], 0x1, 0, &t[10]));
   OK(parity_reduce(PARITY_OP_SUM, t[8], 0x1, 0, &t[11]));
@@ -82,7 +82,7 @@ static parity_tensor_t *step(net *n, parity_tensor_t **avg) {
   OK(parity_binary(PARITY_OP_ADD, t[11], t[12], &t[14]));
   OK(parity_binary(PARITY_OP_ADD, t[13], t[14], &total));
   OK(parity_backward(total, NULL, 0));
-  OK(parity_pool2d(PARITY_OP_AVG_POOL2D, t[0], &po, avg));          /* [2,4,2,2] from the conv */
+  OK(parity_pool2d(PARITY_OP_AVG_POOL2D, t[0], &po, avg)); /* [2,4,2,2] from the conv */
   for (int i = 0; i < 16; i++) parity_tensor_release(t[i]);
   return total;
 }
@@ -125,7 +125,11 @@ Test(cuda_plan_emu, replays_with_new_inputs_give_the_eager_bits_across_families,
     for (int k = 0; k < NOUT; k++)
       cr_assert_eq(memcmp(&eager[s][k], &replay[s][k], sizeof(float)), 0,
                    "replay %d, value %d (%s): eager %.9g, replayed %.9g", s, k,
-                   k == 0 ? "loss" : k < 109 ? "conv weight grad" : k < 139 ? "matmul grad" : k < 199 ? "max/min grad" : "avg pool",
+                   k == 0    ? "loss"
+                   : k < 109 ? "conv weight grad"
+                   : k < 139 ? "matmul grad"
+                   : k < 199 ? "max/min grad"
+                             : "avg pool",
                    eager[s][k], replay[s][k]);
   /* the inputs changed the results: a replay that ignored them would not match every step */
   cr_assert_neq(memcmp(eager[0], eager[1], sizeof eager[0]), 0);

@@ -69,10 +69,10 @@ static void plan_src_init(plan_src *p, uint64_t fill_off) {
   p->maxb.direction = PARITY_DIRECTION_BACKWARD;
   p->maxb.num_inputs = 3, p->maxb.num_outputs = 1;
   p->maxb.params.reduce.axes_mask = 1;
-  psup_tensor_init(&p->t[3], PARITY_DTYPE_F32, 1, &n, buf, 3 * N * 4);        /* x */
+  psup_tensor_init(&p->t[3], PARITY_DTYPE_F32, 1, &n, buf, 3 * N * 4);          /* x */
   psup_tensor_init(&p->t[4], PARITY_DTYPE_F32, 1, &one, buf, 3 * N * 4 + 1024); /* y */
   psup_tensor_init(&p->t[5], PARITY_DTYPE_F32, 1, &one, buf, 3 * N * 4 + 1028); /* dy */
-  psup_tensor_init(&p->t[6], PARITY_DTYPE_F32, 1, &n, buf, 3 * N * 4 + 2000);  /* dx */
+  psup_tensor_init(&p->t[6], PARITY_DTYPE_F32, 1, &n, buf, 3 * N * 4 + 2000);   /* dx */
   for (int k = 0; k < 3; k++) p->maxb.inputs[k] = &p->t[3 + k];
   p->maxb.outputs[0] = &p->t[6];
   for (int c = 0; c < 3; c++) p->cmd[c].struct_size = sizeof p->cmd[c];
@@ -132,7 +132,8 @@ Test(cuda_plan_fake, a_plan_is_captured_once_and_replayed_as_one_graph_launch) {
     cr_expect_eq(fake_int("fake_cuda_graph_launches"), g0 + 1, "a run is one graph launch");
     cr_expect_eq(launches(), l0 + per_step, "the graph ran the eager step's kernels");
     cr_assert_eq(api->buffer_read(dev, buf, 0, got, sizeof got), PARITY_STATUS_OK, "%s", ct_last_error);
-    for (int i = 0; i < 64; i++) cr_assert_eq(got[i], 1.0f, "run %d: element %d not refilled by the memset node", run, i);
+    for (int i = 0; i < 64; i++)
+      cr_assert_eq(got[i], 1.0f, "run %d: element %d not refilled by the memset node", run, i);
   }
   api->plan_release(dev, plan);
   expect_clean("released", base);
@@ -202,7 +203,8 @@ static void release_with_failing(const char *entry) {
   api->plan_release(dev, plan);
   set_mode("ok");
   cr_expect_eq(fake_int("fake_cuda_allocations"), base, "%s failing: the plan's scratch is still freed", entry);
-  cr_expect_eq(fake_int("fake_cuda_graphs"), graphs + 1, "%s failing: only what the driver refused to destroy is left", entry);
+  cr_expect_eq(fake_int("fake_cuda_graphs"), graphs + 1, "%s failing: only what the driver refused to destroy is left",
+               entry);
   cr_expect_eq(fake_int("fake_cuda_capturing"), 0);
 }
 
