@@ -27,8 +27,12 @@ build: configure
 	@echo "building $(BUILD) (-j $(JOBS))"
 	@cmake --build $(BUILD) -j $(JOBS) $(call QUIET_TO,build)
 
-conform: build
-	@if [ -x $(BUILD)/bin/parity-conform ]; then $(BUILD)/bin/parity-conform; \
+# only what the conformance run needs (the conform-ready target: parity-conform, parity-info and
+# the plugins); make test builds the rest
+conform: configure
+	@echo "building $(BUILD) for conformance (-j $(JOBS))"
+	@cmake --build $(BUILD) -j $(JOBS) --target conform-ready $(call QUIET_TO,build)
+	@if [ -x $(BUILD)/bin/parity-conform ]; then $(BUILD)/bin/parity-conform --jobs $(JOBS); \
 	else $(BUILD)/bin/parity-info; fi
 
 test: build

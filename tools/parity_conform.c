@@ -29,6 +29,7 @@ typedef struct options_t {
   const char *backend, *ops, *dtypes, *direction, *cases, *json, *markdown, *junit, *html;
   int device, full, failures_only, list, verbose, support, in_process;
   int determinism_probe;  /* cap.determinism's child under another launch configuration */
+  int jobs;               /* --jobs: backends tested at once (0: one by one, streamed) */
   int child_fd;           /* >= 0: a child of the isolating parent (isolate.h), results go there too */
   uint32_t shard, shards; /* --shard K/N: case-table rows i with i % N == K; checks in shard 0 */
   uint64_t seed;
@@ -61,6 +62,8 @@ static void usage(FILE *f) {
           "  --list            print the selected case ids and exit\n"
           "  --in-process      test every plugin in this process (default: each in a child process, so\n"
           "                    that a plugin that crashes is named and the others are still tested)\n"
+          "  --jobs N          test N backends at once, each in its child process (default 1: one by one,\n"
+          "                    its results streamed); each backend's output is printed whole when it ends\n"
           "exit status: 0 every backend passed; 1 a case failed, a device did not open, a plugin crashed,\n"
           "or nothing was checked; 2 the suite could not run\n");
 }
@@ -328,7 +331,7 @@ static int run_isolated(int argc, char **argv, const options_t *o, cf_report_t *
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--json") || !strcmp(a, "--markdown") || !strcmp(a, "--junit") || !strcmp(a, "--html") ||
-        !strcmp(a, "--backend")) {
+        !strcmp(a, "--backend") || !strcmp(a, "--jobs")) {
       i++;
       continue;
     }
@@ -350,15 +353,33 @@ static int run_isolated(int argc, char **argv, const options_t *o, cf_report_t *
     if (seen) continue; /* a second file of the same plugin: the loader uses the first */
     tested[ntested++] = rec.name;
     matched++;
-    args[n] = "--backend";
-    args[n + 1] = (char *)rec.name;
-    int unavailable = 0;
-    int code = cf_isolate_exec(args, n + 2, rep, rec.name, &unavailable);
+  }
+  int jobs = o->jobs > 0 ? o->jobs : 1;
+  if (jobs > 1 && ntested > 1)
+    printf("parity-conform: %u backends, %d at a time (--jobs); each backend's report is printed when it ends\n",
+           ntested, jobs < (int)ntested ? jobs : (int)ntested);
+  cf_isolate_job_t *run = calloc(ntested ? ntested : 1, sizeof *run);
+  for (uint32_t k = 0, next = 0; run && k < ntested; k++) {
+    int code, unavailable = 0;
+    if (jobs <= 1 || ntested == 1) {
+      args[n] = "--backend";
+      args[n + 1] = (char *)tested[k];
+      code = cf_isolate_exec(args, n + 2, rep, tested[k], &unavailable);
+    } else {
+      for (; next < ntested && next < k + (uint32_t)jobs; next++) { /* keep `jobs` children running */
+        args[n] = "--backend";
+        args[n + 1] = (char *)tested[next];
+        if (cf_isolate_start(args, n + 2, tested[next], &run[next]) != 0) run[next].pid = -1;
+      }
+      code = cf_isolate_finish(&run[k], rep, &unavailable);
+    }
     if (code < 0 || code == 1)
       exit_code = exit_code == 2 ? 2 : 1;
     else if (code >= 2 && !(unavailable && !o->backend))
       exit_code = 2;
   }
+  if (!run) exit_code = 2;
+  free(run);
   if (o->backend && !matched) {
     fprintf(stderr, "parity-conform: no backend '%s' to test; available: %s\n", o->backend,
             parity_context_available(ctx));
@@ -443,7 +464,7 @@ static int parse(int argc, char **argv, options_t *o) {
                           : !strcmp(a, "--html")      ? &o->html
                                                       : NULL;
     if (target || !strcmp(a, "--device") || !strcmp(a, "--seed") || !strcmp(a, "--env") || !strcmp(a, "--shard") ||
-        !strcmp(a, "--child-fd")) {
+        !strcmp(a, "--child-fd") || !strcmp(a, "--jobs")) {
       if (!v) {
         fprintf(stderr, "parity-conform: %s needs a value\n", a);
         return -1;
@@ -453,7 +474,16 @@ static int parse(int argc, char **argv, options_t *o) {
         *target = v;
       else if (!strcmp(a, "--child-fd"))
         o->child_fd = atoi(v);
-      else if (!strcmp(a, "--device")) {
+      else if (!strcmp(a, "--jobs")) {
+        char *end = NULL;
+        errno = 0;
+        long j = strtol(v, &end, 10);
+        if (errno || end == v || *end || j < 1 || j > 64) {
+          fprintf(stderr, "parity-conform: --jobs takes a number of backends to test at once (1 to 64), not '%s'\n", v);
+          return -1;
+        }
+        o->jobs = (int)j;
+      } else if (!strcmp(a, "--device")) {
         char *end = NULL;
         errno = 0;
         long d = strtol(v, &end, 10);

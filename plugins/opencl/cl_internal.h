@@ -137,7 +137,8 @@ typedef struct ocl_prog_t {
 /* Compile tiers (cl_programs.c): PARITY_OPENCL_TIER=auto|tiered|full|quick. */
 enum { OCL_TIER_FULL, OCL_TIER_QUICK, OCL_TIER_TIERED };
 #define OCL_TIER_BIG (1ull << 18) /* a launch of this much work gets the optimised program */
-#define OCL_TIER_LAUNCHES 32u     /* the launch of a quick program that replaces it by the optimised one */
+#define OCL_TIER_LAUNCHES 256u    /* the launch of a quick program that replaces it by the optimised one */
+#define OCL_QUICK_SPECIALISED 2   /* quick variants of a kernel and class with their own program (cl_programs.c) */
 
 struct parity_plugin_device_t {
   uint32_t index;

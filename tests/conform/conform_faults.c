@@ -247,7 +247,8 @@ Test(conform, the_printed_command_reproduces_a_failure_alone) {
 }
 
 /* Issue 38, item 5: a plugin that crashes inside a kernel is named with the signal and the case, in
- * the output and the reports, and the other plugins are still tested (each runs in a child process).
+ * the output and the reports, and the other plugins are still tested (each runs in a child process),
+ * one by one or two at a time (--jobs 2).
  * With --in-process the same run dies with the plugin. handle_segv=0: under ASan the fault is a
  * signal, as in a release build. */
 Test(conform, a_plugin_that_crashes_is_named_and_the_others_are_still_tested) {
@@ -261,6 +262,21 @@ Test(conform, a_plugin_that_crashes_is_named_and_the_others_are_still_tested) {
   cr_assert(strstr(r.output, "plugin fault crashed with SIGSEGV in sum.f32.forward.all"), "%s", r.output);
   cr_assert(strstr(r.output, "verdict cpu: PASS"), "the CPU plugin was not tested after the crash:\n%s", r.output);
   cr_assert(strstr(r.json, "\"plugin.crash\""), "%s", r.json);
+  int results = count(r.json, "\"case\":");
+  conform_free(&r);
+  /* --jobs 2: both children at once, the same verdicts and report, each backend's output whole */
+  char jobs[2100];
+  snprintf(jobs, sizeof jobs, "%s --jobs 2", cmd);
+  r = run_command(jobs);
+  cr_assert_eq(r.status, 1, "%s", r.output);
+  cr_assert(strstr(r.output, "plugin fault crashed with SIGSEGV in sum.f32.forward.all"), "%s", r.output);
+  cr_assert(strstr(r.output, "verdict cpu: PASS"), "%s", r.output);
+  cr_assert(strstr(r.output, "2 at a time"), "%s", r.output);
+  cr_assert_eq(count(r.json, "\"case\":"), results, "--jobs 2 reported another set of results:\n%s", r.json);
+  const char *cpu = strstr(r.output, "== cpu"), *cpu_verdict = strstr(r.output, "verdict cpu");
+  cr_assert(cpu && cpu_verdict && cpu < cpu_verdict, "%s", r.output);
+  const char *fault = strstr(r.output, "== fault");
+  cr_assert(!fault || fault < cpu || fault > cpu_verdict, "the backends' outputs are interleaved:\n%s", r.output);
   conform_free(&r);
   char inproc[2100];
   snprintf(inproc, sizeof inproc, "%s --in-process", cmd);

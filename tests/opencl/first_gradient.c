@@ -5,7 +5,7 @@
  * Prints: open ms, first gradient ms (after open), total ms since main and the process's CPU
  * time by then (all threads: steadier than wall time on a shared machine), us per small add,
  * wall and the process's CPU (the host thread and the driver's worker threads together), timed
- * after 64 untimed adds: by then the add runs its optimised program (the tiered compile,
+ * after 300 untimed adds: by then the add runs its optimised program (the tiered compile,
  * plugins/opencl/README.md), so the figure is the steady launch cost. */
 #define _POSIX_C_SOURCE 200809L
 #include <parity/parity.h>
@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
   parity_tensor_t *p, *q, *r;
   CK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 1, (int64_t[]){1024}, 0, 1, 6, 0, &p));
   CK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 1, (int64_t[]){1024}, 0, 1, 7, 0, &q));
-  for (int i = 0; i < 64; i++) {
+  for (int i = 0; i < 300; i++) {
     CK(parity_binary(PARITY_OP_ADD, p, q, &r));
     parity_tensor_release(r);
   }

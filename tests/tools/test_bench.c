@@ -125,7 +125,7 @@ Test(bench, json_has_the_documented_keys_and_finite_numbers, .timeout = 120) {
     check_figure(f);
     for (int s = 0; s < 4; s++) sections[s] += !strcmp(json_str(f, "section", ""), names[s]);
   }
-  cr_assert(sections[0] >= 9 && sections[1] >= 6 && sections[2] == 3 && sections[3] == 0,
+  cr_assert(sections[0] >= 9 && sections[1] >= 6 && sections[2] == 5 && sections[3] == 0,
             "kernels %d, scaling %d, prepared %d, train %d", sections[0], sections[1], sections[2], sections[3]);
   json_free(j);
   unlink(path);
@@ -323,6 +323,29 @@ Test(bench, opencl_per_op_figure_has_the_raw_opencl_reference, .timeout = 120) {
   }
   cr_assert_not_null(raw, "add2-per-op on opencl has no 'raw OpenCL add' reference: %s", out);
   cr_assert_eq(json_get(raw, "value")->type, JSON_NUMBER, "the raw OpenCL reference did not run: %s", out);
+  json_free(j);
+  unlink(path);
+}
+
+/* The prepared section carries parity-train's MLP step, eager and replayed, the replayed figure
+ * referenced to the eager one (prepared_mlp.c). */
+Test(bench, prepared_section_has_the_mlp_step_eager_and_replayed, .timeout = 120) {
+  char path[256], args[512];
+  tmp_path(path, sizeof path, "mlp.json");
+  snprintf(args, sizeof args, QUICK "--section prepared --json %s", path);
+  cr_assert_eq(run(args), 0, "%s", out);
+  json *j = load(path);
+  const json *eager = NULL, *replayed = NULL;
+  for (const json *f = json_get(j, "figures")->child; f; f = f->next) {
+    check_figure(f);
+    if (!strcmp(json_str(f, "name", ""), "mlp-eager")) eager = f;
+    if (!strcmp(json_str(f, "name", ""), "mlp-replayed")) replayed = f;
+  }
+  cr_assert_not_null(eager, "no mlp-eager figure: %s", out);
+  cr_assert_not_null(replayed, "no mlp-replayed figure: %s", out);
+  cr_expect_gt(json_num(eager, "value", 0), 0);
+  cr_expect_str_eq(json_str(replayed, "reference", ""), "mlp-eager", "%s", out);
+  cr_expect(isfinite(json_num(replayed, "ratio", NAN)), "%s", out);
   json_free(j);
   unlink(path);
 }

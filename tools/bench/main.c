@@ -78,6 +78,7 @@ static void run_device(bench_run *run, parity_device_t *dev, bench_header *h) {
   if (s & SEC_KERNELS) section_kernels(run, dev, backend);
   if (s & SEC_SCALING) section_scaling(run, dev, backend);
   if (s & SEC_PREPARED) section_prepared(run, dev, backend);
+  if (s & SEC_PREPARED) section_prepared_mlp(run, dev, backend);
   if (s & SEC_TRAIN) section_train(run, dev, backend);
 }
 

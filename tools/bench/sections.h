@@ -1,5 +1,5 @@
 /* sections.h — parity-bench's sections: each measures parity's figures on one device and the
- * references beside them, adding both to the results (kernels.c, scaling.c, prepared.c, train.c). */
+ * references beside them, adding both to the results (kernels.c, scaling.c, prepared.c and prepared_mlp.c, train.c). */
 #ifndef PARITY_BENCH_SECTIONS_H
 #define PARITY_BENCH_SECTIONS_H
 
@@ -65,6 +65,8 @@ void bench_loop_release(bench_loop *l);
 void section_kernels(bench_run *run, parity_device_t *dev, const char *backend);
 void section_scaling(bench_run *run, parity_device_t *dev, const char *backend);
 void section_prepared(bench_run *run, parity_device_t *dev, const char *backend);
+/* the prepared section's MLP training step, eager and replayed (prepared_mlp.c) */
+void section_prepared_mlp(bench_run *run, parity_device_t *dev, const char *backend);
 void section_train(bench_run *run, parity_device_t *dev, const char *backend);
 
 #endif

@@ -67,68 +67,45 @@ static void adopt(cf_backend_summary_t *dst, const cf_backend_summary_t *src) {
   dst->skipped = keep.skipped;
 }
 
-int cf_isolate_exec(char **argv, int argc, cf_report_t *rep, const char *plugin, int *unavailable) {
-  int fds[2];
-  *unavailable = 0;
-  fflush(stdout);
-  fflush(stderr);
-  if (pipe(fds) != 0) {
-    fprintf(stderr, "parity-conform: cannot start a child for '%s' (pipe: %s)\n", plugin, strerror(errno));
-    return -1;
-  }
-  char fdtext[16];
-  snprintf(fdtext, sizeof fdtext, "%d", fds[1]);
-  pid_t pid = fork();
-  if (pid < 0) {
-    fprintf(stderr, "parity-conform: cannot start a child for '%s' (fork: %s)\n", plugin, strerror(errno));
-    close(fds[0]);
-    close(fds[1]);
-    return -1;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    argv[argc] = "--child-fd";
-    argv[argc + 1] = fdtext;
-    argv[argc + 2] = NULL;
-    execv("/proc/self/exe", argv);
-    fprintf(stderr, "parity-conform: cannot run itself again for '%s': %s\n", plugin, strerror(errno));
-    _exit(2);
-  }
-  close(fds[1]);
-  char running[112] = "loading the plugin";
-  cf_backend_summary_t *b = NULL, got;
+/* Read a child's records from fd into rep until the end or a damaged record; the last running id
+ * and the device summary being filled stay in *running and *b. */
+static void drain(int fd, cf_report_t *rep, char running[112], cf_backend_summary_t **b, int *unavailable) {
+  cf_backend_summary_t got;
   cf_result_t *r;
-  for (char kind; read_all(fds[0], &kind, 1) == 0;) {
+  for (char kind; read_all(fd, &kind, 1) == 0;) {
     if (kind == 'N' || kind == 'B') {
-      if (read_all(fds[0], &got, sizeof got) != 0) break;
+      if (read_all(fd, &got, sizeof got) != 0) break;
       if (kind == 'N') {
-        if (!(b = cf_report_add_backend(rep))) break;
-        b->first = rep->count;
+        if (!(*b = cf_report_add_backend(rep))) break;
+        (*b)->first = rep->count;
       }
-      if (b) adopt(b, &got);
-      if (kind == 'N') snprintf(running, sizeof running, "device.open");
+      if (*b) adopt(*b, &got);
+      if (kind == 'N') snprintf(running, 112, "device.open");
     } else if (kind == 'C') {
-      if (read_all(fds[0], running, sizeof running) != 0) break;
-      running[sizeof running - 1] = 0;
+      if (read_all(fd, running, 112) != 0) break;
+      running[111] = 0;
     } else if (kind == 'R') {
       if (!(r = cf_report_add(rep))) break;
-      if (read_all(fds[0], r, sizeof *r) != 0) {
+      if (read_all(fd, r, sizeof *r) != 0) {
         rep->count--;
         break;
       }
-      count(b, r);
+      count(*b, r);
     } else if (kind == 'U') {
       *unavailable = 1;
     } else {
       break;
     }
   }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+}
+
+/* The child's exit status (0..255), or -1 for a crash: a failed result naming the plugin, the
+ * signal and the check or case that was running, added to rep and printed. */
+static int outcome(int status, cf_report_t *rep, cf_backend_summary_t *b, const char *plugin, const char *running) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   const char *abbrev = sig ? sigabbrev_np(sig) : NULL;
+  cf_result_t *r;
   if (!b && (b = cf_report_add_backend(rep)) != NULL) { /* it died before a device summary began */
     snprintf(b->backend, sizeof b->backend, "%s", plugin);
     snprintf(b->device, sizeof b->device, "(no device)");
@@ -147,4 +124,102 @@ int cf_isolate_exec(char **argv, int argc, cf_report_t *rep, const char *plugin,
          abbrev ? abbrev : "?", running);
   fflush(stdout);
   return -1;
+}
+
+/* Run argv with records to records_fd and, when out_fd >= 0, its stdout and stderr there. */
+static pid_t spawn(char **argv, int argc, int records_fd, int out_fd, int close_fd, const char *plugin) {
+  char fdtext[16];
+  snprintf(fdtext, sizeof fdtext, "%d", records_fd);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    fprintf(stderr, "parity-conform: cannot start a child for '%s' (fork: %s)\n", plugin, strerror(errno));
+    return -1;
+  }
+  if (pid == 0) {
+    if (close_fd >= 0) close(close_fd);
+    if (out_fd >= 0 && (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(out_fd, STDERR_FILENO) < 0)) _exit(2);
+    argv[argc] = "--child-fd";
+    argv[argc + 1] = fdtext;
+    argv[argc + 2] = NULL;
+    execv("/proc/self/exe", argv);
+    fprintf(stderr, "parity-conform: cannot run itself again for '%s': %s\n", plugin, strerror(errno));
+    _exit(2);
+  }
+  return pid;
+}
+
+static int wait_child(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  return status;
+}
+
+int cf_isolate_exec(char **argv, int argc, cf_report_t *rep, const char *plugin, int *unavailable) {
+  int fds[2];
+  *unavailable = 0;
+  if (pipe(fds) != 0) {
+    fprintf(stderr, "parity-conform: cannot start a child for '%s' (pipe: %s)\n", plugin, strerror(errno));
+    return -1;
+  }
+  pid_t pid = spawn(argv, argc, fds[1], -1, fds[0], plugin);
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    return -1;
+  }
+  char running[112] = "loading the plugin";
+  cf_backend_summary_t *b = NULL;
+  drain(fds[0], rep, running, &b, unavailable);
+  close(fds[0]);
+  return outcome(wait_child(pid), rep, b, plugin, running);
+}
+
+int cf_isolate_start(char **argv, int argc, const char *plugin, cf_isolate_job_t *j) {
+  memset(j, 0, sizeof *j);
+  j->pid = -1;
+  snprintf(j->plugin, sizeof j->plugin, "%s", plugin);
+  j->records = tmpfile();
+  j->output = tmpfile();
+  if (!j->records || !j->output) {
+    fprintf(stderr, "parity-conform: cannot start a child for '%s' (temporary file: %s)\n", plugin, strerror(errno));
+    cf_isolate_drop(j);
+    return -1;
+  }
+  j->pid = spawn(argv, argc, fileno(j->records), fileno(j->output), -1, plugin);
+  if (j->pid < 0) {
+    cf_isolate_drop(j);
+    return -1;
+  }
+  return 0;
+}
+
+int cf_isolate_finish(cf_isolate_job_t *j, cf_report_t *rep, int *unavailable) {
+  *unavailable = 0;
+  if (j->pid < 0) return -1;
+  int status = wait_child(j->pid);
+  j->pid = -1;
+  fflush(stdout);
+  char buf[8192];
+  size_t got;
+  rewind(j->output);
+  while ((got = fread(buf, 1, sizeof buf, j->output)) > 0) fwrite(buf, 1, got, stdout);
+  char running[112] = "loading the plugin";
+  cf_backend_summary_t *b = NULL;
+  if (lseek(fileno(j->records), 0, SEEK_SET) == 0) drain(fileno(j->records), rep, running, &b, unavailable);
+  int code = outcome(status, rep, b, j->plugin, running);
+  cf_isolate_drop(j);
+  return code;
+}
+
+void cf_isolate_drop(cf_isolate_job_t *j) {
+  if (j->pid > 0) {
+    kill(j->pid, SIGKILL);
+    wait_child(j->pid);
+  }
+  if (j->records) fclose(j->records);
+  if (j->output) fclose(j->output);
+  j->records = j->output = NULL;
+  j->pid = -1;
 }

@@ -8,6 +8,9 @@
 #ifndef PARITY_CONFORM_ISOLATE_H
 #define PARITY_CONFORM_ISOLATE_H
 
+#include <stdio.h>
+#include <sys/types.h>
+
 #include "conform.h"
 
 /* Child side: every call is a no-op unless cf_child_attach was given the parent's pipe. */
@@ -23,5 +26,18 @@ void cf_child_unavailable(void);                      /* the plugin did not load
  * crashed (a failed result "plugin.crash" naming `plugin`, the signal and the running id was added
  * and printed) or could not start. *unavailable: the child said its plugin did not load. */
 int cf_isolate_exec(char **argv, int argc, cf_report_t *rep, const char *plugin, int *unavailable);
+
+/* Several children at once (--jobs): each child's records and its console output go to temporary
+ * files; cf_isolate_finish waits for it, prints its output whole and reads its records into rep as
+ * cf_isolate_exec would, so the reports are the same and each backend's console output stays in
+ * one piece, in the order the children were finished. */
+typedef struct cf_isolate_job_t {
+  pid_t pid;
+  FILE *records, *output;
+  char plugin[64];
+} cf_isolate_job_t;
+int cf_isolate_start(char **argv, int argc, const char *plugin, cf_isolate_job_t *j); /* 0, or -1 (said why) */
+int cf_isolate_finish(cf_isolate_job_t *j, cf_report_t *rep, int *unavailable);       /* as cf_isolate_exec */
+void cf_isolate_drop(cf_isolate_job_t *j); /* kill and forget a child that was started */
 
 #endif
