@@ -7,7 +7,10 @@
 #   4. the full conformance suite on cuda, and on vulkan when the Vulkan plugin sees a real GPU
 #      (the NVIDIA Vulkan driver), with JSON and HTML reports;
 #   5. parity-train on cuda in shadow mode against the CPU plugin (--verify), and the same run on cpu;
-#   6. parity-bench on cpu and cuda (and vulkan when present).
+#   6. prepared plans on cuda (CUDA graphs): conformance's replay hazard, failing if the plugin
+#      declined the plan, and the MLP training step replayed bitwise against eager;
+#   7. parity-bench on cpu and cuda (and vulkan when present), and its prepared section (eager vs
+#      replayed from a plan: the CUDA graph's figure) on cpu and cuda.
 # Each step's output goes to <folder>/<step>.log; <folder>/summary.txt lists every step with its
 # exit status. Exit status 1 when any step failed. Environment: BUILD (build folder, default
 # build-gpu; an existing one keeps its configuration), JOBS (default nproc), STEPS (training steps,
@@ -101,11 +104,33 @@ if has_gpu cuda; then
   step train-cpu env PARITY_BACKEND=cpu "$BIN/parity-train" --model both --steps "$STEPS"
 fi
 
-# 6. benchmarks beside the CPU plugin, in the same run
+# 6. prepared plans as CUDA graphs: the replay hazard (a decline, the host replaying op by op, fails
+#    it: the log says so) and the MLP step replayed 100 times bitwise against eager
+replay_hazard() {
+  PARITY_LOG=debug "$BIN/parity-conform" --backend cuda --in-process --case hazard.eager-vs-replay > "$DIR/replay.tmp" 2>&1
+  rc=$?
+  cat "$DIR/replay.tmp"
+  if grep -q "declined to prepare" "$DIR/replay.tmp"; then
+    echo "the CUDA plugin declined the plan: no CUDA graph was replayed"
+    rc=1
+  fi
+  rm -f "$DIR/replay.tmp"
+  return $rc
+}
+if has_gpu cuda; then
+  step replay-cuda replay_hazard
+  step prepared-step-cuda "$BUILD/tests/core_prepared_step" --filter 'prepared_step/mlp_step_replays_bitwise_on_cuda'
+fi
+
+# 7. benchmarks beside the CPU plugin, in the same run; the prepared section (plan replay) apart
 set -- --backend cpu
 has_gpu cuda && set -- "$@" --backend cuda
 has_gpu vulkan && set -- "$@" --backend vulkan
 step bench "$BIN/parity-bench" "$@" --reps 5 --no-torch --json "$DIR/bench.json"
+if has_gpu cuda; then
+  step bench-prepared "$BIN/parity-bench" --backend cpu --backend cuda --section prepared --reps 5 --no-torch \
+    --json "$DIR/bench-prepared.json"
+fi
 
 echo "== summary ($DIR)"
 cat "$SUMMARY"

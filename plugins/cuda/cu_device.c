@@ -163,6 +163,7 @@ int32_t cu_run_items(parity_plugin_device_t *dev, int cls, int kid, int64_t item
 
 int32_t cu_scratch(parity_plugin_device_t *dev, uint64_t bytes, CUdeviceptr *out) {
   if (bytes == 0) bytes = 1;
+  if (dev->rec) return cu_plan_scratch(dev, bytes, out); /* capturing: the plan's own memory */
   if (dev->scratch && dev->scratch_size >= bytes) {
     *out = dev->scratch;
     return PARITY_STATUS_OK;

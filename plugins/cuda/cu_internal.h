@@ -104,13 +104,25 @@ int64_t cu_items_of_thread(int64_t items, const cu_geom_t *g, uint64_t t);
   X(cuModuleUnload, v2000)                                                         \
   X(cuLaunchKernel, v4000)
 // clang-format on
-/* Optional (stream-ordered allocator, CUDA 11.2+); NULL when the driver lacks them. */
+/* Optional (stream-ordered allocator, CUDA 11.2+; and the graph entries below); NULL when the
+ * driver lacks them. */
 // clang-format off
 #define CU_DRIVER_OPTIONAL_LIST(X)                                                 \
   X(cuMemAllocAsync, v11020)                                                       \
   X(cuMemFreeAsync, v11020)                                                        \
   X(cuDeviceGetDefaultMemPool, v11020)                                             \
-  X(cuMemPoolSetAttribute, v11020)
+  X(cuMemPoolSetAttribute, v11020)                                                 \
+  CU_DRIVER_GRAPH_LIST(X)
+/* Optional (CUDA graphs: prepared plans, cu_plan.c; cuGraphInstantiateWithFlags is CUDA 11.4+):
+ * NULL when the driver lacks them, and the plugin then declines plans (the host replays them op
+ * by op). */
+#define CU_DRIVER_GRAPH_LIST(X)                                                    \
+  X(cuStreamBeginCapture, v10010)                                                  \
+  X(cuStreamEndCapture, v10000)                                                    \
+  X(cuGraphInstantiateWithFlags, v11040)                                           \
+  X(cuGraphLaunch, v10000)                                                         \
+  X(cuGraphExecDestroy, v10000)                                                    \
+  X(cuGraphDestroy, v10000)
 // clang-format on
 
 typedef struct cu_driver_t {
@@ -200,6 +212,7 @@ struct parity_plugin_device_t {
   int pools;           /* stream-ordered allocation from the default pool */
   CUdeviceptr scratch;
   uint64_t scratch_size;
+  parity_plugin_plan_t *rec; /* the plan being captured (cu_plan.c), NULL outside plan_prepare */
 };
 
 /* Make the device's context current on this thread and refuse a poisoned context. Every entry
@@ -222,6 +235,17 @@ PSUP_KIT_DECLARE_PLUGIN(cu);
 /* Allocate / free device memory on the device's stream (pool) or directly. */
 int32_t cu_mem_alloc(parity_plugin_device_t *dev, uint64_t size, CUdeviceptr *out, const char *what);
 void cu_mem_free(parity_plugin_device_t *dev, CUdeviceptr p);
+
+/* ---- prepared plans as CUDA graphs (cu_plan.c) ------------------------------------------------ */
+/* The kit's psup_kit_plans_t: begin starts capturing the device's stream, the kit issues the
+ * plan's commands through the eager entries (captured, not run), end instantiates the graph. */
+int32_t cu_plan_begin(parity_plugin_device_t *dev);
+int32_t cu_plan_end(parity_plugin_device_t *dev, int ok, parity_plugin_plan_t **out);
+int32_t cu_plan_run(parity_plugin_device_t *dev, parity_plugin_plan_t *plan);
+void cu_plan_release(parity_plugin_device_t *dev, parity_plugin_plan_t *plan);
+/* While dev->rec is set: scratch owned by the plan (plain cuMemAlloc, alive until release), never
+ * the device's stream-ordered scratch, whose allocation or free would be captured. */
+int32_t cu_plan_scratch(parity_plugin_device_t *dev, uint64_t bytes, CUdeviceptr *out);
 
 /* ---- strided iteration ------------------------------------------------------------------------ */
 #define CU_MAX_OPS KP_MAX_OPS

@@ -137,7 +137,13 @@ int32_t cu_buffer_fill(parity_plugin_device_t *dev, parity_plugin_buffer_t *b, u
         return PARITY_STATUS_OK;
     }
   }
-  /* the memsets want the address aligned to the pattern: write a host copy instead */
+  /* the memsets want the address aligned to the pattern: write a host copy instead (a host
+   * transfer and a wait, which a graph capture cannot hold: a plan with such a fill is declined) */
+  if (dev->rec)
+    return cu_fail(PARITY_STATUS_UNSUPPORTED,
+                   "plan_prepare: a fill at byte offset %llu with a %u-byte pattern is not aligned to it: "
+                   "it takes a host copy, which a CUDA graph cannot record (the plan is replayed op by op)",
+                   (unsigned long long)off, psize);
   unsigned char *host = malloc((size_t)size);
   if (!host) return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "buffer_fill: out of host memory");
   psup_fill_repeat(host, pattern, psize, size);

@@ -126,9 +126,12 @@ psup_kit_t cu_kit = {
     .enter = cu_enter, /* refuses a poisoned context, makes the device's context current */
     PSUP_KIT_FAMILIES(cu, NULL, NULL, NULL, NULL, NULL),
     .buffers = PSUP_KIT_TRANSFERS(cu, buffer_size),
+    /* prepared plans: the eager entries captured into a CUDA graph (cu_plan.c) */
+    .plans = {cu_plan_begin, cu_plan_end, cu_plan_run, cu_plan_release},
 };
 
 PSUP_KIT_ENTRIES(cu_kit)
-PSUP_KIT_API(cu_api, cu);
+PSUP_KIT_PLAN_ENTRIES(cu_kit)
+PSUP_KIT_API_PLANS(cu_api, cu);
 
 const parity_plugin_api_t *cu_plugin_api(void) { return &cu_api; }

@@ -235,3 +235,4 @@ Test(prepared_step, a_wide_column_sum_replays_bitwise_with_no_host_allocation_on
   parity_tensor_release(y), parity_tensor_release(eager), parity_tensor_release(x);
   parity_plan_destroy(plan);
 }
+Test(prepared_step, mlp_step_replays_bitwise_on_cuda, .timeout = 900) { prepared_step_matches_eager("cuda", 0); }

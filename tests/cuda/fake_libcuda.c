@@ -9,7 +9,9 @@
  *   illegal   the next kernel launch fails with CUDA_ERROR_ILLEGAL_ADDRESS, and, as with a real
  *             sticky error, every later call fails with it too
  *   nopools   no stream-ordered allocator (cuMemAlloc / cuMemFree)
- *   badjit    cuModuleLoadDataEx fails with CUDA_ERROR_INVALID_PTX and a line in the error log */
+ *   badjit    cuModuleLoadDataEx fails with CUDA_ERROR_INVALID_PTX and a line in the error log
+ * and the graph modes of fake_graph.h (stream capture and graphs: nographs, hide:<entry>,
+ * fail:<entry>). */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
 #include <stdint.h>
@@ -19,7 +21,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-static char mode[32];
+static char mode[64];
 static int sticky;      /* a sticky error happened: every call returns it */
 static int allocations; /* live allocations */
 
@@ -47,6 +49,14 @@ static int is(const char *m) {
 
 #define GUARD \
   if (sticky) return CUDA_ERROR_ILLEGAL_ADDRESS
+
+/* stream capture (fake_graph.h) */
+static int capture_of(CUstream s);
+static int failing(const char *entry);
+static CUresult stream_failed(CUstream s, CUresult r);
+static CUresult stream_op(CUstream s, const char *entry);
+static CUresult unsafe_op(void);
+static CUresult capture_memset(CUstream s, CUdeviceptr d, size_t pitch, unsigned v, unsigned esize, size_t w, size_t h);
 
 #ifdef FAKE_CUDA_CHECK
 #include "check/check.h"
@@ -134,9 +144,8 @@ static CUresult f_cuStreamDestroy(CUstream s) {
   return CUDA_SUCCESS;
 }
 static CUresult f_cuStreamSynchronize(CUstream s) {
-  (void)s;
   GUARD;
-  return CUDA_SUCCESS;
+  return stream_op(s, "cuStreamSynchronize");
 }
 static CUresult f_cuEventCreate(CUevent *e, unsigned flags) {
   (void)flags;
@@ -144,9 +153,9 @@ static CUresult f_cuEventCreate(CUevent *e, unsigned flags) {
   return CUDA_SUCCESS;
 }
 static CUresult f_cuEventRecord(CUevent e, CUstream s) {
-  (void)e, (void)s;
+  (void)e;
   GUARD;
-  return CUDA_SUCCESS;
+  return stream_op(s, "cuEventRecord");
 }
 static CUresult f_cuEventSynchronize(CUevent e) {
   (void)e;
@@ -170,12 +179,15 @@ static CUresult alloc(CUdeviceptr *p, size_t n) {
   *p = (CUdeviceptr)(uintptr_t)m;
   return CUDA_SUCCESS;
 }
-static CUresult f_cuMemAlloc(CUdeviceptr *p, size_t n) { return alloc(p, n); }
-static CUresult f_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) {
-  (void)s;
-  return alloc(p, n);
+static CUresult f_cuMemAlloc(CUdeviceptr *p, size_t n) {
+  CUresult r = unsafe_op();
+  return r != CUDA_SUCCESS ? r : alloc(p, n);
 }
-static CUresult f_cuMemFree(CUdeviceptr p) {
+static CUresult f_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) {
+  CUresult r = stream_op(s, "cuMemAllocAsync");
+  return r != CUDA_SUCCESS ? r : alloc(p, n);
+}
+static CUresult free_(CUdeviceptr p) {
   GUARD;
 #ifdef FAKE_CUDA_CHECK
   if (chk_mem_free((void *)(uintptr_t)p) != 0) return CUDA_ERROR_INVALID_VALUE;
@@ -185,9 +197,13 @@ static CUresult f_cuMemFree(CUdeviceptr p) {
   allocations--;
   return CUDA_SUCCESS;
 }
+static CUresult f_cuMemFree(CUdeviceptr p) {
+  CUresult r = unsafe_op();
+  return r != CUDA_SUCCESS ? r : free_(p);
+}
 static CUresult f_cuMemFreeAsync(CUdeviceptr p, CUstream s) {
-  (void)s;
-  return f_cuMemFree(p);
+  CUresult r = stream_op(s, "cuMemFreeAsync");
+  return r != CUDA_SUCCESS ? r : free_(p);
 }
 static CUresult f_cuDeviceGetDefaultMemPool(CUmemoryPool *p, CUdevice d) {
   (void)d;
@@ -199,47 +215,54 @@ static CUresult f_cuMemPoolSetAttribute(CUmemoryPool p, CUmemPool_attribute a, v
   return CUDA_SUCCESS;
 }
 static CUresult f_cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st) {
-  (void)st;
   GUARD;
+  CUresult r = stream_op(st, "cuMemcpyHtoDAsync");
+  if (r != CUDA_SUCCESS) return r;
   memcpy((void *)(uintptr_t)d, s, n);
   return CUDA_SUCCESS;
 }
 static CUresult f_cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st) {
-  (void)st;
   GUARD;
+  CUresult r = stream_op(st, "cuMemcpyDtoHAsync");
+  if (r != CUDA_SUCCESS) return r;
   memcpy(d, (const void *)(uintptr_t)s, n);
   return CUDA_SUCCESS;
 }
 static CUresult f_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
-  (void)st;
   GUARD;
+  CUresult r = stream_op(st, "cuMemcpyDtoDAsync");
+  if (r != CUDA_SUCCESS) return r;
   memcpy((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n); /* like CUDA: no overlap allowed */
   return CUDA_SUCCESS;
 }
 static CUresult f_cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream st) {
-  (void)st;
   GUARD;
+  if (failing("cuMemsetD8Async")) return stream_failed(st, CUDA_ERROR_OUT_OF_MEMORY);
+  if (capture_of(st) >= 0) return capture_memset(st, d, 0, v, 1, n, 1);
   memset((void *)(uintptr_t)d, v, n);
   return CUDA_SUCCESS;
 }
 static CUresult f_cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream st) {
-  (void)st;
   GUARD;
-  if (d % 2) return CUDA_ERROR_INVALID_VALUE;
+  if (failing("cuMemsetD16Async")) return stream_failed(st, CUDA_ERROR_OUT_OF_MEMORY);
+  if (d % 2) return stream_failed(st, CUDA_ERROR_INVALID_VALUE);
+  if (capture_of(st) >= 0) return capture_memset(st, d, 0, v, 2, n, 1);
   for (size_t i = 0; i < n; i++) ((unsigned short *)(uintptr_t)d)[i] = v;
   return CUDA_SUCCESS;
 }
 static CUresult f_cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream st) {
-  (void)st;
   GUARD;
-  if (d % 4) return CUDA_ERROR_INVALID_VALUE;
+  if (failing("cuMemsetD32Async")) return stream_failed(st, CUDA_ERROR_OUT_OF_MEMORY);
+  if (d % 4) return stream_failed(st, CUDA_ERROR_INVALID_VALUE);
+  if (capture_of(st) >= 0) return capture_memset(st, d, 0, v, 4, n, 1);
   for (size_t i = 0; i < n; i++) ((unsigned *)(uintptr_t)d)[i] = v;
   return CUDA_SUCCESS;
 }
 static CUresult f_cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned v, size_t w, size_t h, CUstream st) {
-  (void)st;
   GUARD;
-  if (d % 4 || pitch < w * 4) return CUDA_ERROR_INVALID_VALUE;
+  if (failing("cuMemsetD2D32Async")) return stream_failed(st, CUDA_ERROR_OUT_OF_MEMORY);
+  if (d % 4 || pitch < w * 4) return stream_failed(st, CUDA_ERROR_INVALID_VALUE);
+  if (capture_of(st) >= 0) return capture_memset(st, d, pitch, v, 4, w, h);
   for (size_t r = 0; r < h; r++)
     for (size_t c = 0; c < w; c++) ((unsigned *)(uintptr_t)(d + r * pitch))[c] = v;
   return CUDA_SUCCESS;
@@ -312,28 +335,40 @@ static CUresult f_cuModuleUnload(CUmodule m) {
   }
   return CUDA_SUCCESS;
 }
-static CUresult f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                                 unsigned bz, unsigned shmem, CUstream s, void **params, void **extra) {
-  (void)shmem, (void)s, (void)params, (void)extra;
-  GUARD;
+/* a kernel runs (a launch, or a graph's launch node): recorded, and run where it is emulated */
+static CUresult run_kernel(const void *emu, const char *name, const unsigned *g, const unsigned *b, void **params) {
   fake_cuda_stats.launches++;
-  unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
-  memcpy(fake_cuda_stats.grid, g, sizeof g);
-  memcpy(fake_cuda_stats.block, b, sizeof b);
-  const fake_fn_t *fn = (const fake_fn_t *)f;
-  snprintf(fake_cuda_stats.kernel, sizeof fake_cuda_stats.kernel, "%s", fn->name);
-  if (gx == 0 || gy != 1 || gz != 1 || gx > 0x7fffffffu || bx * by * bz > 1024) return CUDA_ERROR_INVALID_VALUE;
+  memcpy(fake_cuda_stats.grid, g, sizeof fake_cuda_stats.grid);
+  memcpy(fake_cuda_stats.block, b, sizeof fake_cuda_stats.block);
+  snprintf(fake_cuda_stats.kernel, sizeof fake_cuda_stats.kernel, "%s", name);
   if (is("illegal")) {
     sticky = 1;
     return CUDA_ERROR_ILLEGAL_ADDRESS;
   }
 #if defined(FAKE_CUDA_CHECK)
-  return check_launch(fn->emu, g, b, params);
+  return check_launch(emu, g, b, params);
 #elif defined(FAKE_CUDA_EMULATE)
-  emu_launch(fn->emu, g, b, params);
+  emu_launch(emu, g, b, params);
+#else
+  (void)emu, (void)params;
 #endif
   return CUDA_SUCCESS;
 }
+static CUresult capture_kernel(CUstream s, const fake_fn_t *fn, const unsigned *g, const unsigned *b, void **params);
+static CUresult f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                 unsigned bz, unsigned shmem, CUstream s, void **params, void **extra) {
+  (void)shmem, (void)extra;
+  GUARD;
+  unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
+  const fake_fn_t *fn = (const fake_fn_t *)f;
+  if (failing("cuLaunchKernel")) return stream_failed(s, CUDA_ERROR_OUT_OF_MEMORY);
+  if (!fn || gx == 0 || gy != 1 || gz != 1 || gx > 0x7fffffffu || bx * by * bz > 1024)
+    return stream_failed(s, CUDA_ERROR_INVALID_VALUE);
+  if (capture_of(s) >= 0) return capture_kernel(s, fn, g, b, params);
+  return run_kernel(fn->emu, fn->name, g, b, params);
+}
+
+#include "fake_graph.h"
 
 static const struct {
   const char *name;
@@ -348,6 +383,7 @@ static const struct {
     F_(cuMemFreeAsync) F_(cuDeviceGetDefaultMemPool) F_(cuMemPoolSetAttribute) F_(cuMemcpyHtoDAsync)
     F_(cuMemcpyDtoHAsync) F_(cuMemcpyDtoDAsync) F_(cuMemsetD8Async) F_(cuMemsetD16Async) F_(cuMemsetD32Async)
     F_(cuMemsetD2D32Async) F_(cuModuleLoadDataEx) F_(cuModuleGetFunction) F_(cuModuleUnload) F_(cuLaunchKernel)
+    FAKE_GRAPH_ENTRIES(F_)
 // clang-format on
 #undef F_
 };
@@ -356,7 +392,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
                                     CUdriverProcAddressQueryResult *status) {
   (void)version, (void)flags;
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-    if (strcmp(table[i].name, symbol) == 0) {
+    if (strcmp(table[i].name, symbol) == 0 && !hidden(symbol)) {
       *pfn = table[i].fn;
       if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
       return CUDA_SUCCESS;

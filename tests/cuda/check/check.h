@@ -26,6 +26,7 @@ typedef struct chk_kernel_t {
   int barrier;
   int nargs;
   unsigned ptr_mask;
+  const unsigned short *psizes; /* each argument's size, then 0 (a graph capture copies them) */
 } chk_kernel_t;
 
 /* ---- configuration (PARITY_CUDA_CHECK_SEED, PARITY_CUDA_CHECK_SWITCH) ---- */

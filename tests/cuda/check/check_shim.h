@@ -33,7 +33,8 @@ constexpr int chk_nargs(void (*)(A...)) {
 /* the table emu_module.cpp defines is of check.h's chk_kernel_t */
 #define emu_kernel_t chk_kernel_t
 #undef EMU_ENTRY
-#define EMU_ENTRY(name, barrier) \
-  {#name, [](void **p) { emu_tramp_of<name>(p, name); }, barrier, chk_nargs(name), chk_ptr_mask(name)},
+#define EMU_ENTRY(name, barrier)                                                    \
+  {#name,           [](void **p) { emu_tramp_of<name>(p, name); }, barrier, chk_nargs(name), chk_ptr_mask(name), \
+   emu_psizes(name)},
 
 #endif

@@ -12,6 +12,8 @@ typedef struct emu_kernel_t {
   const char *name;
   void (*run)(void **params);
   int barrier;
+  int nargs;
+  const unsigned short *psizes; /* emu_shim.h: each argument's size, then 0 */
 } emu_kernel_t;
 #endif
 

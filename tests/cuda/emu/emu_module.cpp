@@ -57,5 +57,4 @@
 #define EMU_CLS_F EMU_CLS_NONE
 #endif
 
-extern "C" const emu_kernel_t EMU_CAT(emu_kernels_, EMU_FAM,
-                                      CU_CLASS)[] = {KP_KERNEL_TABLE(EMU_KERNEL, _){nullptr, nullptr, 0}};
+extern "C" const emu_kernel_t EMU_CAT(emu_kernels_, EMU_FAM, CU_CLASS)[] = {KP_KERNEL_TABLE(EMU_KERNEL, _){}};

@@ -96,13 +96,29 @@ template <auto F, typename... A>
 static void emu_tramp_of(void **p, void (*f)(A...)) {
   emu_call<F>(p, f, std::index_sequence_for<A...>{});
 }
-#define EMU_ENTRY(name, barrier) {#name, [](void **p) { emu_tramp_of<name>(p, name); }, barrier},
+/* the size of each argument, 0-terminated: what a graph capture copies of a launch's arguments */
+template <typename... A>
+struct emu_psizes_t {
+  static constexpr unsigned short v[sizeof...(A) + 1] = {(unsigned short)sizeof(A)..., 0};
+};
+template <typename... A>
+constexpr const unsigned short *emu_psizes(void (*)(A...)) {
+  return emu_psizes_t<A...>::v;
+}
+template <typename... A>
+constexpr int emu_nargs(void (*)(A...)) {
+  return (int)sizeof...(A);
+}
+#define EMU_ENTRY(name, barrier) \
+  {#name, [](void **p) { emu_tramp_of<name>(p, name); }, barrier, emu_nargs(name), emu_psizes(name)},
 
 extern "C" {
 typedef struct emu_kernel_t {
   const char *name;
   emu_tramp_t run;
   int barrier; /* uses __syncthreads: the block's threads run as fibers */
+  int nargs;
+  const unsigned short *psizes; /* nargs sizes in bytes, then 0 */
 } emu_kernel_t;
 }
 
