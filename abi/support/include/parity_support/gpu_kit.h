@@ -253,15 +253,13 @@ void psup_kit_plan_release(const psup_kit_t *k, parity_plugin_device_t *dev, par
 
 /* The plugin's function table `name` (static): PSUP_KIT_ENTRIES' entries, and the plugin's own
  * init, shutdown, device_open/close, buffer_alloc/free and synchronize named prefix_... */
-#define PSUP_KIT_API(name, prefix)                                                     \
-  static const parity_plugin_api_t name = {.struct_size = sizeof(parity_plugin_api_t), \
-                                           .init = prefix##_init,                      \
-                                           .shutdown = prefix##_shutdown,              \
-                                           .device_close = prefix##_device_close,      \
-                                           .buffer_alloc = prefix##_buffer_alloc,      \
-                                           .buffer_free = prefix##_buffer_free,        \
-                                           .synchronize = prefix##_synchronize,        \
-                                           PSUP_KIT_API_FIELDS}
+#define PSUP_KIT_API(name, prefix) \
+  static const parity_plugin_api_t name = {PSUP_KIT_API_OWN_(prefix), PSUP_KIT_API_FIELDS}
+/* the fields PSUP_KIT_API and PSUP_KIT_API_PLANS take from the plugin's own functions */
+#define PSUP_KIT_API_OWN_(prefix)                                                                                    \
+  .struct_size = sizeof(parity_plugin_api_t), .init = prefix##_init, .shutdown = prefix##_shutdown,                  \
+  .device_close = prefix##_device_close, .buffer_alloc = prefix##_buffer_alloc, .buffer_free = prefix##_buffer_free, \
+  .synchronize = prefix##_synchronize
 
 /* PSUP_KIT_API with the ABI 1.1 plan entries (the kit's psup_kit_plans_t filled): expand
  * PSUP_KIT_PLAN_ENTRIES(kit) after PSUP_KIT_ENTRIES(kit). */
@@ -276,17 +274,9 @@ void psup_kit_plan_release(const psup_kit_t *k, parity_plugin_device_t *dev, par
   static void psup_kit_plan_release_(parity_plugin_device_t *dev, parity_plugin_plan_t *p) {                        \
     psup_kit_plan_release(&(kit), dev, p);                                                                          \
   }
-#define PSUP_KIT_API_PLANS(name, prefix)                                               \
-  static const parity_plugin_api_t name = {.struct_size = sizeof(parity_plugin_api_t), \
-                                           .init = prefix##_init,                      \
-                                           .shutdown = prefix##_shutdown,              \
-                                           .device_close = prefix##_device_close,      \
-                                           .buffer_alloc = prefix##_buffer_alloc,      \
-                                           .buffer_free = prefix##_buffer_free,        \
-                                           .synchronize = prefix##_synchronize,        \
-                                           .plan_prepare = psup_kit_plan_prepare_,     \
-                                           .plan_run = psup_kit_plan_run_,             \
-                                           .plan_release = psup_kit_plan_release_,     \
+#define PSUP_KIT_API_PLANS(name, prefix)                                                                           \
+  static const parity_plugin_api_t name = {PSUP_KIT_API_OWN_(prefix), .plan_prepare = psup_kit_plan_prepare_,      \
+                                           .plan_run = psup_kit_plan_run_, .plan_release = psup_kit_plan_release_, \
                                            PSUP_KIT_API_FIELDS}
 
 /* The plugin's one exported symbol: version negotiation with the identity note `identity`
