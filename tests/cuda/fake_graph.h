@@ -206,7 +206,7 @@ static CUresult f_cuGraphInstantiateWithFlags(CUgraphExec *out, CUgraph graph, u
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *n = g->n[i];
-    memcpy(blob, g->n[i].blob, g->n[i].size);
+    if (g->n[i].size) memcpy(blob, g->n[i].blob, g->n[i].size); /* a memset node has no blob */
     n->blob = blob;
   }
   *out = (CUgraphExec)e;
