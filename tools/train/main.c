@@ -79,30 +79,58 @@ typedef struct train_args {
 /* parse_args' result when the run goes on (otherwise: the exit status, 0 after --help). */
 #define ARGS_GO_ON (-1)
 
+/* every field's default; -1: chosen later from the others (check_args) */
+static const train_args train_defaults = {.data = 0,
+                                          .model = -1,
+                                          .dtype = 0,
+                                          .optimizer = OPT_SGD,
+                                          .shuffle = 1,
+                                          .verify = 0,
+                                          .schedule = -1,
+                                          .allow_nonfinite = 0,
+                                          .steps = -1,
+                                          .epochs = 1,
+                                          .batch = 64,
+                                          .train_images = 0,
+                                          .test_images = 0,
+                                          .log_every = 100,
+                                          .ckpt_every = 0,
+                                          .lr = NAN,
+                                          .momentum = 0.9,
+                                          .seed = 1,
+                                          .dir = FASHION_DEFAULT_DIR};
+
+/* the options that take a value, in parse_args' switch order (6 and on: Fashion-MNIST only) */
+static const char *const known[] = {"--data",
+                                    "--model",
+                                    "--dtype",
+                                    "--seed",
+                                    "--lr",
+                                    "--steps",
+                                    "--data-dir",
+                                    "--epochs",
+                                    "--batch",
+                                    "--optimizer",
+                                    "--momentum",
+                                    "--shuffle",
+                                    "--train-images",
+                                    "--test-images",
+                                    "--log-every",
+                                    "--save",
+                                    "--load",
+                                    "--schedule",
+                                    "--predictions",
+                                    "--checkpoint-every",
+                                    "--checkpoint-dir",
+                                    "--resume",
+                                    NULL};
+
 /* Every option into *t, each value checked alone (the combinations: check_args). */
 static int parse_args(int argc, char **argv, train_args *t) {
   static const char *const opt_names[] = {"adam", "sgd", NULL};
   static const char *const onoff[] = {"off", "on", NULL};
   static const char *const sched_names[] = {"constant", "cosine", NULL};
-  *t = (train_args){.data = 0,
-                    .model = -1,
-                    .dtype = 0,
-                    .optimizer = OPT_SGD,
-                    .shuffle = 1,
-                    .verify = 0,
-                    .schedule = -1,
-                    .allow_nonfinite = 0,
-                    .steps = -1,
-                    .epochs = 1,
-                    .batch = 64,
-                    .train_images = 0,
-                    .test_images = 0,
-                    .log_every = 100,
-                    .ckpt_every = 0,
-                    .lr = NAN,
-                    .momentum = 0.9,
-                    .seed = 1,
-                    .dir = FASHION_DEFAULT_DIR};
+  *t = train_defaults;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -118,29 +146,6 @@ static int parse_args(int argc, char **argv, train_args *t) {
       t->fashion_only = t->fashion_only ? t->fashion_only : a;
       continue;
     }
-    static const char *const known[] = {"--data",
-                                        "--model",
-                                        "--dtype",
-                                        "--seed",
-                                        "--lr",
-                                        "--steps",
-                                        "--data-dir",
-                                        "--epochs",
-                                        "--batch",
-                                        "--optimizer",
-                                        "--momentum",
-                                        "--shuffle",
-                                        "--train-images",
-                                        "--test-images",
-                                        "--log-every",
-                                        "--save",
-                                        "--load",
-                                        "--schedule",
-                                        "--predictions",
-                                        "--checkpoint-every",
-                                        "--checkpoint-dir",
-                                        "--resume",
-                                        NULL};
     int k = -1;
     for (int j = 0; known[j]; j++)
       if (!strcmp(a, known[j])) k = j;
