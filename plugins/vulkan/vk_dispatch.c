@@ -263,6 +263,12 @@ int32_t vkp_dispatch(parity_plugin_device_t *dev, const vkp_launch_t *l) {
   return PARITY_STATUS_OK;
 }
 
+int32_t vkp_scratch_alloc(parity_plugin_device_t *dev, uint64_t bytes, parity_plugin_buffer_t **out) {
+  uint64_t size = (bytes + 65535u) & ~(uint64_t)65535u; /* in 64 KiB steps, unless that passes the limit */
+  if (size > dev->slot->kit.info.max_buffer_bytes) size = bytes;
+  return vkp_buffer_alloc(dev, size, out);
+}
+
 int32_t vkp_scratch(parity_plugin_device_t *dev, uint64_t bytes, parity_plugin_buffer_t **out) {
   if (bytes == 0) bytes = 16;
   if (dev->rec) return vkp_rec_scratch(dev, bytes, out); /* owned by the plan being recorded */
@@ -270,10 +276,8 @@ int32_t vkp_scratch(parity_plugin_device_t *dev, uint64_t bytes, parity_plugin_b
     *out = dev->scratch;
     return PARITY_STATUS_OK;
   }
-  uint64_t size = (bytes + 65535u) & ~(uint64_t)65535u;
-  if (size > dev->slot->kit.info.max_buffer_bytes) size = bytes;
   parity_plugin_buffer_t *b;
-  int32_t st = vkp_buffer_alloc(dev, size, &b);
+  int32_t st = vkp_scratch_alloc(dev, bytes, &b);
   if (st != PARITY_STATUS_OK) return st;
   vkp_buffer_free(dev, dev->scratch); /* waits for work still using it */
   dev->scratch = b;

@@ -270,6 +270,8 @@ int32_t vkp_check_window(const parity_plugin_device_t *dev, const parity_op_desc
 /* A device scratch buffer of at least `bytes` (contents undefined). Reuse across dispatches is
  * safe: hazard tracking orders them. */
 int32_t vkp_scratch(parity_plugin_device_t *dev, uint64_t bytes, parity_plugin_buffer_t **out);
+/* a new scratch buffer of at least `bytes` (the size rule eager and plan scratch share) */
+int32_t vkp_scratch_alloc(parity_plugin_device_t *dev, uint64_t bytes, parity_plugin_buffer_t **out);
 /* Measure device behaviour the kernels depend on (vk_probe.c): fused_fma64. */
 int32_t vkp_probe(parity_plugin_device_t *dev);
 /* Upload the math tables (binding 8 of every kernel). */

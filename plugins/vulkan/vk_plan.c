@@ -216,10 +216,8 @@ int32_t vkp_rec_scratch(parity_plugin_device_t *dev, uint64_t bytes, parity_plug
     return PARITY_STATUS_OK;
   }
   /* grown as eager grows its own; the smaller ones stay: earlier commands of the plan use them */
-  uint64_t size = (bytes + 65535u) & ~(uint64_t)65535u;
-  if (size > dev->slot->kit.info.max_buffer_bytes) size = bytes;
   parity_plugin_buffer_t *b;
-  int32_t st = vkp_buffer_alloc(dev, size, &b);
+  int32_t st = vkp_scratch_alloc(dev, bytes, &b);
   if (st != PARITY_STATUS_OK) return st;
   if (push((void **)&p->scratch, &p->nscratch, sizeof b, &b) != 0) {
     vkp_buffer_free(dev, b);
