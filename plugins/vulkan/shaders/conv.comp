@@ -1,4 +1,4 @@
-#version 450
+/* (no #version: each variant is a generated wrapper that sets it, then includes this file) */
 /* conv.comp — conv2d (NCHW, stride, per-side padding, dilation, groups, optional bias) forward,
  * backward-data, backward-weight and bias gradient, and max/avg pooling forward and backward.
  * A port of plugins/opencl/kernels/conv.cl: one invocation per output element, grid-stride loops

@@ -1,4 +1,4 @@
-#version 450
+/* (no #version: each variant is a generated wrapper that sets it, then includes this file) */
 /* elementwise.comp — unary, binary, compare, select and cast, forward and backward. Every
  * kernel walks n elements of a strided iteration (common.glsl); operand k of the kernel is
  * operand k of the iteration. The op is specialization constant OP, so each pipeline keeps only

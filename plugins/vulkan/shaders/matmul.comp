@@ -1,4 +1,4 @@
-#version 450
+/* (no #version: each variant is a generated wrapper that sets it, then includes this file) */
 /* matmul.comp — batched c[.., m, n] = a[.., m, k] b[.., k, n] over strided operands (any strides,
  * transposed views, stride-0 batch axes). Backward runs the same kernels on transposed views
  * (da = dc b^T, db = a^T dc), chosen on the host (matmul.c).

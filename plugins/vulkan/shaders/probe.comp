@@ -1,4 +1,4 @@
-#version 450
+/* (no #version: each variant is a generated wrapper that sets it, then includes this file) */
 /* probe.comp — run once at device open: is fma() fused? probe_fma (doubles, for devices whose
  * f64 kernels run): io[0] = 1 + 2^-30 (from memory, so nothing folds); a fused fma(a, a, -a*a)
  * gives exactly 2^-60, a multiply and an add give 0; the same for floats with io[2] = 1 + 2^-12

@@ -1,4 +1,4 @@
-#version 450
+/* (no #version: each variant is a generated wrapper that sets it, then includes this file) */
 /* reduce.comp — sum, mean, max, min, argmax, argmin over any axes, and their backward
  * (host: reduce.c; the same algorithm as the OpenCL plugin's kernels/reduce.cl).
  *

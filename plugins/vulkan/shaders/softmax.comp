@@ -1,4 +1,4 @@
-#version 450
+/* (no #version: each variant is a generated wrapper that sets it, then includes this file) */
 /* softmax.comp — softmax and log_softmax (OP) over one axis, forward and backward (host:
  * softmax.c; the semantics of the OpenCL plugin's kernels/softmax.cl). One work-group per row
  * of the softmax axis (every other axis is a row index): invocation i takes the row's elements

@@ -10,8 +10,6 @@ function(vk_variant_math name file dt)
   if(dt STREQUAL "f32" OR dt STREQUAL "f16" OR dt STREQUAL "bf16")
     vk_variant(${name}_dmath ${file} ${ARGN} DMATH)
   endif()
-  set(PARITY_VK_VARIANTS ${PARITY_VK_VARIANTS} PARENT_SCOPE)
-  set(PARITY_VK_INCS ${PARITY_VK_INCS} PARENT_SCOPE)
 endfunction()
 
 # elementwise.comp. Floating unary and binary kernels get one variant per op (FIXED_OP): a module
