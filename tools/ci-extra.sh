@@ -62,6 +62,10 @@ for job in $jobs; do
       # - the CPU kernel tests' AVX2 variants (about 80 s of the job's 14 minutes): ASan sees the
       #   default path (AVX2 on a machine without AVX-512) and the portable one, but not the AVX2
       #   kernels on a machine with AVX-512;
+      # - the portable path's reruns of the elementwise, softmax and pooling tests (121 s of test
+      #   time): their kernels are the same source on every path (no intrinsics, no #if on
+      #   the instruction set; only gemm, direct conv and the max/argmax reductions have
+      #   path-specific code, and their portable reruns stay here);
       # - the GPU plugins' launch-configuration reruns of the conformance subset (one group, one
       #   block, subgroup 4, the strided layout, the optimised tier: about 200 s of test time).
       #   Their device code is not instrumented, and ASan sees the same host paths in the
@@ -69,7 +73,7 @@ for job in $jobs; do
       # - the no-float64 device profile's conformance runs (PoCL and lavapipe without f64: the same
       #   f32/f16/bf16 kernels and host paths as the default runs, less f64) and OpenCL's run on the
       #   float32 library's division (a launch configuration of the same host code).
-      skip='^(dist_|install_kit$|vulkan_conform_validation$|cpu_.*_on_avx2$'
+      skip='^(dist_|install_kit$|vulkan_conform_validation$|cpu_.*_on_avx2$|cpu_(elementwise_[a-z]+|softmax|pool)_on_portable$'
       skip="$skip|conform_opencl_(strided_layout|one_group|optimised_tier)$|vulkan_conform_(one_group|subgroup4)$"
       skip="$skip|cuda_emulated_conform_one_block$|conform_opencl_(no_fp64|pmathf_div)$|vulkan_conform_(validation_)?no_fp64$)"
       # Vulkan drivers stay mapped until exit (tools/lsan_keep_drivers.c says why): preloaded, and
