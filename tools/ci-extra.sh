@@ -20,7 +20,8 @@
 #           results do not depend on its thread count, so they hold unchanged), on the default
 #           kernel path (make test reruns the kernel tests on the others).
 #   fuzz    clang build of tests/fuzz (libFuzzer + AddressSanitizer + UBSan; OpenMP, OpenCL, Vulkan
-#           and CUDA off); each fuzzer runs FUZZ_SECONDS (default 20), two at a time, from a copy
+#           and CUDA off; the CPU plugin's portable kernel path only: the fuzzers aim at
+#           validation, shapes, the loader and the readers); each fuzzer runs FUZZ_SECONDS (default 20), two at a time, from a copy
 #           of its committed corpus (tests/fuzz/corpus/<name>); any finding fails the job and leaves
 #           the input in build-fuzz/fuzz/.
 # Usage: tools/ci-extra.sh [asan] [tsan] [strict] [fuzz]   (no argument: all). Build folders: build-asan,
@@ -116,7 +117,8 @@ for job in $jobs; do
       quiet build-fuzz/configure.log env CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link" \
         -DCMAKE_MODULE_LINKER_FLAGS="$link" -DPARITY_BUILD_FUZZERS=ON -DPARITY_PLUGIN_NO_UNDEFINED=OFF \
-        -DPARITY_WITH_OPENMP=OFF -DPARITY_WITH_VULKAN=OFF -DPARITY_WITH_OPENCL=OFF -DPARITY_WITH_CUDA=OFF
+        -DPARITY_WITH_OPENMP=OFF -DPARITY_WITH_VULKAN=OFF -DPARITY_WITH_OPENCL=OFF -DPARITY_WITH_CUDA=OFF \
+        -DPARITY_CPU_X86_PATHS=OFF
       quiet build-fuzz/build.log cmake --build build-fuzz -j "$JOBS" --target fuzz_desc fuzz_shape fuzz_loader fuzz_cache fuzz_note fuzz_idx fuzz_safetensors parity_plugin_cpu
       # two fuzzers at a time where there are two cores (each keeps one busy)
       set -- fuzz_desc fuzz_shape fuzz_loader fuzz_cache fuzz_note fuzz_idx fuzz_safetensors
