@@ -50,7 +50,16 @@ typedef enum { OCL_CLASS_F = 0, OCL_CLASS_D, OCL_CLASS_I, OCL_CLASS_L, OCL_CLASS
 /* Every kernel and the family file (index into the embedded sources after kernel_common.k.h) it lives in:
  * plugins/kernels/host/kp_kernels.h, one list with the CUDA plugin (OCL_K_<name> is KP_K_<name>).
  * Each kernel of each class is its own program, built on first use (cl_cache.c). */
-enum { OCL_SRC_EW = 1, OCL_SRC_RED, OCL_SRC_SMX, OCL_SRC_MM, OCL_SRC_CONV, OCL_SRC_BUILTINS, OCL_SRC_PMATHF };
+enum {
+  OCL_SRC_EW = 1,
+  OCL_SRC_RED,
+  OCL_SRC_SMX,
+  OCL_SRC_MM,
+  OCL_SRC_CONV,
+  OCL_SRC_POOL,
+  OCL_SRC_BUILTINS,
+  OCL_SRC_PMATHF
+};
 #define OCL_KERNEL_LIST(X) KP_KERNEL_LIST(X) /* X(kernel, family) */
 
 typedef enum {
