@@ -266,5 +266,8 @@ CUdeviceptr cu_ptr_of(const parity_tensor_desc_t *t);
 
 /* ---- kernel families --------------------------------------------------------------------------- */
 PSUP_KIT_DECLARE_FAMILIES(cu);
+/* max_pool2d and avg_pool2d (pool.c), which the CONV2D family's entries (conv.c) hand on */
+int32_t cu_pool2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
+int32_t cu_pool2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
 
 #endif

@@ -302,5 +302,8 @@ cl_mem ocl_mem_of(const parity_tensor_desc_t *t);
  * element-aligned offsets first; matmul adds a device limit of its own. */
 PSUP_KIT_DECLARE_FAMILIES(ocl);
 int32_t ocl_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);
+/* max_pool2d and avg_pool2d (pool.c), which the CONV2D family's entries (conv.c) hand on */
+int32_t ocl_pool2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
+int32_t ocl_pool2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
 
 #endif
