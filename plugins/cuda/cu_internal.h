@@ -158,7 +158,7 @@ int32_t cu_res_fail(cu_device_t *dev, CUresult res, const char *call, const char
 
 /* ---- compute classes, modules and kernels --------------------------------------------------- */
 typedef enum { CU_CLASS_F = 0, CU_CLASS_D, CU_CLASS_I, CU_CLASS_L, CU_CLASS_COUNT } cu_class_t;
-typedef enum { CU_FAM_EW = 0, CU_FAM_RED, CU_FAM_SMX, CU_FAM_MM, CU_FAM_CONV, CU_FAM_COUNT } cu_fam_t;
+typedef enum { CU_FAM_EW = 0, CU_FAM_RED, CU_FAM_SMX, CU_FAM_MM, CU_FAM_CONV, CU_FAM_POOL, CU_FAM_COUNT } cu_fam_t;
 /* the classes and names of plugins/kernels/host (kp_names.c) */
 #define cu_class_of kp_class_of
 #define cu_class_name kp_class_name
@@ -266,5 +266,8 @@ CUdeviceptr cu_ptr_of(const parity_tensor_desc_t *t);
 
 /* ---- kernel families --------------------------------------------------------------------------- */
 PSUP_KIT_DECLARE_FAMILIES(cu);
+/* max_pool2d and avg_pool2d (pool.c), which the CONV2D family's entries (conv.c) hand on */
+int32_t cu_pool2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
+int32_t cu_pool2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
 
 #endif

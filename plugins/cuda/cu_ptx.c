@@ -19,6 +19,8 @@
 #include "cu_ptx_mm_1.h"
 #include "cu_ptx_conv_0.h"
 #include "cu_ptx_conv_1.h"
+#include "cu_ptx_pool_0.h"
+#include "cu_ptx_pool_1.h"
 
 #define PTX_(arr, name) \
   { name, (const char *)arr, sizeof arr }
@@ -32,6 +34,7 @@ static const cu_ptx_t table[CU_FAM_COUNT][CU_CLASS_COUNT] = {
     [CU_FAM_SMX] = {PTX_(cu_ptx_smx_0, "softmax.f32"), PTX_(cu_ptx_smx_1, "softmax.f64"), NONE_, NONE_},
     [CU_FAM_MM] = {PTX_(cu_ptx_mm_0, "matmul.f32"), PTX_(cu_ptx_mm_1, "matmul.f64"), NONE_, NONE_},
     [CU_FAM_CONV] = {PTX_(cu_ptx_conv_0, "conv.f32"), PTX_(cu_ptx_conv_1, "conv.f64"), NONE_, NONE_},
+    [CU_FAM_POOL] = {PTX_(cu_ptx_pool_0, "pool.f32"), PTX_(cu_ptx_pool_1, "pool.f64"), NONE_, NONE_},
 };
 
 const cu_ptx_t *cu_ptx(int fam, int cls) {

@@ -8,8 +8,9 @@
 #define KD_FAM_SMX 2
 #define KD_FAM_MM 3
 #define KD_FAM_CONV 4
+#define KD_FAM_POOL 5
 #ifndef KD_FAMILY
-#error "compile with -DKD_FAMILY=0..4 (elementwise, reduce, softmax, matmul, conv)"
+#error "compile with -DKD_FAMILY=0..5 (elementwise, reduce, softmax, matmul, conv, pool)"
 #endif
 
 #include "kernel_common.k.h"
@@ -27,6 +28,8 @@
 #include "matmul.k.h"
 #elif KD_FAMILY == KD_FAM_CONV
 #include "conv.k.h"
+#elif KD_FAMILY == KD_FAM_POOL
+#include "pool.k.h"
 #else
-#error "KD_FAMILY is 0..4"
+#error "KD_FAMILY is 0..5"
 #endif

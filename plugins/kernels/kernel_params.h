@@ -110,7 +110,10 @@ typedef struct kp_mm_t {
   KP_I32 brank, dt, pad[2];
 } kp_mm_t;
 
-/* ---- conv2d and pooling ------------------------------------------------------------------------- */
+/* ---- conv2d and pooling: one window geometry ---------------------------------------------------
+ * conv.k.h's and pool.k.h's kernels take the same struct, packed from the same plan
+ * (parity_support/geom_conv.h; kp_cv_init): pooling leaves w's, dw's and the bias's fields 0,
+ * conv2d dy's own (gys, gyb) and include_pad. */
 typedef struct kp_cv_t {
   KP_I64 xs[4], ws[4], ys[4];    /* x [N,C,H,W], w [O,C/g,KH,KW], y or dy [N,O,OH,OW] */
   KP_I64 gxs[4], gws[4], gys[4]; /* dx, dw, and dy for pooling backward (y holds the output) */

@@ -43,8 +43,7 @@ static const int kernel_source[OCL_K_COUNT] = {
 static int uses_pmathf(const parity_plugin_device_t *dev, ocl_var_t v, int kid) {
   if (ocl_var_class(v) != OCL_CLASS_F) return 0;
   int src = kernel_source[kid];
-  return src == OCL_SRC_EW || (dev->slot->lib_div && (src == OCL_SRC_RED || src == OCL_SRC_SMX ||
-                                                      kid == OCL_K_pool_fwd || kid == OCL_K_pool_bwd));
+  return src == OCL_SRC_EW || (dev->slot->lib_div && (src == OCL_SRC_RED || src == OCL_SRC_SMX || src == OCL_SRC_POOL));
 }
 
 static size_t make_prelude(const parity_plugin_device_t *dev, ocl_var_t v, int kid, char *buf, size_t n) {

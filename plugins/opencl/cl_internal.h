@@ -50,7 +50,16 @@ typedef enum { OCL_CLASS_F = 0, OCL_CLASS_D, OCL_CLASS_I, OCL_CLASS_L, OCL_CLASS
 /* Every kernel and the family file (index into the embedded sources after kernel_common.k.h) it lives in:
  * plugins/kernels/host/kp_kernels.h, one list with the CUDA plugin (OCL_K_<name> is KP_K_<name>).
  * Each kernel of each class is its own program, built on first use (cl_cache.c). */
-enum { OCL_SRC_EW = 1, OCL_SRC_RED, OCL_SRC_SMX, OCL_SRC_MM, OCL_SRC_CONV, OCL_SRC_BUILTINS, OCL_SRC_PMATHF };
+enum {
+  OCL_SRC_EW = 1,
+  OCL_SRC_RED,
+  OCL_SRC_SMX,
+  OCL_SRC_MM,
+  OCL_SRC_CONV,
+  OCL_SRC_POOL,
+  OCL_SRC_BUILTINS,
+  OCL_SRC_PMATHF
+};
 #define OCL_KERNEL_LIST(X) KP_KERNEL_LIST(X) /* X(kernel, family) */
 
 typedef enum {
@@ -293,5 +302,8 @@ cl_mem ocl_mem_of(const parity_tensor_desc_t *t);
  * element-aligned offsets first; matmul adds a device limit of its own. */
 PSUP_KIT_DECLARE_FAMILIES(ocl);
 int32_t ocl_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);
+/* max_pool2d and avg_pool2d (pool.c), which the CONV2D family's entries (conv.c) hand on */
+int32_t ocl_pool2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
+int32_t ocl_pool2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
 
 #endif

@@ -1,9 +1,9 @@
-/* conv.c — conv2d (NCHW; stride, padding, dilation, groups) forward and backward, and max/avg
- * pooling forward and backward (plugins/kernels/conv.k.h). The struct and each kernel's items:
- * kp_cv_pack_forward / kp_cv_pack_backward (kp_host.h). CPU devices: conv2d in register blocks
- * (conv_*_blk). GPU layout: conv2d forward, backward data and backward weight run as implicit GEMMs
- * in CT x CT local-memory tiles (conv_tile_*), where the device allows work-groups of CT * CT;
- * else, and for pooling and the bias gradient, a work-item per output. */
+/* conv.c — the CONV2D family's entries: conv2d (NCHW; stride, padding, dilation, groups) forward
+ * and backward (plugins/kernels/conv.k.h); max/avg pooling, the family's other ops, goes to pool.c.
+ * The struct and each kernel's items: kp_cv_pack_forward / kp_cv_pack_backward (kp_host.h). CPU
+ * devices: register blocks (conv_*_blk). GPU layout: forward, backward data and backward weight
+ * run as implicit GEMMs in CT x CT local-memory tiles (conv_tile_*), where the device allows
+ * work-groups of CT * CT; else, and for the bias gradient, a work-item per output. */
 #include "cl_internal.h"
 #include "kp_host.h"
 
@@ -44,16 +44,13 @@ static int32_t conv_pass(parity_plugin_device_t *dev, ocl_var_t v, const int kid
 }
 
 int32_t ocl_conv2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (d->op != PARITY_OP_CONV2D) return ocl_pool2d_forward(dev, d);
   kp_cv_t c;
   int64_t n = kp_cv_pack_forward(&c, d);
   if (n == 0) return PARITY_STATUS_OK;
   cl_mem mx = ocl_mem_of(d->inputs[0]), my = ocl_mem_of(d->outputs[0]);
   ocl_var_t v = OCL_VAR(ocl_class_of(c.dt), c.op, c.dt, 0);
   uint64_t taps = (uint64_t)c.KH * (uint64_t)c.KW, work = (uint64_t)n * taps * (uint64_t)(c.C / c.groups);
-  if (d->op != PARITY_OP_CONV2D) {
-    ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mx), OCL_ARG(my)};
-    return ocl_run_items(dev, v, OCL_K_pool_fwd, n, (uint64_t)n * taps, 3, args);
-  }
   cl_mem mw = ocl_mem_of(d->inputs[1]), mb = ocl_mem_of(d->inputs[2]);
   ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mx), OCL_ARG(mw), OCL_ARG(mb), OCL_ARG(my)};
   /* blocks of 4 output channels x 8 (f64: 4) columns; tiles of CT output channels x CT (n, oh, ow) */
@@ -65,23 +62,19 @@ int32_t ocl_conv2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *
 }
 
 int32_t ocl_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (d->op != PARITY_OP_CONV2D) return ocl_pool2d_backward(dev, d);
   kp_cv_t c;
   int64_t items[3];
   kp_cv_pack_backward(&c, items, d);
   ocl_var_t v = OCL_VAR(ocl_class_of(c.dt), c.op, c.dt, 0);
-  cl_mem mx = ocl_mem_of(d->inputs[0]), m1 = ocl_mem_of(d->inputs[1]), mdy = ocl_mem_of(d->inputs[2]);
-  cl_mem mdx = ocl_mem_of(d->outputs[0]);
+  /* in x, w, dy; out dx, dw, db */
+  cl_mem mx = ocl_mem_of(d->inputs[0]), mw = ocl_mem_of(d->inputs[1]), mdy = ocl_mem_of(d->inputs[2]);
+  cl_mem mdx = ocl_mem_of(d->outputs[0]), mdw = ocl_mem_of(d->outputs[1]), mdb = ocl_mem_of(d->outputs[2]);
   uint64_t taps = (uint64_t)c.KH * (uint64_t)c.KW;
-  if (d->op != PARITY_OP_CONV2D) { /* in x, y, dy; out dx */
-    if (items[0] == 0) return PARITY_STATUS_OK;
-    ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mx), OCL_ARG(m1), OCL_ARG(mdy), OCL_ARG(mdx)};
-    return ocl_run_items(dev, v, OCL_K_pool_bwd, items[0], (uint64_t)items[0] * taps, 5, args);
-  }
-  cl_mem mdw = ocl_mem_of(d->outputs[1]), mdb = ocl_mem_of(d->outputs[2]); /* m1: w */
   int64_t lanes = c.dt == PARITY_DTYPE_F64 ? 4 : 8, cg = c.C / c.groups, og = c.O / c.groups;
   int32_t st = PARITY_STATUS_OK;
   if (items[0] > 0) { /* blocks of 4 input channels x 8 (f64: 4) columns; tiles of CT input channels x CT (n, h, w) */
-    ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(m1), OCL_ARG(mdy), OCL_ARG(mdx)};
+    ocl_arg_t args[] = {OCL_ARG(c), OCL_ARG(mw), OCL_ARG(mdy), OCL_ARG(mdx)};
     static const int kids[3] = {OCL_K_conv_bwd_data_blk, OCL_K_conv_tile_bwd_data, OCL_K_conv_bwd_data};
     st = conv_pass(dev, v, kids, c.N * c.H * c.groups * ((cg + 3) / 4) * ((c.W + lanes - 1) / lanes),
                    (uint64_t)c.groups * ceil_div(cg, CT) * ceil_div(c.N * c.H * c.W, CT), items[0],

@@ -1,36 +1,28 @@
-/* conv.c — conv2d (NCHW; stride, per-side padding, dilation, groups, optional bias) forward and
- * backward, and max/avg pooling forward and backward (shaders/conv.comp). One invocation per
- * output element with grid-stride loops; each output sums its terms in a fixed order (blocks of
- * 16 merged pairwise), so results depend on the shapes only. The geometry was checked by
- * psup_check_operands; supports() adds the Vulkan limits. */
+/* conv.c — the CONV2D family's entries and device limits: conv2d (NCHW; stride, per-side padding,
+ * dilation, groups, optional bias) forward and backward (shaders/conv.comp); max/avg pooling, the
+ * family's other ops, goes to pool.c. Both take one parameter block (vkp_cv_t), packed and
+ * dispatched here. One invocation per output element with grid-stride loops; each output sums its
+ * terms in a fixed order (blocks of 16 merged pairwise), so results depend on the shapes only. The
+ * geometry was checked by psup_check_operands; supports() adds the Vulkan limits. */
 #include <string.h>
 
 #include "parity_support/geom_conv.h"
 #include "vk_internal.h"
 
-/* mirrors Params in shaders/conv.comp (std430, all int) */
-typedef struct vkp_cv_t {
-  int32_t xs[4], ws[4], ys[4];
-  int32_t gxs[4], gws[4], gys[4];
-  int32_t base[8];
-  int32_t N, C, H, W, O, KH, KW, OH, OW;
-  int32_t sh, sw, pt, pl, dh, dw, groups;
-  int32_t include_pad, bs, gbs, n;
-} vkp_cv_t;
-_Static_assert(sizeof(vkp_cv_t) == 208, "vkp_cv_t must match Params in conv.comp");
+_Static_assert(sizeof(vkp_cv_t) == 208, "vkp_cv_t must match Params in shaders/window.glsl");
 
 static int is_pool(const parity_op_desc_t *d) { return d->op != PARITY_OP_CONV2D; }
-static void cv_init(vkp_cv_t *c, const parity_op_desc_t *d);
 
-/* Loop iterations of one pooling item (conv.comp): the window loops, and backward, for each window
- * holding the input position, the in-bounds count or the max's ties. */
-static uint64_t pool_cost(const vkp_cv_t *c, int backward) {
-  uint64_t win = (uint64_t)c->KH * (uint64_t)c->KW + (uint64_t)c->KH + 64u;
-  if (!backward) return win;
-  uint64_t hh = (uint64_t)((c->KH - 1) * c->dh / c->sh + 1), hw = (uint64_t)((c->KW - 1) * c->dw / c->sw + 1);
-  if (hh > (uint64_t)c->KH) hh = (uint64_t)c->KH;
-  if (hw > (uint64_t)c->KW) hw = (uint64_t)c->KW;
-  return win + hh * hw * win;
+/* Loop iterations of the longest conv2d item: its sum's terms (vkp_reduce_cost). */
+static uint64_t conv_cost(const vkp_cv_t *c, int backward) {
+  uint64_t cost = vkp_reduce_cost((int64_t)(c->C / c->groups) * c->KH * c->KW);
+  if (backward) {
+    uint64_t a = vkp_reduce_cost((int64_t)(c->O / c->groups) * c->KH * c->KW),
+             b = vkp_reduce_cost((int64_t)c->N * c->OH * c->OW);
+    if (a > cost) cost = a;
+    if (b > cost) cost = b;
+  }
+  return cost;
 }
 
 int32_t vkp_conv2d_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
@@ -45,19 +37,9 @@ int32_t vkp_conv2d_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
                     op, psup_dtype_name(dt), dev->slot->kit.info.name);
   if (dev->slot->cpu_like) { /* the longest per-item loop must fit llvmpipe's loop limit */
     vkp_cv_t c;
-    cv_init(&c, d);
-    uint64_t cost;
-    if (is_pool(d)) {
-      cost = pool_cost(&c, d->direction != PARITY_DIRECTION_FORWARD);
-    } else {
-      cost = vkp_reduce_cost((int64_t)(c.C / c.groups) * c.KH * c.KW);
-      if (d->direction != PARITY_DIRECTION_FORWARD) {
-        uint64_t a = vkp_reduce_cost((int64_t)(c.O / c.groups) * c.KH * c.KW),
-                 b = vkp_reduce_cost((int64_t)c.N * c.OH * c.OW);
-        if (a > cost) cost = a;
-        if (b > cost) cost = b;
-      }
-    }
+    vkp_cv_init(&c, d);
+    int backward = d->direction != PARITY_DIRECTION_FORWARD;
+    uint64_t cost = is_pool(d) ? vkp_pool_cost(&c, backward) : conv_cost(&c, backward);
     if (cost > VKP_LOOP_BUDGET)
       return vkp_fail(PARITY_STATUS_UNSUPPORTED,
                       "%s: one output needs about %llu loop iterations; %s stops "
@@ -67,14 +49,12 @@ int32_t vkp_conv2d_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
   return vkp_check_window(dev, d);
 }
 
-static void strides4(const parity_tensor_desc_t *t, int32_t *s) {
+void vkp_cv_strides(const parity_tensor_desc_t *t, int32_t *s) {
   if (!t) return;
   for (int i = 0; i < 4; i++) s[i] = (int32_t)t->strides[i];
 }
 
-/* The shaders' copy of the geometry (parity_support/geom_conv.h; 32-bit, windows are at most
- * 2^31 bytes); operand strides and bases are added by the caller. */
-static void cv_init(vkp_cv_t *c, const parity_op_desc_t *d) {
+void vkp_cv_init(vkp_cv_t *c, const parity_op_desc_t *d) {
   psup_conv_plan_t g;
   psup_conv_plan(&g, d);
   memset(c, 0, sizeof *c);
@@ -84,8 +64,7 @@ static void cv_init(vkp_cv_t *c, const parity_op_desc_t *d) {
   c->include_pad = g.include_pad;
 }
 
-/* One dispatch of kernel `k` over n items, operands in kernel order (NULL: unbound). */
-static int32_t run(parity_plugin_device_t *dev, const char *k, int32_t dtype, int32_t op, int32_t extra, vkp_cv_t *c,
+int32_t vkp_cv_run(parity_plugin_device_t *dev, const char *k, int32_t dtype, int32_t op, int32_t extra, vkp_cv_t *c,
                    int64_t n, uint64_t cost, uint32_t nops, const parity_tensor_desc_t *const *t, const int *written) {
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
@@ -107,68 +86,55 @@ static int32_t run(parity_plugin_device_t *dev, const char *k, int32_t dtype, in
 }
 
 int32_t vkp_conv2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (is_pool(d)) return vkp_pool2d_forward(dev, d);
   vkp_cv_t c;
-  cv_init(&c, d);
+  vkp_cv_init(&c, d);
   const parity_tensor_desc_t *x = d->inputs[0], *y = d->outputs[0];
   int64_t n = psup_numel(y);
   if (n == 0) return PARITY_STATUS_OK;
-  strides4(x, c.xs);
-  strides4(y, c.ys);
-  if (is_pool(d)) {
-    const parity_tensor_desc_t *t[] = {x, y};
-    const int w[] = {0, 1};
-    return run(dev, "pool_fwd", x->dtype, d->op, 0, &c, n, pool_cost(&c, 0), 2, t, w);
-  }
+  vkp_cv_strides(x, c.xs);
+  vkp_cv_strides(y, c.ys);
   const parity_tensor_desc_t *wt = d->inputs[1], *bias = d->num_inputs > 2 ? d->inputs[2] : NULL;
-  strides4(wt, c.ws);
+  vkp_cv_strides(wt, c.ws);
   if (bias) c.bs = (int32_t)bias->strides[0];
   const parity_tensor_desc_t *t[] = {x, wt, bias, y};
   const int w[] = {0, 0, 0, 1};
-  uint64_t cost = vkp_reduce_cost((int64_t)(c.C / c.groups) * c.KH * c.KW);
-  return run(dev, "conv_fwd", x->dtype, d->op, bias ? 1 : 0, &c, n, cost, 4, t, w);
+  return vkp_cv_run(dev, "conv_fwd", x->dtype, d->op, bias ? 1 : 0, &c, n, conv_cost(&c, 0), 4, t, w);
 }
 
 int32_t vkp_conv2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
+  if (is_pool(d)) return vkp_pool2d_backward(dev, d);
   vkp_cv_t c;
-  cv_init(&c, d);
+  vkp_cv_init(&c, d);
   const parity_tensor_desc_t *x = d->inputs[0], *dx = d->outputs[0];
   int32_t dt = x->dtype;
-  strides4(x, c.xs);
-  strides4(dx, c.gxs);
   int64_t nx = psup_numel(x);
-  if (is_pool(d)) {
-    const parity_tensor_desc_t *y = d->inputs[1], *dy = d->inputs[2];
-    if (!dx || nx == 0) return PARITY_STATUS_OK;
-    strides4(y, c.ys);
-    strides4(dy, c.gys);
-    const parity_tensor_desc_t *t[] = {x, y, dy, dx};
-    const int w[] = {0, 0, 0, 1};
-    return run(dev, "pool_bwd", dt, d->op, 0, &c, nx, pool_cost(&c, 1), 4, t, w);
-  }
   const parity_tensor_desc_t *wt = d->inputs[1], *dy = d->inputs[2];
   const parity_tensor_desc_t *dw = d->num_outputs > 1 ? d->outputs[1] : NULL;
   const parity_tensor_desc_t *db = d->num_outputs > 2 ? d->outputs[2] : NULL;
-  strides4(wt, c.ws);
-  strides4(dy, c.ys);
-  strides4(dw, c.gws);
+  vkp_cv_strides(x, c.xs);
+  vkp_cv_strides(dx, c.gxs);
+  vkp_cv_strides(wt, c.ws);
+  vkp_cv_strides(dy, c.ys);
+  vkp_cv_strides(dw, c.gws);
   if (db) c.gbs = (int32_t)db->strides[0];
   int32_t st = PARITY_STATUS_OK;
   if (dx && nx > 0) {
     const parity_tensor_desc_t *t[] = {wt, dy, dx};
     const int w[] = {0, 0, 1};
-    st = run(dev, "conv_bwd_data", dt, d->op, 0, &c, nx, vkp_reduce_cost((int64_t)(c.O / c.groups) * c.KH * c.KW), 3, t,
-             w);
+    st = vkp_cv_run(dev, "conv_bwd_data", dt, d->op, 0, &c, nx,
+                    vkp_reduce_cost((int64_t)(c.O / c.groups) * c.KH * c.KW), 3, t, w);
   }
   int64_t nw = dw ? psup_numel(dw) : 0;
   if (st == PARITY_STATUS_OK && nw > 0) { /* an empty batch gives zeros */
     const parity_tensor_desc_t *t[] = {x, dy, dw};
     const int w[] = {0, 0, 1};
-    st = run(dev, "conv_bwd_weight", dt, d->op, 0, &c, nw, vkp_reduce_cost((int64_t)c.N * c.OH * c.OW), 3, t, w);
+    st = vkp_cv_run(dev, "conv_bwd_weight", dt, d->op, 0, &c, nw, vkp_reduce_cost((int64_t)c.N * c.OH * c.OW), 3, t, w);
   }
   if (st == PARITY_STATUS_OK && db && c.O > 0) {
     const parity_tensor_desc_t *t[] = {dy, db};
     const int w[] = {0, 1};
-    st = run(dev, "conv_bwd_bias", dt, d->op, 0, &c, c.O, vkp_reduce_cost((int64_t)c.N * c.OH * c.OW), 2, t, w);
+    st = vkp_cv_run(dev, "conv_bwd_bias", dt, d->op, 0, &c, c.O, vkp_reduce_cost((int64_t)c.N * c.OH * c.OW), 2, t, w);
   }
   return st;
 }

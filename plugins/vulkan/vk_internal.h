@@ -302,6 +302,30 @@ int32_t vkp_matmul_supports(parity_plugin_device_t *dev, const parity_op_desc_t 
 int32_t vkp_conv2d_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);
 int32_t vkp_softmax_supports(parity_plugin_device_t *dev, const parity_op_desc_t *d);
 
+/* conv2d and pooling: one parameter block, the window geometry (conv.c) */
+typedef struct vkp_cv_t { /* mirrors Params in shaders/window.glsl (std430, all int) */
+  int32_t xs[4], ws[4], ys[4];
+  int32_t gxs[4], gws[4], gys[4];
+  int32_t base[8];
+  int32_t N, C, H, W, O, KH, KW, OH, OW;
+  int32_t sh, sw, pt, pl, dh, dw, groups;
+  int32_t include_pad, bs, gbs, n;
+} vkp_cv_t;
+/* The shaders' copy of d's geometry (parity_support/geom_conv.h; 32-bit, windows are at most 2^31
+ * bytes); strides and bases 0, for the caller (vkp_cv_strides) and vkp_cv_run. */
+void vkp_cv_init(vkp_cv_t *c, const parity_op_desc_t *d);
+/* t's four strides into s (nothing when t is NULL). */
+void vkp_cv_strides(const parity_tensor_desc_t *t, int32_t *s);
+/* One dispatch of kernel k over n items (at most `cost` loop iterations each), operands in kernel
+ * order (NULL: unbound) and whether each is written; fills c's bases and count. */
+int32_t vkp_cv_run(parity_plugin_device_t *dev, const char *k, int32_t dtype, int32_t op, int32_t extra, vkp_cv_t *c,
+                   int64_t n, uint64_t cost, uint32_t nops, const parity_tensor_desc_t *const *t, const int *written);
+/* max_pool2d and avg_pool2d (pool.c), which the CONV2D family's entries hand on; an item's loop
+ * iterations (conv2d's supports() checks them against llvmpipe's limit) */
+int32_t vkp_pool2d_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
+int32_t vkp_pool2d_backward(parity_plugin_device_t *dev, const parity_op_desc_t *d);
+uint64_t vkp_pool_cost(const vkp_cv_t *c, int backward);
+
 /* The variant named "<kernel>_<suffix>" (suffix NULL: "<kernel>"), or -1 with UNSUPPORTED reported. */
 int vkp_spv_find(const char *kernel, const char *suffix);
 /* The variant of `kernel_suffix` for a floating dtype on this device's math path: on the software

@@ -1,15 +1,13 @@
-/* kp_conv.c — conv2d's and pooling's kernel struct (kp_host.h): the geometry of
- * parity_support/geom_conv.h and each operand's strides and element base. */
+/* kp_conv.c — conv2d's kernel struct (kp_host.h): the geometry of parity_support/geom_conv.h,
+ * which pooling's struct starts from too (kp_cv_init, kp_pool.c), and each operand's strides and
+ * element base. */
 #include <string.h>
 
 #include "kp_host.h"
 #include "parity_support/desc.h"
 #include "parity_support/geom_conv.h"
 
-static int is_pool(const parity_op_desc_t *d) { return d->op != PARITY_OP_CONV2D; }
-
-/* the geometry; operand strides are added by the callers */
-static void cv_init(kp_cv_t *c, const parity_op_desc_t *d) {
+void kp_cv_init(kp_cv_t *c, const parity_op_desc_t *d) {
   psup_conv_plan_t g;
   psup_conv_plan(&g, d);
   memset(c, 0, sizeof *c);
@@ -22,36 +20,27 @@ static void cv_init(kp_cv_t *c, const parity_op_desc_t *d) {
 }
 
 int64_t kp_cv_pack_forward(kp_cv_t *c, const parity_op_desc_t *d) {
-  const parity_tensor_desc_t *x = d->inputs[0], *y = d->outputs[0];
-  cv_init(c, d);
+  const parity_tensor_desc_t *x = d->inputs[0], *w = d->inputs[1], *bias = d->inputs[2], *y = d->outputs[0];
+  kp_cv_init(c, d);
   psup_conv_operand(x, c->xs, &c->xb);
   psup_conv_operand(y, c->ys, &c->yb);
-  if (!is_pool(d)) { /* conv2d: w, bias */
-    const parity_tensor_desc_t *w = d->inputs[1], *bias = d->inputs[2];
-    psup_conv_operand(w, c->ws, &c->wb);
-    if (bias) c->bs = bias->strides[0], c->bb = psup_elem_base(bias);
-  }
+  psup_conv_operand(w, c->ws, &c->wb);
+  if (bias) c->bs = bias->strides[0], c->bb = psup_elem_base(bias);
   return psup_numel(y);
 }
 
 void kp_cv_pack_backward(kp_cv_t *c, int64_t items[3], const parity_op_desc_t *d) {
-  const parity_tensor_desc_t *x = d->inputs[0], *dx = d->outputs[0];
-  cv_init(c, d);
+  /* in x, w, dy; out dx, dw, db */
+  const parity_tensor_desc_t *x = d->inputs[0], *w = d->inputs[1], *dy = d->inputs[2];
+  const parity_tensor_desc_t *dx = d->outputs[0], *dw = d->outputs[1], *db = d->outputs[2];
+  kp_cv_init(c, d);
   psup_conv_operand(x, c->xs, &c->xb);
   psup_conv_operand(dx, c->gxs, &c->gxb);
-  items[0] = dx ? psup_numel(x) : 0;
-  items[1] = items[2] = 0;
-  if (is_pool(d)) { /* in x, y, dy; out dx */
-    psup_conv_operand(d->inputs[1], c->ys, &c->yb);
-    psup_conv_operand(d->inputs[2], c->gys, &c->gyb);
-    return;
-  }
-  /* conv2d: in x, w, dy; out dx, dw, db */
-  const parity_tensor_desc_t *w = d->inputs[1], *dy = d->inputs[2], *dw = d->outputs[1], *db = d->outputs[2];
   psup_conv_operand(w, c->ws, &c->wb);
   psup_conv_operand(dy, c->ys, &c->yb);
   psup_conv_operand(dw, c->gws, &c->gwb);
   if (db) c->gbs = db->strides[0], c->gbb = psup_elem_base(db);
+  items[0] = dx ? psup_numel(x) : 0;
   items[1] = dw ? psup_numel(dw) : 0;
   items[2] = db ? c->O : 0;
 }

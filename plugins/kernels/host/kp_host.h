@@ -86,13 +86,23 @@ int32_t kp_mm_run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int ba
 /* Tiles of edge x edge outputs over every batch. */
 uint64_t kp_mm_tiles(const kp_mm_t *p, int64_t edge);
 
-/* ---- conv2d and pooling (kp_conv.c) ------------------------------------------------------------ */
-/* Forward: geometry and operand strides (x, y; conv2d: w, bias); returns y's elements (items of
- * pool_fwd and conv_fwd), 0 when there is nothing to run. */
+/* ---- conv2d (kp_conv.c) -------------------------------------------------------------------------
+ * conv2d and pooling take one window geometry, kp_cv_t (kernel_params.h). */
+/* The geometry of d (parity_support/geom_conv.h), its op and dtype, every stride and base 0. */
+void kp_cv_init(kp_cv_t *c, const parity_op_desc_t *d);
+/* Forward: geometry and the strides of x, w, bias, y; returns y's elements (conv_fwd's items), 0
+ * when there is nothing to run. */
 int64_t kp_cv_pack_forward(kp_cv_t *c, const parity_op_desc_t *d);
-/* Backward: geometry and every present operand's strides, and the items of each kernel (0: it
- * does not run): pooling pool_bwd (items[0]); conv2d conv_bwd_data, conv_bwd_weight,
- * conv_bwd_bias (items[0..2]). */
+/* Backward: geometry and every present operand's strides, and the items of conv_bwd_data,
+ * conv_bwd_weight and conv_bwd_bias (items[0..2]; 0: it does not run). */
 void kp_cv_pack_backward(kp_cv_t *c, int64_t items[3], const parity_op_desc_t *d);
+
+/* ---- pooling (kp_pool.c) ------------------------------------------------------------------------ */
+/* Forward: geometry and the strides of x, y; returns y's elements (pool_fwd's items), 0 when there
+ * is nothing to run. */
+int64_t kp_pool_pack_forward(kp_cv_t *c, const parity_op_desc_t *d);
+/* Backward: geometry and the strides of x, y, dy, dx; returns pool_bwd's items (x's elements), 0
+ * when there is nothing to run. */
+int64_t kp_pool_pack_backward(kp_cv_t *c, const parity_op_desc_t *d);
 
 #endif

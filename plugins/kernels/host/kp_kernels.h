@@ -3,8 +3,8 @@
  * the compute classes whose CUDA module holds it, and whether it waits at barriers.
  *
  *   E(X, name, family, cuda, barrier)
- *     family   EW, RED, SMX, MM, CONV: OCL_SRC_* (the OpenCL program's family file), CU_FAM_* and
- *              cuda_module.cu's KD_FAM_* (the CUDA module)
+ *     family   EW, RED, SMX, MM, CONV, POOL: OCL_SRC_* (the OpenCL program's family file),
+ *              CU_FAM_* and cuda_module.cu's KD_FAM_* (the CUDA module)
  *     cuda     the CUDA classes built with it: ALL (every class its family's module is built for),
  *              FLOAT (f32 and f64), F (the f32 class only), NONE (OpenCL only: the vector kernels of
  *              CPU devices, the local-memory variants of GPUs)
@@ -25,8 +25,8 @@
   E(X, red_bwd_extreme, RED, FLOAT, 0)                                                                \
   E(X, smx_fwd, SMX, ALL, 0) E(X, smx_bwd, SMX, ALL, 0) E(X, mm_fwd, MM, ALL, 1) E(X, mm_blk, MM, NONE, 0) \
   E(X, conv_fwd, CONV, ALL, 0) E(X, conv_fwd_blk, CONV, NONE, 0) E(X, conv_bwd_data, CONV, ALL, 0)    \
-  E(X, conv_bwd_weight, CONV, ALL, 0) E(X, conv_bwd_bias, CONV, ALL, 0) E(X, pool_fwd, CONV, ALL, 0)  \
-  E(X, pool_bwd, CONV, ALL, 0) E(X, smx_row_fwd, SMX, NONE, 1) E(X, smx_row_bwd, SMX, NONE, 1)        \
+  E(X, conv_bwd_weight, CONV, ALL, 0) E(X, conv_bwd_bias, CONV, ALL, 0) E(X, pool_fwd, POOL, ALL, 0)  \
+  E(X, pool_bwd, POOL, ALL, 0) E(X, smx_row_fwd, SMX, NONE, 1) E(X, smx_row_bwd, SMX, NONE, 1)        \
   E(X, conv_tile_fwd, CONV, NONE, 1) E(X, conv_tile_bwd_data, CONV, NONE, 1)                          \
   E(X, conv_tile_bwd_weight, CONV, NONE, 1) E(X, conv_bwd_data_blk, CONV, NONE, 0)                    \
   E(X, conv_bwd_weight_blk, CONV, NONE, 0)

@@ -234,7 +234,7 @@ uint item_id() { return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.
 uint item_stride() { return gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_WorkGroupSize.x; }
 #define FOR_ITEMS(i, n) for (uint i = item_id(); i < uint(n); i += item_stride())
 
-/* ==== matmul / conv2d / pooling helpers (matmul.comp, conv.comp) ==============================
+/* ==== matmul / conv2d / pooling helpers (matmul.comp, conv.comp, pool.comp) ==================
  * Deterministic pairwise summation, as pw_t in plugins/opencl/kernels/common.cl: terms are summed
  * sequentially in blocks of PWS_BLOCK; block sums merge like a binary counter (older + newer), so
  * the error grows with PWS_BLOCK + log2(n / PWS_BLOCK) and the order depends only on the number

@@ -1,47 +1,20 @@
 /* (no #version: each variant is a generated wrapper that sets it, then includes this file) */
 /* conv.comp — conv2d (NCHW, stride, per-side padding, dilation, groups, optional bias) forward,
- * backward-data, backward-weight and bias gradient, and max/avg pooling forward and backward.
- * A port of plugins/opencl/kernels/conv.cl: one invocation per output element, grid-stride loops
- * (FOR_ITEMS), sums pairwise in a fixed order (pws_t and PWS_REDUCE, common.glsl), so results do not depend on the
- * launch geometry. Products go through MULADD (common.glsl: fma in f32 where fused, two roundings in f64); everything
- * else is `precise`. A padded conv tap is an explicit zero (w * 0: NaN for an inf or NaN weight);
- * padding contributes nothing to avg sums and never wins a max. Division (avg pooling, max
- * pooling ties) goes through M_DIV (mathpath.glsl), rounded once to the compute type.
+ * backward-data, backward-weight and bias gradient (host: conv.c). One invocation per output
+ * element, grid-stride loops (FOR_ITEMS), sums pairwise in a fixed order (pws_t and PWS_REDUCE,
+ * common.glsl), so results do not depend on the launch geometry. Products go through MULADD
+ * (common.glsl: fma in f32 where fused, two roundings in f64); everything else is `precise`. A
+ * padded tap is an explicit zero (w * 0: NaN for an inf or NaN weight).
  *
- * Kernels and operands (bindings 1..):
+ * Kernels and operands (bindings 1..; binding 0: Params, window.glsl):
  *   K_CONV_FWD         x, w, bias (EXTRA = 1 when present), y
  *   K_CONV_BWD_DATA    w, dy, dx
  *   K_CONV_BWD_WEIGHT  x, dy, dw
- *   K_CONV_BWD_BIAS    dy, dbias
- *   K_POOL_FWD         x, y              (OP = max_pool2d or avg_pool2d)
- *   K_POOL_BWD         x, y, dy, dx */
+ *   K_CONV_BWD_BIAS    dy, dbias */
 #include "common.glsl"
 
 #if IS_FLOAT
-/* mirrors vkp_cv_t in conv.c */
-layout(std430, set = 0, binding = 0) readonly buffer Params {
-  int xs[4], ws[4], ys[4]; /* x [N,C,H,W], w [O,C/g,KH,KW], y or dy [N,O,OH,OW] */
-  int gxs[4], gws[4], gys[4]; /* dx, dw, and dy for pooling backward (y holds the output) */
-  int base[8];              /* per operand, in kernel order */
-  int N, C, H, W, O, KH, KW, OH, OW;
-  int sh, sw, pt, pl, dh, dw, groups;
-  int include_pad, bs, gbs, n;
-} p;
-
-/* split i into four indices of sizes (d0 implied), d1, d2, d3 */
-ivec4 split4(int i, int d1, int d2, int d3) {
-  ivec4 q;
-  int t = i / d3;
-  q.w = i - t * d3;
-  i = t;
-  t = i / d2;
-  q.z = i - t * d2;
-  i = t;
-  t = i / d1;
-  q.y = i - t * d1;
-  q.x = t;
-  return q;
-}
+#include "window.glsl"
 
 #if defined(K_CONV_FWD)
 OPERAND_RO(0, X, S)
@@ -188,113 +161,6 @@ void main() {
   }                                                                                       
     PWS_REDUCE(acc, p.N * p.OH * p.OW, BIAS_TERM)
     DB[p.base[1] + int(o) * p.gbs] = STV(pws_result(acc));
-  }
-}
-#endif
-
-#if defined(K_POOL_FWD) || defined(K_POOL_BWD)
-OPERAND_RO(0, X, S)
-#if defined(K_POOL_FWD)
-OPERAND(1, Y, S)
-#else
-OPERAND_RO(1, Y, S)
-OPERAND_RO(2, DY, S)
-OPERAND(3, DX, S)
-#endif
-
-/* a / b rounded once to T (mathpath.glsl: the float32 library's pf_div, or pm_div, correctly
- * rounded in double, then double -> float, exact enough: 53 >= 2 * 24 + 2) */
-T div_t(T a, T b) { return M_DIV(a, b); }
-
-T pool_divisor(int inside) { return p.include_pad != 0 ? T(p.KH * p.KW) : T(inside); }
-
-int pool_inside(int oh, int ow) {
-  int nh = 0, nw = 0;
-  for (int kh = 0; kh < p.KH; kh++) {
-    int ih = oh * p.sh - p.pt + kh * p.dh;
-    nh += (ih >= 0 && ih < p.H) ? 1 : 0;
-  }
-  for (int kw = 0; kw < p.KW; kw++) {
-    int iw = ow * p.sw - p.pl + kw * p.dw;
-    nw += (iw >= 0 && iw < p.W) ? 1 : 0;
-  }
-  return nh * nw;
-}
-#endif
-
-#if defined(K_POOL_FWD)
-void main() {
-  FOR_ITEMS(i, p.n) {
-    ivec4 q = split4(int(i), p.C, p.OH, p.OW);
-    int xo = p.base[0] + q.x * p.xs[0] + q.y * p.xs[1];
-    #if DT == DT_F64
-    T best = packDouble2x32(uvec2(0u, 0xfff00000u)); /* -inf */
-#else
-    T best = uintBitsToFloat(0xff800000u);
-#endif
-    int inside = 0;
-    pws_t acc;
-    pws_init(acc);
-    for (int kh = 0; kh < p.KH; kh++) {
-      int ih = q.z * p.sh - p.pt + kh * p.dh;
-      if (ih < 0 || ih >= p.H) continue;
-      for (int kw = 0; kw < p.KW; kw++) {
-        int iw = q.w * p.sw - p.pl + kw * p.dw;
-        if (iw < 0 || iw >= p.W) continue;
-        T v = LD(X[xo + ih * p.xs[2] + iw * p.xs[3]]);
-        inside++;
-        if (OP == OP_AVG_POOL2D) pws_add(acc, v);
-        else if (!isnan(best) && (isnan(v) || v > best)) best = v; /* NaN wins, explicitly */
-      }
-    }
-    T v = OP == OP_AVG_POOL2D ? div_t(pws_result(acc), pool_divisor(inside)) : best;
-    Y[p.base[1] + q.x * p.ys[0] + q.y * p.ys[1] + q.z * p.ys[2] + q.w * p.ys[3]] = STV(v);
-  }
-}
-#endif
-
-#if defined(K_POOL_BWD)
-/* dx[n,c,h,w] = sum over the windows holding (h, w): avg dy / divisor; max dy / ties when x ties
- * the window's stored y (two NaNs tie). */
-void main() {
-  FOR_ITEMS(i, p.n) {
-    ivec4 q = split4(int(i), p.C, p.H, p.W);
-    int xo = p.base[0] + q.x * p.xs[0] + q.y * p.xs[1];
-    T xv = LD(X[xo + q.z * p.xs[2] + q.w * p.xs[3]]);
-    pws_t acc;
-    pws_init(acc);
-    for (int kh = 0; kh < p.KH; kh++) {
-      int th = q.z + p.pt - kh * p.dh;
-      if (th < 0 || th % p.sh != 0) continue;
-      int oh = th / p.sh;
-      if (oh >= p.OH) continue;
-      for (int kw = 0; kw < p.KW; kw++) {
-        int tw = q.w + p.pl - kw * p.dw;
-        if (tw < 0 || tw % p.sw != 0) continue;
-        int ow = tw / p.sw;
-        if (ow >= p.OW) continue;
-        T g = LD(DY[p.base[2] + q.x * p.gys[0] + q.y * p.gys[1] + oh * p.gys[2] + ow * p.gys[3]]);
-        if (OP == OP_AVG_POOL2D) {
-          pws_add(acc, div_t(g, pool_divisor(pool_inside(oh, ow))));
-        } else {
-          T yv = LD(Y[p.base[1] + q.x * p.ys[0] + q.y * p.ys[1] + oh * p.ys[2] + ow * p.ys[3]]);
-          if (!(xv == yv || (isnan(xv) && isnan(yv)))) continue;
-          int ties = 0; /* the window's ties */
-          for (int jh = 0; jh < p.KH; jh++) {
-            int ih = oh * p.sh - p.pt + jh * p.dh;
-            if (ih < 0 || ih >= p.H) continue;
-            for (int jw = 0; jw < p.KW; jw++) {
-              int iw = ow * p.sw - p.pl + jw * p.dw;
-              if (iw < 0 || iw >= p.W) continue;
-              T v = LD(X[xo + ih * p.xs[2] + iw * p.xs[3]]);
-              ties += (v == yv || (isnan(v) && isnan(yv))) ? 1 : 0;
-            }
-          }
-          pws_add(acc, div_t(g, T(ties)));
-        }
-      }
-    }
-    DX[p.base[3] + q.x * p.gxs[0] + q.y * p.gxs[1] + q.z * p.gxs[2] + q.w * p.gxs[3]] = STV(pws_result(acc));
   }
 }
 #endif

@@ -20,14 +20,15 @@ typedef struct emu_kernel_t {
 extern const emu_kernel_t emu_kernels_0_0[], emu_kernels_0_1[], emu_kernels_0_2[], emu_kernels_0_3[];
 extern const emu_kernel_t emu_kernels_1_0[], emu_kernels_1_1[], emu_kernels_1_2[], emu_kernels_1_3[];
 extern const emu_kernel_t emu_kernels_2_0[], emu_kernels_2_1[], emu_kernels_3_0[], emu_kernels_3_1[];
-extern const emu_kernel_t emu_kernels_4_0[], emu_kernels_4_1[];
+extern const emu_kernel_t emu_kernels_4_0[], emu_kernels_4_1[], emu_kernels_5_0[], emu_kernels_5_1[];
 
-static const emu_kernel_t *const emu_tables[5][4] = {
+static const emu_kernel_t *const emu_tables[6][4] = {
     {emu_kernels_0_0, emu_kernels_0_1, emu_kernels_0_2, emu_kernels_0_3},
     {emu_kernels_1_0, emu_kernels_1_1, emu_kernels_1_2, emu_kernels_1_3},
     {emu_kernels_2_0, emu_kernels_2_1, NULL, NULL},
     {emu_kernels_3_0, emu_kernels_3_1, NULL, NULL},
     {emu_kernels_4_0, emu_kernels_4_1, NULL, NULL},
+    {emu_kernels_5_0, emu_kernels_5_1, NULL, NULL},
 };
 
 /* the module of a PTX text: a handle to its kernel table */
@@ -38,11 +39,12 @@ static CUmodule emu_module(const char *ptx) {
   c += 20;
   int cls = strncmp(c, " = ", 3) == 0 ? atoi(c + 3) : 0;
   e += 7;
-  int fam = strncmp(e, "ew_", 3) == 0    ? 0
-            : strncmp(e, "red_", 4) == 0 ? 1
-            : strncmp(e, "smx_", 4) == 0 ? 2
-            : strncmp(e, "mm_", 3) == 0  ? 3
-                                         : 4;
+  int fam = strncmp(e, "ew_", 3) == 0     ? 0
+            : strncmp(e, "red_", 4) == 0  ? 1
+            : strncmp(e, "smx_", 4) == 0  ? 2
+            : strncmp(e, "mm_", 3) == 0   ? 3
+            : strncmp(e, "pool_", 5) == 0 ? 5
+                                          : 4;
   if (cls < 0 || cls > 3 || !emu_tables[fam][cls]) return NULL;
   return (CUmodule)&emu_tables[fam][cls];
 }

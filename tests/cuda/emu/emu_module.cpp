@@ -1,5 +1,5 @@
 /* emu_module.cpp — one kernel family in one compute class, compiled as host C++ (emu_shim.h).
- * Built once per (family, class) with -DEMU_FAM=<0..4> -DCU_CLASS=<0..3>, from the source nvcc builds
+ * Built once per (family, class) with -DEMU_FAM=<0..5> -DCU_CLASS=<0..3>, from the source nvcc builds
  * the PTX from (plugins/kernels/cuda_module.cu); exports the table
  * emu_kernels_<fam>_<class> that the emulated driver looks kernels up in: the kernels of
  * plugins/kernels/host/kp_kernels.h (the list both plugins take their ids from) of this family
@@ -11,6 +11,7 @@
 #define EMU_SMX 2
 #define EMU_MM 3
 #define EMU_CONV 4
+#define EMU_POOL 5
 
 #define KD_FAMILY EMU_FAM
 #include "cuda_module.cu" /* plugins/kernels: the module nvcc builds the PTX from */
@@ -28,6 +29,7 @@
 #define EMU_FAM_SMX EMU_NOT_HERE
 #define EMU_FAM_MM EMU_NOT_HERE
 #define EMU_FAM_CONV EMU_NOT_HERE
+#define EMU_FAM_POOL EMU_NOT_HERE
 #if EMU_FAM == EMU_EW
 #undef EMU_FAM_EW
 #define EMU_FAM_EW EMU_HERE
@@ -40,9 +42,12 @@
 #elif EMU_FAM == EMU_MM
 #undef EMU_FAM_MM
 #define EMU_FAM_MM EMU_HERE
-#else
+#elif EMU_FAM == EMU_CONV
 #undef EMU_FAM_CONV
 #define EMU_FAM_CONV EMU_HERE
+#else
+#undef EMU_FAM_POOL
+#define EMU_FAM_POOL EMU_HERE
 #endif
 #define EMU_CLS_ALL(name, barrier) EMU_ENTRY(name, barrier)
 #define EMU_CLS_NONE(name, barrier)

@@ -1,0 +1,122 @@
+/* (no #version: each variant is a generated wrapper that sets it, then includes this file) */
+/* pool.comp — max and avg pooling (NCHW, stride, per-side padding, dilation) forward and backward
+ * (host: pool.c). One invocation per output (forward) or input element (backward), grid-stride
+ * loops (FOR_ITEMS); avg sums pairwise in a fixed order (pws_t, common.glsl), so results do not
+ * depend on the launch geometry; everything is `precise`. Padding contributes nothing to avg sums
+ * and never wins a max. Division (avg pooling, max pooling ties) goes through M_DIV
+ * (mathpath.glsl), rounded once to the compute type.
+ *
+ * Kernels and operands (bindings 1..; binding 0: Params, window.glsl; OP = max_pool2d or
+ * avg_pool2d):
+ *   K_POOL_FWD         x, y
+ *   K_POOL_BWD         x, y, dy, dx */
+#include "common.glsl"
+
+#if IS_FLOAT
+#include "window.glsl"
+
+OPERAND_RO(0, X, S)
+#if defined(K_POOL_FWD)
+OPERAND(1, Y, S)
+#else
+OPERAND_RO(1, Y, S)
+OPERAND_RO(2, DY, S)
+OPERAND(3, DX, S)
+#endif
+
+/* a / b rounded once to T (mathpath.glsl: the float32 library's pf_div, or pm_div, correctly
+ * rounded in double, then double -> float, exact enough: 53 >= 2 * 24 + 2) */
+T div_t(T a, T b) { return M_DIV(a, b); }
+
+T pool_divisor(int inside) { return p.include_pad != 0 ? T(p.KH * p.KW) : T(inside); }
+
+int pool_inside(int oh, int ow) {
+  int nh = 0, nw = 0;
+  for (int kh = 0; kh < p.KH; kh++) {
+    int ih = oh * p.sh - p.pt + kh * p.dh;
+    nh += (ih >= 0 && ih < p.H) ? 1 : 0;
+  }
+  for (int kw = 0; kw < p.KW; kw++) {
+    int iw = ow * p.sw - p.pl + kw * p.dw;
+    nw += (iw >= 0 && iw < p.W) ? 1 : 0;
+  }
+  return nh * nw;
+}
+
+#if defined(K_POOL_FWD)
+void main() {
+  FOR_ITEMS(i, p.n) {
+    ivec4 q = split4(int(i), p.C, p.OH, p.OW);
+    int xo = p.base[0] + q.x * p.xs[0] + q.y * p.xs[1];
+    #if DT == DT_F64
+    T best = packDouble2x32(uvec2(0u, 0xfff00000u)); /* -inf */
+#else
+    T best = uintBitsToFloat(0xff800000u);
+#endif
+    int inside = 0;
+    pws_t acc;
+    pws_init(acc);
+    for (int kh = 0; kh < p.KH; kh++) {
+      int ih = q.z * p.sh - p.pt + kh * p.dh;
+      if (ih < 0 || ih >= p.H) continue;
+      for (int kw = 0; kw < p.KW; kw++) {
+        int iw = q.w * p.sw - p.pl + kw * p.dw;
+        if (iw < 0 || iw >= p.W) continue;
+        T v = LD(X[xo + ih * p.xs[2] + iw * p.xs[3]]);
+        inside++;
+        if (OP == OP_AVG_POOL2D) pws_add(acc, v);
+        else if (!isnan(best) && (isnan(v) || v > best)) best = v; /* NaN wins, explicitly */
+      }
+    }
+    T v = OP == OP_AVG_POOL2D ? div_t(pws_result(acc), pool_divisor(inside)) : best;
+    Y[p.base[1] + q.x * p.ys[0] + q.y * p.ys[1] + q.z * p.ys[2] + q.w * p.ys[3]] = STV(v);
+  }
+}
+#endif
+
+#if defined(K_POOL_BWD)
+/* dx[n,c,h,w] = sum over the windows holding (h, w): avg dy / divisor; max dy / ties when x ties
+ * the window's stored y (two NaNs tie). */
+void main() {
+  FOR_ITEMS(i, p.n) {
+    ivec4 q = split4(int(i), p.C, p.H, p.W);
+    int xo = p.base[0] + q.x * p.xs[0] + q.y * p.xs[1];
+    T xv = LD(X[xo + q.z * p.xs[2] + q.w * p.xs[3]]);
+    pws_t acc;
+    pws_init(acc);
+    for (int kh = 0; kh < p.KH; kh++) {
+      int th = q.z + p.pt - kh * p.dh;
+      if (th < 0 || th % p.sh != 0) continue;
+      int oh = th / p.sh;
+      if (oh >= p.OH) continue;
+      for (int kw = 0; kw < p.KW; kw++) {
+        int tw = q.w + p.pl - kw * p.dw;
+        if (tw < 0 || tw % p.sw != 0) continue;
+        int ow = tw / p.sw;
+        if (ow >= p.OW) continue;
+        T g = LD(DY[p.base[2] + q.x * p.gys[0] + q.y * p.gys[1] + oh * p.gys[2] + ow * p.gys[3]]);
+        if (OP == OP_AVG_POOL2D) {
+          pws_add(acc, div_t(g, pool_divisor(pool_inside(oh, ow))));
+        } else {
+          T yv = LD(Y[p.base[1] + q.x * p.ys[0] + q.y * p.ys[1] + oh * p.ys[2] + ow * p.ys[3]]);
+          if (!(xv == yv || (isnan(xv) && isnan(yv)))) continue;
+          int ties = 0; /* the window's ties */
+          for (int jh = 0; jh < p.KH; jh++) {
+            int ih = oh * p.sh - p.pt + jh * p.dh;
+            if (ih < 0 || ih >= p.H) continue;
+            for (int jw = 0; jw < p.KW; jw++) {
+              int iw = ow * p.sw - p.pl + jw * p.dw;
+              if (iw < 0 || iw >= p.W) continue;
+              T v = LD(X[xo + ih * p.xs[2] + iw * p.xs[3]]);
+              ties += (v == yv || (isnan(v) && isnan(yv))) ? 1 : 0;
+            }
+          }
+          pws_add(acc, div_t(g, T(ties)));
+        }
+      }
+    }
+    DX[p.base[3] + q.x * p.gxs[0] + q.y * p.gxs[1] + q.z * p.gxs[2] + q.w * p.gxs[3]] = STV(pws_result(acc));
+  }
+}
+#endif
+#endif
