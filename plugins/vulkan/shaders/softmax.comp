@@ -64,15 +64,37 @@ uint lane_of(uint inv) {
 uint group_id() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
 uint group_count() { return gl_NumWorkGroups.x * gl_NumWorkGroups.y; }
 
+/* The trees' levels h = L/2, ..., 2, 1 (lanes below h fold in the lane h above them) are written
+ * out, one call per level, rather than looped: lavapipe runs a loop whose body holds a barrier()
+ * once more after its last pass, with every lane masked off but the barrier kept, so behind a
+ * looped tree the barrier between the last level and the read of the root is never needed there
+ * and its absence could not be tested. Levels at or past L (a specialization constant) do
+ * nothing, not even their barrier; the order of the additions is the loop's. */
+#if LMAX != 256
+#error "TREE_LEVELS starts at LMAX / 2"
+#endif
+#define TREE_LEVELS(level, lid) \
+  level(lid, 128u);             \
+  level(lid, 64u);              \
+  level(lid, 32u);              \
+  level(lid, 16u);              \
+  level(lid, 8u);               \
+  level(lid, 4u);               \
+  level(lid, 2u);               \
+  level(lid, 1u)
+
+void sum_level(uint lid, uint h) {
+  if (h >= gl_WorkGroupSize.x) return; /* uniform */
+  barrier();
+  if (lid < h) {
+    precise W t = sh_d[lid] + sh_d[lid + h];
+    sh_d[lid] = t;
+  }
+}
+
 /* sum of sh_d[0, L) by a fixed tree, returned to every invocation */
 W tree_sum(uint lid) {
-  for (uint h = gl_WorkGroupSize.x / 2u; h > 0u; h >>= 1) {
-    barrier();
-    if (lid < h) {
-      precise W t = sh_d[lid] + sh_d[lid + h];
-      sh_d[lid] = t;
-    }
-  }
+  TREE_LEVELS(sum_level, lid);
   barrier();
   W r = sh_d[0];
   barrier(); /* everyone has read it before sh_d is reused */
@@ -149,6 +171,17 @@ void rows(int m, out int o0, out int o1, out int o2) {
 #if defined(K_FWD) && IS_FLOAT
 OPERAND_RO(0, x, S)
 OPERAND(1, y, S)
+/* one level of the forward's tree: the row max, the +inf count and the NaN flag */
+void max_level(uint lid, uint h) {
+  if (h >= gl_WorkGroupSize.x) return; /* uniform */
+  barrier();
+  if (lid < h) {
+    if (sh_d[lid + h] > sh_d[lid]) sh_d[lid] = sh_d[lid + h];
+    sh_a[lid] += sh_a[lid + h];
+    sh_b[lid] |= sh_b[lid + h];
+  }
+}
+
 void main() {
   const bool is_log = OP == OP_LOG_SOFTMAX;
   uint lid = lane_of(gl_LocalInvocationID.x), L = gl_WorkGroupSize.x;
@@ -168,14 +201,7 @@ void main() {
     sh_d[lid] = W(mx);
     sh_a[lid] = n_inf;
     sh_b[lid] = nan;
-    for (uint h = L / 2u; h > 0u; h >>= 1) {
-      barrier();
-      if (lid < h) {
-        if (sh_d[lid + h] > sh_d[lid]) sh_d[lid] = sh_d[lid + h];
-        sh_a[lid] += sh_a[lid + h];
-        sh_b[lid] |= sh_b[lid + h];
-      }
-    }
+    TREE_LEVELS(max_level, lid);
     barrier();
     W m = sh_d[0];
     n_inf = sh_a[0];
