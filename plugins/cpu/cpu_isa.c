@@ -44,8 +44,7 @@ unsigned cpu_isa_features(void) {
 static int runs(int isa, unsigned features, char *why, size_t n) {
 #if !PARITY_CPU_X86_ISAS
   if (isa != CPU_ISA_PORTABLE) {
-    snprintf(why, n,
-             "this build has only the portable path (not x86-64 with GCC or Clang, or PARITY_CPU_X86_PATHS=OFF)");
+    snprintf(why, n, "this build has only the portable path (PARITY_CPU_X86_PATHS=OFF, or not x86-64 GCC/Clang)");
     return 0;
   }
 #endif
