@@ -8,7 +8,6 @@
 #include "parity_support/env.h"
 #include "parity_support/desc.h"
 #include "cu_internal.h"
-#include "parity_support/layout.h"
 
 static const int kernel_family[CU_K_COUNT] = {
 #define CU_X_(n, f) CU_FAM_##f,
@@ -161,6 +160,15 @@ int32_t cu_run_items(parity_plugin_device_t *dev, int cls, int kid, int64_t item
   return cu_run(dev, cls, kid, &g, all);
 }
 
+int32_t cu_run_ops(parity_plugin_device_t *dev, int cls, int kid, int64_t items, void *params, uint32_t nops,
+                   const parity_tensor_desc_t *const *t) {
+  CUdeviceptr m[KP_MAX_OPS];
+  void *args[KP_MAX_OPS + 1] = {params};
+  if (nops > KP_MAX_OPS) return cu_fail(PARITY_STATUS_INTERNAL, "%s: too many operands", kp_kernel_name(kid));
+  for (uint32_t k = 0; k < nops; k++) m[k] = cu_ptr_of(t[k]), args[k + 1] = &m[k];
+  return cu_run_items(dev, cls, kid, items, nops + 1, args);
+}
+
 int32_t cu_scratch(parity_plugin_device_t *dev, uint64_t bytes, CUdeviceptr *out) {
   if (bytes == 0) bytes = 1;
   if (dev->rec) return cu_plan_scratch(dev, bytes, out); /* capturing: the plan's own memory */
@@ -180,30 +188,5 @@ int32_t cu_scratch(parity_plugin_device_t *dev, uint64_t bytes, CUdeviceptr *out
   return PARITY_STATUS_OK;
 }
 
-/* ---- strided iteration -------------------------------------------------------------------------- */
-static void from_layout(cu_iter_t *it, const psup_layout_t *l) {
-  memset(it, 0, sizeof *it);
-  it->rank = (int32_t)l->rank;
-  for (uint32_t a = 0; a < l->rank; a++) it->shape[a] = l->shape[a];
-  for (uint32_t k = 0; k < l->nops && k < CU_MAX_OPS; k++) {
-    it->base[k] = l->base[k];
-    for (uint32_t a = 0; a < l->rank; a++) it->strides[k][a] = l->strides[k][a];
-  }
-}
-
-void cu_iter_build(cu_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t nops, const int64_t *const *strides,
-                   const int64_t *bases) {
-  psup_layout_t l;
-  psup_layout_build(&l, rank, shape, nops, strides, bases, 0);
-  from_layout(it, &l);
-}
-
-void cu_iter_from_tensors(cu_iter_t *it, uint32_t nops, const parity_tensor_desc_t *const *t) {
-  psup_layout_t l;
-  psup_layout_from_tensors(&l, nops, t, 0);
-  from_layout(it, &l);
-}
-
-int64_t cu_elem_base(const parity_tensor_desc_t *t) { return psup_elem_base(t); }
-
+/* ---- operands ------------------------------------------------------------------------------------ */
 CUdeviceptr cu_ptr_of(const parity_tensor_desc_t *t) { return t && t->buffer ? t->buffer->ptr : 0; }

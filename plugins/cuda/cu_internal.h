@@ -222,6 +222,10 @@ int32_t cu_enter(parity_plugin_device_t *dev);
 /* Launch kernel `kid` of class `cls` over `items` (> 0) items: the kernel's arguments are
  * args[0], then the item count (long), then args[1..nargs-1] (addresses of the values). */
 int32_t cu_run_items(parity_plugin_device_t *dev, int cls, int kid, int64_t items, uint32_t nargs, void **args);
+/* The same with the kernel's arguments a parameter struct, then the buffers of `nops` tensors
+ * (0 for a NULL one). */
+int32_t cu_run_ops(parity_plugin_device_t *dev, int cls, int kid, int64_t items, void *params, uint32_t nops,
+                   const parity_tensor_desc_t *const *t);
 /* Launch with explicit geometry; args are all the kernel's arguments. */
 int32_t cu_run(parity_plugin_device_t *dev, int cls, int kid, const cu_geom_t *g, void **args);
 /* A device scratch buffer of at least `bytes` (contents undefined; stream order makes reuse safe). */
@@ -247,20 +251,7 @@ void cu_plan_release(parity_plugin_device_t *dev, parity_plugin_plan_t *plan);
  * the device's stream-ordered scratch, whose allocation or free would be captured. */
 int32_t cu_plan_scratch(parity_plugin_device_t *dev, uint64_t bytes, CUdeviceptr *out);
 
-/* ---- strided iteration ------------------------------------------------------------------------ */
-#define CU_MAX_OPS KP_MAX_OPS
-
-/* the kernels' iter_t: plugins/kernels/kernel_params.h (every field's offset checked there) */
-typedef kp_iter_cu_t cu_iter_t;
-_Static_assert(KP_MAX_RANK == PARITY_MAX_RANK, "kernel_params.h: KP_MAX_RANK must be PARITY_MAX_RANK");
-
-/* The shared layout (parity_support/layout.h) of `nops` tensors (NULL: absent), as the kernels'
- * iter_t; or of an explicit shape with stride lists. */
-void cu_iter_from_tensors(cu_iter_t *it, uint32_t nops, const parity_tensor_desc_t *const *t);
-void cu_iter_build(cu_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t nops, const int64_t *const *strides,
-                   const int64_t *bases);
-/* Element offset of a tensor: psup_elem_base (supports() checked divisibility). */
-int64_t cu_elem_base(const parity_tensor_desc_t *t);
+/* ---- operands (the kernels' strided iteration: kp_iter_cu_build, kp_host.h) -------------------- */
 /* The device pointer of a tensor's buffer (0 for a NULL tensor). */
 CUdeviceptr cu_ptr_of(const parity_tensor_desc_t *t);
 

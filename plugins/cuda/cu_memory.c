@@ -35,10 +35,8 @@ void cu_mem_free(parity_plugin_device_t *dev, CUdeviceptr p) {
 int32_t cu_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out) {
   int32_t st = cu_enter(dev);
   if (st != PARITY_STATUS_OK) return st;
-  if (size > dev->slot->kit.info.max_buffer_bytes)
-    return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "cannot allocate %llu bytes: more than the %llu bytes of %s",
-                   (unsigned long long)size, (unsigned long long)dev->slot->kit.info.max_buffer_bytes,
-                   dev->slot->kit.info.name);
+  st = psup_kit_check_alloc(&cu_kit, &dev->slot->kit, size, "the device's memory");
+  if (st != PARITY_STATUS_OK) return st;
   parity_plugin_buffer_t *b = malloc(sizeof *b);
   if (!b) return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "buffer_alloc: out of host memory");
   st = cu_mem_alloc(dev, size, &b->ptr, "a buffer");

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cu_internal.h"
+#include "parity_support/grow.h"
 
 struct parity_plugin_plan_t {
   CUgraph graph;
@@ -125,13 +126,8 @@ int32_t cu_plan_scratch(parity_plugin_device_t *dev, uint64_t bytes, CUdeviceptr
     *out = p->scratch;
     return PARITY_STATUS_OK;
   }
-  if (p->nmem == p->cap) {
-    uint32_t cap = p->cap ? p->cap * 2 : 4;
-    CUdeviceptr *m = realloc(p->mem, cap * sizeof *m);
-    if (!m) return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_prepare: out of host memory");
-    p->mem = m;
-    p->cap = cap;
-  }
+  if (!psup_grow(&p->mem, &p->cap, p->nmem, sizeof *p->mem, 4))
+    return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_prepare: out of host memory");
   uint64_t size = (bytes + 65535u) & ~(uint64_t)65535u;
   CUdeviceptr m = 0;
   CUresult r = cu_drv.cuMemAlloc(&m, (size_t)size);

@@ -33,8 +33,8 @@ static void *scalar_arg(int cls, double v, scalar_arg_t *s) {
 static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int backward) {
   kp_ew_t e;
   if (!kp_ew_plan(&e, d, backward)) return PARITY_STATUS_OK; /* nothing to launch */
-  cu_iter_t it;
-  cu_iter_from_tensors(&it, e.nops, e.t);
+  kp_iter_cu_t it;
+  kp_iter_cu_from_tensors(&it, e.nops, e.t);
   int32_t ints[2];
   scalar_arg_t s;
   CUdeviceptr ptr[KP_MAX_OPS];

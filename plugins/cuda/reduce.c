@@ -49,8 +49,8 @@ int32_t cu_reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t *
   CUdeviceptr mdx = cu_ptr_of(d->outputs[0]);
   int32_t dt = x->dtype;
   int cls = cu_class_of(dt);
-  cu_iter_t it;
-  cu_iter_build(&it, x->rank, x->shape, b.nops, b.strides, b.bases);
+  kp_iter_cu_t it;
+  kp_iter_cu_build(&it, x->rank, x->shape, b.nops, b.strides, b.bases);
   if (b.kid == CU_K_red_bwd_sum) {
     void *args[] = {&it, &dt, &b.divisor, &mdy, &mdx};
     return cu_run_items(dev, cls, CU_K_red_bwd_sum, b.n, 5, args);

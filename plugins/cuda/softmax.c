@@ -8,9 +8,7 @@ static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int b
   const parity_tensor_desc_t *t[3];
   uint32_t nops = kp_smx_pack(&s, t, d, backward);
   if (!nops) return PARITY_STATUS_OK;
-  CUdeviceptr m0 = cu_ptr_of(t[0]), m1 = cu_ptr_of(t[1]), m2 = nops > 2 ? cu_ptr_of(t[2]) : 0;
-  void *args[] = {&s, &m0, &m1, &m2};
-  return cu_run_items(dev, cu_class_of(s.dt), backward ? CU_K_smx_bwd : CU_K_smx_fwd, s.M, nops + 1, args);
+  return cu_run_ops(dev, cu_class_of(s.dt), backward ? CU_K_smx_bwd : CU_K_smx_fwd, s.M, &s, nops, t);
 }
 
 int32_t cu_softmax_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) { return run(dev, d, 0); }

@@ -62,7 +62,7 @@
   KP_I64 strides[KP_MAX_OPS][KP_MAX_RANK]; \
   KP_I64 base[KP_MAX_OPS];
 
-/* OpenCL (ocl_iter_t): the launch's own values inside */
+/* OpenCL: the launch's own values inside */
 typedef struct kp_iter_cl_t {
   KP_ITER_HEAD
   KP_I64 n, per; /* items, and items per work-item (FOR_RUNS), chosen by the launch */
@@ -70,7 +70,7 @@ typedef struct kp_iter_cl_t {
   KP_I32 op, dt, dt2; /* the kernel's op and dtypes (ew_cast: source and destination; ew_select: element size in op) */
 } kp_iter_cl_t;
 
-/* CUDA (cu_iter_t): count, op and dtypes are kernel arguments of their own */
+/* CUDA: count, op and dtypes are kernel arguments of their own */
 typedef struct kp_iter_cu_t {
   KP_ITER_HEAD
   KP_I32 rank;

@@ -164,6 +164,15 @@ static void items_geometry(const parity_plugin_device_t *dev, const ocl_prog_t *
   *l = (size_t)local;
 }
 
+int32_t ocl_run_ops(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint64_t work, ocl_arg_t params,
+                    uint32_t nops, const parity_tensor_desc_t *const *t) {
+  cl_mem m[KP_MAX_OPS];
+  ocl_arg_t args[KP_MAX_OPS + 1] = {params};
+  if (nops > KP_MAX_OPS) return ocl_fail(PARITY_STATUS_INTERNAL, "%s: too many operands", kp_kernel_name(kid));
+  for (uint32_t k = 0; k < nops; k++) m[k] = ocl_mem_of(t[k]), args[k + 1] = OCL_ARG(m[k]);
+  return ocl_run_items(dev, v, kid, items, work, nops + 1, args);
+}
+
 int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint64_t work, uint32_t nargs,
                       const ocl_arg_t *args) {
   ocl_prog_t *p;
@@ -182,7 +191,7 @@ int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t
   return launch(dev, p, kid, 1, &g, &l, nargs + 2, all);
 }
 
-int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, ocl_iter_t *it, int64_t items, uint32_t nargs,
+int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, kp_iter_cl_t *it, int64_t items, uint32_t nargs,
                      const ocl_arg_t *args) {
   ocl_prog_t *p;
   int32_t st = ocl_program(dev, v, kid, (uint64_t)items, &p);

@@ -226,6 +226,10 @@ typedef struct ocl_arg_t {
  * arguments are args[0], then n and per (chosen here), then args[1..nargs-1]. */
 int32_t ocl_run_items(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint64_t work, uint32_t nargs,
                       const ocl_arg_t *args);
+/* The same with the kernel's arguments a parameter struct, then the cl_mem of `nops` tensors
+ * (NULL for a NULL one). */
+int32_t ocl_run_ops(parity_plugin_device_t *dev, ocl_var_t v, int kid, int64_t items, uint64_t work, ocl_arg_t params,
+                    uint32_t nops, const parity_tensor_desc_t *const *t);
 /* Same for kernels whose first argument is an iteration (elementwise, reduce backward): it carries
  * n and per (set here) with the op and dtypes, so a launch passes 1 + nargs arguments (PoCL
  * copies every argument at each enqueue: fewer is cheaper). */
@@ -277,23 +281,7 @@ PSUP_KIT_DECLARE_PLUGIN(ocl);
  * write the cache files once many are pending: ocl_cache_flush). */
 void ocl_queue_drained(parity_plugin_device_t *dev);
 
-/* ---- strided iteration (cl_iter.c) ------------------------------------------------------- */
-#define OCL_MAX_OPS KP_MAX_OPS
-
-/* the kernels' iter_t: plugins/kernels/kernel_params.h (every field's offset checked there) */
-typedef kp_iter_cl_t ocl_iter_t;
-_Static_assert(KP_MAX_RANK == PARITY_MAX_RANK, "kernel_params.h: KP_MAX_RANK must be PARITY_MAX_RANK");
-
-/* Iterate `shape` with one stride list per operand (NULL strides: operand absent, stride 0).
- * Size-1 axes are dropped, axes contiguous for every operand merged, and a short innermost axis
- * swapped with the longest; rank ends >= 1. Only for kernels whose elements are independent. */
-void ocl_iter_build(ocl_iter_t *it, uint32_t rank, const int64_t *shape, uint32_t nops, const int64_t *const *strides,
-                    const int64_t *bases);
-/* Same, from tensor descriptors sharing the first one's shape (NULL entries: absent). */
-void ocl_iter_from_tensors(ocl_iter_t *it, uint32_t nops, const parity_tensor_desc_t *const *t);
-
-/* Element offset of a tensor: psup_elem_base (supports() checked divisibility). */
-int64_t ocl_elem_base(const parity_tensor_desc_t *t);
+/* ---- operands (the kernels' strided iteration: kp_iter_cl_build, kp_host.h) ------------------- */
 /* The cl_mem of a tensor (NULL for a NULL tensor). */
 cl_mem ocl_mem_of(const parity_tensor_desc_t *t);
 

@@ -9,15 +9,12 @@
 #include <string.h>
 
 #include "cl_internal.h"
+#include "parity_support/grow.h"
 #include "parity_support/buffer_args.h"
 
 int32_t ocl_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out) {
-  uint64_t max = dev->slot->kit.info.max_buffer_bytes;
-  if (size > max)
-    return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY,
-                    "cannot allocate %llu bytes: larger than CL_DEVICE_MAX_MEM_ALLOC_SIZE "
-                    "(%llu bytes) of %s",
-                    (unsigned long long)size, (unsigned long long)max, dev->slot->kit.info.name);
+  int32_t st = psup_kit_check_alloc(&ocl_kit, &dev->slot->kit, size, "CL_DEVICE_MAX_MEM_ALLOC_SIZE");
+  if (st != PARITY_STATUS_OK) return st;
   parity_plugin_buffer_t *b = malloc(sizeof *b);
   if (!b) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "buffer_alloc: out of host memory");
   cl_int e;
@@ -58,13 +55,7 @@ static void *stage(parity_plugin_device_t *dev, const void *src, uint64_t size) 
     if (clFinish(dev->queue) != CL_SUCCESS) return NULL;
     ocl_queue_drained(dev);
   }
-  if (dev->staging_count == dev->staging_cap) {
-    uint32_t cap = dev->staging_cap ? dev->staging_cap * 2 : 16;
-    void **list = realloc(dev->staging, cap * sizeof *list);
-    if (!list) return NULL;
-    dev->staging = list;
-    dev->staging_cap = cap;
-  }
+  if (!psup_grow(&dev->staging, &dev->staging_cap, dev->staging_count, sizeof *dev->staging, 16)) return NULL;
   void *copy = malloc((size_t)size);
   if (!copy) return NULL;
   memcpy(copy, src, (size_t)size);
@@ -146,3 +137,6 @@ int32_t ocl_synchronize(parity_plugin_device_t *dev) {
   ocl_queue_drained(dev);
   return PARITY_STATUS_OK;
 }
+
+/* ---- operands ---------------------------------------------------------------------------------- */
+cl_mem ocl_mem_of(const parity_tensor_desc_t *t) { return t && t->buffer ? t->buffer->mem : NULL; }

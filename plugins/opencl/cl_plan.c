@@ -22,6 +22,7 @@
 
 #include "parity_support/env.h"
 #include "cl_internal.h"
+#include "parity_support/grow.h"
 
 enum { CMD_KERNEL, CMD_FILL, CMD_COPY, CMD_WRITE };
 
@@ -131,13 +132,8 @@ static int32_t next_cmd(parity_plugin_device_t *dev, int kind, ocl_cmd_t **out) 
   if (r->fail_at && ++r->seen == r->fail_at)
     return ocl_fail(PARITY_STATUS_UNSUPPORTED, "plan_prepare: command %ld not recorded (PARITY_OPENCL_PLAN_FAIL_AT)",
                     r->seen);
-  if (p->count == p->cap) {
-    uint32_t cap = p->cap ? p->cap * 2 : 16;
-    ocl_cmd_t *cmds = realloc(p->cmds, cap * sizeof *cmds);
-    if (!cmds) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_prepare: out of host memory");
-    p->cmds = cmds;
-    p->cap = cap;
-  }
+  if (!psup_grow(&p->cmds, &p->cap, p->count, sizeof *p->cmds, 16))
+    return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_prepare: out of host memory");
   ocl_cmd_t *c = &p->cmds[p->count];
   memset(c, 0, sizeof *c);
   c->kind = kind;
@@ -244,13 +240,8 @@ int32_t ocl_rec_scratch(parity_plugin_device_t *dev, uint64_t bytes, cl_mem *out
     *out = p->scratch;
     return PARITY_STATUS_OK;
   }
-  if (p->nmem == p->capmem) {
-    uint32_t cap = p->capmem ? p->capmem * 2 : 4;
-    cl_mem *mems = realloc(p->mems, cap * sizeof *mems);
-    if (!mems) return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_prepare: out of host memory");
-    p->mems = mems;
-    p->capmem = cap;
-  }
+  if (!psup_grow(&p->mems, &p->capmem, p->nmem, sizeof *p->mems, 4))
+    return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_prepare: out of host memory");
   cl_int e;
   cl_mem m = clCreateBuffer(dev->ctx, CL_MEM_READ_WRITE, (size_t)bytes, NULL, &e);
   OCL_CHECK(e, "clCreateBuffer", "a plan's scratch for partial results");

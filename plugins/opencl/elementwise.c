@@ -39,7 +39,7 @@ static ocl_arg_t scalar_arg(const parity_plugin_device_t *dev, int cls, double v
  * nor f16/bf16, whose NaNs the kernel quiets), both operands dense with unit strides after the
  * iteration's axis merging. Such copies go through clEnqueueCopyBuffer: bit for bit what the
  * kernel writes, with no program to build (the core copies gradients this way). Sets *done. */
-static int32_t copy_cast(parity_plugin_device_t *dev, const kp_ew_t *e, const ocl_iter_t *it, int *done) {
+static int32_t copy_cast(parity_plugin_device_t *dev, const kp_ew_t *e, const kp_iter_cl_t *it, int *done) {
   int32_t sdt = e->dt;
   *done = 0;
   if (sdt != e->dt2 ||
@@ -58,8 +58,8 @@ static int32_t copy_cast(parity_plugin_device_t *dev, const kp_ew_t *e, const oc
 /* add backward: da = db = dc; dense f32/f64 ones are buffer copies, no kernel. Sets *done. */
 static int32_t copy_add_grad(parity_plugin_device_t *dev, const parity_op_desc_t *d, const kp_ew_t *e, int *done) {
   const parity_tensor_desc_t *t[] = {d->inputs[3], d->outputs[0], d->outputs[1]};
-  ocl_iter_t it;
-  ocl_iter_from_tensors(&it, 3, t);
+  kp_iter_cl_t it;
+  kp_iter_cl_from_tensors(&it, 3, t);
   int dense = (e->dt == PARITY_DTYPE_F32 || e->dt == PARITY_DTYPE_F64) && it.rank == 1;
   for (int k = 0; dense && k < 3; k++) dense = !t[k] || it.shape[0] == 1 || it.strides[k][0] == 1;
   size_t es = (size_t)psup_dtype_size(e->dt), bytes = (size_t)e->n * es, so = (size_t)it.base[0] * es;
@@ -85,8 +85,8 @@ static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int b
   int32_t st = PARITY_STATUS_OK;
   if (e.kid == OCL_K_ew_binary_bwd && d->op == PARITY_OP_ADD) st = copy_add_grad(dev, d, &e, &done);
   if (st != PARITY_STATUS_OK || done) return st;
-  ocl_iter_t it;
-  ocl_iter_from_tensors(&it, e.nops, e.t);
+  kp_iter_cl_t it;
+  kp_iter_cl_from_tensors(&it, e.nops, e.t);
   if (e.kid == OCL_K_ew_cast) st = copy_cast(dev, &e, &it, &done);
   if (st != PARITY_STATUS_OK || done) return st;
   it.op = e.op, it.dt = e.dt, it.dt2 = e.dt2;

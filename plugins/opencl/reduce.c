@@ -62,8 +62,8 @@ int32_t ocl_reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
   cl_mem mdx = ocl_mem_of(d->outputs[0]);
   cl_int dt = x->dtype;
   int cls = ocl_class_of(dt);
-  ocl_iter_t it;
-  ocl_iter_build(&it, x->rank, x->shape, b.nops, b.strides, b.bases);
+  kp_iter_cl_t it;
+  kp_iter_cl_build(&it, x->rank, x->shape, b.nops, b.strides, b.bases);
   it.dt = dt;
   if (b.kid == OCL_K_red_bwd_sum) {
     cl_long divisor = b.divisor;

@@ -10,12 +10,8 @@
 #include "vk_internal.h"
 
 int32_t vkp_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plugin_buffer_t **out) {
-  uint64_t max = dev->slot->kit.info.max_buffer_bytes;
-  if (size > max)
-    return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY,
-                    "cannot allocate %llu bytes: larger than "
-                    "maxMemoryAllocationSize (%llu bytes) of %s",
-                    (unsigned long long)size, (unsigned long long)max, dev->slot->kit.info.name);
+  int32_t st = psup_kit_check_alloc(&vkp_kit, &dev->slot->kit, size, "maxMemoryAllocationSize");
+  if (st != PARITY_STATUS_OK) return st;
   parity_plugin_buffer_t *b = calloc(1, sizeof *b);
   if (!b) return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY, "buffer_alloc: out of host memory");
   /* Vulkan has no empty buffers, and fills work on whole words */

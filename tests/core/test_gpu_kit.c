@@ -4,13 +4,15 @@
  * family's, in that order, and declares a missing family unsupported; an entry refuses the wrong
  * family, enters the device, then runs; buffer entries refuse bad arguments before the plugin's
  * transfer function is called; a prepared plan records its commands through those same entries
- * between the plugin's begin and end, and a failing command discards the recording. */
+ * between the plugin's begin and end, and a failing command discards the recording; an allocation past
+ * the device's limit is refused naming the limit; psup_grow (grow.h) doubles a list or leaves it. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "parity_support/gpu_kit.h"
+#include "parity_support/grow.h"
 
 /* ---- a fake plugin ------------------------------------------------------------------------------ */
 struct parity_plugin_buffer_t {
@@ -174,6 +176,35 @@ Test(gpu_kit, messages_carry_the_backend_prefix_once) {
   cr_expect_str_eq(last_error, "fake: drvCall: unknown DRV error -5 (what)");
   psup_kit_driver_fail(&kit, PARITY_STATUS_DEVICE_ERROR, "drvLaunch", "DRV_LOST", "DRV error", 3, "");
   cr_expect_str_eq(last_error, "fake: drvLaunch: DRV_LOST");
+}
+
+Test(gpu_kit, an_allocation_past_the_device_limit_is_refused_naming_the_limit) {
+  slots[0].info.max_buffer_bytes = 1024;
+  cr_expect_eq(psup_kit_check_alloc(&kit, &slots[0], 1024, "maxAlloc"), PARITY_STATUS_OK);
+  cr_expect_eq(psup_kit_check_alloc(&kit, &slots[0], 1025, "maxAlloc"), PARITY_STATUS_OUT_OF_MEMORY);
+  cr_expect_str_eq(last_error, "fake: cannot allocate 1025 bytes: larger than maxAlloc (1024 bytes) of fake device");
+}
+
+Test(gpu_kit, grow_makes_room_doubling_and_keeps_the_array_when_it_cannot) {
+  int *a = NULL;
+  uint32_t cap = 0, n = 0;
+  for (int i = 0; i < 100; i++) {
+    cr_assert(psup_grow(&a, &cap, n, sizeof *a, 4));
+    a[n++] = i;
+  }
+  cr_expect_eq(cap, 128, "4 doubled to hold 100: %u", cap);
+  for (int i = 0; i < 100; i++) cr_assert_eq(a[i], i);
+  /* a full array whose next size cannot be allocated: refused, array and capacity unchanged */
+  int *before = a;
+  uint32_t huge = 0x80000001u;
+  cr_expect_eq(psup_grow(&a, &huge, huge, sizeof *a, 4), 0);
+  cr_expect_eq(huge, 0x80000001u);
+  cap = 0x40000000u;
+  cr_expect_eq(psup_grow(&a, &cap, cap, (size_t)1 << 62, 4), 0, "the byte size overflows");
+  cr_expect_eq(a, before);
+  cr_expect_eq(cap, 0x40000000u);
+  cr_expect_eq(psup_grow(&a, &cap, 7, sizeof *a, 4), 1, "room already there");
+  free(a);
 }
 
 Test(gpu_kit, slots_fill_overflow_with_a_warning_and_info_is_copied_by_struct_size) {

@@ -160,6 +160,13 @@ int32_t psup_kit_launch(const psup_kit_t *k, parity_plugin_device_t *dev, const 
 }
 
 /* ---- buffers ---------------------------------------------------------------------------------- */
+int32_t psup_kit_check_alloc(const psup_kit_t *k, const psup_kit_slot_t *s, uint64_t size, const char *limit) {
+  uint64_t max = s->info.max_buffer_bytes;
+  if (size <= max) return PARITY_STATUS_OK;
+  return psup_kit_fail(k, PARITY_STATUS_OUT_OF_MEMORY, "cannot allocate %llu bytes: larger than %s (%llu bytes) of %s",
+                       (unsigned long long)size, limit, (unsigned long long)max, s->info.name);
+}
+
 static int32_t range(const psup_kit_t *k, const parity_plugin_buffer_t *b, uint64_t off, uint64_t size,
                      const char *what) {
   char msg[256];

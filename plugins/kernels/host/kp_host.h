@@ -16,6 +16,8 @@
 #include "parity_plugin.h"
 #include "parity_support/geom_reduce.h"
 
+_Static_assert(KP_MAX_RANK == PARITY_MAX_RANK, "kernel_params.h: KP_MAX_RANK must be PARITY_MAX_RANK");
+
 /* Compute classes: the kernels are built once per class (kernel_common.k.h); the plugins'
  * OCL_CLASS_* and CU_CLASS_* are these numbers. */
 enum { KP_CLASS_F = 0, KP_CLASS_D, KP_CLASS_I, KP_CLASS_L, KP_CLASS_COUNT };
@@ -25,6 +27,18 @@ int kp_class_of(int32_t dtype);
 const char *kp_class_name(int cls);
 /* A kernel's name in both dialects ("ew_binary"), "?" past the list (kp_names.c). */
 const char *kp_kernel_name(int kid);
+
+/* ---- strided iteration (kp_iter.c) --------------------------------------------------------------
+ * The kernels' iteration over `shape` with one stride list per operand (NULL strides: absent,
+ * stride 0), or over tensor descriptors sharing the first present one's shape (NULL: absent):
+ * parity_support/layout.h's layout, zero past rank and operands. Only for kernels whose elements
+ * are independent. OpenCL swaps a short innermost axis with the longest; CUDA keeps the order. */
+void kp_iter_cl_build(kp_iter_cl_t *it, uint32_t rank, const int64_t *shape, uint32_t nops,
+                      const int64_t *const *strides, const int64_t *bases);
+void kp_iter_cl_from_tensors(kp_iter_cl_t *it, uint32_t nops, const parity_tensor_desc_t *const *t);
+void kp_iter_cu_build(kp_iter_cu_t *it, uint32_t rank, const int64_t *shape, uint32_t nops,
+                      const int64_t *const *strides, const int64_t *bases);
+void kp_iter_cu_from_tensors(kp_iter_cu_t *it, uint32_t nops, const parity_tensor_desc_t *const *t);
 
 /* ---- elementwise (kp_elementwise.c) ------------------------------------------------------------
  * One launch of unary, binary, compare, select or cast, forward or backward. The operands are
@@ -98,11 +112,16 @@ int64_t kp_cv_pack_forward(kp_cv_t *c, const parity_op_desc_t *d);
 void kp_cv_pack_backward(kp_cv_t *c, int64_t items[3], const parity_op_desc_t *d);
 
 /* ---- pooling (kp_pool.c) ------------------------------------------------------------------------ */
-/* Forward: geometry and the strides of x, y; returns y's elements (pool_fwd's items), 0 when there
- * is nothing to run. */
-int64_t kp_pool_pack_forward(kp_cv_t *c, const parity_op_desc_t *d);
-/* Backward: geometry and the strides of x, y, dy, dx; returns pool_bwd's items (x's elements), 0
- * when there is nothing to run. */
-int64_t kp_pool_pack_backward(kp_cv_t *c, const parity_op_desc_t *d);
+/* One launch of max/avg pooling: forward (pool_fwd over x, y, an item per output) or backward
+ * (pool_bwd over x, y, dy, dx, an item per input element). */
+typedef struct kp_pool_t {
+  kp_cv_t c; /* the geometry and every operand's strides */
+  int kid;   /* KP_K_pool_fwd or KP_K_pool_bwd */
+  int64_t n; /* items */
+  uint32_t nops;
+  const parity_tensor_desc_t *t[4]; /* the kernel's pointer operands, in order */
+} kp_pool_t;
+/* 0 when there is nothing to run. */
+int kp_pool_pack(kp_pool_t *p, const parity_op_desc_t *d, int backward);
 
 #endif

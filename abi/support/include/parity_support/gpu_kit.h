@@ -133,6 +133,9 @@ int32_t psup_kit_launch(const psup_kit_t *k, parity_plugin_device_t *dev, const 
                         int32_t direction);
 
 /* ---- buffers ------------------------------------------------------------------------------ */
+/* OUT_OF_MEMORY, "cannot allocate <size> bytes: larger than <limit> (<max> bytes) of <device>",
+ * when size passes the slot's max_buffer_bytes; `limit` names the driver's limit. */
+int32_t psup_kit_check_alloc(const psup_kit_t *k, const psup_kit_slot_t *s, uint64_t size, const char *limit);
 int32_t psup_kit_buffer_write(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
                               const void *src, uint64_t size);
 int32_t psup_kit_buffer_read(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
