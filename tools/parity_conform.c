@@ -64,6 +64,9 @@ static void usage(FILE *f) {
           "                    that a plugin that crashes is named and the others are still tested)\n"
           "  --jobs N          test N backends at once, each in its child process (default 1: one by one,\n"
           "                    its results streamed); each backend's output is printed whole when it ends\n"
+          "environment: PARITY_CONFORM_PLACEMENT=guarded|end|start: 64 guard bytes on both sides of\n"
+          "                    every tensor (default), or none after (end) or before (start) it, so that\n"
+          "                    a checking executor's allocation bounds are the tensor's\n"
           "exit status: 0 every backend passed; 1 a case failed, a device did not open, a plugin crashed,\n"
           "or nothing was checked; 2 the suite could not run\n");
 }
@@ -565,6 +568,17 @@ int main(int argc, char **argv) {
     fprintf(stderr, "parity-conform: --help lists the options\n");
     return 2;
   }
+  char placement_msg[300];
+  int placement = cf_placement_configure(placement_msg, sizeof placement_msg);
+  if (placement < 0) {
+    fprintf(stderr, "parity-conform: %s\n", placement_msg);
+    return 2;
+  }
+  if (placement > 0 && o.child_fd < 0)
+    printf(
+        "parity-conform: no guard bytes %s each tensor (PARITY_CONFORM_PLACEMENT=%s): a checking executor's "
+        "allocation bounds are the tensor's\n",
+        placement == 1 ? "after" : "before", placement == 1 ? "end" : "start");
   cf_case_list_t cases;
   if (cf_cases_build(&cases) != 0) {
     fprintf(stderr, "parity-conform: out of memory building the case table\n");

@@ -40,7 +40,9 @@ static void window_of(const parity_plugin_device_t *dev, const parity_tensor_des
   uint32_t es = psup_dtype_size(t->dtype);
   int64_t lo = 0, hi = 0;
   psup_byte_extent(t, &lo, &hi);
-  if (hi <= lo) lo = (int64_t)t->offset_bytes; /* empty: any window */
+  /* empty: any window, but one inside the buffer (an empty tensor may sit at its very end, and a
+   * descriptor must start before the end and cover at least one byte) */
+  if (hi <= lo) lo = 0;
   uint64_t a = window_align(dev, es);
   *off = (uint64_t)lo / a * a;
   uint64_t avail = t->buffer->alloc - *off;

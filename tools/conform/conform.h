@@ -24,7 +24,8 @@
 #include "parity_support/ops.h"
 
 /* ---- operands ---------------------------------------------------------------------------- */
-/* Memory layouts of an operand. Every layout places the tensor after guard bytes, so every
+/* Memory layouts of an operand. Every layout places the tensor after guard bytes (unless
+ * PARITY_CONFORM_PLACEMENT=start: cf_placement_configure), so every
  * tensor the suite hands a device has a non-zero byte offset. */
 typedef enum cf_layout_t {
   CF_LAYOUT_CONTIG = 0, /* row-major */
@@ -79,6 +80,10 @@ typedef struct cf_op_t {
   const cf_spec_t *out[PARITY_MAX_OUTPUTS]; /* NULL: output not requested */
 } cf_op_t;
 
+/* Read PARITY_CONFORM_PLACEMENT (exec.c): 0 guard bytes on both sides of every tensor (guarded,
+ * the default), 1 none after it (end), 2 none before it (start); -1 with the reason in msg for a
+ * value that is none of these. */
+int cf_placement_configure(char *msg, size_t n);
 /* Bytes of the guarded buffer the suite allocates for an operand of this spec. */
 uint64_t cf_spec_buffer_bytes(const cf_spec_t *s);
 /* Ask supports() with the descriptors the run would use (buffers NULL). */

@@ -2,7 +2,8 @@
  * guarded buffers (the host copies themselves are operands.c's).
  *
  * Every buffer the suite allocates is GUARD bytes of a position-dependent pattern, the tensor's
- * span (with its gaps, for strided layouts), and GUARD more bytes. After the run the whole buffer
+ * span (with its gaps, for strided layouts), and GUARD more bytes (PARITY_CONFORM_PLACEMENT can
+ * leave out either side). After the run the whole buffer
  * is read back: every byte that is not an element of an output must be exactly as written. That
  * one check catches writes before or past a tensor, into the gaps of a strided view, and into
  * inputs. Output elements start as a sentinel that differs between the two runs of a case, so an
@@ -12,9 +13,25 @@
 #include <string.h>
 
 #include "conform.h"
+#include "parity_support/env.h"
 #include "parity_support/hugepages.h"
 
 #define GUARD 64
+
+/* PARITY_CONFORM_PLACEMENT: guard bytes before and after every tensor (guarded, the default), or
+ * none after it (end: the tensor's last byte is its buffer's last) or before it (start: the
+ * tensor's first stored element at byte 0, the misaligned layout one element in). A checking
+ * executor's allocation bounds are then the tensor's own on that side: a read a few elements past
+ * the tensor, whose value is never used, leaves the allocation instead of landing in a guard. */
+static int placement; /* 0 guarded, 1 end, 2 start */
+static const char *const placements[] = {"guarded", "end", "start", NULL};
+
+int cf_placement_configure(char *msg, size_t n) {
+  return psup_env_choice("PARITY_CONFORM_PLACEMENT", placements, 0, &placement, msg, n) == 0 ? placement : -1;
+}
+
+static uint64_t guard_before(void) { return placement == 2 ? 0 : GUARD; }
+static uint64_t guard_after(void) { return placement == 1 ? 0 : GUARD; }
 
 /* Element strides of a spec's view and the element offset of element 0 from the start of the
  * payload; *span = elements the payload must hold. */
@@ -64,7 +81,7 @@ const char *cf_spec_describe(const char *name, const cf_spec_t *s, char *buf, si
   if (used < n)
     used += (size_t)snprintf(buf + used, n - used, ") %s, offset %llu B",
                              s->layout >= 0 && s->layout <= 4 ? layouts[s->layout] : "?",
-                             (unsigned long long)(GUARD + (uint64_t)base * psup_dtype_size(s->dtype)));
+                             (unsigned long long)(guard_before() + (uint64_t)base * psup_dtype_size(s->dtype)));
   if (s->bcast && used < n) {
     used += (size_t)snprintf(buf + used, n - used, ", broadcast axes {");
     for (uint32_t a = 0, first = 1; a < s->rank && used < n; a++)
@@ -80,9 +97,9 @@ static void desc_of(const cf_spec_t *s, parity_plugin_buffer_t *buf, parity_tens
   psup_tensor_init(d, s->dtype, s->rank, s->shape, buf, 0);
   for (uint32_t a = 0; a < s->rank; a++) d->strides[a] = strides[a];
   uint32_t esz = psup_dtype_size(s->dtype);
-  d->offset_bytes = GUARD + (uint64_t)base * esz;
+  d->offset_bytes = guard_before() + (uint64_t)base * esz;
   if (s->layout == CF_LAYOUT_MISALIGNED) span += 1; /* the element of misalignment */
-  *out_bytes = 2 * GUARD + (uint64_t)span * esz;
+  *out_bytes = guard_before() + (uint64_t)span * esz + guard_after();
 }
 
 uint64_t cf_spec_buffer_bytes(const cf_spec_t *s) {
