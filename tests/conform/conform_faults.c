@@ -193,6 +193,29 @@ Test(conform, write_past_the_output_is_caught_by_guards) {
                 "out-of-bounds write");
 }
 
+/* PARITY_CONFORM_PLACEMENT=start leaves the guard bytes after each tensor: the write past the end
+ * is still caught there; an unknown placement is refused before anything runs (exit 2). */
+Test(conform, placement_start_keeps_the_guard_after_and_an_unknown_placement_is_refused) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "PARITY_LOG=quiet PARITY_PLUGIN_PATH='%s' PARITY_FAULT=write-past-end PARITY_CONFORM_PLACEMENT=start '%s' "
+           "--backend fault --op add --dtype f32 --direction forward --case n33",
+           PARITY_FAULT_PLUGIN_DIR, PARITY_CONFORM_EXE);
+  conform_run_t r = run_command(cmd);
+  cr_expect_eq(r.status, 1, "%s", r.output);
+  cr_expect(strstr(r.output, "out-of-bounds write") != NULL, "%s", r.output);
+  cr_expect(strstr(r.output, "PARITY_CONFORM_PLACEMENT='start'") != NULL, "the reproduce line carries it:\n%s",
+            r.output);
+  conform_free(&r);
+  snprintf(cmd, sizeof cmd, "PARITY_PLUGIN_PATH='%s' PARITY_CONFORM_PLACEMENT=middle '%s' --backend fault",
+           PARITY_FAULT_PLUGIN_DIR, PARITY_CONFORM_EXE);
+  r = run_command(cmd);
+  cr_expect_eq(r.status, 2, "%s", r.output);
+  cr_expect(strstr(r.output, "PARITY_CONFORM_PLACEMENT='middle' is not one of guarded, end, start") != NULL, "%s",
+            r.output);
+  conform_free(&r);
+}
+
 Test(conform, false_float64_fails_f64_cases) {
   expect_caught("false-f64", "--op add --dtype f64 --direction forward --case n33", "add.f64.forward.n33",
                 "must match bit for bit");
