@@ -102,9 +102,14 @@ static CUresult f_cuDeviceGetName(char *s, int n, CUdevice d) {
 #endif
   return CUDA_SUCCESS;
 }
+/* 1 GiB, or FAKE_CUDA_TOTAL_MEM_GIB (1..64) for the --full cases past 2^31 elements */
 static CUresult f_cuDeviceTotalMem(size_t *b, CUdevice d) {
   (void)d;
-  *b = (size_t)1 << 30;
+  const char *e = getenv("FAKE_CUDA_TOTAL_MEM_GIB");
+  char *end = NULL;
+  unsigned long gib = e ? strtoul(e, &end, 10) : 1;
+  if (!e || end == e || *end || gib < 1 || gib > 64) gib = 1;
+  *b = (size_t)gib << 30;
   return CUDA_SUCCESS;
 }
 static CUresult f_cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {

@@ -130,6 +130,23 @@ static void buffers_round_trip(const char *mode) {
   api->shutdown();
 }
 
+/* the memory the fake reports (FAKE_CUDA_TOTAL_MEM_GIB, for --full's cases past 2^31 elements) is
+ * the plugin's buffer limit; a value out of 1..64 leaves 1 GiB */
+Test(cuda_fakedriver, the_reported_memory_is_the_buffer_limit) {
+  setenv("FAKE_CUDA_TOTAL_MEM_GIB", "70", 1);
+  const parity_plugin_api_t *api = start("ok");
+  cr_assert_eq(api->init(), PARITY_STATUS_OK, "init: %s", ct_last_error);
+  parity_device_info_t info = {.struct_size = sizeof info};
+  cr_assert_eq(api->get_device_info(0, &info), PARITY_STATUS_OK);
+  cr_expect_eq(info.memory_bytes, 1ull << 30);
+  api->shutdown();
+  setenv("FAKE_CUDA_TOTAL_MEM_GIB", "3", 1);
+  cr_assert_eq(api->init(), PARITY_STATUS_OK, "init: %s", ct_last_error);
+  cr_assert_eq(api->get_device_info(0, &info), PARITY_STATUS_OK);
+  cr_expect_eq(info.memory_bytes, 3ull << 30);
+  cr_expect_eq(info.max_buffer_bytes, 3ull << 30);
+}
+
 Test(cuda_fakedriver, buffers_round_trip_through_the_stream_ordered_pool) { buffers_round_trip("ok"); }
 Test(cuda_fakedriver, buffers_round_trip_without_memory_pools) { buffers_round_trip("nopools"); }
 
