@@ -2,8 +2,9 @@
 """kernel_mutants.py — how many realistic GPU kernel bugs `make test` catches.
 
 Each mutant in kernel_mutants.json is one edit to the shared kernel source (plugins/kernels, the
-one source of the OpenCL and CUDA kernels) or its host side: an exact text that must occur once
-in the file and its replacement. For each mutant this script applies it, rebuilds the targets that
+one source of the OpenCL and CUDA kernels), a Vulkan shader or a plugin's host side: an exact text
+that must occur once in the file and its replacement, and optionally its own "tests" (a CTest
+regular expression) and "targets" (comma-separated) in place of the defaults. For each mutant this script applies it, rebuilds the targets that
 compile the kernels, runs the CTest entries that should catch it, records which failed and the
 first report line, and puts the file back (also on Ctrl-C or a failed build). A mutant that does
 not apply or does not build is reported as such, never counted as caught.
@@ -43,6 +44,8 @@ def first_report(output):
 
 
 def run_one(m, build_dir, tests, targets):
+    tests = m.get("tests", tests)
+    targets = m["targets"].split(",") if "targets" in m else targets
     path = os.path.join(ROOT, m["file"])
     with open(path) as f:
         original = f.read()
@@ -84,7 +87,8 @@ def main(argv):
         return 2
     chosen = [m for m in mutants if not ids or m["id"] in ids]
     target_list = targets.split(",")
-    ok, log = build(build_dir, target_list)
+    all_targets = sorted(set(target_list).union(*[m["targets"].split(",") for m in chosen if "targets" in m]))
+    ok, log = build(build_dir, all_targets)
     if not ok:
         print("kernel_mutants.py: the unmutated tree does not build:\n" + log[-2000:], file=sys.stderr)
         return 2
@@ -97,7 +101,7 @@ def main(argv):
         caught += result == "caught"
         print("| `%s` | %s | %s | %s | %s |" % (m["id"], m["bug"], result, ", ".join(failed) or "-",
                                                 report.replace("|", "\\|")[:300] or "-"), flush=True)
-    build(build_dir, target_list)  # the unmutated tree again
+    build(build_dir, all_targets)  # the unmutated tree again
     print("\n%d of %d applied mutants caught" % (caught, applied))
     return 0 if caught == applied else 1
 

@@ -20,47 +20,38 @@ static int32_t head(int64_t *shape, int64_t (*strides)[KP_MAX_RANK], int64_t *ba
   return (int32_t)l->rank;
 }
 
-/* the layout of explicit stride lists (t NULL) or of tensor descriptors */
-static void layout(psup_layout_t *l, uint32_t rank, const int64_t *shape, uint32_t nops, const int64_t *const *strides,
-                   const int64_t *bases, const parity_tensor_desc_t *const *t, int swap) {
+/* The layout of explicit stride lists (t NULL) or of tensor descriptors, into OpenCL's struct
+ * (cl) or CUDA's (cu): OpenCL swaps a short innermost axis, CUDA keeps the order. */
+static void fill(kp_iter_cl_t *cl, kp_iter_cu_t *cu, uint32_t rank, const int64_t *shape, uint32_t nops,
+                 const int64_t *const *strides, const int64_t *bases, const parity_tensor_desc_t *const *t) {
+  psup_layout_t l;
   if (t)
-    psup_layout_from_tensors(l, nops, t, swap);
+    psup_layout_from_tensors(&l, nops, t, cl != NULL);
   else
-    psup_layout_build(l, rank, shape, nops, strides, bases, swap);
-}
-
-static void fill_cl(kp_iter_cl_t *it, const psup_layout_t *l) {
-  memset(it, 0, sizeof *it);
-  it->rank = head(it->shape, it->strides, it->base, l);
-}
-
-static void fill_cu(kp_iter_cu_t *it, const psup_layout_t *l) {
-  memset(it, 0, sizeof *it);
-  it->rank = head(it->shape, it->strides, it->base, l);
+    psup_layout_build(&l, rank, shape, nops, strides, bases, cl != NULL);
+  if (cl) {
+    memset(cl, 0, sizeof *cl);
+    cl->rank = head(cl->shape, cl->strides, cl->base, &l);
+  } else {
+    memset(cu, 0, sizeof *cu);
+    cu->rank = head(cu->shape, cu->strides, cu->base, &l);
+  }
 }
 
 void kp_iter_cl_build(kp_iter_cl_t *it, uint32_t rank, const int64_t *shape, uint32_t nops,
                       const int64_t *const *strides, const int64_t *bases) {
-  psup_layout_t l;
-  layout(&l, rank, shape, nops, strides, bases, NULL, 1);
-  fill_cl(it, &l);
+  fill(it, NULL, rank, shape, nops, strides, bases, NULL);
 }
 
 void kp_iter_cl_from_tensors(kp_iter_cl_t *it, uint32_t nops, const parity_tensor_desc_t *const *t) {
-  psup_layout_t l;
-  layout(&l, 0, NULL, nops, NULL, NULL, t, 1);
-  fill_cl(it, &l);
+  fill(it, NULL, 0, NULL, nops, NULL, NULL, t);
 }
 
 void kp_iter_cu_build(kp_iter_cu_t *it, uint32_t rank, const int64_t *shape, uint32_t nops,
                       const int64_t *const *strides, const int64_t *bases) {
-  psup_layout_t l;
-  layout(&l, rank, shape, nops, strides, bases, NULL, 0);
-  fill_cu(it, &l);
+  fill(NULL, it, rank, shape, nops, strides, bases, NULL);
 }
 
 void kp_iter_cu_from_tensors(kp_iter_cu_t *it, uint32_t nops, const parity_tensor_desc_t *const *t) {
-  psup_layout_t l;
-  layout(&l, 0, NULL, nops, NULL, NULL, t, 0);
-  fill_cu(it, &l);
+  fill(NULL, it, 0, NULL, nops, NULL, NULL, t);
 }
