@@ -44,19 +44,19 @@ struct _cl_program {
   const struct _cl_icd_dispatch *dispatch;
   unsigned magic, refs;
   cl_context ctx;
-  int built;               /* clBuildProgram succeeded */
-  int fam, cls;            /* the family of its kernels, OCL_CLASS */
+  int built;    /* clBuildProgram succeeded */
+  int fam, cls; /* the family of its kernels, OCL_CLASS */
   int contig, lib_div, fp64, fma, has[5];
-  int spec[3];             /* SPEC_OP, SPEC_DT, SPEC_DT2 (0: not fixed) */
-  unsigned char *want;     /* K_<kernel> of the prelude, per kp_kernels.h id */
-  char log[512];           /* CL_PROGRAM_BUILD_LOG */
+  int spec[3];         /* SPEC_OP, SPEC_DT, SPEC_DT2 (0: not fixed) */
+  unsigned char *want; /* K_<kernel> of the prelude, per kp_kernels.h id */
+  char log[512];       /* CL_PROGRAM_BUILD_LOG */
 };
 struct _cl_kernel {
   const struct _cl_icd_dispatch *dispatch;
   unsigned magic, refs;
   cl_program prog;
   const chk_kernel_t *k;
-  unsigned set; /* bit i: argument i was set */
+  unsigned set;        /* bit i: argument i was set */
   unsigned char *args; /* nargs slots of OCL_CHK_ARG_BYTES, 16-byte aligned */
 };
 
@@ -96,7 +96,7 @@ cl_int CL_API_CALL ocl_chk_set_arg(cl_kernel, cl_uint, size_t, const void *);
 cl_int CL_API_CALL ocl_chk_wg_info(cl_kernel, cl_device_id, cl_kernel_work_group_info, size_t, void *, size_t *);
 cl_int CL_API_CALL ocl_chk_retain_kernel(cl_kernel);
 cl_int CL_API_CALL ocl_chk_release_kernel(cl_kernel);
-cl_int CL_API_CALL ocl_chk_ndrange(cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *,
-                                   const size_t *, cl_uint, const cl_event *, cl_event *);
+cl_int CL_API_CALL ocl_chk_ndrange(cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *, const size_t *,
+                                   cl_uint, const cl_event *, cl_event *);
 
 #endif

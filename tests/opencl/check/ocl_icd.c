@@ -111,8 +111,8 @@ static cl_int CL_API_CALL get_devices(cl_platform_id p, cl_device_type type, cl_
 }
 
 static cl_int device_numbers(cl_device_info what, size_t size, void *out, size_t *size_ret) {
-  const cl_device_fp_config fp = CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_ROUND_TO_ZERO |
-                                 CL_FP_ROUND_TO_INF | CL_FP_FMA;
+  const cl_device_fp_config fp =
+      CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_ROUND_TO_ZERO | CL_FP_ROUND_TO_INF | CL_FP_FMA;
   const cl_device_fp_config single = fp | CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT; /* host IEEE division, sqrt */
   const cl_ulong mem = (cl_ulong)4 << 30, alloc = (cl_ulong)1 << 30, local = 64 * 1024;
   const cl_bool yes = CL_TRUE;
@@ -241,17 +241,18 @@ __attribute__((constructor)) static void fill_dispatch(void) {
   struct _cl_icd_dispatch *d = &ocl_chk_dispatch;
   void **slot = (void **)d;
   for (size_t i = 0; i < sizeof *d / sizeof(void *); i++) slot[i] = (void *)&unimplemented;
-  /* the entries that return an object (or a pointer): NULL */
+    /* the entries that return an object (or a pointer): NULL */
 #define OBJ(name) d->name = (void *)&unimplemented_object;
-  OBJ(clCreateContextFromType) OBJ(clCreateImage2D) OBJ(clCreateImage3D) OBJ(clCreateSampler)
-  OBJ(clEnqueueMapBuffer) OBJ(clEnqueueMapImage) OBJ(clCreateSubBuffer) OBJ(clCreateUserEvent) OBJ(clCreateImage)
-  OBJ(clCreateProgramWithBuiltInKernels) OBJ(clLinkProgram) OBJ(clCreateFromGLBuffer) OBJ(clCreateFromGLTexture2D)
-  OBJ(clCreateFromGLTexture3D) OBJ(clCreateFromGLRenderbuffer) OBJ(clCreateFromGLTexture)
-  OBJ(clCreateEventFromGLsyncKHR) OBJ(clCreateCommandQueueWithProperties) OBJ(clCreatePipe) OBJ(clSVMAlloc)
-  OBJ(clCreateSamplerWithProperties) OBJ(clCreateProgramWithIL) OBJ(clCloneKernel)
-  OBJ(clCreateBufferWithProperties) OBJ(clCreateImageWithProperties)
+  OBJ(clCreateContextFromType)
+  OBJ(clCreateImage2D) OBJ(clCreateImage3D) OBJ(clCreateSampler) OBJ(clEnqueueMapBuffer) OBJ(clEnqueueMapImage)
+      OBJ(clCreateSubBuffer) OBJ(clCreateUserEvent) OBJ(clCreateImage) OBJ(clCreateProgramWithBuiltInKernels)
+          OBJ(clLinkProgram) OBJ(clCreateFromGLBuffer) OBJ(clCreateFromGLTexture2D) OBJ(clCreateFromGLTexture3D)
+              OBJ(clCreateFromGLRenderbuffer) OBJ(clCreateFromGLTexture) OBJ(clCreateEventFromGLsyncKHR)
+                  OBJ(clCreateCommandQueueWithProperties) OBJ(clCreatePipe) OBJ(clSVMAlloc)
+                      OBJ(clCreateSamplerWithProperties) OBJ(clCreateProgramWithIL) OBJ(clCloneKernel)
+                          OBJ(clCreateBufferWithProperties) OBJ(clCreateImageWithProperties)
 #undef OBJ
-  d->clGetPlatformIDs = get_platforms;
+                              d->clGetPlatformIDs = get_platforms;
   d->clGetPlatformInfo = platform_info;
   d->clGetExtensionFunctionAddress = clGetExtensionFunctionAddress;
   d->clGetExtensionFunctionAddressForPlatform = extension_for_platform;

@@ -153,8 +153,8 @@ static void prelude_line(cl_program p, const char *s, size_t n) {
   if (name >= n || s[name] != ' ') return;
   const char *v = s + name + 1;
   long value = strtol(*v == '(' ? v + 1 : v, NULL, 10);
-  static const char *const keys[] = {"OCL_CLASS", "OCL_CONTIG", "OCL_LIB_DIV", "HAS_FP64", "HAS_FMA",
-                                     "SPEC_OP",   "SPEC_DT",    "SPEC_DT2"};
+  static const char *const keys[] = {"OCL_CLASS", "OCL_CONTIG", "OCL_LIB_DIV", "HAS_FP64",
+                                     "HAS_FMA",   "SPEC_OP",    "SPEC_DT",     "SPEC_DT2"};
   int *const at[] = {&p->cls, &p->contig, &p->lib_div, &p->fp64, &p->fma, &p->spec[0], &p->spec[1], &p->spec[2]};
   for (int i = 0; i < 8; i++)
     if (strlen(keys[i]) == name && !strncmp(s, keys[i], name)) {
@@ -303,8 +303,7 @@ cl_kernel CL_API_CALL ocl_chk_create_kernel(cl_program p, const char *name, cl_i
   else if (!name)
     e = CL_INVALID_VALUE;
   else if (id >= 0 && p->want[id])
-    for (t = tables[p->fam][p->cls]; t->name && strcmp(t->name, name); t++) {
-    }
+    for (t = tables[p->fam][p->cls]; t->name && strcmp(t->name, name); t++) {}
   /* not in the program, or not compiled for the checker (the CPU layout's *_blk kernels) */
   if (e == CL_SUCCESS && (!t || !t->name)) {
     ocl_chk_say("clCreateKernel: no kernel '%s' in this program (class %d)%s", name, p->cls,

@@ -200,10 +200,10 @@ template <typename T>
 struct ocl_mask_of {
   typedef typename std::conditional<sizeof(T) == 8, long, int>::type type;
 };
-#define OCL_VTYPES(T, name)           \
-  typedef ocl_vec<T, 2> name##2;      \
-  typedef ocl_vec<T, 4> name##4;      \
-  typedef ocl_vec<T, 8> name##8;      \
+#define OCL_VTYPES(T, name)      \
+  typedef ocl_vec<T, 2> name##2; \
+  typedef ocl_vec<T, 4> name##4; \
+  typedef ocl_vec<T, 8> name##8; \
   typedef ocl_vec<T, 16> name##16;
 OCL_VTYPES(float, float)
 OCL_VTYPES(double, double)
@@ -232,27 +232,27 @@ static inline V chk_vlit(A... a) {
   return v;
 }
 
-#define OCL_VBIN(op)                                                                    \
-  template <typename T, int N>                                                          \
-  static inline ocl_vec<T, N> operator op(ocl_vec<T, N> a, ocl_vec<T, N> b) {           \
-    for (int i = 0; i < N; i++) a.s[i] = a.s[i] op b.s[i];                              \
-    return a;                                                                           \
-  }                                                                                     \
-  template <typename T, int N>                                                          \
-  static inline ocl_vec<T, N> operator op(ocl_vec<T, N> a, typename ocl_vec<T, N>::elem b) { \
-    return a op ocl_vec<T, N>(b);                                                       \
-  }                                                                                     \
-  template <typename T, int N>                                                          \
-  static inline ocl_vec<T, N> operator op(typename ocl_vec<T, N>::elem a, ocl_vec<T, N> b) { \
-    return ocl_vec<T, N>(a) op b;                                                       \
-  }                                                                                     \
-  template <typename T, int N>                                                          \
-  static inline ocl_vec<T, N> &operator op##=(ocl_vec<T, N> &a, ocl_vec<T, N> b) {      \
-    return a = a op b;                                                                  \
-  }                                                                                     \
-  template <typename T, int N>                                                          \
+#define OCL_VBIN(op)                                                                              \
+  template <typename T, int N>                                                                    \
+  static inline ocl_vec<T, N> operator op(ocl_vec<T, N> a, ocl_vec<T, N> b) {                     \
+    for (int i = 0; i < N; i++) a.s[i] = a.s[i] op b.s[i];                                        \
+    return a;                                                                                     \
+  }                                                                                               \
+  template <typename T, int N>                                                                    \
+  static inline ocl_vec<T, N> operator op(ocl_vec<T, N> a, typename ocl_vec<T, N>::elem b) {      \
+    return a op ocl_vec<T, N>(b);                                                                 \
+  }                                                                                               \
+  template <typename T, int N>                                                                    \
+  static inline ocl_vec<T, N> operator op(typename ocl_vec<T, N>::elem a, ocl_vec<T, N> b) {      \
+    return ocl_vec<T, N>(a) op b;                                                                 \
+  }                                                                                               \
+  template <typename T, int N>                                                                    \
+  static inline ocl_vec<T, N> &operator op##=(ocl_vec<T, N> &a, ocl_vec<T, N> b) {                \
+    return a = a op b;                                                                            \
+  }                                                                                               \
+  template <typename T, int N>                                                                    \
   static inline ocl_vec<T, N> &operator op##=(ocl_vec<T, N> &a, typename ocl_vec<T, N>::elem b) { \
-    return a = a op ocl_vec<T, N>(b);                                                   \
+    return a = a op ocl_vec<T, N>(b);                                                             \
   }
 OCL_VBIN(+)
 OCL_VBIN(-)
@@ -267,17 +267,17 @@ static inline ocl_vec<T, N> operator-(ocl_vec<T, N> a) {
   for (int i = 0; i < N; i++) a.s[i] = -a.s[i];
   return a;
 }
-#define OCL_VCMP(op)                                                                                     \
-  template <typename T, int N>                                                                           \
+#define OCL_VCMP(op)                                                                                      \
+  template <typename T, int N>                                                                            \
   static inline ocl_vec<typename ocl_mask_of<T>::type, N> operator op(ocl_vec<T, N> a, ocl_vec<T, N> b) { \
-    ocl_vec<typename ocl_mask_of<T>::type, N> m;                                                         \
-    for (int i = 0; i < N; i++) m.s[i] = a.s[i] op b.s[i] ? -1 : 0;                                      \
-    return m;                                                                                            \
-  }                                                                                                      \
-  template <typename T, int N>                                                                           \
-  static inline ocl_vec<typename ocl_mask_of<T>::type, N> operator op(ocl_vec<T, N> a,                   \
-                                                                      typename ocl_vec<T, N>::elem b) {  \
-    return a op ocl_vec<T, N>(b);                                                                        \
+    ocl_vec<typename ocl_mask_of<T>::type, N> m;                                                          \
+    for (int i = 0; i < N; i++) m.s[i] = a.s[i] op b.s[i] ? -1 : 0;                                       \
+    return m;                                                                                             \
+  }                                                                                                       \
+  template <typename T, int N>                                                                            \
+  static inline ocl_vec<typename ocl_mask_of<T>::type, N> operator op(ocl_vec<T, N> a,                    \
+                                                                      typename ocl_vec<T, N>::elem b) {   \
+    return a op ocl_vec<T, N>(b);                                                                         \
   }
 OCL_VCMP(==)
 OCL_VCMP(!=)
@@ -288,36 +288,36 @@ OCL_VCMP(>=)
 #undef OCL_VCMP
 
 /* component-wise math and tests */
-#define OCL_VMAP1(fn)                                   \
-  template <typename T, int N>                          \
-  static inline ocl_vec<T, N> fn(ocl_vec<T, N> a) {     \
-    for (int i = 0; i < N; i++) a.s[i] = ::fn(a.s[i]);  \
-    return a;                                           \
+#define OCL_VMAP1(fn)                                  \
+  template <typename T, int N>                         \
+  static inline ocl_vec<T, N> fn(ocl_vec<T, N> a) {    \
+    for (int i = 0; i < N; i++) a.s[i] = ::fn(a.s[i]); \
+    return a;                                          \
   }
 OCL_VMAP1(exp)
 OCL_VMAP1(log)
 OCL_VMAP1(sqrt)
 OCL_VMAP1(fabs)
 #undef OCL_VMAP1
-#define OCL_VMAP2(fn)                                                                   \
-  template <typename T, int N>                                                          \
-  static inline ocl_vec<T, N> fn(ocl_vec<T, N> a, ocl_vec<T, N> b) {                    \
-    for (int i = 0; i < N; i++) a.s[i] = ::fn(a.s[i], b.s[i]);                          \
-    return a;                                                                           \
-  }                                                                                     \
-  template <typename T, int N>                                                          \
-  static inline ocl_vec<T, N> fn(ocl_vec<T, N> a, typename ocl_vec<T, N>::elem b) {     \
-    return fn(a, ocl_vec<T, N>(b));                                                     \
+#define OCL_VMAP2(fn)                                                               \
+  template <typename T, int N>                                                      \
+  static inline ocl_vec<T, N> fn(ocl_vec<T, N> a, ocl_vec<T, N> b) {                \
+    for (int i = 0; i < N; i++) a.s[i] = ::fn(a.s[i], b.s[i]);                      \
+    return a;                                                                       \
+  }                                                                                 \
+  template <typename T, int N>                                                      \
+  static inline ocl_vec<T, N> fn(ocl_vec<T, N> a, typename ocl_vec<T, N>::elem b) { \
+    return fn(a, ocl_vec<T, N>(b));                                                 \
   }
 OCL_VMAP2(fmax)
 OCL_VMAP2(fmin)
 #undef OCL_VMAP2
-#define OCL_VTEST(fn)                                                             \
-  template <typename T, int N>                                                    \
-  static inline ocl_vec<typename ocl_mask_of<T>::type, N> fn(ocl_vec<T, N> a) {   \
-    ocl_vec<typename ocl_mask_of<T>::type, N> m;                                  \
-    for (int i = 0; i < N; i++) m.s[i] = std::fn(a.s[i]) ? -1 : 0;                \
-    return m;                                                                     \
+#define OCL_VTEST(fn)                                                           \
+  template <typename T, int N>                                                  \
+  static inline ocl_vec<typename ocl_mask_of<T>::type, N> fn(ocl_vec<T, N> a) { \
+    ocl_vec<typename ocl_mask_of<T>::type, N> m;                                \
+    for (int i = 0; i < N; i++) m.s[i] = std::fn(a.s[i]) ? -1 : 0;              \
+    return m;                                                                   \
   }
 OCL_VTEST(isnan)
 OCL_VTEST(isinf)
@@ -337,16 +337,16 @@ static inline ocl_vec<T, N> select(ocl_vec<T, N> a, ocl_vec<T, N> b, ocl_vec<M, 
 }
 
 /* vloadN(offset, p): p[offset * N .. offset * N + N - 1], element by element (each access checked) */
-#define OCL_VLOAD(n)                                                       \
-  template <typename T>                                                    \
-  static inline ocl_vec<T, n> vload##n(size_t off, const T *p) {           \
-    ocl_vec<T, n> v;                                                       \
-    for (int i = 0; i < n; i++) v.s[i] = p[off * n + i];                   \
-    return v;                                                              \
-  }                                                                        \
-  template <typename T>                                                    \
-  static inline void vstore##n(ocl_vec<T, n> v, size_t off, T *p) {        \
-    for (int i = 0; i < n; i++) p[off * n + i] = v.s[i];                   \
+#define OCL_VLOAD(n)                                                \
+  template <typename T>                                             \
+  static inline ocl_vec<T, n> vload##n(size_t off, const T *p) {    \
+    ocl_vec<T, n> v;                                                \
+    for (int i = 0; i < n; i++) v.s[i] = p[off * n + i];            \
+    return v;                                                       \
+  }                                                                 \
+  template <typename T>                                             \
+  static inline void vstore##n(ocl_vec<T, n> v, size_t off, T *p) { \
+    for (int i = 0; i < n; i++) p[off * n + i] = v.s[i];            \
   }
 OCL_VLOAD(2)
 OCL_VLOAD(4)
@@ -381,7 +381,7 @@ template <typename... A>
 constexpr int ocl_nargs(void (*)(A...)) {
   return (int)sizeof...(A);
 }
-#define OCL_ENTRY(name, barrier)                                                                                    \
+#define OCL_ENTRY(name, barrier)                                                    \
   {#name,           [](void **p) { ocl_tramp_of<name>(p, name); }, barrier, ocl_nargs(name), ocl_ptr_mask(name), \
    ocl_psizes(name)},
 
