@@ -241,18 +241,23 @@ __attribute__((constructor)) static void fill_dispatch(void) {
   struct _cl_icd_dispatch *d = &ocl_chk_dispatch;
   void **slot = (void **)d;
   for (size_t i = 0; i < sizeof *d / sizeof(void *); i++) slot[i] = (void *)&unimplemented;
-    /* the entries that return an object (or a pointer): NULL */
-#define OBJ(name) d->name = (void *)&unimplemented_object;
-  OBJ(clCreateContextFromType)
-  OBJ(clCreateImage2D) OBJ(clCreateImage3D) OBJ(clCreateSampler) OBJ(clEnqueueMapBuffer) OBJ(clEnqueueMapImage)
-      OBJ(clCreateSubBuffer) OBJ(clCreateUserEvent) OBJ(clCreateImage) OBJ(clCreateProgramWithBuiltInKernels)
-          OBJ(clLinkProgram) OBJ(clCreateFromGLBuffer) OBJ(clCreateFromGLTexture2D) OBJ(clCreateFromGLTexture3D)
-              OBJ(clCreateFromGLRenderbuffer) OBJ(clCreateFromGLTexture) OBJ(clCreateEventFromGLsyncKHR)
-                  OBJ(clCreateCommandQueueWithProperties) OBJ(clCreatePipe) OBJ(clSVMAlloc)
-                      OBJ(clCreateSamplerWithProperties) OBJ(clCreateProgramWithIL) OBJ(clCloneKernel)
-                          OBJ(clCreateBufferWithProperties) OBJ(clCreateImageWithProperties)
+  /* the entries that return an object (or a pointer): NULL */
+  static const size_t objects[] = {
+// clang-format off
+#define OBJ(name) offsetof(struct _cl_icd_dispatch, name),
+      OBJ(clCreateContextFromType) OBJ(clCreateImage2D) OBJ(clCreateImage3D) OBJ(clCreateSampler)
+      OBJ(clEnqueueMapBuffer) OBJ(clEnqueueMapImage) OBJ(clCreateSubBuffer) OBJ(clCreateUserEvent) OBJ(clCreateImage)
+      OBJ(clCreateProgramWithBuiltInKernels) OBJ(clLinkProgram) OBJ(clCreateFromGLBuffer) OBJ(clCreateFromGLTexture2D)
+      OBJ(clCreateFromGLTexture3D) OBJ(clCreateFromGLRenderbuffer) OBJ(clCreateFromGLTexture)
+      OBJ(clCreateEventFromGLsyncKHR) OBJ(clCreateCommandQueueWithProperties) OBJ(clCreatePipe) OBJ(clSVMAlloc)
+      OBJ(clCreateSamplerWithProperties) OBJ(clCreateProgramWithIL) OBJ(clCloneKernel)
+      OBJ(clCreateBufferWithProperties) OBJ(clCreateImageWithProperties)
 #undef OBJ
-                              d->clGetPlatformIDs = get_platforms;
+      // clang-format on
+  };
+  for (size_t i = 0; i < sizeof objects / sizeof objects[0]; i++)
+    slot[objects[i] / sizeof(void *)] = (void *)&unimplemented_object;
+  d->clGetPlatformIDs = get_platforms;
   d->clGetPlatformInfo = platform_info;
   d->clGetExtensionFunctionAddress = clGetExtensionFunctionAddress;
   d->clGetExtensionFunctionAddressForPlatform = extension_for_platform;
