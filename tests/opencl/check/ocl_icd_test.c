@@ -11,8 +11,8 @@
 #include <string.h>
 
 static int failures;
-#define CHECK(c)                                                      \
-  do {                                                                \
+#define CHECK(c)                                                                          \
+  do {                                                                                    \
     if (!(c)) fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #c), failures++; \
   } while (0)
 

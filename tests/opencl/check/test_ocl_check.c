@@ -40,8 +40,15 @@ static int run(const char *name, unsigned groups, unsigned lx, unsigned ly, void
 
 static void seed(unsigned long long s) {
   char v[32], msg[256];
-  chk_words = (chk_words_t){"opencl-check", "work-group", "work-groups", "work-item", "work-items", "local",
-                            "PARITY_OPENCL_CHECK_SEED", "PARITY_OPENCL_CHECK_SWITCH", "OPENCL_CHECK_STATS"};
+  chk_words = (chk_words_t){"opencl-check",
+                            "work-group",
+                            "work-groups",
+                            "work-item",
+                            "work-items",
+                            "local",
+                            "PARITY_OPENCL_CHECK_SEED",
+                            "PARITY_OPENCL_CHECK_SWITCH",
+                            "OPENCL_CHECK_STATS"};
   snprintf(v, sizeof v, "%llu", s);
   setenv("PARITY_OPENCL_CHECK_SEED", v, 1);
   setenv("PARITY_OPENCL_CHECK_SWITCH", "1", 1);
@@ -102,9 +109,10 @@ Test(ocl_check, a_local_index_past_the_array_is_out_of_bounds) {
   float *out = dev(N * sizeof(float));
   void *a[] = {&out};
   cr_assert_gt(run("tile_oob", 1, 8, 8, a), 0);
-  const char *parts[] = {"out-of-bounds write in tile_oob, work-group 0, work-item (7,7,0): 4 bytes at local "
-                         "tile_oob::tile + byte 256, past the end of its 256 bytes",
-                         NULL};
+  const char *parts[] = {
+      "out-of-bounds write in tile_oob, work-group 0, work-item (7,7,0): 4 bytes at local "
+      "tile_oob::tile + byte 256, past the end of its 256 bytes",
+      NULL};
   expect("tile_oob", ocl_test_lines[L_OOB_LOCAL], parts);
 }
 
@@ -113,9 +121,10 @@ Test(ocl_check, a_read_of_an_unwritten_local_word_is_uninitialised) {
   float *out = dev(2 * N * sizeof(float));
   void *a[] = {&out};
   cr_assert_gt(run("read_unwritten", 2, N, 1, a), 0);
-  const char *parts[] = {"uninitialised local read in read_unwritten, work-group 0, work-item 62: local "
-                         "read_unwritten::s + byte 252",
-                         "no work-item of the work-group wrote it before", NULL};
+  const char *parts[] = {
+      "uninitialised local read in read_unwritten, work-group 0, work-item 62: local "
+      "read_unwritten::s + byte 252",
+      "no work-item of the work-group wrote it before", NULL};
   expect("read_unwritten", ocl_test_lines[L_UNINIT], parts);
 }
 
