@@ -44,12 +44,12 @@ struct _cl_program {
   const struct _cl_icd_dispatch *dispatch;
   unsigned magic, refs;
   cl_context ctx;
-  int built;    /* clBuildProgram succeeded */
-  int fam, cls; /* the family of its kernels, OCL_CLASS */
-  int contig, lib_div, fp64, fma, has[5];
-  int spec[3];         /* SPEC_OP, SPEC_DT, SPEC_DT2 (0: not fixed) */
-  unsigned char *want; /* K_<kernel> of the prelude, per kp_kernels.h id */
-  char log[512];       /* CL_PROGRAM_BUILD_LOG */
+  int built;                      /* clBuildProgram succeeded */
+  int fam, cls;                   /* the family of its kernels, OCL_CLASS */
+  int contig, lib_div, fp64, fma; /* OCL_CONTIG, OCL_LIB_DIV, HAS_FP64, HAS_FMA (-1: not defined) */
+  int spec[3];                    /* SPEC_OP, SPEC_DT, SPEC_DT2 (0: not fixed) */
+  unsigned char *want;            /* K_<kernel> of the prelude, per kp_kernels.h id */
+  char log[512];                  /* CL_PROGRAM_BUILD_LOG */
 };
 struct _cl_kernel {
   const struct _cl_icd_dispatch *dispatch;
