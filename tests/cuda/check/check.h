@@ -29,7 +29,18 @@ typedef struct chk_kernel_t {
   const unsigned short *psizes; /* each argument's size, then 0 (a graph capture copies them) */
 } chk_kernel_t;
 
-/* ---- configuration (PARITY_CUDA_CHECK_SEED, PARITY_CUDA_CHECK_SWITCH) ---- */
+/* ---- the words of reports and settings: CUDA's by default; the OpenCL checking executor
+ * (tests/opencl/check) sets its own before its first launch ---- */
+typedef struct {
+  const char *tool;                              /* report prefix: "cuda-check" */
+  const char *block, *blocks;                    /* "block", "blocks" (OpenCL: "work-group") */
+  const char *thread, *threads;                  /* "thread", "threads" (OpenCL: "work-item") */
+  const char *shared;                            /* the memory of a block: "shared" (OpenCL: "local") */
+  const char *seed_env, *switch_env, *stats_env; /* PARITY_CUDA_CHECK_SEED, _SWITCH, CUDA_CHECK_STATS */
+} chk_words_t;
+extern chk_words_t chk_words;
+
+/* ---- configuration (chk_words.seed_env, .switch_env) ---- */
 typedef struct {
   uint64_t seed;
   unsigned switch_every; /* a switch point switches with probability 1/switch_every */

@@ -15,6 +15,15 @@ typedef struct {
 extern chk_dim3 emu_blockIdx, emu_blockDim, emu_gridDim;
 
 chk_config_t chk_config = {1, 2};
+chk_words_t chk_words = {"cuda-check",
+                         "block",
+                         "blocks",
+                         "thread",
+                         "threads",
+                         "shared",
+                         "PARITY_CUDA_CHECK_SEED",
+                         "PARITY_CUDA_CHECK_SWITCH",
+                         "CUDA_CHECK_STATS"};
 chk_stats_t chk_stats;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t serial;
@@ -38,8 +47,8 @@ static int env_number(const char *name, uint64_t lo, uint64_t hi, uint64_t *v, c
 
 int chk_configure(char *msg, size_t n) {
   uint64_t seed = 1, every = 2;
-  if (env_number("PARITY_CUDA_CHECK_SEED", 0, UINT64_MAX, &seed, msg, n) != 0 ||
-      env_number("PARITY_CUDA_CHECK_SWITCH", 1, 1000000, &every, msg, n) != 0)
+  if (env_number(chk_words.seed_env, 0, UINT64_MAX, &seed, msg, n) != 0 ||
+      env_number(chk_words.switch_env, 1, 1000000, &every, msg, n) != 0)
     return -1;
   chk_config.seed = seed;
   chk_config.switch_every = (unsigned)every;
@@ -49,14 +58,15 @@ int chk_configure(char *msg, size_t n) {
 static int prepare(const unsigned grid[3], const unsigned block[3]) {
   unsigned long long n = (unsigned long long)block[0] * block[1] * block[2];
   if (!n || n > CHK_MAX_THREADS || !grid[0] || grid[0] > CHK_MAX_BLOCKS || grid[1] != 1 || grid[2] != 1) {
+    const chk_words_t *w = &chk_words;
     snprintf(failure, sizeof failure,
-             "cuda-check: launch of %u x %u x %u blocks of %u x %u x %u threads: the checker runs 1 to %u blocks in "
-             "x and 1 to %u threads",
-             grid[0], grid[1], grid[2], block[0], block[1], block[2], CHK_MAX_BLOCKS, CHK_MAX_THREADS);
+             "%s: launch of %u x %u x %u %s of %u x %u x %u %s: the checker runs 1 to %u %s in x and 1 to %u %s",
+             w->tool, grid[0], grid[1], grid[2], w->blocks, block[0], block[1], block[2], w->threads, CHK_MAX_BLOCKS,
+             w->blocks, CHK_MAX_THREADS, w->threads);
     return -1;
   }
   if (chk_stacks_init() != 0) {
-    snprintf(failure, sizeof failure, "cuda-check: cannot map %u fiber stacks", CHK_MAX_THREADS);
+    snprintf(failure, sizeof failure, "%s: cannot map %u fiber stacks", chk_words.tool, CHK_MAX_THREADS);
     return -1;
   }
   if (chk_shared_init(failure, sizeof failure) != 0) return -1;
@@ -93,7 +103,7 @@ int chk_launch(const chk_kernel_t *k, const unsigned grid[3], const unsigned blo
 const char *chk_failure(void) { return failure; }
 
 void chk_stats_write(void) {
-  const char *path = getenv("CUDA_CHECK_STATS");
+  const char *path = getenv(chk_words.stats_env);
   if (!path || !*path) return;
   FILE *f = fopen(path, "a");
   if (!f) return;

@@ -85,13 +85,13 @@ static void lookup(int32_t pc, char *out, size_t n) {
   size_t used = 0;
   out[0] = 0;
   /* addr2line -i: the innermost location first, named after the symbol; each caller's location
-   * named after the function it is in. Up to the trampoline (emu_shim.h): "a.k.h:5 <- b.k.h:9 (mm_fwd)" */
+   * named after the function it is in. Up to the trampoline (emu_shim.h, OpenCL's ocl_shim.h): "a.k.h:5 <- b.k.h:9 (mm_fwd)" */
   for (int frame = 0; fgets(fn, sizeof fn, p) && fgets(loc, sizeof loc, p); frame++) {
     fn[strcspn(fn, "(\n")] = 0;
     loc[strcspn(loc, " \n")] = 0;
     const char *base = strrchr(loc, '/');
     base = base ? base + 1 : loc;
-    if (!strncmp(base, "emu_shim.h", 10) && frame > 0) break;
+    if ((!strncmp(base, "emu_shim.h", 10) || !strncmp(base, "ocl_shim.h", 10)) && frame > 0) break;
     if (frame == 0)
       used += (size_t)snprintf(out + used, used < n ? n - used : 0, "%s", base);
     else
@@ -104,9 +104,9 @@ static void lookup(int32_t pc, char *out, size_t n) {
 static void thread_name(uint32_t t, char *out, size_t n) {
   const unsigned *d = chk_now.block_dim;
   if (d[1] == 1 && d[2] == 1)
-    snprintf(out, n, "thread %u", t);
+    snprintf(out, n, "%s %u", chk_words.thread, t);
   else
-    snprintf(out, n, "thread (%u,%u,%u)", t % d[0], t / d[0] % d[1], t / (d[0] * d[1]));
+    snprintf(out, n, "%s (%u,%u,%u)", chk_words.thread, t % d[0], t / d[0] % d[1], t / (d[0] * d[1]));
 }
 
 /* the kernel argument whose buffer is the allocation at start */
@@ -131,12 +131,12 @@ static void where(const chk_report_t *r, char *out, size_t n) {
   if (r->space == CHK_SHARED) {
     const char *name = chk_shared_name(r->addr, &start, &size);
     if (!name)
-      snprintf(out, n, "shared memory at %#lx", (unsigned long)r->addr);
+      snprintf(out, n, "%s memory at %#lx", chk_words.shared, (unsigned long)r->addr);
     else if (r->addr + r->size <= start + size)
-      snprintf(out, n, "shared %s + byte %lu (of %zu)", name, (unsigned long)(r->addr - start), size);
+      snprintf(out, n, "%s %s + byte %lu (of %zu)", chk_words.shared, name, (unsigned long)(r->addr - start), size);
     else
-      snprintf(out, n, "shared %s + byte %lu, past the end of its %zu bytes", name, (unsigned long)(r->addr - start),
-               size);
+      snprintf(out, n, "%s %s + byte %lu, past the end of its %zu bytes", chk_words.shared, name,
+               (unsigned long)(r->addr - start), size);
     return;
   }
   if (chk_mem_describe(r->addr, &start, &size, &serial) != 0) {
@@ -158,40 +158,41 @@ static void where(const chk_report_t *r, char *out, size_t n) {
 static void format(const chk_report_t *r, char *out, size_t n) {
   char at[1024], other_at[1024], me[64], other[96], place[256];
   const char *k = chk_now.kernel->name;
+  const chk_words_t *w = &chk_words;
   source_line(r->pc, at, sizeof at);
   thread_name(r->thread, me, sizeof me);
   if (r->kind == CHK_DIVERGENT) {
     thread_name(r->other_thread, other, sizeof other);
     if (r->other_write < 0)
-      snprintf(out, n,
-               "divergent barrier in %s, block %u: %s waits at the barrier at %s; %s exited without reaching it", k,
-               r->block, me, at, other);
+      snprintf(out, n, "divergent barrier in %s, %s %u: %s waits at the barrier at %s; %s exited without reaching it",
+               k, w->block, r->block, me, at, other);
     else {
       source_line(r->other_pc, other_at, sizeof other_at);
-      snprintf(out, n, "divergent barrier in %s, block %u: %s waits at the barrier at %s, %s at another one at %s", k,
-               r->block, me, at, other, other_at);
+      snprintf(out, n, "divergent barrier in %s, %s %u: %s waits at the barrier at %s, %s at another one at %s", k,
+               w->block, r->block, me, at, other, other_at);
     }
     return;
   }
   where(r, place, sizeof place);
   const char *verb = r->write ? "write" : "read";
   if (r->kind == CHK_OOB)
-    snprintf(out, n, "out-of-bounds %s in %s, block %u, %s: %u bytes at %s, at %s", verb, k, r->block, me, r->size,
-             place, at);
+    snprintf(out, n, "out-of-bounds %s in %s, %s %u, %s: %u bytes at %s, at %s", verb, k, w->block, r->block, me,
+             r->size, place, at);
   else if (r->kind == CHK_UNINIT)
-    snprintf(out, n, "uninitialised shared read in %s, block %u, %s: %s, at %s: no thread of the block wrote it before",
-             k, r->block, me, place, at);
+    snprintf(out, n, "uninitialised %s read in %s, %s %u, %s: %s, at %s: no %s of the %s wrote it before", w->shared, k,
+             w->block, r->block, me, place, at, w->thread, w->block);
   else {
     char ot[64];
+    int across = r->other_block != r->block;
     thread_name(r->other_thread, ot, sizeof ot);
-    if (r->other_block != r->block)
-      snprintf(other, sizeof other, "%s of block %u", ot, r->other_block);
+    if (across)
+      snprintf(other, sizeof other, "%s of %s %u", ot, w->block, r->other_block);
     else
       snprintf(other, sizeof other, "%s", ot);
     source_line(r->other_pc, other_at, sizeof other_at);
-    snprintf(out, n, "data race in %s, block %u: %s %ss %s at %s; %s %s it at %s, %s", k, r->block, me, verb, place, at,
-             other, r->other_write ? "wrote" : "read", other_at,
-             r->other_block != r->block ? "and blocks of one launch are not ordered" : "with no barrier between");
+    snprintf(out, n, "data race in %s, %s %u: %s %ss %s at %s; %s %s it at %s, %s%s%s", k, w->block, r->block, me, verb,
+             place, at, other, r->other_write ? "wrote" : "read", other_at, across ? "and " : "with no barrier between",
+             across ? w->blocks : "", across ? " of one launch are not ordered" : "");
   }
 }
 
@@ -220,11 +221,11 @@ int chk_reports_end(void) {
   for (unsigned i = 0; i < nkept && i < MAX_SHOWN; i++) {
     char line[2600];
     format(&kept[i], line, sizeof line);
-    used += (size_t)snprintf(message + used, used < sizeof message ? sizeof message - used : 0, "%scuda-check: %s",
-                             i ? "\n" : "", line);
+    used += (size_t)snprintf(message + used, used < sizeof message ? sizeof message - used : 0, "%s%s: %s",
+                             i ? "\n" : "", chk_words.tool, line);
   }
   if (total > 1 && used < sizeof message)
-    snprintf(message + used, sizeof message - used, "\ncuda-check: %u reports in this launch of %s (%u distinct)",
-             total, chk_now.kernel->name, nkept);
+    snprintf(message + used, sizeof message - used, "\n%s: %u reports in this launch of %s (%u distinct)",
+             chk_words.tool, total, chk_now.kernel->name, nkept);
   return (int)total;
 }

@@ -1,0 +1,107 @@
+/* ocl_icd_test.c — the fake ICD through the system's ICD loader (OCL_ICD_VENDORS names its vendors
+ * folder, PARITY_OPENCL_CHECK_SEED=7): one platform and one GPU device named after the executor and
+ * its seed; buffers write, read, fill and copy (an overlapping copy refused); a program is accepted
+ * only with the prelude the host compile assumed (the reason in the build log); binaries and the
+ * CPU layout's kernels are refused with their error codes; arguments of the wrong size, a launch
+ * with unset arguments and entries the ICD does not implement fail with an error, never a crash.
+ * A plain program (exit status 0: every check passed), CTest opencl_check_icd. */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <stdio.h>
+#include <string.h>
+
+static int failures;
+#define CHECK(c)                                                                          \
+  do {                                                                                    \
+    if (!(c)) fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #c), failures++; \
+  } while (0)
+
+#define PRELUDE "#define OCL_CLASS 0\n#define HAS_FP64 1\n#define HAS_FMA 1\n#define OCL_LIB_DIV 0\n"
+
+static cl_program program(cl_context c, cl_device_id d, const char *src, cl_int *built) {
+  cl_int e;
+  cl_program p = clCreateProgramWithSource(c, 1, &src, NULL, &e);
+  CHECK(e == CL_SUCCESS && p);
+  *built = clBuildProgram(p, 1, &d, "", NULL, NULL);
+  return p;
+}
+
+static void buffers(cl_context c, cl_command_queue q) {
+  cl_int e;
+  cl_mem m = clCreateBuffer(c, CL_MEM_READ_WRITE, 64, NULL, &e);
+  CHECK(e == CL_SUCCESS && m);
+  unsigned char in[64], out[64];
+  for (int i = 0; i < 64; i++) in[i] = (unsigned char)i;
+  CHECK(clEnqueueWriteBuffer(q, m, CL_TRUE, 0, 64, in, 0, NULL, NULL) == CL_SUCCESS);
+  const unsigned short pat = 0xabcd;
+  CHECK(clEnqueueFillBuffer(q, m, &pat, 2, 8, 4, 0, NULL, NULL) == CL_SUCCESS);
+  CHECK(clEnqueueCopyBuffer(q, m, m, 0, 32, 16, 0, NULL, NULL) == CL_SUCCESS);
+  CHECK(clEnqueueCopyBuffer(q, m, m, 0, 8, 16, 0, NULL, NULL) == CL_MEM_COPY_OVERLAP);
+  CHECK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, 64, out, 0, NULL, NULL) == CL_SUCCESS);
+  CHECK(out[7] == 7 && out[8] == 0xcd && out[9] == 0xab && out[12] == 12 && out[40] == 0xcd && out[63] == 63);
+  CHECK(clEnqueueReadBuffer(q, m, CL_TRUE, 60, 8, out, 0, NULL, NULL) == CL_INVALID_VALUE);
+  CHECK(clReleaseMemObject(m) == CL_SUCCESS);
+}
+
+static void programs(cl_context c, cl_device_id d, cl_command_queue q) {
+  cl_int e, built;
+  cl_program p = program(c, d, PRELUDE "#define OCL_CONTIG 0\n#define K_mm_fwd 1\n#define K_mm_blk 1\n", &built);
+  CHECK(built == CL_SUCCESS);
+  CHECK(clCreateKernel(p, "mm_blk", &e) == NULL && e == CL_INVALID_KERNEL_NAME);
+  CHECK(clCreateKernel(p, "red_pass", &e) == NULL && e == CL_INVALID_KERNEL_NAME); /* not in the program */
+  cl_kernel k = clCreateKernel(p, "mm_fwd", &e);
+  CHECK(e == CL_SUCCESS && k);
+  size_t wg = 0, g = 16, l = 16;
+  CHECK(clGetKernelWorkGroupInfo(k, d, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS && wg == 256);
+  CHECK(clSetKernelArg(k, 0, 4, &e) == CL_INVALID_ARG_SIZE);
+  CHECK(clSetKernelArg(k, 9, sizeof(cl_mem), NULL) == CL_INVALID_ARG_INDEX);
+  CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, 0, NULL, NULL) == CL_INVALID_KERNEL_ARGS);
+  size_t bin = 1;
+  CHECK(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof bin, &bin, NULL) == CL_SUCCESS && bin == 0);
+  CHECK(clReleaseKernel(k) == CL_SUCCESS && clReleaseProgram(p) == CL_SUCCESS);
+
+  p = program(c, d, PRELUDE "#define OCL_CONTIG 1\n#define K_ew_unary 1\n", &built);
+  char log[512] = "";
+  CHECK(built == CL_BUILD_PROGRAM_FAILURE);
+  CHECK(clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL) == CL_SUCCESS);
+  CHECK(strstr(log, "OCL_CONTIG 1") != NULL);
+  clReleaseProgram(p);
+  p = program(c, d, "kernel void f(void) {}\n", &built);
+  CHECK(built == CL_BUILD_PROGRAM_FAILURE);
+  clReleaseProgram(p);
+
+  const unsigned char *bins[1] = {(const unsigned char *)"x"};
+  size_t len = 1;
+  cl_int st = 0;
+  CHECK(clCreateProgramWithBinary(c, 1, &d, &len, bins, &st, &e) == NULL && e == CL_INVALID_BINARY);
+}
+
+int main(void) {
+  cl_platform_id plat;
+  cl_device_id d;
+  cl_uint n = 0;
+  char name[256] = "";
+  cl_device_type type = 0;
+  if (clGetPlatformIDs(1, &plat, &n) != CL_SUCCESS || n != 1) {
+    fprintf(stderr, "ocl_icd_test: no platform: is OCL_ICD_VENDORS the checker's vendors folder?\n");
+    return 1;
+  }
+  CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &d, &n) == CL_SUCCESS && n == 1);
+  CHECK(clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, NULL) == CL_SUCCESS && type == CL_DEVICE_TYPE_GPU);
+  CHECK(clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof name, name, NULL) == CL_SUCCESS);
+  CHECK(strstr(name, "opencl-check: checking executor, seed 7, switch 1/2") != NULL);
+  CHECK(clGetDeviceInfo(d, CL_DEVICE_IMAGE_SUPPORT, sizeof n, &n, NULL) == CL_INVALID_VALUE);
+  cl_int e;
+  cl_context c = clCreateContext(NULL, 1, &d, NULL, NULL, &e);
+  CHECK(e == CL_SUCCESS && c);
+  cl_command_queue q = clCreateCommandQueue(c, d, 0, &e);
+  CHECK(e == CL_SUCCESS && q);
+  buffers(c, q);
+  programs(c, d, q);
+  cl_event ev;
+  CHECK(clEnqueueMarkerWithWaitList(q, 0, NULL, &ev) == CL_INVALID_OPERATION); /* not implemented */
+  CHECK(clEnqueueMapBuffer(q, NULL, CL_TRUE, 0, 0, 4, 0, NULL, NULL, &e) == NULL);
+  CHECK(clFinish(q) == CL_SUCCESS && clReleaseCommandQueue(q) == CL_SUCCESS && clReleaseContext(c) == CL_SUCCESS);
+  printf("ocl_icd_test: %s\n", failures ? "FAILED" : "passed");
+  return failures != 0;
+}

@@ -1,0 +1,166 @@
+/* ocl_module.cpp — one kernel family in one compute class of the OpenCL plugin, compiled as host C++
+ * for the OpenCL checking executor (README.md here). Built once per (family, class) with
+ * -DOCL_FAM=<0..5> -DOCL_CLS=<0..3> and -fsanitize=thread, from the build's copy of plugins/kernels
+ * (ocl_src.cmake: vector literals and `local` parameters rewritten, nothing else). What the
+ * plugin's prelude (plugins/opencl/cl_cache.c) defines for a program on a GPU-type device is
+ * defined here for the whole family: every GPU kernel wanted (K_<kernel> 1), the CPU layout's
+ * vector kernels (*_blk) left out, OCL_CONTIG 0, HAS_FP64 1, HAS_FMA in the float class, built-in
+ * division (OCL_LIB_DIV 0: the device reports correctly rounded division and sqrt). The variant's
+ * SPEC_OP, SPEC_DT and SPEC_DT2 are applied at run time from the program's prelude (ocl_chk_spec,
+ * set by the ICD before each launch), as the plugin's programs apply them at build time. Exports
+ * the table ocl_chk_kernels_<fam>_<cls> (check.h's chk_kernel_t). */
+#include "ocl_shim.h"
+
+/* ---- the prelude ---- */
+#define CLASS_F 0
+#define CLASS_D 1
+#define CLASS_I 2
+#define CLASS_L 3
+#define OCL_CLASS OCL_CLS
+#define HAS_FP64 1
+#define HAS_FMA (OCL_CLS == CLASS_F)
+#define OCL_CONTIG 0
+#define OCL_LIB_DIV 0
+#if OCL_CLS == CLASS_F && OCL_FAM == 0
+#define OCL_PMATHF 1
+#define PF_OPENCL 1
+#define PF_FUSED_FMA true
+#else
+#define OCL_PMATHF 0
+#endif
+enum {
+#define PARITY_OP(id, N, s, K, f) OP_##N = id,
+#include "parity_ops.def"
+#undef PARITY_OP
+  OCL_CHK_OP_END_
+};
+enum {
+#define PARITY_X_(v, N, s, sz) DT_##N = v,
+  PARITY_DTYPE_LIST(PARITY_X_)
+#undef PARITY_X_
+      OCL_CHK_DT_END_
+};
+/* every kernel of plugins/kernels/host/kp_kernels.h: 1 but the CPU layout's (never launched on a
+ * GPU-type device; clCreateKernel refuses them) */
+#define K_ew_unary 1
+#define K_ew_unary_bwd 1
+#define K_ew_binary 1
+#define K_ew_binary_bwd 1
+#define K_ew_compare 1
+#define K_ew_select 1
+#define K_ew_select_bwd 1
+#define K_ew_cast 1
+#define K_red_pass 1
+#define K_red_final 1
+#define K_red_bwd_sum 1
+#define K_red_bwd_extreme 1
+#define K_smx_fwd 1
+#define K_smx_bwd 1
+#define K_mm_fwd 1
+#define K_mm_blk 0
+#define K_conv_fwd 1
+#define K_conv_fwd_blk 0
+#define K_conv_bwd_data 1
+#define K_conv_bwd_weight 1
+#define K_conv_bwd_bias 1
+#define K_pool_fwd 1
+#define K_pool_bwd 1
+#define K_smx_row_fwd 1
+#define K_smx_row_bwd 1
+#define K_conv_tile_fwd 1
+#define K_conv_tile_bwd_data 1
+#define K_conv_tile_bwd_weight 1
+#define K_conv_bwd_data_blk 0
+#define K_conv_bwd_weight_blk 0
+
+#include "kernel_common.k.h"
+
+/* the variant's op and dtypes at run time: a fixed value replaces the argument, as the program's
+ * SPEC_SET_* do; a sum's variant keeps a mean a mean (reduce.k.h's RED_SPEC_OP) */
+static inline int ocl_chk_spec_op(int v) {
+  int s = ocl_chk_spec[0];
+  return !s ? v : (s == OP_SUM && v == OP_MEAN) ? v : s;
+}
+#undef SPEC_SET_OP
+#undef SPEC_SET_DT
+#undef SPEC_SET_DT2
+#define SPEC_SET_OP(v) ((v) = ocl_chk_spec_op(v))
+#define SPEC_SET_DT(v) ((v) = ocl_chk_spec[1] ? ocl_chk_spec[1] : (v))
+#define SPEC_SET_DT2(v) ((v) = ocl_chk_spec[2] ? ocl_chk_spec[2] : (v))
+
+#if OCL_PMATHF
+#include "pmathf.h"
+#endif
+#if OCL_FAM == 0
+#include "elementwise.k.h"
+#elif OCL_FAM == 1
+#include "reduce.k.h"
+#elif OCL_FAM == 2
+#include "softmax.k.h"
+#elif OCL_FAM == 3
+#include "matmul.k.h"
+#elif OCL_FAM == 4
+#include "conv.k.h"
+#else
+#include "pool.k.h"
+#endif
+
+#include "host/kp_kernels.h"
+
+/* kp_kernels.h's rows of this family, in the classes whose programs hold them: the CUDA column
+ * (ALL, FLOAT, F) for the kernels both plugins run; NONE (OpenCL only) the GPU layout's local-memory
+ * kernels in every class of their family, the CPU layout's vector kernels nowhere */
+#define OCL_ROW(X, name, family, cuda, barrier) OCL_FAM_##family(name, cuda, barrier)
+#define OCL_HERE(name, cuda, barrier) OCL_CLS_##cuda(name, barrier)
+#define OCL_NOT_HERE(name, cuda, barrier)
+#define OCL_FAM_EW OCL_NOT_HERE
+#define OCL_FAM_RED OCL_NOT_HERE
+#define OCL_FAM_SMX OCL_NOT_HERE
+#define OCL_FAM_MM OCL_NOT_HERE
+#define OCL_FAM_CONV OCL_NOT_HERE
+#define OCL_FAM_POOL OCL_NOT_HERE
+#if OCL_FAM == 0
+#undef OCL_FAM_EW
+#define OCL_FAM_EW OCL_HERE
+#elif OCL_FAM == 1
+#undef OCL_FAM_RED
+#define OCL_FAM_RED OCL_HERE
+#elif OCL_FAM == 2
+#undef OCL_FAM_SMX
+#define OCL_FAM_SMX OCL_HERE
+#elif OCL_FAM == 3
+#undef OCL_FAM_MM
+#define OCL_FAM_MM OCL_HERE
+#elif OCL_FAM == 4
+#undef OCL_FAM_CONV
+#define OCL_FAM_CONV OCL_HERE
+#else
+#undef OCL_FAM_POOL
+#define OCL_FAM_POOL OCL_HERE
+#endif
+#define OCL_CLS_ALL(name, barrier) OCL_ENTRY(name, barrier)
+#define OCL_CLS_SKIP(name, barrier)
+#if IS_FLOAT
+#define OCL_CLS_FLOAT OCL_CLS_ALL
+#else
+#define OCL_CLS_FLOAT OCL_CLS_SKIP
+#endif
+#if KCLASS == CLASS_F
+#define OCL_CLS_F OCL_CLS_ALL
+#else
+#define OCL_CLS_F OCL_CLS_SKIP
+#endif
+#define OCL_CLS_NONE(name, barrier) OCL_GPU_##name(name, barrier)
+#define OCL_GPU_smx_row_fwd OCL_CLS_ALL
+#define OCL_GPU_smx_row_bwd OCL_CLS_ALL
+#define OCL_GPU_conv_tile_fwd OCL_CLS_ALL
+#define OCL_GPU_conv_tile_bwd_data OCL_CLS_ALL
+#define OCL_GPU_conv_tile_bwd_weight OCL_CLS_ALL
+#define OCL_GPU_mm_blk OCL_CLS_SKIP
+#define OCL_GPU_conv_fwd_blk OCL_CLS_SKIP
+#define OCL_GPU_conv_bwd_data_blk OCL_CLS_SKIP
+#define OCL_GPU_conv_bwd_weight_blk OCL_CLS_SKIP
+
+#define OCL_CAT2(a, b, c) a##b##_##c
+#define OCL_CAT(a, b, c) OCL_CAT2(a, b, c)
+extern "C" const chk_kernel_t OCL_CAT(ocl_chk_kernels_, OCL_FAM, OCL_CLS)[] = {KP_KERNEL_TABLE(OCL_ROW, _){}};
