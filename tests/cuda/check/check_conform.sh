@@ -1,20 +1,28 @@
 #!/bin/sh
-# check_conform.sh CONFORM LIBCUDA SEED [parity-conform options...]
-# parity-conform on the CUDA plugin under the checking executor (tests/cuda/check/README.md):
-# the plugin opens LIBCUDA (PARITY_CUDA_DRIVER_LIBRARY, so every reproduce command carries it)
-# with PARITY_CUDA_CHECK_SEED=SEED. Passes only when parity-conform passes, its report names the
-# checking executor with that seed, and the executor saw shared or global accesses and switched
-# threads (a driver that checks nothing fails here, not silently).
-conform=$1 lib=$2 seed=$3
-shift 3
-[ -x "$conform" ] && [ -f "$lib" ] || { echo "check_conform.sh: usage: CONFORM LIBCUDA SEED [options]" >&2; exit 2; }
+# check_conform.sh cuda|opencl CONFORM DRIVER SEED [parity-conform options...]
+# parity-conform on the CUDA or OpenCL plugin under the checking executor (README.md here;
+# tests/opencl/check/README.md). cuda: the plugin opens DRIVER, the checking libcuda.so.1
+# (PARITY_CUDA_DRIVER_LIBRARY); opencl: the ICD loader opens only the library of DRIVER/*.icd
+# (OCL_ICD_VENDORS). Both are passed with --env, with PARITY_<CUDA|OPENCL>_CHECK_SEED=SEED, so
+# every reproduce command carries them. Passes only when parity-conform passes, its report names
+# the checking executor with that seed, and the executor saw shared/local or global accesses and
+# switched threads (a driver that checks nothing fails here, not silently).
+api=$1 conform=$2 driver=$3 seed=$4
+case $api in
+  cuda) driver_env=PARITY_CUDA_DRIVER_LIBRARY stats_env=CUDA_CHECK_STATS seed_env=PARITY_CUDA_CHECK_SEED ;;
+  opencl) driver_env=OCL_ICD_VENDORS stats_env=OPENCL_CHECK_STATS seed_env=PARITY_OPENCL_CHECK_SEED ;;
+  *) api= ;;
+esac
+[ -n "$api" ] && [ -x "$conform" ] && [ -e "$driver" ] && [ -n "$seed" ] ||
+  { echo "check_conform.sh: usage: cuda|opencl CONFORM DRIVER SEED [options]" >&2; exit 2; }
+shift 4
 stats=$(mktemp) out=$(mktemp)
 trap 'rm -f "$stats" "$out"' EXIT
-CUDA_CHECK_STATS=$stats "$conform" --backend cuda --env "PARITY_CUDA_DRIVER_LIBRARY=$lib" \
-  --env "PARITY_CUDA_CHECK_SEED=$seed" "$@" >"$out" 2>&1
+env "$stats_env=$stats" "$conform" --backend "$api" --env "$driver_env=$driver" --env "$seed_env=$seed" "$@" \
+  >"$out" 2>&1
 rc=$?
 cat "$out"
-if ! grep -q "cuda-check: checking executor, seed $seed," "$out"; then
+if ! grep -q "$api-check: checking executor, seed $seed," "$out"; then
   echo "check_conform.sh: the report does not name the checking executor with seed $seed"
   exit 1
 fi
