@@ -12,6 +12,11 @@
 
 #include "check.h"
 
+/* the executor's words for OpenCL (check.h's chk_words): reports, settings and the counters file */
+#define OCL_CHK_WORDS                                                                             \
+  ((chk_words_t){"opencl-check", "work-group", "work-groups", "work-item", "work-items", "local", \
+                 "PARITY_OPENCL_CHECK_SEED", "PARITY_OPENCL_CHECK_SWITCH", "OPENCL_CHECK_STATS"})
+
 #define OCL_CHK_MAX_ARGS 32
 #define OCL_CHK_ARG_BYTES 1024 /* the largest by-value argument (kp_iter_cl_t: 528 bytes) */
 #define OCL_CHK_WG 256         /* CL_DEVICE_MAX_WORK_GROUP_SIZE, CL_KERNEL_WORK_GROUP_SIZE */

@@ -33,15 +33,7 @@ void ocl_chk_say(const char *fmt, ...) {
 cl_int ocl_chk_configure(void) {
   static int done; /* 1: configured, -1: refused */
   if (!done) {
-    chk_words = (chk_words_t){"opencl-check",
-                              "work-group",
-                              "work-groups",
-                              "work-item",
-                              "work-items",
-                              "local",
-                              "PARITY_OPENCL_CHECK_SEED",
-                              "PARITY_OPENCL_CHECK_SWITCH",
-                              "OPENCL_CHECK_STATS"};
+    chk_words = OCL_CHK_WORDS;
     char msg[256];
     done = chk_configure(msg, sizeof msg) == 0 ? 1 : -1;
     if (done < 0) ocl_chk_say("%s", msg);

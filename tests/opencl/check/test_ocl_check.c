@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "ocl_check.h"
 
 #define N 64
 enum { L_RACE, L_RACE_READ, L_OOB_LOCAL, L_UNINIT, L_DIVERGENT, L_COUNT };
@@ -40,15 +40,7 @@ static int run(const char *name, unsigned groups, unsigned lx, unsigned ly, void
 
 static void seed(unsigned long long s) {
   char v[32], msg[256];
-  chk_words = (chk_words_t){"opencl-check",
-                            "work-group",
-                            "work-groups",
-                            "work-item",
-                            "work-items",
-                            "local",
-                            "PARITY_OPENCL_CHECK_SEED",
-                            "PARITY_OPENCL_CHECK_SWITCH",
-                            "OPENCL_CHECK_STATS"};
+  chk_words = OCL_CHK_WORDS;
   snprintf(v, sizeof v, "%llu", s);
   setenv("PARITY_OPENCL_CHECK_SEED", v, 1);
   setenv("PARITY_OPENCL_CHECK_SWITCH", "1", 1);
