@@ -37,6 +37,12 @@ static inline int cpu_thread_count(void) { return 1; }
 /* Run the block on nth OpenMP threads when cond holds, else inline on the calling thread (an
  * OpenMP region costs a fraction of a microsecond even under if(0), as much as a small
  * reduction). The block splits its work with cpu_thread_id() and cpu_thread_count(). */
+/* Large blocks belong in a CPU_NOINLINE function the block calls, or they are compiled twice. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CPU_NOINLINE __attribute__((noinline))
+#else
+#define CPU_NOINLINE
+#endif
 #define CPU_PARALLEL(cond, nth, ...)                         \
   do {                                                       \
     if (cond) {                                              \

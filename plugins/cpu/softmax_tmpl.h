@@ -149,31 +149,37 @@ static inline __attribute__((always_inline)) void SM_FN(sm_backward_row)(const S
   }
 }
 
+/* Rows [lo, hi), on the calling thread. One copy, out of line: CPU_PARALLEL states its block
+ * twice (the OpenMP region and the serial branch), and with the row loops inlined into both the
+ * four dtypes' copies were half of this file's object code and of its compile time. */
+static CPU_NOINLINE void SM_FN(sm_rows)(const sm_plan *p, const SM_ST *A, const SM_ST *B, SM_ST *O, int backward,
+                                        int64_t lo, int64_t hi) {
+  const int contiguous = p->s[0] == 1 && p->s[2] == 1 && (!backward || p->s[1] == 1);
+  const int64_t *s[SM_NT] = {p->os[0], p->os[1], p->os[2]};
+  psup_iter_t it;
+  psup_iter_init(&it, p->no, p->oshape, SM_NT, s);
+  psup_iter_seek(&it, lo);
+  for (int64_t r = lo; r < hi; r++, psup_iter_next(&it)) {
+    /* contiguous rows get loops with unit strides the compiler can vectorize */
+    if (backward && contiguous)
+      SM_FN(sm_backward_row)(A + it.off[0], 1, B + it.off[1], 1, O + it.off[2], 1, p->n, p->logsm);
+    else if (backward)
+      SM_FN(sm_backward_row)(A + it.off[0], p->s[0], B + it.off[1], p->s[1], O + it.off[2], p->s[2], p->n, p->logsm);
+    else if (contiguous)
+      SM_FN(sm_forward_row)(A + it.off[0], 1, O + it.off[2], 1, p->n, p->logsm);
+    else
+      SM_FN(sm_forward_row)(A + it.off[0], p->s[0], O + it.off[2], p->s[2], p->n, p->logsm);
+  }
+}
+
 /* All rows; rows are shared among threads (each row is computed whole by one thread). */
 int32_t CPU_ISA_FN(SM_FN(sm_run))(const sm_plan *p, const void *a, const void *b, void *out, int backward) {
-  const SM_ST *A = a, *B = b;
-  SM_ST *O = out;
   const int nth = p->threads;
   (void)nth; /* without OpenMP only the pragma would read it */
-  const int contiguous = p->s[0] == 1 && p->s[2] == 1 && (!backward || p->s[1] == 1);
   CPU_PARALLEL(nth > 1 && p->rows > 1, nth, {
     int64_t lo, hi;
     cpu_share(p->rows, cpu_thread_id(), cpu_thread_count(), &lo, &hi);
-    const int64_t *s[SM_NT] = {p->os[0], p->os[1], p->os[2]};
-    psup_iter_t it;
-    psup_iter_init(&it, p->no, p->oshape, SM_NT, s);
-    psup_iter_seek(&it, lo);
-    for (int64_t r = lo; r < hi; r++, psup_iter_next(&it)) {
-      /* contiguous rows get loops with unit strides the compiler can vectorize */
-      if (backward && contiguous)
-        SM_FN(sm_backward_row)(A + it.off[0], 1, B + it.off[1], 1, O + it.off[2], 1, p->n, p->logsm);
-      else if (backward)
-        SM_FN(sm_backward_row)(A + it.off[0], p->s[0], B + it.off[1], p->s[1], O + it.off[2], p->s[2], p->n, p->logsm);
-      else if (contiguous)
-        SM_FN(sm_forward_row)(A + it.off[0], 1, O + it.off[2], 1, p->n, p->logsm);
-      else
-        SM_FN(sm_forward_row)(A + it.off[0], p->s[0], O + it.off[2], p->s[2], p->n, p->logsm);
-    }
+    SM_FN(sm_rows)(p, a, b, out, backward, lo, hi);
   });
   return PARITY_STATUS_OK;
 }
