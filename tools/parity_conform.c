@@ -28,6 +28,7 @@ extern char **environ;
 typedef struct options_t {
   const char *backend, *ops, *dtypes, *direction, *cases, *json, *markdown, *junit, *html;
   int device, full, failures_only, list, verbose, support, in_process;
+  int full_extra;         /* --full-extra: --full less the default subset's cases */
   int determinism_probe;  /* cap.determinism's child under another launch configuration */
   int jobs;               /* --jobs: backends tested at once (0: one by one, streamed) */
   int child_fd;           /* >= 0: a child of the isolating parent (isolate.h), results go there too */
@@ -47,6 +48,9 @@ static void usage(FILE *f) {
           "  --case LIST       comma-separated case ids or variants, wildcards allowed\n"
           "                    (e.g. 'add.f32.forward.n33', 'ties', 'sum.*.large', 'cap.*')\n"
           "  --full            the complete sweep (default: the quick subset for CI)\n"
+          "  --full-extra      --full less the default subset's cases (the same cases, seed and\n"
+          "                    environment as a default run give the same results: CI runs this after\n"
+          "                    make test ran the default subset); the checks run in their --full form\n"
           "  --seed N          input seed (default 0); every case reproduces alone with its seed\n"
           "  --shard K/N       every N-th case of the table from the K-th (0-based), checks in shard 0:\n"
           "                    N jobs with K = 0..N-1 together run the selection once (CI)\n"
@@ -95,6 +99,7 @@ static int case_selected(const options_t *o, const cf_case_list_t *cases, size_t
   const cf_case_t *c = &cases->items[index];
   if (o->shards > 1 && index % o->shards != o->shard) return 0;
   if (c->full_only && !o->full) return 0;
+  if (o->full_extra && !c->full_only) return 0;
   if (!in_list(o->ops, psup_op_name(c->op))) return 0;
   if (o->dtypes && !in_list(o->dtypes, c->dtype_label) && !in_list(o->dtypes, psup_dtype_name(c->dtype))) return 0;
   if (o->direction && strcmp(o->direction, psup_direction_name(c->direction)) != 0) return 0;
@@ -512,6 +517,8 @@ static int parse(int argc, char **argv, options_t *o) {
         return -1;
     } else if (!strcmp(a, "--full"))
       o->full = 1;
+    else if (!strcmp(a, "--full-extra"))
+      o->full = o->full_extra = 1;
     else if (!strcmp(a, "--failures-only"))
       o->failures_only = 1;
     else if (!strcmp(a, "--list"))

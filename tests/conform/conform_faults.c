@@ -541,6 +541,39 @@ Test(conform, shards_partition_the_selection) {
   conform_free(&all);
 }
 
+/* Whether `line` is a whole line of `text`. */
+static int has_line(const char *text, const char *line, size_t n) {
+  for (const char *p = text; (p = strstr(p, line)) != NULL; p++)
+    if ((p == text || p[-1] == '\n') && strncmp(p, line, n) == 0 && (p[n] == '\n' || !p[n])) return 1;
+  return 0;
+}
+
+/* --full-extra is --full less the default subset: together with a default run, every case once. */
+Test(conform, full_extra_is_the_full_sweep_less_the_default_subset) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "'%s' --list --full", PARITY_CONFORM_EXE);
+  conform_run_t all = run_command(cmd);
+  snprintf(cmd, sizeof cmd, "'%s' --list", PARITY_CONFORM_EXE);
+  conform_run_t quick = run_command(cmd);
+  snprintf(cmd, sizeof cmd, "'%s' --list --full-extra", PARITY_CONFORM_EXE);
+  conform_run_t extra = run_command(cmd);
+  cr_assert_eq(extra.status, 0, "%s", extra.output);
+  int n_extra = count(extra.output, "\n"), n_quick = count(quick.output, "\n"), n_all = count(all.output, "\n");
+  cr_assert_gt(n_extra, 0);
+  cr_assert_gt(n_quick, 0);
+  cr_assert_eq(n_extra + n_quick, n_all, "%d extra + %d default vs %d in --full", n_extra, n_quick, n_all);
+  for (const char *line = extra.output; *line; line = strchr(line, '\n') + 1) {
+    char id[160];
+    size_t n = strcspn(line, "\n");
+    snprintf(id, sizeof id, "%.*s", (int)n, line);
+    cr_assert(has_line(all.output, id, n), "--full-extra lists %s, which --full lacks", id);
+    cr_assert(!has_line(quick.output, id, n), "--full-extra lists %s, a default-subset case", id);
+  }
+  conform_free(&all);
+  conform_free(&quick);
+  conform_free(&extra);
+}
+
 /* Which NaN an operation on two NaNs returns is left open (docs/conformance.md, Determinism): a
  * plugin whose NaN signs change from call to call passes, and an element left unwritten still
  * fails the determinism check although both sentinels read as NaN in f16. */
