@@ -18,6 +18,7 @@
 
 #include "conform/conform.h"
 #include "conform/isolate.h"
+#include "conform/jobs.h"
 #include "parity_support/dtype.h"
 #include "parity_support/ops.h"
 #include "parity_support/parse.h"
@@ -33,6 +34,7 @@ typedef struct options_t {
   int jobs;               /* --jobs: backends tested at once (0: one by one, streamed) */
   int child_fd;           /* >= 0: a child of the isolating parent (isolate.h), results go there too */
   uint32_t shard, shards; /* --shard K/N: case-table rows i with i % N == K; checks in shard 0 */
+  uint32_t part, parts;   /* --part K/P (a child of --jobs): the K-th of P contiguous runs of the selection */
   uint64_t seed;
 } options_t;
 
@@ -66,8 +68,9 @@ static void usage(FILE *f) {
           "  --list            print the selected case ids and exit\n"
           "  --in-process      test every plugin in this process (default: each in a child process, so\n"
           "                    that a plugin that crashes is named and the others are still tested)\n"
-          "  --jobs N          test N backends at once, each in its child process (default 1: one by one,\n"
-          "                    its results streamed); each backend's output is printed whole when it ends\n"
+          "  --jobs N          N child processes at once (default 1: one backend at a time, its results\n"
+          "                    streamed); each backend is split into N parts (contiguous runs of its cases)\n"
+          "                    and its report is printed whole when its last part ends\n"
           "environment: PARITY_CONFORM_PLACEMENT=guarded|end|start: 64 guard bytes on both sides of\n"
           "                    every tensor (default), or none after (end) or before (start) it, so that\n"
           "                    a checking executor's allocation bounds are the tensor's\n"
@@ -107,7 +110,8 @@ static int case_selected(const options_t *o, const cf_case_list_t *cases, size_t
 }
 
 static int check_selected(const options_t *o, const char *id) {
-  if (o->ops || o->dtypes || o->direction || (o->shards > 1 && o->shard != 0)) return 0;
+  if (o->ops || o->dtypes || o->direction || (o->shards > 1 && o->shard != 0) || (o->parts > 1 && o->part != 0))
+    return 0;
   return !o->cases || in_list(o->cases, id);
 }
 
@@ -164,7 +168,7 @@ static void run_backend(const cf_console_t *con, cf_report_t *rep, cf_env_t *env
   double t0 = now();
   size_t total = selected_count(cases, selected, o);
   b->first = rep->count;
-  cf_console_begin(con, rep, b);
+  if (o->parts <= 1) cf_console_begin(con, rep, b); /* a part's header and table: the parent's (jobs.h) */
   size_t counts[2] = {cf_capability_check_count, cf_hazard_check_count};
   for (int l = 0; l < 2; l++)
     for (size_t i = 0; i < counts[l]; i++) {
@@ -199,24 +203,24 @@ static void run_backend(const cf_console_t *con, cf_report_t *rep, cf_env_t *env
     finish(con, rep, b, r, total);
   }
   b->seconds = now() - t0;
-  cf_console_end(con, rep, b);
+  if (o->parts <= 1) cf_console_end(con, rep, b);
 }
 
 /* Every wanted plugin in this process (--in-process, or a child of run_isolated: --child-fd). */
 /* Device d of backend `name` did not open: one failed row in the report, with the host's message. */
-static void report_open_failure(const cf_console_t *con, cf_report_t *rep, cf_backend_summary_t *b, const char *name,
-                                uint32_t d) {
+static void report_open_failure(const options_t *o, const cf_console_t *con, cf_report_t *rep, cf_backend_summary_t *b,
+                                const char *name, uint32_t d) {
   snprintf(b->device, sizeof b->device, "device %u", d);
   snprintf(b->type, sizeof b->type, "not opened");
   snprintf(b->note, sizeof b->note, "the device does not open");
   b->first = rep->count;
-  cf_console_begin(con, rep, b);
+  if (o->parts <= 1) cf_console_begin(con, rep, b);
   cf_result_t *r = next_result(rep);
   cf_result_init(r, "device.open", "(device)", "-", "-", "open");
   snprintf(r->backend, sizeof r->backend, "%s", name);
   cf_result_fail(r, "%s", parity_last_error());
   finish(con, rep, b, r, 1);
-  cf_console_end(con, rep, b);
+  if (o->parts <= 1) cf_console_end(con, rep, b);
   cf_child_summary(b);
 }
 
@@ -253,8 +257,9 @@ static int run_in_process(const options_t *o, const cf_console_t *con, cf_report
     if (!wanted) continue;
     parity_context_plugin(ctx, p, &rec);
     if (rec.state != PARITY_PLUGIN_STATE_LOADED) {
-      printf("\n== %s: %s, not tested: %s ==\n", rec.name[0] ? rec.name : rec.path,
-             rec.state == PARITY_PLUGIN_STATE_UNAVAILABLE ? "unavailable" : "skipped", rec.reason);
+      if (o->part == 0) /* said once for a split backend */
+        printf("\n== %s: %s, not tested: %s ==\n", rec.name[0] ? rec.name : rec.path,
+               rec.state == PARITY_PLUGIN_STATE_UNAVAILABLE ? "unavailable" : "skipped", rec.reason);
       if (o->backend) exit_code = 2;
       cf_child_unavailable();
       continue;
@@ -273,7 +278,7 @@ static int run_in_process(const options_t *o, const cf_console_t *con, cf_report
       cf_child_backend(b);
       cf_child_running("device.open");
       if (parity_context_open_device(ctx, p, d, &env.dev) != PARITY_STATUS_OK) {
-        report_open_failure(con, rep, b, rec.name, d);
+        report_open_failure(o, con, rep, b, rec.name, d);
         exit_code = exit_code ? exit_code : 1;
         continue;
       }
@@ -297,7 +302,7 @@ static int run_in_process(const options_t *o, const cf_console_t *con, cf_report
         continue;
       }
       run_backend(con, rep, &env, cases, selected, o, b);
-      cf_print_core_needs(&env);
+      if (o->part == 0) cf_print_core_needs(&env);
       cf_child_summary(b);
       cf_coverage_t cov;
       cf_coverage(rep, b, &cov);
@@ -316,7 +321,8 @@ static int run_in_process(const options_t *o, const cf_console_t *con, cf_report
 /* The default: every wanted plugin in a child process of its own (isolate.h). This process
  * identifies the plugins without initialising any, then runs itself per plugin with --backend NAME
  * (the report options are this process's: the children stream their results here). */
-static int run_isolated(int argc, char **argv, const options_t *o, cf_report_t *rep) {
+static int run_isolated(int argc, char **argv, const options_t *o, const cf_console_t *con, size_t nselected,
+                        cf_report_t *rep) {
   parity_context_options_t opts;
   parity_context_options_init(&opts);
   opts.backend = "-"; /* a backend no plugin is: every one is identified from its file, none initialised */
@@ -339,7 +345,7 @@ static int run_isolated(int argc, char **argv, const options_t *o, cf_report_t *
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--json") || !strcmp(a, "--markdown") || !strcmp(a, "--junit") || !strcmp(a, "--html") ||
-        !strcmp(a, "--backend") || !strcmp(a, "--jobs")) {
+        !strcmp(a, "--backend") || !strcmp(a, "--jobs") || !strcmp(a, "--part")) {
       i++;
       continue;
     }
@@ -363,31 +369,28 @@ static int run_isolated(int argc, char **argv, const options_t *o, cf_report_t *
     matched++;
   }
   int jobs = o->jobs > 0 ? o->jobs : 1;
-  if (jobs > 1 && ntested > 1)
-    printf("parity-conform: %u backends, %d at a time (--jobs); each backend's report is printed when it ends\n",
-           ntested, jobs < (int)ntested ? jobs : (int)ntested);
-  cf_isolate_job_t *run = calloc(ntested ? ntested : 1, sizeof *run);
-  for (uint32_t k = 0, next = 0; run && k < ntested; k++) {
-    int code, unavailable = 0;
-    if (jobs <= 1 || ntested == 1) {
+  /* with several jobs every backend is split into `jobs` parts (jobs.h), unless there is too little
+   * to share (a part of fewer than 64 cases) or nothing to run (--support) */
+  int parts = jobs > 1 && !o->support && nselected >= 64 * (size_t)jobs ? jobs : 1;
+  if (jobs > 1 && (ntested > 1 || parts > 1))
+    printf(
+        "parity-conform: %u backend%s%s, %d processes at a time (--jobs); each backend's report is printed when "
+        "it ends\n",
+        ntested, ntested == 1 ? "" : "s", parts > 1 ? (parts == 2 ? " in two parts each" : " in parts") : "", jobs);
+  if (jobs > 1 && (ntested > 1 || parts > 1)) {
+    exit_code = cf_jobs_run(args, n, tested, ntested, jobs, parts, con, rep, o->backend != NULL);
+  } else {
+    for (uint32_t k = 0; k < ntested; k++) { /* one by one, streamed */
+      int unavailable = 0;
       args[n] = "--backend";
       args[n + 1] = (char *)tested[k];
-      code = cf_isolate_exec(args, n + 2, rep, tested[k], &unavailable);
-    } else {
-      for (; next < ntested && next < k + (uint32_t)jobs; next++) { /* keep `jobs` children running */
-        args[n] = "--backend";
-        args[n + 1] = (char *)tested[next];
-        if (cf_isolate_start(args, n + 2, tested[next], &run[next]) != 0) run[next].pid = -1;
-      }
-      code = cf_isolate_finish(&run[k], rep, &unavailable);
+      int code = cf_isolate_exec(args, n + 2, rep, tested[k], &unavailable);
+      if (code < 0 || code == 1)
+        exit_code = exit_code == 2 ? 2 : 1;
+      else if (code >= 2 && !(unavailable && !o->backend))
+        exit_code = 2;
     }
-    if (code < 0 || code == 1)
-      exit_code = exit_code == 2 ? 2 : 1;
-    else if (code >= 2 && !(unavailable && !o->backend))
-      exit_code = 2;
   }
-  if (!run) exit_code = 2;
-  free(run);
   if (o->backend && !matched) {
     fprintf(stderr, "parity-conform: no backend '%s' to test; available: %s\n", o->backend,
             parity_context_available(ctx));
@@ -472,7 +475,7 @@ static int parse(int argc, char **argv, options_t *o) {
                           : !strcmp(a, "--html")      ? &o->html
                                                       : NULL;
     if (target || !strcmp(a, "--device") || !strcmp(a, "--seed") || !strcmp(a, "--env") || !strcmp(a, "--shard") ||
-        !strcmp(a, "--child-fd") || !strcmp(a, "--jobs")) {
+        !strcmp(a, "--child-fd") || !strcmp(a, "--jobs") || !strcmp(a, "--part")) {
       if (!v) {
         fprintf(stderr, "parity-conform: %s needs a value\n", a);
         return -1;
@@ -506,6 +509,11 @@ static int parse(int argc, char **argv, options_t *o) {
         o->seed = strtoull(v, &end, 0);
         if (errno || end == v || *end || v[0] == '-') {
           fprintf(stderr, "parity-conform: --seed takes a non-negative integer, not '%s'\n", v);
+          return -1;
+        }
+      } else if (!strcmp(a, "--part")) { /* internal: a child of --jobs (jobs.h) */
+        if (sscanf(v, "%u/%u", &o->part, &o->parts) != 2 || o->parts == 0 || o->part >= o->parts) {
+          fprintf(stderr, "parity-conform: --part takes K/P with 0 <= K < P, not '%s'\n", v);
           return -1;
         }
       } else if (!strcmp(a, "--shard")) {
@@ -599,7 +607,16 @@ int main(int argc, char **argv) {
   }
   unsigned char *selected = calloc(cases.count ? cases.count : 1, 1);
   if (!selected) return 2;
-  for (size_t i = 0; i < cases.count; i++) selected[i] = (unsigned char)case_selected(&o, &cases, i);
+  size_t nselected = 0;
+  for (size_t i = 0; i < cases.count; i++) nselected += selected[i] = (unsigned char)case_selected(&o, &cases, i);
+  if (o.parts > 1) { /* --part K/P: the K-th of P contiguous runs of the selected cases */
+    size_t lo = nselected * o.part / o.parts, hi = nselected * (o.part + 1) / o.parts, rank = 0;
+    for (size_t i = 0; i < cases.count; i++)
+      if (selected[i]) {
+        selected[i] = rank >= lo && rank < hi;
+        rank++;
+      }
+  }
   cf_console_t con = {.verbose = o.verbose, .failures_only = o.failures_only, .progress = isatty(STDOUT_FILENO)};
   cf_report_t rep;
   memset(&rep, 0, sizeof rep);
@@ -608,7 +625,7 @@ int main(int argc, char **argv) {
   build_command(&rep, argv[0]);
   if (o.child_fd >= 0) cf_child_attach(o.child_fd);
   int exit_code = o.child_fd < 0 && !o.in_process && !o.determinism_probe
-                      ? run_isolated(argc, argv, &o, &rep)
+                      ? run_isolated(argc, argv, &o, &con, nselected, &rep)
                       : run_in_process(&o, &con, &rep, &cases, selected);
   if (o.json && cf_write_json(&rep, o.json) != 0) {
     fprintf(stderr, "parity-conform: cannot write %s\n", o.json);

@@ -294,7 +294,7 @@ Test(conform, a_plugin_that_crashes_is_named_and_the_others_are_still_tested) {
   cr_assert_eq(r.status, 1, "%s", r.output);
   cr_assert(strstr(r.output, "plugin fault crashed with SIGSEGV in sum.f32.forward.all"), "%s", r.output);
   cr_assert(strstr(r.output, "verdict cpu: PASS"), "%s", r.output);
-  cr_assert(strstr(r.output, "2 at a time"), "%s", r.output);
+  cr_assert(strstr(r.output, "2 processes at a time"), "%s", r.output);
   cr_assert_eq(count(r.json, "\"case\":"), results, "--jobs 2 reported another set of results:\n%s", r.json);
   const char *cpu = strstr(r.output, "== cpu"), *cpu_verdict = strstr(r.output, "verdict cpu");
   cr_assert(cpu && cpu_verdict && cpu < cpu_verdict, "%s", r.output);
@@ -307,6 +307,47 @@ Test(conform, a_plugin_that_crashes_is_named_and_the_others_are_still_tested) {
   cr_assert_neq(r.status, 0, "%s", r.output);
   cr_assert_null(strstr(r.output, "verdict cpu: PASS"), "in one process the crash ends the run:\n%s", r.output);
   conform_free(&r);
+}
+
+/* --jobs 2 on one backend with enough cases splits it into two parts (jobs.h): one header, one table
+ * and verdict, the same results as one process; a part that crashes is named as in one run, and the
+ * other part's results are kept. */
+Test(conform, a_backend_split_into_parts_reports_as_one_run) {
+  char cmd[2048], jobs[2100];
+  snprintf(cmd, sizeof cmd, "PARITY_LOG=quiet '%s' --backend cpu --op add,mul,exp,sum --dtype f32,f64",
+           PARITY_CONFORM_EXE);
+  conform_run_t one = run_command(cmd);
+  cr_assert_eq(one.status, 0, "%s", one.output);
+  snprintf(jobs, sizeof jobs, "%s --jobs 2", cmd);
+  conform_run_t two = run_command(jobs);
+  cr_assert_eq(two.status, 0, "%s", two.output);
+  cr_assert(strstr(two.output, "1 backend in two parts each, 2 processes at a time"), "%s", two.output);
+  cr_assert_eq(count(two.output, "== cpu"), 1, "one header:\n%s", two.output);
+  cr_assert_eq(count(two.output, "verdict cpu: PASS on 166 of 166 cases"), 1, "one verdict, every case:\n%s",
+               two.output);
+  cr_assert_eq(count(two.output, "core needs (f32): met by cpu"), 1, "%s", two.output);
+  cr_assert_eq(count(two.json, "\"case\":"), count(one.json, "\"case\":"), "%s", two.json);
+  cr_assert_eq(count(two.json, "\"status\":\"pass\""), count(one.json, "\"status\":\"pass\""), "%s", two.json);
+  const char *table = strstr(one.output, "family "), *table2 = strstr(two.output, "family ");
+  cr_assert(table && table2);
+  cr_assert_eq(strncmp(table, table2, (size_t)(strstr(table, "verdict") - table)), 0, "the same table:\n%s\n%s", table,
+               table2);
+  conform_free(&one);
+  conform_free(&two);
+
+  /* the sum cases are in the second part, which crashes at its first one */
+  snprintf(jobs, sizeof jobs,
+           "ASAN_OPTIONS=\"$ASAN_OPTIONS:handle_segv=0\" PARITY_LOG=quiet PARITY_PLUGIN_PATH='%s' "
+           "PARITY_FAULT=crash-sum '%s' --backend fault --op add,sum --dtype f32,f64,f16,bf16 --jobs 2",
+           PARITY_FAULT_PLUGIN_DIR, PARITY_CONFORM_EXE);
+  two = run_command(jobs);
+  cr_assert_eq(two.status, 1, "%s", two.output);
+  cr_assert(strstr(two.output, "in two parts each"), "%s", two.output);
+  cr_assert(strstr(two.output, "plugin fault crashed with SIGSEGV in sum."), "%s", two.output);
+  cr_assert_eq(count(two.output, "verdict fault: FAIL"), 1, "%s", two.output);
+  cr_assert(strstr(two.json, "\"plugin.crash\""), "%s", two.json);
+  cr_assert_gt(count(two.json, "\"status\":\"pass\""), 40, "the first part's add cases are kept:\n%s", two.json);
+  conform_free(&two);
 }
 
 Test(conform, an_unknown_fault_name_leaves_the_plugin_unavailable) {

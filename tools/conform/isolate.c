@@ -195,20 +195,35 @@ int cf_isolate_start(char **argv, int argc, const char *plugin, cf_isolate_job_t
   return 0;
 }
 
-int cf_isolate_finish(cf_isolate_job_t *j, cf_report_t *rep, int *unavailable) {
+/* Wait for the child, print its output whole when `print`, and read its records into rep. */
+static int collect(cf_isolate_job_t *j, cf_report_t *rep, int *unavailable, int print) {
   *unavailable = 0;
   if (j->pid < 0) return -1;
   int status = wait_child(j->pid);
   j->pid = -1;
-  fflush(stdout);
-  char buf[8192];
-  size_t got;
-  rewind(j->output);
-  while ((got = fread(buf, 1, sizeof buf, j->output)) > 0) fwrite(buf, 1, got, stdout);
+  if (print) cf_isolate_print(j);
   char running[112] = "loading the plugin";
   cf_backend_summary_t *b = NULL;
   if (lseek(fileno(j->records), 0, SEEK_SET) == 0) drain(fileno(j->records), rep, running, &b, unavailable);
-  int code = outcome(status, rep, b, j->plugin, running);
+  return outcome(status, rep, b, j->plugin, running);
+}
+
+void cf_isolate_print(cf_isolate_job_t *j) {
+  fflush(stdout);
+  char buf[8192];
+  size_t got;
+  if (!j->output) return;
+  rewind(j->output);
+  while ((got = fread(buf, 1, sizeof buf, j->output)) > 0) fwrite(buf, 1, got, stdout);
+  fflush(stdout);
+}
+
+int cf_isolate_collect(cf_isolate_job_t *j, cf_report_t *rep, int *unavailable) {
+  return collect(j, rep, unavailable, 0);
+}
+
+int cf_isolate_finish(cf_isolate_job_t *j, cf_report_t *rep, int *unavailable) {
+  int code = collect(j, rep, unavailable, 1);
   cf_isolate_drop(j);
   return code;
 }

@@ -38,6 +38,10 @@ typedef struct cf_isolate_job_t {
 } cf_isolate_job_t;
 int cf_isolate_start(char **argv, int argc, const char *plugin, cf_isolate_job_t *j); /* 0, or -1 (said why) */
 int cf_isolate_finish(cf_isolate_job_t *j, cf_report_t *rep, int *unavailable);       /* as cf_isolate_exec */
+/* cf_isolate_finish without printing the output or forgetting the child: cf_isolate_print, then
+ * cf_isolate_drop, when the caller is ready (--jobs prints a split backend's parts after merging). */
+int cf_isolate_collect(cf_isolate_job_t *j, cf_report_t *rep, int *unavailable);
+void cf_isolate_print(cf_isolate_job_t *j);
 void cf_isolate_drop(cf_isolate_job_t *j); /* kill and forget a child that was started */
 
 #endif

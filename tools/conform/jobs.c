@@ -1,0 +1,126 @@
+/* jobs.c — see jobs.h. */
+#include "jobs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct unit_t {
+  const char *backend;
+  int part;
+  char part_arg[24];
+  cf_isolate_job_t job;
+  cf_report_t rep; /* this part's records, merged into the caller's report when its backend ends */
+  int code, unavailable, started;
+} unit_t;
+
+/* Append part report `src`'s device d (its d-th summary, with its results) to `dst`'s summary b. */
+static int append_device(cf_report_t *dst, cf_backend_summary_t *b, const cf_report_t *src, size_t d) {
+  const cf_backend_summary_t *s = &src->backends[d];
+  for (size_t i = s->first; i < s->first + s->count && i < src->count; i++) {
+    cf_result_t *r = cf_report_add(dst);
+    if (!r) return -1;
+    *r = src->results[i];
+    cf_backend_count(b, r);
+  }
+  if (s->seconds > b->seconds) b->seconds = s->seconds;
+  if (s->note[0] && !strstr(b->note, s->note)) { /* a crash or a device note of any part */
+    size_t len = strlen(b->note);
+    snprintf(b->note + len, sizeof b->note - len, "%s%s", len ? "; " : "", s->note);
+  }
+  return 0;
+}
+
+/* The parts of one backend have ended: their device summaries merged by index into rep (device d
+ * of every part into one summary, results contiguous), each printed as one run would print it, and
+ * the backend's exit code (as a child's: 0, 1, 2, or -1 for a crash). */
+static int merge(unit_t *u, int parts, cf_report_t *rep, const cf_console_t *con, int *unavailable) {
+  size_t devices = 0;
+  int code = 0, crashed = 0, all_unavailable = 1;
+  for (int k = 0; k < parts; k++) {
+    if (u[k].rep.backend_count > devices) devices = u[k].rep.backend_count;
+    if (u[k].code < 0) crashed = 1;
+    if (u[k].code >= 2 && !u[k].unavailable) code = 2;
+    all_unavailable &= u[k].unavailable;
+  }
+  *unavailable = all_unavailable;
+  if (all_unavailable) code = u[0].code; /* the first part said why (the others print nothing) */
+  size_t first_backend = rep->backend_count;
+  for (size_t d = 0; d < devices; d++) {
+    cf_backend_summary_t *b = cf_report_add_backend(rep);
+    if (!b) return 2;
+    for (int k = 0; k < parts; k++) /* the device's name and claims: the first part that has them */
+      if (d < u[k].rep.backend_count && !b->backend[0]) {
+        *b = u[k].rep.backends[d];
+        b->count = b->pass = b->fail = b->unsupported = b->skipped = 0;
+        b->seconds = 0;
+        b->note[0] = 0;
+      }
+    b->first = rep->count;
+    for (int k = 0; k < parts; k++)
+      if (d < u[k].rep.backend_count && append_device(rep, b, &u[k].rep, d) != 0) return 2;
+  }
+  if (devices) cf_console_begin(con, rep, &rep->backends[first_backend]);
+  for (int k = 0; k < parts; k++) cf_isolate_print(&u[k].job); /* their own lines: core needs, driver messages */
+  for (size_t d = 0; d < devices; d++) {
+    const cf_backend_summary_t *b = &rep->backends[first_backend + d];
+    if (d) cf_console_begin(con, rep, b);
+    cf_console_end(con, rep, b);
+    cf_coverage_t cov;
+    cf_coverage(rep, b, &cov);
+    if (cov.verdict != CF_VERDICT_PASS && code == 0) code = 1;
+  }
+  return crashed && code != 2 ? -1 : code;
+}
+
+int cf_jobs_run(char **args, int nargs, const char *const *backends, uint32_t nbackends, int jobs, int parts,
+                const cf_console_t *con, cf_report_t *rep, int named) {
+  size_t nunits = (size_t)nbackends * (size_t)parts;
+  unit_t *u = calloc(nunits ? nunits : 1, sizeof *u);
+  if (!u) return 2;
+  int exit_code = 0;
+  size_t next = 0;
+  for (size_t k = 0; k < nunits; k++) {
+    for (; next < nunits && next < k + (size_t)jobs; next++) { /* keep `jobs` children running */
+      unit_t *v = &u[next];
+      v->backend = backends[next / (size_t)parts];
+      v->part = (int)(next % (size_t)parts);
+      int n = nargs;
+      args[n++] = "--backend";
+      args[n++] = (char *)v->backend;
+      if (parts > 1) {
+        snprintf(v->part_arg, sizeof v->part_arg, "%d/%d", v->part, parts);
+        args[n++] = "--part";
+        args[n++] = v->part_arg;
+      }
+      v->rep.seed = rep->seed;
+      v->rep.full = rep->full;
+      memcpy(v->rep.command, rep->command, sizeof rep->command);
+      v->started = cf_isolate_start(args, n, v->backend, &v->job) == 0;
+      if (!v->started) v->job.pid = -1;
+    }
+    unit_t *w = &u[k];
+    if (parts == 1) { /* printed whole as it ends, straight into rep */
+      w->code = cf_isolate_finish(&w->job, rep, &w->unavailable);
+    } else {
+      w->code = cf_isolate_collect(&w->job, &w->rep, &w->unavailable);
+      if (w->part < parts - 1) continue;
+      unit_t *first = &u[k + 1 - (size_t)parts];
+      w->code = merge(first, parts, rep, con, &w->unavailable);
+      for (int p = 0; p < parts; p++) {
+        cf_isolate_drop(&first[p].job);
+        cf_report_free(&first[p].rep);
+      }
+    }
+    if (w->code < 0 || w->code == 1)
+      exit_code = exit_code == 2 ? 2 : 1;
+    else if (w->code >= 2 && !(w->unavailable && !named))
+      exit_code = 2;
+  }
+  for (size_t k = 0; k < nunits; k++) { /* only after an out-of-memory return above */
+    cf_isolate_drop(&u[k].job);
+    cf_report_free(&u[k].rep);
+  }
+  free(u);
+  return exit_code;
+}
