@@ -3,7 +3,8 @@
  * the plugin's programs are), with -fsanitize=thread and no runtime (tests/cuda/check/check_hooks.c
  * sees every load and store). Here: the address-space words (global vanishes, local arrays go to
  * the section emu_shared behind a pad, as check_shim.h's __shared__), the work-item functions over
- * the executor's index variables, barrier() as the executor's barrier, the built-ins the kernels
+ * the executor's index variables, barrier(flags) as the executor's barrier fencing the memories its
+ * flags name, the built-ins the kernels
  * call with OpenCL's rounding, saturation and results, and the vector types (float4, int4, ...:
  * components, lo/hi, element-wise operators, comparisons giving -1/0 masks, vloadN/vstoreN).
  * Vector literals ((float4)(a, b, c, d)), which C++ would read as a comma expression, and `local`
@@ -56,7 +57,6 @@ struct ocl_dim3 {
   unsigned x, y, z;
 };
 extern ocl_dim3 emu_blockIdx, emu_blockDim, emu_threadIdx, emu_gridDim;
-void emu_syncthreads(void);
 /* the program's SPEC_OP, SPEC_DT, SPEC_DT2 (0: not fixed), set by the ICD before each launch */
 extern int ocl_chk_spec[3];
 }
@@ -67,9 +67,11 @@ static inline size_t get_local_size(uint i) { return ocl_dim(emu_blockDim, i); }
 static inline size_t get_num_groups(uint i) { return ocl_dim(emu_gridDim, i); }
 static inline size_t get_global_id(uint i) { return get_group_id(i) * get_local_size(i) + get_local_id(i); }
 static inline size_t get_global_size(uint i) { return get_num_groups(i) * get_local_size(i); }
-#define CLK_LOCAL_MEM_FENCE 1
-#define CLK_GLOBAL_MEM_FENCE 2
-#define barrier(flags) emu_syncthreads() /* a macro: the barrier's address is the kernel's line */
+/* a barrier orders the memories its flags fence, no more: across barrier(CLK_LOCAL_MEM_FENCE) two
+ * work-items' accesses to one global word still race (check.h's chk_barrier) */
+#define CLK_LOCAL_MEM_FENCE CHK_FENCE_SHARED
+#define CLK_GLOBAL_MEM_FENCE CHK_FENCE_GLOBAL
+#define barrier(flags) chk_barrier(flags) /* a macro: the barrier's address is the kernel's line */
 
 /* ---- scalar built-ins ---- */
 template <typename A, typename B>
