@@ -27,6 +27,7 @@ typedef struct chk_kernel_t {
   int nargs;
   unsigned ptr_mask;
   const unsigned short *psizes; /* each argument's size, then 0 (a graph capture copies them) */
+  unsigned reqd_wg[3];          /* OpenCL's reqd_work_group_size (ocl_shim.h's OCL_ENTRY); 0, 0, 0: none (CUDA) */
 } chk_kernel_t;
 
 /* ---- the words of reports and settings: CUDA's by default; the OpenCL checking executor

@@ -7,9 +7,10 @@
  * flags name, the built-ins the kernels
  * call with OpenCL's rounding, saturation and results, and the vector types (float4, int4, ...:
  * components, lo/hi, element-wise operators, comparisons giving -1/0 masks, vloadN/vstoreN).
- * Vector literals ((float4)(a, b, c, d)), which C++ would read as a comma expression, and `local`
- * in a parameter list are rewritten in the build's copy of the sources (ocl_src.cmake) into
- * chk_vlit<float4>(a, b, c, d) and a plain pointer. Included first by ocl_module.cpp. */
+ * Vector literals ((float4)(a, b, c, d)), which C++ would read as a comma expression, `local` in a
+ * parameter list and KERNEL_WG(x, y) name(, whose size the kernel table needs with the name, are
+ * rewritten in the build's copy of the sources (ocl_src.cmake) into chk_vlit<float4>(a, b, c, d),
+ * a plain pointer and OCL_KERNEL_WG(name, x, y) name(. Included first by ocl_module.cpp. */
 #ifndef PARITY_OCL_SHIM_H
 #define PARITY_OCL_SHIM_H
 
@@ -42,7 +43,23 @@ static_assert(sizeof(long) == 8, "OpenCL's long is 64-bit: the host must be LP64
 #define __constant static const
 #define constant static const
 #define kernel static /* internal linkage: each (family, class) object defines the same names */
-#define reqd_work_group_size(x, y, z) unused
+/* a KERNEL_WG(x, y) kernel (reqd_work_group_size), which ocl_src.cmake rewrites as
+ * OCL_KERNEL_WG(name, x, y): its size for the kernel table (OCL_ENTRY's OCL_REQD_WG: the overload
+ * for its tag; the template answers 0, 0, 0 for every other kernel), then the kernel. A KERNEL_WG
+ * the rewrite missed (not at a line's start) stops the compile: its size would be lost */
+struct ocl_wg3 {
+  unsigned x, y, z;
+};
+template <typename Tag>
+static constexpr ocl_wg3 ocl_reqd_wg(Tag *) {
+  return {0, 0, 0};
+}
+#define OCL_KERNEL_WG(name, x, y)                                                    \
+  struct ocl_wg_of_##name;                                                           \
+  static constexpr ocl_wg3 ocl_reqd_wg(ocl_wg_of_##name *) { return {(x), (y), 1}; } \
+  kernel void
+#define OCL_REQD_WG(name) ocl_reqd_wg((struct ocl_wg_of_##name *)nullptr)
+#define reqd_work_group_size(x, y, z) unused)) ocl_KERNEL_WG_not_rewritten_by_ocl_src_cmake __attribute__((unused
 #define CHK_SHARED_PAD 256
 #define CHK_CAT2(a, b) a##b
 #define CHK_CAT(a, b) CHK_CAT2(a, b)
@@ -356,7 +373,8 @@ OCL_VLOAD(8)
 OCL_VLOAD(16)
 #undef OCL_VLOAD
 
-/* ---- the kernel table (check.h's chk_kernel_t): a kernel called from its argument array ---- */
+/* ---- the kernel table (check.h's chk_kernel_t): a kernel called from its argument array, and its
+ * reqd_work_group_size (OCL_KERNEL_WG) ---- */
 template <auto F, typename... A, size_t... I>
 static void ocl_call(void **p, void (*)(A...), std::index_sequence<I...>) {
   F(*static_cast<std::remove_cv_t<A> *>(p[I])...);
@@ -383,8 +401,13 @@ template <typename... A>
 constexpr int ocl_nargs(void (*)(A...)) {
   return (int)sizeof...(A);
 }
-#define OCL_ENTRY(name, barrier)                                                    \
-  {#name,           [](void **p) { ocl_tramp_of<name>(p, name); }, barrier, ocl_nargs(name), ocl_ptr_mask(name), \
-   ocl_psizes(name)},
+#define OCL_ENTRY(name, barrier)                  \
+  {#name,                                         \
+   [](void **p) { ocl_tramp_of<name>(p, name); }, \
+   barrier,                                       \
+   ocl_nargs(name),                               \
+   ocl_ptr_mask(name),                            \
+   ocl_psizes(name),                              \
+   {OCL_REQD_WG(name).x, OCL_REQD_WG(name).y, OCL_REQD_WG(name).z}},
 
 #endif
