@@ -27,6 +27,7 @@ typedef struct chk_kernel_t {
   int nargs;
   unsigned ptr_mask;
   const unsigned short *psizes; /* each argument's size, then 0 (a graph capture copies them) */
+  unsigned reqd_wg[3];          /* OpenCL's reqd_work_group_size (ocl_shim.h's OCL_ENTRY); 0, 0, 0: none (CUDA) */
 } chk_kernel_t;
 
 /* ---- the words of reports and settings: CUDA's by default; the OpenCL checking executor
@@ -75,17 +76,18 @@ typedef struct {
   uint32_t launch; /* launch serial; 0: never accessed */
   uint32_t block;
   uint16_t thread; /* bits 0..10 the thread, 12..15 the bytes of the word accessed */
-  uint16_t epoch;  /* the block's barrier count at the access */
+  uint16_t epoch;  /* the block's barrier count, for the cell's memory, at the access (chk_now_t) */
   int32_t pc;      /* the access's return address, from chk_pc_anchor */
 } chk_cell_t;
 typedef struct {
   chk_cell_t w, r1, r2; /* last write; up to two reads since it */
 } chk_word_t;
 
-/* the running thread */
+/* the running thread; epoch and gepoch count the block's barriers that fenced shared (local) and
+ * global memory: __syncthreads fences both, OpenCL's barrier(flags) those its flags name */
 typedef struct {
   uint32_t launch, block;
-  uint16_t thread, epoch;
+  uint16_t thread, epoch, gepoch;
   const chk_kernel_t *kernel;
   void **params;
   unsigned block_dim[3];
@@ -98,6 +100,8 @@ int chk_stacks_init(void);
 void chk_seed(uint64_t launch);
 void chk_run_block(unsigned n);
 void chk_maybe_switch(void);
+enum { CHK_FENCE_SHARED = 1, CHK_FENCE_GLOBAL = 2 };
+void chk_barrier(unsigned fences); /* a barrier of the block fencing these memories (emu_syncthreads: both) */
 uint64_t chk_rand(void);
 
 /* classification ranges, set by chk_mem_init and chk_shared_init */

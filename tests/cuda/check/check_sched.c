@@ -2,8 +2,10 @@
  * fiber with its own stack; a seeded generator picks which runnable fiber goes next at every
  * switch point (chk_maybe_switch: shared and global accesses) and at every barrier; a barrier
  * releases when every live thread waits at it, and one that some thread passed by (exited, or
- * waits at another barrier) is reported as divergent. Blocks run one after another: the shadow
- * state treats accesses of different blocks of a launch as unordered whatever the order. */
+ * waits at another barrier) is reported as divergent. A barrier orders the memories it fences
+ * (chk_now.epoch, .gepoch): __syncthreads both, an OpenCL barrier those of its flags. Blocks run
+ * one after another: the shadow state treats accesses of different blocks of a launch as unordered
+ * whatever the order. */
 #define _GNU_SOURCE
 #include <string.h>
 #include <sys/mman.h>
@@ -29,6 +31,7 @@ static chk_fiber_t main_fiber, fib[CHK_MAX_THREADS];
 static chk_dim3 tid[CHK_MAX_THREADS];
 static unsigned char state[CHK_MAX_THREADS];
 static int32_t bar_pc[CHK_MAX_THREADS];
+static unsigned char bar_fences[CHK_MAX_THREADS];
 static int run_list[CHK_MAX_THREADS], run_pos[CHK_MAX_THREADS];
 static int nthreads, nrun, nwait, cur, last_done;
 static uint64_t rng;
@@ -102,11 +105,14 @@ static void divergent(int waiting, int other, int exited) {
   chk_report(&r);
 }
 
-/* every live thread waits: check they wait at one barrier, then let them all go on */
+/* every live thread waits: check they wait at one barrier, then let them all go on, past the
+ * memories every one of them fenced */
 static void release(void) {
   int first = -1;
+  unsigned fences = CHK_FENCE_SHARED | CHK_FENCE_GLOBAL;
   for (int f = 0; f < nthreads; f++) {
     if (state[f] != F_WAIT) continue;
+    fences &= bar_fences[f];
     if (first < 0)
       first = f;
     else if (bar_pc[f] != bar_pc[first]) {
@@ -115,7 +121,8 @@ static void release(void) {
     }
   }
   if (first >= 0 && last_done >= 0) divergent(first, last_done, 1);
-  chk_now.epoch++;
+  if (fences & CHK_FENCE_SHARED) chk_now.epoch++;
+  if (fences & CHK_FENCE_GLOBAL) chk_now.gepoch++;
   chk_stats.barriers++;
   for (int f = 0; f < nthreads && nwait; f++)
     if (state[f] == F_WAIT) {
@@ -125,9 +132,10 @@ static void release(void) {
     }
 }
 
-static void barrier(const void *pc) {
+static void barrier(const void *pc, unsigned fences) {
   state[cur] = F_WAIT;
   bar_pc[cur] = chk_pc(pc);
+  bar_fences[cur] = (unsigned char)fences;
   run_remove(cur);
   nwait++;
   if (!nrun) release();
@@ -136,7 +144,9 @@ static void barrier(const void *pc) {
 }
 
 /* __syncthreads() of the kernels (emu_shim.h) */
-void emu_syncthreads(void) { barrier(__builtin_return_address(0)); }
+void emu_syncthreads(void) { barrier(__builtin_return_address(0), CHK_FENCE_SHARED | CHK_FENCE_GLOBAL); }
+/* OpenCL's barrier(flags) (tests/opencl/check/ocl_shim.h) */
+void chk_barrier(unsigned fences) { barrier(__builtin_return_address(0), fences); }
 
 static void fiber_entry(void) {
   chk_now.kernel->run(chk_now.params);
@@ -163,7 +173,7 @@ void chk_run_block(unsigned n) {
     state[t] = F_RUN;
     run_add((int)t);
   }
-  chk_now.epoch = 0;
+  chk_now.epoch = chk_now.gepoch = 0;
   cur = pick();
   chk_now.thread = (uint16_t)cur;
   emu_threadIdx = tid[cur];

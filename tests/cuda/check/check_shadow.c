@@ -1,8 +1,9 @@
 /* check_shadow.c — one shadow word (chk_word_t) per 4 bytes of device or shared memory: the last
- * write and up to two reads since it, each with launch, block, thread, the block's barrier count
- * (epoch), the bytes touched and the access's code address. Two accesses conflict when their
- * bytes overlap, at least one writes, and nothing orders them: different threads of one block
- * between the same two barriers, or different blocks of one launch (no barrier joins blocks).
+ * write and up to two reads since it, each with launch, block, thread, the block's count of the
+ * barriers that fenced that memory (epoch: chk_now.epoch for shared, chk_now.gepoch for global), the
+ * bytes touched and the access's code address. Two accesses conflict when their bytes overlap, at
+ * least one writes, and nothing orders them: different threads of one block between the same two
+ * barriers fencing their memory, or different blocks of one launch (no barrier joins blocks).
  * Launches are ordered by the stream. For shared memory only this block's accesses count (the
  * arrays are the block's own; the emulation reuses them block after block). */
 #include "check.h"
@@ -19,6 +20,9 @@ const void *chk_pc_addr(int32_t pc) { return (const void *)((intptr_t)&chk_pc_an
 static inline unsigned cell_mask(const chk_cell_t *c) { return (unsigned)c->thread >> MASK_SHIFT; }
 static inline unsigned cell_thread(const chk_cell_t *c) { return c->thread & THREAD_BITS; }
 
+/* the running thread's barrier count for this memory */
+static inline uint16_t epoch(int space) { return space == CHK_GLOBAL ? chk_now.gepoch : chk_now.epoch; }
+
 /* the cell records an access that still matters to this one */
 static inline int live(const chk_cell_t *c, int space) {
   return c->launch == chk_now.launch && (space == CHK_GLOBAL || c->block == chk_now.block);
@@ -28,20 +32,20 @@ static inline int live(const chk_cell_t *c, int space) {
 static inline int concurrent(const chk_cell_t *c, int space, unsigned mask) {
   if (!live(c, space) || !(cell_mask(c) & mask)) return 0;
   if (c->block != chk_now.block) return 1;
-  return c->epoch == chk_now.epoch && cell_thread(c) != chk_now.thread;
+  return c->epoch == epoch(space) && cell_thread(c) != chk_now.thread;
 }
 
-static inline void set(chk_cell_t *c, unsigned mask, int32_t pc) {
+static inline void set(chk_cell_t *c, unsigned mask, int space, int32_t pc) {
   c->launch = chk_now.launch;
   c->block = chk_now.block;
   c->thread = (uint16_t)(chk_now.thread | (mask << MASK_SHIFT));
-  c->epoch = chk_now.epoch;
+  c->epoch = epoch(space);
   c->pc = pc;
 }
 
 /* the same thread in the same interval: one access for the checks to come */
 static inline int same(const chk_cell_t *c, int space) {
-  return live(c, space) && c->block == chk_now.block && c->epoch == chk_now.epoch && cell_thread(c) == chk_now.thread;
+  return live(c, space) && c->block == chk_now.block && c->epoch == epoch(space) && cell_thread(c) == chk_now.thread;
 }
 
 static void race(const chk_cell_t *other, int other_write, int write, int space, int32_t pc, uintptr_t a,
@@ -73,12 +77,12 @@ static void record_read(chk_word_t *w, unsigned mask, int space, int32_t pc) {
   }
   /* keep a read that a later write of this block would race with: another block's, or another
    * thread's in this interval; an older interval's read of this block is ordered before */
-  int keep1 = live(&w->r1, space) && (w->r1.block != chk_now.block || w->r1.epoch == chk_now.epoch);
-  int keep2 = live(&w->r2, space) && (w->r2.block != chk_now.block || w->r2.epoch == chk_now.epoch);
+  int keep1 = live(&w->r1, space) && (w->r1.block != chk_now.block || w->r1.epoch == epoch(space));
+  int keep2 = live(&w->r2, space) && (w->r2.block != chk_now.block || w->r2.epoch == epoch(space));
   if (!keep1)
-    set(&w->r1, mask, pc);
+    set(&w->r1, mask, space, pc);
   else if (!keep2)
-    set(&w->r2, mask, pc);
+    set(&w->r2, mask, space, pc);
 }
 
 void chk_word(chk_word_t *w, unsigned mask, int write, int space, int32_t pc, uintptr_t a) {
@@ -95,6 +99,6 @@ void chk_word(chk_word_t *w, unsigned mask, int write, int space, int32_t pc, ui
   if (same(&w->w, space))
     w->w.thread |= (uint16_t)(mask << MASK_SHIFT);
   else
-    set(&w->w, mask, pc);
+    set(&w->w, mask, space, pc);
   w->r1.launch = w->r2.launch = 0; /* reads before this write are ordered before it, or reported */
 }

@@ -3,12 +3,19 @@
  * its seed; buffers write, read, fill and copy (an overlapping copy refused); a program is accepted
  * only with the prelude the host compile assumed (the reason in the build log); binaries and the
  * CPU layout's kernels are refused with their error codes; arguments of the wrong size, a launch
- * with unset arguments and entries the ICD does not implement fail with an error, never a crash.
- * A plain program (exit status 0: every check passed), CTest opencl_check_icd. */
+ * with unset arguments and entries the ICD does not implement fail with an error, never a crash;
+ * a kernel's reqd_work_group_size is its CL_KERNEL_COMPILE_WORK_GROUP_SIZE, and a launch with another
+ * local size, or none, is refused with CL_INVALID_WORK_GROUP_SIZE and a message naming the kernel and
+ * both sizes, while one with that size runs. A plain program (exit status 0: every check passed),
+ * CTest opencl_check_icd. */
+#define _POSIX_C_SOURCE 200809L /* dup, fileno */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "kernel_params.h" /* kp_mm_t, KP_MM_TILE */
 
 static int failures;
 #define CHECK(c)                                                                          \
@@ -76,6 +83,75 @@ static void programs(cl_context c, cl_device_id d, cl_command_queue q) {
   CHECK(clCreateProgramWithBinary(c, 1, &d, &len, bins, &st, &e) == NULL && e == CL_INVALID_BINARY);
 }
 
+/* a launch with stderr caught: its code, and what the ICD said in msg */
+static cl_int launch_said(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t *global, const size_t *local,
+                          char *msg, size_t n) {
+  FILE *t = tmpfile();
+  int saved = dup(2);
+  CHECK(t && saved >= 0);
+  fflush(stderr);
+  dup2(fileno(t), 2);
+  cl_int e = clEnqueueNDRangeKernel(q, k, dims, NULL, global, local, 0, NULL, NULL);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  rewind(t);
+  msg[fread(msg, 1, n - 1, t)] = 0;
+  fclose(t);
+  return e;
+}
+
+static cl_mem buffer_of(cl_context c, cl_command_queue q, float v) {
+  cl_int e;
+  cl_mem m = clCreateBuffer(c, CL_MEM_READ_WRITE, sizeof v, NULL, &e);
+  CHECK(e == CL_SUCCESS && clEnqueueWriteBuffer(q, m, CL_TRUE, 0, sizeof v, &v, 0, NULL, NULL) == CL_SUCCESS);
+  return m;
+}
+
+/* mm_fwd declares reqd_work_group_size(KP_MM_TILE, KP_MM_TILE, 1) (KERNEL_WG), red_pass none */
+static void required_sizes(cl_context c, cl_device_id d, cl_command_queue q) {
+  cl_int e, built;
+  size_t wg[3] = {9, 9, 9};
+  cl_program p = program(c, d, PRELUDE "#define OCL_CONTIG 0\n#define K_red_pass 1\n", &built);
+  cl_kernel k = clCreateKernel(p, "red_pass", &e);
+  CHECK(built == CL_SUCCESS && e == CL_SUCCESS);
+  CHECK(clGetKernelWorkGroupInfo(k, d, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof wg, wg, NULL) == CL_SUCCESS);
+  CHECK(wg[0] == 0 && wg[1] == 0 && wg[2] == 0);
+  CHECK(clReleaseKernel(k) == CL_SUCCESS && clReleaseProgram(p) == CL_SUCCESS);
+
+  p = program(c, d, PRELUDE "#define OCL_CONTIG 0\n#define K_mm_fwd 1\n", &built);
+  k = clCreateKernel(p, "mm_fwd", &e);
+  CHECK(built == CL_SUCCESS && e == CL_SUCCESS);
+  CHECK(clGetKernelWorkGroupInfo(k, d, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof wg, wg, NULL) == CL_SUCCESS);
+  CHECK(wg[0] == KP_MM_TILE && wg[1] == KP_MM_TILE && wg[2] == 1);
+  /* c = a b, 1 x 1 x 1, f32 */
+  kp_mm_t mm = {.M = 1, .N = 1, .K = 1, .batch = 1, .am = 1, .ak = 1, .bk = 1, .bn = 1, .cm = 1, .cn = 1, .dt = 1};
+  cl_mem m[3] = {buffer_of(c, q, 3.0f), buffer_of(c, q, 5.0f), buffer_of(c, q, 0.0f)};
+  CHECK(clSetKernelArg(k, 0, sizeof mm, &mm) == CL_SUCCESS);
+  for (cl_uint i = 0; i < 3; i++) CHECK(clSetKernelArg(k, i + 1, sizeof m[i], &m[i]) == CL_SUCCESS);
+  /* 2 x 1 groups of half the size: a launch the executor could run but for the declared size */
+  size_t global[2] = {KP_MM_TILE, KP_MM_TILE}, half[2] = {KP_MM_TILE / 2, KP_MM_TILE / 2};
+  size_t global_half[2] = {KP_MM_TILE, KP_MM_TILE / 2}, flat = KP_MM_TILE * KP_MM_TILE;
+  char msg[512], want[160];
+  CHECK(launch_said(q, k, 2, global_half, half, msg, sizeof msg) == CL_INVALID_WORK_GROUP_SIZE);
+  snprintf(want, sizeof want,
+           "opencl-check: clEnqueueNDRangeKernel: mm_fwd: local size %d x %d x 1, but the kernel declares "
+           "reqd_work_group_size(%d, %d, 1)",
+           KP_MM_TILE / 2, KP_MM_TILE / 2, KP_MM_TILE, KP_MM_TILE);
+  CHECK(strstr(msg, want) != NULL);
+  CHECK(launch_said(q, k, 2, global, NULL, msg, sizeof msg) == CL_INVALID_WORK_GROUP_SIZE);
+  CHECK(strstr(msg,
+               "mm_fwd: local size NULL (the implementation's choice), but the kernel declares "
+               "reqd_work_group_size(16, 16, 1)") != NULL);
+  CHECK(launch_said(q, k, 1, &flat, &flat, msg, sizeof msg) == CL_INVALID_WORK_GROUP_SIZE);
+  CHECK(strstr(msg, "mm_fwd: local size 256 x 1 x 1") != NULL);
+  float out = 0;
+  CHECK(launch_said(q, k, 2, global, global, msg, sizeof msg) == CL_SUCCESS && !msg[0]); /* one group */
+  CHECK(clEnqueueReadBuffer(q, m[2], CL_TRUE, 0, sizeof out, &out, 0, NULL, NULL) == CL_SUCCESS && out == 15.0f);
+  for (int i = 0; i < 3; i++) clReleaseMemObject(m[i]);
+  CHECK(clReleaseKernel(k) == CL_SUCCESS && clReleaseProgram(p) == CL_SUCCESS);
+}
+
 int main(void) {
   cl_platform_id plat;
   cl_device_id d;
@@ -98,6 +174,7 @@ int main(void) {
   CHECK(e == CL_SUCCESS && q);
   buffers(c, q);
   programs(c, d, q);
+  required_sizes(c, d, q);
   cl_event ev;
   CHECK(clEnqueueMarkerWithWaitList(q, 0, NULL, &ev) == CL_INVALID_OPERATION); /* not implemented */
   CHECK(clEnqueueMapBuffer(q, NULL, CL_TRUE, 0, 0, 4, 0, NULL, NULL, &e) == NULL);

@@ -355,9 +355,11 @@ cl_int CL_API_CALL ocl_chk_wg_info(cl_kernel k, cl_device_id d, cl_kernel_work_g
   if (!is_kernel(k)) return CL_INVALID_KERNEL;
   if (d && d != &ocl_chk_device) return CL_INVALID_DEVICE;
   const size_t wg = OCL_CHK_WG;
+  const size_t reqd[3] = {k->k->reqd_wg[0], k->k->reqd_wg[1], k->k->reqd_wg[2]}; /* 0, 0, 0: none */
   const cl_ulong local = 0;
   switch (what) {
     case CL_KERNEL_WORK_GROUP_SIZE: return ocl_chk_answer(&wg, sizeof wg, size, out, size_ret);
+    case CL_KERNEL_COMPILE_WORK_GROUP_SIZE: return ocl_chk_answer(reqd, sizeof reqd, size, out, size_ret);
     case CL_KERNEL_LOCAL_MEM_SIZE: return ocl_chk_answer(&local, sizeof local, size, out, size_ret);
     default: return CL_INVALID_VALUE;
   }
@@ -383,10 +385,27 @@ cl_int CL_API_CALL ocl_chk_release_kernel(cl_kernel k) {
 /* ---- launches ---- */
 static unsigned failed_launches;
 
+/* a kernel declared with reqd_work_group_size runs only with that local size, given (a NULL one is
+ * refused too: OpenCL 1.2, clEnqueueNDRangeKernel's CL_INVALID_WORK_GROUP_SIZE) */
+static cl_int required_size(cl_kernel k, cl_uint dims, const size_t *local) {
+  const unsigned *r = k->k->reqd_wg;
+  if (!r[0]) return CL_SUCCESS;
+  size_t l[3] = {1, 1, 1};
+  for (cl_uint d = 0; local && d < dims; d++) l[d] = local[d];
+  if (local && l[0] == r[0] && l[1] == r[1] && l[2] == r[2]) return CL_SUCCESS;
+  char given[64] = "NULL (the implementation's choice)";
+  if (local) snprintf(given, sizeof given, "%zu x %zu x %zu", l[0], l[1], l[2]);
+  ocl_chk_say("clEnqueueNDRangeKernel: %s: local size %s, but the kernel declares reqd_work_group_size(%u, %u, %u)",
+              k->k->name, given, r[0], r[1], r[2]);
+  return CL_INVALID_WORK_GROUP_SIZE;
+}
+
 /* the launch's work-groups and work-items: grid in x only (the executor's), what the plugin asks */
 static cl_int geometry(cl_kernel k, cl_uint dims, const size_t *offset, const size_t *global, const size_t *local,
                        unsigned grid[3], unsigned block[3]) {
   if (dims < 1 || dims > 3 || !global) return CL_INVALID_WORK_DIMENSION;
+  cl_int e = required_size(k, dims, local);
+  if (e != CL_SUCCESS) return e;
   for (cl_uint d = 0; d < 3; d++) {
     size_t g = d < dims ? global[d] : 1, l = d < dims ? (local ? local[d] : d == 0 && g <= 64 ? g : 1) : 1;
     if (offset && d < dims && offset[d]) return CL_INVALID_GLOBAL_OFFSET;

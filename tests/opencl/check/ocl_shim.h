@@ -3,12 +3,14 @@
  * the plugin's programs are), with -fsanitize=thread and no runtime (tests/cuda/check/check_hooks.c
  * sees every load and store). Here: the address-space words (global vanishes, local arrays go to
  * the section emu_shared behind a pad, as check_shim.h's __shared__), the work-item functions over
- * the executor's index variables, barrier() as the executor's barrier, the built-ins the kernels
+ * the executor's index variables, barrier(flags) as the executor's barrier fencing the memories its
+ * flags name, the built-ins the kernels
  * call with OpenCL's rounding, saturation and results, and the vector types (float4, int4, ...:
  * components, lo/hi, element-wise operators, comparisons giving -1/0 masks, vloadN/vstoreN).
- * Vector literals ((float4)(a, b, c, d)), which C++ would read as a comma expression, and `local`
- * in a parameter list are rewritten in the build's copy of the sources (ocl_src.cmake) into
- * chk_vlit<float4>(a, b, c, d) and a plain pointer. Included first by ocl_module.cpp. */
+ * Vector literals ((float4)(a, b, c, d)), which C++ would read as a comma expression, `local` in a
+ * parameter list and KERNEL_WG(x, y) name(, whose size the kernel table needs with the name, are
+ * rewritten in the build's copy of the sources (ocl_src.cmake) into chk_vlit<float4>(a, b, c, d),
+ * a plain pointer and OCL_KERNEL_WG(name, x, y) name(. Included first by ocl_module.cpp. */
 #ifndef PARITY_OCL_SHIM_H
 #define PARITY_OCL_SHIM_H
 
@@ -41,7 +43,23 @@ static_assert(sizeof(long) == 8, "OpenCL's long is 64-bit: the host must be LP64
 #define __constant static const
 #define constant static const
 #define kernel static /* internal linkage: each (family, class) object defines the same names */
-#define reqd_work_group_size(x, y, z) unused
+/* a KERNEL_WG(x, y) kernel (reqd_work_group_size), which ocl_src.cmake rewrites as
+ * OCL_KERNEL_WG(name, x, y): its size for the kernel table (OCL_ENTRY's OCL_REQD_WG: the overload
+ * for its tag; the template answers 0, 0, 0 for every other kernel), then the kernel. A KERNEL_WG
+ * the rewrite missed (not at a line's start) stops the compile: its size would be lost */
+struct ocl_wg3 {
+  unsigned x, y, z;
+};
+template <typename Tag>
+static constexpr ocl_wg3 ocl_reqd_wg(Tag *) {
+  return {0, 0, 0};
+}
+#define OCL_KERNEL_WG(name, x, y)                                                    \
+  struct ocl_wg_of_##name;                                                           \
+  static constexpr ocl_wg3 ocl_reqd_wg(ocl_wg_of_##name *) { return {(x), (y), 1}; } \
+  kernel void
+#define OCL_REQD_WG(name) ocl_reqd_wg((struct ocl_wg_of_##name *)nullptr)
+#define reqd_work_group_size(x, y, z) unused)) ocl_KERNEL_WG_not_rewritten_by_ocl_src_cmake __attribute__((unused
 #define CHK_SHARED_PAD 256
 #define CHK_CAT2(a, b) a##b
 #define CHK_CAT(a, b) CHK_CAT2(a, b)
@@ -56,7 +74,6 @@ struct ocl_dim3 {
   unsigned x, y, z;
 };
 extern ocl_dim3 emu_blockIdx, emu_blockDim, emu_threadIdx, emu_gridDim;
-void emu_syncthreads(void);
 /* the program's SPEC_OP, SPEC_DT, SPEC_DT2 (0: not fixed), set by the ICD before each launch */
 extern int ocl_chk_spec[3];
 }
@@ -67,9 +84,11 @@ static inline size_t get_local_size(uint i) { return ocl_dim(emu_blockDim, i); }
 static inline size_t get_num_groups(uint i) { return ocl_dim(emu_gridDim, i); }
 static inline size_t get_global_id(uint i) { return get_group_id(i) * get_local_size(i) + get_local_id(i); }
 static inline size_t get_global_size(uint i) { return get_num_groups(i) * get_local_size(i); }
-#define CLK_LOCAL_MEM_FENCE 1
-#define CLK_GLOBAL_MEM_FENCE 2
-#define barrier(flags) emu_syncthreads() /* a macro: the barrier's address is the kernel's line */
+/* a barrier orders the memories its flags fence, no more: across barrier(CLK_LOCAL_MEM_FENCE) two
+ * work-items' accesses to one global word still race (check.h's chk_barrier) */
+#define CLK_LOCAL_MEM_FENCE CHK_FENCE_SHARED
+#define CLK_GLOBAL_MEM_FENCE CHK_FENCE_GLOBAL
+#define barrier(flags) chk_barrier(flags) /* a macro: the barrier's address is the kernel's line */
 
 /* ---- scalar built-ins ---- */
 template <typename A, typename B>
@@ -354,7 +373,8 @@ OCL_VLOAD(8)
 OCL_VLOAD(16)
 #undef OCL_VLOAD
 
-/* ---- the kernel table (check.h's chk_kernel_t): a kernel called from its argument array ---- */
+/* ---- the kernel table (check.h's chk_kernel_t): a kernel called from its argument array, and its
+ * reqd_work_group_size (OCL_KERNEL_WG) ---- */
 template <auto F, typename... A, size_t... I>
 static void ocl_call(void **p, void (*)(A...), std::index_sequence<I...>) {
   F(*static_cast<std::remove_cv_t<A> *>(p[I])...);
@@ -381,8 +401,13 @@ template <typename... A>
 constexpr int ocl_nargs(void (*)(A...)) {
   return (int)sizeof...(A);
 }
-#define OCL_ENTRY(name, barrier)                                                    \
-  {#name,           [](void **p) { ocl_tramp_of<name>(p, name); }, barrier, ocl_nargs(name), ocl_ptr_mask(name), \
-   ocl_psizes(name)},
+#define OCL_ENTRY(name, barrier)                  \
+  {#name,                                         \
+   [](void **p) { ocl_tramp_of<name>(p, name); }, \
+   barrier,                                       \
+   ocl_nargs(name),                               \
+   ocl_ptr_mask(name),                            \
+   ocl_psizes(name),                              \
+   {OCL_REQD_WG(name).x, OCL_REQD_WG(name).y, OCL_REQD_WG(name).z}},
 
 #endif

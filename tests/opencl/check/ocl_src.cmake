@@ -5,7 +5,9 @@
 #     for the OpenCL vector types and every typedef of one in these files (C++ would take the
 #     parentheses as a comma expression: one value for all components, silently);
 #   (local T *v, ...)  ->  (T *v, ...): `local` in a parameter list (ocl_shim.h's `local` declares
-#     a static array in the checked section, which a parameter cannot be).
+#     a static array in the checked section, which a parameter cannot be);
+#   KERNEL_WG(x, y) name(  ->  OCL_KERNEL_WG(name, x, y) name(  at the start of a line (the name may
+#     be on the next): the kernel's reqd_work_group_size, for the kernel table (ocl_shim.h).
 # Run at build time: cmake -DSRC=<plugins/kernels> -DOUT=<dir> -P ocl_src.cmake
 file(GLOB files "${SRC}/*.h")
 set(vtypes "")
@@ -31,6 +33,8 @@ foreach(f IN LISTS files)
   file(READ "${f}" text)
   string(REGEX REPLACE "\\((${alt})\\)\\(" "chk_vlit<\\1>(" text "${text}")
   string(REGEX REPLACE "([(,][ \t]*)local[ \t]+" "\\1" text "${text}")
+  string(REGEX REPLACE "(\n)KERNEL_WG\\(([^()\n]*)\\)([ \t\n]*)([A-Za-z_][A-Za-z0-9_]*)\\(" "\\1OCL_KERNEL_WG(\\4, \\2)\\3\\4("
+                       text "${text}")
   get_filename_component(name "${f}" NAME)
   file(WRITE "${OUT}/${name}.tmp" "${text}")
   file(COPY_FILE "${OUT}/${name}.tmp" "${OUT}/${name}" ONLY_IF_DIFFERENT)

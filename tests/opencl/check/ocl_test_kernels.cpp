@@ -1,14 +1,16 @@
 /* ocl_test_kernels.cpp — tiny kernels in OpenCL C for test_ocl_check.c, compiled as the OpenCL
  * checking executor compiles the plugin's kernels (ocl_shim.h, -fsanitize=thread): sound ones
  * (a local-memory tree sum, the vector types) and one planted bug each (a missing barrier, a local
- * index past its array, a read of an unwritten local word, a barrier some work-items never reach).
+ * index past its array, a read of an unwritten local word, a barrier some work-items never reach,
+ * a global word handed between work-items across a barrier with only CLK_LOCAL_MEM_FENCE) and its
+ * sound twin (the same across CLK_GLOBAL_MEM_FENCE).
  * ocl_test_lines[] holds the line of each planted bug, so the test can require it in the report.
  * Vector literals are written as ocl_src.cmake rewrites them (chk_vlit). */
 #include "ocl_shim.h"
 
 #define N 64 /* work-items per work-group in the tests */
 
-enum { L_RACE, L_RACE_READ, L_OOB_LOCAL, L_UNINIT, L_DIVERGENT, L_COUNT };
+enum { L_RACE, L_RACE_READ, L_OOB_LOCAL, L_UNINIT, L_DIVERGENT, L_FENCE_WRITE, L_FENCE_READ, L_COUNT };
 extern "C" int ocl_test_lines[L_COUNT];
 int ocl_test_lines[L_COUNT];
 #define MARK(k) (ocl_test_lines[k] = __LINE__ + 1)
@@ -78,8 +80,31 @@ kernel void early_exit(global float *out) {
   out[get_global_id(0)] = 1.0f;
 }
 
+/* work-item 0 writes a global word, work-item 1 reads it after a barrier: ordered only when the
+ * barrier's flags hold CLK_GLOBAL_MEM_FENCE (a local fence orders local memory only). Every
+ * work-item stores after the barrier, so the barrier is no tail call (its address stays the line) */
+kernel void handoff_local_fence(global float *g) {
+  int t = (int)get_local_id(0);
+  float v = 0.0f;
+  MARK(L_FENCE_WRITE);
+  if (t == 0) g[0] = 1.0f;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  MARK(L_FENCE_READ);
+  if (t == 1) v = g[0];
+  g[2 + t] = v;
+}
+kernel void handoff_global_fence(global float *g) {
+  int t = (int)get_local_id(0);
+  float v = 0.0f;
+  if (t == 0) g[0] = 1.0f;
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  if (t == 1) v = g[0];
+  g[2 + t] = v;
+}
+
 extern "C" const chk_kernel_t ocl_test_kernels[] = {
     // clang-format off
     OCL_ENTRY(tree_sum, 1) OCL_ENTRY(vectors, 0) OCL_ENTRY(rotate_no_barrier, 1) OCL_ENTRY(tile_oob, 1)
-    OCL_ENTRY(read_unwritten, 1) OCL_ENTRY(early_exit, 1){nullptr, nullptr, 0, 0, 0, nullptr}};
+    OCL_ENTRY(read_unwritten, 1) OCL_ENTRY(early_exit, 1)
+    OCL_ENTRY(handoff_local_fence, 1) OCL_ENTRY(handoff_global_fence, 1){nullptr, nullptr, 0, 0, 0, nullptr}};
 // clang-format on

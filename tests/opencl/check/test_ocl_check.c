@@ -2,8 +2,9 @@
  * ocl_test_kernels.cpp: the sound kernels (a local-memory tree sum, the vector types) compute what
  * OpenCL computes and are clean under several seeds; each planted bug (a missing barrier, a local
  * index past its array in a 2-D work-group, a read of an unwritten local word, a barrier some
- * work-items never reach) is reported in OpenCL's words with kernel, work-group, work-items and the
- * planted line. */
+ * work-items never reach, a global word handed between work-items across a barrier with only
+ * CLK_LOCAL_MEM_FENCE) is reported in OpenCL's words with kernel, work-group, work-items and the
+ * planted line; the same handoff across CLK_GLOBAL_MEM_FENCE is clean. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -13,7 +14,7 @@
 #include "ocl_check.h"
 
 #define N 64
-enum { L_RACE, L_RACE_READ, L_OOB_LOCAL, L_UNINIT, L_DIVERGENT, L_COUNT };
+enum { L_RACE, L_RACE_READ, L_OOB_LOCAL, L_UNINIT, L_DIVERGENT, L_FENCE_WRITE, L_FENCE_READ, L_COUNT };
 extern const chk_kernel_t ocl_test_kernels[];
 extern int ocl_test_lines[L_COUNT];
 int ocl_chk_spec[3]; /* ocl_shim.h declares it (the ICD defines it) */
@@ -128,4 +129,23 @@ Test(ocl_check, a_barrier_some_work_items_never_reach_is_divergent) {
   const char *parts[] = {"divergent barrier in early_exit, work-group 0: work-item ", "exited without reaching it",
                          NULL};
   expect("early_exit", ocl_test_lines[L_DIVERGENT], parts);
+}
+
+Test(ocl_check, a_local_fence_does_not_order_global_memory) {
+  float *g = dev(4 * sizeof(float));
+  void *a[] = {&g};
+  for (unsigned long long s = 1; s <= 4; s++) {
+    seed(s);
+    cr_assert_gt(run("handoff_local_fence", 1, 2, 1, a), 0, "seed %llu: not reported", s);
+    const char *parts[] = {"opencl-check: data race in handoff_local_fence, work-group 0: work-item ",
+                           "work-item 0",
+                           "work-item 1",
+                           "argument 0 + byte 0",
+                           "with no barrier between",
+                           NULL};
+    expect("handoff_local_fence", ocl_test_lines[L_FENCE_WRITE], parts);
+    expect("handoff_local_fence", ocl_test_lines[L_FENCE_READ], parts);
+    cr_expect_eq(run("handoff_global_fence", 1, 2, 1, a), 0, "seed %llu:\n%s", s, chk_message());
+    cr_expect_eq(g[3], 1.0f);
+  }
 }
