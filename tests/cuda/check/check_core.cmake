@@ -11,7 +11,10 @@ if(CMAKE_C_FLAGS MATCHES "-fsanitize" OR CMAKE_CXX_FLAGS MATCHES "-fsanitize")
   set(PARITY_CHECKER_OFF ON)
 elseif(NOT TARGET cuda_check_core)
   set(chk_core_dir ${CMAKE_CURRENT_LIST_DIR})
-  set_property(GLOBAL PROPERTY parity_chk_kernel_flags -O2 -g -ffp-contract=off -fsanitize=thread
+  # -fno-optimize-sibling-calls: a barrier that ends a code path must stay a call from the kernel's
+  # line, not a tail jump that leaves the executor to find its caller inside itself (a false
+  # divergent-barrier report, seen on a test kernel)
+  set_property(GLOBAL PROPERTY parity_chk_kernel_flags -O2 -g -ffp-contract=off -fno-optimize-sibling-calls -fsanitize=thread
                --param=tsan-instrument-func-entry-exit=0 -fno-toplevel-reorder -Wall -Wextra -Wno-unused-parameter
                -Wno-missing-field-initializers)
   add_library(cuda_check_core OBJECT ${chk_core_dir}/check_fiber.c ${chk_core_dir}/check_sched.c
