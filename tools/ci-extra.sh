@@ -60,9 +60,15 @@ for job in $jobs; do
   case $job in
     asan)
       log "AddressSanitizer + UBSan build"
+      # the Vulkan SPIR-V from make test's build (the same source tree, brought up to date first)
+      # instead of compiling it again: glslc's output does not depend on the C flags
+      spirv=""
+      if [ -f build/CMakeCache.txt ] && cmake --build build --target parity_plugin_vulkan > /dev/null 2>&1; then
+        spirv="-DPARITY_VULKAN_SPIRV_FROM_BUILD=$PWD/build"
+      fi
       flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -Werror"
       link="-fsanitize=address,undefined"
-      quiet build-asan/configure.log cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo "$reldbg" "$reldbg_cxx" -DCMAKE_C_FLAGS="$flags" \
+      quiet build-asan/configure.log cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo "$reldbg" "$reldbg_cxx" $spirv -DCMAKE_C_FLAGS="$flags" \
         -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link" -DCMAKE_MODULE_LINKER_FLAGS="$link"
       quiet build-asan/build.log cmake --build build-asan -j "$JOBS"
       log "AddressSanitizer + UBSan: the test suite, leaks checked"
