@@ -272,6 +272,41 @@ static CUresult f_cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned v, si
     for (size_t c = 0; c < w; c++) ((unsigned *)(uintptr_t)(d + r * pitch))[c] = v;
   return CUDA_SUCCESS;
 }
+/* Each entry's .maxntid (CUDA's __launch_bounds__: in the PTX between the entry's parameter list
+ * and its body), by name, as the modules declared them: a driver refuses a launch whose block has
+ * more threads. A name has one bound in every module (the kernels' source fixes it). */
+static struct {
+  char name[64];
+  unsigned threads;
+} fake_bounds[256];
+static int fake_nbounds;
+
+static void note_bounds(const char *ptx) {
+  for (const char *p = ptx; (p = strstr(p, ".entry ")) != NULL;) {
+    p += strlen(".entry ");
+    size_t len = strcspn(p, "( \t\n");
+    const char *close = strchr(p, ')'), *body = close ? strchr(close, '{') : NULL;
+    if (!body) return;
+    const char *m = strstr(close, ".maxntid");
+    unsigned x = 1, y = 1, z = 1;
+    int known = 0;
+    for (int i = 0; i < fake_nbounds; i++)
+      known |= strlen(fake_bounds[i].name) == len && !strncmp(fake_bounds[i].name, p, len);
+    if (m && m < body && sscanf(m, ".maxntid %u, %u, %u", &x, &y, &z) >= 1 && !known &&
+        len < sizeof fake_bounds[0].name && fake_nbounds < (int)(sizeof fake_bounds / sizeof fake_bounds[0])) {
+      snprintf(fake_bounds[fake_nbounds].name, sizeof fake_bounds[0].name, "%.*s", (int)len, p);
+      fake_bounds[fake_nbounds++].threads = x * y * z;
+    }
+    p = body;
+  }
+}
+
+static unsigned bound_of(const char *name) {
+  for (int i = 0; i < fake_nbounds; i++)
+    if (!strcmp(fake_bounds[i].name, name)) return fake_bounds[i].threads;
+  return 0;
+}
+
 static CUresult f_cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *o, void **v) {
   GUARD;
   fake_cuda_stats.module_loads++;
@@ -291,6 +326,7 @@ static CUresult f_cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n,
     if (log && size) snprintf(log, size, "ptxas fatal   : fake JIT error in line 42");
     return CUDA_ERROR_INVALID_PTX;
   }
+  note_bounds((const char *)image);
 #ifdef FAKE_CUDA_EMULATE
   *m = emu_module((const char *)image);
   return *m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_PTX;
@@ -302,6 +338,7 @@ static CUresult f_cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n,
 /* a function handle: the kernel's name, and with FAKE_CUDA_EMULATE its host-compiled body */
 typedef struct fake_fn_t {
   char name[64];
+  unsigned max_threads; /* its .maxntid; 0: none */
   const void *emu;
   CUmodule module;
   struct fake_fn_t *next; /* every live handle, so unloading its module frees it, as a driver does */
@@ -313,6 +350,7 @@ static CUresult f_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *nam
   fake_fn_t *fn = calloc(1, sizeof *fn);
   if (!fn) return CUDA_ERROR_OUT_OF_MEMORY;
   strncpy(fn->name, name, sizeof fn->name - 1);
+  fn->max_threads = bound_of(fn->name);
 #ifdef FAKE_CUDA_EMULATE
   fn->emu = emu_find(m, name);
   if (!fn->emu) {
@@ -369,6 +407,11 @@ static CUresult f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
   if (failing("cuLaunchKernel")) return stream_failed(s, CUDA_ERROR_OUT_OF_MEMORY);
   if (!fn || gx == 0 || gy != 1 || gz != 1 || gx > 0x7fffffffu || bx * by * bz > 1024)
     return stream_failed(s, CUDA_ERROR_INVALID_VALUE);
+  if (fn->max_threads && bx * by * bz > fn->max_threads) {
+    fprintf(stderr, "fake libcuda: cuLaunchKernel: %s: a block of %u x %u x %u threads, but its .maxntid allows %u\n",
+            fn->name, bx, by, bz, fn->max_threads);
+    return stream_failed(s, CUDA_ERROR_INVALID_VALUE);
+  }
   if (capture_of(s) >= 0) return capture_kernel(s, fn, g, b, params);
   return run_kernel(fn->emu, fn->name, g, b, params);
 }

@@ -212,6 +212,51 @@ Test(cuda_fakedriver, a_block_cap_makes_kernels_loop) {
   api->device_close(dev);
 }
 
+/* an entry of the fake driver, through its cuGetProcAddress as the plugin finds them */
+static void *driver_entry(const char *name) {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  cr_assert_not_null(lib, "the fake driver is not loaded");
+  CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *) = (CUresult(*)(
+      const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *))dlsym(lib, "cuGetProcAddress_v2");
+  cr_assert_not_null(gpa);
+  void *fn = NULL;
+  CUdriverProcAddressQueryResult found;
+  cr_assert_eq(gpa(name, &fn, 12000, 0, &found), CUDA_SUCCESS, "%s", name);
+  cr_assert_not_null(fn, "%s", name);
+  return fn;
+}
+
+/* A kernel's .maxntid (__launch_bounds__ in the source) binds its launches, as a driver's does: a
+ * bigger block is refused with CUDA_ERROR_INVALID_VALUE; a kernel without one takes up to 1024. */
+Test(cuda_fakedriver, a_block_past_the_kernels_maxntid_is_refused) {
+  const parity_plugin_api_t *api = start("ok");
+  parity_plugin_device_t *dev = open0(api);
+  CUresult (*load)(CUmodule *, const void *, unsigned, CUjit_option *, void **) =
+      (CUresult(*)(CUmodule *, const void *, unsigned, CUjit_option *, void **))driver_entry("cuModuleLoadDataEx");
+  CUresult (*get)(CUfunction *, CUmodule, const char *) =
+      (CUresult(*)(CUfunction *, CUmodule, const char *))driver_entry("cuModuleGetFunction");
+  CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                     void **, void **) =
+      (CUresult(*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **,
+                   void **))driver_entry("cuLaunchKernel");
+  const char *ptx =
+      "// two entries\n.visible .entry bounded(\n\t.param .u64 p0\n)\n.maxntid 64, 2, 1\n{\n\tret;\n}\n"
+      ".visible .entry unbounded(\n\t.param .u64 p0\n)\n{\n\tret;\n}\n";
+  CUmodule m;
+  CUfunction bounded, unbounded;
+  cr_assert_eq(load(&m, ptx, 0, NULL, NULL), CUDA_SUCCESS);
+  cr_assert_eq(get(&bounded, m, "bounded"), CUDA_SUCCESS);
+  cr_assert_eq(get(&unbounded, m, "unbounded"), CUDA_SUCCESS);
+  uint64_t arg = 0;
+  void *params[] = {&arg};
+  cr_expect_eq(launch(bounded, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL), CUDA_SUCCESS, "64 x 2 x 1 threads fit");
+  cr_expect_eq(launch(bounded, 1, 1, 1, 16, 16, 1, 0, NULL, params, NULL), CUDA_ERROR_INVALID_VALUE, "256 > 128");
+  cr_expect_eq(launch(bounded, 4, 1, 1, 129, 1, 1, 0, NULL, params, NULL), CUDA_ERROR_INVALID_VALUE, "129 > 128");
+  cr_expect_eq(launch(unbounded, 1, 1, 1, 1024, 1, 1, 0, NULL, params, NULL), CUDA_SUCCESS);
+  api->device_close(dev);
+  api->shutdown();
+}
+
 Test(cuda_fakedriver, a_sticky_error_poisons_every_later_call, .timeout = 30) {
   const parity_plugin_api_t *api = start("ok");
   parity_plugin_device_t *dev = open0(api);
