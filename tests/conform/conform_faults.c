@@ -348,6 +348,13 @@ Test(conform, a_backend_split_into_parts_reports_as_one_run) {
   cr_assert(strstr(two.json, "\"plugin.crash\""), "%s", two.json);
   cr_assert_gt(count(two.json, "\"status\":\"pass\""), 40, "the first part's add cases are kept:\n%s", two.json);
   conform_free(&two);
+
+  /* --part, what --jobs passes its children, is checked as --shard is */
+  snprintf(cmd, sizeof cmd, "'%s' --backend cpu --part 2/2", PARITY_CONFORM_EXE);
+  conform_run_t bad = run_command(cmd);
+  cr_assert_eq(bad.status, 2, "%s", bad.output);
+  cr_assert(strstr(bad.output, "--part takes K/P with 0 <= K < P, not '2/2'"), "%s", bad.output);
+  conform_free(&bad);
 }
 
 Test(conform, an_unknown_fault_name_leaves_the_plugin_unavailable) {
