@@ -385,10 +385,7 @@ static int run_isolated(int argc, char **argv, const options_t *o, const cf_cons
       args[n] = "--backend";
       args[n + 1] = (char *)tested[k];
       int code = cf_isolate_exec(args, n + 2, rep, tested[k], &unavailable);
-      if (code < 0 || code == 1)
-        exit_code = exit_code == 2 ? 2 : 1;
-      else if (code >= 2 && !(unavailable && !o->backend))
-        exit_code = 2;
+      exit_code = cf_jobs_exit_code(exit_code, code, unavailable, o->backend != NULL);
     }
   }
   if (o->backend && !matched) {

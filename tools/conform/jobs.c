@@ -112,15 +112,18 @@ int cf_jobs_run(char **args, int nargs, const char *const *backends, uint32_t nb
         cf_report_free(&first[p].rep);
       }
     }
-    if (w->code < 0 || w->code == 1)
-      exit_code = exit_code == 2 ? 2 : 1;
-    else if (w->code >= 2 && !(w->unavailable && !named))
-      exit_code = 2;
+    exit_code = cf_jobs_exit_code(exit_code, w->code, w->unavailable, named);
   }
   for (size_t k = 0; k < nunits; k++) { /* only after an out-of-memory return above */
     cf_isolate_drop(&u[k].job);
     cf_report_free(&u[k].rep);
   }
   free(u);
+  return exit_code;
+}
+
+int cf_jobs_exit_code(int exit_code, int code, int unavailable, int named) {
+  if (code < 0 || code == 1) return exit_code == 2 ? 2 : 1;
+  if (code >= 2 && !(unavailable && !named)) return 2;
   return exit_code;
 }

@@ -20,4 +20,9 @@
 int cf_jobs_run(char **args, int nargs, const char *const *backends, uint32_t nbackends, int jobs, int parts,
                 const cf_console_t *con, cf_report_t *rep, int named);
 
+/* The run's exit status after a backend whose child ended with `code` (as cf_isolate_exec's: -1 a
+ * crash, 1 a failure, 2 could not run): a crash or failure makes it 1, a run that could not happen
+ * 2, except an unavailable backend the user did not name. */
+int cf_jobs_exit_code(int exit_code, int code, int unavailable, int named);
+
 #endif
