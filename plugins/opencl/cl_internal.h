@@ -102,6 +102,10 @@ typedef struct ocl_slot_t {
   int fma32;    /* CL_FP_FMA for f32: fma() is a hardware instruction */
   int c12;      /* OpenCL C 1.2 or later: built with -cl-std=CL1.2 (a smaller header to parse than 3.0's) */
   int builtins; /* programs declare their builtins (kernels/builtins.cl) instead of the driver's header */
+  /* PoCL: it keeps compiled kernels on disk itself unless POCL_KERNEL_CACHE=0, and a binary asked of
+   * it costs another compile of every kernel, so PARITY_OPENCL_PROGRAM_CACHE=auto leaves parity's
+   * program cache off there (cl_device.c, README: Program cache) */
+  int pocl;
   /* float class: division, sqrt, rsqrt and reciprocal through pmathf (pf_div, pf_sqrt, ...), not
    * the built-ins: the device does not report CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT (the built-ins
    * may be 2.5-3 ulp off), or PARITY_OPENCL_EXACT_DIV=lib. an unknown knob value: knob_error

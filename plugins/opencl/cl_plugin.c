@@ -88,7 +88,9 @@ static void add_device(cl_platform_id p, cl_device_id d) {
   /* PoCL parses its 900 KB opencl-c.h for every program; kernels/builtins.cl declares what the
    * kernels call (cl_cache.c). PARITY_OPENCL_BUILTINS=0 turns that off, =file uses that file. */
   const char *bi = psup_getenv("PARITY_OPENCL_BUILTINS");
-  s->builtins = bi && *bi ? strcmp(bi, "0") != 0 : strstr(pname, "Portable Computing Language") != NULL;
+  int pocl = strstr(pname, "Portable Computing Language") != NULL;
+  s->builtins = bi && *bi ? strcmp(bi, "0") != 0 : pocl;
+  s->pocl = pocl;
 
   parity_device_info_t *info = &s->kit.info;
   /* a GPU API on the CPU (PoCL's pthread device, Intel's CPU runtime) is a software GPU */

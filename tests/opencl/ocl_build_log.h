@@ -13,12 +13,14 @@
 #include <criterion/criterion.h>
 
 /* A fresh cache folder from the mkdtemp template `dir` (rewritten in place), made the plugin's
- * cache, with its build log at `log`. */
+ * cache (PARITY_OPENCL_PROGRAM_CACHE=on), with its build log at `log`. */
 static inline void ot_logged_cache(char *dir, char *log, size_t n) {
   cr_assert_not_null(mkdtemp(dir));
   snprintf(log, n, "%s/builds.log", dir);
   setenv("PARITY_CACHE_DIR", dir, 1);
   setenv("PARITY_OPENCL_BUILD_LOG", log, 1);
+  /* parity's own cache even where the driver keeps one (PoCL: auto leaves it off) */
+  setenv("PARITY_OPENCL_PROGRAM_CACHE", "on", 1);
 }
 
 /* Lines of the build log whose fields match: how, kernel, declared and tier (NULL: any). 0 when

@@ -148,6 +148,7 @@ Test(ocl_device, program_binaries_are_cached_and_corrupt_files_rebuilt, .timeout
   char dir[] = "/tmp/parity-cl-cache-XXXXXX";
   cr_assert_not_null(mkdtemp(dir));
   setenv("PARITY_CACHE_DIR", dir, 1);
+  setenv("PARITY_OPENCL_PROGRAM_CACHE", "on", 1);
   open_and_add(); /* builds from source, writes the cache */
   cache_file before[8], after[8];
   int n = list_cache(dir, before, 8);
@@ -319,6 +320,7 @@ Test(ocl_device, a_cache_file_of_another_program_or_with_a_rejected_binary_is_re
   cr_assert_not_null(mkdtemp(dir));
   snprintf(log, sizeof log, "%s/builds.log", dir);
   setenv("PARITY_CACHE_DIR", dir, 1);
+  setenv("PARITY_OPENCL_PROGRAM_CACHE", "on", 1);
   open_and_add(); /* add, mul, sub: three programs, three files */
   cache_file before[8], after[8];
   cr_assert_eq(list_cache(dir, before, 8), 3);
@@ -439,4 +441,48 @@ Test(ocl_device, pocl_programs_declare_their_builtins_and_fall_back_to_the_heade
   unsetenv("PARITY_OPENCL_BUILD_LOG");
   unlink(empty);
   remove_cache_dir(dir, log);
+}
+
+/* PARITY_OPENCL_PROGRAM_CACHE: auto writes no file of its own on PoCL while PoCL keeps its kernel
+ * cache (asking it for a binary compiles every kernel a second time), writes them where PoCL's
+ * cache is off (POCL_KERNEL_CACHE=0); on and off decide it whatever the driver; a bad value fails
+ * the device open with the knob's name. */
+static int files_written_with(const char *mode, const char *pocl_cache) {
+  char dir[] = "/tmp/parity-cl-mode-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  setenv("PARITY_CACHE_DIR", dir, 1);
+  setenv("PARITY_OPENCL_PROGRAM_CACHE", mode, 1);
+  if (pocl_cache)
+    setenv("POCL_KERNEL_CACHE", pocl_cache, 1);
+  else
+    unsetenv("POCL_KERNEL_CACHE");
+  open_and_add(); /* three programs */
+  cache_file files[8];
+  int n = list_cache(dir, files, 8);
+  remove_cache_dir(dir, NULL);
+  return n;
+}
+
+Test(ocl_device, the_program_cache_defers_to_a_driver_that_keeps_its_own, .timeout = 600) {
+  char why[512];
+  if (!ot_have_opencl(why, sizeof why)) cr_skip_test("no OpenCL device here (%s)", why);
+  parity_context_t *ctx = pt_fresh_context();
+  uint32_t p;
+  parity_device_info_t info;
+  cr_assert_eq(parity_context_find_plugin(ctx, "opencl", &p), PARITY_STATUS_OK);
+  cr_assert_eq(parity_context_device_info(ctx, p, 0, &info), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_context_destroy(ctx);
+  int pocl = strstr(info.name, "Portable Computing Language") != NULL;
+  cr_assert_eq(files_written_with("on", NULL), 3);
+  cr_assert_eq(files_written_with("off", "0"), 0);
+  cr_assert_eq(files_written_with("auto", "0"), 3, "auto without the driver's cache must keep parity's");
+  cr_assert_eq(files_written_with("auto", NULL), pocl ? 0 : 3, "%s: auto with the driver's cache on", info.name);
+  cr_assert_eq(files_written_with("auto", "1"), pocl ? 0 : 3, "%s: auto with the driver's cache on", info.name);
+
+  setenv("PARITY_OPENCL_PROGRAM_CACHE", "sometimes", 1);
+  ctx = ot_fresh_context(&p);
+  parity_device_t *dev = NULL;
+  cr_assert_eq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_INVALID_ARGUMENT);
+  cr_assert_not_null(strstr(parity_last_error(), "PARITY_OPENCL_PROGRAM_CACHE"), "%s", parity_last_error());
+  parity_context_destroy(ctx);
 }
