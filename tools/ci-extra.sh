@@ -88,7 +88,7 @@ for job in $jobs; do
       #   f32/f16/bf16 kernels and host paths as the default runs, less f64) and OpenCL's run on the
       #   float32 library's division (a launch configuration of the same host code).
       skip='^(dist_|install_kit$|vulkan_conform_validation$|cpu_.*_on_avx2$|cpu_(elementwise_[a-z]+|softmax|pool)_on_portable$'
-      skip="$skip|conform_opencl_(strided_layout|one_group|optimised_tier)$|vulkan_conform_(one_group|subgroup4)$"
+      skip="$skip|conform_opencl_(strided_layout|one_group|optimised_tier)$|vulkan_conform_(one_group|subgroup4|matmul_simple)$"
       skip="$skip|cuda_emulated_conform_one_block$|conform_opencl_(no_fp64|pmathf_div)$|vulkan_conform_(validation_)?no_fp64$)"
       # Vulkan drivers stay mapped until exit (tools/lsan_keep_drivers.c says why): preloaded, and
       # ASan told that a library ahead of its runtime is expected.

@@ -1,8 +1,9 @@
 /* matmul.c — batched matmul forward and backward (shaders/matmul.comp). Backward reuses the
  * forward kernels on transposed views: da = dc b^T, db = a^T dc. CPU-like devices (lavapipe) run
- * one output per invocation; GPUs run 16 x 16 shared-memory tiles. Both sum in the same order
- * (blocks of 16 in k order, merged pairwise), so the result does not depend on the kernel or the
- * launch geometry. */
+ * a 4 x 4 block of outputs per invocation; GPUs run 16 x 16 shared-memory tiles, or one output per
+ * invocation where a tile does not fit. All three sum in the same order (blocks of 16 in k order,
+ * merged pairwise), so the result does not depend on the kernel or the launch geometry
+ * (tests/vulkan/test_matmul_kernels.c compares their bits). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "vk_internal.h"
 
 #define MM_TILE 16
+#define MM_BLK 4 /* MB = NB in matmul.comp's K_MM_BLK */
 
 /* mirrors Params in shaders/matmul.comp (std430, all int) */
 typedef struct vkp_mm_t {
@@ -69,18 +71,27 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d,
 
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
-  /* PARITY_VULKAN_MATMUL_TILED=1 / 0 forces the tiled / simple kernel (to test the GPU path on lavapipe) */
+  /* PARITY_VULKAN_MATMUL forces a kernel (the GPU paths tested on lavapipe); a tile that does not
+   * fit the device falls back to the simple kernel */
   int fits = dev->slot->max_local >= MM_TILE * MM_TILE &&
              dev->slot->shared_bytes >= 2u * MM_TILE * (MM_TILE + 1) * (c->dtype == PARITY_DTYPE_F64 ? 8u : 4u);
-  int tiled = fits && (vkp_knobs.matmul_tiled >= 0 ? vkp_knobs.matmul_tiled : !dev->slot->cpu_like);
-  l.spv = vkp_spv_find_math(dev, tiled ? "mm_tile" : "mm", psup_dtype_name(c->dtype), c->dtype);
+  int kind = vkp_knobs.matmul;
+  if (kind == VKP_MM_AUTO) kind = dev->slot->cpu_like ? VKP_MM_BLOCKED : VKP_MM_TILED;
+  if (kind == VKP_MM_TILED && !fits) kind = VKP_MM_SIMPLE;
+  /* the blocked kernel loops once per term (llvmpipe's loop budget: one block's whole sum must fit
+   * one invocation) and its binary counter holds 2^16 - 1 blocks of 16 terms */
+  uint64_t blk_cost = (uint64_t)K + vkp_reduce_cost(K) + 8;
+  if (kind == VKP_MM_BLOCKED && ((dev->slot->cpu_like && blk_cost > VKP_LOOP_BUDGET) || K >= (int64_t)1 << 20))
+    kind = VKP_MM_SIMPLE;
+  int tiled = kind == VKP_MM_TILED, blocked = kind == VKP_MM_BLOCKED;
+  l.spv = vkp_spv_find_math(dev, tiled ? "mm_tile" : blocked ? "mm_blk" : "mm", psup_dtype_name(c->dtype), c->dtype);
   if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
   l.noperands = 3;
   for (int k = 0; k < 3; k++) l.operands[k] = (vkp_operand_t){t[k], k == 2};
   vkp_bases_t b;
   vkp_bind_bases(dev, &l, &b);
   for (int k = 0; k < 3; k++) p.base[k] = (int32_t)b.base[k];
-  uint64_t items;
+  uint64_t items = 0;
   if (tiled) {
     l.local = MM_TILE * MM_TILE;
     uint64_t tiles =
@@ -97,14 +108,21 @@ static int32_t mm_launch(parity_plugin_device_t *dev, const parity_op_desc_t *d,
       vkp_fold_groups(dev, g > need ? g : need, l.groups);
       return vkp_dispatch(dev, &l);
     }
-  } else {
+  }
+  uint64_t cost = vkp_reduce_cost(K) + 8;
+  if (blocked) {
+    l.local = dev->local;
+    items = (uint64_t)batch * (uint64_t)((M + MM_BLK - 1) / MM_BLK) * (uint64_t)((N + MM_BLK - 1) / MM_BLK);
+    p.n = (int32_t)items;
+    cost = blk_cost;
+  } else if (!tiled) {
     l.local = dev->local;
     items = (uint64_t)batch * (uint64_t)M * (uint64_t)N;
     p.n = (int32_t)items;
   }
   l.params = &p;
   l.params_size = sizeof p;
-  vkp_groups_bounded(dev, items, l.local, vkp_reduce_cost(K) + 8, l.groups);
+  vkp_groups_bounded(dev, items, l.local, cost, l.groups);
   return vkp_dispatch(dev, &l);
 }
 

@@ -58,12 +58,15 @@ typedef struct vkp_slot_t {
 
 /* The plugin's environment variables, checked once at init (vk_knobs.c; plugins/vulkan/README.md). */
 enum { VKP_FP64_AUTO, VKP_FP64_ON, VKP_FP64_OFF };
+/* the matmul kernel (shaders/matmul.comp): auto picks blocked on CPU-like devices (lavapipe), tiled
+ * on GPUs where a 16 x 16 tile fits, else simple */
+enum { VKP_MM_AUTO, VKP_MM_SIMPLE, VKP_MM_BLOCKED, VKP_MM_TILED };
 typedef struct vkp_knobs_t {
   int fp64;               /* PARITY_VULKAN_FP64: VKP_FP64_* */
   int validation;         /* PARITY_VULKAN_VALIDATION: 0 off, 1 on, 2 with synchronization validation,
                              3 with GPU-assisted validation */
   int pipeline_cache;     /* PARITY_VULKAN_PIPELINE_CACHE: 0 off */
-  int matmul_tiled;       /* PARITY_VULKAN_MATMUL_TILED: -1 by device, 0 simple, 1 tiled */
+  int matmul;             /* PARITY_VULKAN_MATMUL: VKP_MM_* (matmul.c) */
   uint32_t max_groups;    /* PARITY_VULKAN_MAX_GROUPS: 0 by device */
   int unsafe_no_barriers; /* PARITY_VULKAN_UNSAFE_NO_BARRIERS (tests): 1 every in-batch barrier dropped,
                              2 (war) those only a write after a read needs */

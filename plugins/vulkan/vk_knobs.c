@@ -9,7 +9,7 @@ vkp_knobs_t vkp_knobs;
 int32_t vkp_read_knobs(void) {
   static const char *const fp64[] = {"auto", "on", "off", NULL};
   static const char *const validation[] = {"0", "1", "sync", "gpu", NULL};
-  static const char *const tiled[] = {"auto", "0", "1", NULL};
+  static const char *const matmul[] = {"auto", "simple", "blocked", "tiled", NULL};
   static const char *const lanes[] = {"natural", "reverse", "shuffle", NULL};
   static const char *const unsafe[] = {"0", "1", "war", NULL};
   static const char *const submit[] = {"auto", "own", "batch", NULL};
@@ -19,7 +19,7 @@ int32_t vkp_read_knobs(void) {
   if (psup_env_choice("PARITY_VULKAN_FP64", fp64, VKP_FP64_AUTO, &k.fp64, msg, sizeof msg) != 0 ||
       psup_env_choice("PARITY_VULKAN_VALIDATION", validation, 0, &k.validation, msg, sizeof msg) != 0 ||
       psup_env_flag("PARITY_VULKAN_PIPELINE_CACHE", 1, &k.pipeline_cache, msg, sizeof msg) != 0 ||
-      psup_env_choice("PARITY_VULKAN_MATMUL_TILED", tiled, 0, &k.matmul_tiled, msg, sizeof msg) != 0 ||
+      psup_env_choice("PARITY_VULKAN_MATMUL", matmul, VKP_MM_AUTO, &k.matmul, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_VULKAN_MAX_GROUPS", 0, 1ll << 30, 0, &groups, msg, sizeof msg) != 0 ||
       psup_env_choice("PARITY_VULKAN_UNSAFE_NO_BARRIERS", unsafe, 0, &k.unsafe_no_barriers, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_VULKAN_SOFTMAX_ROWS", 0, 1 << 20, 0, &rows, msg, sizeof msg) != 0 ||
@@ -29,7 +29,6 @@ int32_t vkp_read_knobs(void) {
       psup_env_int("PARITY_VULKAN_PLAN_FAIL_AT", 0, 1 << 30, 0, &fail_at, msg, sizeof msg) != 0 ||
       psup_env_choice("PARITY_VULKAN_PLAN_SUBMIT", submit, 0, &k.plan_submit, msg, sizeof msg) != 0)
     return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", msg);
-  k.matmul_tiled -= 1; /* -1 auto, 0 simple, 1 tiled */
   k.max_groups = (uint32_t)groups;
   k.softmax_rows = (uint32_t)rows;
   k.fold_groups = (uint32_t)fold;

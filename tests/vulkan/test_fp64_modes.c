@@ -88,7 +88,7 @@ Test(vk_fp64_modes, every_knob_refuses_a_bad_value_as_written) {
   static const char *const cases[][3] = {
       {"PARITY_VULKAN_MAX_GROUPS", "abc", "PARITY_VULKAN_MAX_GROUPS='abc' is not a whole number"},
       {"PARITY_VULKAN_MAX_GROUPS", "-4", "PARITY_VULKAN_MAX_GROUPS='-4' is out of range"},
-      {"PARITY_VULKAN_MATMUL_TILED", "yes", "PARITY_VULKAN_MATMUL_TILED='yes' is not one of auto, 0, 1"},
+      {"PARITY_VULKAN_MATMUL", "yes", "PARITY_VULKAN_MATMUL='yes' is not one of auto, simple, blocked, tiled"},
       {"PARITY_VULKAN_PIPELINE_CACHE", "none", "PARITY_VULKAN_PIPELINE_CACHE='none' is not one of 0, 1"},
       {"PARITY_VULKAN_VALIDATION", "full", "PARITY_VULKAN_VALIDATION='full' is not one of 0, 1, sync"},
       {"PARITY_VULKAN_UNSAFE_NO_BARRIERS", "2", "PARITY_VULKAN_UNSAFE_NO_BARRIERS='2' is not one of 0, 1"},

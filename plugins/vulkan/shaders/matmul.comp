@@ -8,8 +8,9 @@
  * f64), then merges the block sums pairwise (pws_t, common.glsl): deterministic, independent of the launch
  * geometry, error ~ MM_TILE + log2(k / MM_TILE) units of roundoff. Every other operation is
  * `precise` (no contraction).
- *   K_MM:      one output per invocation, outputs in (batch, m, n) order, n fastest (CPU-like
- *              devices such as lavapipe: no shared memory, no barriers).
+ *   K_MM:      one output per invocation, outputs in (batch, m, n) order, n fastest (GPUs where a
+ *              tile does not fit: no shared memory, no barriers).
+ *   K_MM_BLK:  a 4 x 4 block of outputs per invocation (CPU-like devices such as lavapipe).
  *   K_MM_TILE: one 16 x 16 output tile per work-group of 256 invocations (specialization constant
  *              0 must be 256), A and B staged through shared memory; work-groups loop over tiles.
  * Operands: 0 = a, 1 = b, 2 = c. */
@@ -59,6 +60,93 @@ void main() {
   bo += p.bk;
     PWS_REDUCE(acc, p.K, MM_TERM)
     C[off.z + row * p.cm + col * p.cn] = STV(pws_result(acc));
+  }
+}
+#endif
+
+#if defined(K_MM_BLK)
+/* MB x NB outputs per invocation (rows of a, columns of b), each summed exactly as K_MM sums it
+ * (the same MULADD sequence in blocks of PWS_BLOCK, the same binary-counter merges: pws_push,
+ * pws_result), so the bits are K_MM's. A block's MB + NB loads feed MB * NB products: llvmpipe
+ * loads a buffer element per lane in a scalar loop, which made K_MM's two loads per product its
+ * cost. Rows and columns past the edge load a clamped (valid) element and store nothing. */
+#define MB 4
+#define NB 4
+#define MBN (MB * NB)
+/* levels of the binary counter: up to 2^16 - 1 blocks (k < 2^20; the host keeps k below) */
+#define BLK_LEVELS 16
+
+/* pws_push for the MBN sums of one block: every output has the same count, so they share it */
+void blk_push(inout T lv[BLK_LEVELS][MBN], inout int count, T t[MBN]) {
+  int c = count >> 4;
+  count = (c + 1) << 4;
+  bool carry = true;
+  [[unroll]] for (int l = 0; l < BLK_LEVELS; l++) {
+    if (carry) {
+      if (((c >> l) & 1) != 0) {
+        [[unroll]] for (int o = 0; o < MBN; o++) {
+          precise T v = lv[l][o] + t[o];
+          t[o] = v;
+        }
+      } else {
+        [[unroll]] for (int o = 0; o < MBN; o++) lv[l][o] = t[o];
+        carry = false;
+      }
+    }
+  }
+}
+
+void main() {
+  int bm = (p.M + MB - 1) / MB, bn = (p.N + NB - 1) / NB, per = bm * bn;
+  FOR_ITEMS(i, p.n) {
+    int bt = int(i) / per, r = int(i) - bt * per;
+    int rb = r / bn, cb = r - rb * bn;
+    ivec3 off = batch_offsets(bt);
+    int ao[MB], bo[NB];
+    [[unroll]] for (int x = 0; x < MB; x++) ao[x] = off.x + min(rb * MB + x, p.M - 1) * p.am;
+    [[unroll]] for (int y = 0; y < NB; y++) bo[y] = off.y + min(cb * NB + y, p.N - 1) * p.bn;
+    T lv[BLK_LEVELS][MBN];
+    int count = 0;
+    T s[MBN];
+#define BLK_TERM                                                  \
+  {                                                               \
+    T a[MB], b[NB];                                               \
+    [[unroll]] for (int x = 0; x < MB; x++) {                     \
+      a[x] = LD(A[ao[x]]);                                        \
+      ao[x] += p.ak;                                              \
+    }                                                             \
+    [[unroll]] for (int y = 0; y < NB; y++) {                     \
+      b[y] = LD(B[bo[y]]);                                        \
+      bo[y] += p.bk;                                              \
+    }                                                             \
+    [[unroll]] for (int x = 0; x < MB; x++)                       \
+      [[unroll]] for (int y = 0; y < NB; y++) {                   \
+        precise T v = MULADD(a[x], b[y], s[x * NB + y]);          \
+        s[x * NB + y] = v;                                        \
+      }                                                           \
+  }
+    /* whole blocks, then the last partial one: one loop iteration per term (not unrolled: an
+     * unrolled block of MBN sums made llvmpipe's compile of one variant take seconds) */
+    for (int k0 = 0; k0 < p.K; k0 += PWS_BLOCK) {
+      int e = min(PWS_BLOCK, p.K - k0);
+      [[unroll]] for (int o = 0; o < MBN; o++) s[o] = NEG_ZERO;
+      [[dont_unroll]] for (int kk = 0; kk < e; kk++) BLK_TERM
+      blk_push(lv, count, s);
+    }
+    int c = count >> 4;
+    [[unroll]] for (int x = 0; x < MB; x++) {
+      int row = rb * MB + x;
+      [[unroll]] for (int y = 0; y < NB; y++) {
+        int col = cb * NB + y;
+        /* pws_result: the open block (-0), then the levels newest first */
+        precise T t = NEG_ZERO;
+        [[unroll]] for (int l = 0; l < BLK_LEVELS; l++) {
+          if (((c >> l) & 1) != 0) t = lv[l][x * NB + y] + t;
+        }
+        if (count == 0) t = T(0);
+        if (row < p.M && col < p.N) C[off.z + row * p.cm + col * p.cn] = STV(t);
+      }
+    }
   }
 }
 #endif
