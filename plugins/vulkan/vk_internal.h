@@ -253,8 +253,9 @@ void vkp_fold_groups(const parity_plugin_device_t *dev, uint64_t total, uint32_t
  * item takes, and vkp_groups_bounded launches enough work-groups that no invocation exceeds
  * VKP_LOOP_BUDGET, past the PARITY_VULKAN_MAX_GROUPS cap if need be. */
 #define VKP_LOOP_BUDGET 32768u
-/* loop iterations of a pairwise (PWS_REDUCE) sum of `terms` terms: about L/8 + 64 */
-static inline uint64_t vkp_reduce_cost(int64_t terms) { return (uint64_t)terms / 8u + 72u; }
+/* loop iterations of a pairwise (PWS_REDUCE) sum of `terms` terms: about L/8 + 64 for the whole
+ * blocks, and up to 15 more for the last partial block (a loop, not unrolled: shaders/common.glsl) */
+static inline uint64_t vkp_reduce_cost(int64_t terms) { return (uint64_t)terms / 8u + 88u; }
 void vkp_groups_bounded(const parity_plugin_device_t *dev, uint64_t items, uint32_t local, uint64_t cost,
                         uint32_t groups[3]);
 
