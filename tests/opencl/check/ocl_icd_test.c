@@ -4,7 +4,8 @@
  * only with the prelude the host compile assumed (the reason in the build log); binaries and the
  * CPU layout's kernels are refused with their error codes; arguments of the wrong size, a launch
  * with unset arguments and entries the ICD does not implement fail with an error, never a crash;
- * a kernel's reqd_work_group_size is its CL_KERNEL_COMPILE_WORK_GROUP_SIZE, and a launch with another
+ * a kernel's reqd_work_group_size is its CL_KERNEL_COMPILE_WORK_GROUP_SIZE and, multiplied out, its
+ * CL_KERNEL_WORK_GROUP_SIZE (256 without one), and a launch with another
  * local size, or none, is refused with CL_INVALID_WORK_GROUP_SIZE and a message naming the kernel and
  * both sizes, while one with that size runs. A plain program (exit status 0: every check passed),
  * CTest opencl_check_icd. */
@@ -117,6 +118,16 @@ static void required_sizes(cl_context c, cl_device_id d, cl_command_queue q) {
   CHECK(built == CL_SUCCESS && e == CL_SUCCESS);
   CHECK(clGetKernelWorkGroupInfo(k, d, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof wg, wg, NULL) == CL_SUCCESS);
   CHECK(wg[0] == 0 && wg[1] == 0 && wg[2] == 0);
+  size_t most = 0;
+  CHECK(clGetKernelWorkGroupInfo(k, d, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL) == CL_SUCCESS &&
+        most == 256);
+  CHECK(clReleaseKernel(k) == CL_SUCCESS && clReleaseProgram(p) == CL_SUCCESS);
+  /* a declared 64 x 1 (smx_row_fwd): 64 is the largest, not the device's 256 */
+  p = program(c, d, PRELUDE "#define OCL_CONTIG 0\n#define K_smx_row_fwd 1\n", &built);
+  k = clCreateKernel(p, "smx_row_fwd", &e);
+  CHECK(built == CL_SUCCESS && e == CL_SUCCESS);
+  CHECK(clGetKernelWorkGroupInfo(k, d, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL) == CL_SUCCESS &&
+        most == KP_SMX_WG);
   CHECK(clReleaseKernel(k) == CL_SUCCESS && clReleaseProgram(p) == CL_SUCCESS);
 
   p = program(c, d, PRELUDE "#define OCL_CONTIG 0\n#define K_mm_fwd 1\n", &built);
@@ -124,6 +135,9 @@ static void required_sizes(cl_context c, cl_device_id d, cl_command_queue q) {
   CHECK(built == CL_SUCCESS && e == CL_SUCCESS);
   CHECK(clGetKernelWorkGroupInfo(k, d, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof wg, wg, NULL) == CL_SUCCESS);
   CHECK(wg[0] == KP_MM_TILE && wg[1] == KP_MM_TILE && wg[2] == 1);
+  /* the largest size it runs with is the declared one */
+  CHECK(clGetKernelWorkGroupInfo(k, d, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL) == CL_SUCCESS &&
+        most == KP_MM_TILE * KP_MM_TILE);
   /* c = a b, 1 x 1 x 1, f32 */
   kp_mm_t mm = {.M = 1, .N = 1, .K = 1, .batch = 1, .am = 1, .ak = 1, .bk = 1, .bn = 1, .cm = 1, .cn = 1, .dt = 1};
   cl_mem m[3] = {buffer_of(c, q, 3.0f), buffer_of(c, q, 5.0f), buffer_of(c, q, 0.0f)};

@@ -354,8 +354,10 @@ cl_int CL_API_CALL ocl_chk_wg_info(cl_kernel k, cl_device_id d, cl_kernel_work_g
                                    size_t *size_ret) {
   if (!is_kernel(k)) return CL_INVALID_KERNEL;
   if (d && d != &ocl_chk_device) return CL_INVALID_DEVICE;
-  const size_t wg = OCL_CHK_WG;
   const size_t reqd[3] = {k->k->reqd_wg[0], k->k->reqd_wg[1], k->k->reqd_wg[2]}; /* 0, 0, 0: none */
+  /* a declared size is the only one the kernel runs with: its product is the smallest largest size a
+   * driver may answer (PoCL 3.1 answers its device maximum either way), so the plugin must cope with it */
+  const size_t wg = reqd[0] ? reqd[0] * (reqd[1] ? reqd[1] : 1) * (reqd[2] ? reqd[2] : 1) : OCL_CHK_WG;
   const cl_ulong local = 0;
   switch (what) {
     case CL_KERNEL_WORK_GROUP_SIZE: return ocl_chk_answer(&wg, sizeof wg, size, out, size_ret);
