@@ -12,16 +12,30 @@ else
 QUIET_TO = > $(or $(2),$(BUILD))/$(1).log 2>&1 || { tail -n 60 $(or $(2),$(BUILD))/$(1).log; echo "make: $(1) failed; full log: $(or $(2),$(BUILD))/$(1).log"; exit 1; }
 endif
 
-.PHONY: all deps configure build conform test bench install clean
+.PHONY: all deps configure configure-conform build conform test bench install clean
 
 all: build
 
 deps:
 	@sh tools/install-deps.sh
 
+# A fresh build folder is configured once. `make conform` configures it with the CPU plugin's
+# native kernel path only (PARITY_CPU_PATHS=native: the path this machine runs, a third of the
+# plugin's compile); make build, test and bench widen such a folder to every path (the CPU tests
+# run each one), unless CMAKE_FLAGS chose PARITY_CPU_PATHS.
+CONFIGURE = test -f $(BUILD)/CMakeCache.txt || { echo "configuring $(BUILD)"; cmake -S . -B $(BUILD) $(CMAKE_FLAGS) $(1) $(call QUIET_TO,configure); }
+CPU_PATHS_CHOSEN = $(findstring PARITY_CPU_PATHS,$(CMAKE_FLAGS))
+
 configure: deps
 	@mkdir -p $(BUILD)
-	@test -f $(BUILD)/CMakeCache.txt || { echo "configuring $(BUILD)"; cmake -S . -B $(BUILD) $(CMAKE_FLAGS) $(call QUIET_TO,configure); }
+	@$(call CONFIGURE,)
+	@if [ -z "$(CPU_PATHS_CHOSEN)" ] && grep -qx 'PARITY_CPU_PATHS:STRING=native' $(BUILD)/CMakeCache.txt; then \
+	  echo "configuring $(BUILD) with every CPU kernel path (make conform built the native one only)"; \
+	  cmake $(BUILD) -DPARITY_CPU_PATHS=all $(call QUIET_TO,configure); fi
+
+configure-conform: deps
+	@mkdir -p $(BUILD)
+	@$(call CONFIGURE,$(if $(CPU_PATHS_CHOSEN),,-DPARITY_CPU_PATHS=native))
 
 build: configure
 	@echo "building $(BUILD) (-j $(JOBS))"
@@ -29,7 +43,7 @@ build: configure
 
 # only what the conformance run needs (the conform-ready target: parity-conform, parity-info and
 # the plugins); make test builds the rest
-conform: configure
+conform: configure-conform
 	@echo "building $(BUILD) for conformance (-j $(JOBS))"
 	@cmake --build $(BUILD) -j $(JOBS) --target conform-ready $(call QUIET_TO,build)
 	@if [ -x $(BUILD)/bin/parity-conform ]; then $(BUILD)/bin/parity-conform --jobs $(JOBS); \

@@ -10,7 +10,7 @@
 #           validation layer), so that their leaks cannot be told apart, run without leak checking;
 #           install_kit is left out (it links an uninstrumented out-of-tree plugin).
 #   tsan    ThreadSanitizer build of libparity and the CPU plugin (OpenMP off: libgomp is not
-#           instrumented; the portable kernel path only, PARITY_CPU_X86_PATHS=OFF: the races it
+#           instrumented; the portable kernel path only, PARITY_CPU_PATHS=portable: the races it
 #           looks for are in the core and the plugin's host code, which every path shares); runs
 #           tests/core/threads_check.c, several threads each training in its own context, with
 #           halt_on_error.
@@ -106,7 +106,7 @@ for job in $jobs; do
       quiet build-tsan/configure.log cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo "$reldbg" -DCMAKE_C_FLAGS="$flags" \
         -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread \
         -DCMAKE_MODULE_LINKER_FLAGS=-fsanitize=thread -DPARITY_WITH_OPENMP=OFF -DPARITY_WITH_VULKAN=OFF \
-        -DPARITY_WITH_OPENCL=OFF -DPARITY_WITH_CUDA=OFF -DPARITY_CPU_X86_PATHS=OFF
+        -DPARITY_WITH_OPENCL=OFF -DPARITY_WITH_CUDA=OFF -DPARITY_CPU_PATHS=portable
       quiet build-tsan/build.log cmake --build build-tsan -j "$JOBS" --target parity parity_plugin_cpu threads_check
       log "ThreadSanitizer: threads training at once"
       (cd build-tsan && env PARITY_LOG=quiet PARITY_BACKEND= PARITY_PLUGIN_PATH= TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
@@ -116,7 +116,7 @@ for job in $jobs; do
       log "strict build: -Werror, no OpenMP (core, CPU plugin, tools)"
       quiet build-strict/configure.log cmake -S . -B build-strict -DCMAKE_BUILD_TYPE=RelWithDebInfo "$reldbg" -DCMAKE_C_FLAGS=-Werror \
         -DPARITY_WITH_OPENMP=OFF -DPARITY_WITH_VULKAN=OFF -DPARITY_WITH_OPENCL=OFF -DPARITY_WITH_CUDA=OFF \
-        -DPARITY_CPU_X86_PATHS=OFF
+        -DPARITY_CPU_PATHS=portable
       quiet build-strict/build.log cmake --build build-strict -j "$JOBS"
       log "strict build: core, CPU and loader tests"
       # (the reruns on the other paths, cpu_*_on_avx2 and cpu_*_on_portable, are skipped: this
@@ -131,7 +131,7 @@ for job in $jobs; do
         -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link" \
         -DCMAKE_MODULE_LINKER_FLAGS="$link" -DPARITY_BUILD_FUZZERS=ON -DPARITY_PLUGIN_NO_UNDEFINED=OFF \
         -DPARITY_WITH_OPENMP=OFF -DPARITY_WITH_VULKAN=OFF -DPARITY_WITH_OPENCL=OFF -DPARITY_WITH_CUDA=OFF \
-        -DPARITY_CPU_X86_PATHS=OFF
+        -DPARITY_CPU_PATHS=portable
       quiet build-fuzz/build.log cmake --build build-fuzz -j "$JOBS" --target fuzz_desc fuzz_shape fuzz_loader fuzz_cache fuzz_note fuzz_idx fuzz_safetensors parity_plugin_cpu
       # two fuzzers at a time where there are two cores (each keeps one busy)
       set -- fuzz_desc fuzz_shape fuzz_loader fuzz_cache fuzz_note fuzz_idx fuzz_safetensors

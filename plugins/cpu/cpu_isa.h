@@ -5,7 +5,8 @@
  * copy with the compiler flags of its path and its exported names suffixed by the path
  * (CPU_ISA_FN). cpu_isa_init, called by the plugin's init, picks the best path the CPU
  * supports, or the one PARITY_CPU_ISA names (avx512 | avx2 | portable | auto); naming a path
- * this CPU or this build lacks makes init fail with a message. What each path guarantees is in
+ * this CPU or this build lacks makes init fail with a message. A build may have fewer paths
+ * (CMake's PARITY_CPU_PATHS; `make conform` keeps only the one its machine runs). What each path guarantees is in
  * docs/cpu-kernels.md. */
 #ifndef PARITY_CPU_ISA_H
 #define PARITY_CPU_ISA_H
@@ -41,12 +42,18 @@ enum {
   CPU_FEAT_AVX512VL = 1u << 5,
   CPU_FEAT_AVX512DQ = 1u << 6,
 };
-/* This CPU's features (0 in a build without the x86 paths). */
+/* This CPU's features (0 where the x86 paths cannot be built). */
 unsigned cpu_isa_features(void);
+/* The paths this build has, a bit per CPU_ISA_* (CMake's PARITY_CPU_PATHS: all, native or a list). */
+unsigned cpu_isa_built(void);
 /* The path for a PARITY_CPU_ISA value (NULL, "" or "auto": the best path `features` runs).
  * Returns PARITY_STATUS_OK with *out set, or PARITY_STATUS_UNAVAILABLE with msg[n] saying
  * why (an unknown name, or what the CPU lacks) and the paths that would run. */
 int32_t cpu_isa_choose(const char *request, unsigned features, int *out, char *msg, size_t n);
+/* The same for a build with the paths `built` (a bit per CPU_ISA_*): the rule cpu_isa_choose
+ * applies to this build's cpu_isa_built(). When no built path runs (a narrowed build moved to
+ * an older CPU), *out is the lowest built path and the status UNAVAILABLE. */
+int32_t cpu_isa_choose_from(unsigned built, const char *request, unsigned features, int *out, char *msg, size_t n);
 /* Choose the path at plugin init (PARITY_CPU_ISA through psup_getenv, this CPU's features);
  * on failure reports the message through the host and returns PARITY_STATUS_UNAVAILABLE. */
 int32_t cpu_isa_init(void);

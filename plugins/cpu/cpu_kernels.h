@@ -38,10 +38,8 @@ typedef struct cpu_kernels_t {
                              const parity_tensor_desc_t *dy, const parity_tensor_desc_t *dx);
 } cpu_kernels_t;
 
-extern const cpu_kernels_t cpu_kernels_portable;
-#if PARITY_CPU_X86_ISAS
-extern const cpu_kernels_t cpu_kernels_avx2, cpu_kernels_avx512;
-#endif
+/* One table per path; only the paths the build has are defined (cpu_isa.c picks among them). */
+extern const cpu_kernels_t cpu_kernels_portable, cpu_kernels_avx2, cpu_kernels_avx512;
 
 /* The active path's table. */
 const cpu_kernels_t *cpu_kernels(void);

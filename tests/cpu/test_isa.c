@@ -264,10 +264,10 @@ static run run_path(const char *isa) {
 /* whether this build has path `isa` and this CPU runs it */
 static int cpu_runs(int isa) {
   __builtin_cpu_init();
-  if (isa == 0) return 1;
-#if defined(PARITY_CPU_X86_BUILT) && !PARITY_CPU_X86_BUILT
-  return 0; /* built with PARITY_CPU_X86_PATHS=OFF */
+#ifdef PARITY_CPU_PATHS_BUILT
+  if (!(PARITY_CPU_PATHS_BUILT >> isa & 1)) return 0; /* not built (PARITY_CPU_PATHS) */
 #endif
+  if (isa == 0) return 1;
   unsigned a, b, c, d; /* F16C: CPUID leaf 1, ECX bit 29 */
   int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1u);
   int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
