@@ -369,14 +369,20 @@ static int run_isolated(int argc, char **argv, const options_t *o, const cf_cons
     matched++;
   }
   int jobs = o->jobs > 0 ? o->jobs : 1;
-  /* with several jobs every backend is split into `jobs` parts (jobs.h), unless there is too little
-   * to share (a part of fewer than 64 cases) or nothing to run (--support) */
-  int parts = jobs > 1 && !o->support && nselected >= 64 * (size_t)jobs ? jobs : 1;
+  /* with several jobs every backend is split into parts (jobs.h): twice as many as jobs, so that a
+   * job that ends early takes the next part instead of idling while the costliest part (a family
+   * whose kernels compile slowly) goes on; fewer when there is too little to share (a part of fewer
+   * than 64 cases), none when there is nothing to run (--support) */
+  int parts = 1;
+  if (jobs > 1 && !o->support)
+    parts = nselected >= 128 * (size_t)jobs ? 2 * jobs : nselected >= 64 * (size_t)jobs ? jobs : 1;
+  char parts_said[32] = "";
+  if (parts > 1) snprintf(parts_said, sizeof parts_said, " in %d parts each", parts);
   if (jobs > 1 && (ntested > 1 || parts > 1))
     printf(
         "parity-conform: %u backend%s%s, %d processes at a time (--jobs); each backend's report is printed when "
         "it ends\n",
-        ntested, ntested == 1 ? "" : "s", parts > 1 ? (parts == 2 ? " in two parts each" : " in parts") : "", jobs);
+        ntested, ntested == 1 ? "" : "s", parts_said, jobs);
   if (jobs > 1 && (ntested > 1 || parts > 1)) {
     exit_code = cf_jobs_run(args, n, tested, ntested, jobs, parts, con, rep, o->backend != NULL);
   } else {

@@ -199,8 +199,9 @@ int cf_isolate_start(char **argv, int argc, const char *plugin, cf_isolate_job_t
 static int collect(cf_isolate_job_t *j, cf_report_t *rep, int *unavailable, int print) {
   *unavailable = 0;
   if (j->pid < 0) return -1;
-  int status = wait_child(j->pid);
+  int status = j->reaped ? j->status : wait_child(j->pid);
   j->pid = -1;
+  j->reaped = 0;
   if (print) cf_isolate_print(j);
   char running[112] = "loading the plugin";
   cf_backend_summary_t *b = NULL;
@@ -228,8 +229,29 @@ int cf_isolate_finish(cf_isolate_job_t *j, cf_report_t *rep, int *unavailable) {
   return code;
 }
 
+int cf_isolate_wait_any(cf_isolate_job_t *const *jobs, size_t n) {
+  for (;;) {
+    int any = 0;
+    for (size_t i = 0; i < n; i++) any |= jobs[i]->pid > 0 && !jobs[i]->reaped;
+    if (!any) return -1;
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      return -1; /* no child left: none of them can still be running */
+    }
+    for (size_t i = 0; i < n; i++)
+      if (jobs[i]->pid == pid && !jobs[i]->reaped) {
+        jobs[i]->status = status;
+        jobs[i]->reaped = 1;
+        return (int)i;
+      }
+    /* a child that is none of these (a part already given up on): go on waiting */
+  }
+}
+
 void cf_isolate_drop(cf_isolate_job_t *j) {
-  if (j->pid > 0) {
+  if (j->pid > 0 && !j->reaped) {
     kill(j->pid, SIGKILL);
     wait_child(j->pid);
   }

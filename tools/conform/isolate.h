@@ -35,6 +35,7 @@ typedef struct cf_isolate_job_t {
   pid_t pid;
   FILE *records, *output;
   char plugin[64];
+  int status, reaped; /* cf_isolate_wait_any saw it end with this waitpid status */
 } cf_isolate_job_t;
 int cf_isolate_start(char **argv, int argc, const char *plugin, cf_isolate_job_t *j); /* 0, or -1 (said why) */
 int cf_isolate_finish(cf_isolate_job_t *j, cf_report_t *rep, int *unavailable);       /* as cf_isolate_exec */
@@ -43,5 +44,8 @@ int cf_isolate_finish(cf_isolate_job_t *j, cf_report_t *rep, int *unavailable); 
 int cf_isolate_collect(cf_isolate_job_t *j, cf_report_t *rep, int *unavailable);
 void cf_isolate_print(cf_isolate_job_t *j);
 void cf_isolate_drop(cf_isolate_job_t *j); /* kill and forget a child that was started */
+/* Wait until one of the n running children ends (any order: the first to end); returns its index,
+ * or -1 when none of them is running. Its cf_isolate_collect then does not wait. */
+int cf_isolate_wait_any(cf_isolate_job_t *const *jobs, size_t n);
 
 #endif
