@@ -35,6 +35,9 @@
 /* ---- GLSL dialect ---- */
 #define PM_FN
 #define PM_PRECISE precise
+/* A polynomial's Horner loop kept a loop: unrolled, with its table loads and (on llvmpipe) the
+ * emulated fma of every term, it made the f64 gelu pipeline take seconds to compile. */
+#define PM_LOOP [[dont_unroll]]
 /* glslang cannot paste `lf` onto a number, so PM_D() is only used for
  * constants exactly representable as float (0.5, 2.0, 710.0, ...); every
  * other constant is built from its bit pattern with PM_MK / PM_TAB. */

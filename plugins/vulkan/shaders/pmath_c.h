@@ -19,6 +19,7 @@ typedef unsigned int uint; /* GLSL's uint; identical to glibc's <sys/types.h> ty
 
 #define PM_FN static inline
 #define PM_PRECISE
+#define PM_LOOP
 #ifndef PM_D
 #define PM_D(x) x
 #endif

@@ -219,7 +219,7 @@ PM_FN PM_DD_T pmi_erfc_poly(int i, double v) {
   int b = 18 * i;
   PM_PRECISE double u = (v - PM_TAB(pmi_erfc_tab, b)) * PM_TAB(pmi_erfc_tab, b + 1);
   PM_PRECISE double p = PM_TAB(pmi_erfc_tab, b + 17);
-  for (int j = 16; j >= 4; j--) p = PM_TAB(pmi_erfc_tab, b + j) + u * p;
+  PM_LOOP for (int j = 16; j >= 4; j--) p = PM_TAB(pmi_erfc_tab, b + j) + u * p;
   PM_DD_T pr = pmi_two_prod(u, p);
   PM_DD_T s = pmi_two_sum(PM_TAB(pmi_erfc_tab, b + 2), pr.hi);
   PM_PRECISE double l = s.lo + (pr.lo + PM_TAB(pmi_erfc_tab, b + 3));
@@ -248,7 +248,7 @@ PM_FN double pm_erfc(double x) {
   if (a < PM_D(0.5)) {
     PM_PRECISE double w = x * x;
     PM_PRECISE double p = PM_TAB(pmi_erf_c, 13);
-    for (int j = 12; j >= 0; j--) p = PM_TAB(pmi_erf_c, j) + w * p;
+    PM_LOOP for (int j = 12; j >= 0; j--) p = PM_TAB(pmi_erf_c, j) + w * p;
     PM_DD_T t = pmi_two_prod(PMI_2_SQRTPI_HI, x);
     PM_DD_T s = pmi_two_sum(PM_D(1.0), -t.hi);
     PM_PRECISE double xwp = (x * w) * p;

@@ -51,7 +51,7 @@ PM_FN PM_DD_T pmi_exp_red(double hi, double lo, int k) {
 PM_FN PM_DD_T pmi_expm1_poly(PM_DD_T r) {
   PM_PRECISE double z = r.hi;
   PM_PRECISE double p = PM_TAB(pmi_exp_c, 13);
-  for (int j = 12; j >= 0; j--) p = PM_TAB(pmi_exp_c, j) + z * p;
+  PM_LOOP for (int j = 12; j >= 0; j--) p = PM_TAB(pmi_exp_c, j) + z * p;
   PM_PRECISE double z3 = z * z * z;
   PM_PRECISE double p3 = z3 * p;
   PM_DD_T h = pmi_two_prod(z, z);
@@ -345,7 +345,7 @@ PM_FN PM_DD_T pmi_log_dd(double x) {
   PM_DD_T r = pmi_two_sum(rh, p.lo);
   PM_PRECISE double t = r.hi;
   PM_PRECISE double q = PM_TAB(pmi_log1p_c, 9);
-  for (int j = 8; j >= 0; j--) q = PM_TAB(pmi_log1p_c, j) + t * q;
+  PM_LOOP for (int j = 8; j >= 0; j--) q = PM_TAB(pmi_log1p_c, j) + t * q;
   PM_PRECISE double t3 = t * t * t;
   PM_PRECISE double pq = t3 * q;
   PM_DD_T h = pmi_two_prod(t, t);

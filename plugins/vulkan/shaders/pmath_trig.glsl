@@ -67,7 +67,7 @@ PM_FN double pmi_sin_k(PM_DD_T r) {
   PM_PRECISE double x = r.hi;
   PM_PRECISE double z = x * x;
   PM_PRECISE double p = PM_TAB(pmi_sin_c, 8);
-  for (int j = 7; j >= 0; j--) p = PM_TAB(pmi_sin_c, j) + z * p;
+  PM_LOOP for (int j = 7; j >= 0; j--) p = PM_TAB(pmi_sin_c, j) + z * p;
   PM_PRECISE double s = (x * z) * p;
   PM_PRECISE double c = r.lo * (PM_D(1.0) - PM_D(0.5) * z);
   PM_PRECISE double l = s + c;
@@ -81,7 +81,7 @@ PM_FN double pmi_cos_k(PM_DD_T r) {
   PM_DD_T z2 = pmi_two_prod(x, x);
   PM_PRECISE double z = z2.hi;
   PM_PRECISE double p = PM_TAB(pmi_cos_c, 8);
-  for (int j = 7; j >= 0; j--) p = PM_TAB(pmi_cos_c, j) + z * p;
+  PM_LOOP for (int j = 7; j >= 0; j--) p = PM_TAB(pmi_cos_c, j) + z * p;
   PM_PRECISE double q = (z * z) * p;
   PM_PRECISE double hz = PM_D(0.5) * z2.hi;
   PM_PRECISE double hzl = PM_D(0.5) * z2.lo;
