@@ -3,7 +3,8 @@
  * contiguous runs of its selected cases, the checks in part 0), so that one backend that compiles
  * its kernels on first use keeps every core busy instead of one (lavapipe compiles some 480
  * pipelines for the default subset, about 0.2 s each, one at a time in a process); contiguous, so
- * that each part compiles the kernels of its own ops. The parts' records are merged into one
+ * that each part compiles the kernels of its own ops. A child that ends is replaced by the next
+ * unit at once, whichever child it was. The parts' records are merged into one
  * summary per device, which the parent prints (header, then the parts' own lines, then the table
  * and verdict), so the console and every report read as one run's. */
 #ifndef PARITY_CONFORM_JOBS_H
