@@ -167,7 +167,7 @@ static int32_t pipeline(parity_plugin_device_t *dev, const vkp_launch_t *l, VkPi
   if (l->spv < 0 || l->spv >= VK_SPV_COUNT) return vkp_fail(PARITY_STATUS_INTERNAL, "bad shader id %d", l->spv);
   if (!dev->modules[l->spv]) {
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                   .codeSize = vk_spirv[l->spv].words * 4,
+                                   .codeSize = vk_spirv_words(&vk_spirv[l->spv]) * 4,
                                    .pCode = vk_spirv[l->spv].code};
     VKP_CHECK(vkCreateShaderModule(dev->dev, &mi, NULL, &dev->modules[l->spv]), "vkCreateShaderModule",
               vk_spirv[l->spv].name);

@@ -13,10 +13,11 @@ enum { OP_CAPABILITY = 17, OP_TYPE_FLOAT = 22, CAP_FLOAT64 = 10 };
 
 /* 1 when the module declares Float64 or a 64-bit OpTypeFloat; *bad names the first finding */
 static int uses_double(const vk_spirv_t *m, const char **what) {
-  cr_assert(m->words > 5 && m->code[0] == 0x07230203u, "%s: not SPIR-V", m->name);
-  for (size_t i = 5; i < m->words;) {
+  const size_t words = vk_spirv_words(m);
+  cr_assert(words > 5 && m->code[0] == 0x07230203u, "%s: not SPIR-V", m->name);
+  for (size_t i = 5; i < words;) {
     uint32_t n = m->code[i] >> 16, op = m->code[i] & 0xffffu;
-    cr_assert(n > 0 && i + n <= m->words, "%s: malformed instruction at word %zu", m->name, i);
+    cr_assert(n > 0 && i + n <= words, "%s: malformed instruction at word %zu", m->name, i);
     if (op == OP_CAPABILITY && n >= 2 && m->code[i + 1] == CAP_FLOAT64) {
       *what = "OpCapability Float64";
       return 1;
