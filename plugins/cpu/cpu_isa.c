@@ -30,6 +30,13 @@ static void built_names(unsigned built, char *out, size_t n) {
     if (BUILT(i) && len < n) len += (size_t)snprintf(out + len, n - len, "%s%s", len ? ", " : "", cpu_isa_names[i]);
 }
 
+/* Append " name" for each CPU_FEAT_* bit of `missing` to out[len..n); returns the new length. */
+static size_t append_missing(char *out, size_t n, size_t len, unsigned missing) {
+  for (unsigned b = 0; b < sizeof cpu_feat_names / sizeof *cpu_feat_names; b++)
+    if ((missing >> b & 1u) && len < n) len += (size_t)snprintf(out + len, n - len, " %s", cpu_feat_names[b]);
+  return len;
+}
+
 /* Whether `isa` is built and runs with `features`; when not, why goes to why[n]. */
 static int runs(unsigned built, int isa, unsigned features, char *why, size_t n) {
   if (!BUILT(isa)) {
@@ -40,9 +47,7 @@ static int runs(unsigned built, int isa, unsigned features, char *why, size_t n)
   }
   unsigned missing = cpu_isa_needs[isa] & ~features;
   if (!missing) return 1;
-  size_t len = (size_t)snprintf(why, n, "this CPU lacks");
-  for (unsigned b = 0; b < sizeof cpu_feat_names / sizeof *cpu_feat_names; b++)
-    if ((missing >> b & 1u) && len < n) len += (size_t)snprintf(why + len, n - len, " %s", cpu_feat_names[b]);
+  append_missing(why, n, (size_t)snprintf(why, n, "this CPU lacks"), missing);
   return 0;
 }
 
@@ -64,8 +69,7 @@ int32_t cpu_isa_choose_from(unsigned built, const char *request, unsigned featur
     built_names(built, names, sizeof names);
     unsigned missing = cpu_isa_needs[lowest_built] & ~features;
     size_t len = (size_t)snprintf(msg, n, "no kernel path of this build runs on this CPU (built: %s; it lacks", names);
-    for (unsigned b = 0; b < sizeof cpu_feat_names / sizeof *cpu_feat_names; b++)
-      if ((missing >> b & 1u) && len < n) len += (size_t)snprintf(msg + len, n - len, " %s", cpu_feat_names[b]);
+    len = append_missing(msg, n, len, missing);
     if (len < n) snprintf(msg + len, n - len, "); rebuild with -DPARITY_CPU_PATHS=all");
     return PARITY_STATUS_UNAVAILABLE;
   }
