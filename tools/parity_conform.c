@@ -33,7 +33,7 @@ typedef struct options_t {
   int determinism_probe;  /* cap.determinism's child under another launch configuration */
   int jobs;               /* --jobs: backends tested at once (0: one by one, streamed) */
   int child_fd;           /* >= 0: a child of the isolating parent (isolate.h), results go there too */
-  uint32_t shard, shards; /* --shard K/N: case-table rows i with i % N == K; checks in shard 0 */
+  uint32_t shard, shards; /* --shard K/N: share K of N of the selection, dealt by work (shares.c); checks in 0 */
   uint32_t part, parts;   /* --part K/P (a child of --jobs): the K-th of P contiguous runs of the selection */
   uint64_t seed;
 } options_t;
@@ -54,8 +54,9 @@ static void usage(FILE *f) {
           "                    environment as a default run give the same results: CI runs this after\n"
           "                    make test ran the default subset); the checks run in their --full form\n"
           "  --seed N          input seed (default 0); every case reproduces alone with its seed\n"
-          "  --shard K/N       every N-th case of the table from the K-th (0-based), checks in shard 0:\n"
-          "                    N jobs with K = 0..N-1 together run the selection once (CI)\n"
+          "  --shard K/N       share K (0-based) of N of the selection, the shares dealt by each case's\n"
+          "                    size (about equal work); checks in shard 0: N jobs with K = 0..N-1\n"
+          "                    together run the selection once (CI)\n"
           "  --env VAR=VALUE   set an environment variable before the plugins load (a launch\n"
           "                    configuration, e.g. PARITY_OPENCL_WORK_LAYOUT=strided); repeatable\n"
           "  --json FILE       machine-readable results\n"
@@ -101,7 +102,6 @@ static int in_list(const char *list, const char *item) {
 
 static int case_selected(const options_t *o, const cf_case_list_t *cases, size_t index) {
   const cf_case_t *c = &cases->items[index];
-  if (o->shards > 1 && index % o->shards != o->shard) return 0;
   if (c->full_only && !o->full) return 0;
   if (o->full_extra && !c->full_only) return 0;
   if (!in_list(o->ops, psup_op_name(c->op))) return 0;
@@ -603,16 +603,22 @@ int main(int argc, char **argv) {
     fprintf(stderr, "parity-conform: out of memory building the case table\n");
     return 2;
   }
+  unsigned char *selected = calloc(cases.count ? cases.count : 1, 1);
+  if (!selected) return 2;
+  for (size_t i = 0; i < cases.count; i++) selected[i] = (unsigned char)case_selected(&o, &cases, i);
+  if (cf_cases_keep_share(&cases, selected, o.shard, o.shards) != 0) {
+    fprintf(stderr, "parity-conform: out of memory dealing the shards\n");
+    return 2;
+  }
   if (o.list) {
     for (size_t i = 0; i < cases.count; i++)
-      if (case_selected(&o, &cases, i)) printf("%s\n", cases.items[i].id);
+      if (selected[i]) printf("%s\n", cases.items[i].id);
+    free(selected);
     cf_cases_free(&cases);
     return 0;
   }
-  unsigned char *selected = calloc(cases.count ? cases.count : 1, 1);
-  if (!selected) return 2;
   size_t nselected = 0;
-  for (size_t i = 0; i < cases.count; i++) nselected += selected[i] = (unsigned char)case_selected(&o, &cases, i);
+  for (size_t i = 0; i < cases.count; i++) nselected += selected[i];
   if (o.parts > 1) { /* --part K/P: the K-th of P contiguous runs of the selected cases */
     size_t lo = nselected * o.part / o.parts, hi = nselected * (o.part + 1) / o.parts, rank = 0;
     for (size_t i = 0; i < cases.count; i++)

@@ -599,6 +599,40 @@ Test(conform, shards_partition_the_selection) {
   conform_free(&all);
 }
 
+/* The big cases of a --full sweep are most of its time (sum over 2^31 bools about twelve times an
+ * exp over 2^24 floats): the two halves CI runs at once must each hold about half of that work.
+ * Every second row of the table, the rule before, gave them 14 and 30 such units. */
+static int big_case_work(const char *list) {
+  int w = 0;
+  for (const char *line = list; *line; line = strchr(line, '\n') + 1) {
+    size_t n = strcspn(line, "\n");
+    const char *v = line + n;
+    while (v > line && v[-1] != '.') v--;
+    size_t vn = (size_t)(line + n - v);
+    if (vn == 4 && !strncmp(v, "huge", 4)) w += 12;
+    else if ((vn == 5 && !strncmp(v, "large", 5)) || (vn == 11 && !strncmp(v, "large-mixed", 11)) ||
+             (vn == 10 && !strncmp(v, "huge-bcast", 10)))
+      w += 1;
+    if (!line[n]) break;
+  }
+  return w;
+}
+
+Test(conform, the_halves_of_the_full_sweep_hold_about_equal_work) {
+  char cmd[1024];
+  int work[2];
+  for (int k = 0; k < 2; k++) {
+    snprintf(cmd, sizeof cmd, "'%s' --list --full-extra --shard %d/2", PARITY_CONFORM_EXE, k);
+    conform_run_t part = run_command(cmd);
+    cr_assert_eq(part.status, 0, "%s", part.output);
+    work[k] = big_case_work(part.output);
+    conform_free(&part);
+  }
+  cr_assert(work[0] + work[1] >= 30, "the --full sweep lost its big cases (%d units)", work[0] + work[1]);
+  cr_assert(abs(work[0] - work[1]) <= 4, "the halves hold %d and %d units of the big cases' work", work[0],
+            work[1]);
+}
+
 /* Whether `line` is a whole line of `text`. */
 static int has_line(const char *text, const char *line, size_t n) {
   for (const char *p = text; (p = strstr(p, line)) != NULL; p++)

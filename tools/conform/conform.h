@@ -158,6 +158,11 @@ typedef struct cf_case_list_t {
 /* Every case, default subset and --full ones alike, generated from abi/parity_ops.def. */
 int cf_cases_build(cf_case_list_t *list);
 void cf_cases_free(cf_case_list_t *list);
+/* --shard K/N (shares.c): keep in `selected` only share K of N of the cases it marks, the shares
+ * dealt by estimated work (cf_case_cost: stored elements, outputs weighed more, plus a fixed cost per case), largest
+ * first, each to the share with the least so far. -1 when out of memory. */
+double cf_case_cost(const cf_case_t *c);
+int cf_cases_keep_share(const cf_case_list_t *cases, unsigned char *selected, uint32_t share, uint32_t shares);
 /* Per-kind builders (cases_*.c) append to the list; they return -1 on out-of-memory. */
 cf_case_t *cf_case_push(cf_case_list_t *list);
 int cf_cases_elementwise(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flags);
