@@ -609,7 +609,8 @@ static int big_case_work(const char *list) {
     const char *v = line + n;
     while (v > line && v[-1] != '.') v--;
     size_t vn = (size_t)(line + n - v);
-    if (vn == 4 && !strncmp(v, "huge", 4)) w += 12;
+    if (vn == 4 && !strncmp(v, "huge", 4))
+      w += 12;
     else if ((vn == 5 && !strncmp(v, "large", 5)) || (vn == 11 && !strncmp(v, "large-mixed", 11)) ||
              (vn == 10 && !strncmp(v, "huge-bcast", 10)))
       w += 1;
@@ -629,8 +630,7 @@ Test(conform, the_halves_of_the_full_sweep_hold_about_equal_work) {
     conform_free(&part);
   }
   cr_assert(work[0] + work[1] >= 30, "the --full sweep lost its big cases (%d units)", work[0] + work[1]);
-  cr_assert(abs(work[0] - work[1]) <= 4, "the halves hold %d and %d units of the big cases' work", work[0],
-            work[1]);
+  cr_assert(abs(work[0] - work[1]) <= 4, "the halves hold %d and %d units of the big cases' work", work[0], work[1]);
 }
 
 /* Whether `line` is a whole line of `text`. */

@@ -11,7 +11,7 @@
 #include "conform.h"
 
 #define CASE_FIXED_COST 262144.0 /* one case's set-up and checks, in stored input elements (~3 ms) */
-#define OUTPUT_WEIGHT 10.0        /* an output element against an input element */
+#define OUTPUT_WEIGHT 10.0       /* an output element against an input element */
 
 double cf_case_cost(const cf_case_t *c) {
   double e = 0;
