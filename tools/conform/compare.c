@@ -29,10 +29,13 @@ void cf_compare_init(cf_compare_t *cmp, int32_t rule, int32_t dtype, int32_t op,
 }
 
 int cf_hist_bin(double ratio) {
+  /* the decades' lower ends: bin 1 below the first, bin b + 2 from the b-th (no log10 per element) */
+  static const double decade[CF_HIST_BINS - 3] = {1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1, 10, 100, 1e3, 1e4, 1e5};
   if (!(ratio >= 0) || isinf(ratio)) return CF_HIST_BINS - 1;
   if (ratio == 0) return 0;
-  int b = (int)floor(log10(ratio)) + 9;
-  return b < 1 ? 1 : b > CF_HIST_BINS - 2 ? CF_HIST_BINS - 2 : b;
+  int b = 1;
+  while (b < CF_HIST_BINS - 2 && ratio >= decade[b - 1]) b++;
+  return b;
 }
 
 const char *cf_hist_label(int bin) {
@@ -166,7 +169,8 @@ void cf_compare(cf_compare_t *cmp, const char *name, const cf_host_t *got, const
         ratio = isfinite(g) ? fabs(g - r) / bound : INFINITY;
       }
     }
-    char detail[160] = "";
+    char detail[160];
+    detail[0] = 0;
     if (!(ratio <= 1.0) && cmp->bad == 0) { /* format only the first failure */
       if (bad_bool)
         snprintf(detail, sizeof detail, " (bool byte 0x%02x: bool outputs are 0 or 1)", *gp);

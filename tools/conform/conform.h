@@ -53,6 +53,7 @@ int64_t cf_spec_numel(const cf_spec_t *s);  /* logical elements */
 int64_t cf_spec_stored(const cf_spec_t *s); /* stored elements */
 cf_spec_t cf_spec_make(int32_t dtype, uint32_t rank, const int64_t *shape);
 int cf_host_alloc(cf_host_t *h, const cf_spec_t *spec);
+int cf_host_alloc_unset(cf_host_t *h, const cf_spec_t *spec); /* data left unset: the caller writes it all */
 void cf_host_free(cf_host_t *h);
 double cf_host_get(const cf_host_t *h, int64_t i); /* stored element i widened to double */
 void cf_host_set(cf_host_t *h, int64_t i, double v);

@@ -145,6 +145,18 @@ cf_exec_status_t cf_supports(parity_device_t *dev, const cf_op_t *op, char *msg,
 
 static uint8_t guard_byte(uint64_t i, uint32_t which) { return (uint8_t)(0xA5u + 0x3Bu * (uint32_t)i + 0x61u * which); }
 
+/* Bytes [from, to) of a slot's image: the guard pattern, byte b being guard_byte(b % 256, which)
+ * (written 256 bytes at a time, then copied in doubling runs, each a multiple of the period). */
+static void fill_guard(unsigned char *image, uint64_t from, uint64_t to, uint32_t which) {
+  uint64_t b = from;
+  for (; b < to && (b == from || b % 256 != from % 256); b++) image[b] = guard_byte(b % 256, which);
+  for (uint64_t run = b - from; b < to; run *= 2) {
+    uint64_t len = to - b < run ? to - b : run;
+    memcpy(image + b, image + from, len);
+    b += len;
+  }
+}
+
 typedef struct slot_t {
   parity_buffer_t *buf;
   parity_tensor_desc_t desc;
@@ -274,10 +286,13 @@ static cf_exec_status_t stage_slot(parity_device_t *dev, const cf_op_t *op, uint
     snprintf(msg, n, "host out of memory for a %llu-byte buffer", (unsigned long long)s->bytes);
     return CF_EXEC_ERROR;
   }
-  unsigned char pattern[256]; /* guard_byte repeats every 256 bytes */
-  for (int b = 0; b < 256; b++) pattern[b] = guard_byte((uint64_t)b, k);
-  for (uint64_t b = 0; b < s->bytes; b += 256) memcpy(s->image + b, pattern, s->bytes - b < 256 ? s->bytes - b : 256);
   uint64_t payload = (uint64_t)cf_spec_numel(spec) * psup_dtype_size(spec->dtype);
+  if (dense(spec)) { /* the guard around the elements, which are written next */
+    fill_guard(s->image, 0, s->desc.offset_bytes, k);
+    fill_guard(s->image, s->desc.offset_bytes + payload, s->bytes, k);
+  } else {
+    fill_guard(s->image, 0, s->bytes, k);
+  }
   if (out && dense(spec)) {
     memset(s->image + s->desc.offset_bytes, sentinel, payload);
   } else if (out) {
@@ -313,6 +328,32 @@ static cf_exec_status_t run_slots(parity_device_t *dev, const cf_op_t *op, const
   return CF_EXEC_OK;
 }
 
+/* A dense output: its elements read straight into its host copy, the guard bytes before and after
+ * them into `after` and compared with what was written (the elements' own bytes are not checked). */
+static cf_exec_status_t read_back_dense_output(const cf_op_t *op, uint32_t k, slot_t *s, cf_host_t *outputs,
+                                               cf_exec_status_t result, char *msg, size_t n) {
+  cf_host_t *o = &outputs[k - op->nin];
+  if (cf_host_alloc_unset(o, op->out[k - op->nin]) != 0) { /* the read below fills it */
+    snprintf(msg, n, "host out of memory");
+    return CF_EXEC_ERROR;
+  }
+  uint64_t lo = s->desc.offset_bytes, payload = (uint64_t)o->count * psup_dtype_size(o->spec.dtype);
+  uint64_t hi = lo + payload;
+  if ((lo && parity_buffer_read(s->buf, 0, s->after, lo) != PARITY_STATUS_OK) ||
+      (payload && parity_buffer_read(s->buf, lo, o->data, payload) != PARITY_STATUS_OK) ||
+      (hi < s->bytes && parity_buffer_read(s->buf, hi, s->after + hi, s->bytes - hi) != PARITY_STATUS_OK)) {
+    snprintf(msg, n, "reading back: %s", parity_last_error());
+    return CF_EXEC_ERROR;
+  }
+  if ((memcmp(s->after, s->image, lo) != 0 || memcmp(s->after + hi, s->image + hi, s->bytes - hi) != 0) &&
+      result == CF_EXEC_OK) {
+    memcpy(s->after + lo, s->image + lo, payload); /* not checked */
+    describe_corruption(s, k - op->nin, msg, n);
+    return CF_EXEC_CORRUPT;
+  }
+  return result;
+}
+
 /* Read slot k back after the run: an output's elements into its host copy in outputs, then every
  * other byte compared with what was written. Returns `result`, CF_EXEC_CORRUPT for the first corrupted
  * buffer (its message kept), or CF_EXEC_ERROR. */
@@ -338,6 +379,7 @@ static cf_exec_status_t read_back_slot(const cf_op_t *op, uint32_t k, slot_t *s,
       return CF_EXEC_CORRUPT;
     }
   }
+  if (s->is_output && dense(op->out[k - op->nin])) return read_back_dense_output(op, k, s, outputs, result, msg, n);
   if (parity_buffer_read(s->buf, 0, s->after, s->bytes) != PARITY_STATUS_OK) {
     snprintf(msg, n, "reading back: %s", parity_last_error());
     return CF_EXEC_ERROR;
@@ -350,14 +392,8 @@ static cf_exec_status_t read_back_slot(const cf_op_t *op, uint32_t k, slot_t *s,
       snprintf(msg, n, "host out of memory");
       return CF_EXEC_ERROR;
     }
-    if (dense(&spec)) {
-      size_t payload = (size_t)o->count * psup_dtype_size(spec.dtype);
-      memcpy(o->data, s->after + s->desc.offset_bytes, payload);
-      memcpy(s->after + s->desc.offset_bytes, s->image + s->desc.offset_bytes, payload); /* not checked */
-    } else {
-      gather_t g = {s->after, s->image, o, psup_dtype_size(spec.dtype)};
-      each_element(&s->desc, gather_one, &g);
-    }
+    gather_t g = {s->after, s->image, o, psup_dtype_size(spec.dtype)};
+    each_element(&s->desc, gather_one, &g);
   }
   if (memcmp(s->after, s->image, s->bytes) != 0 && result == CF_EXEC_OK) {
     describe_corruption(s, s->is_output ? k - op->nin : k, msg, n);

@@ -28,14 +28,18 @@ cf_spec_t cf_spec_make(int32_t dtype, uint32_t rank, const int64_t *shape) {
   return s;
 }
 
-int cf_host_alloc(cf_host_t *h, const cf_spec_t *spec) {
+static int host_alloc(cf_host_t *h, const cf_spec_t *spec, int zeroed) {
   h->spec = *spec;
   h->count = cf_spec_stored(spec);
   size_t bytes = (size_t)h->count * psup_dtype_size(spec->dtype);
-  h->data = calloc(1, bytes ? bytes : 1);
+  h->data = zeroed ? calloc(1, bytes ? bytes : 1) : malloc(bytes ? bytes : 1);
   psup_advise_hugepages(h->data, bytes);
   return h->data ? 0 : -1;
 }
+
+int cf_host_alloc(cf_host_t *h, const cf_spec_t *spec) { return host_alloc(h, spec, 1); }
+
+int cf_host_alloc_unset(cf_host_t *h, const cf_spec_t *spec) { return host_alloc(h, spec, 0); }
 
 void cf_host_free(cf_host_t *h) {
   if (!h) return;
@@ -56,7 +60,7 @@ int cf_host_convert(const cf_host_t *src, int32_t dtype, int absval, cf_host_t *
   cf_spec_t s = src->spec;
   s.dtype = dtype;
   s.layout = CF_LAYOUT_CONTIG;
-  if (cf_host_alloc(dst, &s) != 0) return -1;
+  if (cf_host_alloc_unset(dst, &s) != 0) return -1; /* every element is written below */
   if (dtype == src->spec.dtype && !absval) {
     memcpy(dst->data, src->data, (size_t)src->count * psup_dtype_size(dtype));
     return 0;

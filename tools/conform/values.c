@@ -538,6 +538,22 @@ static int fill_whole(const cf_values_ctx_t *vc, const cf_case_t *c, int32_t val
   return 0;
 }
 
+/* Bools: a mask's pattern, or false and the truthy bytes at random (the loop of a 2^31-element
+ * case: kept free of the other dtypes' branches). */
+static void fill_bool(int32_t values, int slot, uint64_t key, cf_host_t *h) {
+  static const uint8_t truthy[] = {1, 1, 1, 2, 0x80, 0xff};
+  uint8_t *d = h->data;
+  int64_t n = h->count;
+  if (values == CF_VALUES_MASK) {
+    for (int64_t i = 0; i < n; i++) d[i] = (uint8_t)(slot == 0 ? i % 3 : 1);
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = cf_mix(key, (uint64_t)i);
+    d[i] = (r >> 60) & 1u ? truthy[(uint32_t)(r >> 32) % 6u] : 0;
+  }
+}
+
 void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int32_t values, uint64_t stream,
                     cf_host_t *h) {
   int32_t dt = h->spec.dtype;
@@ -550,16 +566,12 @@ void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int
     ns = psup_dtype_is_float(dt)   ? float_specials(dt, specials)
          : dt == PARITY_DTYPE_BOOL ? 0
                                    : int_specials(dt, specials);
+  if (dt == PARITY_DTYPE_BOOL) {
+    fill_bool(values, slot, key, h);
+    return;
+  }
   for (int64_t i = 0; i < h->count; i++) {
     uint64_t r = cf_mix(key, (uint64_t)i);
-    if (dt == PARITY_DTYPE_BOOL) {
-      static const uint8_t truthy[] = {1, 1, 1, 2, 0x80, 0xff};
-      uint8_t b = values == CF_VALUES_MASK ? (uint8_t)(slot == 0 ? i % 3 : 1)
-                  : (r >> 60) & 1u         ? truthy[(r >> 32) % 6]
-                                           : 0;
-      h->data[i] = b;
-      continue;
-    }
     double v;
     if (values == CF_VALUES_MASK) {
       v = slot == 0 ? (double)(i % 3) : 1.0;
