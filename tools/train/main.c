@@ -289,6 +289,7 @@ int main(int argc, char **argv) {
   CHECK(parity_context_create(NULL, &ctx));
   if (parity_context_default_device(ctx, &dev) != PARITY_STATUS_OK) {
     fprintf(stderr, "parity-train: %s\n", parity_last_error());
+    parity_context_destroy(ctx);
     return 2;
   }
   parity_device_info_t info = {.struct_size = sizeof info};
