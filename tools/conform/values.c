@@ -560,16 +560,14 @@ void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int
   uint64_t key = cf_mix(cf_hash(c->id, vc->seed), stream * 16u + (uint64_t)slot);
   domain_t dom = domain_of(c, slot);
   if (fill_whole(vc, c, values, key, h)) return;
-  double specials[32];
-  int ns = 0;
-  if (values == CF_VALUES_SPECIAL)
-    ns = psup_dtype_is_float(dt)   ? float_specials(dt, specials)
-         : dt == PARITY_DTYPE_BOOL ? 0
-                                   : int_specials(dt, specials);
   if (dt == PARITY_DTYPE_BOOL) {
     fill_bool(values, slot, key, h);
     return;
   }
+  double specials[32];
+  int ns = 0;
+  if (values == CF_VALUES_SPECIAL)
+    ns = psup_dtype_is_float(dt) ? float_specials(dt, specials) : int_specials(dt, specials);
   for (int64_t i = 0; i < h->count; i++) {
     uint64_t r = cf_mix(key, (uint64_t)i);
     double v;
