@@ -311,9 +311,11 @@ DEV void extreme_run(int want_max, red_acc_t *a, const GLOBAL uchar *x, long xo,
 }
 
 /* Runs of the reduced set [k0, k1) of one output along the innermost reduced axis:
- * RUN(xo, s, len, k) with x offset xo, stride s, first flat index k. */
+ * RUN(xo, s, len, k) with x offset xo, stride s, first flat index k. An empty set seeks nothing:
+ * an empty axis would divide by its length 0 (an unspecified value in OpenCL C, a trap on a host;
+ * the CPU layout of the OpenCL checking executor ran into it). */
 #define RED_RUNS(r, x0, k0, k1, RUN)                                     \
-  {                                                                      \
+  if ((k0) < (k1)) {                                                     \
     long idx_[MAX_RANK], rem_ = (k0), xo_ = (x0);                        \
     for (int d_ = (r).krank - 1; d_ >= 0; d_--) {                        \
       idx_[d_] = rem_ % (r).kshape[d_];                                  \

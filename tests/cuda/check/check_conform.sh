@@ -6,7 +6,11 @@
 # (OCL_ICD_VENDORS). Both are passed with --env, with PARITY_<CUDA|OPENCL>_CHECK_SEED=SEED, so
 # every reproduce command carries them. Passes only when parity-conform passes, its report names
 # the checking executor with that seed, and the executor saw shared/local or global accesses and
-# switched threads (a driver that checks nothing fails here, not silently).
+# switched threads (a driver that checks nothing fails here, not silently). CHECK_CONFORM_SPREAD=groups
+# is for a launch layout of one work-item per work-group (the OpenCL plugin's CPU layout), which has
+# nothing to switch within a group and whose races are between groups: it asks instead that some
+# launch ran several blocks (work-groups), and that no thread was switched (a switch means a group
+# of several: not that layout).
 api=$1 conform=$2 driver=$3 seed=$4
 case $api in
   cuda) driver_env=PARITY_CUDA_DRIVER_LIBRARY stats_env=CUDA_CHECK_STATS seed_env=PARITY_CUDA_CHECK_SEED ;;
@@ -28,7 +32,13 @@ if ! grep -q "$api-check: checking executor, seed $seed," "$out"; then
 fi
 # "launches L blocks B accesses A switches S barriers R reports P" (check_launch.c)
 set -- $(tail -n 1 "$stats")
-if [ "${6:-0}" -eq 0 ] || [ "${8:-0}" -eq 0 ]; then
+if [ "${CHECK_CONFORM_SPREAD:-}" = groups ]; then
+  if [ "${6:-0}" -eq 0 ] || [ "${4:-0}" -le "${2:-0}" ] || [ "${8:-0}" -ne 0 ]; then
+    echo "check_conform.sh: the checking executor checked no access, ran no launch of several groups, or switched" \
+      "threads (groups of several: not a layout of one per group): $(cat "$stats")"
+    exit 1
+  fi
+elif [ "${6:-0}" -eq 0 ] || [ "${8:-0}" -eq 0 ]; then
   echo "check_conform.sh: the checking executor checked no access or switched no thread: $(cat "$stats")"
   exit 1
 fi

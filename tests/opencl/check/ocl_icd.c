@@ -2,8 +2,10 @@
  * (ocl_check.h). The ICD loader (ocl-icd) opens this library when OCL_ICD_VENDORS or
  * OCL_ICD_FILENAMES names it, finds the platform through clIcdGetPlatformIDsKHR and calls every
  * entry through the table at the start of each object. The device is a GPU (the plugin takes its
- * GPU layout: work-groups of 64 or 16 x 16 work-items, local memory, barriers) named after the
- * executor and its settings, so reports and reproduce lines name it. Entries the plugin does not
+ * GPU layout: work-groups of 64 or 16 x 16 work-items, local memory, barriers), or with
+ * PARITY_OPENCL_CHECK_DEVICE=cpu a CPU (the plugin takes what it takes on PoCL: the CPU layout,
+ * a contiguous run per work-item and the vector kernels, a few work-groups per compute unit, the
+ * compile tiers), named after the executor and its settings, so reports and reproduce lines name it. Entries the plugin does not
  * use answer CL_INVALID_OPERATION (or NULL, where the entry returns an object), never crash. */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -15,11 +17,12 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define PLATFORM_NAME "opencl-check"
-#define DEVICE_NAME_FMT "opencl-check: checking executor, seed %llu, switch 1/%u"
-#define UNITS 2u /* CL_DEVICE_MAX_COMPUTE_UNITS: the plugin launches up to 64 x UNITS work-groups */
+#define DEVICE_NAME_FMT "opencl-check: checking executor, seed %llu, switch 1/%u%s"
+#define UNITS 2u /* CL_DEVICE_MAX_COMPUTE_UNITS: the plugin launches up to 64 (CPU: 4) x UNITS work-groups */
 
 struct _cl_platform_id ocl_chk_platform = {&ocl_chk_dispatch};
 struct _cl_device_id ocl_chk_device = {&ocl_chk_dispatch};
+static cl_device_type device_type = CL_DEVICE_TYPE_GPU; /* PARITY_OPENCL_CHECK_DEVICE */
 
 void ocl_chk_say(const char *fmt, ...) {
   va_list ap;
@@ -36,6 +39,15 @@ cl_int ocl_chk_configure(void) {
     chk_words = OCL_CHK_WORDS;
     char msg[256];
     done = chk_configure(msg, sizeof msg) == 0 ? 1 : -1;
+    const char *type = getenv("PARITY_OPENCL_CHECK_DEVICE");
+    if (done > 0 && type && *type && strcmp(type, "gpu")) {
+      if (!strcmp(type, "cpu")) {
+        device_type = CL_DEVICE_TYPE_CPU;
+      } else {
+        snprintf(msg, sizeof msg, "PARITY_OPENCL_CHECK_DEVICE='%.40s' is not gpu or cpu", type);
+        done = -1;
+      }
+    }
     if (done < 0) ocl_chk_say("%s", msg);
   }
   return done > 0 ? CL_SUCCESS : CL_INVALID_VALUE;
@@ -96,7 +108,7 @@ static cl_int CL_API_CALL get_devices(cl_platform_id p, cl_device_type type, cl_
                                       cl_uint *count) {
   if (p != &ocl_chk_platform) return CL_INVALID_PLATFORM;
   if ((!out && !count) || (out && n == 0)) return CL_INVALID_VALUE;
-  if (!(type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_DEFAULT))) return CL_DEVICE_NOT_FOUND;
+  if (!(type & (device_type | CL_DEVICE_TYPE_DEFAULT))) return CL_DEVICE_NOT_FOUND;
   if (count) *count = 1;
   if (out) out[0] = &ocl_chk_device;
   return CL_SUCCESS;
@@ -110,7 +122,7 @@ static cl_int device_numbers(cl_device_info what, size_t size, void *out, size_t
   const cl_bool yes = CL_TRUE;
   const cl_uint units = UNITS, dims = 3, align = 1024;
   const size_t wg = OCL_CHK_WG, items[3] = {OCL_CHK_WG, OCL_CHK_WG, OCL_CHK_WG};
-  const cl_device_type type = CL_DEVICE_TYPE_GPU;
+  const cl_device_type type = device_type;
   const cl_device_local_mem_type ltype = CL_LOCAL;
   const cl_platform_id plat = &ocl_chk_platform;
 #define ANSWER(v) return ocl_chk_answer(&(v), sizeof(v), size, out, size_ret)
@@ -142,7 +154,8 @@ static cl_int CL_API_CALL device_info(cl_device_id d, cl_device_info what, size_
   char name[128];
   switch (what) {
     case CL_DEVICE_NAME:
-      snprintf(name, sizeof name, DEVICE_NAME_FMT, (unsigned long long)chk_config.seed, chk_config.switch_every);
+      snprintf(name, sizeof name, DEVICE_NAME_FMT, (unsigned long long)chk_config.seed, chk_config.switch_every,
+               device_type == CL_DEVICE_TYPE_CPU ? ", CPU device" : "");
       return str_answer(name, size, out, size_ret);
     case CL_DEVICE_VENDOR: return str_answer("parity", size, out, size_ret);
     case CL_DEVICE_VERSION: return str_answer("OpenCL 1.2 opencl-check", size, out, size_ret);

@@ -1,8 +1,9 @@
 /* ocl_icd_test.c — the fake ICD through the system's ICD loader (OCL_ICD_VENDORS names its vendors
  * folder, PARITY_OPENCL_CHECK_SEED=7): one platform and one GPU device named after the executor and
  * its seed; buffers write, read, fill and copy (an overlapping copy refused); a program is accepted
- * only with the prelude the host compile assumed (the reason in the build log); binaries and the
- * CPU layout's kernels are refused with their error codes; arguments of the wrong size, a launch
+ * only with the prelude the host compile assumed (the reason in the build log), in either launch
+ * layout (OCL_CONTIG 0 or 1); binaries, and the CPU layout's kernels in a GPU-layout program, are
+ * refused with their error codes; arguments of the wrong size, a launch
  * with unset arguments and entries the ICD does not implement fail with an error, never a crash;
  * a kernel's reqd_work_group_size is its CL_KERNEL_COMPILE_WORK_GROUP_SIZE and, multiplied out, its
  * CL_KERNEL_WORK_GROUP_SIZE (256 without one), and a launch with another
@@ -68,11 +69,18 @@ static void programs(cl_context c, cl_device_id d, cl_command_queue q) {
   CHECK(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof bin, &bin, NULL) == CL_SUCCESS && bin == 0);
   CHECK(clReleaseKernel(k) == CL_SUCCESS && clReleaseProgram(p) == CL_SUCCESS);
 
-  p = program(c, d, PRELUDE "#define OCL_CONTIG 1\n#define K_ew_unary 1\n", &built);
+  /* the CPU layout: its vector kernel is there */
+  p = program(c, d, PRELUDE "#define OCL_CONTIG 1\n#define K_mm_fwd 1\n#define K_mm_blk 1\n", &built);
+  CHECK(built == CL_SUCCESS);
+  k = clCreateKernel(p, "mm_blk", &e);
+  CHECK(e == CL_SUCCESS && k);
+  CHECK(clReleaseKernel(k) == CL_SUCCESS && clReleaseProgram(p) == CL_SUCCESS);
+
+  p = program(c, d, PRELUDE "#define OCL_CONTIG 2\n#define K_ew_unary 1\n", &built);
   char log[512] = "";
   CHECK(built == CL_BUILD_PROGRAM_FAILURE);
   CHECK(clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL) == CL_SUCCESS);
-  CHECK(strstr(log, "OCL_CONTIG 1") != NULL);
+  CHECK(strstr(log, "OCL_CONTIG 2") != NULL);
   clReleaseProgram(p);
   p = program(c, d, "kernel void f(void) {}\n", &built);
   CHECK(built == CL_BUILD_PROGRAM_FAILURE);

@@ -1,14 +1,16 @@
-/* ocl_module.cpp — one kernel family in one compute class of the OpenCL plugin, compiled as host C++
- * for the OpenCL checking executor (README.md here). Built once per (family, class) with
- * -DOCL_FAM=<0..5> -DOCL_CLS=<0..3> and -fsanitize=thread, from the build's copy of plugins/kernels
- * (ocl_src.cmake: vector literals and `local` parameters rewritten, nothing else). What the
- * plugin's prelude (plugins/opencl/cl_cache.c) defines for a program on a GPU-type device is
- * defined here for the whole family: every GPU kernel wanted (K_<kernel> 1), the CPU layout's
- * vector kernels (*_blk) left out, OCL_CONTIG 0, HAS_FP64 1, HAS_FMA in the float class, built-in
- * division (OCL_LIB_DIV 0: the device reports correctly rounded division and sqrt). The variant's
- * SPEC_OP, SPEC_DT and SPEC_DT2 are applied at run time from the program's prelude (ocl_chk_spec,
- * set by the ICD before each launch), as the plugin's programs apply them at build time. Exports
- * the table ocl_chk_kernels_<fam>_<cls> (check.h's chk_kernel_t). */
+/* ocl_module.cpp — one kernel family in one compute class and one launch layout of the OpenCL
+ * plugin, compiled as host C++ for the OpenCL checking executor (README.md here). Built once per
+ * (family, class, layout) with -DOCL_FAM=<0..5> -DOCL_CLS=<0..3> -DOCL_LAYOUT=<0|1> and
+ * -fsanitize=thread, from the build's copy of plugins/kernels (ocl_src.cmake: vector literals and
+ * `local` parameters rewritten, nothing else). What the plugin's prelude (plugins/opencl/cl_cache.c)
+ * defines for a program is defined here for the whole family: every kernel of the layout wanted
+ * (K_<kernel> 1), OCL_CONTIG = OCL_LAYOUT (0: the GPU layout, grid-stride loops, without the CPU
+ * layout's vector kernels *_blk; 1: the CPU layout, a contiguous run per work-item, with them),
+ * HAS_FP64 1, HAS_FMA in the float class, built-in division (OCL_LIB_DIV 0: the device reports
+ * correctly rounded division and sqrt). The variant's SPEC_OP, SPEC_DT and SPEC_DT2 are applied at
+ * run time from the program's prelude (ocl_chk_spec, set by the ICD before each launch), as the
+ * plugin's programs apply them at build time. Exports the table ocl_chk_kernels_<fam>_<cls>_<layout>
+ * (check.h's chk_kernel_t). */
 #include "ocl_shim.h"
 
 /* ---- the prelude ---- */
@@ -19,7 +21,7 @@
 #define OCL_CLASS OCL_CLS
 #define HAS_FP64 1
 #define HAS_FMA (OCL_CLS == CLASS_F)
-#define OCL_CONTIG 0
+#define OCL_CONTIG OCL_LAYOUT
 #define OCL_LIB_DIV 0
 #if OCL_CLS == CLASS_F && OCL_FAM == 0
 #define OCL_PMATHF 1
@@ -40,8 +42,8 @@ enum {
 #undef PARITY_X_
       OCL_CHK_DT_END_
 };
-/* every kernel of plugins/kernels/host/kp_kernels.h: 1 but the CPU layout's (never launched on a
- * GPU-type device; clCreateKernel refuses them) */
+/* every kernel of plugins/kernels/host/kp_kernels.h: 1, the CPU layout's vector kernels only in
+ * that layout (the plugin launches them only there; clCreateKernel refuses them in the other) */
 #define K_ew_unary 1
 #define K_ew_unary_bwd 1
 #define K_ew_binary 1
@@ -57,9 +59,9 @@ enum {
 #define K_smx_fwd 1
 #define K_smx_bwd 1
 #define K_mm_fwd 1
-#define K_mm_blk 0
+#define K_mm_blk OCL_LAYOUT
 #define K_conv_fwd 1
-#define K_conv_fwd_blk 0
+#define K_conv_fwd_blk OCL_LAYOUT
 #define K_conv_bwd_data 1
 #define K_conv_bwd_weight 1
 #define K_conv_bwd_bias 1
@@ -70,8 +72,8 @@ enum {
 #define K_conv_tile_fwd 1
 #define K_conv_tile_bwd_data 1
 #define K_conv_tile_bwd_weight 1
-#define K_conv_bwd_data_blk 0
-#define K_conv_bwd_weight_blk 0
+#define K_conv_bwd_data_blk OCL_LAYOUT
+#define K_conv_bwd_weight_blk OCL_LAYOUT
 
 #include "kernel_common.k.h"
 
@@ -109,7 +111,7 @@ static inline int ocl_chk_spec_op(int v) {
 
 /* kp_kernels.h's rows of this family, in the classes whose programs hold them: the CUDA column
  * (ALL, FLOAT, F) for the kernels both plugins run; NONE (OpenCL only) the GPU layout's local-memory
- * kernels in every class of their family, the CPU layout's vector kernels nowhere */
+ * kernels in every class of their family, the CPU layout's vector kernels in its modules */
 #define OCL_ROW(X, name, family, cuda, barrier) OCL_FAM_##family(name, cuda, barrier)
 #define OCL_HERE(name, cuda, barrier) OCL_CLS_##cuda(name, barrier)
 #define OCL_NOT_HERE(name, cuda, barrier)
@@ -156,11 +158,18 @@ static inline int ocl_chk_spec_op(int v) {
 #define OCL_GPU_conv_tile_fwd OCL_CLS_ALL
 #define OCL_GPU_conv_tile_bwd_data OCL_CLS_ALL
 #define OCL_GPU_conv_tile_bwd_weight OCL_CLS_ALL
-#define OCL_GPU_mm_blk OCL_CLS_SKIP
-#define OCL_GPU_conv_fwd_blk OCL_CLS_SKIP
-#define OCL_GPU_conv_bwd_data_blk OCL_CLS_SKIP
-#define OCL_GPU_conv_bwd_weight_blk OCL_CLS_SKIP
+#define OCL_GPU_mm_blk OCL_CLS_BLK
+#define OCL_GPU_conv_fwd_blk OCL_CLS_BLK
+#define OCL_GPU_conv_bwd_data_blk OCL_CLS_BLK
+#define OCL_GPU_conv_bwd_weight_blk OCL_CLS_BLK
 
-#define OCL_CAT2(a, b, c) a##b##_##c
-#define OCL_CAT(a, b, c) OCL_CAT2(a, b, c)
-extern "C" const chk_kernel_t OCL_CAT(ocl_chk_kernels_, OCL_FAM, OCL_CLS)[] = {KP_KERNEL_TABLE(OCL_ROW, _){}};
+#if OCL_LAYOUT
+#define OCL_CLS_BLK OCL_CLS_ALL
+#else
+#define OCL_CLS_BLK OCL_CLS_SKIP
+#endif
+
+#define OCL_CAT2(a, b, c, d) a##b##_##c##_##d
+#define OCL_CAT(a, b, c, d) OCL_CAT2(a, b, c, d)
+extern "C" const chk_kernel_t OCL_CAT(ocl_chk_kernels_, OCL_FAM, OCL_CLS,
+                                      OCL_LAYOUT)[] = {KP_KERNEL_TABLE(OCL_ROW, _){}};

@@ -20,19 +20,28 @@
 
 int ocl_chk_spec[3];
 
-/* the host-compiled kernels (ocl_module.cpp), per family and class */
-extern const chk_kernel_t ocl_chk_kernels_0_0[], ocl_chk_kernels_0_1[], ocl_chk_kernels_0_2[], ocl_chk_kernels_0_3[];
-extern const chk_kernel_t ocl_chk_kernels_1_0[], ocl_chk_kernels_1_1[], ocl_chk_kernels_1_2[], ocl_chk_kernels_1_3[];
-extern const chk_kernel_t ocl_chk_kernels_2_0[], ocl_chk_kernels_2_1[], ocl_chk_kernels_3_0[], ocl_chk_kernels_3_1[];
-extern const chk_kernel_t ocl_chk_kernels_4_0[], ocl_chk_kernels_4_1[], ocl_chk_kernels_5_0[], ocl_chk_kernels_5_1[];
-static const chk_kernel_t *const tables[6][4] = {
-    {ocl_chk_kernels_0_0, ocl_chk_kernels_0_1, ocl_chk_kernels_0_2, ocl_chk_kernels_0_3},
-    {ocl_chk_kernels_1_0, ocl_chk_kernels_1_1, ocl_chk_kernels_1_2, ocl_chk_kernels_1_3},
-    {ocl_chk_kernels_2_0, ocl_chk_kernels_2_1, NULL, NULL},
-    {ocl_chk_kernels_3_0, ocl_chk_kernels_3_1, NULL, NULL},
-    {ocl_chk_kernels_4_0, ocl_chk_kernels_4_1, NULL, NULL},
-    {ocl_chk_kernels_5_0, ocl_chk_kernels_5_1, NULL, NULL},
-};
+/* the kernels compiled for the executor (ocl_module.cpp), per launch layout (OCL_CONTIG 0: the GPU
+ * layout, 1: the CPU layout), family and class */
+#define OCL_TABLES_(l)                                                                                            \
+  extern const chk_kernel_t ocl_chk_kernels_0_0_##l[], ocl_chk_kernels_0_1_##l[], ocl_chk_kernels_0_2_##l[],      \
+      ocl_chk_kernels_0_3_##l[], ocl_chk_kernels_1_0_##l[], ocl_chk_kernels_1_1_##l[], ocl_chk_kernels_1_2_##l[], \
+      ocl_chk_kernels_1_3_##l[], ocl_chk_kernels_2_0_##l[], ocl_chk_kernels_2_1_##l[], ocl_chk_kernels_3_0_##l[], \
+      ocl_chk_kernels_3_1_##l[], ocl_chk_kernels_4_0_##l[], ocl_chk_kernels_4_1_##l[], ocl_chk_kernels_5_0_##l[], \
+      ocl_chk_kernels_5_1_##l[];
+OCL_TABLES_(0)
+OCL_TABLES_(1)
+#define OCL_TABLE_(l)                                                                                         \
+  {                                                                                                           \
+    {ocl_chk_kernels_0_0_##l, ocl_chk_kernels_0_1_##l, ocl_chk_kernels_0_2_##l, ocl_chk_kernels_0_3_##l},     \
+        {ocl_chk_kernels_1_0_##l, ocl_chk_kernels_1_1_##l, ocl_chk_kernels_1_2_##l, ocl_chk_kernels_1_3_##l}, \
+        {ocl_chk_kernels_2_0_##l, ocl_chk_kernels_2_1_##l, NULL, NULL},                                       \
+        {ocl_chk_kernels_3_0_##l, ocl_chk_kernels_3_1_##l, NULL, NULL},                                       \
+        {ocl_chk_kernels_4_0_##l, ocl_chk_kernels_4_1_##l, NULL, NULL},                                       \
+        {ocl_chk_kernels_5_0_##l, ocl_chk_kernels_5_1_##l, NULL, NULL},                                       \
+  }
+static const chk_kernel_t *const tables[2][6][4] = {OCL_TABLE_(0), OCL_TABLE_(1)};
+#undef OCL_TABLES_
+#undef OCL_TABLE_
 
 /* kp_kernels.h's names and families (EW = 0 ... POOL = 5, the order of tables) */
 enum { FAM_EW, FAM_RED, FAM_SMX, FAM_MM, FAM_CONV, FAM_POOL };
@@ -218,10 +227,11 @@ static void program_check(cl_program p, char *why, size_t n) {
     }
   if (fam < 0)
     snprintf(why, n, "no parity kernel wanted (no K_<kernel> 1 in the first source)");
-  else if (p->cls < 0 || p->cls > 3 || !tables[fam][p->cls])
+  else if (p->cls < 0 || p->cls > 3 || !tables[0][fam][p->cls])
     snprintf(why, n, "OCL_CLASS %d: no such class of the family of %s", p->cls, kernel_names[first]);
-  else if (p->contig != 0)
-    snprintf(why, n, "OCL_CONTIG %d: the kernels are compiled for the GPU layout (OCL_CONTIG 0) only", p->contig);
+  else if (p->contig != 0 && p->contig != 1)
+    snprintf(why, n, "OCL_CONTIG %d: the kernels are compiled for the GPU layout (0) and the CPU layout (1) only",
+             p->contig);
   else if (p->lib_div > 0)
     snprintf(why, n, "OCL_LIB_DIV 1: the kernels are compiled with built-in division (OCL_LIB_DIV 0) only");
   else if (p->fp64 != 1)
@@ -303,11 +313,12 @@ cl_kernel CL_API_CALL ocl_chk_create_kernel(cl_program p, const char *name, cl_i
   else if (!name)
     e = CL_INVALID_VALUE;
   else if (id >= 0 && p->want[id])
-    for (t = tables[p->fam][p->cls]; t->name && strcmp(t->name, name); t++) {}
-  /* not in the program, or not compiled for the checker (the CPU layout's *_blk kernels) */
+    for (t = tables[p->contig][p->fam][p->cls]; t->name && strcmp(t->name, name); t++) {}
+  /* not in the program, or not in its layout (the CPU layout's *_blk kernels in the GPU layout) */
   if (e == CL_SUCCESS && (!t || !t->name)) {
-    ocl_chk_say("clCreateKernel: no kernel '%s' in this program (class %d)%s", name, p->cls,
-                id >= 0 && strstr(name, "_blk") ? ": the CPU layout's kernels are not compiled for the checker" : "");
+    ocl_chk_say(
+        "clCreateKernel: no kernel '%s' in this program (class %d)%s", name, p->cls,
+        id >= 0 && strstr(name, "_blk") && !p->contig ? ": the CPU layout's kernels are not in the GPU layout" : "");
     e = CL_INVALID_KERNEL_NAME;
   }
   cl_kernel k = NULL;

@@ -331,6 +331,12 @@ OCL_VMAP1(fabs)
 OCL_VMAP2(fmax)
 OCL_VMAP2(fmin)
 #undef OCL_VMAP2
+/* fma(a, b, c) component-wise: one rounding each, as OpenCL's (the CPU layout's register blocks) */
+template <typename T, int N>
+static inline ocl_vec<T, N> fma(ocl_vec<T, N> a, ocl_vec<T, N> b, ocl_vec<T, N> c) {
+  for (int i = 0; i < N; i++) a.s[i] = ::fma(a.s[i], b.s[i], c.s[i]);
+  return a;
+}
 #define OCL_VTEST(fn)                                                           \
   template <typename T, int N>                                                  \
   static inline ocl_vec<typename ocl_mask_of<T>::type, N> fn(ocl_vec<T, N> a) { \
