@@ -541,16 +541,20 @@ static int fill_whole(const cf_values_ctx_t *vc, const cf_case_t *c, int32_t val
 /* Bools: a mask's pattern, or false and the truthy bytes at random (the loop of a 2^31-element
  * case: kept free of the other dtypes' branches). */
 static void fill_bool(int32_t values, int slot, uint64_t key, cf_host_t *h) {
-  static const uint8_t truthy[] = {1, 1, 1, 2, 0x80, 0xff};
+  /* the truthy bytes 1, 1, 1, 2, 0x80, 0xff (k = 0 .. 5) as one word, picked by a shift */
+  const uint64_t truthy = 0xff8002010101ull;
   uint8_t *d = h->data;
   int64_t n = h->count;
   if (values == CF_VALUES_MASK) {
     for (int64_t i = 0; i < n; i++) d[i] = (uint8_t)(slot == 0 ? i % 3 : 1);
     return;
   }
+  /* half true (a truthy byte), half false, without a branch: a branch here guessed wrong every
+   * other element (sum.bool.forward.huge, 2^31 elements: 18.7 s of CPU with it, 8.9 s without) */
   for (int64_t i = 0; i < n; i++) {
     uint64_t r = cf_mix(key, (uint64_t)i);
-    d[i] = (r >> 60) & 1u ? truthy[(uint32_t)(r >> 32) % 6u] : 0;
+    uint64_t v = (truthy >> (8u * ((uint32_t)(r >> 32) % 6u))) & 0xffu;
+    d[i] = (uint8_t)(v & (0u - ((r >> 60) & 1u)));
   }
 }
 
