@@ -11,10 +11,11 @@
 
 _Atomic uint64_t ocl_mem_epoch;
 
-/* Fewest items per work-item on the contiguous layout: kernels whose items are single elements
- * (elementwise) start a second work-item only past this many. */
-static const uint32_t kernel_grain[OCL_K_COUNT] = {
-#define OCL_X_(n, src) OCL_SRC_##src == OCL_SRC_EW ? 4096u : 1u,
+/* Kernels whose items are single elements (elementwise): on the contiguous layout they start a
+ * second work-item only past dev->grain items (PARITY_OPENCL_GRAIN, default 4096); the others'
+ * items are rows, outputs or blocks, one or more per work-item. */
+static const unsigned char kernel_elementwise[OCL_K_COUNT] = {
+#define OCL_X_(n, src) OCL_SRC_##src == OCL_SRC_EW,
     OCL_KERNEL_LIST(OCL_X_)
 #undef OCL_X_
 };
@@ -82,12 +83,14 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
   dev->contiguous = s->cpu_like;
   static const char *const layouts[] = {"auto", "contiguous", "strided", NULL};
   int layout = 0;
-  long long groups = 0;
+  long long groups = 0, grain = 4096;
   char msg[200];
   if (s->knob_error[0]) return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", s->knob_error);
   if (psup_env_choice("PARITY_OPENCL_WORK_LAYOUT", layouts, 0, &layout, msg, sizeof msg) != 0 ||
-      psup_env_int("PARITY_OPENCL_MAX_GROUPS", 0, 1ll << 32, 0, &groups, msg, sizeof msg) != 0)
+      psup_env_int("PARITY_OPENCL_MAX_GROUPS", 0, 1ll << 32, 0, &groups, msg, sizeof msg) != 0 ||
+      psup_env_int("PARITY_OPENCL_GRAIN", 1, 1ll << 30, 4096, &grain, msg, sizeof msg) != 0)
     return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", msg);
+  dev->grain = (uint32_t)grain;
   if (layout) dev->contiguous = layout == 1;
   if (groups > 0) dev->max_groups = (uint64_t)groups;
   /* parity's program cache (cl_cache.c): auto leaves it off where the driver caches compiled
@@ -167,9 +170,9 @@ int32_t ocl_run(parity_plugin_device_t *dev, ocl_var_t v, int kid, uint32_t dims
 static void items_geometry(const parity_plugin_device_t *dev, const ocl_prog_t *p, int kid, int64_t items, size_t *g,
                            size_t *l, cl_long *per) {
   uint64_t local = p->local;
-  /* contiguous layout: at least kernel_grain[kid] items per work-item, so a small op is one
+  /* contiguous layout: an elementwise work-item takes at least dev->grain items, so a small op is one
    * work-item in one group (the least a driver like PoCL has to schedule) */
-  uint64_t grain = dev->contiguous ? kernel_grain[kid] : 1;
+  uint64_t grain = dev->contiguous && kernel_elementwise[kid] ? dev->grain : 1;
   uint64_t groups = ((uint64_t)items + local * grain - 1) / (local * grain);
   if (groups > dev->max_groups) groups = dev->max_groups;
   uint64_t global = groups * local;

@@ -170,6 +170,7 @@ struct parity_plugin_device_t {
   size_t max_local;       /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
   uint64_t max_groups;    /* cap on work-groups per 1-D launch; kernels loop past it */
   int contiguous;         /* 1: each work-item takes a contiguous run (CPU devices); 0: strided */
+  uint32_t grain;         /* contiguous layout: fewest elements per work-item of an elementwise kernel */
   int tier;               /* OCL_TIER_*: which programs launches get (cl_programs.c) */
   cl_mem scratch;         /* grows on demand; in-order queue makes reuse safe */
   uint64_t scratch_size;
@@ -183,6 +184,8 @@ struct parity_plugin_device_t {
  *   PARITY_OPENCL_WORK_LAYOUT=contiguous|strided  how work-items share items (default: contiguous
  *                                                 on CPU devices, strided on GPUs)
  *   PARITY_OPENCL_MAX_GROUPS=n                    cap work-groups per launch (kernels loop)
+ *   PARITY_OPENCL_GRAIN=n                         contiguous layout: fewest elements per work-item
+ *                                                 of an elementwise kernel (default 4096)
  *   PARITY_OPENCL_BUILD_OPTIONS="..."             appended to the program build options
  *   PARITY_OPENCL_NO_FP64=1 (read at init)        treat every device as lacking cl_khr_fp64
  *   PARITY_OPENCL_EXACT_DIV=auto|lib|builtin      float division/sqrt: pmathf where the device

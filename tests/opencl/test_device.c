@@ -284,11 +284,20 @@ Test(ocl_device, tiny_grids_and_the_strided_layout_loop_over_everything) {
   ot_check(dev, cpu, &c);
 }
 
+/* PARITY_OPENCL_GRAIN=1 (the checking executor's CPU-layout run): elementwise ops spread over
+ * work-items from 2 elements on, each a contiguous run, with the same results */
+Test(ocl_device, a_grain_of_one_spreads_elementwise_runs_over_work_items) {
+  setenv("PARITY_OPENCL_GRAIN", "1", 1);
+  setenv("PARITY_OPENCL_WORK_LAYOUT", "contiguous", 1);
+  check_big_add_and_sum(ot_device(), 9001);
+}
+
 /* every knob refuses a bad value at device open with the value quoted (MAX_GROUPS, WORK_LAYOUT and
  * NO_FP64 used to take garbage silently as the default) */
 Test(ocl_device, every_knob_refuses_a_bad_value_as_written) {
   static const char *const cases[][3] = {
       {"PARITY_OPENCL_MAX_GROUPS", "lots", "PARITY_OPENCL_MAX_GROUPS='lots' is not a whole number"},
+      {"PARITY_OPENCL_GRAIN", "0", "PARITY_OPENCL_GRAIN='0' is out of range"},
       {"PARITY_OPENCL_WORK_LAYOUT", "diagonal",
        "PARITY_OPENCL_WORK_LAYOUT='diagonal' is not one of auto, contiguous, strided"},
       {"PARITY_OPENCL_EXACT_DIV", "exact", "PARITY_OPENCL_EXACT_DIV='exact' is not one of auto, lib, builtin"},
