@@ -5,8 +5,9 @@
  * GPU layout: work-groups of 64 or 16 x 16 work-items, local memory, barriers), or with
  * PARITY_OPENCL_CHECK_DEVICE=cpu a CPU (the plugin takes what it takes on PoCL: the CPU layout,
  * a contiguous run per work-item and the vector kernels, a few work-groups per compute unit, the
- * compile tiers), named after the executor and its settings, so reports and reproduce lines name it. Entries the plugin does not
- * use answer CL_INVALID_OPERATION (or NULL, where the entry returns an object), never crash. */
+ * compile tiers), named after the executor and its settings, so reports and reproduce lines name
+ * it. Entries the plugin does not use answer CL_INVALID_OPERATION (or NULL, where the entry
+ * returns an object), never crash. */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdio.h>
