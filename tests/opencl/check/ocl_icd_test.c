@@ -9,7 +9,9 @@
  * CL_KERNEL_WORK_GROUP_SIZE (256 without one), and a launch with another
  * local size, or none, is refused with CL_INVALID_WORK_GROUP_SIZE and a message naming the kernel and
  * both sizes, while one with that size runs. A plain program (exit status 0: every check passed),
- * CTest opencl_check_icd. */
+ * CTest opencl_check_icd. `opencl_check_icd device-type cpu|bad` checks PARITY_OPENCL_CHECK_DEVICE
+ * instead (the caller sets it): cpu gives one device of type CPU, named so, and none of type GPU;
+ * a bad value leaves no platform (CTest opencl_check_icd_cpu_device, _bad_device). */
 #define _POSIX_C_SOURCE 200809L /* dup, fileno */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -174,7 +176,30 @@ static void required_sizes(cl_context c, cl_device_id d, cl_command_queue q) {
   CHECK(clReleaseKernel(k) == CL_SUCCESS && clReleaseProgram(p) == CL_SUCCESS);
 }
 
-int main(void) {
+/* PARITY_OPENCL_CHECK_DEVICE: `want` cpu (a CPU device, no GPU) or bad (no platform) */
+static int device_type(const char *want) {
+  cl_platform_id plat;
+  cl_device_id d;
+  cl_uint n = 0;
+  char name[256] = "";
+  cl_device_type type = 0;
+  cl_int e = clGetPlatformIDs(1, &plat, &n);
+  if (!strcmp(want, "bad")) {
+    CHECK(e != CL_SUCCESS || n == 0);
+  } else {
+    CHECK(e == CL_SUCCESS && n == 1);
+    CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_GPU, 1, &d, &n) == CL_DEVICE_NOT_FOUND);
+    CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_CPU, 1, &d, &n) == CL_SUCCESS && n == 1);
+    CHECK(clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, NULL) == CL_SUCCESS && type == CL_DEVICE_TYPE_CPU);
+    CHECK(clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof name, name, NULL) == CL_SUCCESS);
+    CHECK(strstr(name, "opencl-check: checking executor, seed 7, switch 1/2, CPU device") != NULL);
+  }
+  printf("ocl_icd_test device-type %s: %s\n", want, failures ? "FAILED" : "passed");
+  return failures != 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && !strcmp(argv[1], "device-type")) return device_type(argv[2]);
   cl_platform_id plat;
   cl_device_id d;
   cl_uint n = 0;
