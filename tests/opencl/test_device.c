@@ -286,8 +286,7 @@ Test(ocl_device, tiny_grids_and_the_strided_layout_loop_over_everything) {
 
 /* PARITY_OPENCL_GRAIN=1 (the checking executor's CPU-layout run spreads elementwise ops over
  * work-items from 2 elements on, each a contiguous run): the results are the same. (That the
- * runs are spread shows in the executor's counters and in the run-overlap mutant's 2,975 failing
- * cases against 577 without it: docs/conformance.md.) */
+ * runs are spread is opencl_check_conform_cpu_grain's check.) */
 Test(ocl_device, a_grain_of_one_keeps_adds_and_sums_right) {
   setenv("PARITY_OPENCL_GRAIN", "1", 1);
   setenv("PARITY_OPENCL_WORK_LAYOUT", "contiguous", 1);
