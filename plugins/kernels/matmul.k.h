@@ -92,6 +92,27 @@ typedef double4 TV;
 #define VSTOREN(v, o, p) vstore8((v), (o), (p))
 #endif
 #define MB_BLOCK 64
+/* one step of k: the products of a's rows with bv into the block sums, then the block and level
+ * bookkeeping */
+#define MB_STEP(bvec, kstep)                                                                                 \
+  do {                                                                                                       \
+    TV bv_ = (bvec);                                                                                         \
+    for (int i = 0; i < MB_M; i++) blk[i] = MULADD((TV)(LDK(a, arow[i] + (kstep)*p.ak, p.dt)), bv_, blk[i]); \
+    if (++nb == MB_BLOCK) {                                                                                  \
+      for (int i = 0; i < MB_M; i++) {                                                                       \
+        lvl[i] += blk[i];                                                                                    \
+        blk[i] = (TV)(-LIT(0.0));                                                                            \
+      }                                                                                                      \
+      nb = 0;                                                                                                \
+      if (++nl == MB_BLOCK) {                                                                                \
+        for (int i = 0; i < MB_M; i++) {                                                                     \
+          tot[i] += lvl[i];                                                                                  \
+          lvl[i] = (TV)(-LIT(0.0));                                                                          \
+        }                                                                                                    \
+        nl = 0;                                                                                              \
+      }                                                                                                      \
+    }                                                                                                        \
+  } while (0)
 
 #if KD_WANT(mm_blk)
 KERNEL mm_blk(mm_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *a, const GLOBAL uchar *b, GLOBAL uchar *c) {
@@ -109,12 +130,28 @@ KERNEL mm_blk(mm_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *a, const GLOBAL 
     long m0 = tm * MB_M, n0 = tn * MB_N;
     int rows = (int)min((long)MB_M, p.M - m0), cols = (int)min((long)MB_N, p.N - n0);
     int fast_b = DTC(p.dt) == FAST_DT && p.bn == 1 && cols == MB_N;
+    int fast_bt = DTC(p.dt) == FAST_DT && p.bk == 1 && cols == MB_N && !fast_b;
     TV blk[MB_M], lvl[MB_M], tot[MB_M];
     for (int i = 0; i < MB_M; i++) blk[i] = lvl[i] = tot[i] = (TV)(-LIT(0.0));
     long arow[MB_M];
     for (int i = 0; i < MB_M; i++) arow[i] = off[0] + (m0 + min(i, rows - 1)) * p.am;
     int nb = 0, nl = 0;
-    for (long k = 0; k < p.K; k++) {
+    long k = 0;
+    /* b transposed (x w^T: unit stride along k), a whole column block: MB_N steps of k at a time
+     * from MB_N vector loads along k, transposed in private memory; the same products in the same
+     * order as the scalar loads below, so the same bits */
+    if (fast_bt)
+      for (; k + MB_N <= p.K; k += MB_N) {
+        T tt[MB_N * MB_N];
+        const GLOBAL T *bp = (const GLOBAL T *)b + off[1] + k + n0 * p.bn;
+        for (int j = 0; j < MB_N; j++) {
+          T row[MB_N];
+          VSTOREN(VLOADN(0, bp + j * p.bn), 0, row);
+          for (int kk = 0; kk < MB_N; kk++) tt[kk * MB_N + j] = row[kk];
+        }
+        for (int kk = 0; kk < MB_N; kk++) MB_STEP(VLOADN(kk, tt), k + kk);
+      }
+    for (; k < p.K; k++) {
       TV bv;
       long bo = off[1] + k * p.bk + n0 * p.bn;
       if (fast_b) {
@@ -124,21 +161,7 @@ KERNEL mm_blk(mm_t p, RANGE_PARAMS(n, per), const GLOBAL uchar *a, const GLOBAL 
         for (int j = 0; j < MB_N; j++) tmp[j] = j < cols ? LDK(b, bo + j * p.bn, p.dt) : (T)0;
         bv = VLOADN(0, tmp);
       }
-      for (int i = 0; i < MB_M; i++) blk[i] = MULADD((TV)(LDK(a, arow[i] + k * p.ak, p.dt)), bv, blk[i]);
-      if (++nb == MB_BLOCK) {
-        for (int i = 0; i < MB_M; i++) {
-          lvl[i] += blk[i];
-          blk[i] = (TV)(-LIT(0.0));
-        }
-        nb = 0;
-        if (++nl == MB_BLOCK) {
-          for (int i = 0; i < MB_M; i++) {
-            tot[i] += lvl[i];
-            lvl[i] = (TV)(-LIT(0.0));
-          }
-          nl = 0;
-        }
-      }
+      MB_STEP(bv, k);
     }
     for (int i = 0; i < rows; i++) {
       T res[MB_N];
