@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "parity_support/atomic_file.h"
+#include "test_util.h"
 
 static char dir[64], path[128], err[300];
 
@@ -22,11 +23,7 @@ static void setup(void) {
   snprintf(path, sizeof path, "%s/weights.bin", dir);
 }
 
-static void teardown(void) {
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  cr_assert_eq(system(cmd), 0);
-}
+static void teardown(void) { pt_remove_tree(dir); }
 
 TestSuite(atomic_file, .init = setup, .fini = teardown, .timeout = 30);
 

@@ -10,6 +10,7 @@
 
 #include "parity_support/cachefile.h"
 #include "parity_support/siphash.h"
+#include "test_util.h"
 
 static char dir[64];
 static char path[128];
@@ -21,11 +22,7 @@ static void setup(void) {
   snprintf(path, sizeof path, "%s/entry.bin", dir);
 }
 
-static void teardown(void) {
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  cr_assert_eq(system(cmd), 0);
-}
+static void teardown(void) { pt_remove_tree(dir); }
 
 static const char payload[] = "compiled program bytes";
 

@@ -18,11 +18,7 @@ static void make_dir(void) {
   cr_assert_not_null(mkdtemp(dir));
 }
 
-static void remove_dir(void) {
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  cr_assert_eq(system(cmd), 0);
-}
+static void remove_dir(void) { pt_remove_tree(dir); }
 
 TestSuite(safetensors_api, .init = make_dir, .fini = remove_dir);
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "parity/safetensors.h"
+#include "test_util.h"
 
 static char dir[64];
 
@@ -23,11 +24,7 @@ static void setup(void) {
   cr_assert_not_null(mkdtemp(dir));
 }
 
-static void teardown(void) {
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  cr_assert_eq(system(cmd), 0);
-}
+static void teardown(void) { pt_remove_tree(dir); }
 
 TestSuite(safetensors, .init = setup, .fini = teardown);
 

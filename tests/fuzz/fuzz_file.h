@@ -6,15 +6,25 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
-/* data as the contents of <folder>/<name>; folder "/tmp/parity-fuzz-<tag>-XXXXXX"; the path, kept */
+static char fuzz_dir[96], fuzz_path[256];
+
+/* at exit: the file, and the folder if nothing else was left in it */
+static void fuzz_file_cleanup(void) {
+  remove(fuzz_path);
+  rmdir(fuzz_dir);
+}
+
+/* data as the contents of <folder>/<name>; folder "/tmp/parity-fuzz-<tag>-XXXXXX", removed at exit;
+ * the path, kept */
 static const char *fuzz_file(const char *tag, const char *name, const uint8_t *data, size_t size) {
-  static char path[256];
+  char *path = fuzz_path;
   if (!path[0]) {
-    char dir[96];
-    snprintf(dir, sizeof dir, "/tmp/parity-fuzz-%s-XXXXXX", tag);
-    if (!mkdtemp(dir)) abort();
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(fuzz_dir, sizeof fuzz_dir, "/tmp/parity-fuzz-%s-XXXXXX", tag);
+    if (!mkdtemp(fuzz_dir)) abort();
+    snprintf(path, sizeof fuzz_path, "%s/%s", fuzz_dir, name);
+    atexit(fuzz_file_cleanup);
   }
   FILE *f = fopen(path, "wb");
   if (!f) abort();

@@ -57,7 +57,7 @@ Test(ocl_device, without_any_platform_the_plugin_is_unavailable_with_a_remedy) {
     cr_assert(!strstr(r.reason, "-1001"), "%s", r.reason);
   }
   parity_context_destroy(ctx);
-  rmdir(dir);
+  pt_remove_tree(dir);
   if (!seen) cr_skip_test("the OpenCL plugin is not built");
 }
 

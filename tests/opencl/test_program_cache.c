@@ -36,15 +36,10 @@ static int list_cache(const char *dir, cache_file *out, int max) {
   return n;
 }
 
+/* the test's folder, whatever the plugin wrote there, and the log (which may lie elsewhere) */
 static void remove_cache_dir(const char *dir, const char *log) {
-  cache_file files[16];
-  int n = list_cache(dir, files, 16);
-  for (int i = 0; i < n; i++) unlink(files[i].path);
   if (log) unlink(log);
-  char sub[512];
-  snprintf(sub, sizeof sub, "%s/opencl", dir);
-  rmdir(sub);
-  rmdir(dir);
+  pt_remove_tree(dir);
 }
 
 /* open the device in a fresh context and run add, mul and sub (three kernel variants, so three

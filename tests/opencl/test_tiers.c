@@ -13,11 +13,7 @@
 
 #define CK(x) cr_assert_eq((x), PARITY_STATUS_OK, "%s: %s", #x, parity_last_error())
 
-static void drop_cache(const char *dir) {
-  char cmd[700];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  cr_assert_eq(system(cmd), 0);
-}
+static void drop_cache(const char *dir) { pt_remove_tree(dir); }
 
 /* Lines of the build log with `how` (source, cache) and `tier` (quick, full), of `kernel` (NULL:
  * any). */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "parity/safetensors.h"
+#include "test_util.h"
 
 #define DATA_DIR "/usr/share/datasets/fashion-mnist"
 /* The short run: 12,800 training images = 200 steps of 64, evaluated on 2,000 test images. */
@@ -174,8 +175,7 @@ Test(fashion, short_run_learns_repeats_bitwise_and_agrees_across_backends, .time
     free(o);
   }
   free(ref);
-  snprintf(args, sizeof args, "rm -rf '%s'", dir);
-  cr_assert_eq(system(args), 0);
+  pt_remove_tree(dir);
 }
 
 Test(fashion, weight_files_that_do_not_fit_the_model_are_refused) {
@@ -210,6 +210,5 @@ Test(fashion, weight_files_that_do_not_fit_the_model_are_refused) {
   cr_assert_eq(truncate(w, 1000), 0);
   snprintf(args, sizeof args, "--data fashion-mnist --test-images 10 --epochs 0 --load %s", w);
   expect_exit("cpu", args, 1, "lie outside the");
-  snprintf(args, sizeof args, "rm -rf '%s'", dir);
-  cr_assert_eq(system(args), 0);
+  pt_remove_tree(dir);
 }

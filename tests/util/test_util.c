@@ -1,5 +1,11 @@
 /* test_util.c — see test_util.h. */
+#define _XOPEN_SOURCE 700 /* mkdtemp, nftw */
 #include "test_util.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "parity_support/tolerance.h"
 
@@ -94,3 +100,22 @@ parity_status_t pt_run(parity_device_t *dev, int32_t op, int32_t direction, cons
 }
 
 double pt_ulp_diff(double a, double b, int32_t dtype) { return psup_ulp_distance(a, b, dtype); }
+
+void pt_temp_dir(const char *tag, char *dir, size_t n) {
+  int len = snprintf(dir, n, "/tmp/parity-%s-XXXXXX", tag);
+  cr_assert(len > 0 && (size_t)len < n, "pt_temp_dir: %zu bytes are too few for the folder of '%s'", n, tag);
+  cr_assert_not_null(mkdtemp(dir), "pt_temp_dir: mkdtemp(%s): %s", dir, strerror(errno));
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(path) == 0 ? 0 : errno;
+}
+
+void pt_remove_tree(const char *dir) {
+  /* depth first (a folder after what it holds), links not followed */
+  int rc = nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  cr_assert(rc == 0 && access(dir, F_OK) != 0,
+            "could not remove %s and what it holds (%s): the test leaves files behind", dir,
+            strerror(rc > 0 ? rc : errno));
+}

@@ -4,6 +4,7 @@
 #define PARITY_TEST_UTIL_H
 
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "parity/device.h"
@@ -38,5 +39,11 @@ parity_status_t pt_run(parity_device_t *dev, int32_t op, int32_t direction, cons
 
 /* Units in the last place between a and b at the precision of dtype (0 when both NaN or equal). */
 double pt_ulp_diff(double a, double b, int32_t dtype);
+
+/* A new folder "/tmp/parity-<tag>-XXXXXX" (asserted), its path written to dir (n bytes). */
+void pt_temp_dir(const char *tag, char *dir, size_t n);
+/* Remove dir and everything under it; asserts that it is gone, so a test that leaves files in
+ * its folder fails rather than filling /tmp run by run. */
+void pt_remove_tree(const char *dir);
 
 #endif
