@@ -9,6 +9,10 @@
 #include "cpu_internal.h"
 #include "gemm_internal.h"
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 /* ---- operand addressing ------------------------------------------------------------------ */
 static void axis_fill(const gemm_axis_t *ax, int64_t start, int64_t count, int64_t *off, int64_t *h, int64_t *w) {
   int64_t d[3] = {0, 0, 0}, rem = start;
@@ -247,6 +251,32 @@ static void pack_b_masked(const gemm_operand_t *op, int64_t bo, int64_t kc, cons
   }
 }
 
+/* d[b * ld + a] = s[a * ls + b] for a, b < 8: eight rows of eight read along them, written across
+ * (AVX: the unpack, shuffle and lane-swap transpose) */
+static inline void transpose8(const float *s, int64_t ls, float *d, int64_t ld) {
+#if defined(__AVX__)
+  __m256 r[8], t[8], u[8];
+  for (int a = 0; a < 8; a++) r[a] = _mm256_loadu_ps(s + a * ls);
+  for (int a = 0; a < 8; a += 2) {
+    t[a] = _mm256_unpacklo_ps(r[a], r[a + 1]);
+    t[a + 1] = _mm256_unpackhi_ps(r[a], r[a + 1]);
+  }
+  for (int h = 0; h < 8; h += 4) { /* rows 0-3, then 4-7 */
+    u[h] = _mm256_shuffle_ps(t[h], t[h + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[h + 1] = _mm256_shuffle_ps(t[h], t[h + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[h + 2] = _mm256_shuffle_ps(t[h + 1], t[h + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[h + 3] = _mm256_shuffle_ps(t[h + 1], t[h + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int b = 0; b < 4; b++) {
+    _mm256_storeu_ps(d + b * ld, _mm256_permute2f128_ps(u[b], u[b + 4], 0x20));
+    _mm256_storeu_ps(d + (b + 4) * ld, _mm256_permute2f128_ps(u[b], u[b + 4], 0x31));
+  }
+#else
+  for (int b = 0; b < 8; b++)
+    for (int a = 0; a < 8; a++) d[b * ld + a] = s[a * ls + b];
+#endif
+}
+
 /* Pack rows [p0, p0+kc) × cols [j0, j0+nc) of B into NR-wide micro-panels (p-major). */
 void CPU_ISA_FN(gemm_pack_b)(const gemm_operand_t *op, int64_t bo, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
                              float *dst, gemm_tab_t *rows, gemm_tab_t *cols) {
@@ -270,6 +300,21 @@ void CPU_ISA_FN(gemm_pack_b)(const gemm_operand_t *op, int64_t bo, int64_t p0, i
         float *d = dst + full * kc + p * GEMM_NR;
         for (int64_t t = 0; t < GEMM_NR; t++) d[t] = full + t < nc ? s[full + t] : 0.0f;
       }
+    }
+    return;
+  }
+  if (linear && lin != 1 && op->row.nd == 1 && op->row.stride[0] == 1 && op->dtype == PARITY_DTYPE_F32) {
+    /* transposed rows (x w^T, a Linear layer): each column runs along k */
+    const float *src = (const float *)op->base + bo + rows->off[0];
+    for (int64_t jp = 0; jp < nc; jp += GEMM_NR) {
+      float *d = dst + jp * kc;
+      int64_t cnt = nc - jp < GEMM_NR ? nc - jp : GEMM_NR, p = 0;
+      const float *s = src + jp * lin;
+      if (cnt == GEMM_NR)
+        for (; p + 8 <= kc; p += 8)
+          for (int64_t t = 0; t < GEMM_NR; t += 8) transpose8(s + t * lin + p, lin, d + p * GEMM_NR + t, GEMM_NR);
+      for (; p < kc; p++)
+        for (int64_t t = 0; t < GEMM_NR; t++) d[p * GEMM_NR + t] = t < cnt ? s[t * lin + p] : 0.0f;
     }
     return;
   }

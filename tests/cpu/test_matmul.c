@@ -447,3 +447,7 @@ Test(matmul, small_products_give_the_bits_of_the_blocked_path) {
     parity_tensor_release(c);
   }
 }
+
+/* x w^T (a Linear layer's forward) packs b from its columns (the transposed-rows path of
+ * gemm_pack_b): the bits of the same product with w^T copied contiguous */
+Test(matmul, a_transposed_b_gives_the_bits_of_its_contiguous_copy) { pt_check_transposed_b_bits(pt_device("cpu")); }

@@ -59,38 +59,5 @@ Test(ocl_matmul, a_long_inner_dimension_stays_accurate) {
   }
 }
 
-/* x w^T (a Linear layer's forward) takes the blocked kernel's transposed-b steps on CPU devices: it
- * must give the bits of the same product with w^T copied contiguous, whatever k is left after the
- * vector steps and wherever the block sums end; f32 and f64 (vectors of 8 and of 4). */
-Test(ocl_matmul, a_transposed_b_gives_the_bits_of_its_contiguous_copy) {
-  parity_device_t *ocl = ot_device();
-  static const int64_t sizes[][3] = {{6, 70, 17}, {5, 7, 16}, {3, 4161, 9}, {64, 784, 128}, {4, 8, 8}};
-  static const int32_t dts[] = {PARITY_DTYPE_F32, PARITY_DTYPE_F64};
-  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
-    for (size_t d = 0; d < 2; d++) {
-      int64_t m = sizes[s][0], k = sizes[s][1], n = sizes[s][2];
-      size_t es = dts[d] == PARITY_DTYPE_F64 ? 8 : 4, nout = (size_t)(m * n);
-      parity_tensor_t *x = NULL, *w = NULL, *wt = NULL, *wc = NULL, *y1 = NULL, *y2 = NULL;
-      cr_assert_eq(parity_tensor_rand_normal(ocl, dts[d], 2, (int64_t[]){m, k}, 0, 1, 1, s, &x), PARITY_STATUS_OK);
-      cr_assert_eq(parity_tensor_rand_normal(ocl, dts[d], 2, (int64_t[]){n, k}, 0, 1, 1, s + 50, &w), PARITY_STATUS_OK);
-      cr_assert_eq(parity_transpose(w, 0, 1, &wt), PARITY_STATUS_OK, "%s", parity_last_error());
-      unsigned char *wh = malloc((size_t)(n * k) * es), *wth = malloc((size_t)(n * k) * es);
-      unsigned char *b1 = malloc(nout * es), *b2 = malloc(nout * es);
-      cr_assert(wh && wth && b1 && b2);
-      cr_assert_eq(parity_tensor_to_host(w, wh, (uint64_t)(n * k) * es), PARITY_STATUS_OK);
-      for (int64_t i = 0; i < n; i++) /* w^T, row-major [k, n] */
-        for (int64_t j = 0; j < k; j++) memcpy(wth + (size_t)(j * n + i) * es, wh + (size_t)(i * k + j) * es, es);
-      cr_assert_eq(parity_tensor_from_host(ocl, dts[d], 2, (int64_t[]){k, n}, wth, &wc), PARITY_STATUS_OK);
-      cr_assert_eq(parity_matmul(x, wt, &y1), PARITY_STATUS_OK, "%s", parity_last_error());
-      cr_assert_eq(parity_matmul(x, wc, &y2), PARITY_STATUS_OK, "%s", parity_last_error());
-      cr_assert_eq(parity_tensor_to_host(y1, b1, nout * es), PARITY_STATUS_OK);
-      cr_assert_eq(parity_tensor_to_host(y2, b2, nout * es), PARITY_STATUS_OK);
-      for (size_t i = 0; i < nout; i++)
-        cr_assert(!memcmp(b1 + i * es, b2 + i * es, es),
-                  "%s %lldx%lldx%lld: element %zu (row %zu, column %zu) differs between x w^T and x (w^T copied)",
-                  es == 8 ? "f64" : "f32", (long long)m, (long long)k, (long long)n, i, i / (size_t)n, i % (size_t)n);
-      free(wh), free(wth), free(b1), free(b2);
-      parity_tensor_t *all[] = {x, w, wt, wc, y1, y2};
-      for (size_t i = 0; i < 6; i++) parity_tensor_release(all[i]);
-    }
-}
+/* x w^T (a Linear layer's forward) takes the blocked kernel's transposed-b steps on CPU devices */
+Test(ocl_matmul, a_transposed_b_gives_the_bits_of_its_contiguous_copy) { pt_check_transposed_b_bits(ot_device()); }

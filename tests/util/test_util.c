@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "parity/parity.h"
 #include "parity_support/tolerance.h"
 
 #include <math.h>
@@ -118,4 +119,37 @@ void pt_remove_tree(const char *dir) {
   cr_assert(rc == 0 && access(dir, F_OK) != 0,
             "could not remove %s and what it holds (%s): the test leaves files behind", dir,
             strerror(rc > 0 ? rc : errno));
+}
+
+void pt_check_transposed_b_bits(parity_device_t *dev) {
+  static const int64_t sizes[][3] = {{6, 70, 41}, {5, 7, 16}, {3, 4161, 9}, {64, 784, 128}, {4, 8, 8}, {2, 300, 67}};
+  static const int32_t dts[] = {PARITY_DTYPE_F32, PARITY_DTYPE_F64};
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+    for (size_t d = 0; d < 2; d++) {
+      int64_t m = sizes[s][0], k = sizes[s][1], n = sizes[s][2];
+      size_t es = dts[d] == PARITY_DTYPE_F64 ? 8 : 4, nout = (size_t)(m * n);
+      parity_tensor_t *x = NULL, *w = NULL, *wt = NULL, *wc = NULL, *y1 = NULL, *y2 = NULL;
+      cr_assert_eq(parity_tensor_rand_normal(dev, dts[d], 2, (int64_t[]){m, k}, 0, 1, 1, s, &x), PARITY_STATUS_OK);
+      cr_assert_eq(parity_tensor_rand_normal(dev, dts[d], 2, (int64_t[]){n, k}, 0, 1, 1, s + 50, &w), PARITY_STATUS_OK);
+      cr_assert_eq(parity_transpose(w, 0, 1, &wt), PARITY_STATUS_OK, "%s", parity_last_error());
+      unsigned char *wh = malloc((size_t)(n * k) * es), *wth = malloc((size_t)(n * k) * es);
+      unsigned char *b1 = malloc(nout * es), *b2 = malloc(nout * es);
+      cr_assert(wh && wth && b1 && b2);
+      cr_assert_eq(parity_tensor_to_host(w, wh, (uint64_t)(n * k) * es), PARITY_STATUS_OK);
+      for (int64_t i = 0; i < n; i++) /* w^T, row-major [k, n] */
+        for (int64_t j = 0; j < k; j++) memcpy(wth + (size_t)(j * n + i) * es, wh + (size_t)(i * k + j) * es, es);
+      cr_assert_eq(parity_tensor_from_host(dev, dts[d], 2, (int64_t[]){k, n}, wth, &wc), PARITY_STATUS_OK);
+      cr_assert_eq(parity_matmul(x, wt, &y1), PARITY_STATUS_OK, "%s", parity_last_error());
+      cr_assert_eq(parity_matmul(x, wc, &y2), PARITY_STATUS_OK, "%s", parity_last_error());
+      cr_assert_eq(parity_tensor_to_host(y1, b1, nout * es), PARITY_STATUS_OK);
+      cr_assert_eq(parity_tensor_to_host(y2, b2, nout * es), PARITY_STATUS_OK);
+      for (size_t i = 0; i < nout; i++)
+        cr_assert(!memcmp(b1 + i * es, b2 + i * es, es),
+                  "%s: %s %lldx%lldx%lld: element %zu (row %zu, column %zu) differs between x w^T and x (w^T copied)",
+                  parity_device_backend(dev), es == 8 ? "f64" : "f32", (long long)m, (long long)k, (long long)n, i,
+                  i / (size_t)n, i % (size_t)n);
+      free(wh), free(wth), free(b1), free(b2);
+      parity_tensor_t *all[] = {x, w, wt, wc, y1, y2};
+      for (size_t i = 0; i < 6; i++) parity_tensor_release(all[i]);
+    }
 }

@@ -46,4 +46,10 @@ void pt_temp_dir(const char *tag, char *dir, size_t n);
  * its folder fails rather than filling /tmp run by run. */
 void pt_remove_tree(const char *dir);
 
+/* x w^T with w^T a transposed view must give the bits of x times w^T copied contiguous, f32 and
+ * f64, at sizes that cross every plugin's column blocks, vector steps and block sums: the layout
+ * of b is never allowed to change the sum's order (asserted, naming the first element that
+ * differs). */
+void pt_check_transposed_b_bits(parity_device_t *dev);
+
 #endif

@@ -120,3 +120,8 @@ Test(vk_matmul_kernels, simple_blocked_and_tiled_give_the_same_bits, .timeout = 
   cr_assert_gt(nonfinite, 0, "the special values reached no output");
   free(simple), free(blocked), free(tiled);
 }
+
+/* x w^T (a Linear layer's forward): the bits of the same product with w^T copied contiguous */
+Test(vk_matmul_kernels, a_transposed_b_gives_the_bits_of_its_contiguous_copy, .timeout = 300) {
+  pt_check_transposed_b_bits(vt_device());
+}

@@ -180,9 +180,9 @@ static const matmul_variant_t matmul_variants[] = {
     {"batch", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 4, 6, 5, 2, {2, 3}, C, C, 0},
     {"bcast-b", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 4, 6, 5, 1, {3}, C, C, 1},
     {"b-transposed", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 7, 9, 5, 0, {0}, C, T, 0},
-    /* x w^T as a Linear layer runs it: column blocks of b whole, k past the blocked kernels' vector
-     * steps (8) and block sums (64) */
-    {"b-transposed-wide", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 6, 70, 17, 0, {0}, C, T, 0},
+    /* x w^T as a Linear layer runs it: whole column blocks and a partial one (OpenCL's 8 columns,
+     * the CPU plugin's panels of 16 or 32), k past the vector steps (8) and block sums (64) */
+    {"b-transposed-wide", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 6, 70, 41, 0, {0}, C, T, 0},
     {"a-transposed", W_FULL, BOTH, CF_VALUES_NORMAL, 7, 9, 5, 0, {0}, T, C, 0},
     {"a-reversed", W_FULL, BOTH, CF_VALUES_NORMAL, 6, 8, 3, 1, {2}, R, C, 0},
     {"special", W_DEFAULT, FWD, CF_VALUES_SPECIAL, 4, 6, 5, 0, {0}, C, C, 0},
