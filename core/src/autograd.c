@@ -131,8 +131,11 @@ static parity_status_t accumulate(parity_tensor_t **acc, parity_tensor_t *g, int
       return PARITY_STATUS_OK;
     }
     /* a gradient nothing else can see (its only reference, the only tensor on its memory, a
-     * plain contiguous one) becomes the leaf's gradient as it is: the copy would have the same bits */
-    if (g->refs == 1 && g->st->refs == 1 && !g->node && g->offset == 0 && parity_tensor_is_contiguous(g)) {
+     * plain contiguous one) becomes the leaf's gradient as it is: the copy would have the same bits.
+     * A plan recording this backward holds the memory too; its replays rewrite it in place, as
+     * they would rewrite the copy. */
+    if (g->refs == 1 && g->st->refs - g->st->plan_holds == 1 && !g->node && g->offset == 0 &&
+        parity_tensor_is_contiguous(g)) {
       *acc = parity__adopt(parity_tensor_retain(g));
       return PARITY_STATUS_OK;
     }

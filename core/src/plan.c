@@ -218,6 +218,7 @@ static void hold(parity_plan_t *p, parity__storage *st) {
     p->capheld = cap;
   }
   st->refs++;
+  st->plan_holds++;
   p->held[p->nheld++] = st;
 }
 
@@ -318,7 +319,10 @@ void parity_plan_destroy(parity_plan_t *p) {
   if (p->prepared) parity__device_api(p->dev)->plan_release(p->dev->handle, p->prepared); /* before its buffers go */
   for (uint64_t i = 0; i < p->count; i++)
     if (p->cmds[i].kind == CMD_FILL) p->cmds[i].st->plan_fills--;
-  for (uint64_t i = 0; i < p->nheld; i++) parity__storage_release(p->held[i]);
+  for (uint64_t i = 0; i < p->nheld; i++) {
+    p->held[i]->plan_holds--;
+    parity__storage_release(p->held[i]);
+  }
   free(p->cmds);
   free(p->held);
   parity_context_t *ctx = p->dev->ctx;

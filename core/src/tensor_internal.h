@@ -11,6 +11,7 @@ typedef struct parity__storage {
   parity_buffer_t *buf;
   uint64_t bytes;      /* usable size (the buffer may be larger: its size class) */
   uint32_t plan_fills; /* fills that live plans re-run on every replay (plan.c): writes are refused */
+  int plan_holds;      /* of refs, those live plans hold (plan.c): no tensor's */
 } parity__storage;
 
 typedef struct parity__node parity__node;

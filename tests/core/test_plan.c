@@ -636,3 +636,37 @@ Test(plan, an_eager_write_into_a_plan_constant_is_refused_not_silently_reverted)
   parity_tensor_release(w);
   parity_tensor_release(x);
 }
+
+/* The gradient of an add is dy for both operands: the backward launches nothing for it (the plugin's
+ * backward would copy dy twice). exp(a) + exp(b), summed: forward exp, exp, add, sum; backward the
+ * seed's fill, sum's backward, and exp's backward for a and for b, whose results become the
+ * leaves' gradients as they are, in a plan as eagerly (the plan's hold on their memory is no
+ * other tensor's) — 8 commands; 9 with a launch for the add, 10 with a copy per leaf. The
+ * gradients are dy's bits through exp's backward: exp(a) and exp(b). */
+Test(plan, an_adds_backward_launches_nothing) {
+  parity_device_t *dev = pt_device("cpu");
+  parity_tensor_t *a, *b, *ea = NULL, *eb = NULL, *y = NULL, *s = NULL;
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 1, (int64_t[]){6}, 0, 1, 1, 0, &a));
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 1, (int64_t[]){6}, 0, 1, 2, 0, &b));
+  OK(parity_tensor_set_requires_grad(a, 1));
+  OK(parity_tensor_set_requires_grad(b, 1));
+  parity_plan_t *plan;
+  OK(parity_plan_begin(dev, &plan));
+  OK(parity_unary(PARITY_OP_EXP, a, &ea));
+  OK(parity_unary(PARITY_OP_EXP, b, &eb));
+  OK(parity_binary(PARITY_OP_ADD, ea, eb, &y));
+  OK(parity_reduce(PARITY_OP_SUM, y, 1, 0, &s));
+  OK(parity_backward(s, NULL, 0));
+  OK(parity_plan_end(plan));
+  cr_assert_eq(parity_plan_command_count(plan), 8, "%llu commands",
+               (unsigned long long)parity_plan_command_count(plan));
+  float ga[6], gb[6], va[6], vb[6];
+  read_bits(parity_tensor_grad(a), ga, sizeof ga);
+  read_bits(parity_tensor_grad(b), gb, sizeof gb);
+  read_bits(ea, va, sizeof va);
+  read_bits(eb, vb, sizeof vb);
+  cr_assert(!memcmp(ga, va, sizeof ga) && !memcmp(gb, vb, sizeof gb), "d/da sum(exp(a) + exp(b)) is not exp(a)");
+  parity_tensor_t *all[] = {a, b, ea, eb, y, s};
+  for (int i = 0; i < 6; i++) parity_tensor_release(all[i]);
+  parity_plan_destroy(plan);
+}
