@@ -2,7 +2,8 @@
  * written back into each parameter's storage, so parameters keep their identity.
  *
  * Capturable: everything a step reads or changes lives on the device — the moment buffers
- * (zeros from the start, so the first step runs the same ops as every other), the step count,
+ * (zeros from the start, so the first step runs the same ops as every other), the constants it
+ * multiplies and adds (made at creation: a step launches no fill), the step count,
  * the learning rate (parity_optimizer_set_lr writes it) and Adam's bias corrections, computed
  * from the step count by device ops in float64 and cast to each parameter's dtype. On a device
  * without float64 (a dtype_mask without f64: Apple, Intel Arc and mobile GPUs) those scalars are
@@ -13,8 +14,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tensor_internal.h"
+
+enum { OPT_MAX_CONSTS = 48 };
+static parity_status_t prepare_consts(parity_optimizer_t *o);
 
 struct parity_optimizer_t {
   int adam;
@@ -25,6 +30,15 @@ struct parity_optimizer_t {
   parity_tensor_t *lr;      /* 0-d sdt: the learning rate */
   parity_tensor_t *t;       /* 0-d sdt: steps taken */
   parity_dtype_t sdt;       /* the scalars' dtype: f64, or f32 on a device without float64 */
+  /* the constants a step multiplies or adds (betas, eps, ...), 0-d tensors made once outside any
+   * plan (prepare_consts), so a step launches no fill for them: what parity_mul_scalar and
+   * parity_add_scalar would fill, the same values and so the same bits */
+  struct {
+    int32_t dtype;
+    double value;
+    parity_tensor_t *t;
+  } consts[OPT_MAX_CONSTS];
+  uint32_t nconsts;
 };
 
 static parity_status_t create(parity_tensor_t *const *params, uint32_t count, parity_optimizer_t **out) {
@@ -99,6 +113,7 @@ parity_status_t parity_sgd_create(parity_tensor_t *const *params, uint32_t count
   if (st != PARITY_STATUS_OK) return st;
   (*out)->momentum = momentum;
   st = create_state(*out, lr, momentum != 0 ? 1 : 0);
+  if (st == PARITY_STATUS_OK) st = prepare_consts(*out);
   if (st != PARITY_STATUS_OK) {
     parity_optimizer_destroy(*out);
     *out = NULL;
@@ -122,6 +137,7 @@ parity_status_t parity_adam_create(parity_tensor_t *const *params, uint32_t coun
   (*out)->beta2 = beta2;
   (*out)->eps = eps;
   st = create_state(*out, lr, 2);
+  if (st == PARITY_STATUS_OK) st = prepare_consts(*out);
   if (st != PARITY_STATUS_OK) {
     parity_optimizer_destroy(*out);
     *out = NULL;
@@ -137,6 +153,11 @@ parity_status_t parity_adamw_create(parity_tensor_t *const *params, uint32_t cou
                         weight_decay);
   parity_status_t st = parity_adam_create(params, count, lr, beta1, beta2, eps, out);
   if (st == PARITY_STATUS_OK) (*out)->weight_decay = weight_decay;
+  if (st == PARITY_STATUS_OK) st = prepare_consts(*out); /* and the decay's */
+  if (st != PARITY_STATUS_OK && *out) {
+    parity_optimizer_destroy(*out);
+    *out = NULL;
+  }
   return st;
 }
 
@@ -151,11 +172,39 @@ parity_status_t parity_optimizer_set_lr(parity_optimizer_t *o, double lr) {
   return parity_tensor_write(o->lr, &lr, sizeof lr);
 }
 
+/* The constant `value` as a 0-d tensor of `dtype` on dev: the optimizer's own when it made one,
+ * else made now (and kept when there is room; made while a plan records, it is a fill in the plan). */
+static parity_status_t konst(parity_optimizer_t *o, parity_device_t *dev, int32_t dtype, double value,
+                             parity_tensor_t **out) {
+  for (uint32_t k = 0; k < o->nconsts; k++)
+    if (o->consts[k].dtype == dtype && !memcmp(&o->consts[k].value, &value, sizeof value)) {
+      *out = parity_tensor_retain(o->consts[k].t);
+      return PARITY_STATUS_OK;
+    }
+  parity_status_t st = parity_tensor_full(dev, (parity_dtype_t)dtype, 0, NULL, value, out);
+  if (st == PARITY_STATUS_OK && o->nconsts < OPT_MAX_CONSTS && !parity__recording(dev)) {
+    o->consts[o->nconsts].dtype = dtype;
+    o->consts[o->nconsts].value = value;
+    o->consts[o->nconsts++].t = parity__adopt(parity_tensor_retain(*out));
+  }
+  return st;
+}
+
+/* a op value, with the value from konst (parity_mul_scalar and parity_add_scalar, without a fill) */
+static parity_status_t konst_op(parity_optimizer_t *o, parity_op_t op, parity_tensor_t *a, double value,
+                                parity_tensor_t **out) {
+  parity_tensor_t *k = NULL;
+  parity_status_t st = konst(o, a->st->dev, a->dtype, value, &k);
+  if (st == PARITY_STATUS_OK) st = parity_binary(op, a, k, out);
+  parity_tensor_release(k);
+  return st;
+}
+
 /* state = a * state + b * x, in place. */
-static parity_status_t blend(parity_tensor_t *state, double a, parity_tensor_t *x, double b) {
+static parity_status_t blend(parity_optimizer_t *o, parity_tensor_t *state, double a, parity_tensor_t *x, double b) {
   parity_tensor_t *bx = NULL, *as = NULL, *sum = NULL;
-  parity_status_t st = parity_mul_scalar(x, b, &bx);
-  if (st == PARITY_STATUS_OK) st = parity_mul_scalar(state, a, &as);
+  parity_status_t st = konst_op(o, PARITY_OP_MUL, x, b, &bx);
+  if (st == PARITY_STATUS_OK) st = konst_op(o, PARITY_OP_MUL, state, a, &as);
   if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_ADD, as, bx, &sum);
   if (st == PARITY_STATUS_OK) st = parity__copy_into(state, sum);
   parity_tensor_release(bx);
@@ -188,14 +237,16 @@ static parity_status_t apply(parity_tensor_t *p, parity_tensor_t *u, parity_tens
  * -expm1(t log(beta)) with expm1(y) = 2 tanh(y/2) / (1 - tanh(y/2)), log(beta)/2 from the host in
  * double rounded once; a few ulp where 1 - beta^t computed in float would lose ~2^-14 relative at
  * beta = 0.999. */
-static parity_status_t one_minus_pow_f32(parity_tensor_t *t, double beta, parity_tensor_t **out) {
+static double half_log(double beta) { return beta > 0 ? 0.5 * log(beta) : -INFINITY; }
+
+static parity_status_t one_minus_pow_f32(parity_optimizer_t *o, parity_tensor_t *t, double beta,
+                                         parity_tensor_t **out) {
   parity_tensor_t *h = NULL, *th = NULL, *num = NULL, *neg = NULL, *den = NULL;
-  double half_log = beta > 0 ? 0.5 * log(beta) : -INFINITY;
-  parity_status_t st = parity_mul_scalar(t, half_log, &h);
+  parity_status_t st = konst_op(o, PARITY_OP_MUL, t, half_log(beta), &h);
   if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_TANH, h, &th);
-  if (st == PARITY_STATUS_OK) st = parity_mul_scalar(th, -2.0, &num);
+  if (st == PARITY_STATUS_OK) st = konst_op(o, PARITY_OP_MUL, th, -2.0, &num);
   if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_NEG, th, &neg);
-  if (st == PARITY_STATUS_OK) st = parity_add_scalar(neg, 1.0, &den);
+  if (st == PARITY_STATUS_OK) st = konst_op(o, PARITY_OP_ADD, neg, 1.0, &den);
   if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_DIV, num, den, out);
   parity_tensor_t *all[] = {h, th, num, neg, den};
   for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) parity_tensor_release(all[k]);
@@ -203,23 +254,60 @@ static parity_status_t one_minus_pow_f32(parity_tensor_t *t, double beta, parity
 }
 
 /* 1 / (1 - beta^t) as a 0-d device scalar of t's dtype. */
-static parity_status_t inv_bias_correction(parity_tensor_t *t, double beta, parity_tensor_t **out) {
+static parity_status_t inv_bias_correction(parity_optimizer_t *o, parity_tensor_t *t, double beta,
+                                           parity_tensor_t **out) {
   parity_tensor_t *b = NULL, *bt = NULL, *one_minus = NULL, *neg = NULL;
   *out = NULL;
   parity_status_t st;
   if (t->dtype == PARITY_DTYPE_F32) {
-    st = one_minus_pow_f32(t, beta, &one_minus);
+    st = one_minus_pow_f32(o, t, beta, &one_minus);
   } else {
-    st = parity_scalar_like(t, beta, &b);
+    st = konst(o, t->st->dev, t->dtype, beta, &b);
     if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_POW, b, t, &bt);
     if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_NEG, bt, &neg);
-    if (st == PARITY_STATUS_OK) st = parity_add_scalar(neg, 1.0, &one_minus);
+    if (st == PARITY_STATUS_OK) st = konst_op(o, PARITY_OP_ADD, neg, 1.0, &one_minus);
   }
   if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_RECIPROCAL, one_minus, out);
   parity_tensor_release(b);
   parity_tensor_release(bt);
   parity_tensor_release(neg);
   parity_tensor_release(one_minus);
+  return st;
+}
+
+/* Make the constants a step uses (konst), here, outside any plan: the step counter's and the bias
+ * corrections' in sdt, and each parameter dtype's. */
+static parity_status_t prepare_consts(parity_optimizer_t *o) {
+  if (o->count == 0) return PARITY_STATUS_OK;
+  parity_device_t *dev = o->params[0]->st->dev;
+  double sv[8];
+  int ns = 0;
+  sv[ns++] = 1.0;
+  if (o->adam && o->sdt == PARITY_DTYPE_F32)
+    sv[ns++] = half_log(o->beta1), sv[ns++] = half_log(o->beta2), sv[ns++] = -2.0;
+  else if (o->adam)
+    sv[ns++] = o->beta1, sv[ns++] = o->beta2;
+  parity_status_t st = PARITY_STATUS_OK;
+  parity_tensor_t *k = NULL;
+  for (int j = 0; j < ns && st == PARITY_STATUS_OK; j++) {
+    st = konst(o, dev, o->sdt, sv[j], &k);
+    parity_tensor_release(k);
+  }
+  for (uint32_t i = 0; i < o->count && st == PARITY_STATUS_OK; i++) {
+    double pv[6];
+    int np = 0;
+    if (o->adam) {
+      pv[np++] = o->beta1, pv[np++] = 1.0 - o->beta1, pv[np++] = o->beta2, pv[np++] = 1.0 - o->beta2;
+      pv[np++] = o->eps;
+      if (o->weight_decay != 0) pv[np++] = o->weight_decay;
+    } else if (o->momentum != 0) {
+      pv[np++] = o->momentum, pv[np++] = 1.0;
+    }
+    for (int j = 0; j < np && st == PARITY_STATUS_OK; j++) {
+      st = konst(o, o->params[i]->st->dev, o->params[i]->dtype, pv[j], &k);
+      parity_tensor_release(k);
+    }
+  }
   return st;
 }
 
@@ -232,20 +320,20 @@ static parity_status_t adam_update(parity_optimizer_t *o, uint32_t i, parity_ten
   if (o->weight_decay != 0) { /* AdamW: p -= (lr * weight_decay) * p, before the update */
     parity_tensor_t *lr_p = NULL, *lr_wd = NULL;
     st = scalar_as(o->lr, p, &lr_p);
-    if (st == PARITY_STATUS_OK) st = parity_mul_scalar(lr_p, o->weight_decay, &lr_wd);
+    if (st == PARITY_STATUS_OK) st = konst_op(o, PARITY_OP_MUL, lr_p, o->weight_decay, &lr_wd);
     if (st == PARITY_STATUS_OK) st = apply(p, p, lr_wd);
     parity_tensor_release(lr_p);
     parity_tensor_release(lr_wd);
   }
-  if (st == PARITY_STATUS_OK) st = blend(o->m[i], o->beta1, g, 1.0 - o->beta1);
+  if (st == PARITY_STATUS_OK) st = blend(o, o->m[i], o->beta1, g, 1.0 - o->beta1);
   if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_SQUARE, g, &g2);
-  if (st == PARITY_STATUS_OK) st = blend(o->v[i], o->beta2, g2, 1.0 - o->beta2);
+  if (st == PARITY_STATUS_OK) st = blend(o, o->v[i], o->beta2, g2, 1.0 - o->beta2);
   if (st == PARITY_STATUS_OK) st = scalar_as(ibc1, p, &c1);
   if (st == PARITY_STATUS_OK) st = scalar_as(ibc2, p, &c2);
   if (st == PARITY_STATUS_OK) st = scalar_as(o->lr, p, &lr);
   if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_MUL, o->v[i], c2, &s);
   if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_SQRT, s, &r);
-  if (st == PARITY_STATUS_OK) st = parity_add_scalar(r, o->eps, &den);
+  if (st == PARITY_STATUS_OK) st = konst_op(o, PARITY_OP_ADD, r, o->eps, &den);
   if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_MUL, o->m[i], c1, &mhat);
   if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_DIV, mhat, den, &u);
   if (st == PARITY_STATUS_OK) st = apply(p, u, lr);
@@ -259,10 +347,10 @@ parity_status_t parity_optimizer_step(parity_optimizer_t *o) {
   if (o->count == 0) return PARITY_STATUS_OK;
   int prev = parity_grad_mode_set(0);
   parity_tensor_t *t1 = NULL, *ibc1 = NULL, *ibc2 = NULL;
-  parity_status_t st = parity_add_scalar(o->t, 1.0, &t1); /* t += 1, on the device */
+  parity_status_t st = konst_op(o, PARITY_OP_ADD, o->t, 1.0, &t1); /* t += 1, on the device */
   if (st == PARITY_STATUS_OK) st = parity__copy_into(o->t, t1);
-  if (st == PARITY_STATUS_OK && o->adam) st = inv_bias_correction(o->t, o->beta1, &ibc1);
-  if (st == PARITY_STATUS_OK && o->adam) st = inv_bias_correction(o->t, o->beta2, &ibc2);
+  if (st == PARITY_STATUS_OK && o->adam) st = inv_bias_correction(o, o->t, o->beta1, &ibc1);
+  if (st == PARITY_STATUS_OK && o->adam) st = inv_bias_correction(o, o->t, o->beta2, &ibc2);
   for (uint32_t i = 0; i < o->count && st == PARITY_STATUS_OK; i++) {
     parity_tensor_t *g = o->params[i]->grad, *lr = NULL;
     if (!g) continue;
@@ -271,7 +359,7 @@ parity_status_t parity_optimizer_step(parity_optimizer_t *o) {
       continue;
     }
     st = scalar_as(o->lr, o->params[i], &lr);
-    if (st == PARITY_STATUS_OK && o->momentum != 0) st = blend(o->m[i], o->momentum, g, 1.0);
+    if (st == PARITY_STATUS_OK && o->momentum != 0) st = blend(o, o->m[i], o->momentum, g, 1.0);
     if (st == PARITY_STATUS_OK) st = apply(o->params[i], o->momentum != 0 ? o->m[i] : g, lr);
     parity_tensor_release(lr);
   }
@@ -379,6 +467,7 @@ void parity_optimizer_destroy(parity_optimizer_t *o) {
   }
   parity_tensor_release(o->lr);
   parity_tensor_release(o->t);
+  for (uint32_t k = 0; k < o->nconsts; k++) parity_tensor_release(o->consts[k].t);
   free(o->params);
   free(o->m);
   free(o->v);

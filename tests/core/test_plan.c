@@ -670,3 +670,42 @@ Test(plan, an_adds_backward_launches_nothing) {
   for (int i = 0; i < 6; i++) parity_tensor_release(all[i]);
   parity_plan_destroy(plan);
 }
+
+/* An optimizer step fills nothing: its constants (betas, eps, decay, momentum, the step's 1) are
+ * 0-d tensors it made at creation, so a recorded step is its launches alone. One f32 parameter on
+ * the CPU plugin (the step count and bias corrections in f64): the count += 1 and its copy back;
+ * each bias correction pow, neg, add, reciprocal; m and v blended (mul, mul, add, copy back each)
+ * around g's square; the three scalars cast to f32; v c2, sqrt, + eps, m c1, the quotient; p - lr u
+ * (mul, sub, copy back) — 30 commands, 40 with a fill per constant. AdamW adds the decay (a cast
+ * of lr, its product with the decay, and p - that p: mul, sub, copy back), SGD with momentum is
+ * the count, one blend, a cast of lr and the update. */
+Test(plan, an_optimizer_step_fills_nothing) {
+  parity_device_t *dev = pt_device("cpu");
+  static const struct {
+    const char *name;
+    uint64_t commands;
+  } kinds[] = {{"adam", 30}, {"adamw", 35}, {"sgd momentum", 10}};
+  for (int k = 0; k < 3; k++) {
+    parity_tensor_t *w;
+    OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 1, (int64_t[]){4}, 0, 1, 1, 0, &w));
+    OK(parity_tensor_set_requires_grad(w, 1));
+    parity_optimizer_t *opt = NULL;
+    if (k == 0) OK(parity_adam_create(&w, 1, 0.01, 0.9, 0.999, 1e-8, &opt));
+    if (k == 1) OK(parity_adamw_create(&w, 1, 0.01, 0.9, 0.999, 1e-8, 0.1, &opt));
+    if (k == 2) OK(parity_sgd_create(&w, 1, 0.01, 0.9, &opt));
+    parity_tensor_t *s = NULL;
+    OK(parity_reduce(PARITY_OP_SUM, w, 1, 0, &s));
+    OK(parity_backward(s, NULL, 0));
+    parity_plan_t *plan;
+    OK(parity_plan_begin(dev, &plan));
+    OK(parity_optimizer_step(opt));
+    OK(parity_plan_end(plan));
+    cr_assert_eq(parity_plan_command_count(plan), kinds[k].commands, "%s: a recorded step of %llu commands, not %llu",
+                 kinds[k].name, (unsigned long long)parity_plan_command_count(plan),
+                 (unsigned long long)kinds[k].commands);
+    parity_plan_destroy(plan);
+    parity_optimizer_destroy(opt);
+    parity_tensor_release(s);
+    parity_tensor_release(w);
+  }
+}
