@@ -200,16 +200,15 @@ static parity_status_t konst_op(parity_optimizer_t *o, parity_op_t op, parity_te
   return st;
 }
 
-/* state = a * state + b * x, in place. */
+/* state = a * state + b * x, in place: the sum written straight into state (its operands are new
+ * tensors), as parity_binary would compute it elsewhere */
 static parity_status_t blend(parity_optimizer_t *o, parity_tensor_t *state, double a, parity_tensor_t *x, double b) {
-  parity_tensor_t *bx = NULL, *as = NULL, *sum = NULL;
+  parity_tensor_t *bx = NULL, *as = NULL;
   parity_status_t st = konst_op(o, PARITY_OP_MUL, x, b, &bx);
   if (st == PARITY_STATUS_OK) st = konst_op(o, PARITY_OP_MUL, state, a, &as);
-  if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_ADD, as, bx, &sum);
-  if (st == PARITY_STATUS_OK) st = parity__copy_into(state, sum);
+  if (st == PARITY_STATUS_OK) st = parity__add_into(state, as, bx);
   parity_tensor_release(bx);
   parity_tensor_release(as);
-  parity_tensor_release(sum);
   return st;
 }
 

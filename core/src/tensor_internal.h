@@ -150,6 +150,8 @@ parity_status_t parity__identity_view(parity_tensor_t *x, const char *name, pari
 parity_status_t parity__copy_into(parity_tensor_t *dst, parity_tensor_t *src); /* same shape+dtype */
 parity_status_t parity__sum_to_shape(parity_tensor_t *g, uint32_t rank, const int64_t *shape, parity_tensor_t **out);
 parity_status_t parity__add_raw(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out);
+/* dst = a + b, into dst, with no graph: all three of one shape and dtype, dst neither a nor b */
+parity_status_t parity__add_into(parity_tensor_t *dst, parity_tensor_t *a, parity_tensor_t *b);
 parity_status_t parity__check_same_device(const char *op, parity_tensor_t *const *ts, uint32_t n);
 
 #endif
