@@ -34,6 +34,7 @@ struct parity_optimizer_t {
    * plan (prepare_consts), so a step launches no fill for them: what parity_mul_scalar and
    * parity_add_scalar would fill, the same values and so the same bits */
   struct {
+    parity_device_t *dev;
     int32_t dtype;
     double value;
     parity_tensor_t *t;
@@ -177,12 +178,13 @@ parity_status_t parity_optimizer_set_lr(parity_optimizer_t *o, double lr) {
 static parity_status_t konst(parity_optimizer_t *o, parity_device_t *dev, int32_t dtype, double value,
                              parity_tensor_t **out) {
   for (uint32_t k = 0; k < o->nconsts; k++)
-    if (o->consts[k].dtype == dtype && !memcmp(&o->consts[k].value, &value, sizeof value)) {
+    if (o->consts[k].dev == dev && o->consts[k].dtype == dtype && !memcmp(&o->consts[k].value, &value, sizeof value)) {
       *out = parity_tensor_retain(o->consts[k].t);
       return PARITY_STATUS_OK;
     }
   parity_status_t st = parity_tensor_full(dev, (parity_dtype_t)dtype, 0, NULL, value, out);
   if (st == PARITY_STATUS_OK && o->nconsts < OPT_MAX_CONSTS && !parity__recording(dev)) {
+    o->consts[o->nconsts].dev = dev;
     o->consts[o->nconsts].dtype = dtype;
     o->consts[o->nconsts].value = value;
     o->consts[o->nconsts++].t = parity__adopt(parity_tensor_retain(*out));
