@@ -94,6 +94,7 @@ parity_status_t parity__storage_new(parity_device_t *dev, uint64_t bytes, parity
   st->refs = 1;
   st->dev = dev;
   st->plan_fills = 0;
+  st->plan_holds = 0;
   if (dev->storages++ == 0) parity__context_retain(dev->ctx);
   st->bytes = bytes;
   *out = st;
