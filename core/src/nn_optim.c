@@ -312,33 +312,48 @@ static parity_status_t prepare_consts(parity_optimizer_t *o) {
   return st;
 }
 
-/* u = (m * ibc1) / (sqrt(v * ibc2) + eps); p -= lr * u. The scalars are cast to p's dtype. */
-static parity_status_t adam_update(parity_optimizer_t *o, uint32_t i, parity_tensor_t *g, parity_tensor_t *ibc1,
-                                   parity_tensor_t *ibc2) {
-  parity_tensor_t *g2 = NULL, *den = NULL, *u = NULL, *mhat = NULL, *s = NULL, *r = NULL;
-  parity_tensor_t *c1 = NULL, *c2 = NULL, *lr = NULL, *p = o->params[i];
+/* A step's scalars in one parameter dtype (the learning rate, Adam's bias corrections, AdamW's
+ * lr * decay), cast once per dtype and step rather than once per parameter: the same values. */
+typedef struct step_scalars {
+  int32_t dtype;
+  parity_tensor_t *lr, *c1, *c2, *lr_wd;
+} step_scalars;
+enum { STEP_DTYPES = 8 };
+
+static parity_status_t scalars_for(parity_optimizer_t *o, const parity_tensor_t *p, parity_tensor_t *ibc1,
+                                   parity_tensor_t *ibc2, step_scalars *tab, uint32_t *n, step_scalars **out) {
+  for (uint32_t k = 0; k < *n; k++)
+    if (tab[k].dtype == p->dtype) {
+      *out = &tab[k];
+      return PARITY_STATUS_OK;
+    }
+  if (*n == STEP_DTYPES) return parity__fail(PARITY_STATUS_INTERNAL, "optimizer_step: parameters of too many dtypes");
+  step_scalars *s = &tab[(*n)++];
+  s->dtype = p->dtype;
+  parity_status_t st = scalar_as(o->lr, p, &s->lr);
+  if (st == PARITY_STATUS_OK && o->adam) st = scalar_as(ibc1, p, &s->c1);
+  if (st == PARITY_STATUS_OK && o->adam) st = scalar_as(ibc2, p, &s->c2);
+  if (st == PARITY_STATUS_OK && o->weight_decay != 0)
+    st = konst_op(o, PARITY_OP_MUL, s->lr, o->weight_decay, &s->lr_wd);
+  *out = s;
+  return st;
+}
+
+/* u = (m * ibc1) / (sqrt(v * ibc2) + eps); p -= lr * u, with the scalars in p's dtype (sc). */
+static parity_status_t adam_update(parity_optimizer_t *o, uint32_t i, parity_tensor_t *g, const step_scalars *sc) {
+  parity_tensor_t *g2 = NULL, *den = NULL, *u = NULL, *mhat = NULL, *s = NULL, *r = NULL, *p = o->params[i];
   parity_status_t st = PARITY_STATUS_OK;
-  if (o->weight_decay != 0) { /* AdamW: p -= (lr * weight_decay) * p, before the update */
-    parity_tensor_t *lr_p = NULL, *lr_wd = NULL;
-    st = scalar_as(o->lr, p, &lr_p);
-    if (st == PARITY_STATUS_OK) st = konst_op(o, PARITY_OP_MUL, lr_p, o->weight_decay, &lr_wd);
-    if (st == PARITY_STATUS_OK) st = apply(p, p, lr_wd);
-    parity_tensor_release(lr_p);
-    parity_tensor_release(lr_wd);
-  }
+  if (o->weight_decay != 0) st = apply(p, p, sc->lr_wd); /* AdamW: p -= (lr * weight_decay) * p, first */
   if (st == PARITY_STATUS_OK) st = blend(o, o->m[i], o->beta1, g, 1.0 - o->beta1);
   if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_SQUARE, g, &g2);
   if (st == PARITY_STATUS_OK) st = blend(o, o->v[i], o->beta2, g2, 1.0 - o->beta2);
-  if (st == PARITY_STATUS_OK) st = scalar_as(ibc1, p, &c1);
-  if (st == PARITY_STATUS_OK) st = scalar_as(ibc2, p, &c2);
-  if (st == PARITY_STATUS_OK) st = scalar_as(o->lr, p, &lr);
-  if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_MUL, o->v[i], c2, &s);
+  if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_MUL, o->v[i], sc->c2, &s);
   if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_SQRT, s, &r);
   if (st == PARITY_STATUS_OK) st = konst_op(o, PARITY_OP_ADD, r, o->eps, &den);
-  if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_MUL, o->m[i], c1, &mhat);
+  if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_MUL, o->m[i], sc->c1, &mhat);
   if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_DIV, mhat, den, &u);
-  if (st == PARITY_STATUS_OK) st = apply(p, u, lr);
-  parity_tensor_t *all[] = {g2, den, u, mhat, s, r, c1, c2, lr};
+  if (st == PARITY_STATUS_OK) st = apply(p, u, sc->lr);
+  parity_tensor_t *all[] = {g2, den, u, mhat, s, r};
   for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) parity_tensor_release(all[k]);
   return st;
 }
@@ -352,17 +367,26 @@ parity_status_t parity_optimizer_step(parity_optimizer_t *o) {
   if (st == PARITY_STATUS_OK) st = parity__copy_into(o->t, t1);
   if (st == PARITY_STATUS_OK && o->adam) st = inv_bias_correction(o, o->t, o->beta1, &ibc1);
   if (st == PARITY_STATUS_OK && o->adam) st = inv_bias_correction(o, o->t, o->beta2, &ibc2);
+  step_scalars tab[STEP_DTYPES], *sc = NULL;
+  memset(tab, 0, sizeof tab);
+  uint32_t ntab = 0;
   for (uint32_t i = 0; i < o->count && st == PARITY_STATUS_OK; i++) {
-    parity_tensor_t *g = o->params[i]->grad, *lr = NULL;
+    parity_tensor_t *g = o->params[i]->grad;
     if (!g) continue;
+    st = scalars_for(o, o->params[i], ibc1, ibc2, tab, &ntab, &sc);
+    if (st != PARITY_STATUS_OK) break;
     if (o->adam) {
-      st = adam_update(o, i, g, ibc1, ibc2);
+      st = adam_update(o, i, g, sc);
       continue;
     }
-    st = scalar_as(o->lr, o->params[i], &lr);
-    if (st == PARITY_STATUS_OK && o->momentum != 0) st = blend(o, o->m[i], o->momentum, g, 1.0);
-    if (st == PARITY_STATUS_OK) st = apply(o->params[i], o->momentum != 0 ? o->m[i] : g, lr);
-    parity_tensor_release(lr);
+    if (o->momentum != 0) st = blend(o, o->m[i], o->momentum, g, 1.0);
+    if (st == PARITY_STATUS_OK) st = apply(o->params[i], o->momentum != 0 ? o->m[i] : g, sc->lr);
+  }
+  for (uint32_t k = 0; k < ntab; k++) {
+    parity_tensor_release(tab[k].lr);
+    parity_tensor_release(tab[k].c1);
+    parity_tensor_release(tab[k].c2);
+    parity_tensor_release(tab[k].lr_wd);
   }
   parity_tensor_release(t1);
   parity_tensor_release(ibc1);

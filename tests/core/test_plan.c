@@ -672,31 +672,36 @@ Test(plan, an_adds_backward_launches_nothing) {
 }
 
 /* An optimizer step fills nothing: its constants (betas, eps, decay, momentum, the step's 1) are
- * 0-d tensors it made at creation, so a recorded step is its launches alone, and a moment's new
- * value is written into it, not copied there. One f32 parameter on the CPU plugin (the step count
- * and bias corrections in f64): the count += 1 and its copy back; each bias correction pow, neg,
- * add, reciprocal; m and v blended (mul, mul, and the add into the moment) around g's square; the
- * three scalars cast to f32; v c2, sqrt, + eps, m c1, the quotient; p - lr u (mul, sub, copy
- * back) — 28 commands, 30 with the moments' copies, 40 with a fill per constant too. AdamW adds
- * the decay (a cast of lr, its product with the decay, and p - that p: mul, sub, copy back), SGD
- * with momentum is the count, one blend, a cast of lr and the update. */
+ * 0-d tensors it made at creation, so a recorded step is its launches alone; a moment's new value
+ * is written into it, not copied there; the step's scalars are cast to a dtype once, not once per
+ * parameter. Two f32 parameters on the CPU plugin (the step count and bias corrections in f64):
+ * the count += 1 and its copy back; each bias correction pow, neg, add, reciprocal; lr, c1 and c2
+ * cast to f32; per parameter m and v blended (mul, mul, and the add into the moment) around g's
+ * square, v c2, sqrt, + eps, m c1, the quotient, p - lr u (mul, sub, copy back): 15 — 43
+ * commands; 47 with the moments' copies, 50 with the casts per parameter, 65 with a fill per
+ * constant too (the library before, 2026-12-06). AdamW adds lr times the decay once and p - that p (mul, sub, copy back) per
+ * parameter; SGD with momentum is the count, one cast and per parameter a blend and the update. */
 Test(plan, an_optimizer_step_fills_nothing) {
   parity_device_t *dev = pt_device("cpu");
   static const struct {
     const char *name;
     uint64_t commands;
-  } kinds[] = {{"adam", 28}, {"adamw", 33}, {"sgd momentum", 9}};
+  } kinds[] = {{"adam", 43}, {"adamw", 50}, {"sgd momentum", 15}};
   for (int k = 0; k < 3; k++) {
-    parity_tensor_t *w;
-    OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 1, (int64_t[]){4}, 0, 1, 1, 0, &w));
-    OK(parity_tensor_set_requires_grad(w, 1));
+    parity_tensor_t *w[2];
+    for (int i = 0; i < 2; i++) {
+      OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 1, (int64_t[]){4 - i}, 0, 1, 1, 0, &w[i]));
+      OK(parity_tensor_set_requires_grad(w[i], 1));
+    }
     parity_optimizer_t *opt = NULL;
-    if (k == 0) OK(parity_adam_create(&w, 1, 0.01, 0.9, 0.999, 1e-8, &opt));
-    if (k == 1) OK(parity_adamw_create(&w, 1, 0.01, 0.9, 0.999, 1e-8, 0.1, &opt));
-    if (k == 2) OK(parity_sgd_create(&w, 1, 0.01, 0.9, &opt));
-    parity_tensor_t *s = NULL;
-    OK(parity_reduce(PARITY_OP_SUM, w, 1, 0, &s));
-    OK(parity_backward(s, NULL, 0));
+    if (k == 0) OK(parity_adam_create(w, 2, 0.01, 0.9, 0.999, 1e-8, &opt));
+    if (k == 1) OK(parity_adamw_create(w, 2, 0.01, 0.9, 0.999, 1e-8, 0.1, &opt));
+    if (k == 2) OK(parity_sgd_create(w, 2, 0.01, 0.9, &opt));
+    parity_tensor_t *s[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++) {
+      OK(parity_reduce(PARITY_OP_SUM, w[i], 1, 0, &s[i]));
+      OK(parity_backward(s[i], NULL, 0));
+    }
     parity_plan_t *plan;
     OK(parity_plan_begin(dev, &plan));
     OK(parity_optimizer_step(opt));
@@ -706,7 +711,9 @@ Test(plan, an_optimizer_step_fills_nothing) {
                  (unsigned long long)kinds[k].commands);
     parity_plan_destroy(plan);
     parity_optimizer_destroy(opt);
-    parity_tensor_release(s);
-    parity_tensor_release(w);
+    for (int i = 0; i < 2; i++) {
+      parity_tensor_release(s[i]);
+      parity_tensor_release(w[i]);
+    }
   }
 }
