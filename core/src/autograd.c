@@ -328,6 +328,9 @@ parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed, in
     parity__verify_set_node(n);
     st = n->backward(n, gy, gin);
     parity__verify_set_node(NULL);
+    /* dy is spent: released before the gradients are passed on, so a view of its memory (a
+     * transpose's gradient) may become a leaf's gradient without a copy */
+    parity_tensor_release(gy);
     for (uint32_t k = 0; k < n->nin; k++) {
       parity_tensor_t *in = n->in[k];
       if (st == PARITY_STATUS_OK && in && gin[k]) {
@@ -342,7 +345,6 @@ parity_status_t parity_backward(parity_tensor_t *loss, parity_tensor_t *seed, in
       parity_tensor_release(gin[k]);
     }
     if (st == PARITY_STATUS_OK) st = leaf_hooks(n);
-    parity_tensor_release(gy);
     if (!retain_graph) {
       node_free_saved(n);
       n->freed = 1;

@@ -21,17 +21,24 @@ static parity_status_t same_float_dtype(const char *op, parity_tensor_t *const *
 }
 
 /* ---- matmul --------------------------------------------------------------------------------- */
+/* An operand's gradient is laid out as the operand (parity__tensor_empty_as) when nothing is summed
+ * back: a transposed weight's gradient is then the weight's layout, with no transposing copy. */
 static parity_status_t matmul_backward(parity__node *n, parity_tensor_t *gy, parity_tensor_t **gin) {
-  parity_tensor_t *ae = n->saved[0], *be = n->saved[1], *full[2] = {NULL, NULL};
+  parity_tensor_t *ae = n->saved[0], *be = n->saved[1], *full[2] = {NULL, NULL}, *ops[2] = {ae, be};
   parity_status_t st = PARITY_STATUS_OK;
-  if (n->in[0]) st = parity__tensor_empty_like(ae, &full[0]);
-  if (st == PARITY_STATUS_OK && n->in[1]) st = parity__tensor_empty_like(be, &full[1]);
+  for (int i = 0; i < 2 && st == PARITY_STATUS_OK; i++)
+    if (n->in[i])
+      st = parity__same_shape(ops[i], n->in[i]) ? parity__tensor_empty_as(ops[i], &full[i])
+                                                : parity__tensor_empty_like(ops[i], &full[i]);
   if (st == PARITY_STATUS_OK) {
     parity_tensor_t *in[3] = {ae, be, gy};
     st = parity__launch(gy->st->dev, PARITY_OP_MATMUL, PARITY_DIRECTION_BACKWARD, in, 3, full, 2, NULL);
   }
   for (int i = 0; i < 2 && st == PARITY_STATUS_OK; i++)
-    if (full[i]) st = parity__sum_to_shape(full[i], n->in[i]->rank, n->in[i]->shape, &gin[i]);
+    if (full[i] && parity__same_shape(full[i], n->in[i]))
+      gin[i] = parity_tensor_retain(full[i]);
+    else if (full[i])
+      st = parity__sum_to_shape(full[i], n->in[i]->rank, n->in[i]->shape, &gin[i]);
   parity_tensor_release(full[0]);
   parity_tensor_release(full[1]);
   return st;

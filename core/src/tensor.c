@@ -51,6 +51,38 @@ parity_status_t parity__tensor_empty_like(const parity_tensor_t *x, parity_tenso
   return parity__tensor_empty(x->st->dev, x->dtype, x->rank, x->shape, out);
 }
 
+parity_status_t parity__tensor_empty_as(const parity_tensor_t *x, parity_tensor_t **out) {
+  uint32_t r = x->rank, order[PARITY_MAX_RANK];
+  int dense = r > 1, permuted = 0;
+  for (uint32_t i = 0; i < r; i++) {
+    if (x->shape[i] < 2 || x->strides[i] <= 0) dense = 0; /* size-1 axes and broadcasts: contiguous */
+    order[i] = i;
+  }
+  for (uint32_t i = 1; dense && i < r; i++) /* the axes by falling stride (insertion sort) */
+    for (uint32_t j = i; j > 0 && x->strides[order[j - 1]] < x->strides[order[j]]; j--) {
+      uint32_t t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+      permuted = 1;
+    }
+  int64_t expect = 1, pshape[PARITY_MAX_RANK];
+  for (uint32_t i = r; dense && i-- > 0;) { /* dense: each stride the product of the faster axes */
+    if (x->strides[order[i]] != expect) dense = 0;
+    expect *= x->shape[order[i]];
+    pshape[i] = x->shape[order[i]];
+  }
+  if (!dense || !permuted) return parity__tensor_empty_like(x, out);
+  parity_status_t st = parity__tensor_empty(x->st->dev, x->dtype, r, pshape, out);
+  if (st != PARITY_STATUS_OK) return st;
+  int64_t pstrides[PARITY_MAX_RANK];
+  psup_contiguous_strides(r, pshape, pstrides);
+  for (uint32_t i = 0; i < r; i++) {
+    (*out)->shape[order[i]] = pshape[i];
+    (*out)->strides[order[i]] = pstrides[i];
+  }
+  return PARITY_STATUS_OK;
+}
+
 parity_tensor_t *parity__tensor_alias(const parity_tensor_t *x) {
   parity_tensor_t *t = parity__pool_get(&tensor_pool);
   if (!t) return NULL;

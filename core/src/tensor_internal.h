@@ -87,6 +87,9 @@ void parity__verify_set_node(const parity__node *n);
 parity_status_t parity__tensor_empty(parity_device_t *dev, int32_t dtype, uint32_t rank, const int64_t *shape,
                                      parity_tensor_t **out);
 parity_status_t parity__tensor_empty_like(const parity_tensor_t *x, parity_tensor_t **out);
+/* A new tensor of x's shape and dtype laid out as x is when x is a permutation of a dense layout
+ * (a transposed weight), else contiguous. */
+parity_status_t parity__tensor_empty_as(const parity_tensor_t *x, parity_tensor_t **out);
 parity_tensor_t *parity__tensor_alias(const parity_tensor_t *x); /* detached view, same layout */
 void parity__tensor_desc(const parity_tensor_t *t, parity_tensor_desc_t *d);
 int parity__same_shape(const parity_tensor_t *a, const parity_tensor_t *b);

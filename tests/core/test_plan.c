@@ -717,3 +717,40 @@ Test(plan, an_optimizer_step_fills_nothing) {
     }
   }
 }
+
+/* A Linear layer's weight enters the matmul transposed (x w^T); its gradient is computed in the
+ * weight's own layout and becomes w's gradient as it is, with no transposing copy. sum(x w^T + b),
+ * x [3, 4], w [5, 4]: forward matmul, add, sum; backward the seed's fill, sum's backward, the
+ * bias's sum over the batch, the matmul's backward — 7 commands; 8 with a transposing copy of w's
+ * gradient, 10 before this session's changes. */
+Test(plan, a_linear_layers_weight_gradient_needs_no_transposing_copy) {
+  parity_device_t *dev = pt_device("cpu");
+  parity_tensor_t *x, *w, *b, *y = NULL, *s = NULL;
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 2, (int64_t[]){3, 4}, 0, 1, 0, 1, &x));
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 2, (int64_t[]){5, 4}, 0, 1, 1, 2, &w));
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 1, (int64_t[]){5}, 0, 1, 1, 3, &b));
+  OK(parity_tensor_set_requires_grad(w, 1));
+  OK(parity_tensor_set_requires_grad(b, 1));
+  parity_plan_t *plan;
+  OK(parity_plan_begin(dev, &plan));
+  OK(parity_linear(x, w, b, &y));
+  OK(parity_reduce(PARITY_OP_SUM, y, 3, 0, &s));
+  OK(parity_backward(s, NULL, 0));
+  OK(parity_plan_end(plan));
+  cr_assert_eq(parity_plan_command_count(plan), 7, "%llu commands",
+               (unsigned long long)parity_plan_command_count(plan));
+  /* d/dw sum(x w^T) = the column sums of x, for each of w's rows */
+  float xv[12], gw[20];
+  read_bits(x, xv, sizeof xv);
+  read_bits(parity_tensor_grad(w), gw, sizeof gw);
+  cr_assert(parity_tensor_is_contiguous(parity_tensor_grad(w)));
+  for (int o = 0; o < 5; o++)
+    for (int i = 0; i < 4; i++) {
+      float want = (xv[i] + xv[4 + i]) + xv[8 + i];
+      cr_assert(fabsf(gw[o * 4 + i] - want) <= 1e-6f * (1 + fabsf(want)), "dw[%d][%d] %g, want %g", o, i, gw[o * 4 + i],
+                want);
+    }
+  parity_tensor_t *all[] = {x, w, b, y, s};
+  for (int i = 0; i < 5; i++) parity_tensor_release(all[i]);
+  parity_plan_destroy(plan);
+}
