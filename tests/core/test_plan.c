@@ -637,6 +637,12 @@ Test(plan, an_eager_write_into_a_plan_constant_is_refused_not_silently_reverted)
   parity_tensor_release(x);
 }
 
+/* the plan recorded exactly n commands */
+static void expect_commands(parity_plan_t *plan, uint64_t n) {
+  cr_assert_eq(parity_plan_command_count(plan), n, "%llu commands recorded, not %llu",
+               (unsigned long long)parity_plan_command_count(plan), (unsigned long long)n);
+}
+
 /* The gradient of an add is dy for both operands: the backward launches nothing for it (the plugin's
  * backward would copy dy twice). exp(a) + exp(b), summed: forward exp, exp, add, sum; backward the
  * seed's fill, sum's backward, and exp's backward for a and for b, whose results become the
@@ -658,8 +664,7 @@ Test(plan, an_adds_backward_launches_nothing) {
   OK(parity_reduce(PARITY_OP_SUM, y, 1, 0, &s));
   OK(parity_backward(s, NULL, 0));
   OK(parity_plan_end(plan));
-  cr_assert_eq(parity_plan_command_count(plan), 8, "%llu commands",
-               (unsigned long long)parity_plan_command_count(plan));
+  expect_commands(plan, 8);
   float ga[6], gb[6], va[6], vb[6];
   read_bits(parity_tensor_grad(a), ga, sizeof ga);
   read_bits(parity_tensor_grad(b), gb, sizeof gb);
@@ -737,8 +742,7 @@ Test(plan, a_linear_layers_weight_gradient_needs_no_transposing_copy) {
   OK(parity_reduce(PARITY_OP_SUM, y, 3, 0, &s));
   OK(parity_backward(s, NULL, 0));
   OK(parity_plan_end(plan));
-  cr_assert_eq(parity_plan_command_count(plan), 7, "%llu commands",
-               (unsigned long long)parity_plan_command_count(plan));
+  expect_commands(plan, 7);
   /* d/dw sum(x w^T) = the column sums of x, for each of w's rows */
   float xv[12], gw[20];
   read_bits(x, xv, sizeof xv);
