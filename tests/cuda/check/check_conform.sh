@@ -10,7 +10,8 @@
 # is for a launch layout of one work-item per work-group (the OpenCL plugin's CPU layout), which has
 # nothing to switch within a group and whose races are between groups: it asks instead that some
 # launch ran several blocks (work-groups), and that no thread was switched (a switch means a group
-# of several: not that layout).
+# of several: not that layout). CHECK_CONFORM_NAME=text: the report must also hold that text (the
+# device's kind, e.g. "GPU without float64": a run on another device fails).
 api=$1 conform=$2 driver=$3 seed=$4
 case $api in
   cuda) driver_env=PARITY_CUDA_DRIVER_LIBRARY stats_env=CUDA_CHECK_STATS seed_env=PARITY_CUDA_CHECK_SEED ;;
@@ -28,6 +29,10 @@ rc=$?
 cat "$out"
 if ! grep -q "$api-check: checking executor, seed $seed," "$out"; then
   echo "check_conform.sh: the report does not name the checking executor with seed $seed"
+  exit 1
+fi
+if [ -n "${CHECK_CONFORM_NAME:-}" ] && ! grep -qF "$CHECK_CONFORM_NAME" "$out"; then
+  echo "check_conform.sh: the report does not name the device '$CHECK_CONFORM_NAME'"
   exit 1
 fi
 # "launches L blocks B accesses A switches S barriers R reports P" (check_launch.c)

@@ -70,6 +70,7 @@ enum { OCL_MAGIC_CTX = 0x0c7c7c01, OCL_MAGIC_QUEUE, OCL_MAGIC_MEM, OCL_MAGIC_PRO
 extern struct _cl_platform_id ocl_chk_platform;
 extern struct _cl_device_id ocl_chk_device;
 extern int ocl_chk_spec[3];
+extern int ocl_chk_fp32_only; /* the device is gpu-fp32 (PARITY_OPENCL_CHECK_DEVICE): no float64 */
 void ocl_chk_say(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* "opencl-check: ..." on stderr */
 cl_int ocl_chk_configure(void); /* the seed and switch settings, once; CL_SUCCESS or why not */
 /* copy a query's answer (clGet*Info's rules) */

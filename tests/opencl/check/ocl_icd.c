@@ -5,7 +5,8 @@
  * GPU layout: work-groups of 64 or 16 x 16 work-items, local memory, barriers), or with
  * PARITY_OPENCL_CHECK_DEVICE=cpu a CPU (the plugin takes what it takes on PoCL: the CPU layout,
  * a contiguous run per work-item and the vector kernels, a few work-groups per compute unit, the
- * compile tiers), named after the executor and its settings, so reports and reproduce lines name
+ * compile tiers), or with gpu-fp32 a GPU without cl_khr_fp64 and without correctly rounded float
+ * division and sqrt (the plugin's portable float programs: HAS_FP64 0, pmathf's division), named after the executor and its settings, so reports and reproduce lines name
  * it. Entries the plugin does not use answer CL_INVALID_OPERATION (or NULL, where the entry
  * returns an object), never crash. */
 #define _GNU_SOURCE
@@ -24,6 +25,7 @@
 struct _cl_platform_id ocl_chk_platform = {&ocl_chk_dispatch};
 struct _cl_device_id ocl_chk_device = {&ocl_chk_dispatch};
 static cl_device_type device_type = CL_DEVICE_TYPE_GPU; /* PARITY_OPENCL_CHECK_DEVICE */
+int ocl_chk_fp32_only; /* PARITY_OPENCL_CHECK_DEVICE=gpu-fp32: no cl_khr_fp64, no correctly rounded division */
 
 void ocl_chk_say(const char *fmt, ...) {
   va_list ap;
@@ -44,8 +46,10 @@ cl_int ocl_chk_configure(void) {
     if (done > 0 && type && *type && strcmp(type, "gpu")) {
       if (!strcmp(type, "cpu")) {
         device_type = CL_DEVICE_TYPE_CPU;
+      } else if (!strcmp(type, "gpu-fp32")) {
+        ocl_chk_fp32_only = 1;
       } else {
-        snprintf(msg, sizeof msg, "PARITY_OPENCL_CHECK_DEVICE='%.40s' is not gpu or cpu", type);
+        snprintf(msg, sizeof msg, "PARITY_OPENCL_CHECK_DEVICE='%.40s' is not gpu, gpu-fp32 or cpu", type);
         done = -1;
       }
     }
@@ -118,7 +122,10 @@ static cl_int CL_API_CALL get_devices(cl_platform_id p, cl_device_type type, cl_
 static cl_int device_numbers(cl_device_info what, size_t size, void *out, size_t *size_ret) {
   const cl_device_fp_config fp =
       CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_ROUND_TO_ZERO | CL_FP_ROUND_TO_INF | CL_FP_FMA;
-  const cl_device_fp_config single = fp | CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT; /* host IEEE division, sqrt */
+  /* host IEEE division and sqrt; gpu-fp32 claims neither them nor float64, as many GPUs without
+   * float64 do (the plugin then takes pmathf's division and its float-only programs) */
+  const cl_device_fp_config single = fp | (ocl_chk_fp32_only ? 0 : CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT);
+  const cl_device_fp_config dbl = ocl_chk_fp32_only ? 0 : fp;
   const cl_ulong mem = (cl_ulong)4 << 30, alloc = (cl_ulong)1 << 30, local = 64 * 1024;
   const cl_bool yes = CL_TRUE;
   const cl_uint units = UNITS, dims = 3, align = 1024;
@@ -143,7 +150,7 @@ static cl_int device_numbers(cl_device_info what, size_t size, void *out, size_t
     case CL_DEVICE_LOCAL_MEM_SIZE: ANSWER(local);
     case CL_DEVICE_LOCAL_MEM_TYPE: ANSWER(ltype);
     case CL_DEVICE_SINGLE_FP_CONFIG: ANSWER(single);
-    case CL_DEVICE_DOUBLE_FP_CONFIG: ANSWER(fp);
+    case CL_DEVICE_DOUBLE_FP_CONFIG: ANSWER(dbl);
     case CL_DEVICE_PLATFORM: ANSWER(plat);
     default: return CL_INVALID_VALUE;
   }
@@ -156,14 +163,16 @@ static cl_int CL_API_CALL device_info(cl_device_id d, cl_device_info what, size_
   switch (what) {
     case CL_DEVICE_NAME:
       snprintf(name, sizeof name, DEVICE_NAME_FMT, (unsigned long long)chk_config.seed, chk_config.switch_every,
-               device_type == CL_DEVICE_TYPE_CPU ? ", CPU device" : "");
+               device_type == CL_DEVICE_TYPE_CPU ? ", CPU device"
+               : ocl_chk_fp32_only               ? ", GPU without float64"
+                                                 : "");
       return str_answer(name, size, out, size_ret);
     case CL_DEVICE_VENDOR: return str_answer("parity", size, out, size_ret);
     case CL_DEVICE_VERSION: return str_answer("OpenCL 1.2 opencl-check", size, out, size_ret);
     case CL_DRIVER_VERSION: return str_answer("1.0", size, out, size_ret);
     case CL_DEVICE_PROFILE: return str_answer("FULL_PROFILE", size, out, size_ret);
     case CL_DEVICE_OPENCL_C_VERSION: return str_answer("OpenCL C 1.2 opencl-check", size, out, size_ret);
-    case CL_DEVICE_EXTENSIONS: return str_answer("cl_khr_fp64", size, out, size_ret);
+    case CL_DEVICE_EXTENSIONS: return str_answer(ocl_chk_fp32_only ? "" : "cl_khr_fp64", size, out, size_ret);
     default: return device_numbers(what, size, out, size_ret);
   }
 }

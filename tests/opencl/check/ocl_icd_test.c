@@ -9,9 +9,11 @@
  * CL_KERNEL_WORK_GROUP_SIZE (256 without one), and a launch with another
  * local size, or none, is refused with CL_INVALID_WORK_GROUP_SIZE and a message naming the kernel and
  * both sizes, while one with that size runs. A plain program (exit status 0: every check passed),
- * CTest opencl_check_icd. `opencl_check_icd device-type cpu|bad` checks PARITY_OPENCL_CHECK_DEVICE
- * instead (the caller sets it): cpu gives one device of type CPU, named so, and none of type GPU;
- * a bad value leaves no platform (CTest opencl_check_icd_cpu_device, _bad_device). */
+ * CTest opencl_check_icd. `opencl_check_icd device-type cpu|gpu-fp32|bad` checks
+ * PARITY_OPENCL_CHECK_DEVICE instead (the caller sets it): cpu gives one device of type CPU, named
+ * so, and none of type GPU; gpu-fp32 one GPU without cl_khr_fp64 or correctly rounded division,
+ * named so, which builds only the float-only programs the plugin writes for it; a bad value leaves
+ * no platform (CTest opencl_check_icd_cpu_device, _fp32_device, _bad_device). */
 #define _POSIX_C_SOURCE 200809L /* dup, fileno */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -176,7 +178,50 @@ static void required_sizes(cl_context c, cl_device_id d, cl_command_queue q) {
   CHECK(clReleaseKernel(k) == CL_SUCCESS && clReleaseProgram(p) == CL_SUCCESS);
 }
 
-/* PARITY_OPENCL_CHECK_DEVICE: `want` cpu (a CPU device, no GPU) or bad (no platform) */
+/* gpu-fp32: a GPU without cl_khr_fp64 and without correctly rounded division; its programs are
+ * the float-only ones (HAS_FP64 0), with pmathf's division in the families that divide */
+static void fp32_device(cl_device_id d) {
+  char ext[256] = "x", log[512] = "";
+  cl_device_fp_config single = 0, dbl = 1;
+  CHECK(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, sizeof ext, ext, NULL) == CL_SUCCESS && !strstr(ext, "cl_khr_fp64"));
+  CHECK(clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof dbl, &dbl, NULL) == CL_SUCCESS && dbl == 0);
+  CHECK(clGetDeviceInfo(d, CL_DEVICE_SINGLE_FP_CONFIG, sizeof single, &single, NULL) == CL_SUCCESS &&
+        (single & CL_FP_FMA) && !(single & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT));
+  cl_int e, built;
+  cl_context c = clCreateContext(NULL, 1, &d, NULL, NULL, &e);
+  CHECK(e == CL_SUCCESS && c);
+#define FP32_PRELUDE(cls, fma, div) \
+  "#define OCL_CLASS " #cls "\n#define HAS_FP64 0\n#define HAS_FMA " #fma "\n#define OCL_LIB_DIV " #div "\n"
+  static const struct {
+    const char *src, *why; /* why: in the build log when it is refused (NULL: it builds) */
+  } progs[] = {
+      {FP32_PRELUDE(0, 1, 1) "#define OCL_CONTIG 0\n#define K_smx_row_fwd 1\n", NULL},
+      {FP32_PRELUDE(0, 1, 0) "#define OCL_CONTIG 0\n#define K_mm_fwd 1\n", NULL}, /* matmul divides nothing */
+      {FP32_PRELUDE(2, 0, 0) "#define OCL_CONTIG 0\n#define K_ew_binary 1\n", NULL},
+      {PRELUDE "#define OCL_CONTIG 0\n#define K_ew_binary 1\n", "HAS_FP64 1: this device lacks cl_khr_fp64"},
+      {FP32_PRELUDE(0, 1, 0) "#define OCL_CONTIG 0\n#define K_ew_binary 1\n", "OCL_LIB_DIV 0 in class 0"},
+      {FP32_PRELUDE(0, 1, 1) "#define OCL_CONTIG 0\n#define K_mm_fwd 1\n", "OCL_LIB_DIV 1 in class 0"},
+      {FP32_PRELUDE(1, 0, 0) "#define OCL_CONTIG 0\n#define K_ew_binary 1\n", "OCL_CLASS 1 (float64)"},
+      {FP32_PRELUDE(0, 1, 1) "#define OCL_CONTIG 1\n#define K_ew_binary 1\n", "OCL_CONTIG 1 without float64"},
+  };
+#undef FP32_PRELUDE
+  for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+    cl_program p = program(c, d, progs[i].src, &built);
+    log[0] = 0;
+    CHECK(clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL) == CL_SUCCESS);
+    if (progs[i].why ? built != CL_BUILD_PROGRAM_FAILURE || !strstr(log, progs[i].why) : built != CL_SUCCESS)
+      fprintf(stderr, "program %zu: build %d, log '%s'\n", i, built, log), failures++;
+    clReleaseProgram(p);
+  }
+  /* the float class's own objects: smx_row_fwd's table has it */
+  cl_program p = program(c, d, progs[0].src, &built);
+  cl_kernel k = clCreateKernel(p, "smx_row_fwd", &e);
+  CHECK(built == CL_SUCCESS && e == CL_SUCCESS && k);
+  CHECK(clReleaseKernel(k) == CL_SUCCESS && clReleaseProgram(p) == CL_SUCCESS && clReleaseContext(c) == CL_SUCCESS);
+}
+
+/* PARITY_OPENCL_CHECK_DEVICE: `want` cpu (a CPU device, no GPU), gpu-fp32 (a GPU without float64)
+ * or bad (no platform) */
 static int device_type(const char *want) {
   cl_platform_id plat;
   cl_device_id d;
@@ -184,15 +229,20 @@ static int device_type(const char *want) {
   char name[256] = "";
   cl_device_type type = 0;
   cl_int e = clGetPlatformIDs(1, &plat, &n);
+  int cpu = !strcmp(want, "cpu");
+  cl_device_type other = cpu ? CL_DEVICE_TYPE_GPU : CL_DEVICE_TYPE_CPU,
+                 mine = cpu ? CL_DEVICE_TYPE_CPU : CL_DEVICE_TYPE_GPU;
   if (!strcmp(want, "bad")) {
     CHECK(e != CL_SUCCESS || n == 0);
   } else {
     CHECK(e == CL_SUCCESS && n == 1);
-    CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_GPU, 1, &d, &n) == CL_DEVICE_NOT_FOUND);
-    CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_CPU, 1, &d, &n) == CL_SUCCESS && n == 1);
-    CHECK(clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, NULL) == CL_SUCCESS && type == CL_DEVICE_TYPE_CPU);
+    CHECK(clGetDeviceIDs(plat, other, 1, &d, &n) == CL_DEVICE_NOT_FOUND);
+    CHECK(clGetDeviceIDs(plat, mine, 1, &d, &n) == CL_SUCCESS && n == 1);
+    CHECK(clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, NULL) == CL_SUCCESS && type == mine);
     CHECK(clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof name, name, NULL) == CL_SUCCESS);
-    CHECK(strstr(name, "opencl-check: checking executor, seed 7, switch 1/2, CPU device") != NULL);
+    CHECK(strstr(name, cpu ? "opencl-check: checking executor, seed 7, switch 1/2, CPU device"
+                           : "opencl-check: checking executor, seed 7, switch 1/2, GPU without float64") != NULL);
+    if (!cpu) fp32_device(d);
   }
   printf("ocl_icd_test device-type %s: %s\n", want, failures ? "FAILED" : "passed");
   return failures != 0;

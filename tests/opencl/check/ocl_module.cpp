@@ -1,16 +1,23 @@
-/* ocl_module.cpp — one kernel family in one compute class and one launch layout of the OpenCL
- * plugin, compiled as host C++ for the OpenCL checking executor (README.md here). Built once per
- * (family, class, layout) with -DOCL_FAM=<0..5> -DOCL_CLS=<0..3> -DOCL_LAYOUT=<0|1> and
- * -fsanitize=thread, from the build's copy of plugins/kernels (ocl_src.cmake: vector literals and
- * `local` parameters rewritten, nothing else). What the plugin's prelude (plugins/opencl/cl_cache.c)
- * defines for a program is defined here for the whole family: every kernel of the layout wanted
- * (K_<kernel> 1), OCL_CONTIG = OCL_LAYOUT (0: the GPU layout, grid-stride loops, without the CPU
- * layout's vector kernels *_blk; 1: the CPU layout, a contiguous run per work-item, with them),
- * HAS_FP64 1, HAS_FMA in the float class, built-in division (OCL_LIB_DIV 0: the device reports
- * correctly rounded division and sqrt). The variant's SPEC_OP, SPEC_DT and SPEC_DT2 are applied at
- * run time from the program's prelude (ocl_chk_spec, set by the ICD before each launch), as the
- * plugin's programs apply them at build time. Exports the table ocl_chk_kernels_<fam>_<cls>_<layout>
- * (check.h's chk_kernel_t). */
+/* ocl_module.cpp — one kernel family in one compute class and one variant of the OpenCL plugin's
+ * programs, compiled as host C++ for the OpenCL checking executor (README.md here). Built once per
+ * (family, class, layout, float64) with -DOCL_FAM=<0..5> -DOCL_CLS=<0..3> -DOCL_LAYOUT=<0|1>
+ * -DOCL_FP32=<0|1> and -fsanitize=thread, from the build's copy of plugins/kernels (ocl_src.cmake:
+ * vector literals and `local` parameters rewritten, nothing else). What the plugin's prelude
+ * (plugins/opencl/cl_cache.c) defines for a program is defined here for the whole family: every
+ * kernel of the layout wanted (K_<kernel> 1), OCL_CONTIG = OCL_LAYOUT (0: the GPU layout,
+ * grid-stride loops, without the CPU layout's vector kernels *_blk; 1: the CPU layout, a contiguous
+ * run per work-item, with them), HAS_FMA in the float class, and the math of the device:
+ * - OCL_FP32 0: HAS_FP64 1 and built-in division (OCL_LIB_DIV 0: the device reports correctly
+ *   rounded division and sqrt); pmathf in the float class's elementwise family (gelu);
+ * - OCL_FP32 1 (the float class in the GPU layout only: the checker's gpu-fp32 device): HAS_FP64 0
+ *   (f64 values as float triples, no double anywhere) and pmathf's division where the plugin takes
+ *   it (OCL_LIB_DIV 1 in the elementwise, reduction, softmax and pooling families), as on a GPU
+ *   without cl_khr_fp64 or correctly rounded division. The other classes' programs do not differ
+ *   by float64 (the ICD runs their OCL_FP32 0 objects).
+ * The variant's SPEC_OP, SPEC_DT and SPEC_DT2 are applied at run time from the program's prelude
+ * (ocl_chk_spec, set by the ICD before each launch), as the plugin's programs apply them at build
+ * time. Exports the table ocl_chk_kernels_<fam>_<cls>_<layout + 2 * fp32> (check.h's
+ * chk_kernel_t). */
 #include "ocl_shim.h"
 
 /* ---- the prelude ---- */
@@ -19,15 +26,21 @@
 #define CLASS_I 2
 #define CLASS_L 3
 #define OCL_CLASS OCL_CLS
-#define HAS_FP64 1
+#define HAS_FP64 (!OCL_FP32)
 #define HAS_FMA (OCL_CLS == CLASS_F)
 #define OCL_CONTIG OCL_LAYOUT
-#define OCL_LIB_DIV 0
-#if OCL_CLS == CLASS_F && OCL_FAM == 0
+#if OCL_FP32 && (OCL_CLS != CLASS_F || OCL_LAYOUT)
+#error "ocl_module.cpp: the kernels without float64 are the float class's in the GPU layout"
+#endif
+/* plugins/opencl/cl_cache.c's uses_pmathf: the elementwise family always, and where the device
+ * lacks correctly rounded division (here: with float64 missing) reductions, softmax and pooling */
+#if OCL_CLS == CLASS_F && (OCL_FAM == 0 || (OCL_FP32 && (OCL_FAM == 1 || OCL_FAM == 2 || OCL_FAM == 5)))
+#define OCL_LIB_DIV OCL_FP32
 #define OCL_PMATHF 1
 #define PF_OPENCL 1
 #define PF_FUSED_FMA true
 #else
+#define OCL_LIB_DIV 0
 #define OCL_PMATHF 0
 #endif
 enum {
@@ -169,7 +182,13 @@ static inline int ocl_chk_spec_op(int v) {
 #define OCL_CLS_BLK OCL_CLS_SKIP
 #endif
 
+#define OCL_VARIANT_0_0 0 /* the GPU layout */
+#define OCL_VARIANT_1_0 1 /* the CPU layout */
+#define OCL_VARIANT_0_1 2 /* the GPU layout without float64 */
+#define OCL_VARIANT_(l, f) OCL_VARIANT_##l##_##f
+#define OCL_VARIANT_X(l, f) OCL_VARIANT_(l, f)
+#define OCL_VARIANT OCL_VARIANT_X(OCL_LAYOUT, OCL_FP32)
 #define OCL_CAT2(a, b, c, d) a##b##_##c##_##d
 #define OCL_CAT(a, b, c, d) OCL_CAT2(a, b, c, d)
 extern "C" const chk_kernel_t OCL_CAT(ocl_chk_kernels_, OCL_FAM, OCL_CLS,
-                                      OCL_LAYOUT)[] = {KP_KERNEL_TABLE(OCL_ROW, _){}};
+                                      OCL_VARIANT)[] = {KP_KERNEL_TABLE(OCL_ROW, _){}};

@@ -20,8 +20,9 @@
 
 int ocl_chk_spec[3];
 
-/* the kernels compiled for the executor (ocl_module.cpp), per launch layout (OCL_CONTIG 0: the GPU
- * layout, 1: the CPU layout), family and class */
+/* the kernels compiled for the executor (ocl_module.cpp), per variant (0: the GPU layout, OCL_CONTIG 0;
+ * 1: the CPU layout, OCL_CONTIG 1; 2: the GPU layout without float64, HAS_FP64 0, the float class's
+ * own and the integer classes' variant-0 objects, which float64 does not change), family and class */
 #define OCL_TABLES_(l)                                                                                            \
   extern const chk_kernel_t ocl_chk_kernels_0_0_##l[], ocl_chk_kernels_0_1_##l[], ocl_chk_kernels_0_2_##l[],      \
       ocl_chk_kernels_0_3_##l[], ocl_chk_kernels_1_0_##l[], ocl_chk_kernels_1_1_##l[], ocl_chk_kernels_1_2_##l[], \
@@ -30,6 +31,8 @@ int ocl_chk_spec[3];
       ocl_chk_kernels_5_1_##l[];
 OCL_TABLES_(0)
 OCL_TABLES_(1)
+extern const chk_kernel_t ocl_chk_kernels_0_0_2[], ocl_chk_kernels_1_0_2[], ocl_chk_kernels_2_0_2[],
+    ocl_chk_kernels_3_0_2[], ocl_chk_kernels_4_0_2[], ocl_chk_kernels_5_0_2[];
 #define OCL_TABLE_(l)                                                                                         \
   {                                                                                                           \
     {ocl_chk_kernels_0_0_##l, ocl_chk_kernels_0_1_##l, ocl_chk_kernels_0_2_##l, ocl_chk_kernels_0_3_##l},     \
@@ -39,7 +42,18 @@ OCL_TABLES_(1)
         {ocl_chk_kernels_4_0_##l, ocl_chk_kernels_4_1_##l, NULL, NULL},                                       \
         {ocl_chk_kernels_5_0_##l, ocl_chk_kernels_5_1_##l, NULL, NULL},                                       \
   }
-static const chk_kernel_t *const tables[2][6][4] = {OCL_TABLE_(0), OCL_TABLE_(1)};
+static const chk_kernel_t *const tables[3][6][4] = {
+    OCL_TABLE_(0),
+    OCL_TABLE_(1),
+    {
+        {ocl_chk_kernels_0_0_2, NULL, ocl_chk_kernels_0_2_0, ocl_chk_kernels_0_3_0},
+        {ocl_chk_kernels_1_0_2, NULL, ocl_chk_kernels_1_2_0, ocl_chk_kernels_1_3_0},
+        {ocl_chk_kernels_2_0_2, NULL, NULL, NULL},
+        {ocl_chk_kernels_3_0_2, NULL, NULL, NULL},
+        {ocl_chk_kernels_4_0_2, NULL, NULL, NULL},
+        {ocl_chk_kernels_5_0_2, NULL, NULL, NULL},
+    },
+};
 #undef OCL_TABLES_
 #undef OCL_TABLE_
 
@@ -212,7 +226,14 @@ cl_program CL_API_CALL ocl_chk_program_binary(cl_context c, cl_uint n, const cl_
   return NULL;
 }
 
-/* why the program's prelude is not one the host compile of the kernels matches ("" when it is) */
+/* the families whose float programs take pmathf's division where the device lacks correctly
+ * rounded division (plugins/opencl/cl_cache.c's uses_pmathf; matmul and conv2d divide nothing) */
+static int lib_div_family(int fam) { return fam == FAM_EW || fam == FAM_RED || fam == FAM_SMX || fam == FAM_POOL; }
+
+/* why the program's prelude is not one the host compile of the kernels matches ("" when it is):
+ * the device's math decides which (ocl_module.cpp): with float64 (gpu, cpu) HAS_FP64 1 and built-in
+ * division; without (gpu-fp32) HAS_FP64 0, no float64 class, and in the float class pmathf's
+ * division in the families that divide */
 static void program_check(cl_program p, char *why, size_t n) {
   why[0] = 0;
   int fam = -1, first = 0;
@@ -225,6 +246,7 @@ static void program_check(cl_program p, char *why, size_t n) {
       if (fam < 0) first = k;
       fam = kernel_family[k];
     }
+  int fp64 = !ocl_chk_fp32_only, lib_div = !fp64 && p->cls == 0 && fam >= 0 && lib_div_family(fam);
   if (fam < 0)
     snprintf(why, n, "no parity kernel wanted (no K_<kernel> 1 in the first source)");
   else if (p->cls < 0 || p->cls > 3 || !tables[0][fam][p->cls])
@@ -232,15 +254,26 @@ static void program_check(cl_program p, char *why, size_t n) {
   else if (p->contig != 0 && p->contig != 1)
     snprintf(why, n, "OCL_CONTIG %d: the kernels are compiled for the GPU layout (0) and the CPU layout (1) only",
              p->contig);
-  else if (p->lib_div > 0)
-    snprintf(why, n, "OCL_LIB_DIV 1: the kernels are compiled with built-in division (OCL_LIB_DIV 0) only");
-  else if (p->fp64 != 1)
-    snprintf(why, n, "HAS_FP64 %d: the kernels are compiled with HAS_FP64 1 only", p->fp64);
+  else if (p->fp64 != fp64)
+    snprintf(why, n, "HAS_FP64 %d: this device %s cl_khr_fp64, and its kernels are compiled with HAS_FP64 %d", p->fp64,
+             fp64 ? "has" : "lacks", fp64);
+  else if (!fp64 && p->cls == 1)
+    snprintf(why, n, "OCL_CLASS 1 (float64) on a device without cl_khr_fp64");
+  else if (!fp64 && p->contig)
+    snprintf(why, n, "OCL_CONTIG 1 without float64: the kernels without it are compiled for the GPU layout only");
+  else if ((p->lib_div > 0) != lib_div)
+    snprintf(why, n,
+             "OCL_LIB_DIV %d in class %d: the kernels are compiled with %s division here (OCL_LIB_DIV %d: the device "
+             "%s correctly rounded division and sqrt)",
+             p->lib_div, p->cls, lib_div ? "pmathf's" : "built-in", lib_div, fp64 ? "reports" : "lacks");
   else if (p->fma != (p->cls == 0))
     snprintf(why, n, "HAS_FMA %d in class %d: the kernels are compiled with HAS_FMA in the float class only", p->fma,
              p->cls);
   p->fam = fam;
 }
+
+/* the program's variant of the kernels (tables' first index) */
+static int program_variant(cl_program p) { return p->contig ? 1 : p->fp64 ? 0 : 2; }
 
 cl_int CL_API_CALL ocl_chk_build(cl_program p, cl_uint n, const cl_device_id *devs, const char *options,
                                  void(CL_CALLBACK *notify)(cl_program, void *), void *user) {
@@ -313,7 +346,7 @@ cl_kernel CL_API_CALL ocl_chk_create_kernel(cl_program p, const char *name, cl_i
   else if (!name)
     e = CL_INVALID_VALUE;
   else if (id >= 0 && p->want[id])
-    for (t = tables[p->contig][p->fam][p->cls]; t->name && strcmp(t->name, name); t++) {}
+    for (t = tables[program_variant(p)][p->fam][p->cls]; t->name && strcmp(t->name, name); t++) {}
   /* not in the program, or not in its layout (the CPU layout's *_blk kernels in the GPU layout) */
   if (e == CL_SUCCESS && (!t || !t->name)) {
     ocl_chk_say(
