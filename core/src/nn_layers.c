@@ -201,8 +201,7 @@ static parity_status_t update_running(parity_tensor_t *running, parity_tensor_t 
   NEW(&tl, parity_mul_scalar(tl.t[tl.n - 1], m * scale, slot(&tl)));
   parity_tensor_t *a = tl.t[tl.n - 1];
   NEW(&tl, parity_mul_scalar(running, 1.0 - m, slot(&tl)));
-  NEW(&tl, parity_binary(PARITY_OP_ADD, tl.t[tl.n - 1], a, slot(&tl)));
-  TRY(parity__copy_into(running, tl.t[tl.n - 1]));
+  TRY(parity__binary_into(PARITY_OP_ADD, running, tl.t[tl.n - 1], a));
 done:
   parity_grad_mode_set(prev);
   temps_free(&tl);

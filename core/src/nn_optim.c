@@ -208,7 +208,7 @@ static parity_status_t blend(parity_optimizer_t *o, parity_tensor_t *state, doub
   parity_tensor_t *bx = NULL, *as = NULL;
   parity_status_t st = konst_op(o, PARITY_OP_MUL, x, b, &bx);
   if (st == PARITY_STATUS_OK) st = konst_op(o, PARITY_OP_MUL, state, a, &as);
-  if (st == PARITY_STATUS_OK) st = parity__add_into(state, as, bx);
+  if (st == PARITY_STATUS_OK) st = parity__binary_into(PARITY_OP_ADD, state, as, bx);
   parity_tensor_release(bx);
   parity_tensor_release(as);
   return st;
@@ -223,14 +223,13 @@ static parity_status_t scalar_as(parity_tensor_t *s, const parity_tensor_t *like
   return parity_cast(s, (parity_dtype_t)like->dtype, out);
 }
 
-/* p -= lr * u, in place (lr: a device scalar of p's dtype). */
+/* p -= lr * u, in place (lr: a device scalar of p's dtype): the difference written straight into p,
+ * which is the subtraction's first operand (an in-place elementwise forward, as the ABI allows) */
 static parity_status_t apply(parity_tensor_t *p, parity_tensor_t *u, parity_tensor_t *lr) {
-  parity_tensor_t *step = NULL, *np = NULL;
+  parity_tensor_t *step = NULL;
   parity_status_t st = parity_binary(PARITY_OP_MUL, u, lr, &step);
-  if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_SUB, p, step, &np);
-  if (st == PARITY_STATUS_OK) st = parity__copy_into(p, np);
+  if (st == PARITY_STATUS_OK) st = parity__binary_into(PARITY_OP_SUB, p, p, step);
   parity_tensor_release(step);
-  parity_tensor_release(np);
   return st;
 }
 

@@ -73,12 +73,13 @@ parity_status_t parity__copy_into(parity_tensor_t *dst, parity_tensor_t *src) {
   return parity__launch(dst->st->dev, PARITY_OP_CAST, PARITY_DIRECTION_FORWARD, in, 1, out, 1, NULL);
 }
 
-parity_status_t parity__add_into(parity_tensor_t *dst, parity_tensor_t *a, parity_tensor_t *b) {
+parity_status_t parity__binary_into(int32_t op, parity_tensor_t *dst, parity_tensor_t *a, parity_tensor_t *b) {
   if (!parity__same_shape(dst, a) || !parity__same_shape(dst, b) || dst->dtype != a->dtype || dst->dtype != b->dtype ||
-      dst->st == a->st || dst->st == b->st)
-    return parity__fail(PARITY_STATUS_INTERNAL, "add_into: operands of other shapes or dtypes, or sharing memory");
+      (dst != a && dst->st == a->st) || (dst != b && dst->st == b->st))
+    return parity__fail(PARITY_STATUS_INTERNAL, "%s into: operands of other shapes or dtypes, or sharing memory",
+                        psup_op_name(op));
   parity_tensor_t *in[2] = {a, b}, *o[1] = {dst};
-  return parity__launch(dst->st->dev, PARITY_OP_ADD, PARITY_DIRECTION_FORWARD, in, 2, o, 1, NULL);
+  return parity__launch(dst->st->dev, op, PARITY_DIRECTION_FORWARD, in, 2, o, 1, NULL);
 }
 
 parity_status_t parity__add_raw(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out) {

@@ -270,11 +270,12 @@ parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t directi
                             "so this write would be undone by the next replay; record the op in the plan, or create "
                             "the tensor before parity_plan_begin",
                             psup_op_name(op), i);
+  parity__verify_inputs *pre = parity__verify_before(dev, ins, nin, outs, nout);
   parity_status_t st = parity__device_run_owned(dev, &d);
   dev->launches++;
   parity_plan_t *rec = st == PARITY_STATUS_OK ? parity__recording(dev) : NULL;
   if (rec) parity__plan_record_launch(rec, &d, storages, ns);
-  if (st == PARITY_STATUS_OK) parity__verify_launch(dev, &d, ins, nin, outs, nout);
+  parity__verify_launch(dev, &d, ins, nin, outs, nout, st == PARITY_STATUS_OK, pre);
   return st;
 }
 

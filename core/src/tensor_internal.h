@@ -77,9 +77,15 @@ static inline parity_status_t parity__finish(parity_status_t st, parity_tensor_t
 
 /* verify.c: shadow verification (PARITY_VERIFY=cpu). After a launch on dev, run the same op on
  * the CPU plugin in float64 and judge every output by the conformance rule; the first op that
- * breaks its bound is logged and kept as the device's report. */
+ * breaks its bound is logged and kept as the device's report. An op run in place (an output in an
+ * input's memory) has its inputs read before the launch (parity__verify_before: NULL when
+ * verification is off or nothing aliases); parity__verify_launch (ran: the launch succeeded) takes
+ * them and frees them. */
+typedef struct parity__verify_inputs parity__verify_inputs;
+parity__verify_inputs *parity__verify_before(parity_device_t *dev, parity_tensor_t *const *ins, uint32_t nin,
+                                             parity_tensor_t *const *outs, uint32_t nout);
 void parity__verify_launch(parity_device_t *dev, const parity_op_desc_t *d, parity_tensor_t *const *ins, uint32_t nin,
-                           parity_tensor_t *const *outs, uint32_t nout);
+                           parity_tensor_t *const *outs, uint32_t nout, int ran, parity__verify_inputs *pre);
 /* The node whose backward is running on this thread (NULL outside backward). */
 void parity__verify_set_node(const parity__node *n);
 
@@ -153,8 +159,9 @@ parity_status_t parity__identity_view(parity_tensor_t *x, const char *name, pari
 parity_status_t parity__copy_into(parity_tensor_t *dst, parity_tensor_t *src); /* same shape+dtype */
 parity_status_t parity__sum_to_shape(parity_tensor_t *g, uint32_t rank, const int64_t *shape, parity_tensor_t **out);
 parity_status_t parity__add_raw(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **out);
-/* dst = a + b, into dst, with no graph: all three of one shape and dtype, dst neither a nor b */
-parity_status_t parity__add_into(parity_tensor_t *dst, parity_tensor_t *a, parity_tensor_t *b);
+/* dst = a op b (a binary op), into dst, with no graph: all three of one shape and dtype; dst may be
+ * a or b itself (in place, as the ABI allows an elementwise forward), else shares no memory with them */
+parity_status_t parity__binary_into(int32_t op, parity_tensor_t *dst, parity_tensor_t *a, parity_tensor_t *b);
 parity_status_t parity__check_same_device(const char *op, parity_tensor_t *const *ts, uint32_t n);
 
 #endif

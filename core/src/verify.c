@@ -231,13 +231,47 @@ static int judge(parity_device_t *dev, const parity_op_desc_t *d, vf_operand_t *
   return 0;
 }
 
+/* an output in an input's memory (an op run in place) */
+static int aliases(parity_tensor_t *const *ins, uint32_t nin, parity_tensor_t *const *outs, uint32_t nout) {
+  for (uint32_t i = 0; i < nin; i++)
+    for (uint32_t o = 0; o < nout; o++)
+      if (ins[i] && outs[o] && ins[i]->st == outs[o]->st) return 1;
+  return 0;
+}
+
+struct parity__verify_inputs {
+  vf_operand_t in[PARITY_MAX_INPUTS];
+};
+
+static void inputs_free(parity__verify_inputs *pre) {
+  if (!pre) return;
+  for (uint32_t i = 0; i < PARITY_MAX_INPUTS; i++) free(pre->in[i].v);
+  free(pre);
+}
+
+parity__verify_inputs *parity__verify_before(parity_device_t *dev, parity_tensor_t *const *ins, uint32_t nin,
+                                             parity_tensor_t *const *outs, uint32_t nout) {
+  if (!verify_on() || dev->verify_report || !aliases(ins, nin, outs, nout)) return NULL;
+  parity__verify_inputs *pre = calloc(1, sizeof *pre);
+  int ok = pre && parity_device_synchronize(dev) == PARITY_STATUS_OK;
+  for (uint32_t i = 0; ok && i < nin; i++)
+    if (ins[i]) ok = read_operand(ins[i], &pre->in[i]) == 0;
+  if (!ok) inputs_free(pre); /* parity__verify_launch then skips the op */
+  parity__clear_error();
+  return ok ? pre : NULL;
+}
+
 void parity__verify_launch(parity_device_t *dev, const parity_op_desc_t *d, parity_tensor_t *const *ins, uint32_t nin,
-                           parity_tensor_t *const *outs, uint32_t nout) {
-  if (!verify_on() || dev->verify_report) return;
+                           parity_tensor_t *const *outs, uint32_t nout, int ran, parity__verify_inputs *pre) {
+  if (!ran || !verify_on() || dev->verify_report) {
+    inputs_free(pre);
+    return;
+  }
   for (uint32_t i = 0; i < nin + nout; i++) {
     const parity_tensor_t *t = i < nin ? ins[i] : outs[i - nin];
-    if (t && t->dtype == PARITY_DTYPE_I64) {
-      dev->verify_skipped++;
+    if ((t && t->dtype == PARITY_DTYPE_I64) || (i == 0 && !pre && aliases(ins, nin, outs, nout))) {
+      dev->verify_skipped++; /* i64, or an op in place whose inputs could not be read before it ran */
+      inputs_free(pre);
       return;
     }
   }
@@ -246,6 +280,7 @@ void parity__verify_launch(parity_device_t *dev, const parity_op_desc_t *d, pari
   if (parity_context_find_plugin(dev->ctx, "cpu", &p) != PARITY_STATUS_OK ||
       parity_context_open_device(dev->ctx, p, 0, &cpu) != PARITY_STATUS_OK) {
     dev->verify_skipped++;
+    inputs_free(pre);
     return;
   }
   vf_operand_t in[PARITY_MAX_INPUTS], got[PARITY_MAX_OUTPUTS];
@@ -253,8 +288,13 @@ void parity__verify_launch(parity_device_t *dev, const parity_op_desc_t *d, pari
   memset(in, 0, sizeof in);
   memset(got, 0, sizeof got);
   int ok = parity_device_synchronize(dev) == PARITY_STATUS_OK;
-  for (uint32_t i = 0; ok && i < nin; i++)
+  if (pre) { /* in place: the inputs as they were before the launch */
+    memcpy(in, pre->in, sizeof in);
+    memset(pre->in, 0, sizeof pre->in);
+  }
+  for (uint32_t i = 0; ok && !pre && i < nin; i++)
     if (ins[i]) ok = read_operand(ins[i], &in[i]) == 0;
+  inputs_free(pre);
   for (uint32_t i = 0; ok && i < nout; i++)
     if (outs[i]) ok = read_operand(outs[i], &got[i]) == 0;
   int accum = 0;

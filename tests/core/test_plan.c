@@ -682,16 +682,17 @@ Test(plan, an_adds_backward_launches_nothing) {
  * parameter. Two f32 parameters on the CPU plugin (the step count and bias corrections in f64):
  * the count += 1 and its copy back; each bias correction pow, neg, add, reciprocal; lr, c1 and c2
  * cast to f32; per parameter m and v blended (mul, mul, and the add into the moment) around g's
- * square, v c2, sqrt, + eps, m c1, the quotient, p - lr u (mul, sub, copy back): 15 — 43
- * commands; 47 with the moments' copies, 50 with the casts per parameter, 65 with a fill per
- * constant too (the library before, 2026-12-06). AdamW adds lr times the decay once and p - that p (mul, sub, copy back) per
- * parameter; SGD with momentum is the count, one cast and per parameter a blend and the update. */
+ * square, v c2, sqrt, + eps, m c1, the quotient, p - lr u (mul, and the sub written into p: an
+ * in-place forward): 14 — 41 commands; 43 with p's copy back (2026-12-06), 47 with the moments'
+ * copies, 50 with the casts per parameter, 65 with a fill per constant too (the library before,
+ * 2026-12-06). AdamW adds lr times the decay once and p - that p (mul, sub into p) per parameter;
+ * SGD with momentum is the count, one cast and per parameter a blend and the update. */
 Test(plan, an_optimizer_step_fills_nothing) {
   parity_device_t *dev = pt_device("cpu");
   static const struct {
     const char *name;
     uint64_t commands;
-  } kinds[] = {{"adam", 43}, {"adamw", 50}, {"sgd momentum", 15}};
+  } kinds[] = {{"adam", 41}, {"adamw", 46}, {"sgd momentum", 13}};
   for (int k = 0; k < 3; k++) {
     parity_tensor_t *w[2];
     for (int i = 0; i < 2; i++) {
@@ -757,4 +758,26 @@ Test(plan, a_linear_layers_weight_gradient_needs_no_transposing_copy) {
   parity_tensor_t *all[] = {x, w, b, y, s};
   for (int i = 0; i < 5; i++) parity_tensor_release(all[i]);
   parity_plan_destroy(plan);
+}
+
+/* BatchNorm in training writes each running statistic's new value straight into it, as the
+ * optimizers write their moments: (1 - m) running and m times the batch statistic, then their sum
+ * into running — no sum of its own copied back. x [4, 3, 2] f32 with both running statistics: the
+ * recorded forward is BN_COMMANDS commands, two more with the copies (the library before
+ * 2026-12-07). */
+#define BN_COMMANDS 18
+Test(plan, batch_norms_running_statistics_are_written_in_place) {
+  parity_device_t *dev = pt_device("cpu");
+  parity_tensor_t *x, *rm, *rv, *y = NULL;
+  OK(parity_tensor_rand_normal(dev, PARITY_DTYPE_F32, 3, (int64_t[]){4, 3, 2}, 0, 1, 0, 5, &x));
+  OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 1, (int64_t[]){3}, &rm));
+  OK(parity_tensor_ones(dev, PARITY_DTYPE_F32, 1, (int64_t[]){3}, &rv));
+  parity_plan_t *plan;
+  OK(parity_plan_begin(dev, &plan));
+  OK(parity_batch_norm(x, NULL, NULL, rm, rv, 1, 0.1, 1e-5, &y));
+  OK(parity_plan_end(plan));
+  expect_commands(plan, BN_COMMANDS);
+  parity_plan_destroy(plan);
+  parity_tensor_t *all[] = {x, rm, rv, y};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) parity_tensor_release(all[i]);
 }

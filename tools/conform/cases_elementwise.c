@@ -8,7 +8,7 @@
 
 #include "conform.h"
 
-enum { W_DEFAULT = 1, W_FULL = 2 };
+enum { W_DEFAULT = 1, W_FULL = 2, W_DEFAULT_F32 = 4 }; /* W_DEFAULT_F32: in the default subset in f32 */
 enum { FWD = 1, BWD = 2, BOTH = 3 };
 enum { K_UNARY = 1, K_BINARY = 2, K_COMPARE = 4, K_SELECT = 8, K_CAST = 16, K_ALL = 31 };
 
@@ -20,6 +20,7 @@ typedef struct ew_variant_t {
   int64_t shape[3];
   int32_t layout0, layout1, layout_out; /* first two data operands and the output */
   uint32_t bcast0, bcast1;
+  uint32_t in_place; /* forward in place: 0, or 1 (2) when the output is the first (second) data operand's view */
 } ew_variant_t;
 
 #define C CF_LAYOUT_CONTIG
@@ -28,38 +29,43 @@ typedef struct ew_variant_t {
 #define R CF_LAYOUT_REVERSED
 #define M CF_LAYOUT_MISALIGNED
 static const ew_variant_t ew_variants[] = {
-    {"special", W_DEFAULT, FWD, K_ALL, CF_VALUES_SPECIAL, 1, {80}, C, C, C, 0, 0},
-    {"mask", W_DEFAULT, FWD, K_COMPARE, CF_VALUES_MASK, 1, {3}, C, C, C, 0, 0},
-    {"ties", W_DEFAULT, BOTH, K_ALL, CF_VALUES_TIES, 1, {64}, C, C, C, 0, 0},
-    {"empty", W_DEFAULT, FWD, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 1, {0}, C, C, C, 0, 0},
-    {"empty-2d", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 2, {4, 0}, C, C, C, 0, 0},
-    {"scalar", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 0, {0}, C, C, C, 0, 0},
-    {"n1", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {1}, C, C, C, 0, 0},
-    {"n7", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {7}, C, C, C, 0, 0},
-    {"n31", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {31}, C, C, C, 0, 0},
-    {"n32", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {32}, C, C, C, 0, 0},
-    {"n33", W_DEFAULT, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 1, {33}, C, C, C, 0, 0},
-    {"n33", W_FULL, BOTH, K_CAST, CF_VALUES_NORMAL, 1, {33}, C, C, C, 0, 0},
-    {"n255", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {255}, C, C, C, 0, 0},
-    {"n256", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {256}, C, C, C, 0, 0},
-    {"n257", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {257}, C, C, C, 0, 0},
-    {"n1023", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {1023}, C, C, C, 0, 0},
-    {"n1024", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {1024}, C, C, C, 0, 0},
-    {"n1025", W_DEFAULT, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {1025}, C, C, C, 0, 0},
-    {"t2d", W_DEFAULT, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {17, 33}, T, C, C, 0, 0},
-    {"t2d", W_FULL, BOTH, K_CAST, CF_VALUES_NORMAL, 2, {17, 33}, T, C, C, 0, 0},
-    {"view", W_DEFAULT, BOTH, K_ALL, CF_VALUES_NORMAL, 3, {5, 7, 3}, R, S, S, 0, 0},
-    {"misaligned", W_DEFAULT, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {37}, M, M, M, 0, 0},
-    {"edge", W_DEFAULT, BOTH, K_UNARY | K_BINARY, CF_VALUES_EDGE, 1, {112}, C, C, C, 0, 0},
+    {"special", W_DEFAULT, FWD, K_ALL, CF_VALUES_SPECIAL, 1, {80}, C, C, C, 0, 0, 0},
+    {"mask", W_DEFAULT, FWD, K_COMPARE, CF_VALUES_MASK, 1, {3}, C, C, C, 0, 0, 0},
+    {"ties", W_DEFAULT, BOTH, K_ALL, CF_VALUES_TIES, 1, {64}, C, C, C, 0, 0, 0},
+    {"empty", W_DEFAULT, FWD, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 1, {0}, C, C, C, 0, 0, 0},
+    {"empty-2d", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 2, {4, 0}, C, C, C, 0, 0, 0},
+    {"scalar", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 0, {0}, C, C, C, 0, 0, 0},
+    {"n1", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {1}, C, C, C, 0, 0, 0},
+    {"n7", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {7}, C, C, C, 0, 0, 0},
+    {"n31", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {31}, C, C, C, 0, 0, 0},
+    {"n32", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {32}, C, C, C, 0, 0, 0},
+    {"n33", W_DEFAULT, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 1, {33}, C, C, C, 0, 0, 0},
+    {"n33", W_FULL, BOTH, K_CAST, CF_VALUES_NORMAL, 1, {33}, C, C, C, 0, 0, 0},
+    {"n255", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {255}, C, C, C, 0, 0, 0},
+    {"n256", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {256}, C, C, C, 0, 0, 0},
+    {"n257", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {257}, C, C, C, 0, 0, 0},
+    {"n1023", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {1023}, C, C, C, 0, 0, 0},
+    {"n1024", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {1024}, C, C, C, 0, 0, 0},
+    {"n1025", W_DEFAULT, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {1025}, C, C, C, 0, 0, 0},
+    {"t2d", W_DEFAULT, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {17, 33}, T, C, C, 0, 0, 0},
+    {"t2d", W_FULL, BOTH, K_CAST, CF_VALUES_NORMAL, 2, {17, 33}, T, C, C, 0, 0, 0},
+    {"view", W_DEFAULT, BOTH, K_ALL, CF_VALUES_NORMAL, 3, {5, 7, 3}, R, S, S, 0, 0, 0},
+    {"misaligned", W_DEFAULT, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {37}, M, M, M, 0, 0, 0},
+    {"edge", W_DEFAULT, BOTH, K_UNARY | K_BINARY, CF_VALUES_EDGE, 1, {112}, C, C, C, 0, 0, 0},
     /* maximum/minimum backward over the special values: a NaN result sends dc to the NaN operand */
-    {"special-grad", W_DEFAULT, BWD, K_BINARY, CF_VALUES_SPECIAL, 1, {80}, C, C, C, 0, 0},
+    {"special-grad", W_DEFAULT, BWD, K_BINARY, CF_VALUES_SPECIAL, 1, {80}, C, C, C, 0, 0, 0},
     /* wider than any launch width or work-group: every layout path of a GPU kernel runs */
-    {"bcast-wide", W_DEFAULT, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {3, 4099}, C, C, C, 2u, 1u},
-    {"view-wide", W_DEFAULT, FWD, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {67, 97}, T, S, C, 0, 0},
-    {"out-transposed", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 2, {9, 31}, C, C, T, 0, 0},
-    {"bcast", W_DEFAULT, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {9, 13}, C, C, C, 2u, 1u},
-    {"bcast-scalar", W_FULL, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {6, 10}, C, C, C, 0, 3u},
-    {"large", W_FULL, FWD, K_UNARY | K_BINARY, CF_VALUES_NORMAL, 1, {1 << 24}, C, C, C, 0, 0},
+    {"bcast-wide", W_DEFAULT, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {3, 4099}, C, C, C, 2u, 1u, 0},
+    {"view-wide", W_DEFAULT, FWD, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {67, 97}, T, S, C, 0, 0, 0},
+    {"out-transposed", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 2, {9, 31}, C, C, T, 0, 0, 0},
+    {"bcast", W_DEFAULT, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {9, 13}, C, C, C, 2u, 1u, 0},
+    {"bcast-scalar", W_FULL, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {6, 10}, C, C, C, 0, 3u, 0},
+    {"large", W_FULL, FWD, K_UNARY | K_BINARY, CF_VALUES_NORMAL, 1, {1 << 24}, C, C, C, 0, 0, 0},
+    /* in place (the ABI allows it for these forwards; the core's optimizers write parameters so):
+     * the output is exactly an input's view, in its buffer; a same-dtype cast only */
+    {"in-place", W_DEFAULT, FWD, K_UNARY | K_BINARY | K_SELECT | K_CAST, CF_VALUES_NORMAL, 1, {1025}, C, C, C, 0, 0, 1},
+    {"in-place-b", W_DEFAULT_F32, FWD, K_BINARY | K_SELECT, CF_VALUES_NORMAL, 1, {1025}, C, C, C, 0, 0, 2},
+    {"in-place-view", W_DEFAULT_F32, FWD, K_UNARY | K_BINARY, CF_VALUES_NORMAL, 3, {5, 7, 3}, S, R, S, 0, 0, 1},
 };
 #undef C
 #undef T
@@ -125,7 +131,7 @@ static int push_ew(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flag
   c->direction = dir;
   c->values = v->values;
   c->dy_values = CF_VALUES_NORMAL;
-  c->full_only = !(v->when & W_DEFAULT);
+  c->full_only = !(v->when & W_DEFAULT) && !((v->when & W_DEFAULT_F32) && dtype == PARITY_DTYPE_F32);
   c->nout = 1;
   /* the output never carries the misaligned element of a broadcast or reversed input */
   set_spec(&c->out[0], out_dtype, v, v->layout_out == CF_LAYOUT_REVERSED ? CF_LAYOUT_CONTIG : v->layout_out, 0);
@@ -148,6 +154,10 @@ static int push_ew(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flag
       break;
   }
   for (uint32_t i = 0; i < c->nin; i++) c->has_in[i] = 1;
+  if (v->in_place) { /* the output is that data operand's view (select's data operands follow its mask) */
+    c->in_place = v->in_place + (kind == PARITY_OP_KIND_SELECT);
+    c->out[0] = c->in[c->in_place - 1];
+  }
   if (kind == PARITY_OP_KIND_UNARY && op == PARITY_OP_LEAKY_RELU) c->params.unary.alpha = 0.01;
   cf_case_name(c, v->name);
   return 0;
@@ -155,7 +165,7 @@ static int push_ew(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flag
 
 /* The f64 backward of every differentiable op is also checked against finite differences. */
 static int push_fd(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flags) {
-  static const ew_variant_t fd = {"fd", W_DEFAULT, BWD, K_ALL, CF_VALUES_NORMAL, 2, {3, 7}, 0, 0, 0, 0, 0};
+  static const ew_variant_t fd = {"fd", W_DEFAULT, BWD, K_ALL, CF_VALUES_NORMAL, 2, {3, 7}, 0, 0, 0, 0, 0, 0};
   if (push_ew(list, op, kind, flags, PARITY_DTYPE_F64, PARITY_DTYPE_F64, PARITY_DIRECTION_BACKWARD, &fd) != 0)
     return -1;
   list->items[list->count - 1].mode = CF_MODE_FD;
@@ -192,6 +202,7 @@ int cf_cases_elementwise(cf_case_list_t *list, int32_t op, int32_t kind, uint32_
         if (!strcmp(v->name, "large") && dt != PARITY_DTYPE_F32) continue;
         if (!strcmp(v->name, "edge") && !psup_dtype_is_float(dt)) continue;
         if (!strcmp(v->name, "special-grad") && op != PARITY_OP_MAXIMUM && op != PARITY_OP_MINIMUM) continue;
+        if (v->in_place && kind == PARITY_OP_KIND_CAST && out != dt) continue;
         for (int32_t dir = 0; dir < 2; dir++) {
           if (!(v->dirs & (1u << dir))) continue;
           if (dir == PARITY_DIRECTION_BACKWARD && (!(flags & PARITY_OPF_BACKWARD) || !psup_dtype_is_float(dt)))

@@ -79,6 +79,8 @@ typedef struct cf_op_t {
   uint32_t nin, nout;
   const cf_host_t *in[PARITY_MAX_INPUTS];   /* NULL: absent operand */
   const cf_spec_t *out[PARITY_MAX_OUTPUTS]; /* NULL: output not requested */
+  uint32_t in_place; /* 0, or k + 1: output 0 is input k's own view, in its buffer (an elementwise
+                        forward run in place, as the ABI allows; out[0] is then in[k]'s spec) */
 } cf_op_t;
 
 /* Read PARITY_CONFORM_PLACEMENT (exec.c): 0 guard bytes on both sides of every tensor (guarded,
@@ -148,6 +150,7 @@ typedef struct cf_case_t {
   parity_op_params_t params;
   int32_t values, dy_values; /* cf_values_t */
   int expect_error;          /* the forward must be refused (max over an empty axis) */
+  uint32_t in_place;         /* forward in place: 0, or k + 1 when output 0 is input k's view (cf_op_t) */
   int full_only;             /* only with --full */
 } cf_case_t;
 

@@ -7,7 +7,9 @@
  * is read back: every byte that is not an element of an output must be exactly as written. That
  * one check catches writes before or past a tensor, into the gaps of a strided view, and into
  * inputs. Output elements start as a sentinel that differs between the two runs of a case, so an
- * element a kernel never writes shows up as a mismatch or as non-determinism. */
+ * element a kernel never writes shows up as a mismatch or as non-determinism. An op run in place
+ * (cf_op_t.in_place) has one slot for the input and its output: the input's elements, read back
+ * as the output, and the guard bytes around them checked as an output's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,6 +404,28 @@ static cf_exec_status_t read_back_slot(const cf_op_t *op, uint32_t k, slot_t *s,
   return result;
 }
 
+/* Output 0 of an op run in place: input k's slot, moved (the input keeps its descriptor for the run;
+ * the buffer is read back once, as the output). */
+static cf_exec_status_t alias_slot(const cf_op_t *op, slot_t *slots, char *msg, size_t n) {
+  uint32_t k = op->in_place - 1;
+  const cf_spec_t *in = k < op->nin && op->in[k] ? &op->in[k]->spec : NULL, *out = op->out[0];
+  if (!in || !out || in->dtype != out->dtype || in->rank != out->rank || in->layout != out->layout || in->bcast ||
+      out->bcast || memcmp(in->shape, out->shape, sizeof in->shape) != 0) {
+    snprintf(msg, n, "conformance suite: an in-place case whose output is not exactly input %u's view", k);
+    return CF_EXEC_ERROR;
+  }
+  slot_t *s = &slots[op->nin];
+  *s = slots[k];
+  s->is_output = 1;
+  slots[k].buf = NULL;
+  slots[k].image = slots[k].after = NULL;
+  if (!s->after && !(s->after = malloc(s->bytes))) {
+    snprintf(msg, n, "host out of memory for a %llu-byte buffer", (unsigned long long)s->bytes);
+    return CF_EXEC_ERROR;
+  }
+  return CF_EXEC_OK;
+}
+
 cf_exec_status_t cf_exec(parity_device_t *dev, const cf_op_t *op, uint8_t sentinel, cf_host_t *outputs, char *msg,
                          size_t n) {
   slot_t slots[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
@@ -412,7 +436,8 @@ cf_exec_status_t cf_exec(parity_device_t *dev, const cf_op_t *op, uint8_t sentin
   for (uint32_t i = 0; i < op->nout; i++) memset(&outputs[i], 0, sizeof outputs[i]);
 
   for (uint32_t k = 0; k < total && result == CF_EXEC_OK; k++)
-    result = stage_slot(dev, op, k, sentinel, &slots[k], msg, n);
+    result = op->in_place && k == op->nin ? alias_slot(op, slots, msg, n)
+                                          : stage_slot(dev, op, k, sentinel, &slots[k], msg, n);
   if (result == CF_EXEC_OK) result = run_slots(dev, op, slots, msg, n);
   for (uint32_t k = 0; k < total && (result == CF_EXEC_OK || result == CF_EXEC_CORRUPT); k++)
     if (slots[k].buf) result = read_back_slot(op, k, &slots[k], outputs, result, msg, n);

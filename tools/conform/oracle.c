@@ -16,6 +16,7 @@ int32_t cf_oracle_dtype(int32_t dtype) { return psup_dtype_is_float(dtype) ? PAR
 int cf_oracle_inputs(const cf_op_t *op, int absval, cf_host_t *conv, cf_op_t *out_op, cf_spec_t *out_specs,
                      int outputs_to_oracle_dtype) {
   *out_op = *op;
+  out_op->in_place = 0; /* the oracle writes a fresh output (its own dtype and layout) */
   for (uint32_t i = 0; i < op->nin; i++) {
     memset(&conv[i], 0, sizeof conv[i]);
     if (!op->in[i]) continue;

@@ -104,6 +104,7 @@ static int prepare(cf_env_t *env, const cf_case_t *c, case_state_t *s) {
   s->fwd.params = c->params;
   s->fwd.nin = c->nin;
   s->fwd.nout = c->nout;
+  s->fwd.in_place = c->in_place;
   for (uint32_t i = 0; i < c->nin; i++) {
     if (!c->has_in[i]) continue;
     if (cf_host_alloc(&s->x[i], &c->in[i]) != 0) return -1;
