@@ -478,6 +478,14 @@ Test(conform, mutant_broadcast_operand_read_as_contiguous_fails_the_wide_broadca
                 "must match bit for bit");
 }
 
+/* A binary op written as c = a, then c op= b: right out of place and in place into a, wrong in
+ * place into b (c is b, so b holds a when it is read). Only the in-place-b case shows it; before
+ * the in-place cases (2026-12-07) no case aliased an output, and this plugin passed. */
+Test(conform, mutant_binary_copying_its_first_operand_first_fails_in_place_into_the_second) {
+  expect_caught("inplace-copy-first", "--op sub --dtype f32 --direction forward", "sub.f32.forward.in-place-b",
+                "must match bit for bit");
+}
+
 Test(conform, mutant_sigmoid_flushed_below_minus_88_7_fails_the_edge_values) {
   expect_caught("sigmoid-underflow", "--op sigmoid --dtype f32 --direction forward", "sigmoid.f32.forward.edge",
                 "ulp, bound");

@@ -41,6 +41,7 @@
   X(MAXIMUM_NAN_SECOND, "maximum-nan-second") /* maximum/minimum check NaN in a only */                             \
   X(STRIDED_WIDE, "strided-wide")             /* wide unary ops read a strided input as contiguous */               \
   X(SOFTMAX_MEAN_SHIFT, "softmax-mean-shift") /* softmax subtracts the row mean, not the max */                     \
+  X(INPLACE_COPY_FIRST, "inplace-copy-first") /* binary c = a op b as c = a, then c op= b: c in b gives a op a */   \
   /* NaN signs that change from call to call: allowed (any NaN equals any NaN) */                                   \
   X(NAN_SIGN_FLIPS, "nan-sign-flips")         /* every other elementwise call flips NaN signs */                    \
   X(NAN_SIGN_UNWRITTEN, "nan-sign-unwritten") /* same, and f16 add leaves its last element unwritten */

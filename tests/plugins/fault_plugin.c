@@ -107,6 +107,12 @@ static int32_t fault_nan_sign(const parity_op_desc_t *d) {
   return PARITY_STATUS_OK;
 }
 
+/* the output is input 1's own view (a binary op run in place into its second operand) */
+static int fault_in_place_b(const parity_op_desc_t *d) {
+  const parity_tensor_desc_t *b = d->num_inputs > 1 ? d->inputs[1] : NULL, *c = d->outputs[0];
+  return b && c && b->buffer == c->buffer && b->offset_bytes == c->offset_bytes;
+}
+
 static int32_t ew_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d) {
   if (fault_active == FAULT_INDUCTOR_RECOMPUTE) fault_inductor_other_forward();
   int32_t kind = psup_op_info(d->op) ? psup_op_info(d->op)->kind : 0;
@@ -118,6 +124,14 @@ static int32_t ew_forward(parity_plugin_device_t *dev, const parity_op_desc_t *d
   parity_op_desc_t dense_desc;
   parity_tensor_desc_t dense;
   if (fault_mutant_dense_view(d, &dense_desc, &dense)) return fault_cpu->elementwise_forward(dev, &dense_desc);
+  if (fault_active == FAULT_INPLACE_COPY_FIRST && kind == PARITY_OP_KIND_BINARY && fault_in_place_b(d)) {
+    int32_t st = accept(dev, d); /* c = a first, then c op= b: b, which c is, already holds a */
+    for (int64_t i = 0; st == PARITY_STATUS_OK && i < psup_numel(d->outputs[0]); i++)
+      fault_store(d->outputs[0], i, fault_load(d->inputs[0], i));
+    parity_op_desc_t then = *d;
+    then.inputs[0] = d->outputs[0];
+    return st != PARITY_STATUS_OK ? st : fault_cpu->elementwise_forward(dev, &then);
+  }
   const parity_tensor_desc_t *y = d->outputs[0];
   unsigned char *last = NULL, keep[2];
   if (fault_active == FAULT_NAN_SIGN_UNWRITTEN && d->op == PARITY_OP_ADD && y && y->dtype == PARITY_DTYPE_F16 &&
