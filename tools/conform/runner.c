@@ -379,6 +379,11 @@ void cf_case_operands(const cf_case_t *c, char *buf, size_t n) {
       name = operand_names[c->kind][i];
     char one[192];
     cf_spec_describe(name ? name : "in", out ? &c->out[i - c->nin] : &c->in[i], one, sizeof one);
+    if (out && i == c->nin && c->in_place && c->kind >= 0 &&
+        c->kind < (int32_t)(sizeof operand_names / sizeof operand_names[0])) { /* in place: the input's view */
+      const char *src = operand_names[c->kind][c->in_place - 1];
+      snprintf(one, sizeof one, "y in place: %s's own view, in its buffer", src ? src : "the input");
+    }
     used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? "; " : "", one);
   }
 }
