@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parity_support/dtype.h"
 #include "tensor_internal.h"
 
 enum { OPT_MAX_CONSTS = 48 };
@@ -122,6 +123,26 @@ parity_status_t parity_sgd_create(parity_tensor_t *const *params, uint32_t count
   return st;
 }
 
+/* Warn where a parameter's dtype holds no number as small as eps: it rounds to 0 there (f16: eps
+ * at most 2^-25, so the usual 1e-8), and where a gradient's square underflows (f16: |g| below about
+ * 0.0077 with beta2 0.999) v stays 0 and the update divides by zero: the parameter becomes inf,
+ * then NaN. PyTorch's Adam computes the same, so this is a warning, once per dtype, not a refusal. */
+static void warn_lost_eps(const parity_optimizer_t *o) {
+  uint32_t warned = 0;
+  for (uint32_t i = 0; i < o->count; i++) {
+    int32_t dt = o->params[i]->dtype;
+    /* half the smallest subnormal of the dtype: the largest value that rounds to 0 there */
+    int e = dt == PARITY_DTYPE_F16 ? -25 : dt == PARITY_DTYPE_BF16 ? -134 : dt == PARITY_DTYPE_F32 ? -150 : 0;
+    if (!e || o->eps > ldexp(1.0, e) || (warned & PARITY_DTYPE_BIT(dt))) continue;
+    warned |= PARITY_DTYPE_BIT(dt);
+    parity__log(o->params[i]->st->dev->ctx, 1,
+                "adam_create: eps %g is 0 in %s (parameter %u): where a gradient's square underflows to 0 "
+                "the update divides by zero and the parameter becomes inf, then NaN; choose an eps that %s "
+                "holds (%g or more; 1e-4 is usual for f16) or keep the parameters in f32",
+                o->eps, psup_dtype_name(dt), i, psup_dtype_name(dt), ldexp(1.0, e + 1));
+  }
+}
+
 parity_status_t parity_adam_create(parity_tensor_t *const *params, uint32_t count, double lr, double beta1,
                                    double beta2, double eps, parity_optimizer_t **out) {
   if (out) *out = NULL;
@@ -139,6 +160,7 @@ parity_status_t parity_adam_create(parity_tensor_t *const *params, uint32_t coun
   (*out)->eps = eps;
   st = create_state(*out, lr, 2);
   if (st == PARITY_STATUS_OK) st = prepare_consts(*out);
+  if (st == PARITY_STATUS_OK) warn_lost_eps(*out);
   if (st != PARITY_STATUS_OK) {
     parity_optimizer_destroy(*out);
     *out = NULL;

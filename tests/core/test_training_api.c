@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core_test.h"
+#include <criterion/redirect.h>
 
 static parity_device_t *cpu(void) { return pt_device("cpu"); }
 
@@ -149,4 +150,71 @@ Test(training_api, xavier_and_kaiming_draw_with_the_documented_spread) {
   parity_tensor_release(a);
   parity_tensor_release(b);
   parity_tensor_release(c);
+}
+
+/* Adam's eps rounds to 0 in f16 when it is 1e-8 (PyTorch's default and parity's usual one): where
+ * a gradient's square underflows, v stays 0 and the update divides by zero. adam_create warns,
+ * once per dtype, on a context whose log level shows warnings, and only where eps is lost: f32
+ * parameters and an f16 eps of 1e-4 stay quiet. The step shows what it warns of. */
+static void redirect(void) { cr_redirect_stderr(); }
+static size_t read_stderr(char *buf, size_t n) {
+  fflush(stderr);
+  size_t k = fread(buf, 1, n - 1, cr_get_redirected_stderr());
+  buf[k] = 0;
+  return k;
+}
+
+static double adam_f16_step(parity_device_t *dev, double eps) {
+  parity_tensor_t *h, *c, *l; /* an f16 leaf h = 1 whose gradient is 1e-3: 0.001 g^2 is 0 in f16 */
+  OK(parity_tensor_full(dev, PARITY_DTYPE_F16, 1, (int64_t[]){1}, 1.0, &h));
+  OK(parity_tensor_full(dev, PARITY_DTYPE_F16, 1, (int64_t[]){1}, 1e-3, &c));
+  OK(parity_tensor_set_requires_grad(h, 1));
+  OK(parity_binary(PARITY_OP_MUL, h, c, &l));
+  parity_tensor_t *s;
+  OK(parity_reduce(PARITY_OP_SUM, l, 0, 0, &s));
+  OK(parity_backward(s, NULL, 0));
+  parity_optimizer_t *o;
+  OK(parity_adam_create(&h, 1, 0.01, 0.9, 0.999, eps, &o));
+  OK(parity_optimizer_step(o));
+  double v = 0;
+  OK(parity_tensor_item(h, &v));
+  parity_optimizer_destroy(o);
+  parity_tensor_t *all[] = {h, l, c, s};
+  for (int i = 0; i < 4; i++) parity_tensor_release(all[i]);
+  return v;
+}
+
+Test(training_api, adam_warns_where_eps_is_zero_in_a_parameters_dtype, .init = redirect) {
+  parity_context_options_t opt;
+  parity_context_options_init(&opt);
+  opt.backend = "cpu";
+  opt.log_level = 1;
+  parity_context_t *ctx;
+  parity_device_t *dev;
+  OK(parity_context_create(&opt, &ctx));
+  OK(parity_context_default_device(ctx, &dev));
+  char text[2048];
+  parity_tensor_t *p[3];
+  OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 1, (int64_t[]){2}, &p[0]));
+  OK(parity_tensor_zeros(dev, PARITY_DTYPE_F16, 1, (int64_t[]){2}, &p[1]));
+  OK(parity_tensor_zeros(dev, PARITY_DTYPE_F16, 1, (int64_t[]){3}, &p[2]));
+  for (int i = 0; i < 3; i++) OK(parity_tensor_set_requires_grad(p[i], 1));
+  parity_optimizer_t *o;
+  OK(parity_adam_create(p, 1, 1e-3, 0.9, 0.999, 1e-8, &o)); /* f32 only: 1e-8 is a float */
+  parity_optimizer_destroy(o);
+  OK(parity_adam_create(p + 1, 2, 1e-3, 0.9, 0.999, 1e-4, &o)); /* f16 holds 1e-4 */
+  parity_optimizer_destroy(o);
+  cr_assert_eq(read_stderr(text, sizeof text), 0, "a warning where eps is held: %s", text);
+  OK(parity_adamw_create(p, 3, 1e-3, 0.9, 0.999, 1e-8, 0.01, &o));
+  parity_optimizer_destroy(o);
+  read_stderr(text, sizeof text);
+  cr_assert(strstr(text, "eps 1e-08 is 0 in f16 (parameter 1)"), "%s", text);
+  cr_assert_null(strstr(strstr(text, "adam_create") + 1, "adam_create"), "warned twice for one dtype: %s", text);
+  for (int i = 0; i < 3; i++) parity_tensor_release(p[i]);
+  /* what it warns of: with eps 1e-8 the step divides m = 1e-3 by 0; with 1e-4 by 1e-4 (v is 0 in
+   * f16 either way), so p = 1 - 0.01 * 10 */
+  cr_assert(isinf(adam_f16_step(dev, 1e-8)));
+  double v = adam_f16_step(dev, 1e-4);
+  cr_assert(fabs(v - 0.9) < 2e-3, "p = %g", v);
+  parity_context_destroy(ctx);
 }
