@@ -33,6 +33,11 @@ static inline parity_status_t train_randn(parity_device_t *dev, parity_dtype_t d
   return st;
 }
 
+/* Adam's default eps in parameters of dtype dt: 1e-8 (PyTorch's), but 1e-4 in f16, where 1e-8 is 0
+ * and the update divides by zero wherever a gradient's square underflows (the parameter becomes
+ * inf at the first step, NaN after; adam_create warns). */
+static inline double train_adam_eps(parity_dtype_t dt) { return dt == PARITY_DTYPE_F16 ? 1e-4 : 1e-8; }
+
 static inline void train_release_all(parity_tensor_t **ts, int n) {
   for (int i = 0; i < n; i++) parity_tensor_release(ts[i]);
 }

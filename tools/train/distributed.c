@@ -355,7 +355,7 @@ static void train(dopts_t *o, parity_device_t *dev, model_t *m, const char *name
   t.total += 1;
   t.parts = malloc(t.es * (size_t)t.total * (size_t)t.k);
   if (!t.parts) die("train", "out of memory");
-  CHECK(parity_adam_create(m->p, 4, o->lr, 0.9, 0.999, 1e-8, &t.opt));
+  CHECK(parity_adam_create(m->p, 4, o->lr, 0.9, 0.999, train_adam_eps(o->dt), &t.opt));
   t.meta.count = 0;
   ckpt_meta_add(&t.meta, "parity-train.model", "%s", name);
   ckpt_meta_add(&t.meta, "parity-train.seed", "%llu", (unsigned long long)o->seed);

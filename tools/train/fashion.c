@@ -219,6 +219,7 @@ static void plan_steps(fashion_state *r) {
          o->dtype_name, o->load ? "weights from " : "seed-initialised", o->load ? o->load : "",
          o->optimizer == OPT_ADAM ? "adam" : "sgd", o->lr);
   if (o->optimizer == OPT_SGD) printf(" momentum %g, %s schedule", o->momentum, o->cosine ? "cosine" : "constant");
+  if (o->optimizer == OPT_ADAM) printf(" eps %g", o->eps);
   printf(", batch %ld, seed %llu, shuffle %s, %ld epochs (%zu steps each), %ld steps\n", o->batch,
          (unsigned long long)o->seed, o->shuffle ? "on" : "off", o->epochs, steps_per_epoch, total_steps);
   r->steps_per_epoch = steps_per_epoch;
@@ -353,7 +354,7 @@ static int train_and_evaluate(fashion_state *r) {
   const fashion_opts *o = r->o;
   int rc = 1;
   if (o->optimizer == OPT_ADAM)
-    CHECK(parity_adam_create(r->m.param, r->m.count, o->lr, 0.9, 0.999, 1e-8, &r->opt));
+    CHECK(parity_adam_create(r->m.param, r->m.count, o->lr, 0.9, 0.999, o->eps, &r->opt));
   else
     CHECK(parity_sgd_create(r->m.param, r->m.count, o->lr, o->momentum, &r->opt));
   checkpoint_identity(r);

@@ -24,7 +24,7 @@ typedef struct fashion_opts {
   long test_images;
   long log_every; /* progress line every N steps (and at each epoch's last step) */
   optimizer_kind optimizer;
-  double lr, momentum;
+  double lr, momentum, eps; /* eps: Adam's */
   uint64_t seed;
   int shuffle;
   int cosine;                    /* SGD: scale the gradients by 0.5 (1 + cos(pi step / steps)) */

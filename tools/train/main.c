@@ -33,7 +33,8 @@ static void usage(FILE *f) {
           ")\n"
           "  --epochs N                 passes over the training set (default 1; 0: only evaluate)\n"
           "  --batch N                  mini-batch size (default 64)\n"
-          "  --optimizer sgd|adam       default sgd with momentum; adam: beta 0.9, 0.999, eps 1e-8\n"
+          "  --optimizer sgd|adam       default sgd with momentum; adam: beta 0.9, 0.999, eps as --eps\n"
+          "  --eps E                    adam's epsilon (default 1e-8; f16: 1e-4, as 1e-8 is 0 in f16)\n"
           "  --momentum M               sgd momentum (default 0.9)\n"
           "  --schedule cosine|constant learning rate over the run (default cosine for sgd; adam: constant)\n"
           "  --shuffle on|off           seeded shuffle each epoch (default on), or the file's order\n"
@@ -70,7 +71,7 @@ static const parity_dtype_t dtypes[] = {PARITY_DTYPE_F32, PARITY_DTYPE_BF16, PAR
 typedef struct train_args {
   int data, model, dtype, optimizer, shuffle, verify, schedule, allow_nonfinite;
   long steps, epochs, batch, train_images, test_images, log_every, ckpt_every;
-  double lr, momentum;
+  double lr, momentum, eps;
   long seed;
   const char *dir, *save, *load, *predictions, *ckpt_dir, *resume;
   const char *fashion_only; /* the first fashion-mnist option given, for the synthetic mode's error */
@@ -97,6 +98,7 @@ static const train_args train_defaults = {.data = 0,
                                           .ckpt_every = 0,
                                           .lr = NAN,
                                           .momentum = 0.9,
+                                          .eps = NAN,
                                           .seed = 1,
                                           .dir = FASHION_DEFAULT_DIR};
 
@@ -123,6 +125,7 @@ static const char *const known[] = {"--data",
                                     "--checkpoint-every",
                                     "--checkpoint-dir",
                                     "--resume",
+                                    "--eps",
                                     NULL};
 
 /* Every option into *t, each value checked alone (the combinations: check_args). */
@@ -184,6 +187,7 @@ static int parse_args(int argc, char **argv, train_args *t) {
           *(k == 21 ? &t->resume : &t->ckpt_dir) = v;
         break;
       }
+      case 22: r = parse_double(a, v, 1e-30, 1, &t->eps); break;
     }
     if (r) return r;
   }
@@ -201,6 +205,7 @@ static int check_args(train_args *t) {
   if (t->schedule == 1 && t->optimizer == OPT_ADAM)
     return bad("--schedule cosine needs --optimizer sgd (the core's Adam has a fixed learning rate)");
   if (t->data == 1 && t->model == 2) return bad("--data fashion-mnist trains one model: --model mlp or cnn");
+  if (!isnan(t->eps) && t->optimizer != OPT_ADAM) return bad("--eps applies only with --optimizer adam");
   return 0;
 }
 
@@ -248,6 +253,7 @@ static int run_training(parity_device_t *dev, const train_args *t) {
                                                                 : 0.05)
                                        : t->lr,
                     .momentum = t->momentum,
+                    .eps = !isnan(t->eps) ? t->eps : train_adam_eps(dtypes[t->dtype]),
                     .seed = (uint64_t)t->seed,
                     .shuffle = t->shuffle,
                     .cosine = t->schedule == 1,
