@@ -35,7 +35,8 @@ cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 jobs=${*:-asan tsan strict fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
-log() { echo "ci-extra: $*"; }
+t0=$(date +%s)
+log() { echo "ci-extra: $* (at $(($(date +%s) - t0)) s)"; }
 # Line tables only (-g1) in these builds: the sanitizers' reports and a crash's backtrace need file
 # and line, not variables, and full -g costs a quarter of the compile time (var-tracking: the CPU
 # plugin's reduce_float.c under ASan 40 s with -g, 30 s with -g1)
