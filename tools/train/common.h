@@ -2,6 +2,7 @@
 #ifndef PARITY_TRAIN_COMMON_H
 #define PARITY_TRAIN_COMMON_H
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -37,6 +38,13 @@ static inline parity_status_t train_randn(parity_device_t *dev, parity_dtype_t d
  * and the update divides by zero wherever a gradient's square underflows (the parameter becomes
  * inf at the first step, NaN after; adam_create warns). */
 static inline double train_adam_eps(parity_dtype_t dt) { return dt == PARITY_DTYPE_F16 ? 1e-4 : 1e-8; }
+
+/* A loss that is not finite ends the run: 1 after saying so on stderr, else 0. */
+static inline int train_diverged(double loss, long step) {
+  if (isfinite(loss)) return 0;
+  fprintf(stderr, "parity-train: the loss is %g at step %ld: diverged (lower --lr?)\n", loss, step);
+  return 1;
+}
 
 static inline void train_release_all(parity_tensor_t **ts, int n) {
   for (int i = 0; i < n; i++) parity_tensor_release(ts[i]);

@@ -302,10 +302,7 @@ static int train_epoch(fashion_state *r, long epoch) {
     parity_tensor_release(y);
     long step = ++r->step;
     images += n;
-    if (!isfinite(last_loss)) {
-      fprintf(stderr, "parity-train: the loss is %g at step %ld: diverged (lower --lr?)\n", last_loss, step);
-      return -1;
-    }
+    if (train_diverged(last_loss, step)) return -1;
     if (o->ckpt_every && step % o->ckpt_every == 0 &&
         ckpt_save(o->ckpt_dir, model_kind_name(r->m.kind), (const char *const *)r->m.name, r->m.param, r->m.count,
                   r->opt, &r->meta, (uint64_t)step, err, sizeof err)) {

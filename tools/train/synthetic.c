@@ -23,7 +23,7 @@ void synthetic_train_mlp(parity_device_t *dev, parity_dtype_t dt, int steps, uin
       randn(dev, dt, 2, (int64_t[]){32, 8}, 0.35, seed, 3, 1), randn(dev, dt, 1, (int64_t[]){32}, 0.1, seed, 4, 1),
       randn(dev, dt, 2, (int64_t[]){4, 32}, 0.18, seed, 5, 1), randn(dev, dt, 1, (int64_t[]){4}, 0.1, seed, 6, 1)};
   parity_optimizer_t *opt;
-  CHECK(parity_adam_create(p, 4, lr, 0.9, 0.999, 1e-8, &opt));
+  CHECK(parity_adam_create(p, 4, lr, 0.9, 0.999, train_adam_eps(dt), &opt));
   for (int s = 0; s < steps; s++) {
     double t0 = train_now_ms();
     parity_tensor_t *t[4];
@@ -37,6 +37,7 @@ void synthetic_train_mlp(parity_device_t *dev, parity_dtype_t dt, int steps, uin
     double loss;
     CHECK(parity_tensor_to_f64(t[3], &loss, 1));
     printf("mlp step %3d loss %.9g time %.3f ms\n", s, loss, train_now_ms() - t0);
+    if (train_diverged(loss, s)) exit(1);
     train_release_all(t, 4);
   }
   parity_optimizer_destroy(opt);
@@ -57,7 +58,7 @@ void synthetic_train_cnn(parity_device_t *dev, parity_dtype_t dt, int steps, uin
       randn(dev, dt, 4, (int64_t[]){4, 1, 3, 3}, 0.3, seed, 13, 1), randn(dev, dt, 1, (int64_t[]){4}, 0.1, seed, 14, 1),
       randn(dev, dt, 2, (int64_t[]){3, 64}, 0.12, seed, 15, 1), randn(dev, dt, 1, (int64_t[]){3}, 0.1, seed, 16, 1)};
   parity_optimizer_t *opt;
-  CHECK(parity_adam_create(p, 4, lr, 0.9, 0.999, 1e-8, &opt));
+  CHECK(parity_adam_create(p, 4, lr, 0.9, 0.999, train_adam_eps(dt), &opt));
   parity_conv2d_options_t conv = {.stride = {1, 1}, .padding = {1, 1, 1, 1}, .dilation = {1, 1}, .groups = 1};
   parity_pool2d_options_t pool = {.kernel = {2, 2}, .stride = {2, 2}};
   for (int s = 0; s < steps; s++) {
@@ -75,6 +76,7 @@ void synthetic_train_cnn(parity_device_t *dev, parity_dtype_t dt, int steps, uin
     double loss;
     CHECK(parity_tensor_to_f64(t[5], &loss, 1));
     printf("cnn step %3d loss %.9g time %.3f ms\n", s, loss, train_now_ms() - t0);
+    if (train_diverged(loss, s)) exit(1);
     train_release_all(t, 6);
   }
   parity_optimizer_destroy(opt);
