@@ -432,14 +432,18 @@ parity_status_t parity_clip_grad_norm(parity_tensor_t *const *params, uint32_t c
   int prev = parity_grad_mode_set(0);
   double sum = 0;
   parity_status_t st = PARITY_STATUS_OK;
-  for (uint32_t i = 0; i < count && st == PARITY_STATUS_OK; i++) { /* the sum of squares, per gradient */
-    parity_tensor_t *g = params[i] ? params[i]->grad : NULL, *sq = NULL, *s = NULL;
+  /* the sum of squares, per gradient; f16 and bf16 gradients in f32 (in f16 a square past 65504, or
+   * a sum, is inf, which refused every norm past 256, and a square under 2^-25 is 0) */
+  for (uint32_t i = 0; i < count && st == PARITY_STATUS_OK; i++) {
+    parity_tensor_t *g = params[i] ? params[i]->grad : NULL, *sq = NULL, *s = NULL, *w = NULL;
     if (!g) continue;
     double v = 0;
-    st = parity_unary(PARITY_OP_SQUARE, g, &sq);
+    if (g->dtype == PARITY_DTYPE_F16 || g->dtype == PARITY_DTYPE_BF16) st = parity_cast(g, PARITY_DTYPE_F32, &w);
+    if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_SQUARE, w ? w : g, &sq);
     if (st == PARITY_STATUS_OK) st = parity_reduce(PARITY_OP_SUM, sq, 0, 0, &s);
     if (st == PARITY_STATUS_OK) st = parity_tensor_item(s, &v);
     sum += v;
+    parity_tensor_release(w);
     parity_tensor_release(sq);
     parity_tensor_release(s);
   }

@@ -90,6 +90,46 @@ Test(training_api, clip_grad_norm_scales_every_gradient_by_one_coefficient) {
   parity_tensor_release(ws[1]);
 }
 
+/* An f16 gradient's norm is summed in f32: in f16 a square past 65504 (300^2) or a sum of squares
+ * past it (100 of 26^2) is inf, so the norm was refused as not finite exactly where clipping
+ * matters, and a square under 2^-25 (1e-4^2) was 0. bf16 the same way (its 8-bit significand). */
+static parity_tensor_t *half_param(parity_device_t *dev, parity_dtype_t dt, int64_t n, const double *g) {
+  parity_tensor_t *h, *c64, *c, *l, *s;
+  OK(parity_tensor_zeros(dev, dt, 1, &n, &h));
+  OK(parity_tensor_set_requires_grad(h, 1));
+  OK(parity_tensor_from_host(dev, PARITY_DTYPE_F64, 1, &n, g, &c64));
+  OK(parity_cast(c64, dt, &c));
+  OK(parity_binary(PARITY_OP_MUL, h, c, &l));
+  OK(parity_reduce(PARITY_OP_SUM, l, 0, 0, &s));
+  OK(parity_backward(s, NULL, 0));
+  parity_tensor_t *all[] = {c64, c, l, s};
+  for (int i = 0; i < 4; i++) parity_tensor_release(all[i]);
+  return h;
+}
+
+Test(training_api, clip_grad_norm_of_f16_gradients_is_summed_in_f32) {
+  parity_device_t *dev = cpu();
+  double big[100], small[4] = {1e-4, 1e-4, 1e-4, 1e-4}, norm = 0, got[100];
+  for (int i = 0; i < 100; i++) big[i] = i ? 26 : 300; /* sum of squares 90000 + 99 * 676 */
+  parity_tensor_t *p[2] = {half_param(dev, PARITY_DTYPE_F16, 100, big), half_param(dev, PARITY_DTYPE_F16, 4, small)};
+  OK(parity_clip_grad_norm(p, 2, 1.0, &norm));
+  double want = sqrt(90000 + 99 * 676.0 + 4 * 1.0001659e-4 * 1.0001659e-4);
+  cr_assert(fabs(norm - want) < 1e-9 * want, "norm %.17g, want %.17g", norm, want);
+  OK(parity_tensor_to_f64(parity_tensor_grad(p[0]), got, 100));
+  cr_assert(fabs(got[0] - 300 / want) < 1e-3 * (300 / want) && fabs(got[1] - 26 / want) < 1e-3 * (26 / want),
+            "clipped to %g and %g", got[0], got[1]);
+  parity_tensor_release(p[1]);
+  p[1] = half_param(dev, PARITY_DTYPE_F16, 4, small);
+  OK(parity_clip_grad_norm(p + 1, 1, 1.0, &norm)); /* alone: 2e-4, not 0 */
+  cr_assert(fabs(norm - 2 * 1.0001659e-4) < 1e-9, "norm %.17g", norm);
+  parity_tensor_t *b = half_param(dev, PARITY_DTYPE_BF16, 100, big);
+  OK(parity_clip_grad_norm(&b, 1, 1.0, &norm));
+  cr_assert(fabs(norm - sqrt(90000 + 99 * 676.0)) < 1e-9 * norm, "bf16 norm %.17g", norm);
+  parity_tensor_release(b);
+  parity_tensor_release(p[0]);
+  parity_tensor_release(p[1]);
+}
+
 Test(training_api, step_and_cosine_schedules_follow_pytorch) {
   cr_assert_eq(parity_lr_step(0.1, 0.5, 10, 9), 0.1);
   cr_assert(fabs(parity_lr_step(0.1, 0.5, 10, 25) - 0.025) < 1e-17);
