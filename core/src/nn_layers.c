@@ -115,10 +115,18 @@ done:
   return st;
 }
 
-/* (x - mean) * rsqrt(var + eps) over the axes in mask (keepdim), biased variance. */
+/* (x - mean) * rsqrt(var + eps) over the axes in mask (keepdim), biased variance, as the last of tl's
+ * temporaries, in x's dtype. An f16 or bf16 x is normalised in f32 (PyTorch's norms accumulate in
+ * f32 too): in f16 a squared deviation past 65504 (|x - mean| > 256) is inf, which made the whole
+ * row 0. The mean and variance it hands out are then f32. */
 static parity_status_t normalize(temps *tl, parity_tensor_t *x, uint32_t mask, double eps, parity_tensor_t **mean_out,
                                  parity_tensor_t **var_out) {
   parity_status_t st;
+  parity_dtype_t dt = (parity_dtype_t)x->dtype;
+  if (dt == PARITY_DTYPE_F16 || dt == PARITY_DTYPE_BF16) {
+    NEW(tl, parity_cast(x, PARITY_DTYPE_F32, slot(tl)));
+    x = tl->t[tl->n - 1];
+  }
   NEW(tl, parity_reduce(PARITY_OP_MEAN, x, mask, 1, slot(tl)));
   parity_tensor_t *mean = tl->t[tl->n - 1];
   NEW(tl, parity_binary(PARITY_OP_SUB, x, mean, slot(tl)));
@@ -129,6 +137,7 @@ static parity_status_t normalize(temps *tl, parity_tensor_t *x, uint32_t mask, d
   NEW(tl, parity_add_scalar(var, eps, slot(tl)));
   NEW(tl, parity_unary(PARITY_OP_RSQRT, tl->t[tl->n - 1], slot(tl)));
   NEW(tl, parity_binary(PARITY_OP_MUL, xc, tl->t[tl->n - 1], slot(tl)));
+  if (x->dtype != (int32_t)dt) NEW(tl, parity_cast(tl->t[tl->n - 1], dt, slot(tl)));
   if (mean_out) *mean_out = mean;
   if (var_out) *var_out = var;
 done:
@@ -192,11 +201,16 @@ done:
   return st;
 }
 
-/* running = (1 - m) * running + m * stat, in place, recording nothing. */
+/* running = (1 - m) * running + m * stat, in place, recording nothing; stat (f32 for an f16 or bf16
+ * input, normalize) in running's dtype. */
 static parity_status_t update_running(parity_tensor_t *running, parity_tensor_t *stat, double m, double scale) {
   temps tl = {0};
   parity_status_t st;
   int prev = parity_grad_mode_set(0);
+  if (stat->dtype != running->dtype) {
+    NEW(&tl, parity_cast(stat, (parity_dtype_t)running->dtype, slot(&tl)));
+    stat = tl.t[tl.n - 1];
+  }
   NEW(&tl, parity_reshape(stat, 1, running->shape, slot(&tl)));
   NEW(&tl, parity_mul_scalar(tl.t[tl.n - 1], m * scale, slot(&tl)));
   parity_tensor_t *a = tl.t[tl.n - 1];

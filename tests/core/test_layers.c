@@ -103,3 +103,45 @@ Test(layers, batch_norm_updates_running_statistics_and_uses_them_in_eval) {
   parity_tensor_t *all[] = {x, rm, rv, y, ye};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) parity_tensor_release(all[i]);
 }
+
+/* f16 and bf16 inputs are normalised in f32: in f16 the squared deviation of 600 among seven 0s
+ * (525^2 = 275,625) is inf, and layer and batch norm gave 0 for the whole row. The output, its
+ * gradient and the running statistics keep the input's dtype (the variance, 39,375, fits f16). */
+Test(layers, norms_of_f16_and_bf16_inputs_are_computed_in_f32) {
+  parity_device_t *dev = pt_device("cpu");
+  double xv[8] = {0, 0, 0, 0, 0, 0, 0, 600}, want[8], var = (7 * 75.0 * 75 + 525.0 * 525) / 8;
+  for (int i = 0; i < 8; i++) want[i] = (xv[i] - 75) / sqrt(var + 1e-5);
+  parity_dtype_t dts[2] = {PARITY_DTYPE_F16, PARITY_DTYPE_BF16};
+  for (int d = 0; d < 2; d++) {
+    parity_tensor_t *x64 = mat(dev, PARITY_DTYPE_F64, 2, (int64_t[]){1, 8}, xv), *x, *y, *s, *xt, *yb, *rm, *rv;
+    OK(parity_cast(x64, dts[d], &x));
+    OK(parity_tensor_set_requires_grad(x, 1));
+    OK(parity_layer_norm(x, 1, NULL, NULL, 1e-5, &y));
+    cr_assert_eq(parity_tensor_dtype(y), dts[d]);
+    double got[8], g[8];
+    OK(parity_tensor_to_f64(y, got, 8));
+    for (int i = 0; i < 8; i++)
+      cr_assert(fabs(got[i] - want[i]) < 1e-2 * fabs(want[i]), "%s layer_norm[%d] = %g, want %g", d ? "bf16" : "f16", i,
+                got[i], want[i]);
+    OK(parity_reduce(PARITY_OP_SUM, y, 0, 0, &s));
+    OK(parity_backward(s, NULL, 0)); /* the sum of a normalised row does not depend on x */
+    cr_assert_eq(parity_tensor_dtype(parity_tensor_grad(x)), dts[d]);
+    OK(parity_tensor_to_f64(parity_tensor_grad(x), g, 8));
+    for (int i = 0; i < 8; i++) cr_assert(fabs(g[i]) < 1e-3, "grad[%d] = %g", i, g[i]);
+    /* batch norm over N = 8 of one channel, running statistics in the input's dtype */
+    OK(parity_transpose(x, 0, 1, &xt));
+    OK(parity_tensor_zeros(dev, dts[d], 1, (int64_t[]){1}, &rm));
+    OK(parity_tensor_zeros(dev, dts[d], 1, (int64_t[]){1}, &rv));
+    OK(parity_batch_norm(xt, NULL, NULL, rm, rv, 1, 1.0, 1e-5, &yb));
+    OK(parity_tensor_to_f64(yb, got, 8));
+    for (int i = 0; i < 8; i++)
+      cr_assert(fabs(got[i] - want[i]) < 1e-2 * fabs(want[i]), "batch_norm[%d] = %g", i, got[i]);
+    double m = 0, v = 0;
+    OK(parity_tensor_item(rm, &m));
+    OK(parity_tensor_item(rv, &v));
+    cr_assert(m == 75 && fabs(v - var * 8 / 7) < 1e-2 * var, "running mean %g, var %g (unbiased: %g)", m, v,
+              var * 8 / 7);
+    parity_tensor_t *all[] = {x64, x, y, s, xt, yb, rm, rv};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) parity_tensor_release(all[i]);
+  }
+}
