@@ -388,6 +388,9 @@ parity_status_t parity_multi_head_attention(parity_tensor_t *q, parity_tensor_t 
   parity_status_t st;
   NEW(&tl, parity_linear(q, w->w_q, w->b_q, slot(&tl)));
   TRY(split_heads(&tl, tl.t[tl.n - 1], h));
+  /* q is scaled before the product, as PyTorch's attention does: in f16, q k^T past 65504 is inf
+   * even where the scaled scores fit (E/heads = 16, q and k at 80: 102,400, scaled 25,600) */
+  NEW(&tl, parity_mul_scalar(tl.t[tl.n - 1], scale, slot(&tl)));
   parity_tensor_t *qh = tl.t[tl.n - 1];
   NEW(&tl, parity_linear(k, w->w_k, w->b_k, slot(&tl)));
   TRY(split_heads(&tl, tl.t[tl.n - 1], h));
@@ -397,7 +400,6 @@ parity_status_t parity_multi_head_attention(parity_tensor_t *q, parity_tensor_t 
   parity_tensor_t *vh = tl.t[tl.n - 1];
   NEW(&tl, parity_transpose(kh, 2, 3, slot(&tl)));
   NEW(&tl, parity_matmul(qh, tl.t[tl.n - 1], slot(&tl))); /* [N, H, Lq, Lk] */
-  NEW(&tl, parity_mul_scalar(tl.t[tl.n - 1], scale, slot(&tl)));
   TRY(mask_scores(&tl, tl.t[tl.n - 1], &o));
   NEW(&tl, parity_softmax(PARITY_OP_SOFTMAX, tl.t[tl.n - 1], 3, slot(&tl)));
   NEW(&tl, parity_matmul(tl.t[tl.n - 1], vh, slot(&tl))); /* [N, H, Lq, D] */

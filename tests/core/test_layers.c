@@ -145,3 +145,27 @@ Test(layers, norms_of_f16_and_bf16_inputs_are_computed_in_f32) {
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) parity_tensor_release(all[i]);
   }
 }
+
+/* Attention scales q before q k^T (as PyTorch does): in f16 with E = 16, one head, q at 80 and the
+ * keys at 80 and 79.9375, q k^T is 102,400 and 102,320, past f16's 65,504, while the scores, a
+ * quarter of them, fit and differ by 20: the first key takes all the weight, so the output is the
+ * first value, 1. Before, both scores were inf and weighed alike: the output was 0. */
+Test(layers, f16_attention_scales_before_the_product) {
+  parity_device_t *dev = pt_device("cpu");
+  double eye[256] = {0}, qv[32], kv[32], vv[32];
+  for (int i = 0; i < 16; i++) eye[i * 17] = 1;
+  for (int i = 0; i < 32; i++) qv[i] = 80, kv[i] = i < 16 ? 80 : 79.9375, vv[i] = i < 16 ? 1 : -1;
+  parity_tensor_t *t64[4] = {mat(dev, PARITY_DTYPE_F64, 2, (int64_t[]){16, 16}, eye),
+                             mat(dev, PARITY_DTYPE_F64, 3, (int64_t[]){1, 2, 16}, qv),
+                             mat(dev, PARITY_DTYPE_F64, 3, (int64_t[]){1, 2, 16}, kv),
+                             mat(dev, PARITY_DTYPE_F64, 3, (int64_t[]){1, 2, 16}, vv)},
+                  *t[4], *y;
+  for (int i = 0; i < 4; i++) OK(parity_cast(t64[i], PARITY_DTYPE_F16, &t[i]));
+  parity_mha_weights_t w = {.w_q = t[0], .w_k = t[0], .w_v = t[0], .w_o = t[0], .num_heads = 1};
+  OK(parity_multi_head_attention(t[1], t[2], t[3], &w, NULL, &y));
+  double got[32];
+  OK(parity_tensor_to_f64(y, got, 32));
+  for (int i = 0; i < 32; i++) cr_assert(got[i] == 1, "output[%d] = %g (the first value, 1)", i, got[i]);
+  for (int i = 0; i < 4; i++) parity_tensor_release(t64[i]), parity_tensor_release(t[i]);
+  parity_tensor_release(y);
+}

@@ -51,7 +51,7 @@ typedef struct parity_attention_options_t {
                           * [N, heads, Lq, Lk] ([Lq, Lk], [N, 1, 1, Lk], ...), -inf where a query
                           * must not attend; NULL = none */
   int32_t causal;        /* non-zero: query i attends to keys j <= i only */
-  double scale;          /* scores = q k^T * scale; 0 = 1 / sqrt(E / heads) */
+  double scale;          /* scores = (q * scale) k^T; 0 = 1 / sqrt(E / heads) */
 } parity_attention_options_t;
 PARITY_API void parity_attention_options_init(parity_attention_options_t *opts);
 /* Multi-head attention: q[N, Lq, E], k and v [N, Lk, E] -> [N, Lq, E]. opts NULL = defaults. */
