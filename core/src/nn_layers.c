@@ -122,9 +122,9 @@ done:
 static parity_status_t normalize(temps *tl, parity_tensor_t *x, uint32_t mask, double eps, parity_tensor_t **mean_out,
                                  parity_tensor_t **var_out) {
   parity_status_t st;
-  parity_dtype_t dt = (parity_dtype_t)x->dtype;
-  if (dt == PARITY_DTYPE_F16 || dt == PARITY_DTYPE_BF16) {
-    NEW(tl, parity_cast(x, PARITY_DTYPE_F32, slot(tl)));
+  int32_t dt = x->dtype;
+  if (psup_compute_dtype(dt) != dt) {
+    NEW(tl, parity_cast(x, (parity_dtype_t)psup_compute_dtype(dt), slot(tl)));
     x = tl->t[tl->n - 1];
   }
   NEW(tl, parity_reduce(PARITY_OP_MEAN, x, mask, 1, slot(tl)));
@@ -137,7 +137,7 @@ static parity_status_t normalize(temps *tl, parity_tensor_t *x, uint32_t mask, d
   NEW(tl, parity_add_scalar(var, eps, slot(tl)));
   NEW(tl, parity_unary(PARITY_OP_RSQRT, tl->t[tl->n - 1], slot(tl)));
   NEW(tl, parity_binary(PARITY_OP_MUL, xc, tl->t[tl->n - 1], slot(tl)));
-  if (x->dtype != (int32_t)dt) NEW(tl, parity_cast(tl->t[tl->n - 1], dt, slot(tl)));
+  if (x->dtype != dt) NEW(tl, parity_cast(tl->t[tl->n - 1], (parity_dtype_t)dt, slot(tl)));
   if (mean_out) *mean_out = mean;
   if (var_out) *var_out = var;
 done:

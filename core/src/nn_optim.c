@@ -438,7 +438,7 @@ parity_status_t parity_clip_grad_norm(parity_tensor_t *const *params, uint32_t c
     parity_tensor_t *g = params[i] ? params[i]->grad : NULL, *sq = NULL, *s = NULL, *w = NULL;
     if (!g) continue;
     double v = 0;
-    if (g->dtype == PARITY_DTYPE_F16 || g->dtype == PARITY_DTYPE_BF16) st = parity_cast(g, PARITY_DTYPE_F32, &w);
+    if (psup_compute_dtype(g->dtype) != g->dtype) st = parity_cast(g, (parity_dtype_t)psup_compute_dtype(g->dtype), &w);
     if (st == PARITY_STATUS_OK) st = parity_unary(PARITY_OP_SQUARE, w ? w : g, &sq);
     if (st == PARITY_STATUS_OK) st = parity_reduce(PARITY_OP_SUM, sq, 0, 0, &s);
     if (st == PARITY_STATUS_OK) st = parity_tensor_item(s, &v);

@@ -26,6 +26,10 @@ const char *psup_dtype_name(int32_t dtype);
 int32_t psup_dtype_from_name(const char *name);
 /* f64, f32, f16, bf16 */
 int psup_dtype_is_float(int32_t dtype);
+/* The dtype a storage dtype computes in: f32 for f16 and bf16, the dtype itself otherwise. */
+static inline int32_t psup_compute_dtype(int32_t dtype) {
+  return dtype == PARITY_DTYPE_F16 || dtype == PARITY_DTYPE_BF16 ? PARITY_DTYPE_F32 : dtype;
+}
 
 static inline float psup_f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
