@@ -90,10 +90,13 @@ for job in $jobs; do
       #   default-configuration runs;
       # - the no-float64 device profile's conformance runs (PoCL and lavapipe without f64: the same
       #   f32/f16/bf16 kernels and host paths as the default runs, less f64) and OpenCL's run on the
-      #   float32 library's division (a launch configuration of the same host code).
+      #   float32 library's division (a launch configuration of the same host code);
+      # - the Vulkan GPU-assisted validation run and the check of the shaders' instrumented control
+      #   flow (about 60 s and 40 s): what they check is the shaders, not host code.
       skip='^(dist_|install_kit$|vulkan_conform_validation$|cpu_.*_on_avx2$|cpu_(elementwise_[a-z]+|softmax|pool)_on_portable$'
       skip="$skip|conform_opencl_(strided_layout|one_group|optimised_tier)$|vulkan_conform_(one_group|subgroup4|matmul_simple)$"
-      skip="$skip|cuda_emulated_conform_one_block$|conform_opencl_(no_fp64|pmathf_div)$|vulkan_conform_(validation_)?no_fp64$)"
+      skip="$skip|cuda_emulated_conform_one_block$|conform_opencl_(no_fp64|pmathf_div)$|vulkan_conform_(validation_)?no_fp64$"
+      skip="$skip|vulkan_conform_gpu_validation$|vulkan_spirv_gpuav_cfg$)"
       # Vulkan drivers stay mapped until exit (tools/lsan_keep_drivers.c says why): preloaded, and
       # ASan told that a library ahead of its runtime is expected.
       cc -O2 -shared -fPIC -o build-asan/lsan-keep-drivers.so tools/lsan_keep_drivers.c -ldl

@@ -6,7 +6,7 @@
 #                                    PyTorch and OpenBLAS; never installed by make test or CI
 set -u
 PACKAGES="build-essential cmake pkg-config libcriterion-dev ocl-icd-opencl-dev opencl-c-headers \
-pocl-opencl-icd clinfo libvulkan-dev mesa-vulkan-drivers glslc vulkan-validationlayers \
+pocl-opencl-icd clinfo libvulkan-dev mesa-vulkan-drivers glslc vulkan-validationlayers spirv-tools \
 libopenmpi-dev openmpi-bin iproute2 clang libclang-rt-14-dev clang-format-14 zlib1g-dev \
 dataset-fashion-mnist"
 # parity-bench's references: torch through /usr/bin/python3, libopenblas.so.0 through dlopen

@@ -45,8 +45,12 @@ static void window_of(const parity_plugin_device_t *dev, const parity_tensor_des
   if (hi <= lo) lo = 0;
   uint64_t a = window_align(dev, es);
   *off = (uint64_t)lo / a * a;
-  uint64_t avail = t->buffer->alloc - *off;
-  *range = avail < dev->slot->max_range ? avail : dev->slot->max_range;
+  /* the tensor's bytes only, not the rest of its buffer: a shader's access past the tensor is
+   * then outside its descriptor, where GPU-assisted validation (PARITY_VULKAN_VALIDATION=gpu) and
+   * robust buffer access see it */
+  uint64_t avail = t->buffer->alloc - *off, span = hi > lo ? (uint64_t)hi - *off : 1;
+  if (span > avail) span = avail;
+  *range = span < dev->slot->max_range ? span : dev->slot->max_range;
   *base = ((int64_t)t->offset_bytes - (int64_t)*off) / es;
 }
 
@@ -154,6 +158,20 @@ static int32_t grow(parity_plugin_device_t *dev) {
   return PARITY_STATUS_OK;
 }
 
+/* Under the validation layer, the kernel's name on its module and pipeline: the layer's messages
+ * then name the kernel (a GPU-assisted report otherwise gives handles and an instruction index). */
+static void name_object(parity_plugin_device_t *dev, VkObjectType type, uint64_t handle, const char *name) {
+  if (!vkp_knobs.validation) return;
+  PFN_vkSetDebugUtilsObjectNameEXT set_name =
+      (PFN_vkSetDebugUtilsObjectNameEXT)vkGetInstanceProcAddr(vkp_instance, "vkSetDebugUtilsObjectNameEXT");
+  if (!set_name) return;
+  VkDebugUtilsObjectNameInfoEXT ni = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT,
+                                      .objectType = type,
+                                      .objectHandle = handle,
+                                      .pObjectName = name};
+  set_name(dev->dev, &ni);
+}
+
 static int32_t pipeline(parity_plugin_device_t *dev, const vkp_launch_t *l, VkPipeline *out) {
   uint64_t key = pipe_key(l);
   if (dev->pipe_cap) {
@@ -171,6 +189,7 @@ static int32_t pipeline(parity_plugin_device_t *dev, const vkp_launch_t *l, VkPi
                                    .pCode = vk_spirv[l->spv].code};
     VKP_CHECK(vkCreateShaderModule(dev->dev, &mi, NULL, &dev->modules[l->spv]), "vkCreateShaderModule",
               vk_spirv[l->spv].name);
+    name_object(dev, VK_OBJECT_TYPE_SHADER_MODULE, (uint64_t)dev->modules[l->spv], vk_spirv[l->spv].name);
   }
   /* 0: work-group size, 1: op, 2: extra, 3/4: the device's double/float fma is fused, 5: which
    * invocation does which lane's work in the shared-memory kernels (PARITY_VULKAN_LANE_ORDER;
@@ -189,6 +208,7 @@ static int32_t pipeline(parity_plugin_device_t *dev, const vkp_launch_t *l, VkPi
   VkPipeline p;
   VKP_CHECK(vkCreateComputePipelines(dev->dev, dev->pcache, 1, &ci, NULL, &p), "vkCreateComputePipelines",
             vk_spirv[l->spv].name);
+  name_object(dev, VK_OBJECT_TYPE_PIPELINE, (uint64_t)p, vk_spirv[l->spv].name);
   dev->pcache_dirty = 1;
   if (2 * (dev->pipe_count + 1) > dev->pipe_cap) {
     int32_t st = grow(dev);

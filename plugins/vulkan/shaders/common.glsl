@@ -232,7 +232,12 @@ bool signbit_d(double x) { return (unpackDouble2x32(x).y >> 31) != 0u; }
 /* linear work-item id and stride, with groups folded into y */
 uint item_id() { return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x; }
 uint item_stride() { return gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_WorkGroupSize.x; }
-#define FOR_ITEMS(i, n) for (uint i = item_id(); i < uint(n); i += item_stride())
+/* The bound is read once, before the loop: no loop's condition loads from a buffer. GPU-assisted
+ * validation (PARITY_VULKAN_VALIDATION=gpu) puts a bounds check around every buffer load by
+ * splitting its block; a load in a loop header (`i < p.n`) leaves the loop's back edge on a block
+ * that is no header, SPIR-V that Mesa rejects ("Invalid back or cross-edge in the CFG"), so those
+ * kernels could not run under it. tests/vulkan/gpuav_cfg.sh checks every module for it. */
+#define FOR_ITEMS(i, n) for (uint i = item_id(), end_##i = uint(n); i < end_##i; i += item_stride())
 
 /* ==== matmul / conv2d / pooling helpers (matmul.comp, conv.comp, pool.comp) ==================
  * Deterministic pairwise summation, as pw_t in plugins/opencl/kernels/common.cl: terms are summed
@@ -343,14 +348,14 @@ T pws_result(pws_t s) {
  * branches into masks). About L / 8 + 16 loop iterations in all, merges included (vkp_reduce_cost). */
 #define PWS_REDUCE(acc, L, TERM)                                                   \
   {                                                                                \
-    int j0_ = 0;                                                                   \
-    for (; j0_ + PWS_BLOCK <= (L); j0_ += PWS_BLOCK) {                             \
+    int j0_ = 0, l_ = (L); /* read before the loop (FOR_ITEMS) */                  \
+    for (; j0_ + PWS_BLOCK <= l_; j0_ += PWS_BLOCK) {                              \
       precise T s = NEG_ZERO;                                                      \
       [[unroll]] for (int k_ = 0; k_ < PWS_BLOCK; k_++) { TERM(s); }               \
       pws_push(acc, s);                                                            \
     }                                                                              \
-    if (j0_ < (L)) {                                                               \
-      int e_ = (L) - j0_;                                                          \
+    if (j0_ < l_) {                                                                \
+      int e_ = l_ - j0_;                                                           \
       precise T s = NEG_ZERO;                                                      \
       [[dont_unroll]] for (int k_ = 0; k_ < e_; k_++) { TERM(s); }                 \
       pws_push(acc, s);                                                            \

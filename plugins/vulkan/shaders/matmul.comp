@@ -127,7 +127,8 @@ void main() {
   }
     /* whole blocks, then the last partial one: one loop iteration per term (not unrolled: an
      * unrolled block of MBN sums made llvmpipe's compile of one variant take seconds) */
-    for (int k0 = 0; k0 < p.K; k0 += PWS_BLOCK) {
+    int K = p.K; /* bounds read before the loops (FOR_ITEMS, common.glsl) */
+    for (int k0 = 0; k0 < K; k0 += PWS_BLOCK) {
       int e = min(PWS_BLOCK, p.K - k0);
       [[unroll]] for (int o = 0; o < MBN; o++) s[o] = NEG_ZERO;
       [[dont_unroll]] for (int kk = 0; kk < e; kk++) BLK_TERM
@@ -177,14 +178,16 @@ void main() {
   int per_batch = tiles_m * tiles_n;
   uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
-  for (uint t = group; t < uint(p.n); t += groups) { /* uniform per work-group */
+  uint ntiles = uint(p.n); /* bounds read before the loops (FOR_ITEMS, common.glsl) */
+  int K = p.K;
+  for (uint t = group; t < ntiles; t += groups) { /* uniform per work-group */
     int bt = int(t) / per_batch, r = int(t) - bt * per_batch;
     int tm = r / tiles_n, tn = r - tm * tiles_n;
     ivec3 off = batch_offsets(bt);
     int row = tm * MM_TILE + ly, col = tn * MM_TILE + lx;
     pws_t acc;
     pws_init(acc);
-    for (int k0 = 0; k0 < p.K; k0 += MM_TILE) {
+    for (int k0 = 0; k0 < K; k0 += MM_TILE) {
       ta[ly][lx] = (row < p.M && k0 + lx < p.K) ? LD(A[off.x + row * p.am + (k0 + lx) * p.ak]) : T(0);
       tb[ly][lx] = (k0 + ly < p.K && col < p.N) ? LD(B[off.y + (k0 + ly) * p.bk + col * p.bn]) : T(0);
       barrier();

@@ -31,12 +31,12 @@ T div_t(T a, T b) { return M_DIV(a, b); }
 T pool_divisor(int inside) { return p.include_pad != 0 ? T(p.KH * p.KW) : T(inside); }
 
 int pool_inside(int oh, int ow) {
-  int nh = 0, nw = 0;
-  for (int kh = 0; kh < p.KH; kh++) {
+  int nh = 0, nw = 0, KH = p.KH, KW = p.KW; /* bounds read before the loops (FOR_ITEMS, common.glsl) */
+  for (int kh = 0; kh < KH; kh++) {
     int ih = oh * p.sh - p.pt + kh * p.dh;
     nh += (ih >= 0 && ih < p.H) ? 1 : 0;
   }
-  for (int kw = 0; kw < p.KW; kw++) {
+  for (int kw = 0; kw < KW; kw++) {
     int iw = ow * p.sw - p.pl + kw * p.dw;
     nw += (iw >= 0 && iw < p.W) ? 1 : 0;
   }
@@ -45,6 +45,7 @@ int pool_inside(int oh, int ow) {
 
 #if defined(K_POOL_FWD)
 void main() {
+  int KH = p.KH, KW = p.KW; /* bounds read before the loops (FOR_ITEMS, common.glsl) */
   FOR_ITEMS(i, p.n) {
     ivec4 q = split4(int(i), p.C, p.OH, p.OW);
     int xo = p.base[0] + q.x * p.xs[0] + q.y * p.xs[1];
@@ -56,10 +57,10 @@ void main() {
     int inside = 0;
     pws_t acc;
     pws_init(acc);
-    for (int kh = 0; kh < p.KH; kh++) {
+    for (int kh = 0; kh < KH; kh++) {
       int ih = q.z * p.sh - p.pt + kh * p.dh;
       if (ih < 0 || ih >= p.H) continue;
-      for (int kw = 0; kw < p.KW; kw++) {
+      for (int kw = 0; kw < KW; kw++) {
         int iw = q.w * p.sw - p.pl + kw * p.dw;
         if (iw < 0 || iw >= p.W) continue;
         T v = LD(X[xo + ih * p.xs[2] + iw * p.xs[3]]);
@@ -78,18 +79,19 @@ void main() {
 /* dx[n,c,h,w] = sum over the windows holding (h, w): avg dy / divisor; max dy / ties when x ties
  * the window's stored y (two NaNs tie). */
 void main() {
+  int KH = p.KH, KW = p.KW; /* bounds read before the loops (FOR_ITEMS, common.glsl) */
   FOR_ITEMS(i, p.n) {
     ivec4 q = split4(int(i), p.C, p.H, p.W);
     int xo = p.base[0] + q.x * p.xs[0] + q.y * p.xs[1];
     T xv = LD(X[xo + q.z * p.xs[2] + q.w * p.xs[3]]);
     pws_t acc;
     pws_init(acc);
-    for (int kh = 0; kh < p.KH; kh++) {
+    for (int kh = 0; kh < KH; kh++) {
       int th = q.z + p.pt - kh * p.dh;
       if (th < 0 || th % p.sh != 0) continue;
       int oh = th / p.sh;
       if (oh >= p.OH) continue;
-      for (int kw = 0; kw < p.KW; kw++) {
+      for (int kw = 0; kw < KW; kw++) {
         int tw = q.w + p.pl - kw * p.dw;
         if (tw < 0 || tw % p.sw != 0) continue;
         int ow = tw / p.sw;
@@ -101,10 +103,10 @@ void main() {
           T yv = LD(Y[p.base[1] + q.x * p.ys[0] + q.y * p.ys[1] + oh * p.ys[2] + ow * p.ys[3]]);
           if (!(xv == yv || (isnan(xv) && isnan(yv)))) continue;
           int ties = 0; /* the window's ties */
-          for (int jh = 0; jh < p.KH; jh++) {
+          for (int jh = 0; jh < KH; jh++) {
             int ih = oh * p.sh - p.pt + jh * p.dh;
             if (ih < 0 || ih >= p.H) continue;
-            for (int jw = 0; jw < p.KW; jw++) {
+            for (int jw = 0; jw < KW; jw++) {
               int iw = ow * p.sw - p.pl + jw * p.dw;
               if (iw < 0 || iw >= p.W) continue;
               T v = LD(X[xo + ih * p.xs[2] + iw * p.xs[3]]);

@@ -251,7 +251,8 @@ void main() {
       k += len;
       xo += len * s;
       idx[last] += len;
-      for (int d = last; d > 0 && idx[d] == p.kshape[d]; d--) {
+      for (int d = last; d > 0; d--) { /* no buffer load in a loop condition (FOR_ITEMS, common.glsl) */
+        if (idx[d] != p.kshape[d]) break;
         xo -= idx[d] * p.kstride[d];
         idx[d] = 0;
         idx[d - 1]++;
@@ -283,7 +284,8 @@ void main() {
     T isum = T(0), best = T(0);
     int idx = 0;
     bool any = false;
-    for (int c = 0; c < p.parts; c++) {
+    int parts = p.parts; /* bounds read before the loops (FOR_ITEMS, common.glsl) */
+    for (int c = 0; c < parts; c++) {
       int t = m * p.parts + c;
       T v = get_v(p.val_off + t * W);
       int ix = int(part[p.idx_off + t]);
