@@ -30,22 +30,10 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityF
   if (!(sev & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)))
     return VK_FALSE;
   const char *m = data && data->pMessage ? data->pMessage : "(no message)";
-  /* the kernels' names (vkp_name_object): a GPU-assisted report names a pipeline by its handle */
-  char named[160] = "";
-  size_t used = 0;
-  for (uint32_t i = 0; data && i < data->objectCount && used + 1 < sizeof named; i++) {
-    const char *n = data->pObjects[i].pObjectName;
-    if (!n || !*n || strstr(named, n)) continue;
-    int w = snprintf(named + used, sizeof named - used, "%s%s", used ? ", " : " [kernel: ", n);
-    if (w < 0) break;
-    used += (size_t)w < sizeof named - used ? (size_t)w : sizeof named - used - 1;
-  }
-  if (used && used + 1 < sizeof named) strcat(named, "]");
-  vkp_log(PARITY_LOG_WARNING, "validation: %s%s", m, named);
+  vkp_log(PARITY_LOG_WARNING, "validation: %s", m);
   int expected = 0;
   if (atomic_compare_exchange_strong(&validation_pending, &expected, 2)) {
-    /* the kernel first: the message may not fit whole */
-    snprintf(validation_msg, sizeof validation_msg, "%s%s%s", used ? named + 1 : "", used ? ": " : "", m);
+    snprintf(validation_msg, sizeof validation_msg, "%s", m);
     atomic_store(&validation_pending, 1);
   }
   return VK_FALSE;

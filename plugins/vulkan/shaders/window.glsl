@@ -13,6 +13,26 @@ layout(std430, set = 0, binding = 0) readonly buffer Params {
   int include_pad, bs, gbs, n;
 } p;
 
+/* The geometry a kernel's inner loops read, copied out of the parameter buffer once per
+ * invocation (conv.comp): a term then loads only its operands. Each buffer load is a bounds check
+ * under GPU-assisted validation (lavapipe took 189 s to compile the instrumented conv2d forward
+ * that read them per term), and a compiler may not keep a value of the parameter buffer in a
+ * register across the stores to an output that could alias it. */
+struct geom_t {
+  int H, W, KH, KW, OH, OW, sh, sw, dh, dw;
+  ivec4 xs, ws, ys;
+};
+
+geom_t load_geom() {
+  geom_t g;
+  g.H = p.H, g.W = p.W, g.KH = p.KH, g.KW = p.KW, g.OH = p.OH, g.OW = p.OW;
+  g.sh = p.sh, g.sw = p.sw, g.dh = p.dh, g.dw = p.dw;
+  g.xs = ivec4(p.xs[0], p.xs[1], p.xs[2], p.xs[3]);
+  g.ws = ivec4(p.ws[0], p.ws[1], p.ws[2], p.ws[3]);
+  g.ys = ivec4(p.ys[0], p.ys[1], p.ys[2], p.ys[3]);
+  return g;
+}
+
 /* split i into four indices of sizes (d0 implied), d1, d2, d3 */
 ivec4 split4(int i, int d1, int d2, int d3) {
   ivec4 q;
