@@ -54,10 +54,11 @@ void main() {
     int ao = off.x + row * p.am, bo = off.y + col * p.bn;
     pws_t acc;
     pws_init(acc);
+    int ak = p.ak, bk = p.bk; /* read once (geom_t, window.glsl) */
 #define MM_TERM(s)                                \
   s = MULADD(LD(A[ao]), LD(B[bo]), s);            \
-  ao += p.ak;                                     \
-  bo += p.bk;
+  ao += ak;                                       \
+  bo += bk;
     PWS_REDUCE(acc, p.K, MM_TERM)
     C[off.z + row * p.cm + col * p.cn] = STV(pws_result(acc));
   }
@@ -113,11 +114,11 @@ void main() {
     T a[MB], b[NB];                                               \
     [[unroll]] for (int x = 0; x < MB; x++) {                     \
       a[x] = LD(A[ao[x]]);                                        \
-      ao[x] += p.ak;                                              \
+      ao[x] += ak;                                                \
     }                                                             \
     [[unroll]] for (int y = 0; y < NB; y++) {                     \
       b[y] = LD(B[bo[y]]);                                        \
-      bo[y] += p.bk;                                              \
+      bo[y] += bk;                                                \
     }                                                             \
     [[unroll]] for (int x = 0; x < MB; x++)                       \
       [[unroll]] for (int y = 0; y < NB; y++) {                   \
@@ -127,7 +128,8 @@ void main() {
   }
     /* whole blocks, then the last partial one: one loop iteration per term (not unrolled: an
      * unrolled block of MBN sums made llvmpipe's compile of one variant take seconds) */
-    int K = p.K; /* bounds read before the loops (FOR_ITEMS, common.glsl) */
+    /* the bound and the steps read before the loops (FOR_ITEMS, common.glsl; geom_t, window.glsl) */
+    int K = p.K, ak = p.ak, bk = p.bk;
     for (int k0 = 0; k0 < K; k0 += PWS_BLOCK) {
       int e = min(PWS_BLOCK, p.K - k0);
       [[unroll]] for (int o = 0; o < MBN; o++) s[o] = NEG_ZERO;
