@@ -14,7 +14,7 @@ layout(std430, set = 0, binding = 0) readonly buffer Params {
 } p;
 
 /* The geometry a kernel's inner loops read, copied out of the parameter buffer once per
- * invocation (conv.comp): a term then loads only its operands. Each buffer load is a bounds check
+ * invocation (conv.comp, pool.comp): a term then loads only its operands. Each buffer load is a bounds check
  * under GPU-assisted validation (lavapipe took 189 s to compile the instrumented conv2d forward
  * that read them per term), and a compiler may not keep a value of the parameter buffer in a
  * register across the stores to an output that could alias it. */
