@@ -10,9 +10,10 @@
 # refuses the pipeline ("Invalid back or cross-edge in the CFG"): the kernel cannot run under the
 # layer at all. The shaders read their loop bounds before the loops (FOR_ITEMS, common.glsl); this
 # finds a module that does not, without running the layer. Only the control-flow errors count:
-# the instrumentation's other defects (16-bit constants, argument types) are its own, and the
-# drivers accept them. f16 and bf16 modules stop at the first of those, so their loops are checked
-# through the f32, f64 and integer modules of the same source.
+# the instrumentation's other defects (8- and 16-bit constants, argument types) are its own, and
+# the drivers accept them. spirv-val stops at the first error, so the modules with 8- or 16-bit
+# storage (f16, bf16, bool; 237 of 442 on 2026-12-07) are validated only up to that defect: their
+# loops are the same source as the f32, f64 and integer modules', which are validated whole.
 # Exit status: 0 every module passed, 1 a module's instrumented CFG is invalid, 2 could not run.
 set -u
 opt=$1 val=$2 dir=$3
@@ -28,8 +29,9 @@ trap 'rm -rf "$tmp"' EXIT
 check_one='f=$1; k=$(basename "$f" .comp.spv); o="$GPUAV_TMP/$k.spv"
   if ! "$GPUAV_OPT" --target-env=vulkan1.2 --inst-bindless-check --inst-buff-oob-check "$f" -o "$o" 2> "$o.err"; then
     echo "ERR $k: spirv-opt: $(head -n 1 "$o.err")"; exit 0; fi
-  e=$("$GPUAV_VAL" --target-env vulkan1.2 "$o" 2>&1 | grep -E "Back-edges|back or cross-edge|loop header|merge block|structured" | head -n 1)
-  [ -z "$e" ] || echo "BAD $k: $e"
+  v=$("$GPUAV_VAL" --target-env vulkan1.2 "$o" 2>&1)
+  e=$(echo "$v" | grep -E "Back-edges|back or cross-edge|loop header|merge block|structured" | head -n 1)
+  if [ -n "$e" ]; then echo "BAD $k: $e"; elif [ -n "$v" ]; then echo "PART $k"; fi
   rm -f "$o" "$o.err"'
 n=$(ls "$dir"/*.spv | wc -l)
 export GPUAV_OPT="$opt" GPUAV_VAL="$val" GPUAV_TMP="$tmp"
@@ -48,4 +50,6 @@ if [ "$bad" -gt 0 ]; then
   cat "$tmp/report"
   exit 1
 fi
+part=$(grep -c 'PART ' "$tmp/report")
 echo "gpuav_cfg: all $n modules keep a structured control flow under GPU-assisted instrumentation"
+echo "($part of them validated only up to an error of the instrumentation's own, before the control-flow checks)"
