@@ -96,7 +96,7 @@ for job in $jobs; do
       skip='^(dist_|install_kit$|vulkan_conform_validation$|cpu_.*_on_avx2$|cpu_(elementwise_[a-z]+|softmax|pool)_on_portable$'
       skip="$skip|conform_opencl_(strided_layout|one_group|optimised_tier)$|vulkan_conform_(one_group|subgroup4|matmul_simple)$"
       skip="$skip|cuda_emulated_conform_one_block$|conform_opencl_(no_fp64|pmathf_div)$|vulkan_conform_(validation_)?no_fp64$"
-      skip="$skip|vulkan_conform_gpu_validation$|vulkan_spirv_gpuav_cfg$)"
+      skip="$skip|vulkan_conform_gpu_validation(_shared_memory)?$|vulkan_spirv_gpuav_cfg$)"
       # Vulkan drivers stay mapped until exit (tools/lsan_keep_drivers.c says why): preloaded, and
       # ASan told that a library ahead of its runtime is expected.
       cc -O2 -shared -fPIC -o build-asan/lsan-keep-drivers.so tools/lsan_keep_drivers.c -ldl
