@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "vk_internal.h"
+#include "vk_window.h"
 
 /* ---- binding windows ------------------------------------------------------------------------ */
 static uint64_t window_align(const parity_plugin_device_t *dev, uint32_t esize) {
@@ -34,24 +35,18 @@ int32_t vkp_check_window(const parity_plugin_device_t *dev, const parity_op_desc
   return PARITY_STATUS_OK;
 }
 
-/* The window [*off, *off + *range) of t's buffer, and t's element 0 as an element index in it. */
+/* The window [*off, *off + *range) of t's buffer, and t's element 0 as an element index in it
+ * (vk_window.c: the tensor's bytes only). */
 static void window_of(const parity_plugin_device_t *dev, const parity_tensor_desc_t *t, uint64_t *off, uint64_t *range,
                       int64_t *base) {
   uint32_t es = psup_dtype_size(t->dtype);
   int64_t lo = 0, hi = 0;
   psup_byte_extent(t, &lo, &hi);
-  /* empty: any window, but one inside the buffer (an empty tensor may sit at its very end, and a
-   * descriptor must start before the end and cover at least one byte) */
-  if (hi <= lo) lo = 0;
-  uint64_t a = window_align(dev, es);
-  *off = (uint64_t)lo / a * a;
-  /* the tensor's bytes only, not the rest of its buffer: a shader's access past the tensor is
-   * then outside its descriptor, where GPU-assisted validation (PARITY_VULKAN_VALIDATION=gpu) and
-   * robust buffer access see it */
-  uint64_t avail = t->buffer->alloc - *off, span = hi > lo ? (uint64_t)hi - *off : 1;
-  if (span > avail) span = avail;
-  *range = span < dev->slot->max_range ? span : dev->slot->max_range;
-  *base = ((int64_t)t->offset_bytes - (int64_t)*off) / es;
+  vkp_window_t w =
+      vkp_window(lo, hi, t->offset_bytes, es, window_align(dev, es), t->buffer->alloc, dev->slot->max_range);
+  *off = w.off;
+  *range = w.range;
+  *base = w.base;
 }
 
 int32_t vkp_bind_bases(parity_plugin_device_t *dev, const vkp_launch_t *l, vkp_bases_t *out) {

@@ -1,6 +1,9 @@
-/* vk_errors.c — every VkResult: its name and the parity status it maps to. */
+/* vk_errors.c — every VkResult: its name and the parity status it maps to; a validation layer's
+ * message made short enough for a case report. */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "parity_support/desc.h"
 #include "vk_internal.h"
@@ -70,4 +73,37 @@ int32_t vkp_result_status(VkResult r) {
 
 int32_t vkp_vk_fail(VkResult r, const char *call, const char *what) {
   return psup_kit_driver_fail(&vkp_kit, vkp_result_status(r), call, vkp_result_name(r), "VkResult", r, what);
+}
+
+/* "<message id>: <what>" from a validation layer's message: without the object list before the
+ * last "| ", the handles' addresses ("(0x55b5ba59d2e0)") and the spec's words after "The Vulkan
+ * spec states:"; what stays (for GPU-assisted validation: the access, the descriptor's size, the
+ * pipeline's kernel name, the instruction index and the invocation) fits a case report, and is the
+ * same from run to run. The plugin's log keeps the whole message. */
+void vkp_condense_validation(const char *id, const char *msg, char *out, size_t n) {
+  if (n == 0) return;
+  const char *body = msg ? msg : "", *bar;
+  while ((bar = strstr(body, "| "))) body = bar + 2;
+  const char *end = strstr(body, " The Vulkan spec states:");
+  if (!end) end = body + strlen(body);
+  size_t k = 0;
+  if (id && *id) {
+    int w = snprintf(out, n, "%s: ", id);
+    k = w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
+  }
+  for (const char *c = body; c < end && k + 1 < n; c++) {
+    if (c[0] == '(' && c[1] == '0' && c[2] == 'x') { /* a handle's address: dropped */
+      const char *q = c + 3;
+      while (q < end && isxdigit((unsigned char)*q)) q++;
+      if (q < end && *q == ')' && q > c + 3) {
+        if (k > 0 && out[k - 1] == ' ') k--; /* "buffer (0x..)." -> "buffer." */
+        c = q;
+        continue;
+      }
+    }
+    if (*c == ' ' && k > 0 && out[k - 1] == ' ') continue;
+    out[k++] = *c;
+  }
+  while (k > 0 && out[k - 1] == ' ') k--;
+  out[k] = 0;
 }

@@ -36,6 +36,8 @@ const char *vkp_result_name(VkResult r); /* "VK_ERROR_OUT_OF_DEVICE_MEMORY", NUL
 int32_t vkp_result_status(VkResult r);
 /* Report "vulkan: <call>: VK_NAME (what)" and return the mapped status. */
 int32_t vkp_vk_fail(VkResult r, const char *call, const char *what);
+/* a validation layer's message, short and without addresses: "<id>: <what>" (vk_errors.c) */
+void vkp_condense_validation(const char *id, const char *msg, char *out, size_t n);
 #define VKP_CHECK(expr, call, what) PSUP_KIT_CHECK(VkResult, expr, VK_SUCCESS, vkp_vk_fail(r_, call, what))
 
 /* ---- what init() learned about each physical device (read-only afterwards) ----------------- */

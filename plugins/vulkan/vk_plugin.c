@@ -33,7 +33,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityF
   vkp_log(PARITY_LOG_WARNING, "validation: %s", m);
   int expected = 0;
   if (atomic_compare_exchange_strong(&validation_pending, &expected, 2)) {
-    snprintf(validation_msg, sizeof validation_msg, "%s", m);
+    vkp_condense_validation(data ? data->pMessageIdName : NULL, m, validation_msg, sizeof validation_msg);
     atomic_store(&validation_pending, 1);
   }
   return VK_FALSE;

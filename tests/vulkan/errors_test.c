@@ -55,3 +55,32 @@ Test(vk_errors, a_failure_message_names_the_call_and_the_result) {
   cr_assert_eq(vkp_vk_fail((VkResult)-77, "vkQueueSubmit", ""), PARITY_STATUS_DEVICE_ERROR);
   cr_expect_str_eq(last, "vulkan: vkQueueSubmit: unknown VkResult -77"); /* the prefix once, no empty "()" */
 }
+
+/* GPU-assisted validation's report of conv2d reading outside x (the mutant vk-conv-fwd-unmasked-load),
+ * as the layer (1.3.239) wrote it: what matters sits after the object list and is cut off by a
+ * case report's width unless the plugin shortens it */
+Test(vk_errors, a_validation_message_keeps_the_access_the_kernel_and_the_invocation) {
+  const char *m =
+      "Validation Error: [ VUID-vkCmdDispatch-None-02706 ] Object 0: handle = 0x55b5ba1e9e08, type = "
+      "VK_OBJECT_TYPE_QUEUE; | MessageID = 0x9d0dde06 | Descriptor index 0 access out of bounds. Descriptor size is "
+      "1856 and highest byte accessed was 4294967259 Command buffer (0x55b5ba59d2e0). Compute Dispatch Index 0. "
+      "Pipeline (conv_fwd_f32)(0x380000000038). Shader Module (conv_fwd_f32)(0x370000000037). Shader Instruction "
+      "Index = 1491.  Stage = Compute.  Global invocation ID (x, y, z) = (0, 0, 0 ) The Vulkan spec states: If the "
+      "robustBufferAccess feature is not enabled, and if the VkPipeline object bound to the pipeline bind point ...";
+  char out[1024];
+  vkp_condense_validation("VUID-vkCmdDispatch-None-02706", m, out, sizeof out);
+  cr_expect_str_eq(out,
+                   "VUID-vkCmdDispatch-None-02706: Descriptor index 0 access out of bounds. Descriptor size is "
+                   "1856 and highest byte accessed was 4294967259 Command buffer. Compute Dispatch Index 0. "
+                   "Pipeline (conv_fwd_f32). Shader Module (conv_fwd_f32). Shader Instruction Index = 1491. "
+                   "Stage = Compute. Global invocation ID (x, y, z) = (0, 0, 0 )");
+  /* short enough for the report's 512 bytes, with the kernel's name and the invocation in it */
+  cr_expect(strlen(out) < 400, "%zu bytes", strlen(out));
+  /* a message without the object list or the spec's words stays whole; a small buffer truncates */
+  vkp_condense_validation(NULL, "Hazard WRITE_AFTER_READ for VkBuffer (0x1f)", out, sizeof out);
+  cr_expect_str_eq(out, "Hazard WRITE_AFTER_READ for VkBuffer");
+  vkp_condense_validation("SYNC-HAZARD-WRITE-AFTER-READ", "x", out, 8);
+  cr_expect_str_eq(out, "SYNC-HA");
+  vkp_condense_validation(NULL, NULL, out, sizeof out);
+  cr_expect_str_eq(out, "");
+}
