@@ -16,8 +16,10 @@ static void extent(const int64_t *shape, const int64_t *strides, int rank, int64
   int64_t l = 0, h = 0;
   for (int i = 0; i < rank; i++) {
     int64_t span = (shape[i] - 1) * strides[i];
-    if (span < 0) l += span;
-    else h += span;
+    if (span < 0)
+      l += span;
+    else
+      h += span;
   }
   *lo = l * es + off_bytes;
   *hi = (h + 1) * es + off_bytes;
