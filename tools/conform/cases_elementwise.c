@@ -52,12 +52,14 @@ static const ew_variant_t ew_variants[] = {
     {"view", W_DEFAULT, BOTH, K_ALL, CF_VALUES_NORMAL, 3, {5, 7, 3}, R, S, S, 0, 0, 0},
     {"misaligned", W_DEFAULT, BOTH, K_ALL, CF_VALUES_NORMAL, 1, {37}, M, M, M, 0, 0, 0},
     {"edge", W_DEFAULT, BOTH, K_UNARY | K_BINARY, CF_VALUES_EDGE, 1, {112}, C, C, C, 0, 0, 0},
-    /* maximum/minimum backward over the special values: a NaN result sends dc to the NaN operand */
-    {"special-grad", W_DEFAULT, BWD, K_BINARY, CF_VALUES_SPECIAL, 1, {80}, C, C, C, 0, 0, 0},
+    /* maximum/minimum backward over the special values: a NaN result sends dc to the NaN operand;
+     * relu, leaky_relu and abs (special_grad below): a NaN x gives a NaN dx, ±0 the kink's value */
+    {"special-grad", W_DEFAULT, BWD, K_UNARY | K_BINARY, CF_VALUES_SPECIAL, 1, {80}, C, C, C, 0, 0, 0},
     /* wider than any launch width or work-group: every layout path of a GPU kernel runs */
     {"bcast-wide", W_DEFAULT, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {3, 4099}, C, C, C, 2u, 1u, 0},
     {"view-wide", W_DEFAULT, FWD, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {67, 97}, T, S, C, 0, 0, 0},
-    {"out-transposed", W_FULL, BOTH, K_ALL, CF_VALUES_NORMAL, 2, {9, 31}, C, C, T, 0, 0, 0},
+    /* a contiguous input into a transposed output: the output's stride is not the input's */
+    {"out-transposed", W_DEFAULT_F32, BOTH, K_ALL, CF_VALUES_NORMAL, 2, {9, 31}, C, C, T, 0, 0, 0},
     {"bcast", W_DEFAULT, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {9, 13}, C, C, C, 2u, 1u, 0},
     {"bcast-scalar", W_FULL, BOTH, K_ALL & ~K_CAST, CF_VALUES_NORMAL, 2, {6, 10}, C, C, C, 0, 3u, 0},
     {"large", W_FULL, FWD, K_UNARY | K_BINARY, CF_VALUES_NORMAL, 1, {1 << 24}, C, C, C, 0, 0, 0},
@@ -172,6 +174,19 @@ static int push_fd(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flag
   return 0;
 }
 
+/* Ops whose backward runs the special values (special-grad): maximum and minimum (which operand a
+ * NaN or a tie sends dc to) and the kinks of relu, leaky_relu and abs (NaN x: NaN dx). */
+static int special_grad(int32_t op) {
+  switch (op) {
+    case PARITY_OP_MAXIMUM:
+    case PARITY_OP_MINIMUM:
+    case PARITY_OP_RELU:
+    case PARITY_OP_LEAKY_RELU:
+    case PARITY_OP_ABS: return 1;
+    default: return 0;
+  }
+}
+
 /* Ops whose gradient is judged at the edges of their range. For products like square' = 2·x·dy
  * at magnitudes near overflow, where the association decides whether an intermediate overflows,
  * the semantics do not fix one answer; those run the edge values forward only. */
@@ -201,7 +216,7 @@ int cf_cases_elementwise(cf_case_list_t *list, int32_t op, int32_t kind, uint32_
         if (!(v->kinds & kind_bit(kind))) continue;
         if (!strcmp(v->name, "large") && dt != PARITY_DTYPE_F32) continue;
         if (!strcmp(v->name, "edge") && !psup_dtype_is_float(dt)) continue;
-        if (!strcmp(v->name, "special-grad") && op != PARITY_OP_MAXIMUM && op != PARITY_OP_MINIMUM) continue;
+        if (!strcmp(v->name, "special-grad") && !special_grad(op)) continue;
         if (v->in_place && kind == PARITY_OP_KIND_CAST && out != dt) continue;
         for (int32_t dir = 0; dir < 2; dir++) {
           if (!(v->dirs & (1u << dir))) continue;

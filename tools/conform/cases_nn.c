@@ -88,6 +88,10 @@ static const reduce_variant_t reduce_variants[] = {
     /* max, min, argmax, argmin in floating dtypes: NaN in the reduced slice, beside ties and
      * infinities, and a row of NaN; backward routes the gradient to the NaN elements */
     {"nan", W_DEFAULT, BOTH, CF_VALUES_NAN, 2, {6, 37}, 2u, C, 0},
+    /* the same rows, 129 long: a NaN last (row 3, after the tied maxima) is the last term of the
+     * second 64-term block after the first term, a block whose other terms cannot beat the best
+     * so far (OpenCL's CPU layout filters such blocks by fmax/fmin, which ignore NaN) */
+    {"nan-r129", W_DEFAULT, BOTH, CF_VALUES_NAN, 2, {6, 129}, 2u, C, 0},
 };
 
 /* sum of bool counted into i64 over 2^31 + 7 stored bytes (--full): 32-bit element indices and
@@ -138,8 +142,9 @@ int cf_cases_reduce(cf_case_list_t *list, int32_t op, uint32_t flags) {
       if ((!strcmp(v->name, "pos4099") || !strcmp(v->name, "neg-zero")) && (!sum_or_mean || !psup_dtype_is_float(dt)))
         continue;
       /* extremes and their indices: what ties and NaN decide */
-      if ((!strcmp(v->name, "ties-split") || !strcmp(v->name, "nan")) && sum_or_mean) continue;
-      if (!strcmp(v->name, "nan") && !psup_dtype_is_float(dt)) continue;
+      int nan_rows = !strncmp(v->name, "nan", 3);
+      if ((!strcmp(v->name, "ties-split") || nan_rows) && sum_or_mean) continue;
+      if (nan_rows && !psup_dtype_is_float(dt)) continue;
       for (int32_t dir = 0; dir < 2; dir++)
         if (directions(v->dirs, flags, dt, dir) && push_reduce(list, op, flags, dt, dir, v, when) != 0) return -1;
     }
@@ -219,30 +224,37 @@ typedef struct conv_variant_t {
   int64_t n, c, h, w, o, kh, kw;
   int32_t stride, pad[4], dil, groups, bias, count_include_pad;
   int32_t layout_x;
-  int pool_only; /* 1: pooling only, 2: avg_pool2d only, 0: both conv and pooling */
+  int pool_only;     /* 1: pooling only, 2: avg_pool2d only, 0: both conv and pooling */
+  int32_t dy_layout; /* backward: dy's layout (y is contiguous) */
 } conv_variant_t;
 
 static const conv_variant_t conv_variants[] = {
-    {"3x3p1", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 2, 3, 8, 9, 4, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0},
-    {"s2-asym", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 9, 10, 3, 3, 3, 2, {1, 0, 2, 1}, 1, 1, 1, 1, C, 0},
-    {"g2-nobias", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 2, 4, 7, 7, 6, 3, 3, 1, {1, 1, 1, 1}, 1, 2, 0, 1, C, 0},
-    {"dil2", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 3, 11, 11, 2, 3, 3, 1, {2, 2, 2, 2}, 2, 1, 1, 1, C, 0},
-    {"1x1", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 5, 6, 6, 7, 1, 1, 1, {0, 0, 0, 0}, 1, 1, 1, 1, C, 0},
-    {"depthwise", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 4, 8, 8, 4, 3, 3, 1, {1, 1, 1, 1}, 1, 4, 1, 1, C, 0},
-    {"5x3-s3", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 3, 13, 11, 2, 5, 3, 3, {2, 1, 1, 0}, 1, 1, 1, 1, C, 0},
-    {"big", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 16, 33, 33, 16, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0},
-    {"k4609-pos", W_DEFAULT, BOTH, CF_VALUES_POSITIVE, 1, 512, 4, 5, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0},
-    {"view", W_FULL, BOTH, CF_VALUES_NORMAL, 1, 2, 6, 7, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, T, 0},
-    {"special", W_DEFAULT, FWD, CF_VALUES_SPECIAL, 1, 2, 6, 6, 2, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0},
-    {"k2s2", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 2, 3, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1},
-    {"k3s1p1", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 7, 9, 0, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1},
-    {"k3s1p1-cip0", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 7, 9, 0, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 0, 0, C, 2},
-    {"ties", W_DEFAULT, BOTH, CF_VALUES_TIES, 2, 2, 6, 6, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1},
-    {"ties-overlap", W_FULL, BOTH, CF_VALUES_TIES, 1, 2, 7, 7, 0, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1},
-    {"k3s2", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 2, 11, 11, 0, 3, 3, 2, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1},
-    {"pool-special", W_DEFAULT, BOTH, CF_VALUES_SPECIAL, 1, 2, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1},
-    {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, 1, 2, 5, 5, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0},
-    {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, 1, 2, 6, 6, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1},
+    {"3x3p1", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 2, 3, 8, 9, 4, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C},
+    {"s2-asym", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 9, 10, 3, 3, 3, 2, {1, 0, 2, 1}, 1, 1, 1, 1, C, 0, C},
+    {"g2-nobias", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 2, 4, 7, 7, 6, 3, 3, 1, {1, 1, 1, 1}, 1, 2, 0, 1, C, 0, C},
+    {"dil2", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 3, 11, 11, 2, 3, 3, 1, {2, 2, 2, 2}, 2, 1, 1, 1, C, 0, C},
+    {"1x1", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 5, 6, 6, 7, 1, 1, 1, {0, 0, 0, 0}, 1, 1, 1, 1, C, 0, C},
+    {"depthwise", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 4, 8, 8, 4, 3, 3, 1, {1, 1, 1, 1}, 1, 4, 1, 1, C, 0, C},
+    {"5x3-s3", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 3, 13, 11, 2, 5, 3, 3, {2, 1, 1, 0}, 1, 1, 1, 1, C, 0, C},
+    {"big", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 16, 33, 33, 16, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C},
+    {"k4609-pos", W_DEFAULT, BOTH, CF_VALUES_POSITIVE, 1, 512, 4, 5, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C},
+    {"view", W_FULL, BOTH, CF_VALUES_NORMAL, 1, 2, 6, 7, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, T, 0, C},
+    {"special", W_DEFAULT, FWD, CF_VALUES_SPECIAL, 1, 2, 6, 6, 2, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C},
+    {"k2s2", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 2, 3, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C},
+    {"k3s1p1", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 7, 9, 0, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1, C},
+    {"k3s1p1-cip0", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 7, 9, 0, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 0, 0, C, 2, C},
+    {"ties", W_DEFAULT, BOTH, CF_VALUES_TIES, 2, 2, 6, 6, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C},
+    {"ties-overlap", W_FULL, BOTH, CF_VALUES_TIES, 1, 2, 7, 7, 0, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1, C},
+    {"k3s2", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 2, 11, 11, 0, 3, 3, 2, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1, C},
+    {"pool-special", W_DEFAULT, BOTH, CF_VALUES_SPECIAL, 1, 2, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C},
+    /* pooling with dilation: windows (and backward's tie counts) over rows and columns 2 apart */
+    {"dil2", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 11, 11, 0, 3, 3, 1, {1, 1, 1, 1}, 2, 1, 0, 1, C, 1, C},
+    /* windows of -inf only: their max is -inf (a max started from the lowest finite value is not) */
+    {"neg-inf", W_DEFAULT, FWD, CF_VALUES_NEGINF, 1, 2, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C},
+    /* dy transposed: its strides are not y's (a kernel reading dy with y's geometry shows) */
+    {"grad-transposed", W_DEFAULT, BWD, CF_VALUES_NORMAL, 2, 3, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, T},
+    {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, 1, 2, 5, 5, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C},
+    {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, 1, 2, 6, 6, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C},
 };
 
 static int push_conv(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flags, int32_t dt, int32_t dir,
@@ -276,6 +288,7 @@ static int push_conv(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t fl
     c->nin = 1;
     set(&c->out[0], dt, 4, y, C, 0);
   }
+  c->dy_layout = v->dy_layout;
   if (!strcmp(v->name, "fd")) c->mode = CF_MODE_FD;
   cf_case_name(c, v->name);
   return 0;
@@ -289,31 +302,34 @@ typedef struct softmax_variant_t {
   uint32_t rank;
   int64_t shape[3];
   int32_t axis, layout;
+  int32_t dy_layout; /* backward: dy's layout (y is contiguous) */
 } softmax_variant_t;
 
 static const softmax_variant_t softmax_variants[] = {
-    {"row33", W_DEFAULT, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {4, 33}, 1, C},
-    {"row1025", W_DEFAULT, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 1025}, 1, C},
-    {"axis0", W_DEFAULT, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {17, 5}, 0, C},
-    {"offset1000", W_DEFAULT, BOTH, CF_VALUES_OFFSET1000, CF_VALUES_NORMAL, 2, {4, 40}, 1, C},
-    {"offset1e8", W_FULL, FWD, CF_VALUES_OFFSET1E8, CF_VALUES_NORMAL, 2, {4, 40}, 1, C},
-    {"nll", W_DEFAULT, BWD, CF_VALUES_WIDE, CF_VALUES_ONEHOT, 2, {8, 50}, 1, C},
-    {"sum-grad", W_DEFAULT, BWD, CF_VALUES_NORMAL, CF_VALUES_ONES, 2, {6, 50}, 1, C},
-    {"special", W_DEFAULT, FWD, CF_VALUES_SPECIAL, CF_VALUES_NORMAL, 2, {8, 24}, 1, C},
-    {"far", W_DEFAULT, BOTH, CF_VALUES_FAR, CF_VALUES_NORMAL, 2, {10, 37}, 1, C},
-    {"nan-inf", W_DEFAULT, BOTH, CF_VALUES_NANINF, CF_VALUES_NORMAL, 2, {8, 37}, 1, C},
-    {"row31", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 31}, 1, C},
-    {"row32", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 32}, 1, C},
-    {"row255", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 255}, 1, C},
-    {"row256", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 256}, 1, C},
-    {"row257", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 257}, 1, C},
-    {"row1023", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 1023}, 1, C},
-    {"row1024", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 1024}, 1, C},
-    {"rank3", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 3, {2, 5, 7}, 1, C},
-    {"view", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {9, 12}, 1, T},
-    {"empty", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {0, 5}, 1, C},
-    {"large", W_FULL, FWD, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {16, 1 << 20}, 1, C},
-    {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 9}, 1, C},
+    {"row33", W_DEFAULT, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {4, 33}, 1, C, C},
+    {"row1025", W_DEFAULT, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 1025}, 1, C, C},
+    {"axis0", W_DEFAULT, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {17, 5}, 0, C, C},
+    {"offset1000", W_DEFAULT, BOTH, CF_VALUES_OFFSET1000, CF_VALUES_NORMAL, 2, {4, 40}, 1, C, C},
+    {"offset1e8", W_FULL, FWD, CF_VALUES_OFFSET1E8, CF_VALUES_NORMAL, 2, {4, 40}, 1, C, C},
+    {"nll", W_DEFAULT, BWD, CF_VALUES_WIDE, CF_VALUES_ONEHOT, 2, {8, 50}, 1, C, C},
+    {"sum-grad", W_DEFAULT, BWD, CF_VALUES_NORMAL, CF_VALUES_ONES, 2, {6, 50}, 1, C, C},
+    {"special", W_DEFAULT, FWD, CF_VALUES_SPECIAL, CF_VALUES_NORMAL, 2, {8, 24}, 1, C, C},
+    {"far", W_DEFAULT, BOTH, CF_VALUES_FAR, CF_VALUES_NORMAL, 2, {10, 37}, 1, C, C},
+    {"nan-inf", W_DEFAULT, BOTH, CF_VALUES_NANINF, CF_VALUES_NORMAL, 2, {8, 37}, 1, C, C},
+    {"row31", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 31}, 1, C, C},
+    {"row32", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 32}, 1, C, C},
+    {"row255", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 255}, 1, C, C},
+    {"row256", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 256}, 1, C, C},
+    {"row257", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 257}, 1, C, C},
+    {"row1023", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 1023}, 1, C, C},
+    {"row1024", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 1024}, 1, C, C},
+    {"rank3", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 3, {2, 5, 7}, 1, C, C},
+    {"view", W_DEFAULT, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {9, 12}, 1, T, C}, /* x's stride is not y's */
+    /* dy transposed: its stride along the row is not y's */
+    {"grad-transposed", W_DEFAULT, BWD, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {6, 9}, 1, C, T},
+    {"empty", W_FULL, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {0, 5}, 1, C, C},
+    {"large", W_FULL, FWD, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {16, 1 << 20}, 1, C, C},
+    {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 9}, 1, C, C},
 };
 
 static int push_softmax(cf_case_list_t *list, int32_t op, uint32_t flags, int32_t dt, int32_t dir,
@@ -326,6 +342,7 @@ static int push_softmax(cf_case_list_t *list, int32_t op, uint32_t flags, int32_
   set(&c->in[0], dt, v->rank, v->shape, v->layout, 0);
   set(&c->out[0], dt, v->rank, v->shape, C, 0);
   c->params.softmax.axis = v->axis;
+  c->dy_layout = v->dy_layout;
   if (!strcmp(v->name, "fd")) c->mode = CF_MODE_FD;
   cf_case_name(c, v->name);
   return 0;

@@ -124,8 +124,10 @@ typedef enum cf_values_t {
   CF_VALUES_NAN,        /* reduce over the last axis (rank 2): NaN in a row, two NaNs (one negative),
                            NaN beside +-inf and beside tied maxima, an all-NaN row, a row of ties
                            without NaN: max/min backward where the result is NaN */
-  CF_VALUES_NANINF      /* softmax: rows holding NaN with +inf, NaN with +inf and -inf, -NaN with
+  CF_VALUES_NANINF,     /* softmax: rows holding NaN with +inf, NaN with +inf and -inf, -NaN with
                            two +inf, +inf with -inf, and one ordinary row */
+  CF_VALUES_NEGINF      /* -inf but every 7th element (ordinary values): pooling windows of -inf
+                           only, whose max is -inf (the max's start is -inf, not the lowest finite) */
 } cf_values_t;
 
 typedef enum cf_mode_t {
@@ -149,9 +151,10 @@ typedef struct cf_case_t {
   cf_spec_t out[PARITY_MAX_OUTPUTS]; /* forward outputs */
   parity_op_params_t params;
   int32_t values, dy_values; /* cf_values_t */
-  int expect_error;          /* the forward must be refused (max over an empty axis) */
-  uint32_t in_place;         /* forward in place: 0, or k + 1 when output 0 is input k's view (cf_op_t) */
-  int full_only;             /* only with --full */
+  int32_t dy_layout; /* backward: the incoming gradient's layout (cf_layout_t; contiguous unless a variant sets it) */
+  int expect_error;  /* the forward must be refused (max over an empty axis) */
+  uint32_t in_place; /* forward in place: 0, or k + 1 when output 0 is input k's view (cf_op_t) */
+  int full_only;     /* only with --full */
 } cf_case_t;
 
 typedef struct cf_case_list_t {

@@ -113,7 +113,7 @@ static int prepare(cf_env_t *env, const cf_case_t *c, case_state_t *s) {
   }
   for (uint32_t i = 0; i < c->nout; i++) s->fwd.out[i] = &c->out[i];
   s->dy_spec = c->out[0];
-  s->dy_spec.layout = CF_LAYOUT_CONTIG;
+  s->dy_spec.layout = c->dy_layout; /* contiguous unless the variant lays dy out otherwise */
   if (c->direction == PARITY_DIRECTION_BACKWARD) {
     if (cf_host_alloc(&s->dy, &s->dy_spec) != 0) return -1;
     cf_values_fill(&env->values, c, 0, c->dy_values, 1, &s->dy);

@@ -517,6 +517,11 @@ static int fill_whole(const cf_values_ctx_t *vc, const cf_case_t *c, int32_t val
     fill_reduce_nan(key, h);
     return 1;
   }
+  if (values == CF_VALUES_NEGINF && psup_dtype_is_float(dt)) {
+    for (int64_t i = 0; i < h->count; i++)
+      cf_host_set(h, i, i % 7 ? -INFINITY : random_in(D_ACCUM, cf_mix(key, (uint64_t)i)));
+    return 1;
+  }
   if (values == CF_VALUES_ONES || values == CF_VALUES_NEGZERO) {
     for (int64_t i = 0; i < h->count; i++) cf_host_set(h, i, values == CF_VALUES_ONES ? 1.0 : -0.0);
     return 1;
