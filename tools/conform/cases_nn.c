@@ -251,7 +251,9 @@ static const conv_variant_t conv_variants[] = {
     {"dil2", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 11, 11, 0, 3, 3, 1, {1, 1, 1, 1}, 2, 1, 0, 1, C, 1, C},
     /* windows of -inf only: their max is -inf (a max started from the lowest finite value is not) */
     {"neg-inf", W_DEFAULT, FWD, CF_VALUES_NEGINF, 1, 2, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C},
-    /* dy transposed: its strides are not y's (a kernel reading dy with y's geometry shows) */
+    /* dy transposed: its strides are not y's (a kernel reading dy with y's geometry, or as rows of
+     * unit stride, shows); conv2d: 8 output columns (a whole vector of OpenCL's CPU blocks in f32) */
+    {"grad-transposed", W_DEFAULT, BWD, CF_VALUES_NORMAL, 1, 2, 6, 9, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, T},
     {"grad-transposed", W_DEFAULT, BWD, CF_VALUES_NORMAL, 2, 3, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, T},
     {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, 1, 2, 5, 5, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C},
     {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, 1, 2, 6, 6, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C},
