@@ -67,7 +67,8 @@ static const reduce_variant_t reduce_variants[] = {
     {"keep-empty", W_FULL, BOTH, CF_VALUES_NORMAL, 2, {0, 5}, 2u, C, 0},
     {"empty-axis", W_DEFAULT, FWD, CF_VALUES_NORMAL, 2, {4, 0}, 2u, C, 0},
     {"view", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 2, {6, 10}, 1u, T, 0},
-    {"reversed", W_FULL, BOTH, CF_VALUES_NORMAL, 2, {5, 12}, 2u, R, 0},
+    /* x reversed along the reduced axis; dx is not (gradients are never reversed) */
+    {"reversed", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 2, {5, 12}, 2u, R, 0},
     {"bcast", W_FULL, BOTH, CF_VALUES_NORMAL, 2, {8, 16}, 2u, C, 2u},
     {"special", W_DEFAULT, FWD, CF_VALUES_SPECIAL, 2, {4, 26}, 2u, C, 0},
     {"ties", W_DEFAULT, BOTH, CF_VALUES_TIES, 2, {6, 8}, 2u, C, 0},
@@ -86,12 +87,13 @@ static const reduce_variant_t reduce_variants[] = {
      * row: past the GPU plugins' split (4096 terms), so the ties fall in different partials */
     {"ties-split", W_DEFAULT, BOTH, CF_VALUES_SPLIT_TIES, 2, {4, 3 * 4096 + 5}, 2u, C, 0},
     /* max, min, argmax, argmin in floating dtypes: NaN in the reduced slice, beside ties and
-     * infinities, and a row of NaN; backward routes the gradient to the NaN elements */
-    {"nan", W_DEFAULT, BOTH, CF_VALUES_NAN, 2, {6, 37}, 2u, C, 0},
+     * infinities, and a row of NaN; backward routes the gradient to the NaN elements; rows whose
+     * extreme is a zero of either sign (-0 < +0) */
+    {"nan", W_DEFAULT, BOTH, CF_VALUES_NAN, 2, {8, 37}, 2u, C, 0},
     /* the same rows, 129 long: a NaN last (row 3, after the tied maxima) is the last term of the
      * second 64-term block after the first term, a block whose other terms cannot beat the best
      * so far (OpenCL's CPU layout filters such blocks by fmax/fmin, which ignore NaN) */
-    {"nan-r129", W_DEFAULT, BOTH, CF_VALUES_NAN, 2, {6, 129}, 2u, C, 0},
+    {"nan-r129", W_DEFAULT, BOTH, CF_VALUES_NAN, 2, {8, 129}, 2u, C, 0},
 };
 
 /* sum of bool counted into i64 over 2^31 + 7 stored bytes (--full): 32-bit element indices and
@@ -224,55 +226,78 @@ typedef struct conv_variant_t {
   int64_t n, c, h, w, o, kh, kw;
   int32_t stride, pad[4], dil, groups, bias, count_include_pad;
   int32_t layout_x;
-  int pool_only;     /* 1: pooling only, 2: avg_pool2d only, 0: both conv and pooling */
-  int32_t dy_layout; /* backward: dy's layout (y is contiguous) */
+  int pool_only;           /* 1: pooling only, 2: avg_pool2d only, 0: conv2d only */
+  int32_t dy_layout;       /* backward: dy's layout (y is contiguous) */
+  int32_t stride_w, dil_w; /* along W where not 0 (else stride, dil) */
 } conv_variant_t;
 
+// clang-format off
 static const conv_variant_t conv_variants[] = {
-    {"3x3p1", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 2, 3, 8, 9, 4, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C},
-    {"s2-asym", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 9, 10, 3, 3, 3, 2, {1, 0, 2, 1}, 1, 1, 1, 1, C, 0, C},
-    {"g2-nobias", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 2, 4, 7, 7, 6, 3, 3, 1, {1, 1, 1, 1}, 1, 2, 0, 1, C, 0, C},
-    {"dil2", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 3, 11, 11, 2, 3, 3, 1, {2, 2, 2, 2}, 2, 1, 1, 1, C, 0, C},
-    {"1x1", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 5, 6, 6, 7, 1, 1, 1, {0, 0, 0, 0}, 1, 1, 1, 1, C, 0, C},
-    {"depthwise", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 4, 8, 8, 4, 3, 3, 1, {1, 1, 1, 1}, 1, 4, 1, 1, C, 0, C},
-    {"5x3-s3", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 3, 13, 11, 2, 5, 3, 3, {2, 1, 1, 0}, 1, 1, 1, 1, C, 0, C},
-    {"big", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 16, 33, 33, 16, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C},
-    {"k4609-pos", W_DEFAULT, BOTH, CF_VALUES_POSITIVE, 1, 512, 4, 5, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C},
-    {"view", W_FULL, BOTH, CF_VALUES_NORMAL, 1, 2, 6, 7, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, T, 0, C},
-    {"special", W_DEFAULT, FWD, CF_VALUES_SPECIAL, 1, 2, 6, 6, 2, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C},
-    {"k2s2", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 2, 3, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C},
-    {"k3s1p1", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 7, 9, 0, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1, C},
-    {"k3s1p1-cip0", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 7, 9, 0, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 0, 0, C, 2, C},
-    {"ties", W_DEFAULT, BOTH, CF_VALUES_TIES, 2, 2, 6, 6, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C},
-    {"ties-overlap", W_FULL, BOTH, CF_VALUES_TIES, 1, 2, 7, 7, 0, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1, C},
-    {"k3s2", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 2, 11, 11, 0, 3, 3, 2, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1, C},
-    {"pool-special", W_DEFAULT, BOTH, CF_VALUES_SPECIAL, 1, 2, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C},
+    {"3x3p1", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 2, 3, 8, 9, 4, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C, 0, 0},
+    {"s2-asym", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 9, 10, 3, 3, 3, 2, {1, 0, 2, 1}, 1, 1, 1, 1, C, 0, C, 0, 0},
+    {"g2-nobias", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 2, 4, 7, 7, 6, 3, 3, 1, {1, 1, 1, 1}, 1, 2, 0, 1, C, 0, C, 0, 0},
+    {"dil2", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 3, 11, 11, 2, 3, 3, 1, {2, 2, 2, 2}, 2, 1, 1, 1, C, 0, C, 0, 0},
+    {"1x1", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 5, 6, 6, 7, 1, 1, 1, {0, 0, 0, 0}, 1, 1, 1, 1, C, 0, C, 0, 0},
+    {"depthwise", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 4, 8, 8, 4, 3, 3, 1, {1, 1, 1, 1}, 1, 4, 1, 1, C, 0, C, 0, 0},
+    {"5x3-s3", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 3, 13, 11, 2, 5, 3, 3, {2, 1, 1, 0}, 1, 1, 1, 1, C, 0, C, 0, 0},
+    {"big", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 16, 33, 33, 16, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C, 0, 0},
+    {"k4609-pos", W_DEFAULT, BOTH, CF_VALUES_POSITIVE, 1, 512, 4, 5, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C,           0,         0},
+    {"view", W_FULL, BOTH, CF_VALUES_NORMAL, 1, 2, 6, 7, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, T, 0, C, 0, 0},
+    {"special", W_DEFAULT, FWD, CF_VALUES_SPECIAL, 1, 2, 6, 6, 2, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C, 0, 0},
+    /* H and W told apart: kernel 3x2, stride 1x2, dilation 2x1, asymmetric padding; x reversed
+     * along W (dx is not: gradients are never reversed) */
+    {"rect", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 8, 9, 3, 3, 2, 1, {2, 1, 0, 1}, 2, 1, 1, 1, R, 0, C, 2, 1},
+    {"k2s2", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 2, 3, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C, 0, 0},
+    {"k3s1p1", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 7, 9, 0, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1, C, 0, 0},
+    {"k3s1p1-cip0", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 7, 9, 0, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 0, 0, C, 2, C, 0, 0},
+    {"ties", W_DEFAULT, BOTH, CF_VALUES_TIES, 2, 2, 6, 6, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C, 0, 0},
+    {"ties-overlap", W_FULL, BOTH, CF_VALUES_TIES, 1, 2, 7, 7, 0, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1, C, 0, 0},
+    {"k3s2", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 2, 11, 11, 0, 3, 3, 2, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1, C, 0, 0},
+    {"pool-special", W_DEFAULT, BOTH, CF_VALUES_SPECIAL, 1, 2, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0},
+     1,
+     1,
+     0,
+     1,
+     C,
+     1,
+     C,
+     0,
+     0},
+    /* one-element windows of special values: -inf (and NaN) must come out of max pooling as such */
+    {"k1-special", W_DEFAULT, FWD, CF_VALUES_SPECIAL, 1, 2, 5, 8, 0, 1, 1, 1, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C, 0, 0},
+    /* pooling with H and W told apart: kernel 3x2, stride 2x1, dilation 2x1, padding top 1 and
+     * right 1; x reversed along W (dx is not) */
+    {"rect", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 9, 7, 0, 3, 2, 2, {1, 0, 0, 1}, 2, 1, 0, 1, R, 1, C, 1, 1},
     /* pooling with dilation: windows (and backward's tie counts) over rows and columns 2 apart */
-    {"dil2", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 11, 11, 0, 3, 3, 1, {1, 1, 1, 1}, 2, 1, 0, 1, C, 1, C},
+    {"dil2", W_DEFAULT, BOTH, CF_VALUES_NORMAL, 1, 2, 11, 11, 0, 3, 3, 1, {1, 1, 1, 1}, 2, 1, 0, 1, C, 1, C, 0, 0},
     /* windows of -inf only: their max is -inf (a max started from the lowest finite value is not) */
-    {"neg-inf", W_DEFAULT, FWD, CF_VALUES_NEGINF, 1, 2, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C},
+    {"neg-inf", W_DEFAULT, FWD, CF_VALUES_NEGINF, 1, 2, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C, 0, 0},
     /* dy transposed: its strides are not y's (a kernel reading dy with y's geometry, or as rows of
      * unit stride, shows); conv2d: 8 output columns (a whole vector of OpenCL's CPU blocks in f32) */
-    {"grad-transposed", W_DEFAULT, BWD, CF_VALUES_NORMAL, 1, 2, 6, 9, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, T},
-    {"grad-transposed", W_DEFAULT, BWD, CF_VALUES_NORMAL, 2, 3, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, T},
-    {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, 1, 2, 5, 5, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C},
-    {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, 1, 2, 6, 6, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C},
+    {"grad-transposed", W_DEFAULT, BWD, CF_VALUES_NORMAL, 1, 2, 6, 9, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, T, 0, 0},
+    {"grad-transposed", W_DEFAULT, BWD, CF_VALUES_NORMAL, 2, 3, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, T, 0, 0},
+    {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, 1, 2, 5, 5, 3, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 1, 1, C, 0, C, 0, 0},
+    {"fd", W_DEFAULT, BWD, CF_VALUES_NORMAL, 1, 2, 6, 6, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C, 0, 0},
 };
+// clang-format on
 
 static int push_conv(cf_case_list_t *list, int32_t op, int32_t kind, uint32_t flags, int32_t dt, int32_t dir,
                      const conv_variant_t *v) {
   cf_case_t *c = start(list, op, kind, flags, dt, dir, v->when, v->values);
   if (!c) return -1;
   parity_conv2d_params_t *p = &c->params.conv2d;
-  p->stride[0] = p->stride[1] = v->stride;
+  int32_t sw = v->stride_w ? v->stride_w : v->stride, dw = v->dil_w ? v->dil_w : v->dil;
+  p->stride[0] = v->stride;
+  p->stride[1] = sw;
   memcpy(p->padding, v->pad, sizeof p->padding);
-  p->dilation[0] = p->dilation[1] = v->dil;
+  p->dilation[0] = v->dil;
+  p->dilation[1] = dw;
   p->groups = v->groups;
   p->kernel[0] = (int32_t)v->kh;
   p->kernel[1] = (int32_t)v->kw;
   p->count_include_pad = v->count_include_pad;
   int64_t oh = (v->h + v->pad[0] + v->pad[1] - v->dil * (v->kh - 1) - 1) / v->stride + 1;
-  int64_t ow = (v->w + v->pad[2] + v->pad[3] - v->dil * (v->kw - 1) - 1) / v->stride + 1;
+  int64_t ow = (v->w + v->pad[2] + v->pad[3] - dw * (v->kw - 1) - 1) / sw + 1;
   int64_t x[4] = {v->n, v->c, v->h, v->w};
   set(&c->in[0], dt, 4, x, v->layout_x, 0);
   c->has_in[0] = 1;

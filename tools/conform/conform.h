@@ -123,7 +123,8 @@ typedef enum cf_values_t {
                            reduction: the first index must win */
   CF_VALUES_NAN,        /* reduce over the last axis (rank 2): NaN in a row, two NaNs (one negative),
                            NaN beside +-inf and beside tied maxima, an all-NaN row, a row of ties
-                           without NaN: max/min backward where the result is NaN */
+                           without NaN: max/min backward where the result is NaN; rows whose
+                           extreme is +0 beside -0 (max) or -0 beside +0 (min) */
   CF_VALUES_NANINF,     /* softmax: rows holding NaN with +inf, NaN with +inf and -inf, -NaN with
                            two +inf, +inf with -inf, and one ordinary row */
   CF_VALUES_NEGINF      /* -inf but every 7th element (ordinary values): pooling windows of -inf

@@ -357,12 +357,14 @@ static void fill_softmax_special(const cf_values_ctx_t *vc, const cf_case_t *c, 
 /* Rows of a rank-2 reduction over its last axis (CF_VALUES_SPLIT_TIES): ordinary values, and each
  * row's maximum (hi) and minimum (lo) at several positions about a third of the row apart, so that
  * with K past the GPU plugins' split (4096 terms) equal extremes lie in different partials. Row 2
- * of floating dtypes also holds NaN twice, after its tied extremes (argmax/argmin: the first NaN). */
+ * of floating dtypes also holds NaN twice, after its tied extremes (argmax/argmin: the first NaN).
+ * In i64 the extremes need more than 32 bits (2^40 + 5000), so that a partial kept or combined
+ * in 32 bits loses them. */
 static void fill_split_ties(const cf_case_t *c, uint64_t key, cf_host_t *h) {
   int32_t dt = h->spec.dtype;
   int64_t n = h->spec.shape[h->spec.rank - 1];
   int is_float = psup_dtype_is_float(dt);
-  double hi = is_float ? 5.0 : 5000.0, lo = -hi;
+  double hi = is_float ? 5.0 : dt == PARITY_DTYPE_I64 ? 0x1p40 + 5000.0 : 5000.0, lo = -hi;
   for (int64_t i = 0; i < h->count; i++) {
     int64_t pos = i % n, row = i / n;
     uint64_t r = cf_mix(key, (uint64_t)i);
@@ -392,13 +394,15 @@ static void fill_split_ties(const cf_case_t *c, uint64_t key, cf_host_t *h) {
 }
 
 /* Rows of a rank-2 reduction over its last axis (CF_VALUES_NAN, floating dtypes): NaN where max,
- * min, argmax and argmin must give NaN (the first NaN's index), beside infinities and ties. */
+ * min, argmax and argmin must give NaN (the first NaN's index), beside infinities and ties; then
+ * rows whose maximum (minimum) is a zero, -0 and +0 both present: -0 < +0, so max is the +0 and
+ * argmax its index though a -0 comes first (min: the -0, after a +0). */
 static void fill_reduce_nan(uint64_t key, cf_host_t *h) {
   int64_t n = h->spec.shape[h->spec.rank - 1];
   for (int64_t i = 0; i < h->count; i++) {
     int64_t pos = i % n, row = i / n;
     double v = random_in(D_ACCUM, cf_mix(key, (uint64_t)i));
-    switch (row % 6) {
+    switch (row % 8) {
       case 0:
         if (pos == n / 2) v = NAN;
         break;
@@ -432,7 +436,13 @@ static void fill_reduce_nan(uint64_t key, cf_host_t *h) {
         else if (pos == 1 || pos == 2)
           v = -INFINITY;
         break;
-      default: v = NAN; break; /* every element NaN */
+      case 5: v = NAN; break; /* every element NaN */
+      case 6:                 /* negative but for -0, +0, -0: max +0 (the second zero) */
+        v = pos == 3 || pos == 20 ? -0.0 : pos == 12 ? 0.0 : -1.0 - fabs(v);
+        break;
+      default: /* positive but for +0, -0, +0: min -0 (the second zero) */
+        v = pos == 4 || pos == 30 ? 0.0 : pos == 15 ? -0.0 : 1.0 + fabs(v);
+        break;
     }
     cf_host_set(h, i, v);
   }
