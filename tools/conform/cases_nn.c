@@ -253,16 +253,7 @@ static const conv_variant_t conv_variants[] = {
     {"ties", W_DEFAULT, BOTH, CF_VALUES_TIES, 2, 2, 6, 6, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C, 0, 0},
     {"ties-overlap", W_FULL, BOTH, CF_VALUES_TIES, 1, 2, 7, 7, 0, 3, 3, 1, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1, C, 0, 0},
     {"k3s2", W_FULL, BOTH, CF_VALUES_NORMAL, 2, 2, 11, 11, 0, 3, 3, 2, {1, 1, 1, 1}, 1, 1, 0, 1, C, 1, C, 0, 0},
-    {"pool-special", W_DEFAULT, BOTH, CF_VALUES_SPECIAL, 1, 2, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0},
-     1,
-     1,
-     0,
-     1,
-     C,
-     1,
-     C,
-     0,
-     0},
+    {"pool-special", W_DEFAULT, BOTH, CF_VALUES_SPECIAL, 1, 2, 8, 8, 0, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C, 0, 0},
     /* one-element windows of special values: -inf (and NaN) must come out of max pooling as such */
     {"k1-special", W_DEFAULT, FWD, CF_VALUES_SPECIAL, 1, 2, 5, 8, 0, 1, 1, 1, {0, 0, 0, 0}, 1, 1, 0, 1, C, 1, C, 0, 0},
     /* pooling with H and W told apart: kernel 3x2, stride 2x1, dilation 2x1, padding top 1 and
