@@ -165,6 +165,13 @@ typedef union parity_op_params_t {
  *           bwd  in {x, y, dy}          out {dx}          (max: ties split evenly per window)
  *  SOFTMAX  fwd  in {x}                 out {y}
  *           bwd  in {y, dy}             out {dx}          (uses the stored y only)
+ *
+ * SHAPE-ONLY inputs: the backward of sum, mean, add, sub and neg, and of avg_pool2d, is a
+ * function of the incoming gradient alone (dy, dc); their other inputs (x, y; a, b, c) carry
+ * shapes and layouts, and a plugin's results must not depend on their values (a NaN there
+ * changes nothing). The host relies on it: a prepared plan leaves out what only computes them
+ * (parity_support/operands.h: psup_operand_values_unused), and the conformance suite runs every
+ * such backward case a second time with those inputs NaN and requires the same bits.
  */
 typedef struct parity_op_desc_t {
   uint32_t struct_size;

@@ -54,6 +54,7 @@ parity_status_t parity_context_create(const parity_context_options_t *opts, pari
   const char *cache_limit = psup_getenv("PARITY_CACHE_LIMIT");
   if (psup_env_choice("PARITY_VERIFY", verify_words, 0, &ignored, msg, sizeof msg) != 0 ||
       psup_env_flag("PARITY_PLAN_PREPARE", 1, &ignored, msg, sizeof msg) != 0 ||
+      psup_env_flag("PARITY_PLAN_PRUNE", 1, &ignored, msg, sizeof msg) != 0 ||
       (cache_limit && *cache_limit && parity__parse_cache_limit(cache_limit, &limit) != 0 &&
        snprintf(msg, sizeof msg, "PARITY_CACHE_LIMIT='%.40s' is not a size (bytes, or with K, M or G: 0, 512M, 2G)",
                 cache_limit) > 0)) {

@@ -20,39 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tensor_internal.h"
+#include "plan_internal.h"
 #include "parity_support/env.h"
 #include "parity_support/ops.h"
-
-typedef enum { CMD_LAUNCH, CMD_FILL } cmd_kind;
-
-typedef struct plan_cmd {
-  cmd_kind kind;
-  parity_kernel_fn fn;   /* the plugin's entry, resolved at plan_end */
-  parity_op_desc_t desc; /* at plan_end its pointers are fixed to `tensors` below */
-  parity_tensor_desc_t tensors[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
-  parity__storage *st; /* FILL target */
-  uint64_t off, size;
-  unsigned char pattern[8];
-  uint32_t psize;
-} plan_cmd;
-
-struct parity_plan_t {
-  /* replay reads these first, from one cache line: the plugin's plan_run and device handle are
-   * copied here at plan_end, not reached through dev -> plugin -> module on every replay (each a
-   * dependent load that the data of a cache-sized kernel has just evicted from L1) */
-  parity_plugin_plan_t *prepared; /* the plugin's own plan (plan_prepare), or NULL */
-  int32_t (*run)(parity_plugin_device_t *, parity_plugin_plan_t *);
-  parity_plugin_device_t *handle;
-  int recording;
-  int failed; /* host memory ran out while recording */
-  parity_device_t *dev;
-  plan_cmd *cmds;
-  uint64_t count, cap;
-  parity__storage **held;
-  uint64_t nheld, capheld;
-  uint32_t magic; /* PLAN_LIVE; PLAN_DEAD once destroyed (kept a while in the quarantine below) */
-};
 
 /* Destroyed plans wait in a quarantine (the last 64, process-wide) marked dead before their memory
  * is freed, so destroying, ending or replaying one again is refused with a message instead of
@@ -187,6 +157,14 @@ parity_status_t parity_plan_end(parity_plan_t *p) {
     return parity__fail(PARITY_STATUS_OUT_OF_MEMORY,
                         "plan_end: ran out of host memory while "
                         "recording; the plan cannot be replayed");
+  if (parity__plan_prune(p) != 0) /* out of host memory: every command stays, as correct */
+    parity__log(p->dev->ctx, 1, "plan: out of host memory while pruning; every recorded command is replayed");
+  if (p->recorded != p->count)
+    parity__log(p->dev->ctx, 2,
+                "plan: %llu commands recorded, %llu replayed (%llu with results no one can read, %llu with "
+                "the same results on every replay; PARITY_PLAN_PRUNE=0 keeps them)",
+                (unsigned long long)p->recorded, (unsigned long long)p->count, (unsigned long long)p->unobservable,
+                (unsigned long long)p->constant);
   /* Prepare the flat list: every command was validated and accepted by supports() when it ran
    * eagerly during recording, so replay calls the kernel entries directly with descriptors
    * whose pointers are fixed here (the array no longer moves). */
@@ -238,18 +216,25 @@ static plan_cmd *push(parity_plan_t *p) {
   return c;
 }
 
-void parity__plan_record_launch(parity_plan_t *p, const parity_op_desc_t *d, parity__storage *const *storages,
-                                uint32_t n) {
+void parity__plan_record_launch(parity_plan_t *p, const parity_op_desc_t *d, parity__storage *const *in_st,
+                                parity__storage *const *out_st) {
   plan_cmd *c = push(p);
   if (!c) return;
   c->kind = CMD_LAUNCH;
   c->desc = *d;
   /* tensor descriptors are stored by value; pointers are fixed up at replay (cmds may move) */
   for (uint32_t i = 0; i < d->num_inputs; i++)
-    if (d->inputs[i]) c->tensors[i] = *d->inputs[i];
+    if (d->inputs[i]) {
+      c->tensors[i] = *d->inputs[i];
+      c->sts[i] = in_st[i];
+      hold(p, in_st[i]);
+    }
   for (uint32_t i = 0; i < d->num_outputs; i++)
-    if (d->outputs[i]) c->tensors[PARITY_MAX_INPUTS + i] = *d->outputs[i];
-  for (uint32_t i = 0; i < n; i++) hold(p, storages[i]);
+    if (d->outputs[i]) {
+      c->tensors[PARITY_MAX_INPUTS + i] = *d->outputs[i];
+      c->sts[PARITY_MAX_INPUTS + i] = out_st[i];
+      hold(p, out_st[i]);
+    }
 }
 
 void parity__plan_record_fill(parity_plan_t *p, parity__storage *st, uint64_t off, uint64_t size, const void *pattern,
@@ -266,7 +251,20 @@ void parity__plan_record_fill(parity_plan_t *p, parity__storage *st, uint64_t of
   hold(p, st);
 }
 
-void parity__plan_hold(parity_plan_t *p, parity__storage *st) { hold(p, st); }
+void parity__plan_host_write(parity_plan_t *p, parity__storage *st) {
+  hold(p, st);
+  if (p->nwritten == p->capwritten) {
+    uint64_t cap = p->capwritten ? p->capwritten * 2 : 16;
+    parity__storage **w = realloc(p->written, cap * sizeof *w);
+    if (!w) {
+      p->failed = 1;
+      return;
+    }
+    p->written = w;
+    p->capwritten = cap;
+  }
+  p->written[p->nwritten++] = st; /* no reference of its own: `held` has one */
+}
 
 /* A command failed in replay: name it, keeping what the plugin said. */
 static parity_status_t plan_failed(parity_device_t *dev, int32_t st, uint64_t index, const parity_op_desc_t *d) {
@@ -325,6 +323,7 @@ void parity_plan_destroy(parity_plan_t *p) {
   }
   free(p->cmds);
   free(p->held);
+  free(p->written);
   parity_context_t *ctx = p->dev->ctx;
   plan_retire(p);
   parity__context_release(ctx);

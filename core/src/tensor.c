@@ -237,8 +237,7 @@ parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t directi
                                uint32_t nin, parity_tensor_t *const *outs, uint32_t nout,
                                const parity_op_params_t *params) {
   parity_tensor_desc_t descs[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
-  parity__storage *storages[PARITY_MAX_INPUTS + PARITY_MAX_OUTPUTS];
-  uint32_t ns = 0;
+  parity__storage *in_st[PARITY_MAX_INPUTS] = {0}, *out_st[PARITY_MAX_OUTPUTS] = {0};
   parity_op_desc_t d;
   memset(&d, 0, offsetof(parity_op_desc_t, params)); /* params: copied below, or zeroed */
   if (params)
@@ -257,7 +256,10 @@ parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t directi
     if (!t) continue;
     parity__tensor_desc(t, &descs[i]);
     *slot = &descs[i];
-    storages[ns++] = t->st;
+    if (i < nin)
+      in_st[i] = t->st;
+    else
+      out_st[i - nin] = t->st;
     if (i >= nin) total += psup_numel(&descs[i]);
   }
   if (total == 0) return PARITY_STATUS_OK; /* no kernel for zero elements */
@@ -274,7 +276,7 @@ parity_status_t parity__launch(parity_device_t *dev, int32_t op, int32_t directi
   parity_status_t st = parity__device_run_owned(dev, &d);
   dev->launches++;
   parity_plan_t *rec = st == PARITY_STATUS_OK ? parity__recording(dev) : NULL;
-  if (rec) parity__plan_record_launch(rec, &d, storages, ns);
+  if (rec) parity__plan_record_launch(rec, &d, in_st, out_st);
   parity__verify_launch(dev, &d, ins, nin, outs, nout, st == PARITY_STATUS_OK, pre);
   return st;
 }
@@ -460,7 +462,7 @@ parity_status_t parity_tensor_write(parity_tensor_t *t, const void *src, uint64_
   uint64_t off = (uint64_t)t->offset * esz;
   parity_status_t st = parity_buffer_write(t->st->buf, off, src, bytes);
   parity_plan_t *rec = st == PARITY_STATUS_OK ? parity__recording(t->st->dev) : NULL;
-  if (rec) parity__plan_hold(rec, t->st); /* an input: kept, never replayed (plan.c) */
+  if (rec) parity__plan_host_write(rec, t->st); /* an input: kept, never replayed (plan.c) */
   return st;
 }
 

@@ -124,12 +124,13 @@ void parity__storage_release(parity__storage *st);
 void parity__cache_drain(parity_device_t *dev);
 
 /* plan.c */
-void parity__plan_record_launch(parity_plan_t *plan, const parity_op_desc_t *d, parity__storage *const *storages,
-                                uint32_t n);
+/* in_st, out_st: the storage of each input and output slot of d (NULL where d has no tensor) */
+void parity__plan_record_launch(parity_plan_t *plan, const parity_op_desc_t *d, parity__storage *const *in_st,
+                                parity__storage *const *out_st);
 void parity__plan_record_fill(parity_plan_t *plan, parity__storage *st, uint64_t off, uint64_t size,
                               const void *pattern, uint32_t psize);
 /* A storage the host wrote while recording: kept alive by the plan, its data never replayed. */
-void parity__plan_hold(parity_plan_t *plan, parity__storage *st);
+void parity__plan_host_write(parity_plan_t *plan, parity__storage *st);
 
 /* autograd.c */
 /* The public function the user called, for node messages: composites (transpose, squeeze,

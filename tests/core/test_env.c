@@ -81,8 +81,9 @@ Test(env, unset_or_empty_gives_the_default) {
 
 /* context_create refuses each bad value; the context is not made and the message quotes it */
 static void refused(const char *var, const char *value, const char *expect) {
-  static const char *const vars[] = {"PARITY_LOG",          "PARITY_DEVICE",      "PARITY_VERIFY",
-                                     "PARITY_PLAN_PREPARE", "PARITY_CACHE_LIMIT", NULL};
+  static const char *const vars[] = {
+      "PARITY_LOG", "PARITY_DEVICE", "PARITY_VERIFY", "PARITY_PLAN_PREPARE", "PARITY_PLAN_PRUNE", "PARITY_CACHE_LIMIT",
+      NULL};
   for (int i = 0; vars[i]; i++) unsetenv(vars[i]);
   setenv("PARITY_BACKEND", "cpu", 1);
   setenv(var, value, 1);
@@ -100,6 +101,7 @@ Test(env, context_create_refuses_each_bad_value_as_written) {
   refused("PARITY_DEVICE", "99999999999", "PARITY_DEVICE='99999999999' is out of range");
   refused("PARITY_VERIFY", "gpu", "PARITY_VERIFY='gpu' is not one of off, cpu");
   refused("PARITY_PLAN_PREPARE", "never", "PARITY_PLAN_PREPARE='never' is not one of 0, 1");
+  refused("PARITY_PLAN_PRUNE", "maybe", "PARITY_PLAN_PRUNE='maybe' is not one of 0, 1");
   refused("PARITY_CACHE_LIMIT", "-5", "PARITY_CACHE_LIMIT='-5' is not a size");
   refused("PARITY_CACHE_LIMIT", "5T", "PARITY_CACHE_LIMIT='5T' is not a size");
 }
@@ -109,6 +111,7 @@ Test(env, good_values_still_open_a_context) {
   setenv("PARITY_LOG", "warn", 1);
   setenv("PARITY_VERIFY", "off", 1);
   setenv("PARITY_PLAN_PREPARE", "0", 1);
+  setenv("PARITY_PLAN_PRUNE", "0", 1);
   setenv("PARITY_CACHE_LIMIT", "64M", 1);
   setenv("PARITY_DEVICE", "0", 1);
   parity_context_t *ctx;

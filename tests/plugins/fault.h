@@ -24,6 +24,7 @@
   X(REFUSE_ALL_CLAIMS, "refuse-all-claims")             /* refuses every op; claims the CPU's dtypes and float64 */ \
   X(LIE_DTYPES, "lie-dtypes")                           /* runs f32 add, mul, sum only; claims all */               \
   X(CRASH_SUM, "crash-sum")                             /* SIGSEGV inside the f32 sum kernel */                     \
+  X(SUM_GRAD_READS_X, "sum-grad-reads-x")               /* sum backward dy + 0 * x: NaN in x reaches dx */          \
   /* kernel mutants (fault_mutants.c): the bug classes GPU backends ship */                                         \
   X(NAIVE_SUM, "naive-sum")                   /* one sequential f32 accumulator per sum */                          \
   X(DROP_PARTIAL, "drop-partial")             /* long sums: one of 512 partials lost */                             \
@@ -83,6 +84,7 @@ int32_t fault_tie_first_binary(const parity_op_desc_t *d);
 int32_t fault_tie_first_reduce(const parity_op_desc_t *d);
 int32_t fault_tie_first_pool(const parity_op_desc_t *d);
 int32_t fault_relu_grad(const parity_op_desc_t *d);
+int32_t fault_sum_grad_reads_x(const parity_op_desc_t *d);
 int32_t fault_sum(const parity_op_desc_t *d, int f16_accumulator, int rotate);
 int32_t fault_write_past_end(const parity_op_desc_t *d);
 int32_t fault_max_drop_nan(const parity_op_desc_t *d);

@@ -218,6 +218,16 @@ int32_t fault_relu_grad(const parity_op_desc_t *d) {
   return PARITY_STATUS_OK;
 }
 
+/* sum's backward as a kernel shared with max's might compute it: dy plus a term in x that is 0 for
+ * every finite x (abi/parity_plugin.h: x is SHAPE-ONLY there; NaN or inf in x now reaches dx) */
+int32_t fault_sum_grad_reads_x(const parity_op_desc_t *d) {
+  const parity_tensor_desc_t *x = d->inputs[0], *dx = d->outputs[0];
+  if (!dx) return PARITY_STATUS_OK;
+  int64_t n = psup_numel(dx);
+  for (int64_t i = 0; i < n; i++) st(dx, offset_of(dx, i), ld(dx, offset_of(dx, i)) + 0 * ld(x, offset_of(x, i)));
+  return PARITY_STATUS_OK;
+}
+
 /* ---- sums --------------------------------------------------------------------------------- */
 static atomic_uint_fast64_t sum_calls;
 

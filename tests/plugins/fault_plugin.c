@@ -190,6 +190,8 @@ static int32_t reduce_backward(parity_plugin_device_t *dev, const parity_op_desc
   int32_t st = fault_cpu->reduce_backward(dev, d);
   if (st == PARITY_STATUS_OK && fault_active == FAULT_TIE_FIRST && (d->op == PARITY_OP_MAX || d->op == PARITY_OP_MIN))
     return fault_tie_first_reduce(d);
+  if (st == PARITY_STATUS_OK && fault_active == FAULT_SUM_GRAD_READS_X && d->op == PARITY_OP_SUM)
+    return fault_sum_grad_reads_x(d);
   return st;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "conform.h"
+#include "parity_support/operands.h"
 
 enum { SENTINEL_A = 0xff, SENTINEL_B = 0x7e };
 
@@ -152,8 +153,10 @@ static int same_element(const cf_host_t *a, const cf_host_t *b, int64_t i, size_
   return 1;
 }
 
-/* First element where two runs differ, as a failure message. */
-static int check_same(const cf_case_t *c, const cf_host_t *a, const cf_host_t *b, uint32_t n, int run, cf_result_t *r) {
+/* First element where two runs differ, as a failure message; shape_only: run 2 had NaN (or 7) in
+ * the op's SHAPE-ONLY inputs, named there. */
+static int check_same(const cf_case_t *c, const cf_host_t *a, const cf_host_t *b, uint32_t n, int run,
+                      const char *shape_only, cf_result_t *r) {
   for (uint32_t k = 0; k < n; k++) {
     if (!a[k].data || !b[k].data) continue;
     size_t esz = psup_dtype_size(a[k].spec.dtype);
@@ -161,8 +164,16 @@ static int check_same(const cf_case_t *c, const cf_host_t *a, const cf_host_t *b
     for (int64_t i = 0; i < a[k].count; i++)
       if (!same_element(&a[k], &b[k], i, esz)) {
         char idx[96];
-        cf_result_fail(r, "nondeterministic: %s[%s] was %.17g in run 1 and %.17g in run %d", out_name(c, k),
-                       cf_index_str(&a[k].spec, i, idx, sizeof idx), cf_host_get(&a[k], i), cf_host_get(&b[k], i), run);
+        if (shape_only)
+          cf_result_fail(r,
+                         "depends on the values of %s, which it must not (abi/parity_plugin.h: SHAPE-ONLY inputs; "
+                         "a prepared plan leaves out what computes them): %s[%s] was %.17g, and %.17g with NaN there",
+                         shape_only, out_name(c, k), cf_index_str(&a[k].spec, i, idx, sizeof idx),
+                         cf_host_get(&a[k], i), cf_host_get(&b[k], i));
+        else
+          cf_result_fail(r, "nondeterministic: %s[%s] was %.17g in run 1 and %.17g in run %d", out_name(c, k),
+                         cf_index_str(&a[k].spec, i, idx, sizeof idx), cf_host_get(&a[k], i), cf_host_get(&b[k], i),
+                         run);
         return 0;
       }
   }
@@ -290,7 +301,7 @@ static void run_forward(cf_env_t *env, const cf_case_t *c, case_state_t *s, cf_r
     char what[32];
     snprintf(what, sizeof what, "run %d", run);
     int ok = cf_device_run(env, &s->fwd, run % 2 == 0, y2, r, what);
-    if (ok && !check_same(c, y1, y2, c->nout, run, r)) ok = 0;
+    if (ok && !check_same(c, y1, y2, c->nout, run, NULL, r)) ok = 0;
     if (run < runs) free_hosts(y2, c->nout);
     if (!ok) break;
   }
@@ -301,6 +312,29 @@ static void run_forward(cf_env_t *env, const cf_case_t *c, case_state_t *s, cf_r
   free_hosts(y2, c->nout);
   free_hosts(ref, c->nout);
   free_hosts(S, c->nout);
+}
+
+/* abi/parity_plugin.h's SHAPE-ONLY inputs (the backward of sum, mean, add, sub, neg, avg_pool2d):
+ * the second backward run gives each of them NaN in place of its values (7 in an integer dtype),
+ * and its gradients must keep the first run's bits, as a prepared plan that leaves out what
+ * computes those inputs requires (core/src/plan_prune.c). names: the inputs replaced, or "". */
+static void nan_shape_only(const cf_case_t *c, cf_op_t *bop, cf_host_t *junk, char *names, size_t n) {
+  static const char *const in_names[][PARITY_MAX_INPUTS] = {[PARITY_OP_KIND_UNARY] = {"x", "y"},
+                                                            [PARITY_OP_KIND_REDUCE] = {"x", "y"},
+                                                            [PARITY_OP_KIND_POOL2D] = {"x", "y"},
+                                                            [PARITY_OP_KIND_BINARY] = {"a", "b", "c"}};
+  size_t used = 0;
+  names[0] = 0;
+  for (uint32_t k = 0; k < bop->nin && k < PARITY_MAX_INPUTS; k++) {
+    if (!bop->in[k] || !psup_operand_values_unused(c->op, PARITY_DIRECTION_BACKWARD, k)) continue;
+    if (cf_host_alloc(&junk[k], &bop->in[k]->spec) != 0) continue;
+    double v = psup_dtype_is_float(junk[k].spec.dtype) ? NAN : 7;
+    for (int64_t i = 0; i < junk[k].count; i++) cf_host_set(&junk[k], i, v);
+    bop->in[k] = &junk[k];
+    int known = c->kind >= 0 && c->kind < (int32_t)(sizeof in_names / sizeof in_names[0]) && in_names[c->kind][k];
+    const char *name = known ? in_names[c->kind][k] : "an input";
+    if (used < n) used += (size_t)snprintf(names + used, n - used, "%s%s", used ? " and " : "", name);
+  }
 }
 
 static void run_backward(cf_env_t *env, const cf_case_t *c, case_state_t *s, cf_result_t *r) {
@@ -321,13 +355,17 @@ static void run_backward(cf_env_t *env, const cf_case_t *c, case_state_t *s, cf_
     return;
   }
   uint32_t nrun = 0;
+  cf_host_t nan_in[PARITY_MAX_INPUTS] = {0};
+  char shape_only[64] = "";
   for (int run = 0; run < 2; run++) {
     if (!cf_device_run(env, &s->fwd, run, y[run], r, "forward")) break;
     cf_backward_op(c, s->x, &y[run][0], &s->dy, s->grads, &bop);
+    if (run == 1) nan_shape_only(c, &bop, nan_in, shape_only, sizeof shape_only);
     if (!cf_device_run(env, &bop, run, g[run], r, "backward")) break;
     nrun++;
   }
-  if (nrun == 2) check_same(c, g[0], g[1], bop.nout, 2, r);
+  free_hosts(nan_in, PARITY_MAX_INPUTS);
+  if (nrun == 2) check_same(c, g[0], g[1], bop.nout, 2, shape_only[0] ? shape_only : NULL, r);
   if (nrun >= 1) {
     cf_backward_op(c, s->x, &y[0][0], &s->dy, s->grads, &bop);
     if (oracle_run(env, c, &bop, ref, S, 1, r))

@@ -44,3 +44,16 @@ int psup_operand_slot(const psup_operands_t *ops, int is_output, const char *nam
     if (strcmp((is_output ? ops->out : ops->in)[i].name, name) == 0) return (int)i;
   return -1;
 }
+
+int psup_operand_values_unused(int32_t op, int32_t direction, uint32_t slot) {
+  if (direction != PARITY_DIRECTION_BACKWARD) return 0;
+  switch (op) {
+    case PARITY_OP_SUM:
+    case PARITY_OP_MEAN:
+    case PARITY_OP_NEG:
+    case PARITY_OP_AVG_POOL2D: return slot < 2; /* {x, y, dy}: x and y */
+    case PARITY_OP_ADD:
+    case PARITY_OP_SUB: return slot < 3; /* {a, b, c, dc}: a, b and c */
+    default: return 0;
+  }
+}

@@ -222,8 +222,13 @@ PARITY_API parity_status_t parity_plan_begin(parity_device_t *dev, parity_plan_t
 /* Stop recording. Tensors created while recording keep their storage as long as the plan lives. */
 PARITY_API parity_status_t parity_plan_end(parity_plan_t *plan);
 /* Re-issue the recorded commands in the same order on the same buffers: write new values into
- * the plan's input tensors with parity_tensor_write first. Allocates nothing. */
+ * the plan's input tensors with parity_tensor_write first. Allocates nothing. A replay leaves out
+ * what no one can see: commands whose results no tensor reaches any more (tensors released while
+ * recording, read by nothing kept), and commands that would write the same bits every time (a
+ * backward's seed of ones and what is computed from it alone); every tensor you hold gets the
+ * bits the whole list would give it. PARITY_PLAN_PRUNE=0 keeps every command. */
 PARITY_API parity_status_t parity_plan_replay(parity_plan_t *plan);
+/* The commands a replay issues (recorded, less those left out). */
 PARITY_API uint64_t parity_plan_command_count(const parity_plan_t *plan);
 /* A plan destroyed twice (or ended or replayed after destroy) is refused with a message, like a
  * tensor's double release, as long as it is among the last 64 plans destroyed. */

@@ -33,6 +33,11 @@ const psup_operands_t *psup_operands(int32_t kind, int32_t direction);
 /* Slot `slot` of the inputs (is_output 0) or outputs (1), or NULL past the count. */
 const psup_operand_t *psup_operand(const psup_operands_t *ops, int is_output, uint32_t slot);
 
+/* 1 when the result of `op` (parity_op_t) in `direction` must not depend on the values of input
+ * `slot`, only on its shape and layout: abi/parity_plugin.h's SHAPE-ONLY inputs (the backward of
+ * sum, mean, add, sub, neg and avg_pool2d reads only the incoming gradient). 0 otherwise. */
+int psup_operand_values_unused(int32_t op, int32_t direction, uint32_t slot);
+
 /* Slot of the operand named `name` among the inputs (is_output 0) or outputs (1); -1 if none. */
 int psup_operand_slot(const psup_operands_t *ops, int is_output, const char *name);
 
