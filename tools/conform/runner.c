@@ -167,7 +167,8 @@ static int check_same(const cf_case_t *c, const cf_host_t *a, const cf_host_t *b
         if (shape_only)
           cf_result_fail(r,
                          "depends on the values of %s, which it must not (abi/parity_plugin.h: SHAPE-ONLY inputs; "
-                         "a prepared plan leaves out what computes them): %s[%s] was %.17g, and %.17g with NaN there",
+                         "a prepared plan leaves out what computes them), or is nondeterministic: %s[%s] was %.17g, "
+                         "and %.17g in a second run with NaN there",
                          shape_only, out_name(c, k), cf_index_str(&a[k].spec, i, idx, sizeof idx),
                          cf_host_get(&a[k], i), cf_host_get(&b[k], i));
         else
