@@ -327,6 +327,7 @@ static const softmax_variant_t softmax_variants[] = {
     {"row33", W_DEFAULT, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {4, 33}, 1, C, C},
     {"row1025", W_DEFAULT, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {3, 1025}, 1, C, C},
     {"axis0", W_DEFAULT, BOTH, CF_VALUES_NORMAL, CF_VALUES_NORMAL, 2, {17, 5}, 0, C, C},
+    /* rows 1000 above and below 0 in turn: a row max started at 0, not -inf, underflows the rows below to 0 / 0 */
     {"offset1000", W_DEFAULT, BOTH, CF_VALUES_OFFSET1000, CF_VALUES_NORMAL, 2, {4, 40}, 1, C, C},
     {"offset1e8", W_FULL, FWD, CF_VALUES_OFFSET1E8, CF_VALUES_NORMAL, 2, {4, 40}, 1, C, C},
     {"nll", W_DEFAULT, BWD, CF_VALUES_WIDE, CF_VALUES_ONEHOT, 2, {8, 50}, 1, C, C},

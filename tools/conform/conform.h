@@ -103,7 +103,7 @@ typedef enum cf_values_t {
   CF_VALUES_SPECIAL,    /* ±0, ±inf, NaN, denormals, huge and tiny (forward only) */
   CF_VALUES_TIES,       /* few distinct values: ties, zeros, rounding ties, kinks */
   CF_VALUES_MASK,       /* compare: [0,1,2,...] against 1 */
-  CF_VALUES_OFFSET1000, /* softmax: logits + 1000 */
+  CF_VALUES_OFFSET1000, /* softmax: logits + 1000 in even rows, - 1000 in odd ones */
   CF_VALUES_OFFSET1E8,  /* softmax: logits + 1e8 */
   CF_VALUES_WIDE,       /* softmax: logits spread over [-12, 12] */
   CF_VALUES_ONEHOT,     /* gradients: one 1 per softmax row, zeros elsewhere */

@@ -626,7 +626,11 @@ void cf_values_fill(const cf_values_ctx_t *vc, const cf_case_t *c, int slot, int
     } else {
       v = random_in(values == CF_VALUES_WIDE ? D_EXP : dom, r);
       if (values == CF_VALUES_WIDE) v *= 1.2;
-      if (values == CF_VALUES_OFFSET1000) v += 1000.0;
+      if (values == CF_VALUES_OFFSET1000) { /* rows alternately +1000 and -1000 off */
+        int64_t pos, row;
+        softmax_row(c, &h->spec, i, &pos, &row);
+        v += row % 2 ? -1000.0 : 1000.0;
+      }
       if (values == CF_VALUES_OFFSET1E8) v += 1e8;
     }
     if (psup_dtype_is_float(dt) && vc->no_denormals && v != 0 && fabs(v) < min_normal(dt)) v = copysign(0.0, v);
