@@ -237,7 +237,14 @@ static CUresult f_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUst
   GUARD;
   CUresult r = stream_op(st, "cuMemcpyDtoDAsync");
   if (r != CUDA_SUCCESS) return r;
-  memcpy((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n); /* like CUDA: no overlap allowed */
+  /* overlapping ranges are undefined in CUDA (a GPU copies them in parallel): refused here, since
+   * memcpy (glibc's is a memmove) would copy them right and hide the caller's bug */
+  if (n && d < s + n && s < d + n) {
+    fprintf(stderr, "fake libcuda: cuMemcpyDtoDAsync: overlapping ranges (%zu bytes from %#llx to %#llx)\n", n,
+            (unsigned long long)s, (unsigned long long)d);
+    return stream_failed(st, CUDA_ERROR_INVALID_VALUE);
+  }
+  memcpy((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
   return CUDA_SUCCESS;
 }
 static CUresult f_cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream st) {
