@@ -171,6 +171,24 @@ static CUresult f_cuEventDestroy(CUevent e) {
   (void)e;
   return CUDA_SUCCESS;
 }
+/* The emulation's freed allocations, until an allocation gets the address again: a kernel launched
+ * with one as a pointer argument would use freed memory (a stale pointer, such as a graph replaying
+ * an address its capture saw and that was freed since), and the launch fails as the GPU's illegal
+ * address would. The checking executor tracks every access itself. */
+#if defined(FAKE_CUDA_EMULATE) && !defined(FAKE_CUDA_CHECK)
+#define FAKE_FREED 64
+static CUdeviceptr fake_freed[FAKE_FREED];
+static unsigned fake_nfreed;
+static int fake_is_freed(CUdeviceptr p) {
+  for (unsigned i = 0; i < FAKE_FREED; i++)
+    if (p && fake_freed[i] == p) return 1;
+  return 0;
+}
+static void fake_reused(CUdeviceptr p) {
+  for (unsigned i = 0; i < FAKE_FREED; i++)
+    if (fake_freed[i] == p) fake_freed[i] = 0;
+}
+#endif
 static CUresult alloc(CUdeviceptr *p, size_t n) {
   GUARD;
 #ifdef FAKE_CUDA_CHECK
@@ -182,6 +200,9 @@ static CUresult alloc(CUdeviceptr *p, size_t n) {
   if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
   allocations++;
   *p = (CUdeviceptr)(uintptr_t)m;
+#if defined(FAKE_CUDA_EMULATE) && !defined(FAKE_CUDA_CHECK)
+  fake_reused(*p);
+#endif
   return CUDA_SUCCESS;
 }
 static CUresult f_cuMemAlloc(CUdeviceptr *p, size_t n) {
@@ -198,6 +219,9 @@ static CUresult free_(CUdeviceptr p) {
   if (chk_mem_free((void *)(uintptr_t)p) != 0) return CUDA_ERROR_INVALID_VALUE;
 #else
   free((void *)(uintptr_t)p);
+#ifdef FAKE_CUDA_EMULATE
+  fake_freed[fake_nfreed++ % FAKE_FREED] = p;
+#endif
 #endif
   allocations--;
   return CUDA_SUCCESS;
@@ -398,6 +422,17 @@ static CUresult run_kernel(const void *emu, const char *name, const unsigned *g,
 #if defined(FAKE_CUDA_CHECK)
   return check_launch(emu, g, b, params);
 #elif defined(FAKE_CUDA_EMULATE)
+  const emu_kernel_t *k = emu;
+  for (int i = 0; i < k->nargs; i++) {
+    CUdeviceptr v = 0;
+    if (k->psizes[i] != sizeof v) continue;
+    memcpy(&v, params[i], sizeof v);
+    if (fake_is_freed(v)) {
+      fprintf(stderr, "fake libcuda: %s: argument %d is freed device memory (%#llx)\n", name, i, (unsigned long long)v);
+      sticky = 1;
+      return CUDA_ERROR_ILLEGAL_ADDRESS;
+    }
+  }
   emu_launch(emu, g, b, params);
 #else
   (void)emu, (void)params;

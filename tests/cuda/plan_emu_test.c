@@ -4,7 +4,8 @@
  * softmax, matmul, elementwise, sum/mean, max and min with their backward, whose tie counts take
  * scratch memory), recorded once and replayed several times with new inputs written before each
  * replay, gives bit for bit what the same step gives eagerly on the same inputs; and every replay
- * is one graph launch (the plugin prepared the plan, not the host replaying it op by op). */
+ * is one graph launch (the plugin prepared the plan, not the host replaying it op by op); and eager
+ * work between the capture and a replay that grows the device's scratch leaves the replay alone. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <string.h>
@@ -137,5 +138,46 @@ Test(cuda_plan_emu, replays_with_new_inputs_give_the_eager_bits_across_families,
   parity_tensor_release(avg);
   parity_plan_destroy(plan);
   cr_expect_eq(fake_int("fake_cuda_graphs"), 0, "destroying the plan releases its graphs");
+  for (int i = 0; i < NIN; i++) parity_tensor_release(e.in[i]), parity_tensor_release(r.in[i]);
+}
+
+/* A plan owns its scratch: eager work after the capture that grows the device's own scratch (and
+ * frees the old one) leaves the replays alone. A graph that had captured the device's scratch would
+ * replay into freed memory, which the emulated driver refuses (a launch with a freed pointer). */
+Test(cuda_plan_emu, eager_work_that_grows_the_scratch_leaves_the_replays_alone, .timeout = 120) {
+  parity_device_t *dev = pt_try_device("cuda");
+  if (!dev) cr_skip_test("no cuda device (the emulated driver is not on the library path)");
+  static float eager[NOUT], replay[NOUT];
+  net e = net_new(dev), r = net_new(dev);
+  feed(&e, 1);
+  parity_tensor_t *avg, *total = step(&e, &avg); /* eagerly: the device's scratch holds the tie counts */
+  read_out(&e, total, avg, eager);
+  parity_tensor_release(total);
+  parity_tensor_release(avg);
+  feed(&r, 0);
+  parity_plan_t *plan;
+  OK(parity_plan_begin(dev, &plan));
+  total = step(&r, &avg);
+  OK(parity_plan_end(plan));
+  /* max over the rows of [10000, 2] and its backward: 80,000 bytes of tie counts, more than the
+   * device's scratch (64 KiB), which grows */
+  parity_tensor_t *big, *m, *s;
+  OK(parity_tensor_zeros(dev, PARITY_DTYPE_F32, 2, (int64_t[]){10000, 2}, &big));
+  OK(parity_tensor_set_requires_grad(big, 1));
+  OK(parity_reduce(PARITY_OP_MAX, big, 0x2, 0, &m));
+  OK(parity_reduce(PARITY_OP_SUM, m, 0x1, 0, &s));
+  OK(parity_backward(s, NULL, 0));
+  parity_tensor_release(s);
+  parity_tensor_release(m);
+  parity_tensor_release(big);
+  feed(&r, 1);
+  OK(parity_plan_replay(plan));
+  read_out(&r, total, avg, replay);
+  for (int k = 0; k < NOUT; k++)
+    cr_assert_eq(memcmp(&eager[k], &replay[k], sizeof(float)), 0, "value %d: eager %.9g, replayed %.9g", k, eager[k],
+                 replay[k]);
+  parity_tensor_release(total);
+  parity_tensor_release(avg);
+  parity_plan_destroy(plan);
   for (int i = 0; i < NIN; i++) parity_tensor_release(e.in[i]), parity_tensor_release(r.in[i]);
 }
