@@ -182,22 +182,28 @@ parity_status_t parity_plan_end(parity_plan_t *p) {
   return st;
 }
 
+/* Append st to a grown list of storages; 0, or -1 (p->failed set) when host memory ran out. */
+static int append(parity_plan_t *p, parity__storage ***list, uint64_t *n, uint64_t *cap, parity__storage *st) {
+  if (*n == *cap) {
+    uint64_t grown = *cap ? *cap * 2 : 64;
+    parity__storage **l = realloc(*list, grown * sizeof *l);
+    if (!l) {
+      p->failed = 1;
+      return -1;
+    }
+    *list = l;
+    *cap = grown;
+  }
+  (*list)[(*n)++] = st;
+  return 0;
+}
+
 static void hold(parity_plan_t *p, parity__storage *st) {
   for (uint64_t i = p->nheld; i > 0 && i + 8 > p->nheld; i--) /* recent ones repeat most */
     if (p->held[i - 1] == st) return;
-  if (p->nheld == p->capheld) {
-    uint64_t cap = p->capheld ? p->capheld * 2 : 64;
-    parity__storage **h = realloc(p->held, cap * sizeof *h);
-    if (!h) {
-      p->failed = 1;
-      return;
-    }
-    p->held = h;
-    p->capheld = cap;
-  }
+  if (append(p, &p->held, &p->nheld, &p->capheld, st) != 0) return;
   st->refs++;
   st->plan_holds++;
-  p->held[p->nheld++] = st;
 }
 
 static plan_cmd *push(parity_plan_t *p) {
@@ -253,17 +259,7 @@ void parity__plan_record_fill(parity_plan_t *p, parity__storage *st, uint64_t of
 
 void parity__plan_host_write(parity_plan_t *p, parity__storage *st) {
   hold(p, st);
-  if (p->nwritten == p->capwritten) {
-    uint64_t cap = p->capwritten ? p->capwritten * 2 : 16;
-    parity__storage **w = realloc(p->written, cap * sizeof *w);
-    if (!w) {
-      p->failed = 1;
-      return;
-    }
-    p->written = w;
-    p->capwritten = cap;
-  }
-  p->written[p->nwritten++] = st; /* no reference of its own: `held` has one */
+  append(p, &p->written, &p->nwritten, &p->capwritten, st); /* no reference of its own: `held` has one */
 }
 
 /* A command failed in replay: name it, keeping what the plugin said. */
