@@ -9,8 +9,9 @@
  * The plan keeps every storage it touched alive, so releasing or reshaping a captured tensor
  * afterwards cannot make replay touch freed memory.
  *
- * At plan_end the commands become a flat list of prepared launches (descriptor pointers fixed,
- * kernel entries resolved), and a plugin that offers the optional plan entries (ABI 1.1:
+ * At plan_end the commands a replay need not issue are left out (plan_prune.c: results no tensor
+ * can reach, and results that would be the same bits every replay), the rest become a flat list of
+ * prepared launches (descriptor pointers fixed, kernel entries resolved), and a plugin that offers the optional plan entries (ABI 1.1:
  * plan_prepare/run/release) receives the whole list once, to replay it its own way (a CUDA
  * graph, a recorded command buffer, kernels with their geometry derived once). A plugin may
  * decline (UNSUPPORTED); replay then calls the entries one by one. PARITY_PLAN_PREPARE=0 makes
