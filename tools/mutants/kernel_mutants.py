@@ -18,6 +18,7 @@ the script could not run.
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -28,11 +29,21 @@ DEFAULT_TARGETS = "fake_libcuda_check,fake_libcuda_emu,parity_plugin_cuda"
 
 
 def build(build_dir, targets):
+    """Build in a process group of its own. Interrupted (Ctrl-C), the whole group is killed and
+    waited for before the caller restores the source: a compiler still running could otherwise
+    write an object built from the mutant after the restore, newer than the restored file, and
+    later runs would count that mutant as caught without it."""
     cmd = ["cmake", "--build", build_dir, "-j2"]
     for t in targets:
         cmd += ["--target", t]
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    return r.returncode == 0, r.stdout
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = p.communicate()
+    except BaseException:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        raise
+    return p.returncode == 0, out
 
 
 def first_report(output):
