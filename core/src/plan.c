@@ -1,7 +1,8 @@
 /* plan.c — capture and replay. While a plan records, every command the core issues on the
  * device (op launches and fills) is copied into the plan, and every storage it touches is
- * retained, so replay re-issues the same kernels in the same order on the same buffers: results
- * are bitwise equal to eager execution, and replay allocates nothing.
+ * retained, so replay re-issues the same kernels in the same order on the same buffers (less what
+ * plan_prune.c leaves out): every tensor the caller holds gets the bits of eager execution, and
+ * replay allocates nothing.
  *
  * A plan binds storages, not their contents. Host writes (parity_tensor_write, from_host) are
  * not commands: data written during recording stays in its storage, and data written between
