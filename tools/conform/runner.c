@@ -320,10 +320,7 @@ static void run_forward(cf_env_t *env, const cf_case_t *c, case_state_t *s, cf_r
  * and its gradients must keep the first run's bits, as a prepared plan that leaves out what
  * computes those inputs requires (core/src/plan_prune.c). names: the inputs replaced, or "". */
 static void nan_shape_only(const cf_case_t *c, cf_op_t *bop, cf_host_t *junk, char *names, size_t n) {
-  static const char *const in_names[][PARITY_MAX_INPUTS] = {[PARITY_OP_KIND_UNARY] = {"x", "y"},
-                                                            [PARITY_OP_KIND_REDUCE] = {"x", "y"},
-                                                            [PARITY_OP_KIND_POOL2D] = {"x", "y"},
-                                                            [PARITY_OP_KIND_BINARY] = {"a", "b", "c"}};
+  const psup_operands_t *ops = psup_operands(c->kind, PARITY_DIRECTION_BACKWARD);
   size_t used = 0;
   names[0] = 0;
   for (uint32_t k = 0; k < bop->nin && k < PARITY_MAX_INPUTS; k++) {
@@ -332,8 +329,8 @@ static void nan_shape_only(const cf_case_t *c, cf_op_t *bop, cf_host_t *junk, ch
     double v = psup_dtype_is_float(junk[k].spec.dtype) ? NAN : 7;
     for (int64_t i = 0; i < junk[k].count; i++) cf_host_set(&junk[k], i, v);
     bop->in[k] = &junk[k];
-    int known = c->kind >= 0 && c->kind < (int32_t)(sizeof in_names / sizeof in_names[0]) && in_names[c->kind][k];
-    const char *name = known ? in_names[c->kind][k] : "an input";
+    const psup_operand_t *o = psup_operand(ops, 0, k);
+    const char *name = o ? o->name : "an input";
     if (used < n) used += (size_t)snprintf(names + used, n - used, "%s%s", used ? " and " : "", name);
   }
 }
