@@ -110,6 +110,9 @@ static int case_selected(const options_t *o, const cf_case_list_t *cases, size_t
   return !o->cases || in_list(o->cases, c->id) || in_list(o->cases, c->variant);
 }
 
+/* cf_cases_build's filter: the ops --op names (all without it) */
+static int op_selected(int32_t op, const void *ctx) { return in_list(((const options_t *)ctx)->ops, psup_op_name(op)); }
+
 static int check_selected(const options_t *o, const char *id) {
   if (o->ops || o->dtypes || o->direction || (o->shards > 1 && o->shard != 0) || (o->parts > 1 && o->part != 0))
     return 0;
@@ -599,7 +602,7 @@ int main(int argc, char **argv) {
         "allocation bounds are the tensor's\n",
         placement == 1 ? "after" : "before", placement == 1 ? "end" : "start");
   cf_case_list_t cases;
-  if (cf_cases_build(&cases) != 0) {
+  if (cf_cases_build(&cases, op_selected, &o) != 0) {
     fprintf(stderr, "parity-conform: out of memory building the case table\n");
     return 2;
   }

@@ -232,7 +232,7 @@ int cf_cases_elementwise(cf_case_list_t *list, int32_t op, int32_t kind, uint32_
   return 0;
 }
 
-int cf_cases_build(cf_case_list_t *list) {
+int cf_cases_build(cf_case_list_t *list, int (*keep_op)(int32_t op, const void *ctx), const void *ctx) {
   memset(list, 0, sizeof *list);
   static const struct {
     int32_t op, kind;
@@ -243,6 +243,7 @@ int cf_cases_build(cf_case_list_t *list) {
 #undef PARITY_OP
   };
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    if (keep_op && !keep_op(ops[i].op, ctx)) continue;
     int rc;
     switch (psup_kind_family(ops[i].kind)) {
       case PARITY_FAMILY_ELEMENTWISE: rc = cf_cases_elementwise(list, ops[i].op, ops[i].kind, ops[i].flags); break;
