@@ -75,12 +75,21 @@ stall_lib)
   [ "$(cat "$TMP/s.s")" -le 20 ] || fail "took $(cat "$TMP/s.s") s with a 1 s timeout"
   echo "stalled rank 1 named by rank 0 after the 1 s timeout; job ended with status $(cat "$TMP/s.rc") in $(cat "$TMP/s.s") s"
   # a timeout that is no bounded wait (nan, inf: endless; abc, -5: used to be 60 s; 1e-300: aborted
-  # a healthy job) is refused by parity_dist_init, quoted, before MPI starts
+  # a healthy job) is refused by parity_dist_init, quoted, before MPI starts. The five jobs run at
+  # once: each is mpirun's start and its teardown after a rank exits early, about 2 s of waiting
+  # and little CPU
+  i=0
   for v in nan inf abc -5 1e-300; do
-    PARITY_DIST_TIMEOUT=$v PARITY_BACKEND=cpu run t mpi 1 -x PARITY_DIST_TIMEOUT "$CHECK" bcast
-    [ "$(cat "$TMP/t.rc")" != 0 ] || { cat "$TMP/t"; fail "PARITY_DIST_TIMEOUT=$v accepted"; }
-    grep -qF "PARITY_DIST_TIMEOUT='$v' is" "$TMP/t" || { cat "$TMP/t"; fail "PARITY_DIST_TIMEOUT=$v: no message quoting it"; }
-    [ "$(cat "$TMP/t.s")" -le 20 ] || fail "PARITY_DIST_TIMEOUT=$v: took $(cat "$TMP/t.s") s"
+    i=$((i + 1))
+    PARITY_DIST_TIMEOUT=$v PARITY_BACKEND=cpu run t$i mpi 1 -x PARITY_DIST_TIMEOUT "$CHECK" bcast &
+  done
+  wait
+  i=0
+  for v in nan inf abc -5 1e-300; do
+    i=$((i + 1))
+    [ "$(cat "$TMP/t$i.rc")" != 0 ] || { cat "$TMP/t$i"; fail "PARITY_DIST_TIMEOUT=$v accepted"; }
+    grep -qF "PARITY_DIST_TIMEOUT='$v' is" "$TMP/t$i" || { cat "$TMP/t$i"; fail "PARITY_DIST_TIMEOUT=$v: no message quoting it"; }
+    [ "$(cat "$TMP/t$i.s")" -le 20 ] || fail "PARITY_DIST_TIMEOUT=$v: took $(cat "$TMP/t$i.s") s"
   done
   echo "PARITY_DIST_TIMEOUT nan, inf, abc, -5, 1e-300: refused at init with the value quoted" ;;
 train_cpu|train_opencl)
