@@ -3,6 +3,7 @@
  * count, op and dtypes; dense copies (same-dtype casts, add's gradient) go through
  * clEnqueueCopyBuffer instead of a kernel. */
 #include "cl_internal.h"
+#include "parity_support/layout.h"
 #include "kp_host.h"
 
 _Static_assert((int)OCL_CLASS_F == KP_CLASS_F && (int)OCL_CLASS_D == KP_CLASS_D && (int)OCL_CLASS_I == KP_CLASS_I &&
@@ -35,24 +36,14 @@ static ocl_arg_t scalar_arg(const parity_plugin_device_t *dev, int cls, double v
   return (ocl_arg_t){sizeof s->d, &s->d, 0};
 }
 
-/* A cast that is a plain copy: same dtype (not bool, which the kernel stores canonically as 0/1,
- * nor f16/bf16, whose NaNs the kernel quiets), both operands dense with unit strides after the
- * iteration's axis merging. Such copies go through clEnqueueCopyBuffer: bit for bit what the
- * kernel writes, with no program to build (the core copies gradients this way). Sets *done. */
-static int32_t copy_cast(parity_plugin_device_t *dev, const kp_ew_t *e, const kp_iter_cl_t *it, int *done) {
-  int32_t sdt = e->dt;
-  *done = 0;
-  if (sdt != e->dt2 ||
-      !(sdt == PARITY_DTYPE_F32 || sdt == PARITY_DTYPE_F64 || sdt == PARITY_DTYPE_I32 || sdt == PARITY_DTYPE_I64))
-    return PARITY_STATUS_OK;
-  if (!(it->rank == 1 && (it->shape[0] == 1 || (it->strides[0][0] == 1 && it->strides[1][0] == 1))))
-    return PARITY_STATUS_OK;
-  cl_mem x = ocl_mem_of(e->t[0]), y = ocl_mem_of(e->t[1]);
-  size_t es = (size_t)psup_dtype_size(sdt), so = (size_t)it->base[0] * es, dof = (size_t)it->base[1] * es;
-  size_t bytes = (size_t)e->n * es;
-  if (x == y && so + bytes > dof && dof + bytes > so) return PARITY_STATUS_OK; /* overlapping: the kernel */
-  *done = 1;
-  return ocl_copy(dev, x, so, y, dof, bytes, "cast (same dtype, dense)");
+/* A cast that is a plain copy (psup_cast_is_copy: same dtype, dense, not overlapping) goes through
+ * clEnqueueCopyBuffer: bit for bit what the kernel writes, with no program to build. Sets *done. */
+static int32_t copy_cast(parity_plugin_device_t *dev, const kp_ew_t *e, int *done) {
+  uint64_t so, dof, bytes;
+  *done = psup_cast_is_copy(e->t[0], e->t[1], &so, &dof, &bytes);
+  if (!*done) return PARITY_STATUS_OK;
+  return ocl_copy(dev, ocl_mem_of(e->t[0]), (size_t)so, ocl_mem_of(e->t[1]), (size_t)dof, (size_t)bytes,
+                  "cast (same dtype, dense)");
 }
 
 /* add backward: da = db = dc; dense f32/f64 ones are buffer copies, no kernel. Sets *done. */
@@ -85,10 +76,10 @@ static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int b
   int32_t st = PARITY_STATUS_OK;
   if (e.kid == OCL_K_ew_binary_bwd && d->op == PARITY_OP_ADD) st = copy_add_grad(dev, d, &e, &done);
   if (st != PARITY_STATUS_OK || done) return st;
+  if (e.kid == OCL_K_ew_cast) st = copy_cast(dev, &e, &done);
+  if (st != PARITY_STATUS_OK || done) return st;
   kp_iter_cl_t it;
   kp_iter_cl_from_tensors(&it, e.nops, e.t);
-  if (e.kid == OCL_K_ew_cast) st = copy_cast(dev, &e, &it, &done);
-  if (st != PARITY_STATUS_OK || done) return st;
   it.op = e.op, it.dt = e.dt, it.dt2 = e.dt2;
   /* the variant fixes op and dtypes; select's fixes nothing (its kernel copies bytes) */
   int select = e.kid == OCL_K_ew_select || e.kid == OCL_K_ew_select_bwd;

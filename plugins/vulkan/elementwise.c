@@ -1,5 +1,5 @@
 /* elementwise.c — unary, binary, compare, select and cast, forward and backward
- * (shaders/elementwise.comp). Operands of one op share one shape (broadcasting arrives as zero
+ * (shaders/elementwise.comp; a dense same-dtype cast is a buffer copy). Operands of one op share one shape (broadcasting arrives as zero
  * strides); the layout (parity_support/layout.h) merges axes before launch. */
 #include <stdio.h>
 #include <string.h>
@@ -121,7 +121,10 @@ int32_t vkp_elementwise_forward(parity_plugin_device_t *dev, const parity_op_des
       const int w[] = {0, 0, 0, 1};
       return launch(dev, "ew_select", esize_name(OUT(0)->dtype), op, 0, 4, t, w, 0);
     }
-    default: { /* cast */
+    default: { /* cast; a dense same-dtype one is a vkCmdCopyBuffer (psup_cast_is_copy) */
+      uint64_t so, dof, bytes;
+      if (psup_cast_is_copy(IN(0), OUT(0), &so, &dof, &bytes))
+        return vkp_buffer_copy(dev, IN(0)->buffer, so, OUT(0)->buffer, dof, bytes);
       const parity_tensor_desc_t *t[] = {IN(0), OUT(0)};
       const int w[] = {0, 1};
       char suffix[16];

@@ -65,3 +65,24 @@ void psup_layout_from_tensors(psup_layout_t *l, uint32_t nops, const parity_tens
   }
   psup_layout_build(l, ref ? ref->rank : 0, ref ? ref->shape : NULL, nops, strides, bases, short_inner_swap);
 }
+
+int psup_cast_is_copy(const parity_tensor_desc_t *x, const parity_tensor_desc_t *y, uint64_t *src_off,
+                      uint64_t *dst_off, uint64_t *bytes) {
+  int32_t dt = x->dtype;
+  if (dt != y->dtype ||
+      !(dt == PARITY_DTYPE_F32 || dt == PARITY_DTYPE_F64 || dt == PARITY_DTYPE_I32 || dt == PARITY_DTYPE_I64))
+    return 0;
+  uint64_t es = psup_dtype_size(dt);
+  if (x->offset_bytes % es || y->offset_bytes % es) return 0;
+  const parity_tensor_desc_t *t[2] = {x, y};
+  psup_layout_t l;
+  psup_layout_from_tensors(&l, 2, t, 0);
+  if (l.rank != 1 || l.shape[0] < 1 || (l.shape[0] > 1 && (l.strides[0][0] != 1 || l.strides[1][0] != 1)) ||
+      l.base[0] < 0 || l.base[1] < 0)
+    return 0;
+  *src_off = (uint64_t)l.base[0] * es;
+  *dst_off = (uint64_t)l.base[1] * es;
+  *bytes = (uint64_t)l.shape[0] * es;
+  if (x->buffer == y->buffer && *src_off < *dst_off + *bytes && *dst_off < *src_off + *bytes) return 0;
+  return 1;
+}

@@ -28,4 +28,13 @@ void psup_layout_build(psup_layout_t *l, uint32_t rank, const int64_t *shape, ui
 void psup_layout_from_tensors(psup_layout_t *l, uint32_t nops, const parity_tensor_desc_t *const *t,
                               int short_inner_swap);
 
+/* A cast that is a plain copy of bytes: the same dtype on both sides, one of f32, f64, i32, i64
+ * (bool's kernel stores 0/1 canonically, and f16/bf16 kernels quiet a signalling NaN), both
+ * operands dense with unit strides once axes are merged, offsets whole elements, and x's bytes not
+ * overlapping y's in one buffer. Then 1, with the byte ranges: a plugin copies them with its
+ * driver's buffer copy (clEnqueueCopyBuffer, vkCmdCopyBuffer), bit for bit what its cast kernel
+ * writes, with no kernel to launch (the core copies gradients this way). Else 0: the kernel. */
+int psup_cast_is_copy(const parity_tensor_desc_t *x, const parity_tensor_desc_t *y, uint64_t *src_off,
+                      uint64_t *dst_off, uint64_t *bytes);
+
 #endif
