@@ -1,10 +1,12 @@
 /* elementwise.c — unary, binary, compare, select and cast (plugins/kernels/elementwise.k.h). Which
  * kernel runs over which operands: kp_ew_plan (kp_host.h). The CUDA kernels take the item count,
- * op and dtypes as arguments after the iteration (dialect.h's ITER_PARAMS*). */
+ * op and dtypes as arguments after the iteration (dialect.h's ITER_PARAMS*); a dense same-dtype
+ * cast is a device-to-device copy. */
 #include <string.h>
 
 #include "cu_internal.h"
 #include "kp_host.h"
+#include "parity_support/layout.h"
 
 _Static_assert((int)CU_CLASS_F == KP_CLASS_F && (int)CU_CLASS_D == KP_CLASS_D && (int)CU_CLASS_I == KP_CLASS_I &&
                    (int)CU_CLASS_L == KP_CLASS_L,
@@ -33,6 +35,9 @@ static void *scalar_arg(int cls, double v, scalar_arg_t *s) {
 static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int backward) {
   kp_ew_t e;
   if (!kp_ew_plan(&e, d, backward)) return PARITY_STATUS_OK; /* nothing to launch */
+  uint64_t so, dof, bytes; /* a cast that is a plain copy (parity_support/layout.h): cuMemcpyDtoDAsync */
+  if (e.kid == KP_K_ew_cast && psup_cast_is_copy(e.t[0], e.t[1], &so, &dof, &bytes))
+    return cu_buffer_copy(dev, e.t[0]->buffer, so, e.t[1]->buffer, dof, bytes);
   kp_iter_cu_t it;
   kp_iter_cu_from_tensors(&it, e.nops, e.t);
   int32_t ints[2];
