@@ -1,7 +1,7 @@
 /* elementwise.c — unary, binary, compare, select and cast (plugins/kernels/elementwise.k.h). Which
  * kernel runs over which operands: kp_ew_plan (kp_host.h). The CUDA kernels take the item count,
  * op and dtypes as arguments after the iteration (dialect.h's ITER_PARAMS*); a dense same-dtype
- * cast is a device-to-device copy. */
+ * cast and add's dense backward are device-to-device copies. */
 #include <string.h>
 
 #include "cu_internal.h"
@@ -38,6 +38,13 @@ static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int b
   uint64_t so, dof, bytes; /* a cast that is a plain copy (parity_support/layout.h): cuMemcpyDtoDAsync */
   if (e.kid == KP_K_ew_cast && psup_cast_is_copy(e.t[0], e.t[1], &so, &dof, &bytes))
     return cu_buffer_copy(dev, e.t[0]->buffer, so, e.t[1]->buffer, dof, bytes);
+  uint64_t dofs[2]; /* add's da = db = dc, dense (psup_add_grad_is_copy): copies too */
+  if (e.kid == KP_K_ew_binary_bwd && psup_add_grad_is_copy(d, &so, dofs, &bytes)) {
+    int32_t st = PARITY_STATUS_OK;
+    for (uint32_t k = 0; k < 2 && k < d->num_outputs && st == PARITY_STATUS_OK; k++)
+      if (d->outputs[k]) st = cu_buffer_copy(dev, d->inputs[3]->buffer, so, d->outputs[k]->buffer, dofs[k], bytes);
+    return st;
+  }
   kp_iter_cu_t it;
   kp_iter_cu_from_tensors(&it, e.nops, e.t);
   int32_t ints[2];

@@ -46,26 +46,17 @@ static int32_t copy_cast(parity_plugin_device_t *dev, const kp_ew_t *e, int *don
                   "cast (same dtype, dense)");
 }
 
-/* add backward: da = db = dc; dense f32/f64 ones are buffer copies, no kernel. Sets *done. */
-static int32_t copy_add_grad(parity_plugin_device_t *dev, const parity_op_desc_t *d, const kp_ew_t *e, int *done) {
-  const parity_tensor_desc_t *t[] = {d->inputs[3], d->outputs[0], d->outputs[1]};
-  kp_iter_cl_t it;
-  kp_iter_cl_from_tensors(&it, 3, t);
-  int dense = (e->dt == PARITY_DTYPE_F32 || e->dt == PARITY_DTYPE_F64) && it.rank == 1;
-  for (int k = 0; dense && k < 3; k++) dense = !t[k] || it.shape[0] == 1 || it.strides[k][0] == 1;
-  size_t es = (size_t)psup_dtype_size(e->dt), bytes = (size_t)e->n * es, so = (size_t)it.base[0] * es;
-  cl_mem dc = ocl_mem_of(t[0]);
-  for (int k = 1; dense && k < 3; k++) { /* an output overlapping dc takes the kernel */
-    cl_mem m = ocl_mem_of(t[k]);
-    size_t o = (size_t)it.base[k] * es;
-    if (m && m == dc && o < so + bytes && so < o + bytes) dense = 0;
-  }
-  for (int k = 1; dense && k < 3; k++) {
-    if (!t[k]) continue;
-    int32_t st = ocl_copy(dev, dc, so, ocl_mem_of(t[k]), (size_t)it.base[k] * es, bytes, "add backward (dense)");
+/* add backward: da = db = dc; dense f32/f64 ones (psup_add_grad_is_copy) are buffer copies, no
+ * kernel. Sets *done. */
+static int32_t copy_add_grad(parity_plugin_device_t *dev, const parity_op_desc_t *d, int *done) {
+  uint64_t so, dof[2], bytes;
+  *done = psup_add_grad_is_copy(d, &so, dof, &bytes);
+  for (int k = 0; *done && k < 2; k++) {
+    if (!d->outputs[k] || (k == 1 && d->num_outputs < 2)) continue;
+    int32_t st = ocl_copy(dev, ocl_mem_of(d->inputs[3]), (size_t)so, ocl_mem_of(d->outputs[k]), (size_t)dof[k],
+                          (size_t)bytes, "add backward (dense)");
     if (st != PARITY_STATUS_OK) return st;
   }
-  *done = dense;
   return PARITY_STATUS_OK;
 }
 
@@ -74,7 +65,7 @@ static int32_t run(parity_plugin_device_t *dev, const parity_op_desc_t *d, int b
   if (!kp_ew_plan(&e, d, backward)) return PARITY_STATUS_OK; /* nothing to launch */
   int done = 0;
   int32_t st = PARITY_STATUS_OK;
-  if (e.kid == OCL_K_ew_binary_bwd && d->op == PARITY_OP_ADD) st = copy_add_grad(dev, d, &e, &done);
+  if (e.kid == OCL_K_ew_binary_bwd && d->op == PARITY_OP_ADD) st = copy_add_grad(dev, d, &done);
   if (st != PARITY_STATUS_OK || done) return st;
   if (e.kid == OCL_K_ew_cast) st = copy_cast(dev, &e, &done);
   if (st != PARITY_STATUS_OK || done) return st;

@@ -1,5 +1,5 @@
 /* elementwise.c — unary, binary, compare, select and cast, forward and backward
- * (shaders/elementwise.comp; a dense same-dtype cast is a buffer copy). Operands of one op share one shape (broadcasting arrives as zero
+ * (shaders/elementwise.comp; a dense same-dtype cast and add's dense backward are buffer copies). Operands of one op share one shape (broadcasting arrives as zero
  * strides); the layout (parity_support/layout.h) merges axes before launch. */
 #include <stdio.h>
 #include <string.h>
@@ -148,6 +148,13 @@ int32_t vkp_elementwise_backward(parity_plugin_device_t *dev, const parity_op_de
       return launch(dev, "ew_unary_bwd", dn, op, 0, 4, t, w, d->params.unary.alpha);
     }
     case PARITY_OP_KIND_BINARY: {
+      uint64_t so, dof[2], bytes; /* add's da = db = dc, dense: vkCmdCopyBuffer (psup_add_grad_is_copy) */
+      if (psup_add_grad_is_copy(d, &so, dof, &bytes)) {
+        int32_t st = PARITY_STATUS_OK;
+        for (uint32_t k = 0; k < 2 && k < d->num_outputs && st == PARITY_STATUS_OK; k++)
+          if (OUT(k)) st = vkp_buffer_copy(dev, IN(3)->buffer, so, OUT(k)->buffer, dof[k], bytes);
+        return st;
+      }
       const parity_tensor_desc_t *t[] = {IN(0), IN(1), IN(2), IN(3), OUT(0), OUT(1)};
       const int w[] = {0, 0, 0, 0, 1, 1};
       int extra = (OUT(0) ? 1 : 0) | (d->num_outputs > 1 && OUT(1) ? 2 : 0);

@@ -1,5 +1,6 @@
 /* The shared layout rules (parity_support/layout.h) that decide what a GPU plugin launches:
- * psup_cast_is_copy, which turns a cast into a driver's buffer copy (OpenCL, Vulkan). A copy where
+ * psup_cast_is_copy and psup_add_grad_is_copy, which turn a cast and add's backward into a driver's
+ * buffer copies (OpenCL, Vulkan, CUDA). A copy where
  * the kernel would write other bits (bool, f16, bf16), read other elements (a view, a broadcast,
  * a transposed output) or read what it has already overwritten (overlapping ranges) is a wrong
  * result, so each refusal is checked here beside the cases it accepts. */
@@ -79,4 +80,54 @@ Test(layout, a_cast_that_is_not_a_plain_copy_takes_the_kernel) {
   cr_assert_eq(psup_cast_is_copy(&x, &o, &so, &dof, &bytes), 0, "overlapping, the output one element on");
   cr_assert_eq(psup_cast_is_copy(&o, &x, &so, &dof, &bytes), 0, "overlapping, the output one element back");
   cr_assert_eq(psup_cast_is_copy(&x, &x, &so, &dof, &bytes), 0, "in place");
+}
+
+/* add's backward: in a, b, c, dc; out da, db (either may be NULL) */
+static parity_op_desc_t add_backward(const parity_tensor_desc_t *dc, const parity_tensor_desc_t *da,
+                                     const parity_tensor_desc_t *db) {
+  parity_op_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.op = PARITY_OP_ADD;
+  d.direction = PARITY_DIRECTION_BACKWARD;
+  d.num_inputs = 4;
+  d.num_outputs = 2;
+  d.inputs[0] = d.inputs[1] = d.inputs[2] = d.inputs[3] = dc;
+  d.outputs[0] = da;
+  d.outputs[1] = db;
+  return d;
+}
+
+Test(layout, add_gradients_that_are_dc_itself_are_copies) {
+  parity_tensor_desc_t dc = vec(PARITY_DTYPE_F64, 17, 16, &buf_a), da = vec(PARITY_DTYPE_F64, 17, 8, &buf_b),
+                       db = vec(PARITY_DTYPE_F64, 17, 17 * 8 + 16, &buf_a);
+  uint64_t so = 1, dof[2] = {1, 1}, bytes = 0;
+  parity_op_desc_t d = add_backward(&dc, &da, &db);
+  cr_assert_eq(psup_add_grad_is_copy(&d, &so, dof, &bytes), 1);
+  cr_assert(so == 16 && dof[0] == 8 && dof[1] == 17 * 8 + 16 && bytes == 17 * 8);
+  d = add_backward(&dc, NULL, &db); /* da not wanted */
+  cr_assert_eq(psup_add_grad_is_copy(&d, &so, dof, &bytes), 1);
+  cr_assert_eq(dof[0], 0);
+}
+
+Test(layout, add_gradients_that_are_not_plain_copies_take_the_kernel) {
+  uint64_t so, dof[2], bytes;
+  parity_tensor_desc_t dc = vec(PARITY_DTYPE_F32, 17, 0, &buf_a), da = vec(PARITY_DTYPE_F32, 17, 0, &buf_b);
+  parity_op_desc_t d = add_backward(&dc, &da, NULL);
+  d.op = PARITY_OP_SUB; /* db = -dc */
+  cr_assert_eq(psup_add_grad_is_copy(&d, &so, dof, &bytes), 0, "sub");
+  d = add_backward(&dc, NULL, NULL);
+  cr_assert_eq(psup_add_grad_is_copy(&d, &so, dof, &bytes), 0, "no output");
+  parity_tensor_desc_t h = vec(PARITY_DTYPE_F16, 17, 0, &buf_a), hb = vec(PARITY_DTYPE_F16, 17, 0, &buf_b);
+  d = add_backward(&h, &hb, NULL);
+  cr_assert_eq(psup_add_grad_is_copy(&d, &so, dof, &bytes), 0, "f16");
+  parity_tensor_desc_t r = da; /* a broadcast operand's gradient is a sum over its axis */
+  r.strides[0] = 0;
+  d = add_backward(&dc, &r, NULL);
+  cr_assert_eq(psup_add_grad_is_copy(&d, &so, dof, &bytes), 0, "a reduced gradient");
+  parity_tensor_desc_t o = vec(PARITY_DTYPE_F32, 17, 4, &buf_a);
+  d = add_backward(&dc, &da, &o);
+  cr_assert_eq(psup_add_grad_is_copy(&d, &so, dof, &bytes), 0, "db overlapping dc");
+  parity_tensor_desc_t m = vec(PARITY_DTYPE_F32, 17, 2, &buf_b);
+  d = add_backward(&dc, &m, NULL);
+  cr_assert_eq(psup_add_grad_is_copy(&d, &so, dof, &bytes), 0, "a misaligned output");
 }

@@ -86,3 +86,28 @@ int psup_cast_is_copy(const parity_tensor_desc_t *x, const parity_tensor_desc_t 
   if (x->buffer == y->buffer && *src_off < *dst_off + *bytes && *dst_off < *src_off + *bytes) return 0;
   return 1;
 }
+
+int psup_add_grad_is_copy(const parity_op_desc_t *d, uint64_t *src_off, uint64_t dst_off[2], uint64_t *bytes) {
+  if (d->op != PARITY_OP_ADD || d->direction != PARITY_DIRECTION_BACKWARD || d->num_inputs != 4) return 0;
+  const parity_tensor_desc_t *t[3] = {d->inputs[3], d->outputs[0], d->num_outputs > 1 ? d->outputs[1] : NULL};
+  if (!t[0] || (!t[1] && !t[2])) return 0;
+  int32_t dt = t[0]->dtype;
+  if (dt != PARITY_DTYPE_F32 && dt != PARITY_DTYPE_F64) return 0;
+  uint64_t es = psup_dtype_size(dt);
+  for (int k = 0; k < 3; k++)
+    if (t[k] && (t[k]->dtype != dt || t[k]->offset_bytes % es)) return 0;
+  psup_layout_t l;
+  psup_layout_from_tensors(&l, 3, t, 0);
+  if (l.rank != 1 || l.shape[0] < 1) return 0;
+  for (int k = 0; k < 3; k++)
+    if (t[k] && ((l.shape[0] > 1 && l.strides[k][0] != 1) || l.base[k] < 0)) return 0;
+  *src_off = (uint64_t)l.base[0] * es;
+  *bytes = (uint64_t)l.shape[0] * es;
+  for (int k = 1; k < 3; k++) {
+    dst_off[k - 1] = t[k] ? (uint64_t)l.base[k] * es : 0;
+    if (t[k] && t[k]->buffer == t[0]->buffer && dst_off[k - 1] < *src_off + *bytes &&
+        *src_off < dst_off[k - 1] + *bytes)
+      return 0;
+  }
+  return 1;
+}

@@ -36,5 +36,10 @@ void psup_layout_from_tensors(psup_layout_t *l, uint32_t nops, const parity_tens
  * writes, with no kernel to launch (the core copies gradients this way). Else 0: the kernel. */
 int psup_cast_is_copy(const parity_tensor_desc_t *x, const parity_tensor_desc_t *y, uint64_t *src_off,
                       uint64_t *dst_off, uint64_t *bytes);
+/* add's backward as copies: da = db = dc, each output present a plain copy of dc's bytes (f32 or
+ * f64, every operand dense once axes are merged, none broadcast, offsets whole elements, no output
+ * overlapping dc in one buffer). Then 1, with dc's byte range (*src_off, *bytes) and each output's
+ * offset in dst_off (an absent output's is 0). Else 0: the kernel. */
+int psup_add_grad_is_copy(const parity_op_desc_t *d, uint64_t *src_off, uint64_t dst_off[2], uint64_t *bytes);
 
 #endif
