@@ -427,7 +427,7 @@ Test(conform, a_failure_names_the_operands_shapes_strides_and_broadcast_axes) {
   cr_assert_eq(r.status, 1, "%s", r.output);
   cr_assert(strstr(r.output,
                    "operands: a f32[9,13] strides (1,0) contiguous, offset 64 B, broadcast axes {1}; "
-                   "b f32[9,13] strides (0,1) contiguous, offset 64 B, broadcast axes {0}; y f32[9,13]"),
+                   "b f32[9,13] strides (0,1) contiguous, offset 80 B, broadcast axes {0}; y f32[9,13]"),
             "%s", r.output);
   conform_free(&r);
 }

@@ -87,8 +87,9 @@ typedef struct cf_op_t {
  * the default), 1 none after it (end), 2 none before it (start); -1 with the reason in msg for a
  * value that is none of these. */
 int cf_placement_configure(char *msg, size_t n);
-/* Bytes of the guarded buffer the suite allocates for an operand of this spec. */
-uint64_t cf_spec_buffer_bytes(const cf_spec_t *s);
+/* Bytes of the guarded buffer the suite allocates for operand `slot` (inputs first, then outputs)
+ * of this spec. */
+uint64_t cf_spec_buffer_bytes(const cf_spec_t *s, uint32_t slot);
 /* Ask supports() with the descriptors the run would use (buffers NULL). */
 cf_exec_status_t cf_supports(parity_device_t *dev, const cf_op_t *op, char *msg, size_t msg_size);
 /* Allocate guarded buffers, write inputs, fill outputs with `sentinel`, run, read back, check
@@ -263,8 +264,9 @@ void cf_compare_init(cf_compare_t *cmp, int32_t rule, int32_t dtype, int32_t op,
 void cf_compare(cf_compare_t *cmp, const char *name, const cf_host_t *got, const cf_host_t *ref, const cf_host_t *S);
 /* Cosine similarity and norm ratio ||got|| / ||ref|| over finite element pairs. */
 void cf_cosine(const cf_host_t *got, const cf_host_t *ref, double *out_cos, double *out_ratio);
-/* "x f32[5,7] strides (7,-1) at +64 B, broadcast axes {0}": one operand as the device sees it. */
-const char *cf_spec_describe(const char *name, const cf_spec_t *s, char *buf, size_t n);
+/* "x f32[5,7] strides (7,-1) at +64 B, broadcast axes {0}": operand `slot` (inputs first, then
+ * outputs) as the device sees it. */
+const char *cf_spec_describe(const char *name, const cf_spec_t *s, uint32_t slot, char *buf, size_t n);
 /* "i,j,k" of logical element i of a spec. */
 const char *cf_index_str(const cf_spec_t *s, int64_t i, char *buf, size_t n);
 

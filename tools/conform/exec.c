@@ -32,7 +32,11 @@ int cf_placement_configure(char *msg, size_t n) {
   return psup_env_choice("PARITY_CONFORM_PLACEMENT", placements, 0, &placement, msg, n) == 0 ? placement : -1;
 }
 
-static uint64_t guard_before(void) { return placement == 2 ? 0 : GUARD; }
+/* The guard before operand `slot` (inputs first, then outputs) grows by 16 bytes a slot, so no two
+ * operands of a case sit at the same offset of their buffers: a plugin that takes one operand's
+ * offset for another's (a copy from the output's offset, both outputs written at the first's) reads
+ * or writes the wrong elements instead of, by chance, the right ones. Still 16-byte aligned. */
+static uint64_t guard_before(uint32_t slot) { return placement == 2 ? 0 : GUARD + 16u * slot; }
 static uint64_t guard_after(void) { return placement == 1 ? 0 : GUARD; }
 
 /* Element strides of a spec's view and the element offset of element 0 from the start of the
@@ -70,7 +74,7 @@ static void layout_of(const cf_spec_t *s, int64_t *strides, int64_t *base, int64
     if ((s->bcast >> a) & 1u) strides[a] = 0;
 }
 
-const char *cf_spec_describe(const char *name, const cf_spec_t *s, char *buf, size_t n) {
+const char *cf_spec_describe(const char *name, const cf_spec_t *s, uint32_t slot, char *buf, size_t n) {
   static const char *const layouts[] = {"contiguous", "transposed", "step 2", "reversed", "misaligned"};
   int64_t strides[PARITY_MAX_RANK], base, span;
   layout_of(s, strides, &base, &span);
@@ -83,7 +87,7 @@ const char *cf_spec_describe(const char *name, const cf_spec_t *s, char *buf, si
   if (used < n)
     used += (size_t)snprintf(buf + used, n - used, ") %s, offset %llu B",
                              s->layout >= 0 && s->layout <= 4 ? layouts[s->layout] : "?",
-                             (unsigned long long)(guard_before() + (uint64_t)base * psup_dtype_size(s->dtype)));
+                             (unsigned long long)(guard_before(slot) + (uint64_t)base * psup_dtype_size(s->dtype)));
   if (s->bcast && used < n) {
     used += (size_t)snprintf(buf + used, n - used, ", broadcast axes {");
     for (uint32_t a = 0, first = 1; a < s->rank && used < n; a++)
@@ -93,21 +97,22 @@ const char *cf_spec_describe(const char *name, const cf_spec_t *s, char *buf, si
   return buf;
 }
 
-static void desc_of(const cf_spec_t *s, parity_plugin_buffer_t *buf, parity_tensor_desc_t *d, uint64_t *out_bytes) {
+static void desc_of(const cf_spec_t *s, uint32_t slot, parity_plugin_buffer_t *buf, parity_tensor_desc_t *d,
+                    uint64_t *out_bytes) {
   int64_t strides[PARITY_MAX_RANK], base, span;
   layout_of(s, strides, &base, &span);
   psup_tensor_init(d, s->dtype, s->rank, s->shape, buf, 0);
   for (uint32_t a = 0; a < s->rank; a++) d->strides[a] = strides[a];
   uint32_t esz = psup_dtype_size(s->dtype);
-  d->offset_bytes = guard_before() + (uint64_t)base * esz;
+  d->offset_bytes = guard_before(slot) + (uint64_t)base * esz;
   if (s->layout == CF_LAYOUT_MISALIGNED) span += 1; /* the element of misalignment */
-  *out_bytes = guard_before() + (uint64_t)span * esz + guard_after();
+  *out_bytes = guard_before(slot) + (uint64_t)span * esz + guard_after();
 }
 
-uint64_t cf_spec_buffer_bytes(const cf_spec_t *s) {
+uint64_t cf_spec_buffer_bytes(const cf_spec_t *s, uint32_t slot) {
   parity_tensor_desc_t d;
   uint64_t bytes;
-  desc_of(s, NULL, &d, &bytes);
+  desc_of(s, slot, NULL, &d, &bytes);
   return bytes;
 }
 
@@ -134,9 +139,9 @@ cf_exec_status_t cf_supports(parity_device_t *dev, const cf_op_t *op, char *msg,
   parity_tensor_desc_t ins[PARITY_MAX_INPUTS], outs[PARITY_MAX_OUTPUTS];
   uint64_t bytes;
   for (uint32_t i = 0; i < op->nin; i++)
-    if (op->in[i]) desc_of(&op->in[i]->spec, NULL, &ins[i], &bytes);
+    if (op->in[i]) desc_of(&op->in[i]->spec, i, NULL, &ins[i], &bytes);
   for (uint32_t i = 0; i < op->nout; i++)
-    if (op->out[i]) desc_of(op->out[i], NULL, &outs[i], &bytes);
+    if (op->out[i]) desc_of(op->out[i], op->nin + i, NULL, &outs[i], &bytes);
   parity_op_desc_t d;
   fill_desc(&d, op, ins, outs);
   parity_status_t st = parity_device_supports(dev, &d);
@@ -279,7 +284,7 @@ static cf_exec_status_t stage_slot(parity_device_t *dev, const cf_op_t *op, uint
   const cf_spec_t *spec = out ? op->out[k - op->nin] : (op->in[k] ? &op->in[k]->spec : NULL);
   if (!spec) return CF_EXEC_OK;
   s->is_output = out;
-  desc_of(spec, NULL, &s->desc, &s->bytes);
+  desc_of(spec, k, NULL, &s->desc, &s->bytes);
   s->image = malloc(s->bytes);
   s->after = out || s->bytes <= READBACK_PIECE ? malloc(s->bytes) : NULL; /* large inputs: in pieces */
   psup_advise_hugepages(s->image, s->bytes);

@@ -414,7 +414,7 @@ void cf_case_operands(const cf_case_t *c, char *buf, size_t n) {
     if (!out && c->kind >= 0 && c->kind < (int32_t)(sizeof operand_names / sizeof operand_names[0]))
       name = operand_names[c->kind][i];
     char one[192];
-    cf_spec_describe(name ? name : "in", out ? &c->out[i - c->nin] : &c->in[i], one, sizeof one);
+    cf_spec_describe(name ? name : "in", out ? &c->out[i - c->nin] : &c->in[i], i, one, sizeof one);
     if (out && i == c->nin && c->in_place && c->kind >= 0 &&
         c->kind < (int32_t)(sizeof operand_names / sizeof operand_names[0])) { /* in place: the input's view */
       const char *src = operand_names[c->kind][c->in_place - 1];
@@ -434,7 +434,7 @@ static int host_memory_allows(const cf_case_t *c, cf_result_t *r) {
   int big = 0;
   for (uint32_t i = 0; i < c->nin + c->nout; i++) {
     const cf_spec_t *spec = i < c->nin ? (c->has_in[i] ? &c->in[i] : NULL) : &c->out[i - c->nin];
-    uint64_t b = spec ? cf_spec_buffer_bytes(spec) : 0;
+    uint64_t b = spec ? cf_spec_buffer_bytes(spec, i) : 0;
     bytes += b;
     big |= b > (1ull << 30);
   }
@@ -464,7 +464,7 @@ void cf_run_case(cf_env_t *env, const cf_case_t *c, cf_result_t *r) {
   uint64_t limit = env->info.max_buffer_bytes;
   for (uint32_t i = 0; limit && i < c->nin + c->nout; i++) {
     const cf_spec_t *spec = i < c->nin ? (c->has_in[i] ? &c->in[i] : NULL) : &c->out[i - c->nin];
-    uint64_t bytes = spec ? cf_spec_buffer_bytes(spec) : 0;
+    uint64_t bytes = spec ? cf_spec_buffer_bytes(spec, i) : 0;
     if (bytes > limit) {
       r->status = CF_UNSUPPORTED;
       cf_result_note(r, "operand %u needs a %llu-byte buffer; the device's max_buffer_bytes is %llu", i,
