@@ -52,7 +52,7 @@ static int32_t copy_add_grad(parity_plugin_device_t *dev, const parity_op_desc_t
   uint64_t so, dof[2], bytes;
   *done = psup_add_grad_is_copy(d, &so, dof, &bytes);
   for (int k = 0; *done && k < 2; k++) {
-    if (!d->outputs[k] || (k == 1 && d->num_outputs < 2)) continue;
+    if (k >= (int)d->num_outputs || !d->outputs[k]) continue;
     int32_t st = ocl_copy(dev, ocl_mem_of(d->inputs[3]), (size_t)so, ocl_mem_of(d->outputs[k]), (size_t)dof[k],
                           (size_t)bytes, "add backward (dense)");
     if (st != PARITY_STATUS_OK) return st;
