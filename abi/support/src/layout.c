@@ -66,24 +66,35 @@ void psup_layout_from_tensors(psup_layout_t *l, uint32_t nops, const parity_tens
   psup_layout_build(l, ref ? ref->rank : 0, ref ? ref->shape : NULL, nops, strides, bases, short_inner_swap);
 }
 
+/* t[0] the source, t[1..n-1] destinations (NULL: absent), all of dtype dt: each present one a plain
+ * copy of t[0]'s bytes (dense once axes merge, offsets whole elements, none overlapping t[0] in
+ * its buffer). Then 1, with each one's byte offset in off[] (an absent one's 0) and the length. */
+static int copy_ranges(const parity_tensor_desc_t *const *t, uint32_t n, int32_t dt, uint64_t *off, uint64_t *bytes) {
+  uint64_t es = psup_dtype_size(dt);
+  for (uint32_t k = 0; k < n; k++)
+    if (t[k] && (t[k]->dtype != dt || t[k]->offset_bytes % es)) return 0;
+  psup_layout_t l;
+  psup_layout_from_tensors(&l, n, t, 0);
+  if (l.rank != 1 || l.shape[0] < 1) return 0;
+  for (uint32_t k = 0; k < n; k++)
+    if (t[k] && ((l.shape[0] > 1 && l.strides[k][0] != 1) || l.base[k] < 0)) return 0;
+  *bytes = (uint64_t)l.shape[0] * es;
+  for (uint32_t k = 0; k < n; k++) {
+    off[k] = t[k] ? (uint64_t)l.base[k] * es : 0;
+    if (k > 0 && t[k] && t[k]->buffer == t[0]->buffer && off[k] < off[0] + *bytes && off[0] < off[k] + *bytes) return 0;
+  }
+  return 1;
+}
+
 int psup_cast_is_copy(const parity_tensor_desc_t *x, const parity_tensor_desc_t *y, uint64_t *src_off,
                       uint64_t *dst_off, uint64_t *bytes) {
   int32_t dt = x->dtype;
-  if (dt != y->dtype ||
-      !(dt == PARITY_DTYPE_F32 || dt == PARITY_DTYPE_F64 || dt == PARITY_DTYPE_I32 || dt == PARITY_DTYPE_I64))
-    return 0;
-  uint64_t es = psup_dtype_size(dt);
-  if (x->offset_bytes % es || y->offset_bytes % es) return 0;
+  if (!(dt == PARITY_DTYPE_F32 || dt == PARITY_DTYPE_F64 || dt == PARITY_DTYPE_I32 || dt == PARITY_DTYPE_I64)) return 0;
   const parity_tensor_desc_t *t[2] = {x, y};
-  psup_layout_t l;
-  psup_layout_from_tensors(&l, 2, t, 0);
-  if (l.rank != 1 || l.shape[0] < 1 || (l.shape[0] > 1 && (l.strides[0][0] != 1 || l.strides[1][0] != 1)) ||
-      l.base[0] < 0 || l.base[1] < 0)
-    return 0;
-  *src_off = (uint64_t)l.base[0] * es;
-  *dst_off = (uint64_t)l.base[1] * es;
-  *bytes = (uint64_t)l.shape[0] * es;
-  if (x->buffer == y->buffer && *src_off < *dst_off + *bytes && *dst_off < *src_off + *bytes) return 0;
+  uint64_t off[2];
+  if (!copy_ranges(t, 2, dt, off, bytes)) return 0;
+  *src_off = off[0];
+  *dst_off = off[1];
   return 1;
 }
 
@@ -92,22 +103,10 @@ int psup_add_grad_is_copy(const parity_op_desc_t *d, uint64_t *src_off, uint64_t
   const parity_tensor_desc_t *t[3] = {d->inputs[3], d->outputs[0], d->num_outputs > 1 ? d->outputs[1] : NULL};
   if (!t[0] || (!t[1] && !t[2])) return 0;
   int32_t dt = t[0]->dtype;
-  if (dt != PARITY_DTYPE_F32 && dt != PARITY_DTYPE_F64) return 0;
-  uint64_t es = psup_dtype_size(dt);
-  for (int k = 0; k < 3; k++)
-    if (t[k] && (t[k]->dtype != dt || t[k]->offset_bytes % es)) return 0;
-  psup_layout_t l;
-  psup_layout_from_tensors(&l, 3, t, 0);
-  if (l.rank != 1 || l.shape[0] < 1) return 0;
-  for (int k = 0; k < 3; k++)
-    if (t[k] && ((l.shape[0] > 1 && l.strides[k][0] != 1) || l.base[k] < 0)) return 0;
-  *src_off = (uint64_t)l.base[0] * es;
-  *bytes = (uint64_t)l.shape[0] * es;
-  for (int k = 1; k < 3; k++) {
-    dst_off[k - 1] = t[k] ? (uint64_t)l.base[k] * es : 0;
-    if (t[k] && t[k]->buffer == t[0]->buffer && dst_off[k - 1] < *src_off + *bytes &&
-        *src_off < dst_off[k - 1] + *bytes)
-      return 0;
-  }
+  uint64_t off[3];
+  if ((dt != PARITY_DTYPE_F32 && dt != PARITY_DTYPE_F64) || !copy_ranges(t, 3, dt, off, bytes)) return 0;
+  *src_off = off[0];
+  dst_off[0] = off[1];
+  dst_off[1] = off[2];
   return 1;
 }
