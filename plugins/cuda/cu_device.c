@@ -122,7 +122,8 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
   dev->max_blocks = (uint64_t)(s->sm_count > 0 ? s->sm_count : 1) * 32u;
   long long blocks = 0; /* test knob: force grid-stride loops */
   char msg[200];
-  if (psup_env_int("PARITY_CUDA_MAX_BLOCKS", 0, 1ll << 31, 0, &blocks, msg, sizeof msg) != 0)
+  if (psup_env_int("PARITY_CUDA_MAX_BLOCKS", 0, 1ll << 31, 0, &blocks, msg, sizeof msg) != 0 ||
+      psup_kit_scratch_mode(&cu_kit, &dev->scratch_mode, msg, sizeof msg) != 0)
     return cu_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", msg);
   if (blocks > 0) dev->max_blocks = (uint64_t)blocks;
   /* load the elementwise f32 module now: a driver too old for the PTX fails here, with the
@@ -172,11 +173,11 @@ int32_t cu_run_ops(parity_plugin_device_t *dev, int cls, int kid, int64_t items,
 int32_t cu_scratch(parity_plugin_device_t *dev, uint64_t bytes, CUdeviceptr *out) {
   if (bytes == 0) bytes = 1;
   if (dev->rec) return cu_plan_scratch(dev, bytes, out); /* capturing: the plan's own memory */
-  if (dev->scratch && dev->scratch_size >= bytes) {
+  if (psup_kit_scratch_fits(dev->scratch_mode, dev->scratch ? dev->scratch_size : 0, bytes)) {
     *out = dev->scratch;
     return PARITY_STATUS_OK;
   }
-  uint64_t size = (bytes + 65535u) & ~(uint64_t)65535u;
+  uint64_t size = psup_kit_scratch_size(dev->scratch_mode, bytes, dev->slot->kit.info.max_buffer_bytes);
   CUdeviceptr p;
   int32_t st = cu_mem_alloc(dev, size, &p, "scratch for partial results");
   if (st != PARITY_STATUS_OK) return st;

@@ -212,6 +212,7 @@ struct parity_plugin_device_t {
   int pools;           /* stream-ordered allocation from the default pool */
   CUdeviceptr scratch;
   uint64_t scratch_size;
+  int scratch_mode;          /* PARITY_CUDA_SCRATCH: PSUP_SCRATCH_* (parity_support/gpu_kit.h) */
   parity_plugin_plan_t *rec; /* the plan being captured (cu_plan.c), NULL outside plan_prepare */
 };
 

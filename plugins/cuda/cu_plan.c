@@ -122,13 +122,13 @@ void cu_plan_release(parity_plugin_device_t *dev, parity_plugin_plan_t *plan) { 
 int32_t cu_plan_scratch(parity_plugin_device_t *dev, uint64_t bytes, CUdeviceptr *out) {
   parity_plugin_plan_t *p = dev->rec;
   /* the graph is a chain in stream order: commands share one scratch as eager ones do */
-  if (p->scratch && p->scratch_size >= bytes) {
+  if (psup_kit_scratch_fits(dev->scratch_mode, p->scratch ? p->scratch_size : 0, bytes)) {
     *out = p->scratch;
     return PARITY_STATUS_OK;
   }
   if (!psup_grow(&p->mem, &p->cap, p->nmem, sizeof *p->mem, 4))
     return cu_fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_prepare: out of host memory");
-  uint64_t size = (bytes + 65535u) & ~(uint64_t)65535u;
+  uint64_t size = psup_kit_scratch_size(dev->scratch_mode, bytes, dev->slot->kit.info.max_buffer_bytes);
   CUdeviceptr m = 0;
   CUresult r = cu_drv.cuMemAlloc(&m, (size_t)size);
   if (r != CUDA_SUCCESS || !m) {

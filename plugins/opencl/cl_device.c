@@ -88,7 +88,8 @@ static int32_t open_objects(parity_plugin_device_t *dev) {
   if (s->knob_error[0]) return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", s->knob_error);
   if (psup_env_choice("PARITY_OPENCL_WORK_LAYOUT", layouts, 0, &layout, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_OPENCL_MAX_GROUPS", 0, 1ll << 32, 0, &groups, msg, sizeof msg) != 0 ||
-      psup_env_int("PARITY_OPENCL_GRAIN", 1, 1ll << 30, 4096, &grain, msg, sizeof msg) != 0)
+      psup_env_int("PARITY_OPENCL_GRAIN", 1, 1ll << 30, 4096, &grain, msg, sizeof msg) != 0 ||
+      psup_kit_scratch_mode(&ocl_kit, &dev->scratch_mode, msg, sizeof msg) != 0)
     return ocl_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", msg);
   dev->grain = (uint32_t)grain;
   if (layout) dev->contiguous = layout == 1;
@@ -230,12 +231,11 @@ int32_t ocl_run_iter(parity_plugin_device_t *dev, ocl_var_t v, int kid, kp_iter_
 int32_t ocl_scratch(parity_plugin_device_t *dev, uint64_t bytes, cl_mem *out) {
   if (bytes == 0) bytes = 1;
   if (dev->rec) return ocl_rec_scratch(dev, bytes, out); /* the plan's own, alive until its release */
-  if (dev->scratch && dev->scratch_size >= bytes) {
+  if (psup_kit_scratch_fits(dev->scratch_mode, dev->scratch ? dev->scratch_size : 0, bytes)) {
     *out = dev->scratch;
     return PARITY_STATUS_OK;
   }
-  uint64_t size = (bytes + 65535u) & ~(uint64_t)65535u;
-  if (size > dev->slot->kit.info.max_buffer_bytes) size = bytes;
+  uint64_t size = psup_kit_scratch_size(dev->scratch_mode, bytes, dev->slot->kit.info.max_buffer_bytes);
   cl_int e;
   cl_mem m = clCreateBuffer(dev->ctx, CL_MEM_READ_WRITE, (size_t)size, NULL, &e);
   OCL_CHECK(e, "clCreateBuffer", "scratch for partial results");

@@ -174,6 +174,7 @@ struct parity_plugin_device_t {
   int tier;               /* OCL_TIER_*: which programs launches get (cl_programs.c) */
   cl_mem scratch;         /* grows on demand; in-order queue makes reuse safe */
   uint64_t scratch_size;
+  int scratch_mode;      /* PARITY_OPENCL_SCRATCH: PSUP_SCRATCH_* (parity_support/gpu_kit.h) */
   struct ocl_rec_t *rec; /* non-NULL while a plan records (cl_plan.c): launches are recorded, not enqueued */
   void **staging;        /* host copies of queued writes, freed once the queue has drained */
   uint32_t staging_count, staging_cap;

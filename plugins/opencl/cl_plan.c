@@ -236,12 +236,13 @@ int32_t ocl_rec_write(parity_plugin_device_t *dev, cl_mem m, size_t off, const v
 
 int32_t ocl_rec_scratch(parity_plugin_device_t *dev, uint64_t bytes, cl_mem *out) {
   parity_plugin_plan_t *p = dev->rec->plan;
-  if (p->scratch && p->scratch_size >= bytes) {
+  if (psup_kit_scratch_fits(dev->scratch_mode, p->scratch ? p->scratch_size : 0, bytes)) {
     *out = p->scratch;
     return PARITY_STATUS_OK;
   }
   if (!psup_grow(&p->mems, &p->capmem, p->nmem, sizeof *p->mems, 4))
     return ocl_fail(PARITY_STATUS_OUT_OF_MEMORY, "plan_prepare: out of host memory");
+  bytes = psup_kit_scratch_size(dev->scratch_mode, bytes, dev->slot->kit.info.max_buffer_bytes);
   cl_int e;
   cl_mem m = clCreateBuffer(dev->ctx, CL_MEM_READ_WRITE, (size_t)bytes, NULL, &e);
   OCL_CHECK(e, "clCreateBuffer", "a plan's scratch for partial results");

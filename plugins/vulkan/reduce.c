@@ -145,10 +145,12 @@ static parity_tensor_desc_t scratch_desc(parity_plugin_buffer_t *b, uint64_t wor
 }
 
 /* Reduce x into its outputs with op (RED_COUNT_TIES: tie counts against ref into the scratch
- * words [0, M)). y is the output of x's dtype, yi the i64 one (one of them, or neither). */
+ * words [0, M)). y is the output of x's dtype, yi the i64 one (one of them, or neither).
+ * *scratch_bytes (when not NULL): the scratch asked for, 0 if none; asking for it again returns the
+ * same buffer (parity_support/gpu_kit.h: scratch memory). */
 static int32_t red_run(parity_plugin_device_t *dev, int32_t op, const parity_tensor_desc_t *x, uint32_t mask,
                        const parity_tensor_desc_t *y, const parity_tensor_desc_t *yi, const parity_tensor_desc_t *ref,
-                       int odt_i64) {
+                       int odt_i64, uint64_t *scratch_bytes) {
   const char *dn = psup_dtype_name(x->dtype);
   vkp_launch_t l;
   memset(&l, 0, sizeof l);
@@ -177,6 +179,7 @@ static int32_t red_run(parity_plugin_device_t *dev, int32_t op, const parity_ten
   uint32_t w = words_of(x->dtype);
   uint64_t cnt_words = op == RED_COUNT_TIES ? (uint64_t)p.M : 0;
   uint64_t words = cnt_words + red_plan(dev, &p, l.local, w);
+  if (scratch_bytes) *scratch_bytes = words * 4u;
   vkp_red_t r;
   red_pack(&r, &p, bases);
   r.odt_i64 = odt_i64;
@@ -213,7 +216,7 @@ int32_t vkp_reduce_forward(parity_plugin_device_t *dev, const parity_op_desc_t *
   uint32_t mask = d->params.reduce.axes_mask;
   int arg = d->op == PARITY_OP_ARGMAX || d->op == PARITY_OP_ARGMIN;
   int i64_out = arg || (x->dtype == PARITY_DTYPE_BOOL && y->dtype == PARITY_DTYPE_I64); /* index, count */
-  return red_run(dev, d->op, x, mask, i64_out ? NULL : y, i64_out ? y : NULL, NULL, i64_out && !arg);
+  return red_run(dev, d->op, x, mask, i64_out ? NULL : y, i64_out ? y : NULL, NULL, i64_out && !arg, NULL);
 }
 
 /* an elementwise pass over x's shape with the given operands and stride lists */
@@ -267,12 +270,13 @@ int32_t vkp_reduce_backward(parity_plugin_device_t *dev, const parity_op_desc_t 
    * axes), then each tie gets dy / count */
   l.spv = vkp_spv_find_math(dev, "red_bwd_ext", dn, x->dtype);
   if (l.spv < 0) return PARITY_STATUS_UNSUPPORTED;
-  int32_t st = red_run(dev, RED_COUNT_TIES, x, mask, NULL, NULL, y, 0);
+  uint64_t bytes = 0; /* what red_run took: its request again returns the same buffer */
+  int32_t st = red_run(dev, RED_COUNT_TIES, x, mask, NULL, NULL, y, 0, &bytes);
   if (st != PARITY_STATUS_OK) return st;
   int64_t m = psup_numel(y);
   psup_reduce_kept_strides(x, mask, scount);
   parity_plugin_buffer_t *scratch;
-  st = vkp_scratch(dev, (uint64_t)m * 4u, &scratch); /* the same buffer red_run filled */
+  st = vkp_scratch(dev, bytes, &scratch); /* the same buffer red_run filled */
   if (st != PARITY_STATUS_OK) return st;
   parity_tensor_desc_t sd = scratch_desc(scratch, (uint64_t)m);
   l.op = d->op;

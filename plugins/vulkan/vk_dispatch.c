@@ -281,15 +281,14 @@ int32_t vkp_dispatch(parity_plugin_device_t *dev, const vkp_launch_t *l) {
 }
 
 int32_t vkp_scratch_alloc(parity_plugin_device_t *dev, uint64_t bytes, parity_plugin_buffer_t **out) {
-  uint64_t size = (bytes + 65535u) & ~(uint64_t)65535u; /* in 64 KiB steps, unless that passes the limit */
-  if (size > dev->slot->kit.info.max_buffer_bytes) size = bytes;
-  return vkp_buffer_alloc(dev, size, out);
+  return vkp_buffer_alloc(dev, psup_kit_scratch_size(vkp_knobs.scratch, bytes, dev->slot->kit.info.max_buffer_bytes),
+                          out);
 }
 
 int32_t vkp_scratch(parity_plugin_device_t *dev, uint64_t bytes, parity_plugin_buffer_t **out) {
   if (bytes == 0) bytes = 16;
   if (dev->rec) return vkp_rec_scratch(dev, bytes, out); /* owned by the plan being recorded */
-  if (dev->scratch && dev->scratch->size >= bytes) {
+  if (psup_kit_scratch_fits(vkp_knobs.scratch, dev->scratch ? dev->scratch->size : 0, bytes)) {
     *out = dev->scratch;
     return PARITY_STATUS_OK;
   }

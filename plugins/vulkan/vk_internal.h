@@ -80,6 +80,7 @@ typedef struct vkp_knobs_t {
                              (a secondary command buffer executed in the current batch) */
   uint32_t plan_fail_at;  /* PARITY_VULKAN_PLAN_FAIL_AT (tests): recording a plan fails at its Nth
                              command (0: never) */
+  int scratch;            /* PARITY_VULKAN_SCRATCH: PSUP_SCRATCH_* (parity_support/gpu_kit.h) */
 } vkp_knobs_t;
 extern vkp_knobs_t vkp_knobs;
 int32_t vkp_read_knobs(void);

@@ -27,7 +27,8 @@ int32_t vkp_read_knobs(void) {
       psup_env_choice("PARITY_VULKAN_LANE_ORDER", lanes, 0, &k.lane_order, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_VULKAN_LANE_SEED", 0, 1 << 20, 1, &seed, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_VULKAN_PLAN_FAIL_AT", 0, 1 << 30, 0, &fail_at, msg, sizeof msg) != 0 ||
-      psup_env_choice("PARITY_VULKAN_PLAN_SUBMIT", submit, 0, &k.plan_submit, msg, sizeof msg) != 0)
+      psup_env_choice("PARITY_VULKAN_PLAN_SUBMIT", submit, 0, &k.plan_submit, msg, sizeof msg) != 0 ||
+      psup_kit_scratch_mode(&vkp_kit, &k.scratch, msg, sizeof msg) != 0)
     return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT, "%s", msg);
   k.max_groups = (uint32_t)groups;
   k.softmax_rows = (uint32_t)rows;

@@ -211,7 +211,7 @@ int32_t vkp_rec_set(parity_plugin_device_t *dev, VkDescriptorSet *out) {
 
 int32_t vkp_rec_scratch(parity_plugin_device_t *dev, uint64_t bytes, parity_plugin_buffer_t **out) {
   parity_plugin_plan_t *p = dev->rec;
-  if (p->nscratch && p->scratch[p->nscratch - 1]->size >= bytes) {
+  if (psup_kit_scratch_fits(vkp_knobs.scratch, p->nscratch ? p->scratch[p->nscratch - 1]->size : 0, bytes)) {
     *out = p->scratch[p->nscratch - 1];
     return PARITY_STATUS_OK;
   }

@@ -5,7 +5,9 @@
  * family, enters the device, then runs; buffer entries refuse bad arguments before the plugin's
  * transfer function is called; a prepared plan records its commands through those same entries
  * between the plugin's begin and end, and a failing command discards the recording; an allocation past
- * the device's limit is refused naming the limit; psup_grow (grow.h) doubles a list or leaves it. */
+ * the device's limit is refused naming the limit; scratch memory is sized and reused by one rule
+ * (rounded, or exact under the knob); psup_grow (grow.h) doubles a list or leaves it. */
+#define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,6 +185,36 @@ Test(gpu_kit, an_allocation_past_the_device_limit_is_refused_naming_the_limit) {
   cr_expect_eq(psup_kit_check_alloc(&kit, &slots[0], 1024, "maxAlloc"), PARITY_STATUS_OK);
   cr_expect_eq(psup_kit_check_alloc(&kit, &slots[0], 1025, "maxAlloc"), PARITY_STATUS_OUT_OF_MEMORY);
   cr_expect_str_eq(last_error, "fake: cannot allocate 1025 bytes: larger than maxAlloc (1024 bytes) of fake device");
+}
+
+/* the scratch rule every GPU plugin follows: rounded to 64 KiB and reused while large enough, or
+ * (PARITY_<BACKEND>_SCRATCH=exact, the checking runs) exactly the request, reused only for the same
+ * size; a bad value is refused naming the variable */
+Test(gpu_kit, scratch_is_rounded_and_reused_or_exact_as_the_knob_says) {
+  const uint64_t big = 1ull << 40;
+  cr_expect_eq(psup_kit_scratch_size(PSUP_SCRATCH_ROUNDED, 1, big), 65536u);
+  cr_expect_eq(psup_kit_scratch_size(PSUP_SCRATCH_ROUNDED, 65537, big), 131072u);
+  cr_expect_eq(psup_kit_scratch_size(PSUP_SCRATCH_ROUNDED, 70000, 100000), 70000u, "rounding past the device limit");
+  cr_expect_eq(psup_kit_scratch_size(PSUP_SCRATCH_ROUNDED, UINT64_MAX - 3, UINT64_MAX), UINT64_MAX - 3);
+  cr_expect_eq(psup_kit_scratch_size(PSUP_SCRATCH_EXACT, 96, big), 96u);
+  cr_expect(psup_kit_scratch_fits(PSUP_SCRATCH_ROUNDED, 65536, 96));
+  cr_expect(!psup_kit_scratch_fits(PSUP_SCRATCH_ROUNDED, 65536, 65537));
+  cr_expect(!psup_kit_scratch_fits(PSUP_SCRATCH_ROUNDED, 0, 1), "no buffer yet");
+  cr_expect(psup_kit_scratch_fits(PSUP_SCRATCH_EXACT, 96, 96));
+  cr_expect(!psup_kit_scratch_fits(PSUP_SCRATCH_EXACT, 104, 96), "a larger buffer would hide an overrun");
+  cr_expect(!psup_kit_scratch_fits(PSUP_SCRATCH_EXACT, 96, 104));
+  char err[200] = "";
+  int mode = -1;
+  unsetenv("PARITY_FAKE_SCRATCH");
+  cr_expect_eq(psup_kit_scratch_mode(&kit, &mode, err, sizeof err), 0);
+  cr_expect_eq(mode, PSUP_SCRATCH_ROUNDED);
+  setenv("PARITY_FAKE_SCRATCH", "exact", 1);
+  cr_expect_eq(psup_kit_scratch_mode(&kit, &mode, err, sizeof err), 0);
+  cr_expect_eq(mode, PSUP_SCRATCH_EXACT);
+  setenv("PARITY_FAKE_SCRATCH", "tight", 1);
+  cr_expect_eq(psup_kit_scratch_mode(&kit, &mode, err, sizeof err), -1);
+  cr_expect(strstr(err, "PARITY_FAKE_SCRATCH='tight' is not one of rounded, exact"), "%s", err);
+  unsetenv("PARITY_FAKE_SCRATCH");
 }
 
 Test(gpu_kit, grow_makes_room_doubling_and_keeps_the_array_when_it_cannot) {

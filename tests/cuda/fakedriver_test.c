@@ -217,6 +217,19 @@ Test(cuda_fakedriver, a_block_cap_makes_kernels_loop) {
   api->device_close(dev);
 }
 
+/* the scratch knob (parity_support/gpu_kit.h) is read at device open: a bad value refuses it */
+Test(cuda_fakedriver, a_bad_scratch_mode_refuses_the_device_naming_the_value) {
+  setenv("PARITY_CUDA_SCRATCH", "tight", 1);
+  const parity_plugin_api_t *api = start("ok");
+  cr_assert_eq(api->init(), PARITY_STATUS_OK, "init: %s", ct_last_error);
+  parity_plugin_device_t *dev = NULL;
+  cr_expect_neq(api->device_open(0, &dev), PARITY_STATUS_OK, "PARITY_CUDA_SCRATCH=tight accepted");
+  cr_expect(strstr(ct_last_error, "PARITY_CUDA_SCRATCH='tight' is not one of rounded, exact"), "%s", ct_last_error);
+  if (dev) api->device_close(dev);
+  unsetenv("PARITY_CUDA_SCRATCH");
+  api->shutdown();
+}
+
 /* an entry of the fake driver, through its cuGetProcAddress as the plugin finds them */
 static void *driver_entry(const char *name) {
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);

@@ -304,6 +304,7 @@ Test(ocl_device, every_knob_refuses_a_bad_value_as_written) {
       {"PARITY_OPENCL_EXACT_DIV", "exact", "PARITY_OPENCL_EXACT_DIV='exact' is not one of auto, lib, builtin"},
       {"PARITY_OPENCL_NO_FP64", "maybe", "PARITY_OPENCL_NO_FP64='maybe' is not one of 0, 1"},
       {"PARITY_OPENCL_TIER", "fast", "PARITY_OPENCL_TIER='fast' is not one of auto, tiered, full, quick"},
+      {"PARITY_OPENCL_SCRATCH", "tight", "PARITY_OPENCL_SCRATCH='tight' is not one of rounded, exact"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     setenv(cases[i][0], cases[i][1], 1);

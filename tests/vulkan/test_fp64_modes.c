@@ -92,6 +92,7 @@ Test(vk_fp64_modes, every_knob_refuses_a_bad_value_as_written) {
       {"PARITY_VULKAN_PIPELINE_CACHE", "none", "PARITY_VULKAN_PIPELINE_CACHE='none' is not one of 0, 1"},
       {"PARITY_VULKAN_VALIDATION", "full", "PARITY_VULKAN_VALIDATION='full' is not one of 0, 1, sync"},
       {"PARITY_VULKAN_UNSAFE_NO_BARRIERS", "2", "PARITY_VULKAN_UNSAFE_NO_BARRIERS='2' is not one of 0, 1"},
+      {"PARITY_VULKAN_SCRATCH", "tight", "PARITY_VULKAN_SCRATCH='tight' is not one of rounded, exact"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     setenv(cases[i][0], cases[i][1], 1);

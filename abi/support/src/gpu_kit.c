@@ -11,6 +11,7 @@
 #include "parity_support/buffer_args.h"
 #include "parity_support/desc.h"
 #include "parity_support/dtype.h"
+#include "parity_support/env.h"
 #include "parity_support/ops.h"
 
 /* ---- messages -------------------------------------------------------------------------------- */
@@ -165,6 +166,28 @@ int32_t psup_kit_check_alloc(const psup_kit_t *k, const psup_kit_slot_t *s, uint
   if (size <= max) return PARITY_STATUS_OK;
   return psup_kit_fail(k, PARITY_STATUS_OUT_OF_MEMORY, "cannot allocate %llu bytes: larger than %s (%llu bytes) of %s",
                        (unsigned long long)size, limit, (unsigned long long)max, s->info.name);
+}
+
+/* ---- scratch memory ------------------------------------------------------------------------ */
+int psup_kit_scratch_mode(const psup_kit_t *k, int *mode, char *err, size_t n) {
+  static const char *const modes[] = {"rounded", "exact", NULL};
+  char name[64];
+  size_t i = 0;
+  for (const char *c = k->backend; *c && i < 40; c++) name[i++] = (char)(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
+  name[i] = 0;
+  char var[80];
+  snprintf(var, sizeof var, "PARITY_%s_SCRATCH", name);
+  return psup_env_choice(var, modes, PSUP_SCRATCH_ROUNDED, mode, err, n);
+}
+
+int psup_kit_scratch_fits(int mode, uint64_t have, uint64_t want) {
+  return have != 0 && (mode == PSUP_SCRATCH_EXACT ? have == want : have >= want);
+}
+
+uint64_t psup_kit_scratch_size(int mode, uint64_t want, uint64_t max_bytes) {
+  if (mode == PSUP_SCRATCH_EXACT || want > UINT64_MAX - 65535u) return want;
+  uint64_t size = (want + 65535u) & ~(uint64_t)65535u;
+  return size > max_bytes ? want : size;
 }
 
 static int32_t range(const psup_kit_t *k, const parity_plugin_buffer_t *b, uint64_t off, uint64_t size,

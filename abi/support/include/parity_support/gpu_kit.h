@@ -145,6 +145,29 @@ int32_t psup_kit_buffer_copy(const psup_kit_t *k, parity_plugin_device_t *dev, p
 int32_t psup_kit_buffer_fill(const psup_kit_t *k, parity_plugin_device_t *dev, parity_plugin_buffer_t *b, uint64_t off,
                              uint64_t size, const void *pattern, uint32_t psize);
 
+/* ---- scratch memory ------------------------------------------------------------------------- */
+/* Scratch memory (the reductions' partials and tie counts, an overlapping copy's bounce buffer):
+ * a device, and a plan being recorded, keeps one buffer and replaces it by a larger one when a
+ * request does not fit. The rule every GPU plugin follows, with its knob PARITY_<BACKEND>_SCRATCH:
+ *   rounded (default)  a buffer serves any request up to its size; a new one is the request
+ *                      rounded up to 64 KiB (few reallocations), or the request itself where that
+ *                      would pass the device's largest buffer;
+ *   exact              a buffer serves only a request of exactly its size, and a new one is exactly
+ *                      the request: the allocation ends where the op's own sizing says its scratch
+ *                      ends. The checking runs use it (tests/cuda/check, tests/opencl/check, the Vulkan
+ *                      GPU-assisted validation run): a partial plan sized short then writes past
+ *                      its allocation, which rounding would hide until a device with more threads
+ *                      (more partials) needs more than 64 KiB. */
+typedef enum { PSUP_SCRATCH_ROUNDED = 0, PSUP_SCRATCH_EXACT = 1 } psup_scratch_mode_t;
+/* Read PARITY_<BACKEND>_SCRATCH (k->backend in capitals): 0 and *mode, or -1 with the message in
+ * err (the variable, the value as written, what is accepted). */
+int psup_kit_scratch_mode(const psup_kit_t *k, int *mode, char *err, size_t n);
+/* Whether a scratch buffer of `have` bytes (0: none) serves a request of `want` bytes. */
+int psup_kit_scratch_fits(int mode, uint64_t have, uint64_t want);
+/* The size of a new scratch buffer for `want` bytes on a device whose largest buffer is
+ * max_bytes. */
+uint64_t psup_kit_scratch_size(int mode, uint64_t want, uint64_t max_bytes);
+
 /* ---- prepared plans ------------------------------------------------------------------------- */
 /* The ABI's plan_prepare: k->plans.begin, each command through its entry (a KERNEL through
  * psup_kit_launch, a FILL through psup_kit_buffer_fill), then k->plans.end. A command that fails
