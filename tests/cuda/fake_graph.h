@@ -89,6 +89,7 @@ static CUresult stream_failed(CUstream s, CUresult r) {
 
 /* Work that cannot be captured: fine on a stream that is not capturing. */
 static CUresult stream_op(CUstream s, const char *entry) {
+  if (stream_check(s, entry) != CUDA_SUCCESS) return CUDA_ERROR_INVALID_HANDLE;
   if (failing(entry)) return stream_failed(s, CUDA_ERROR_OUT_OF_MEMORY);
   return capture_of(s) >= 0 ? stream_failed(s, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) : CUDA_SUCCESS;
 }
@@ -163,6 +164,7 @@ static CUresult capture_kernel(CUstream s, const fake_fn_t *fn, const unsigned *
 
 static CUresult f_cuStreamBeginCapture(CUstream s, CUstreamCaptureMode m) {
   GUARD;
+  if (stream_check(s, "cuStreamBeginCapture") != CUDA_SUCCESS) return CUDA_ERROR_INVALID_HANDLE;
   if (failing("cuStreamBeginCapture")) return CUDA_ERROR_OUT_OF_MEMORY;
   if (capture_of(s) >= 0) return CUDA_ERROR_ILLEGAL_STATE;
   for (int i = 0; i < FAKE_MAX_CAPTURES; i++)
@@ -213,12 +215,13 @@ static CUresult f_cuGraphInstantiateWithFlags(CUgraphExec *out, CUgraph graph, u
   return CUDA_SUCCESS;
 }
 
-static CUresult run_node(const fake_node_t *n) {
+/* one node of a graph launched on stream s (live: cuGraphLaunch checked it, and s is not capturing) */
+static CUresult run_node(const fake_node_t *n, CUstream s) {
   if (!n->kernel) {
-    if (n->height == 1 && n->esize == 1) return f_cuMemsetD8Async(n->dst, (unsigned char)n->value, n->width, NULL);
-    if (n->height == 1 && n->esize == 2) return f_cuMemsetD16Async(n->dst, (unsigned short)n->value, n->width, NULL);
-    if (n->height == 1) return f_cuMemsetD32Async(n->dst, n->value, n->width, NULL);
-    return f_cuMemsetD2D32Async(n->dst, n->pitch, n->value, n->width, n->height, NULL);
+    if (n->height == 1 && n->esize == 1) return f_cuMemsetD8Async(n->dst, (unsigned char)n->value, n->width, s);
+    if (n->height == 1 && n->esize == 2) return f_cuMemsetD16Async(n->dst, (unsigned short)n->value, n->width, s);
+    if (n->height == 1) return f_cuMemsetD32Async(n->dst, n->value, n->width, s);
+    return f_cuMemsetD2D32Async(n->dst, n->pitch, n->value, n->width, n->height, s);
   }
   void *params[FAKE_MAX_ARGS];
   for (int i = 0; i < n->nargs; i++) params[i] = n->blob + n->off[i];
@@ -231,7 +234,7 @@ static CUresult f_cuGraphLaunch(CUgraphExec exec, CUstream s) {
   if (!e || !e->exec) return CUDA_ERROR_INVALID_VALUE;
   CUresult r = stream_op(s, "cuGraphLaunch"); /* a graph launched into a capture: not modelled */
   if (r == CUDA_SUCCESS) graph_launches++;
-  for (size_t i = 0; r == CUDA_SUCCESS && i < e->count; i++) r = run_node(&e->n[i]);
+  for (size_t i = 0; r == CUDA_SUCCESS && i < e->count; i++) r = run_node(&e->n[i], s);
   return r;
 }
 

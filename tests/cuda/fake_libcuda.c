@@ -140,12 +140,40 @@ static CUresult f_cuCtxSetCurrent(CUcontext c) {
   GUARD;
   return CUDA_SUCCESS;
 }
+/* The streams the caller created and has not destroyed. Every stream-ordered call must name one:
+ * the plugin's stream is non-blocking (CU_STREAM_NON_BLOCKING), so on a GPU the NULL (legacy)
+ * stream and the per-thread default stream are not ordered with it, and work put there races the
+ * plugin's own. Here every call runs when it is made, so without this check such a bug would pass. */
+#define FAKE_MAX_STREAMS 256
+static unsigned char stream_live[FAKE_MAX_STREAMS];
 static CUresult f_cuStreamCreate(CUstream *s, unsigned flags) {
-  *s = (CUstream)(uintptr_t)(0x2000 + flags);
-  return CUDA_SUCCESS;
+  for (unsigned i = 0; i < FAKE_MAX_STREAMS; i++)
+    if (!stream_live[i]) {
+      stream_live[i] = 1;
+      *s = (CUstream)(uintptr_t)(0x2000 + 0x10 * i + (flags & 0xf));
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_OUT_OF_MEMORY;
+}
+static int stream_index(CUstream s) {
+  uintptr_t v = (uintptr_t)s;
+  if (v < 0x2000 || v >= 0x2000 + 0x10 * FAKE_MAX_STREAMS) return -1;
+  unsigned i = (unsigned)((v - 0x2000) / 0x10);
+  return stream_live[i] ? (int)i : -1;
+}
+/* CUDA_SUCCESS when s is a live stream of the caller's; else CUDA_ERROR_INVALID_HANDLE, said on stderr */
+static CUresult stream_check(CUstream s, const char *entry) {
+  if (stream_index(s) >= 0) return CUDA_SUCCESS;
+  fprintf(stderr,
+          "fake libcuda: %s: stream %#lx is not a live stream of the caller's (the NULL or per-thread stream is not "
+          "ordered with a non-blocking one)\n",
+          entry, (unsigned long)(uintptr_t)s);
+  return CUDA_ERROR_INVALID_HANDLE;
 }
 static CUresult f_cuStreamDestroy(CUstream s) {
-  (void)s;
+  int i = stream_index(s);
+  if (i < 0) return stream_check(s, "cuStreamDestroy");
+  stream_live[i] = 0;
   return CUDA_SUCCESS;
 }
 static CUresult f_cuStreamSynchronize(CUstream s) {
@@ -273,6 +301,7 @@ static CUresult f_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUst
 }
 static CUresult f_cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream st) {
   GUARD;
+  if (stream_check(st, "cuMemsetD8Async") != CUDA_SUCCESS) return CUDA_ERROR_INVALID_HANDLE;
   if (failing("cuMemsetD8Async")) return stream_failed(st, CUDA_ERROR_OUT_OF_MEMORY);
   if (capture_of(st) >= 0) return capture_memset(st, d, 0, v, 1, n, 1);
   memset((void *)(uintptr_t)d, v, n);
@@ -280,6 +309,7 @@ static CUresult f_cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUst
 }
 static CUresult f_cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream st) {
   GUARD;
+  if (stream_check(st, "cuMemsetD16Async") != CUDA_SUCCESS) return CUDA_ERROR_INVALID_HANDLE;
   if (failing("cuMemsetD16Async")) return stream_failed(st, CUDA_ERROR_OUT_OF_MEMORY);
   if (d % 2) return stream_failed(st, CUDA_ERROR_INVALID_VALUE);
   if (capture_of(st) >= 0) return capture_memset(st, d, 0, v, 2, n, 1);
@@ -288,6 +318,7 @@ static CUresult f_cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CU
 }
 static CUresult f_cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream st) {
   GUARD;
+  if (stream_check(st, "cuMemsetD32Async") != CUDA_SUCCESS) return CUDA_ERROR_INVALID_HANDLE;
   if (failing("cuMemsetD32Async")) return stream_failed(st, CUDA_ERROR_OUT_OF_MEMORY);
   if (d % 4) return stream_failed(st, CUDA_ERROR_INVALID_VALUE);
   if (capture_of(st) >= 0) return capture_memset(st, d, 0, v, 4, n, 1);
@@ -296,6 +327,7 @@ static CUresult f_cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream
 }
 static CUresult f_cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned v, size_t w, size_t h, CUstream st) {
   GUARD;
+  if (stream_check(st, "cuMemsetD2D32Async") != CUDA_SUCCESS) return CUDA_ERROR_INVALID_HANDLE;
   if (failing("cuMemsetD2D32Async")) return stream_failed(st, CUDA_ERROR_OUT_OF_MEMORY);
   if (d % 4 || pitch < w * 4) return stream_failed(st, CUDA_ERROR_INVALID_VALUE);
   if (capture_of(st) >= 0) return capture_memset(st, d, pitch, v, 4, w, h);
@@ -446,6 +478,7 @@ static CUresult f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
   GUARD;
   unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
   const fake_fn_t *fn = (const fake_fn_t *)f;
+  if (stream_check(s, "cuLaunchKernel") != CUDA_SUCCESS) return CUDA_ERROR_INVALID_HANDLE;
   if (failing("cuLaunchKernel")) return stream_failed(s, CUDA_ERROR_OUT_OF_MEMORY);
   if (!fn || gx == 0 || gy != 1 || gz != 1 || gx > 0x7fffffffu || bx * by * bz > 1024)
     return stream_failed(s, CUDA_ERROR_INVALID_VALUE);

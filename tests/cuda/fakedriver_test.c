@@ -245,7 +245,8 @@ static void *driver_entry(const char *name) {
 }
 
 /* A kernel's .maxntid (__launch_bounds__ in the source) binds its launches, as a driver's does: a
- * bigger block is refused with CUDA_ERROR_INVALID_VALUE; a kernel without one takes up to 1024. */
+ * bigger block is refused with CUDA_ERROR_INVALID_VALUE; a kernel without one takes up to 1024.
+ * Stream-ordered work on a stream the caller did not create (or destroyed) is refused. */
 Test(cuda_fakedriver, a_block_past_the_kernels_maxntid_is_refused) {
   const parity_plugin_api_t *api = start("ok");
   parity_plugin_device_t *dev = open0(api);
@@ -260,17 +261,33 @@ Test(cuda_fakedriver, a_block_past_the_kernels_maxntid_is_refused) {
   const char *ptx =
       "// two entries\n.visible .entry bounded(\n\t.param .u64 p0\n)\n.maxntid 64, 2, 1\n{\n\tret;\n}\n"
       ".visible .entry unbounded(\n\t.param .u64 p0\n)\n{\n\tret;\n}\n";
+  CUresult (*stream_create)(CUstream *, unsigned) = (CUresult(*)(CUstream *, unsigned))driver_entry("cuStreamCreate");
+  CUresult (*stream_destroy)(CUstream) = (CUresult(*)(CUstream))driver_entry("cuStreamDestroy");
   CUmodule m;
   CUfunction bounded, unbounded;
+  CUstream s;
   cr_assert_eq(load(&m, ptx, 0, NULL, NULL), CUDA_SUCCESS);
   cr_assert_eq(get(&bounded, m, "bounded"), CUDA_SUCCESS);
   cr_assert_eq(get(&unbounded, m, "unbounded"), CUDA_SUCCESS);
+  cr_assert_eq(stream_create(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   uint64_t arg = 0;
   void *params[] = {&arg};
-  cr_expect_eq(launch(bounded, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL), CUDA_SUCCESS, "64 x 2 x 1 threads fit");
-  cr_expect_eq(launch(bounded, 1, 1, 1, 16, 16, 1, 0, NULL, params, NULL), CUDA_ERROR_INVALID_VALUE, "256 > 128");
-  cr_expect_eq(launch(bounded, 4, 1, 1, 129, 1, 1, 0, NULL, params, NULL), CUDA_ERROR_INVALID_VALUE, "129 > 128");
-  cr_expect_eq(launch(unbounded, 1, 1, 1, 1024, 1, 1, 0, NULL, params, NULL), CUDA_SUCCESS);
+  cr_expect_eq(launch(bounded, 1, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS, "64 x 2 x 1 threads fit");
+  cr_expect_eq(launch(bounded, 1, 1, 1, 16, 16, 1, 0, s, params, NULL), CUDA_ERROR_INVALID_VALUE, "256 > 128");
+  cr_expect_eq(launch(bounded, 4, 1, 1, 129, 1, 1, 0, s, params, NULL), CUDA_ERROR_INVALID_VALUE, "129 > 128");
+  cr_expect_eq(launch(unbounded, 1, 1, 1, 1024, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+  /* the NULL stream, CU_STREAM_PER_THREAD and a destroyed stream are refused: not ordered with the
+   * plugin's non-blocking stream on a GPU (fake_libcuda.c: stream_check) */
+  cr_expect_eq(launch(unbounded, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL), CUDA_ERROR_INVALID_HANDLE);
+  cr_expect_eq(launch(unbounded, 1, 1, 1, 32, 1, 1, 0, CU_STREAM_PER_THREAD, params, NULL), CUDA_ERROR_INVALID_HANDLE);
+  CUresult (*memset32)(CUdeviceptr, unsigned, size_t, CUstream) =
+      (CUresult(*)(CUdeviceptr, unsigned, size_t, CUstream))driver_entry("cuMemsetD32Async");
+  uint32_t word = 7;
+  cr_expect_eq(memset32((CUdeviceptr)(uintptr_t)&word, 0, 1, NULL), CUDA_ERROR_INVALID_HANDLE);
+  cr_expect_eq(word, 7u, "a refused memset wrote");
+  cr_assert_eq(stream_destroy(s), CUDA_SUCCESS);
+  cr_expect_eq(launch(unbounded, 1, 1, 1, 32, 1, 1, 0, s, params, NULL), CUDA_ERROR_INVALID_HANDLE, "destroyed");
+  cr_expect_eq(stream_destroy(s), CUDA_ERROR_INVALID_HANDLE, "destroyed twice");
   api->device_close(dev);
   api->shutdown();
 }
