@@ -195,6 +195,14 @@ Test(conform, nondeterministic_reduction_fails_the_determinism_claim) {
   expect_caught("nondeterministic-reduce", "--case cap.determinism", "cap.determinism", "then");
 }
 
+/* buffer_write copies the caller's memory before it returns (abi/parity_plugin.h): parity-conform
+ * scribbles over each write's source once the write returns, so a plugin that reads it later
+ * (write-reads-late) computes on the scribble, and the failure says so */
+Test(conform, a_write_that_reads_the_callers_memory_late_fails) {
+  expect_caught("write-reads-late", "--op add --dtype f32 --direction forward --case ties", "add.f32.forward.ties",
+                "read the caller's memory after buffer_write returned");
+}
+
 Test(conform, write_past_the_output_is_caught_by_guards) {
   expect_caught("write-past-end", "--op add --dtype f32 --direction forward --case n33", "add.f32.forward.n33",
                 "out-of-bounds write");

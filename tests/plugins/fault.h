@@ -25,6 +25,7 @@
   X(LIE_DTYPES, "lie-dtypes")                           /* runs f32 add, mul, sum only; claims all */               \
   X(CRASH_SUM, "crash-sum")                             /* SIGSEGV inside the f32 sum kernel */                     \
   X(SUM_GRAD_READS_X, "sum-grad-reads-x")               /* sum backward dy + 0 * x: NaN in x reaches dx */          \
+  X(WRITE_READS_LATE, "write-reads-late")               /* buffer_write reads the caller's memory later */          \
   /* kernel mutants (fault_mutants.c): the bug classes GPU backends ship */                                         \
   X(NAIVE_SUM, "naive-sum")                   /* one sequential f32 accumulator per sum */                          \
   X(DROP_PARTIAL, "drop-partial")             /* long sums: one of 512 partials lost */                             \
@@ -63,6 +64,10 @@ double fault_load(const parity_tensor_desc_t *t, int64_t i);
 void fault_store(const parity_tensor_desc_t *t, int64_t i, double v);
 /* The output element (logical index) that logical element i of x reduces into. */
 int64_t fault_reduced_index(const parity_tensor_desc_t *x, uint32_t axes, int64_t i);
+
+/* write-reads-late (fault_late_write.c): wrap api's buffer, queue and kernel entries so that writes
+ * run when the next command does. */
+void fault_late_write_install(parity_plugin_api_t *api);
 
 /* Kernel mutants (fault_mutants.c), each applied after (or instead of) the CPU kernel that
  * accepted the descriptor; `handled` = 0 leaves the CPU result alone. */

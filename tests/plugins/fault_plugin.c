@@ -329,6 +329,7 @@ PARITY_PLUGIN_EXPORT int32_t parity_plugin_query(uint32_t host_major, uint32_t h
   fault_api.softmax_backward = softmax_backward;
   fault_api.matmul_forward = matmul_forward;
   fault_api.matmul_backward = matmul_backward;
+  if (fault_active == FAULT_WRITE_READS_LATE) fault_late_write_install(&fault_api);
   out->api = &fault_api;
   return PARITY_STATUS_OK;
 }

@@ -122,6 +122,8 @@ static int dense(const cf_spec_t *s) { return s->layout == CF_LAYOUT_CONTIG && s
 /* Inputs larger than this are compared with what was written in pieces of this size after the
  * run, so that a 2 GiB operand does not need a second 2 GiB copy on the host. */
 #define READBACK_PIECE ((uint64_t)64 << 20)
+/* what a slot's write source holds once parity_buffer_write has returned (stage_slot) */
+#define CF_WRITE_SCRIBBLE 0xA7
 
 static void fill_desc(parity_op_desc_t *d, const cf_op_t *op, parity_tensor_desc_t *ins, parity_tensor_desc_t *outs) {
   memset(d, 0, sizeof *d);
@@ -226,8 +228,9 @@ static void fill_one(void *u, int64_t i, uint64_t off) {
 static void describe_corruption(const slot_t *s, uint32_t index, char *msg, size_t n) {
   uint64_t first = 0;
   while (first < s->bytes && s->after[first] == s->image[first]) first++;
-  uint64_t changed = 0;
-  for (uint64_t b = first; b < s->bytes; b++) changed += s->after[b] != s->image[b];
+  uint64_t changed = 0, scribbled = 0;
+  for (uint64_t b = first; b < s->bytes; b++)
+    if (s->after[b] != s->image[b]) changed++, scribbled += s->after[b] == CF_WRITE_SCRIBBLE;
   int64_t lo, hi;
   psup_byte_extent(&s->desc, &lo, &hi);
   if (hi == 0) lo = hi = (int64_t)s->desc.offset_bytes;
@@ -252,6 +255,12 @@ static void describe_corruption(const slot_t *s, uint32_t index, char *msg, size
   else
     snprintf(msg, n, "out-of-bounds write: output %u changed %llu byte(s) %s (byte %llu)", index,
              (unsigned long long)changed, where, (unsigned long long)first);
+  size_t len = strlen(msg);
+  if (changed && scribbled == changed && len < n) /* every changed byte is the write source's scribble */
+    snprintf(msg + len, n - len,
+             " (every changed byte is %#x, what the write's source held once buffer_write had returned: the plugin "
+             "read the caller's memory after buffer_write returned)",
+             CF_WRITE_SCRIBBLE);
 }
 
 /* Scatter host copy h into the image of an input's view: broadcast axes have stride 0 in the view
@@ -310,8 +319,20 @@ static cf_exec_status_t stage_slot(parity_device_t *dev, const cf_op_t *op, uint
   } else if (cf_spec_numel(spec) > 0) {
     scatter_input(spec, &s->desc, op->in[k], s->image);
   }
-  if (parity_buffer_alloc(dev, s->bytes, &s->buf) != PARITY_STATUS_OK ||
-      parity_buffer_write(s->buf, 0, s->image, s->bytes) != PARITY_STATUS_OK) {
+  /* buffer_write copies the host memory before it returns (abi/parity_plugin.h: the caller may
+   * reuse it at once). The write goes from s->after, the read-back copy, which nothing needs until
+   * the op has run, and that copy is scribbled over as soon as the write returns: a plugin that reads
+   * the caller's memory later (an asynchronous copy straight from it) writes the scribble, and the
+   * case fails. (Inputs past READBACK_PIECE have no such copy and are written from the image.) */
+  const unsigned char *src = s->image;
+  if (s->after) {
+    memcpy(s->after, s->image, s->bytes);
+    src = s->after;
+  }
+  int written = parity_buffer_alloc(dev, s->bytes, &s->buf) == PARITY_STATUS_OK &&
+                parity_buffer_write(s->buf, 0, src, s->bytes) == PARITY_STATUS_OK;
+  if (s->after) memset(s->after, CF_WRITE_SCRIBBLE, s->bytes);
+  if (!written) {
     snprintf(msg, n, "%s", parity_last_error());
     return CF_EXEC_ERROR;
   }

@@ -84,6 +84,9 @@ cl_int CL_API_CALL ocl_chk_read(cl_command_queue, cl_mem, cl_bool, size_t, size_
                                 cl_event *);
 cl_int CL_API_CALL ocl_chk_write(cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *, cl_uint,
                                  const cl_event *, cl_event *);
+/* run the non-blocking writes the queue holds (clFinish, a queue's release, every command first):
+ * CL_OUT_OF_RESOURCES, said on stderr, when a write's source changed since it was enqueued */
+cl_int ocl_chk_drain(void);
 cl_int CL_API_CALL ocl_chk_copy(cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t, cl_uint, const cl_event *,
                                 cl_event *);
 cl_int CL_API_CALL ocl_chk_fill(cl_command_queue, cl_mem, const void *, size_t, size_t, size_t, cl_uint,

@@ -235,6 +235,7 @@ static cl_int CL_API_CALL retain_queue(cl_command_queue q) {
 static cl_int CL_API_CALL release_queue(cl_command_queue q) {
   if (!q || q->magic != OCL_MAGIC_QUEUE) return CL_INVALID_COMMAND_QUEUE;
   if (--q->refs == 0) {
+    ocl_chk_drain(); /* a released queue still runs what it holds */
     release_context(q->ctx);
     q->magic = 0;
     free(q);
@@ -242,7 +243,12 @@ static cl_int CL_API_CALL release_queue(cl_command_queue q) {
   return CL_SUCCESS;
 }
 
+/* clFinish: what the queue holds runs; clFlush only submits it (a non-blocking write may still run
+ * later, so it stays pending) */
 static cl_int CL_API_CALL queue_wait(cl_command_queue q) {
+  return q && q->magic == OCL_MAGIC_QUEUE ? ocl_chk_drain() : CL_INVALID_COMMAND_QUEUE;
+}
+static cl_int CL_API_CALL queue_flush(cl_command_queue q) {
   return q && q->magic == OCL_MAGIC_QUEUE ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE;
 }
 
@@ -287,7 +293,7 @@ __attribute__((constructor)) static void fill_dispatch(void) {
   d->clRetainCommandQueue = retain_queue;
   d->clReleaseCommandQueue = release_queue;
   d->clFinish = queue_wait;
-  d->clFlush = queue_wait;
+  d->clFlush = queue_flush;
   d->clCreateBuffer = ocl_chk_create_buffer;
   d->clRetainMemObject = ocl_chk_retain_mem;
   d->clReleaseMemObject = ocl_chk_release_mem;

@@ -1,6 +1,7 @@
 /* ocl_icd_test.c — the fake ICD through the system's ICD loader (OCL_ICD_VENDORS names its vendors
  * folder, PARITY_OPENCL_CHECK_SEED=7): one platform and one GPU device named after the executor and
- * its seed; buffers write, read, fill and copy (an overlapping copy refused); a program is accepted
+ * its seed; buffers write, read, fill and copy (an overlapping copy refused; a non-blocking write
+ * runs when the queue reaches it, and fails clFinish when its source changed before); a program is accepted
  * only with the prelude the host compile assumed (the reason in the build log), in either launch
  * layout (OCL_CONTIG 0 or 1); binaries, and the CPU layout's kernels in a GPU-layout program, are
  * refused with their error codes; arguments of the wrong size, a launch
@@ -53,6 +54,17 @@ static void buffers(cl_context c, cl_command_queue q) {
   CHECK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, 64, out, 0, NULL, NULL) == CL_SUCCESS);
   CHECK(out[7] == 7 && out[8] == 0xcd && out[9] == 0xab && out[12] == 12 && out[40] == 0xcd && out[63] == 63);
   CHECK(clEnqueueReadBuffer(q, m, CL_TRUE, 60, 8, out, 0, NULL, NULL) == CL_INVALID_VALUE);
+  /* a non-blocking write runs when the queue reaches it: from memory left alone, it lands; from
+   * memory changed before clFinish, the change lands and clFinish fails (said on stderr) */
+  unsigned char src[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  CHECK(clEnqueueWriteBuffer(q, m, CL_FALSE, 0, 8, src, 0, NULL, NULL) == CL_SUCCESS);
+  CHECK(clFinish(q) == CL_SUCCESS);
+  CHECK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, 8, out, 0, NULL, NULL) == CL_SUCCESS && out[0] == 1 && out[7] == 8);
+  CHECK(clEnqueueWriteBuffer(q, m, CL_FALSE, 0, 8, src, 0, NULL, NULL) == CL_SUCCESS);
+  CHECK(clFlush(q) == CL_SUCCESS); /* submitted, not yet run */
+  src[3] = 99;
+  CHECK(clFinish(q) == CL_OUT_OF_RESOURCES);
+  CHECK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, 8, out, 0, NULL, NULL) == CL_SUCCESS && out[3] == 99);
   CHECK(clReleaseMemObject(m) == CL_SUCCESS);
 }
 

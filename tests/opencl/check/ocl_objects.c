@@ -1,6 +1,7 @@
 /* ocl_objects.c — the fake OpenCL ICD's buffers, programs, kernels and launches (ocl_check.h).
  * Buffers are allocations of the executor's arena (chk_mem_alloc: bounds and shadow apply); every
- * command runs when it is enqueued (an in-order queue that is always drained). A program is told
+ * command runs when it is enqueued (an in-order queue that is always drained), but a non-blocking
+ * write, which runs when the next command is enqueued or the queue is finished (below). A program is told
  * apart by the prelude the plugin writes (plugins/opencl/cl_cache.c): its class (OCL_CLASS), the
  * kernels it holds (K_<kernel> 1), its layout and math settings, which must be those the host
  * compile of the kernels assumed (ocl_module.cpp), and its variant (SPEC_OP, SPEC_DT, SPEC_DT2),
@@ -118,9 +119,62 @@ cl_int CL_API_CALL ocl_chk_release_mem(cl_mem m) {
   return CL_SUCCESS;
 }
 
-/* a command's common checks: the queue, no events, the range inside the buffer */
+/* ---- writes the queue has not run yet ---- */
+/* A non-blocking clEnqueueWriteBuffer returns before the copy: a GPU's DMA reads the host memory
+ * when the queue reaches the write, so the caller must leave that memory alone until the queue has
+ * drained (the plugin writes from a staged copy, plugins/opencl/cl_memory.c). Run at once, such a
+ * write hid a caller that reused the memory. It runs here when the next command is enqueued or the
+ * queue is finished or released, from the memory as it is then, and if that memory changed in
+ * between, the change is said and the command that ran the write fails. */
+typedef struct {
+  cl_mem m;
+  size_t off, size;
+  const void *src;
+  unsigned char *snap; /* the source's bytes when the write was enqueued */
+} pending_t;
+static pending_t *pending;
+static size_t npending, cap_pending;
+
+cl_int ocl_chk_drain(void) {
+  cl_int e = CL_SUCCESS;
+  for (size_t i = 0; i < npending; i++) {
+    pending_t *p = &pending[i];
+    if (memcmp(p->src, p->snap, p->size) != 0) {
+      ocl_chk_say(
+          "a non-blocking clEnqueueWriteBuffer's source (%zu bytes at %p) changed before the queue ran the "
+          "write: the caller reused memory the queue still held",
+          p->size, p->src);
+      e = CL_OUT_OF_RESOURCES;
+    }
+    memcpy((char *)p->m->ptr + p->off, p->src, p->size); /* what a device would copy then */
+    free(p->snap);
+    ocl_chk_release_mem(p->m);
+  }
+  npending = 0;
+  return e;
+}
+
+static cl_int defer_write(cl_mem m, size_t off, size_t size, const void *src) {
+  if (npending == cap_pending) {
+    size_t cap = cap_pending ? 2 * cap_pending : 16;
+    pending_t *n = realloc(pending, cap * sizeof *n);
+    if (!n) return CL_OUT_OF_HOST_MEMORY;
+    pending = n, cap_pending = cap;
+  }
+  unsigned char *snap = malloc(size ? size : 1);
+  if (!snap) return CL_OUT_OF_HOST_MEMORY;
+  memcpy(snap, src, size);
+  ocl_chk_retain_mem(m);
+  pending[npending++] = (pending_t){m, off, size, src, snap};
+  return CL_SUCCESS;
+}
+
+/* a command's common checks: the queue, no events, the range inside the buffer; then the writes
+ * enqueued before it run (in order) */
 static cl_int command(cl_command_queue q, cl_mem m, size_t off, size_t size, cl_uint nwait, cl_event *ev) {
   if (!is_queue(q)) return CL_INVALID_COMMAND_QUEUE;
+  cl_int drained = ocl_chk_drain();
+  if (drained != CL_SUCCESS) return drained;
   if (nwait || ev) {
     ocl_chk_say("events are not supported (the queue is in order and always drained)");
     return CL_INVALID_EVENT_WAIT_LIST;
@@ -142,6 +196,7 @@ cl_int CL_API_CALL ocl_chk_write(cl_command_queue q, cl_mem m, cl_bool block, si
                                  cl_uint nwait, const cl_event *wait, cl_event *ev) {
   cl_int e = command(q, m, off, size, nwait, ev);
   if (e == CL_SUCCESS && !src) e = CL_INVALID_VALUE;
+  if (e == CL_SUCCESS && !block) return defer_write(m, off, size, src);
   if (e == CL_SUCCESS) memcpy((char *)m->ptr + off, src, size);
   return e;
 }
@@ -475,6 +530,8 @@ cl_int CL_API_CALL ocl_chk_ndrange(cl_command_queue q, cl_kernel k, cl_uint dims
   if (!is_queue(q)) return CL_INVALID_COMMAND_QUEUE;
   if (!is_kernel(k)) return CL_INVALID_KERNEL;
   if (nwait || ev) return CL_INVALID_EVENT_WAIT_LIST;
+  cl_int drained = ocl_chk_drain(); /* the writes enqueued before the launch */
+  if (drained != CL_SUCCESS) return drained;
   const chk_kernel_t *t = k->k;
   if (k->set != (t->nargs >= 32 ? ~0u : (1u << t->nargs) - 1u)) return CL_INVALID_KERNEL_ARGS;
   unsigned grid[3], block[3];
