@@ -257,6 +257,13 @@ int32_t vkp_dispatch(parity_plugin_device_t *dev, const vkp_launch_t *l) {
     vkp_mark_used(dev, t->buffer);
   }
   reads[nr++] = dev->mathtab->buf;
+  /* VUID-VkWriteDescriptorSet-descriptorType-00328, checked against the alignment the plugin
+   * keeps (PARITY_VULKAN_MIN_ALIGN: a GPU's, where the validation layer knows lavapipe's 16) */
+  for (uint32_t i = 0; i < VKP_MAX_BINDINGS; i++)
+    if (bi[i].offset % dev->slot->min_align)
+      return vkp_fail(PARITY_STATUS_INTERNAL,
+                      "%s: binding %u's offset %llu is not a multiple of minStorageBufferOffsetAlignment (%u)",
+                      vk_spirv[l->spv].name, i, (unsigned long long)bi[i].offset, dev->slot->min_align);
   st = vkp_hazard(dev, reads, nr, writes, nw);
   VkCommandBuffer cmd;
   if (st == PARITY_STATUS_OK) st = vkp_cmd(dev, &cmd);

@@ -51,7 +51,7 @@ typedef struct vkp_slot_t {
   int dmath;              /* f32/f16/bf16 on the software double path (PARITY_VULKAN_FP64=on) */
   int cpu_like;           /* lavapipe, SwiftShader: few large work-groups */
   uint64_t max_range;     /* bytes one binding may span: min(maxStorageBufferRange, 2^31) */
-  uint32_t min_align;     /* minStorageBufferOffsetAlignment */
+  uint32_t min_align;     /* minStorageBufferOffsetAlignment, or PARITY_VULKAN_MIN_ALIGN if larger */
   uint32_t max_groups[3]; /* maxComputeWorkGroupCount */
   uint32_t max_local;     /* maxComputeWorkGroupInvocations */
   uint32_t subgroup_size;
@@ -81,6 +81,9 @@ typedef struct vkp_knobs_t {
   uint32_t plan_fail_at;  /* PARITY_VULKAN_PLAN_FAIL_AT (tests): recording a plan fails at its Nth
                              command (0: never) */
   int scratch;            /* PARITY_VULKAN_SCRATCH: PSUP_SCRATCH_* (parity_support/gpu_kit.h) */
+  uint32_t min_align;     /* PARITY_VULKAN_MIN_ALIGN: descriptor offsets aligned as if the device's
+                           * minStorageBufferOffsetAlignment were at least this (a GPU's rule on
+                           * lavapipe, whose limit is 16); 0: the device's */
 } vkp_knobs_t;
 extern vkp_knobs_t vkp_knobs;
 int32_t vkp_read_knobs(void);

@@ -8,6 +8,7 @@ void cf_hazard_mask_under_gradient(cf_env_t *env, cf_result_t *r);
 void cf_hazard_mask_under_gradient_tape(cf_env_t *env, cf_result_t *r);
 void cf_hazard_lowprec_logsoftmax_after_conv(cf_env_t *env, cf_result_t *r);
 void cf_hazard_eager_vs_replay(cf_env_t *env, cf_result_t *r);
+void cf_hazard_eager_vs_replay_reductions(cf_env_t *env, cf_result_t *r);
 void cf_hazard_trajectory_convergent(cf_env_t *env, cf_result_t *r);
 void cf_hazard_trajectory_divergent(cf_env_t *env, cf_result_t *r);
 #define ZOO_DECL(fn) void fn(cf_env_t *env, cf_result_t *r);
@@ -38,6 +39,7 @@ const cf_check_t cf_hazard_checks[] = {
     {"hazard.mask-under-gradient.tape", "tape", cf_hazard_mask_under_gradient_tape},
     {"hazard.lowprec-logsoftmax-after-conv", "conv2d+log_softmax", cf_hazard_lowprec_logsoftmax_after_conv},
     {"hazard.eager-vs-replay", "plan", cf_hazard_eager_vs_replay},
+    {"hazard.eager-vs-replay.reductions", "plan", cf_hazard_eager_vs_replay_reductions},
     {"hazard.trajectory.convergent", "adam", cf_hazard_trajectory_convergent},
     {"hazard.trajectory.divergent", "adam", cf_hazard_trajectory_divergent},
     ZOO_LIST(ZOO_ENTRY)};

@@ -8,7 +8,8 @@
  * a backend bug (the JAX jit-vs-eager lesson).
  *
  * eager-vs-replay: a captured forward+backward step replayed on new inputs must equal the eager
- * step on those inputs bit for bit, on every backend. */
+ * step on those inputs bit for bit, on every backend; eager-vs-replay.reductions: the same for a
+ * plan of reductions split into partials (its scratch grows while it records). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,4 +204,87 @@ void cf_hazard_eager_vs_replay(cf_env_t *env, cf_result_t *r) {
   for (int k = 0; k < NP; k++) parity_tensor_release(p[k]), parity_tensor_release(g_cap[k]);
   parity_tensor_release(x), parity_tensor_release(y), parity_tensor_release(loss_cap), parity_tensor_release(loss_e);
   free(d);
+}
+
+/* ---- eager vs replay: reductions split into partials ---------------------------------------- */
+/* A plan whose reductions run in partials (more than 4096 terms: psup_reduce_partials), the
+ * second with more partials than the first, and max's backward (Vulkan keeps its tie counts in
+ * scratch too): a plan's scratch has to grow as eager's does. The checking runs size scratch
+ * exactly (PARITY_<BACKEND>_SCRATCH=exact), so a plan that hands a later reduction the first one's
+ * scratch writes past it, which the checking executors and GPU-assisted validation name. */
+#define RA 8192
+#define RB 65536
+
+static parity_status_t red_step(parity_tensor_t *a, parity_tensor_t *b, parity_tensor_t **loss) {
+  parity_tensor_t *s[2] = {0};
+  parity_status_t st = parity_reduce(PARITY_OP_SUM, a, 1, 0, &s[0]);
+  if (st == PARITY_STATUS_OK) st = parity_reduce(PARITY_OP_MAX, b, 1, 0, &s[1]);
+  if (st == PARITY_STATUS_OK) st = parity_binary(PARITY_OP_ADD, s[0], s[1], loss);
+  if (st == PARITY_STATUS_OK) st = parity_backward(*loss, NULL, 0);
+  for (int i = 0; i < 2; i++) parity_tensor_release(s[i]);
+  return st;
+}
+
+void cf_hazard_eager_vs_replay_reductions(cf_env_t *env, cf_result_t *r) {
+  ht_set_dtype(r, PARITY_DTYPE_F32);
+  double *v = malloc(sizeof(double) * 2 * (RA + RB));
+  float *nf = malloc(sizeof(float) * (RA + RB));
+  if (!v || !nf) {
+    free(v), free(nf);
+    ht_call_failed(r, PARITY_STATUS_OUT_OF_MEMORY, "allocating the inputs");
+    return;
+  }
+  double *va = v, *vb = v + RA, *na = v + RA + RB;
+  ht_values(va, RA + RB, 301, 4.0, PARITY_DTYPE_F32);
+  ht_values(na, RA + RB, 302, 4.0, PARITY_DTYPE_F32);
+  for (int64_t i = 0; i < RA + RB; i++) nf[i] = (float)na[i];
+  parity_status_t st = PARITY_STATUS_OK;
+  parity_tensor_t *a = ht_tensor(env->dev, PARITY_DTYPE_F32, 1, (int64_t[]){RA}, va, 1, &st), *b = NULL;
+  if (st == PARITY_STATUS_OK) b = ht_tensor(env->dev, PARITY_DTYPE_F32, 1, (int64_t[]){RB}, vb, 1, &st);
+  parity_tensor_t *in[2] = {a, b}, *loss_cap = NULL, *loss_e = NULL, *g_cap[2] = {0};
+  parity_plan_t *plan = NULL;
+  const char *what = "capture";
+  if (st == PARITY_STATUS_OK) st = parity_plan_begin(env->dev, &plan);
+  if (st == PARITY_STATUS_OK) st = red_step(a, b, &loss_cap);
+  if (plan && parity_plan_end(plan) != PARITY_STATUS_OK && st == PARITY_STATUS_OK) st = PARITY_STATUS_INTERNAL;
+  for (int k = 0; k < 2 && st == PARITY_STATUS_OK; k++) g_cap[k] = parity_tensor_retain(parity_tensor_grad(in[k]));
+  if (st == PARITY_STATUS_OK) {
+    what = "replay";
+    st = parity_tensor_write(a, nf, sizeof(float) * RA);
+  }
+  if (st == PARITY_STATUS_OK) st = parity_tensor_write(b, nf + RA, sizeof(float) * RB);
+  if (st == PARITY_STATUS_OK) st = parity_plan_replay(plan);
+  double *rep[3] = {0}, *eag[3] = {0};
+  int64_t n[3] = {0}, m[3] = {0};
+  if (st == PARITY_STATUS_OK) {
+    rep[0] = ht_read(loss_cap, &n[0]);
+    for (int k = 0; k < 2; k++) rep[k + 1] = ht_read(g_cap[k], &n[k + 1]);
+    for (int k = 0; k < 2; k++) parity_tensor_zero_grad(in[k]);
+    what = "eager step";
+    st = red_step(a, b, &loss_e);
+  }
+  if (st != PARITY_STATUS_OK)
+    ht_call_failed(r, st, what);
+  else {
+    eag[0] = ht_read(loss_e, &m[0]);
+    for (int k = 0; k < 2; k++) eag[k + 1] = ht_read(parity_tensor_grad(in[k]), &m[k + 1]);
+    int64_t mismatches = 0;
+    for (int k = 0; k < 3; k++) {
+      if (!rep[k] || !eag[k] || n[k] != m[k]) mismatches++; /* missing or of another size */
+      for (int64_t i = 0; rep[k] && eag[k] && i < n[k] && i < m[k]; i++)
+        if (memcmp(&rep[k][i], &eag[k][i], sizeof(double)) != 0) mismatches++;
+    }
+    r->worst_ratio = mismatches ? INFINITY : 0;
+    if (mismatches)
+      cf_result_fail(r, "%lld loss/gradient values differ between replay and eager (sum of %d terms, max of %d)",
+                     (long long)mismatches, RA, RB);
+    else
+      cf_result_note(r, "loss and both gradients bitwise equal after replay on new inputs (%llu commands)",
+                     (unsigned long long)parity_plan_command_count(plan));
+  }
+  for (int k = 0; k < 3; k++) free(rep[k]), free(eag[k]);
+  parity_plan_destroy(plan);
+  for (int k = 0; k < 2; k++) parity_tensor_release(in[k]), parity_tensor_release(g_cap[k]);
+  parity_tensor_release(loss_cap), parity_tensor_release(loss_e);
+  free(v), free(nf);
 }
