@@ -47,7 +47,19 @@ static int is(const char *m) {
   return strcmp(mode, m) == 0;
 }
 
-#define GUARD \
+/* The context current on this thread (cuCtxSetCurrent). As in the driver, a call that works in a
+ * context fails with CUDA_ERROR_INVALID_CONTEXT where none is current: parity's entries may be
+ * called from any thread, so the plugin makes its context current in every one (cu_enter), and a
+ * missing one shows here when an entry runs on a thread that never had it (cuda_fakedriver). */
+static _Thread_local CUcontext cur_ctx;
+static CUresult no_context(const char *fn) {
+  fprintf(stderr, "fake libcuda: %s: no context is current on this thread\n", strncmp(fn, "f_", 2) ? fn : fn + 2);
+  return CUDA_ERROR_INVALID_CONTEXT;
+}
+#define NEEDS_CONTEXT \
+  if (!cur_ctx) return no_context(__func__)
+#define GUARD    \
+  NEEDS_CONTEXT; \
   if (sticky) return CUDA_ERROR_ILLEGAL_ADDRESS
 
 /* stream capture (fake_graph.h) */
@@ -136,8 +148,9 @@ static CUresult f_cuDevicePrimaryCtxRelease(CUdevice d) {
   return CUDA_SUCCESS;
 }
 static CUresult f_cuCtxSetCurrent(CUcontext c) {
-  (void)c;
-  GUARD;
+  if (sticky) return CUDA_ERROR_ILLEGAL_ADDRESS;
+  if (c && (c != (CUcontext)(uintptr_t)0x1000 || ctx_refs < 1)) return CUDA_ERROR_INVALID_CONTEXT;
+  cur_ctx = c;
   return CUDA_SUCCESS;
 }
 /* The streams the caller created and has not destroyed. Every stream-ordered call must name one:
@@ -147,6 +160,7 @@ static CUresult f_cuCtxSetCurrent(CUcontext c) {
 #define FAKE_MAX_STREAMS 256
 static unsigned char stream_live[FAKE_MAX_STREAMS];
 static CUresult f_cuStreamCreate(CUstream *s, unsigned flags) {
+  NEEDS_CONTEXT;
   for (unsigned i = 0; i < FAKE_MAX_STREAMS; i++)
     if (!stream_live[i]) {
       stream_live[i] = 1;
@@ -171,6 +185,7 @@ static CUresult stream_check(CUstream s, const char *entry) {
   return CUDA_ERROR_INVALID_HANDLE;
 }
 static CUresult f_cuStreamDestroy(CUstream s) {
+  NEEDS_CONTEXT;
   int i = stream_index(s);
   if (i < 0) return stream_check(s, "cuStreamDestroy");
   stream_live[i] = 0;
@@ -182,6 +197,7 @@ static CUresult f_cuStreamSynchronize(CUstream s) {
 }
 static CUresult f_cuEventCreate(CUevent *e, unsigned flags) {
   (void)flags;
+  NEEDS_CONTEXT;
   *e = (CUevent)(uintptr_t)0x3000;
   return CUDA_SUCCESS;
 }
@@ -197,6 +213,7 @@ static CUresult f_cuEventSynchronize(CUevent e) {
 }
 static CUresult f_cuEventDestroy(CUevent e) {
   (void)e;
+  NEEDS_CONTEXT;
   return CUDA_SUCCESS;
 }
 /* The emulation's freed allocations, until an allocation gets the address again: a kernel launched
@@ -430,6 +447,7 @@ static CUresult f_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *nam
   return CUDA_SUCCESS;
 }
 static CUresult f_cuModuleUnload(CUmodule m) {
+  NEEDS_CONTEXT;
   for (fake_fn_t **p = &fake_fns; *p;) {
     fake_fn_t *fn = *p;
     if (fn->module == m) {

@@ -7,6 +7,7 @@
  * them). */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "cu_test.h"
@@ -242,4 +243,97 @@ Test(cuda_plan_fake, a_fill_needing_a_host_copy_declines_and_ends_the_capture) {
   cr_expect(strstr(ct_last_error, "not aligned") != NULL, "%s", ct_last_error);
   expect_clean("unaligned fill", 1);
   close_all();
+}
+
+/* ---- every entry from a thread of its own ---------------------------------------------------- */
+/* parity's entries may be called from any thread (a user's worker, a thread pool), and a CUDA
+ * context is current per thread: the plugin makes its own current in every entry. The fake keeps
+ * the current context per thread and refuses work where none is (CUDA_ERROR_INVALID_CONTEXT), so
+ * each step below runs on a new thread, where no context was ever made current. */
+typedef struct {
+  plan_src *p;
+  parity_plugin_buffer_t *b2;
+  parity_plugin_plan_t *plan;
+  float host[64];
+  int32_t st;
+} thread_job;
+
+typedef struct {
+  void (*fn)(thread_job *);
+  thread_job *j;
+} thread_arg;
+static void *on_thread(void *arg) {
+  thread_arg *a = arg;
+  a->fn(a->j);
+  return NULL;
+}
+static void run_on_new_thread(void (*fn)(thread_job *), thread_job *j, const char *what) {
+  thread_arg arg = {fn, j};
+  pthread_t t;
+  j->st = -1;
+  cr_assert_eq(pthread_create(&t, NULL, on_thread, &arg), 0);
+  cr_assert_eq(pthread_join(t, NULL), 0);
+  cr_expect_eq(j->st, PARITY_STATUS_OK, "%s on a new thread: %s", what, ct_last_error);
+}
+static void t_alloc(thread_job *j) { j->st = api->buffer_alloc(dev, 256, &j->b2); }
+static void t_write(thread_job *j) { j->st = api->buffer_write(dev, j->b2, 0, j->host, sizeof j->host); }
+static void t_fill(thread_job *j) {
+  const uint32_t one = 0x3f800000u;
+  j->st = api->buffer_fill(dev, buf, 0, 1024, &one, 4);
+}
+static void t_copy(thread_job *j) { j->st = api->buffer_copy(dev, j->b2, 0, buf, N * 4, 256); }
+static void t_add(thread_job *j) { j->st = api->elementwise_forward(dev, &j->p->add); }
+static void t_sync(thread_job *j) { j->st = api->synchronize(dev); }
+static void t_read(thread_job *j) { j->st = api->buffer_read(dev, buf, 2 * N * 4, j->host, sizeof j->host); }
+static void t_prepare(thread_job *j) { j->st = api->plan_prepare(dev, j->p->cmd, 3, &j->plan); }
+static void t_run(thread_job *j) { j->st = api->plan_run(dev, j->plan); }
+static void t_release(thread_job *j) {
+  api->plan_release(dev, j->plan);
+  j->st = PARITY_STATUS_OK;
+}
+static void t_free(thread_job *j) {
+  api->buffer_free(dev, j->b2);
+  j->st = PARITY_STATUS_OK;
+}
+static void t_close(thread_job *j) {
+  api->buffer_free(dev, buf);
+  api->device_close(dev);
+  j->st = PARITY_STATUS_OK;
+}
+static void t_driver_alloc(thread_job *j) {
+  CUresult (*mem_alloc)(CUdeviceptr *, size_t) = NULL;
+  CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *) = (CUresult(*)(
+      const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *))fake_sym("cuGetProcAddress_v2");
+  CUdriverProcAddressQueryResult found;
+  CUdeviceptr p = 0;
+  j->st = gpa("cuMemAlloc", (void **)&mem_alloc, 12000, 0, &found) == CUDA_SUCCESS && mem_alloc &&
+                  mem_alloc(&p, 64) == CUDA_ERROR_INVALID_CONTEXT && p == 0
+              ? PARITY_STATUS_OK
+              : PARITY_STATUS_INTERNAL;
+}
+
+Test(cuda_plan_fake, every_entry_makes_its_context_current_on_a_thread_that_never_had_it) {
+  open_with("ok");
+  plan_src p;
+  plan_src_init(&p, 0);
+  thread_job j = {.p = &p};
+  for (int i = 0; i < 64; i++) j.host[i] = (float)i;
+  /* the fake's own rule first: a thread with no current context gets no memory */
+  run_on_new_thread(t_driver_alloc, &j, "cuMemAlloc refused with CUDA_ERROR_INVALID_CONTEXT");
+  run_on_new_thread(t_alloc, &j, "buffer_alloc");
+  run_on_new_thread(t_write, &j, "buffer_write");
+  run_on_new_thread(t_fill, &j, "buffer_fill");
+  run_on_new_thread(t_copy, &j, "buffer_copy");
+  run_on_new_thread(t_add, &j, "elementwise_forward");
+  run_on_new_thread(t_sync, &j, "synchronize");
+  run_on_new_thread(t_read, &j, "buffer_read");
+  run_on_new_thread(t_prepare, &j, "plan_prepare");
+  run_on_new_thread(t_run, &j, "plan_run");
+  run_on_new_thread(t_sync, &j, "synchronize after plan_run");
+  run_on_new_thread(t_release, &j, "plan_release");
+  run_on_new_thread(t_free, &j, "buffer_free");
+  run_on_new_thread(t_close, &j, "buffer_free and device_close");
+  cr_expect_eq(fake_int("fake_cuda_allocations"), 0, "device memory left allocated by an entry without its context");
+  cr_expect_eq(fake_int("fake_cuda_graphs"), 0, "a graph left behind by plan_release without its context");
+  api->shutdown();
 }
