@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "parity/parity.h"
@@ -33,7 +34,8 @@ static void *train(void *arg) {
   run_t *r = arg;
   parity_context_options_t o;
   parity_context_options_init(&o);
-  o.backend = "cpu";
+  const char *be = getenv("THREADS_BACKEND");
+  o.backend = be && *be ? be : "cpu";
   o.log_level = 0;
   parity_context_t *ctx = NULL;
   parity_device_t *dev;

@@ -239,6 +239,7 @@ static CUresult f_cuGraphLaunch(CUgraphExec exec, CUstream s) {
 }
 
 static CUresult f_cuGraphExecDestroy(CUgraphExec exec) {
+  FAKE_LOCKED;
   fake_graph_t *e = (fake_graph_t *)exec;
   if (!e || !e->exec) return CUDA_ERROR_INVALID_VALUE;
   if (failing("cuGraphExecDestroy")) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -247,6 +248,7 @@ static CUresult f_cuGraphExecDestroy(CUgraphExec exec) {
 }
 
 static CUresult f_cuGraphDestroy(CUgraph graph) {
+  FAKE_LOCKED;
   fake_graph_t *g = (fake_graph_t *)graph;
   if (!g || g->exec) return CUDA_ERROR_INVALID_VALUE;
   if (failing("cuGraphDestroy")) return CUDA_ERROR_OUT_OF_MEMORY;

@@ -12,8 +12,9 @@
  *   badjit    cuModuleLoadDataEx fails with CUDA_ERROR_INVALID_PTX and a line in the error log
  * and the graph modes of fake_graph.h (stream capture and graphs: nographs, hide:<entry>,
  * fail:<entry>). */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* POSIX 2008 and PTHREAD_MUTEX_RECURSIVE */
 #include <cuda.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +57,30 @@ static CUresult no_context(const char *fn) {
   fprintf(stderr, "fake libcuda: %s: no context is current on this thread\n", strncmp(fn, "f_", 2) ? fn : fn + 2);
   return CUDA_ERROR_INVALID_CONTEXT;
 }
+/* A driver is thread-safe; this one's state (streams, allocations, modules, captures, and the
+ * emulated and checking drivers' kernel execution) is global, so every call that works in a
+ * context holds one process-wide lock until it returns (recursive: a graph launch runs its nodes
+ * through the same paths). parity's devices may be used from several threads at once (the ABI's
+ * threading rule; core_threads_cuda). */
+static pthread_mutex_t fake_lock;
+static pthread_once_t fake_lock_once = PTHREAD_ONCE_INIT;
+static void fake_lock_init(void) {
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init(&a);
+  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&fake_lock, &a);
+  pthread_mutexattr_destroy(&a);
+}
+static pthread_mutex_t *fake_lock_take(void) {
+  pthread_once(&fake_lock_once, fake_lock_init);
+  pthread_mutex_lock(&fake_lock);
+  return &fake_lock;
+}
+static void fake_lock_drop(pthread_mutex_t **m) { pthread_mutex_unlock(*m); }
+/* the lock held until the enclosing function returns, whichever return it takes */
+#define FAKE_LOCKED pthread_mutex_t *fake_held_ __attribute__((cleanup(fake_lock_drop), unused)) = fake_lock_take()
 #define NEEDS_CONTEXT \
+  FAKE_LOCKED;        \
   if (!cur_ctx) return no_context(__func__)
 #define GUARD    \
   NEEDS_CONTEXT; \
@@ -138,12 +162,14 @@ static CUresult f_cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 static int ctx_refs;
 static CUresult f_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
   (void)d;
+  FAKE_LOCKED;
   ctx_refs++;
   *c = (CUcontext)(uintptr_t)0x1000;
   return CUDA_SUCCESS;
 }
 static CUresult f_cuDevicePrimaryCtxRelease(CUdevice d) {
   (void)d;
+  FAKE_LOCKED;
   ctx_refs--;
   return CUDA_SUCCESS;
 }
@@ -251,10 +277,12 @@ static CUresult alloc(CUdeviceptr *p, size_t n) {
   return CUDA_SUCCESS;
 }
 static CUresult f_cuMemAlloc(CUdeviceptr *p, size_t n) {
+  NEEDS_CONTEXT;
   CUresult r = unsafe_op();
   return r != CUDA_SUCCESS ? r : alloc(p, n);
 }
 static CUresult f_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) {
+  NEEDS_CONTEXT;
   CUresult r = stream_op(s, "cuMemAllocAsync");
   return r != CUDA_SUCCESS ? r : alloc(p, n);
 }
@@ -272,10 +300,12 @@ static CUresult free_(CUdeviceptr p) {
   return CUDA_SUCCESS;
 }
 static CUresult f_cuMemFree(CUdeviceptr p) {
+  NEEDS_CONTEXT;
   CUresult r = unsafe_op();
   return r != CUDA_SUCCESS ? r : free_(p);
 }
 static CUresult f_cuMemFreeAsync(CUdeviceptr p, CUstream s) {
+  NEEDS_CONTEXT;
   CUresult r = stream_op(s, "cuMemFreeAsync");
   return r != CUDA_SUCCESS ? r : free_(p);
 }
