@@ -19,8 +19,14 @@ int32_t vkp_host_buf_create(parity_plugin_device_t *dev, uint64_t size, VkBuffer
   VKP_CHECK(vkCreateBuffer(dev->dev, &bci, NULL, &out->buf), "vkCreateBuffer", "host-visible ring");
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(dev->dev, out->buf, &req);
+  uint32_t type;
+  int32_t st = vkp_memory_type(dev, req.memoryTypeBits, 1, "a host-visible ring", &type);
+  if (st != PARITY_STATUS_OK) {
+    vkp_host_buf_destroy(dev, out);
+    return st;
+  }
   VkMemoryAllocateInfo ai = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = dev->mem_host};
+      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = type};
   VkResult r = vkAllocateMemory(dev->dev, &ai, NULL, &out->mem);
   if (r == VK_SUCCESS) r = vkBindBufferMemory(dev->dev, out->buf, out->mem, 0);
   if (r == VK_SUCCESS) r = vkMapMemory(dev->dev, out->mem, 0, VK_WHOLE_SIZE, 0, (void **)&out->map);

@@ -7,13 +7,33 @@
 #include "parity_support/env.h"
 #include "vk_internal.h"
 
+/* the first memory type among `bits` with every property of `want` and none of `avoid`, or -1 */
 static int find_memory(const VkPhysicalDeviceMemoryProperties *mp, VkMemoryPropertyFlags want,
-                       VkMemoryPropertyFlags avoid) {
-  for (uint32_t i = 0; i < mp->memoryTypeCount; i++) {
+                       VkMemoryPropertyFlags avoid, uint32_t bits) {
+  for (uint32_t i = 0; i < mp->memoryTypeCount && i < 32; i++) {
     VkMemoryPropertyFlags f = mp->memoryTypes[i].propertyFlags;
-    if ((f & want) == want && !(f & avoid)) return (int)i;
+    if ((bits >> i & 1u) && (f & want) == want && !(f & avoid)) return (int)i;
   }
   return -1;
+}
+
+int32_t vkp_memory_type(parity_plugin_device_t *dev, uint32_t bits, int host, const char *what, uint32_t *out) {
+  bits &= vkp_knobs.memory_types;
+  uint32_t pref = host ? dev->mem_host : dev->mem_device;
+  int t = -1;
+  if (bits & (1u << pref))
+    t = (int)pref;
+  else if (host)
+    t = find_memory(&dev->mem_props, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0,
+                    bits);
+  else if ((t = find_memory(&dev->mem_props, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, bits)) < 0)
+    t = find_memory(&dev->mem_props, 0, 0, bits);
+  if (t < 0)
+    return vkp_fail(PARITY_STATUS_DEVICE_ERROR,
+                    "%s: none of the memory types its buffer may use (memoryTypeBits 0x%x of %u types) is %s", what,
+                    bits, dev->mem_props.memoryTypeCount, host ? "host-visible and host-coherent" : "usable");
+  *out = (uint32_t)t;
+  return PARITY_STATUS_OK;
 }
 
 void vkp_device_close(parity_plugin_device_t *dev) {
@@ -68,14 +88,15 @@ static int32_t create_device(parity_plugin_device_t *dev) {
   VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &tci};
   VKP_CHECK(vkCreateSemaphore(dev->dev, &sci, NULL, &dev->timeline), "vkCreateSemaphore", "timeline");
 
-  VkPhysicalDeviceMemoryProperties mp;
-  vkGetPhysicalDeviceMemoryProperties(s->phys, &mp);
-  int dl = find_memory(&mp, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+  VkPhysicalDeviceMemoryProperties *mp = &dev->mem_props;
+  vkGetPhysicalDeviceMemoryProperties(s->phys, mp);
+  int dl = find_memory(mp, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, ~0u);
   int host = find_memory(
-      &mp,
+      mp,
       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT,
-      0);
-  if (host < 0) host = find_memory(&mp, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
+      0, ~0u);
+  if (host < 0)
+    host = find_memory(mp, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0, ~0u);
   if (dl < 0) dl = host;
   if (dl < 0 || host < 0)
     return vkp_fail(PARITY_STATUS_UNAVAILABLE, "%s has no usable memory type (device-local and host-coherent)",

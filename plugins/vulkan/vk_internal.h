@@ -81,6 +81,8 @@ typedef struct vkp_knobs_t {
   uint32_t plan_fail_at;  /* PARITY_VULKAN_PLAN_FAIL_AT (tests): recording a plan fails at its Nth
                              command (0: never) */
   int scratch;            /* PARITY_VULKAN_SCRATCH: PSUP_SCRATCH_* (parity_support/gpu_kit.h) */
+  uint32_t memory_types;  /* PARITY_VULKAN_MEMORY_TYPES (tests): a mask ANDed into every allocation's
+                           * memoryTypeBits, as if the driver allowed fewer types; default all */
   uint32_t min_align;     /* PARITY_VULKAN_MIN_ALIGN: descriptor offsets aligned as if the device's
                            * minStorageBufferOffsetAlignment were at least this (a GPU's rule on
                            * lavapipe, whose limit is 16); 0: the device's */
@@ -144,7 +146,8 @@ struct parity_plugin_device_t {
   vkp_batch_t batch[VKP_SLOTS];
   uint32_t cur; /* batch being recorded */
   vkp_host_buf_t params[VKP_SLOTS], staging[VKP_SLOTS];
-  uint32_t mem_device, mem_host; /* memory type indices */
+  uint32_t mem_device, mem_host; /* memory type indices preferred for buffers and host rings */
+  VkPhysicalDeviceMemoryProperties mem_props;
   int device_is_host_visible;
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout pipe_layout;
@@ -181,6 +184,11 @@ struct parity_plugin_device_t {
  * (vk_plugin.c). */
 PSUP_KIT_DECLARE_PLUGIN(vkp);
 /* memory and queue: vk_memory.c */
+/* The memory type of an allocation whose VkMemoryRequirements allow `bits`: the device's preferred
+ * one (host: host-visible and coherent, cached where possible; else device-local) when allowed,
+ * else the first allowed type with the properties it needs (host-visible and coherent for host;
+ * device-local, then any, for buffers); or a failure naming the bits. */
+int32_t vkp_memory_type(parity_plugin_device_t *dev, uint32_t bits, int host, const char *what, uint32_t *out);
 int32_t vkp_host_buf_create(parity_plugin_device_t *dev, uint64_t size, VkBufferUsageFlags usage, vkp_host_buf_t *out);
 void vkp_host_buf_destroy(parity_plugin_device_t *dev, vkp_host_buf_t *h);
 

@@ -28,9 +28,14 @@ int32_t vkp_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plug
   if (r == VK_SUCCESS) {
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(dev->dev, b->buf, &req);
-    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                               .allocationSize = req.size,
-                               .memoryTypeIndex = dev->mem_device};
+    uint32_t type;
+    st = vkp_memory_type(dev, req.memoryTypeBits, 0, "buffer_alloc", &type);
+    if (st != PARITY_STATUS_OK) {
+      vkp_buffer_free(dev, b);
+      return st;
+    }
+    VkMemoryAllocateInfo ai = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = type};
     r = vkAllocateMemory(dev->dev, &ai, NULL, &b->mem);
     if (r == VK_SUCCESS) r = vkBindBufferMemory(dev->dev, b->buf, b->mem, 0);
   }

@@ -25,6 +25,27 @@ Test(vk_device, without_a_driver_the_plugin_is_unavailable_with_a_remedy) {
   parity_context_destroy(ctx);
 }
 
+/* Every allocation takes a memory type its VkMemoryRequirements allow (memoryTypeBits), not the
+ * type chosen once at device open: lavapipe has one type, which every buffer allows, so the knob
+ * PARITY_VULKAN_MEMORY_TYPES narrows the bits as a driver could. With none allowed the device does
+ * not open, and says why. */
+Test(vk_device, an_allocation_takes_only_a_memory_type_its_buffer_allows) {
+  setenv("PARITY_VULKAN_MEMORY_TYPES", "0", 1);
+  uint32_t p;
+  parity_context_t *ctx = vt_context(&p);
+  parity_device_t *dev = NULL;
+  parity_status_t st = parity_context_open_device(ctx, p, 0, &dev);
+  cr_assert_eq(st, PARITY_STATUS_DEVICE_ERROR, "status %d: %s", st, parity_last_error());
+  cr_assert(strstr(parity_last_error(), "none of the memory types its buffer may use (memoryTypeBits 0x0 of"), "%s",
+            parity_last_error());
+  parity_context_destroy(ctx);
+  setenv("PARITY_VULKAN_MEMORY_TYPES", "1", 1); /* lavapipe's one type: everything as before */
+  ctx = vt_context(&p);
+  cr_assert_eq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
+  parity_context_destroy(ctx);
+  unsetenv("PARITY_VULKAN_MEMORY_TYPES");
+}
+
 Test(vk_device, capabilities_are_truthful_and_auto_never_prefers_a_software_gpu) {
   parity_device_t *dev = vt_device();
   parity_device_info_t info;
