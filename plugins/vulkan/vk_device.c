@@ -18,7 +18,7 @@ static int find_memory(const VkPhysicalDeviceMemoryProperties *mp, VkMemoryPrope
 }
 
 int32_t vkp_memory_type(parity_plugin_device_t *dev, uint32_t bits, int host, const char *what, uint32_t *out) {
-  bits &= vkp_knobs.memory_types;
+  bits &= host ? vkp_knobs.ring_types : vkp_knobs.buffer_types;
   uint32_t pref = host ? dev->mem_host : dev->mem_device;
   int t = -1;
   if (bits & (1u << pref))

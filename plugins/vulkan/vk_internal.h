@@ -81,8 +81,8 @@ typedef struct vkp_knobs_t {
   uint32_t plan_fail_at;  /* PARITY_VULKAN_PLAN_FAIL_AT (tests): recording a plan fails at its Nth
                              command (0: never) */
   int scratch;            /* PARITY_VULKAN_SCRATCH: PSUP_SCRATCH_* (parity_support/gpu_kit.h) */
-  uint32_t memory_types;  /* PARITY_VULKAN_MEMORY_TYPES (tests): a mask ANDed into every allocation's
-                           * memoryTypeBits, as if the driver allowed fewer types; default all */
+  uint32_t buffer_types;  /* PARITY_VULKAN_BUFFER_MEMORY_TYPES, _RING_MEMORY_TYPES (tests): masks ANDed */
+  uint32_t ring_types;    /* into buffers' and host rings' memoryTypeBits (fewer types allowed); all */
   uint32_t min_align;     /* PARITY_VULKAN_MIN_ALIGN: descriptor offsets aligned as if the device's
                            * minStorageBufferOffsetAlignment were at least this (a GPU's rule on
                            * lavapipe, whose limit is 16); 0: the device's */

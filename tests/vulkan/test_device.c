@@ -26,24 +26,32 @@ Test(vk_device, without_a_driver_the_plugin_is_unavailable_with_a_remedy) {
 }
 
 /* Every allocation takes a memory type its VkMemoryRequirements allow (memoryTypeBits), not the
- * type chosen once at device open: lavapipe has one type, which every buffer allows, so the knob
- * PARITY_VULKAN_MEMORY_TYPES narrows the bits as a driver could. With none allowed the device does
- * not open, and says why. */
-Test(vk_device, an_allocation_takes_only_a_memory_type_its_buffer_allows) {
-  setenv("PARITY_VULKAN_MEMORY_TYPES", "0", 1);
+ * type chosen once at device open: lavapipe has one type, which every buffer allows, so the knobs
+ * PARITY_VULKAN_{BUFFER,RING}_MEMORY_TYPES narrow the bits as a driver could, for the buffers and
+ * for the host-visible rings apart (each one's refusal would otherwise hide the other's). With
+ * none allowed the device does not open, and says which allocation and why. */
+static void refused_with(const char *knob, const char *what) {
+  setenv(knob, "0", 1);
   uint32_t p;
   parity_context_t *ctx = vt_context(&p);
   parity_device_t *dev = NULL;
   parity_status_t st = parity_context_open_device(ctx, p, 0, &dev);
-  cr_assert_eq(st, PARITY_STATUS_DEVICE_ERROR, "status %d: %s", st, parity_last_error());
-  cr_assert(strstr(parity_last_error(), "none of the memory types its buffer may use (memoryTypeBits 0x0 of"), "%s",
-            parity_last_error());
+  cr_assert_eq(st, PARITY_STATUS_DEVICE_ERROR, "%s=0: status %d: %s", knob, st, parity_last_error());
+  char want[200];
+  snprintf(want, sizeof want, "%s: none of the memory types its buffer may use (memoryTypeBits 0x0 of", what);
+  cr_assert(strstr(parity_last_error(), want), "%s=0: %s", knob, parity_last_error());
   parity_context_destroy(ctx);
-  setenv("PARITY_VULKAN_MEMORY_TYPES", "1", 1); /* lavapipe's one type: everything as before */
+  setenv(knob, "1", 1); /* lavapipe's one type: everything as before */
   ctx = vt_context(&p);
   cr_assert_eq(parity_context_open_device(ctx, p, 0, &dev), PARITY_STATUS_OK, "%s", parity_last_error());
   parity_context_destroy(ctx);
-  unsetenv("PARITY_VULKAN_MEMORY_TYPES");
+  unsetenv(knob);
+}
+Test(vk_device, a_buffer_takes_only_a_memory_type_it_allows) {
+  refused_with("PARITY_VULKAN_BUFFER_MEMORY_TYPES", "buffer_alloc");
+}
+Test(vk_device, a_host_ring_takes_only_a_memory_type_it_allows) {
+  refused_with("PARITY_VULKAN_RING_MEMORY_TYPES", "a host-visible ring");
 }
 
 Test(vk_device, capabilities_are_truthful_and_auto_never_prefers_a_software_gpu) {
