@@ -25,14 +25,16 @@ int32_t vkp_host_buf_create(parity_plugin_device_t *dev, uint64_t size, VkBuffer
     vkp_host_buf_destroy(dev, out);
     return st;
   }
-  VkMemoryAllocateInfo ai = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = type};
-  VkResult r = vkAllocateMemory(dev->dev, &ai, NULL, &out->mem);
-  if (r == VK_SUCCESS) r = vkBindBufferMemory(dev->dev, out->buf, out->mem, 0);
+  st = vkp_memory_alloc(dev, req.size, type, "a host-visible ring", &out->mem);
+  if (st != PARITY_STATUS_OK) {
+    vkp_host_buf_destroy(dev, out);
+    return st;
+  }
+  VkResult r = vkBindBufferMemory(dev->dev, out->buf, out->mem, 0);
   if (r == VK_SUCCESS) r = vkMapMemory(dev->dev, out->mem, 0, VK_WHOLE_SIZE, 0, (void **)&out->map);
   if (r != VK_SUCCESS) {
     vkp_host_buf_destroy(dev, out);
-    return vkp_vk_fail(r, "vkAllocateMemory", "host-visible ring");
+    return vkp_vk_fail(r, "vkBindBufferMemory/vkMapMemory", "host-visible ring");
   }
   out->size = size;
   return PARITY_STATUS_OK;
@@ -41,7 +43,7 @@ int32_t vkp_host_buf_create(parity_plugin_device_t *dev, uint64_t size, VkBuffer
 void vkp_host_buf_destroy(parity_plugin_device_t *dev, vkp_host_buf_t *h) {
   if (h->map) vkUnmapMemory(dev->dev, h->mem);
   if (h->buf) vkDestroyBuffer(dev->dev, h->buf, NULL);
-  if (h->mem) vkFreeMemory(dev->dev, h->mem, NULL);
+  vkp_memory_free(dev, h->mem);
   memset(h, 0, sizeof *h);
 }
 

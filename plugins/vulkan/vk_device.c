@@ -36,6 +36,28 @@ int32_t vkp_memory_type(parity_plugin_device_t *dev, uint32_t bits, int host, co
   return PARITY_STATUS_OK;
 }
 
+int32_t vkp_memory_alloc(parity_plugin_device_t *dev, uint64_t size, uint32_t type, const char *what,
+                         VkDeviceMemory *out) {
+  *out = VK_NULL_HANDLE;
+  if (dev->allocs >= dev->slot->max_allocs)
+    return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY,
+                    "%s: %u device memory allocations are live, the most %s allows (maxMemoryAllocationCount%s; "
+                    "parity allocates one per buffer)",
+                    what, dev->allocs, dev->slot->kit.info.name,
+                    vkp_knobs.max_allocs == dev->slot->max_allocs ? ", PARITY_VULKAN_MAX_ALLOCATIONS" : "");
+  VkMemoryAllocateInfo ai = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = size, .memoryTypeIndex = type};
+  VKP_CHECK(vkAllocateMemory(dev->dev, &ai, NULL, out), "vkAllocateMemory", what);
+  dev->allocs++;
+  return PARITY_STATUS_OK;
+}
+
+void vkp_memory_free(parity_plugin_device_t *dev, VkDeviceMemory mem) {
+  if (!mem) return;
+  vkFreeMemory(dev->dev, mem, NULL);
+  dev->allocs--;
+}
+
 void vkp_device_close(parity_plugin_device_t *dev) {
   if (!dev) return;
   if (dev->plans_live) /* the host releases every plan first (tests/vulkan/test_plan.c looks for this) */

@@ -51,6 +51,7 @@ typedef struct vkp_slot_t {
   int dmath;              /* f32/f16/bf16 on the software double path (PARITY_VULKAN_FP64=on) */
   int cpu_like;           /* lavapipe, SwiftShader: few large work-groups */
   uint64_t max_range;     /* bytes one binding may span: min(maxStorageBufferRange, 2^31) */
+  uint32_t max_allocs;    /* maxMemoryAllocationCount, or PARITY_VULKAN_MAX_ALLOCATIONS if smaller */
   uint32_t min_align;     /* minStorageBufferOffsetAlignment, or PARITY_VULKAN_MIN_ALIGN if larger */
   uint32_t max_groups[3]; /* maxComputeWorkGroupCount */
   uint32_t max_local;     /* maxComputeWorkGroupInvocations */
@@ -81,6 +82,8 @@ typedef struct vkp_knobs_t {
   uint32_t plan_fail_at;  /* PARITY_VULKAN_PLAN_FAIL_AT (tests): recording a plan fails at its Nth
                              command (0: never) */
   int scratch;            /* PARITY_VULKAN_SCRATCH: PSUP_SCRATCH_* (parity_support/gpu_kit.h) */
+  uint32_t max_allocs;    /* PARITY_VULKAN_MAX_ALLOCATIONS (tests): the device's maxMemoryAllocationCount
+                           * taken as at most this (4,096 on some drivers); 0: the device's */
   uint32_t buffer_types;  /* PARITY_VULKAN_BUFFER_MEMORY_TYPES, _RING_MEMORY_TYPES (tests): masks ANDed */
   uint32_t ring_types;    /* into buffers' and host rings' memoryTypeBits (fewer types allowed); all */
   uint32_t min_align;     /* PARITY_VULKAN_MIN_ALIGN: descriptor offsets aligned as if the device's
@@ -148,6 +151,7 @@ struct parity_plugin_device_t {
   vkp_host_buf_t params[VKP_SLOTS], staging[VKP_SLOTS];
   uint32_t mem_device, mem_host; /* memory type indices preferred for buffers and host rings */
   VkPhysicalDeviceMemoryProperties mem_props;
+  uint32_t allocs; /* live VkDeviceMemory allocations (one per buffer and host ring): < max_allocs */
   int device_is_host_visible;
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout pipe_layout;
@@ -189,6 +193,12 @@ PSUP_KIT_DECLARE_PLUGIN(vkp);
  * else the first allowed type with the properties it needs (host-visible and coherent for host;
  * device-local, then any, for buffers); or a failure naming the bits. */
 int32_t vkp_memory_type(parity_plugin_device_t *dev, uint32_t bits, int host, const char *what, uint32_t *out);
+/* Allocate `size` bytes of memory type `type` for `what`, within the device's
+ * maxMemoryAllocationCount (OUT_OF_MEMORY naming it past that: the core then drains its buffer
+ * cache and tries again); vkp_memory_free gives it back. */
+int32_t vkp_memory_alloc(parity_plugin_device_t *dev, uint64_t size, uint32_t type, const char *what,
+                         VkDeviceMemory *out);
+void vkp_memory_free(parity_plugin_device_t *dev, VkDeviceMemory mem);
 int32_t vkp_host_buf_create(parity_plugin_device_t *dev, uint64_t size, VkBufferUsageFlags usage, vkp_host_buf_t *out);
 void vkp_host_buf_destroy(parity_plugin_device_t *dev, vkp_host_buf_t *h);
 

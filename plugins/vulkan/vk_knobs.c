@@ -14,7 +14,7 @@ int32_t vkp_read_knobs(void) {
   static const char *const unsafe[] = {"0", "1", "war", NULL};
   static const char *const submit[] = {"auto", "own", "batch", NULL};
   vkp_knobs_t k;
-  long long groups, rows, fold, seed, fail_at, align, btypes, rtypes;
+  long long groups, rows, fold, seed, fail_at, align, btypes, rtypes, allocs;
   char msg[200];
   if (psup_env_choice("PARITY_VULKAN_FP64", fp64, VKP_FP64_AUTO, &k.fp64, msg, sizeof msg) != 0 ||
       psup_env_choice("PARITY_VULKAN_VALIDATION", validation, 0, &k.validation, msg, sizeof msg) != 0 ||
@@ -29,6 +29,7 @@ int32_t vkp_read_knobs(void) {
       psup_env_int("PARITY_VULKAN_PLAN_FAIL_AT", 0, 1 << 30, 0, &fail_at, msg, sizeof msg) != 0 ||
       psup_env_choice("PARITY_VULKAN_PLAN_SUBMIT", submit, 0, &k.plan_submit, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_VULKAN_MIN_ALIGN", 0, 256, 0, &align, msg, sizeof msg) != 0 ||
+      psup_env_int("PARITY_VULKAN_MAX_ALLOCATIONS", 0, 0xffffffffll, 0, &allocs, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_VULKAN_BUFFER_MEMORY_TYPES", 0, 0xffffffffll, 0xffffffffll, &btypes, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_VULKAN_RING_MEMORY_TYPES", 0, 0xffffffffll, 0xffffffffll, &rtypes, msg, sizeof msg) != 0 ||
       psup_kit_scratch_mode(&vkp_kit, &k.scratch, msg, sizeof msg) != 0)
@@ -38,6 +39,7 @@ int32_t vkp_read_knobs(void) {
     return vkp_fail(PARITY_STATUS_INVALID_ARGUMENT,
                     "PARITY_VULKAN_MIN_ALIGN='%lld': expected 0 (the device's) or a power of two up to 256", align);
   k.min_align = (uint32_t)align;
+  k.max_allocs = (uint32_t)allocs;
   k.buffer_types = (uint32_t)btypes;
   k.ring_types = (uint32_t)rtypes;
   k.max_groups = (uint32_t)groups;

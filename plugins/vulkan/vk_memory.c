@@ -25,23 +25,23 @@ int32_t vkp_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plug
   char what[64];
   snprintf(what, sizeof what, "%llu bytes", (unsigned long long)size);
   VkResult r = vkCreateBuffer(dev->dev, &bci, NULL, &b->buf);
-  if (r == VK_SUCCESS) {
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(dev->dev, b->buf, &req);
-    uint32_t type;
-    st = vkp_memory_type(dev, req.memoryTypeBits, 0, "buffer_alloc", &type);
-    if (st != PARITY_STATUS_OK) {
-      vkp_buffer_free(dev, b);
-      return st;
-    }
-    VkMemoryAllocateInfo ai = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = type};
-    r = vkAllocateMemory(dev->dev, &ai, NULL, &b->mem);
-    if (r == VK_SUCCESS) r = vkBindBufferMemory(dev->dev, b->buf, b->mem, 0);
-  }
   if (r != VK_SUCCESS) {
     vkp_buffer_free(dev, b);
-    return vkp_vk_fail(r, "vkAllocateMemory", what);
+    return vkp_vk_fail(r, "vkCreateBuffer", what);
+  }
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(dev->dev, b->buf, &req);
+  uint32_t type;
+  st = vkp_memory_type(dev, req.memoryTypeBits, 0, "buffer_alloc", &type);
+  if (st == PARITY_STATUS_OK) st = vkp_memory_alloc(dev, req.size, type, "buffer_alloc", &b->mem);
+  if (st != PARITY_STATUS_OK) {
+    vkp_buffer_free(dev, b);
+    return st;
+  }
+  r = vkBindBufferMemory(dev->dev, b->buf, b->mem, 0);
+  if (r != VK_SUCCESS) {
+    vkp_buffer_free(dev, b);
+    return vkp_vk_fail(r, "vkBindBufferMemory", what);
   }
   *out = b;
   return PARITY_STATUS_OK;
@@ -53,7 +53,7 @@ void vkp_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) {
    * frees rare) */
   if (b->last_use > dev->completed) vkp_flush(dev, 1);
   if (b->buf) vkDestroyBuffer(dev->dev, b->buf, NULL);
-  if (b->mem) vkFreeMemory(dev->dev, b->mem, NULL);
+  vkp_memory_free(dev, b->mem);
   free(b);
 }
 

@@ -243,6 +243,8 @@ static void add_device(VkPhysicalDevice pd) {
   s->min_align = (uint32_t)props.limits.minStorageBufferOffsetAlignment;
   if (s->min_align < 1) s->min_align = 1;
   if (s->min_align < vkp_knobs.min_align) s->min_align = vkp_knobs.min_align;
+  s->max_allocs = props.limits.maxMemoryAllocationCount;
+  if (vkp_knobs.max_allocs && vkp_knobs.max_allocs < s->max_allocs) s->max_allocs = vkp_knobs.max_allocs;
   for (int i = 0; i < 3; i++) s->max_groups[i] = props.limits.maxComputeWorkGroupCount[i];
   s->max_local = props.limits.maxComputeWorkGroupInvocations;
   s->subgroup_size = sg.subgroupSize;

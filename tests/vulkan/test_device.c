@@ -54,6 +54,35 @@ Test(vk_device, a_host_ring_takes_only_a_memory_type_it_allows) {
   refused_with("PARITY_VULKAN_RING_MEMORY_TYPES", "a host-visible ring");
 }
 
+/* Some drivers allow 4,096 live memory allocations (maxMemoryAllocationCount; lavapipe far more)
+ * and the plugin allocates one per buffer: past the limit an allocation is refused with
+ * OUT_OF_MEMORY naming it (the core then drains its buffer cache and tries again), never made.
+ * PARITY_VULKAN_MAX_ALLOCATIONS takes the limit as 64 here. */
+Test(vk_device, allocations_past_max_memory_allocation_count_are_refused_with_the_limit_named) {
+  setenv("PARITY_VULKAN_MAX_ALLOCATIONS", "64", 1);
+  parity_device_t *dev = vt_device();
+  parity_buffer_t *bufs[64];
+  int n = 0;
+  parity_status_t st = PARITY_STATUS_OK;
+  while (n < 64 && (st = parity_buffer_alloc(dev, 256, &bufs[n])) == PARITY_STATUS_OK) n++;
+  cr_assert_lt(n, 64, "64 buffers beside the device's own rings and tables, none refused");
+  cr_assert_gt(n, 32, "only %d buffers: %s", n, parity_last_error());
+  cr_assert_eq(st, PARITY_STATUS_OUT_OF_MEMORY, "status %d: %s", st, parity_last_error());
+  cr_assert(strstr(parity_last_error(), "device memory allocations are live, the most"), "%s", parity_last_error());
+  cr_assert(strstr(parity_last_error(), "maxMemoryAllocationCount, PARITY_VULKAN_MAX_ALLOCATIONS"), "%s",
+            parity_last_error());
+  /* two freed: one more buffer fits, and the staging ring its write creates */
+  parity_buffer_free(bufs[--n]);
+  parity_buffer_free(bufs[--n]);
+  cr_assert_eq(parity_buffer_alloc(dev, 256, &bufs[n]), PARITY_STATUS_OK, "%s", parity_last_error());
+  float in[4] = {1, 2, 3, 4}, out[4] = {0};
+  cr_assert_eq(parity_buffer_write(bufs[n], 0, in, sizeof in), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(parity_buffer_read(bufs[n], 0, out, sizeof out), PARITY_STATUS_OK, "%s", parity_last_error());
+  cr_assert_eq(memcmp(in, out, sizeof in), 0);
+  for (int i = 0; i <= n; i++) parity_buffer_free(bufs[i]);
+  unsetenv("PARITY_VULKAN_MAX_ALLOCATIONS");
+}
+
 Test(vk_device, capabilities_are_truthful_and_auto_never_prefers_a_software_gpu) {
   parity_device_t *dev = vt_device();
   parity_device_info_t info;

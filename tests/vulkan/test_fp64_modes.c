@@ -97,6 +97,7 @@ Test(vk_fp64_modes, every_knob_refuses_a_bad_value_as_written) {
       {"PARITY_VULKAN_MIN_ALIGN", "48", "PARITY_VULKAN_MIN_ALIGN='48': expected 0 (the device's) or a power of two"},
       {"PARITY_VULKAN_BUFFER_MEMORY_TYPES", "-1", "PARITY_VULKAN_BUFFER_MEMORY_TYPES='-1' is out of range"},
       {"PARITY_VULKAN_RING_MEMORY_TYPES", "x", "PARITY_VULKAN_RING_MEMORY_TYPES='x' is not a whole number"},
+      {"PARITY_VULKAN_MAX_ALLOCATIONS", "lots", "PARITY_VULKAN_MAX_ALLOCATIONS='lots' is not a whole number"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     setenv(cases[i][0], cases[i][1], 1);
