@@ -17,7 +17,11 @@ static int find_memory(const VkPhysicalDeviceMemoryProperties *mp, VkMemoryPrope
   return -1;
 }
 
-int32_t vkp_memory_type(parity_plugin_device_t *dev, uint32_t bits, int host, const char *what, uint32_t *out) {
+/* The memory type of an allocation whose VkMemoryRequirements allow `bits`: the device's preferred
+ * one (host: host-visible and coherent, cached where possible; else device-local) when allowed,
+ * else the first allowed type with the properties it needs (host-visible and coherent for host;
+ * device-local, then any, for buffers); or a failure naming the bits. */
+static int32_t memory_type(parity_plugin_device_t *dev, uint32_t bits, int host, const char *what, uint32_t *out) {
   bits &= host ? vkp_knobs.ring_types : vkp_knobs.buffer_types;
   uint32_t pref = host ? dev->mem_host : dev->mem_device;
   int t = -1;
@@ -36,9 +40,12 @@ int32_t vkp_memory_type(parity_plugin_device_t *dev, uint32_t bits, int host, co
   return PARITY_STATUS_OK;
 }
 
-int32_t vkp_memory_alloc(parity_plugin_device_t *dev, uint64_t size, uint32_t type, const char *what,
+int32_t vkp_memory_alloc(parity_plugin_device_t *dev, const VkMemoryRequirements *req, int host, const char *what,
                          VkDeviceMemory *out) {
   *out = VK_NULL_HANDLE;
+  uint32_t type = 0;
+  int32_t st = memory_type(dev, req->memoryTypeBits, host, what, &type);
+  if (st != PARITY_STATUS_OK) return st;
   if (dev->allocs >= dev->slot->max_allocs)
     return vkp_fail(PARITY_STATUS_OUT_OF_MEMORY,
                     "%s: %u device memory allocations are live, the most %s allows (maxMemoryAllocationCount%s; "
@@ -46,7 +53,7 @@ int32_t vkp_memory_alloc(parity_plugin_device_t *dev, uint64_t size, uint32_t ty
                     what, dev->allocs, dev->slot->kit.info.name,
                     vkp_knobs.max_allocs == dev->slot->max_allocs ? ", PARITY_VULKAN_MAX_ALLOCATIONS" : "");
   VkMemoryAllocateInfo ai = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = size, .memoryTypeIndex = type};
+      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req->size, .memoryTypeIndex = type};
   VKP_CHECK(vkAllocateMemory(dev->dev, &ai, NULL, out), "vkAllocateMemory", what);
   dev->allocs++;
   return PARITY_STATUS_OK;

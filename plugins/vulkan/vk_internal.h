@@ -188,15 +188,11 @@ struct parity_plugin_device_t {
  * (vk_plugin.c). */
 PSUP_KIT_DECLARE_PLUGIN(vkp);
 /* memory and queue: vk_memory.c */
-/* The memory type of an allocation whose VkMemoryRequirements allow `bits`: the device's preferred
- * one (host: host-visible and coherent, cached where possible; else device-local) when allowed,
- * else the first allowed type with the properties it needs (host-visible and coherent for host;
- * device-local, then any, for buffers); or a failure naming the bits. */
-int32_t vkp_memory_type(parity_plugin_device_t *dev, uint32_t bits, int host, const char *what, uint32_t *out);
-/* Allocate `size` bytes of memory type `type` for `what`, within the device's
- * maxMemoryAllocationCount (OUT_OF_MEMORY naming it past that: the core then drains its buffer
- * cache and tries again); vkp_memory_free gives it back. */
-int32_t vkp_memory_alloc(parity_plugin_device_t *dev, uint64_t size, uint32_t type, const char *what,
+/* Memory for a buffer (host 0) or a host-visible ring (host 1) with requirements `req`, for `what`:
+ * of a type its memoryTypeBits allow (the device's preferred one where allowed; DEVICE_ERROR naming
+ * the bits where none fits), within the device's maxMemoryAllocationCount (OUT_OF_MEMORY naming it
+ * past that: the core then drains its buffer cache and tries again); vkp_memory_free gives it back. */
+int32_t vkp_memory_alloc(parity_plugin_device_t *dev, const VkMemoryRequirements *req, int host, const char *what,
                          VkDeviceMemory *out);
 void vkp_memory_free(parity_plugin_device_t *dev, VkDeviceMemory mem);
 int32_t vkp_host_buf_create(parity_plugin_device_t *dev, uint64_t size, VkBufferUsageFlags usage, vkp_host_buf_t *out);

@@ -31,9 +31,7 @@ int32_t vkp_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plug
   }
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(dev->dev, b->buf, &req);
-  uint32_t type;
-  st = vkp_memory_type(dev, req.memoryTypeBits, 0, "buffer_alloc", &type);
-  if (st == PARITY_STATUS_OK) st = vkp_memory_alloc(dev, req.size, type, "buffer_alloc", &b->mem);
+  st = vkp_memory_alloc(dev, &req, 0, "buffer_alloc", &b->mem);
   if (st != PARITY_STATUS_OK) {
     vkp_buffer_free(dev, b);
     return st;
