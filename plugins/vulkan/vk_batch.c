@@ -19,7 +19,7 @@ int32_t vkp_host_buf_create(parity_plugin_device_t *dev, uint64_t size, VkBuffer
   VKP_CHECK(vkCreateBuffer(dev->dev, &bci, NULL, &out->buf), "vkCreateBuffer", "host-visible ring");
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(dev->dev, out->buf, &req);
-  int32_t st = vkp_memory_alloc(dev, &req, 1, "a host-visible ring", &out->mem);
+  int32_t st = vkp_memory_alloc(dev, &req, 1, "a host-visible ring", &out->mem, NULL);
   if (st != PARITY_STATUS_OK) {
     vkp_host_buf_destroy(dev, out);
     return st;

@@ -41,7 +41,7 @@ static int32_t memory_type(parity_plugin_device_t *dev, uint32_t bits, int host,
 }
 
 int32_t vkp_memory_alloc(parity_plugin_device_t *dev, const VkMemoryRequirements *req, int host, const char *what,
-                         VkDeviceMemory *out) {
+                         VkDeviceMemory *out, uint32_t *out_type) {
   *out = VK_NULL_HANDLE;
   uint32_t type = 0;
   int32_t st = memory_type(dev, req->memoryTypeBits, host, what, &type);
@@ -56,6 +56,7 @@ int32_t vkp_memory_alloc(parity_plugin_device_t *dev, const VkMemoryRequirements
       .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req->size, .memoryTypeIndex = type};
   VKP_CHECK(vkAllocateMemory(dev->dev, &ai, NULL, out), "vkAllocateMemory", what);
   dev->allocs++;
+  if (out_type) *out_type = type;
   return PARITY_STATUS_OK;
 }
 
@@ -80,6 +81,7 @@ void vkp_device_close(parity_plugin_device_t *dev) {
     vkp_buffer_free(dev, dev->scratch);
     vkp_buffer_free(dev, dev->mathtab);
     vkp_batch_destroy(dev);
+    vkp_sub_destroy(dev); /* blocks whose buffers the host did not free */
     if (dev->pipe_layout) vkDestroyPipelineLayout(dev->dev, dev->pipe_layout, NULL);
     if (dev->set_layout) vkDestroyDescriptorSetLayout(dev->dev, dev->set_layout, NULL);
     if (dev->timeline) vkDestroySemaphore(dev->dev, dev->timeline, NULL);

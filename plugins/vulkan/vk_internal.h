@@ -84,6 +84,8 @@ typedef struct vkp_knobs_t {
   int scratch;            /* PARITY_VULKAN_SCRATCH: PSUP_SCRATCH_* (parity_support/gpu_kit.h) */
   uint32_t max_allocs;    /* PARITY_VULKAN_MAX_ALLOCATIONS (tests): the device's maxMemoryAllocationCount
                            * taken as at most this (4,096 on some drivers); 0: the device's */
+  int suballoc;           /* PARITY_VULKAN_SUBALLOC: 0 every buffer its own allocation; 1 small ones share
+                           * blocks (default; vk_suballoc.c) */
   uint32_t buffer_types;  /* PARITY_VULKAN_BUFFER_MEMORY_TYPES, _RING_MEMORY_TYPES (tests): masks ANDed */
   uint32_t ring_types;    /* into buffers' and host rings' memoryTypeBits (fewer types allowed); all */
   uint32_t min_align;     /* PARITY_VULKAN_MIN_ALIGN: descriptor offsets aligned as if the device's
@@ -99,9 +101,12 @@ extern VkInstance vkp_instance;
 const char *vkp_take_validation_error(void);
 
 /* ---- memory ----------------------------------------------------------------------------------- */
+typedef struct vkp_sub_block_t vkp_sub_block_t; /* vk_suballoc.c */
 struct parity_plugin_buffer_t {
   VkBuffer buf;
-  VkDeviceMemory mem;
+  VkDeviceMemory mem;   /* its own allocation, or VK_NULL_HANDLE in a block's slot: */
+  vkp_sub_block_t *sub; /* the block (vk_suballoc.c) */
+  uint32_t sub_slot;
   uint64_t size;     /* what the host asked for */
   uint64_t alloc;    /* VkBuffer size (>= 16, multiple of 4) */
   uint64_t last_use; /* batch serial of the last command that used it */
@@ -151,7 +156,9 @@ struct parity_plugin_device_t {
   vkp_host_buf_t params[VKP_SLOTS], staging[VKP_SLOTS];
   uint32_t mem_device, mem_host; /* memory type indices preferred for buffers and host rings */
   VkPhysicalDeviceMemoryProperties mem_props;
-  uint32_t allocs; /* live VkDeviceMemory allocations (one per buffer and host ring): < max_allocs */
+  uint32_t allocs;       /* live VkDeviceMemory allocations (buffers, blocks, host rings): < max_allocs */
+  vkp_sub_block_t **sub; /* blocks of small buffers (vk_suballoc.c) */
+  uint32_t nsub;
   int device_is_host_visible;
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout pipe_layout;
@@ -193,7 +200,15 @@ PSUP_KIT_DECLARE_PLUGIN(vkp);
  * the bits where none fits), within the device's maxMemoryAllocationCount (OUT_OF_MEMORY naming it
  * past that: the core then drains its buffer cache and tries again); vkp_memory_free gives it back. */
 int32_t vkp_memory_alloc(parity_plugin_device_t *dev, const VkMemoryRequirements *req, int host, const char *what,
-                         VkDeviceMemory *out);
+                         VkDeviceMemory *out, uint32_t *out_type);
+/* vk_suballoc.c: whether a buffer with these requirements takes a slot of a shared block; a slot
+ * (its block, index, memory and offset to bind at); a slot given back (its block freed with its
+ * last slot); every block freed (device close). */
+int vkp_sub_fits(const VkMemoryRequirements *req);
+int32_t vkp_sub_alloc(parity_plugin_device_t *dev, const VkMemoryRequirements *req, vkp_sub_block_t **out_block,
+                      uint32_t *out_slot, VkDeviceMemory *out_mem, uint64_t *out_off);
+void vkp_sub_free(parity_plugin_device_t *dev, vkp_sub_block_t *b, uint32_t slot);
+void vkp_sub_destroy(parity_plugin_device_t *dev);
 void vkp_memory_free(parity_plugin_device_t *dev, VkDeviceMemory mem);
 int32_t vkp_host_buf_create(parity_plugin_device_t *dev, uint64_t size, VkBufferUsageFlags usage, vkp_host_buf_t *out);
 void vkp_host_buf_destroy(parity_plugin_device_t *dev, vkp_host_buf_t *h);

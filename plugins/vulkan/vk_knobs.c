@@ -30,6 +30,7 @@ int32_t vkp_read_knobs(void) {
       psup_env_choice("PARITY_VULKAN_PLAN_SUBMIT", submit, 0, &k.plan_submit, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_VULKAN_MIN_ALIGN", 0, 256, 0, &align, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_VULKAN_MAX_ALLOCATIONS", 0, 0xffffffffll, 0, &allocs, msg, sizeof msg) != 0 ||
+      psup_env_flag("PARITY_VULKAN_SUBALLOC", 1, &k.suballoc, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_VULKAN_BUFFER_MEMORY_TYPES", 0, 0xffffffffll, 0xffffffffll, &btypes, msg, sizeof msg) != 0 ||
       psup_env_int("PARITY_VULKAN_RING_MEMORY_TYPES", 0, 0xffffffffll, 0xffffffffll, &rtypes, msg, sizeof msg) != 0 ||
       psup_kit_scratch_mode(&vkp_kit, &k.scratch, msg, sizeof msg) != 0)

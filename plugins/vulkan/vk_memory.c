@@ -31,12 +31,19 @@ int32_t vkp_buffer_alloc(parity_plugin_device_t *dev, uint64_t size, parity_plug
   }
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(dev->dev, b->buf, &req);
-  st = vkp_memory_alloc(dev, &req, 0, "buffer_alloc", &b->mem);
+  VkDeviceMemory mem;
+  uint64_t at = 0;
+  if (vkp_sub_fits(&req)) {
+    st = vkp_sub_alloc(dev, &req, &b->sub, &b->sub_slot, &mem, &at);
+  } else {
+    st = vkp_memory_alloc(dev, &req, 0, "buffer_alloc", &b->mem, NULL);
+    mem = b->mem;
+  }
   if (st != PARITY_STATUS_OK) {
     vkp_buffer_free(dev, b);
     return st;
   }
-  r = vkBindBufferMemory(dev->dev, b->buf, b->mem, 0);
+  r = vkBindBufferMemory(dev->dev, b->buf, mem, at);
   if (r != VK_SUCCESS) {
     vkp_buffer_free(dev, b);
     return vkp_vk_fail(r, "vkBindBufferMemory", what);
@@ -51,7 +58,10 @@ void vkp_buffer_free(parity_plugin_device_t *dev, parity_plugin_buffer_t *b) {
    * frees rare) */
   if (b->last_use > dev->completed) vkp_flush(dev, 1);
   if (b->buf) vkDestroyBuffer(dev->dev, b->buf, NULL);
-  vkp_memory_free(dev, b->mem);
+  if (b->sub)
+    vkp_sub_free(dev, b->sub, b->sub_slot);
+  else
+    vkp_memory_free(dev, b->mem);
   free(b);
 }
 
