@@ -417,6 +417,9 @@ static unsigned bound_of(const char *name) {
   return 0;
 }
 
+typedef struct fake_mod_t {
+  CUmodule inner; /* the emulated module of this image (FAKE_CUDA_EMULATE), else a constant */
+} fake_mod_t;
 static CUresult f_cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *o, void **v) {
   GUARD;
   fake_cuda_stats.module_loads++;
@@ -438,12 +441,18 @@ static CUresult f_cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n,
   }
   note_bounds((const char *)image);
 #ifdef FAKE_CUDA_EMULATE
-  *m = emu_module((const char *)image);
-  return *m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_PTX;
+  CUmodule inner = emu_module((const char *)image);
+  if (!inner) return CUDA_ERROR_INVALID_PTX;
 #else
-  *m = (CUmodule)(uintptr_t)0x5000;
-  return CUDA_SUCCESS;
+  CUmodule inner = (CUmodule)(uintptr_t)0x5000;
 #endif
+  /* a handle of its own per load, as a driver gives: two devices (or contexts) loading the same
+   * image each unload only their own functions */
+  fake_mod_t *mod = calloc(1, sizeof *mod);
+  if (!mod) return CUDA_ERROR_OUT_OF_MEMORY;
+  mod->inner = inner;
+  *m = (CUmodule)mod;
+  return CUDA_SUCCESS;
 }
 /* a function handle: the kernel's name, and with FAKE_CUDA_EMULATE its host-compiled body */
 typedef struct fake_fn_t {
@@ -462,7 +471,7 @@ static CUresult f_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *nam
   strncpy(fn->name, name, sizeof fn->name - 1);
   fn->max_threads = bound_of(fn->name);
 #ifdef FAKE_CUDA_EMULATE
-  fn->emu = emu_find(m, name);
+  fn->emu = emu_find(((fake_mod_t *)m)->inner, name);
   if (!fn->emu) {
     free(fn);
     return CUDA_ERROR_NOT_FOUND;
@@ -487,6 +496,7 @@ static CUresult f_cuModuleUnload(CUmodule m) {
       p = &fn->next;
     }
   }
+  free(m);
   return CUDA_SUCCESS;
 }
 /* a kernel runs (a launch, or a graph's launch node): recorded, and run where it is emulated */
