@@ -61,9 +61,10 @@ int32_t vkp_sub_alloc(parity_plugin_device_t *dev, const VkMemoryRequirements *r
     b->slots = VKP_SUB_BLOCK / slot;
     dev->sub[dev->nsub++] = b;
   }
-  uint32_t i = 0;
-  while (b->bits[i / 64] >> (i % 64) & 1u) i++; /* a free slot exists: used < slots */
-  b->bits[i / 64] |= 1ull << (i % 64);
+  uint32_t w = 0;
+  while (b->bits[w] == ~0ull) w++; /* a free slot exists: used < slots */
+  uint32_t i = w * 64u + (uint32_t)__builtin_ctzll(~b->bits[w]);
+  b->bits[w] |= 1ull << (i % 64);
   b->used++;
   *out_block = b;
   *out_slot = i;

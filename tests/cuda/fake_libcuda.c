@@ -51,7 +51,7 @@ static int is(const char *m) {
 /* The context current on this thread (cuCtxSetCurrent). As in the driver, a call that works in a
  * context fails with CUDA_ERROR_INVALID_CONTEXT where none is current: parity's entries may be
  * called from any thread, so the plugin makes its context current in every one (cu_enter), and a
- * missing one shows here when an entry runs on a thread that never had it (cuda_fakedriver). */
+ * missing one shows here when an entry runs on a thread that never had it (cuda_plan_fake). */
 static _Thread_local CUcontext cur_ctx;
 static CUresult no_context(const char *fn) {
   fprintf(stderr, "fake libcuda: %s: no context is current on this thread\n", strncmp(fn, "f_", 2) ? fn : fn + 2);

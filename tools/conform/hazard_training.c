@@ -135,6 +135,19 @@ void cf_hazard_trajectory_convergent(cf_env_t *env, cf_result_t *r) { trajectory
 void cf_hazard_trajectory_divergent(cf_env_t *env, cf_result_t *r) { trajectory(env, r, 2.0, 0); }
 
 /* ---- eager vs replay ------------------------------------------------------------------------ */
+/* Values that differ, bit for bit, between the replay's reads rep[k] (n[k] values each) and the
+ * eager step's eag[k] (m[k]); a read that failed or came back another size counts as one. */
+static int64_t replay_mismatches(double *const *rep, const int64_t *n, double *const *eag, const int64_t *m,
+                                 int count) {
+  int64_t mismatches = 0;
+  for (int k = 0; k < count; k++) {
+    if (!rep[k] || !eag[k] || n[k] != m[k]) mismatches++;
+    for (int64_t i = 0; rep[k] && eag[k] && i < n[k] && i < m[k]; i++)
+      if (memcmp(&rep[k][i], &eag[k][i], sizeof(double)) != 0) mismatches++;
+  }
+  return mismatches;
+}
+
 static parity_status_t step(parity_tensor_t **p, parity_tensor_t *x, parity_tensor_t *y, parity_tensor_t **loss) {
   parity_tensor_t *t[3] = {0};
   parity_status_t st = parity_linear(x, p[0], p[1], &t[0]);
@@ -175,7 +188,7 @@ void cf_hazard_eager_vs_replay(cf_env_t *env, cf_result_t *r) {
   }
   if (st == PARITY_STATUS_OK) st = parity_plan_replay(plan);
   double *rep[NP + 1] = {0}, *eag[NP + 1] = {0};
-  int64_t n[NP + 1];
+  int64_t n[NP + 1] = {0}, m[NP + 1] = {0};
   if (st == PARITY_STATUS_OK) {
     rep[0] = ht_read(loss_cap, &n[0]);
     for (int k = 0; k < NP; k++) rep[k + 1] = ht_read(g_cap[k], &n[k + 1]);
@@ -186,12 +199,9 @@ void cf_hazard_eager_vs_replay(cf_env_t *env, cf_result_t *r) {
   if (st != PARITY_STATUS_OK)
     ht_call_failed(r, st, what);
   else {
-    eag[0] = ht_read(loss_e, &n[0]);
-    for (int k = 0; k < NP; k++) eag[k + 1] = ht_read(parity_tensor_grad(p[k]), &n[k + 1]);
-    int64_t mismatches = 0;
-    for (int k = 0; k <= NP; k++)
-      for (int64_t i = 0; rep[k] && eag[k] && i < n[k]; i++)
-        if (memcmp(&rep[k][i], &eag[k][i], sizeof(double)) != 0) mismatches++;
+    eag[0] = ht_read(loss_e, &m[0]);
+    for (int k = 0; k < NP; k++) eag[k + 1] = ht_read(parity_tensor_grad(p[k]), &m[k + 1]);
+    int64_t mismatches = replay_mismatches(rep, n, eag, m, NP + 1);
     r->worst_ratio = mismatches ? INFINITY : 0;
     if (mismatches)
       cf_result_fail(r, "%lld loss/gradient values differ between replay and eager", (long long)mismatches);
@@ -268,12 +278,7 @@ void cf_hazard_eager_vs_replay_reductions(cf_env_t *env, cf_result_t *r) {
   else {
     eag[0] = ht_read(loss_e, &m[0]);
     for (int k = 0; k < 2; k++) eag[k + 1] = ht_read(parity_tensor_grad(in[k]), &m[k + 1]);
-    int64_t mismatches = 0;
-    for (int k = 0; k < 3; k++) {
-      if (!rep[k] || !eag[k] || n[k] != m[k]) mismatches++; /* missing or of another size */
-      for (int64_t i = 0; rep[k] && eag[k] && i < n[k] && i < m[k]; i++)
-        if (memcmp(&rep[k][i], &eag[k][i], sizeof(double)) != 0) mismatches++;
-    }
+    int64_t mismatches = replay_mismatches(rep, n, eag, m, 3);
     r->worst_ratio = mismatches ? INFINITY : 0;
     if (mismatches)
       cf_result_fail(r, "%lld loss/gradient values differ between replay and eager (sum of %d terms, max of %d)",
